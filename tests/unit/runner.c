@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The unit-test runner. `fp_unit_tests` runs every test, each in a forked child with a timeout;
+ * `fp_unit_tests NAME...` runs the named ones; `--no-fork` runs in-process (for gdb, and under
+ * sanitizers that dislike fork). `--list` prints the names (CMake uses it to register tests).
+ */
+#define _GNU_SOURCE 1
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <flagprism/alloc.h>
+
+#include "test.h"
+#include "test-list.h"
+
+#define X(name) void test_##name(void);
+FP_TEST_LIST(X)
+#undef X
+
+struct test_entry {
+	const char *name;
+	void (*fn)(void);
+};
+
+static const struct test_entry tests[] = {
+#define X(name) {#name, test_##name},
+	FP_TEST_LIST(X)
+#undef X
+};
+
+static const char *current_test;
+
+void fpt_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "FAIL %s: %s:%d: ", current_test ? current_test : "?", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	exit(1);
+}
+
+/* ---- counting allocator for OOM sweeps --------------------------------------------------- */
+
+static long oom_fail_at = -1, oom_count, oom_live;
+
+/* A header in front of each block keeps realloc/free exact without a side table. */
+#define OOM_HDR 16
+
+static void *oom_malloc(size_t size)
+{
+	char *p;
+
+	if (oom_fail_at >= 0 && oom_count++ >= oom_fail_at)
+		return NULL;
+	if (oom_fail_at < 0)
+		oom_count++;
+	p = malloc(size + OOM_HDR);
+	if (!p)
+		return NULL;
+	oom_live++;
+	return p + OOM_HDR;
+}
+
+static void *oom_realloc(void *ptr, size_t size)
+{
+	char *p;
+
+	if (!ptr)
+		return oom_malloc(size);
+	if (oom_fail_at >= 0 && oom_count++ >= oom_fail_at)
+		return NULL;
+	if (oom_fail_at < 0)
+		oom_count++;
+	p = realloc((char *)ptr - OOM_HDR, size + OOM_HDR);
+	return p ? p + OOM_HDR : NULL;
+}
+
+static void oom_free(void *ptr)
+{
+	if (!ptr)
+		return;
+	oom_live--;
+	free((char *)ptr - OOM_HDR);
+}
+
+void fpt_oom_install(long fail_at)
+{
+	oom_fail_at = fail_at;
+	oom_count = 0;
+	oom_live = 0;
+	fp_set_allocator(oom_malloc, oom_realloc, oom_free);
+}
+
+void fpt_oom_uninstall(void)
+{
+	fp_set_allocator(NULL, NULL, NULL);
+	oom_fail_at = -1;
+}
+
+long fpt_oom_count(void)
+{
+	return oom_count;
+}
+
+long fpt_oom_live(void)
+{
+	return oom_live;
+}
+
+const char *fpt_data_path(const char *name)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", FP_TEST_DATA_DIR, name);
+	return buf;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static int run_forked(const struct test_entry *t, unsigned timeout_s)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		alarm(timeout_s);
+		current_test = t->name;
+		t->fn();
+		exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return 1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status) != 0;
+	fprintf(stderr, "FAIL %s: killed by signal %d%s\n", t->name, WTERMSIG(status),
+		WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int fork_tests = 1, failed = 0, ran = 0, named = 0;
+	unsigned timeout_s = 60;
+	size_t i;
+	int a;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--list")) {
+			for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+				printf("%s\n", tests[i].name);
+			return 0;
+		} else if (!strcmp(argv[a], "--no-fork")) {
+			fork_tests = 0;
+		} else {
+			named++;
+		}
+	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		const struct test_entry *t = &tests[i];
+		int want = named == 0, r;
+
+		for (a = 1; a < argc && !want; a++)
+			want = !strcmp(argv[a], t->name);
+		if (!want)
+			continue;
+		ran++;
+		if (fork_tests) {
+			r = run_forked(t, timeout_s);
+		} else {
+			current_test = t->name;
+			t->fn();
+			r = 0;
+		}
+		printf("%s %s\n", r ? "not ok" : "ok", t->name);
+		failed += r;
+	}
+	if (named && ran != named) {
+		fprintf(stderr, "unknown test name among the arguments\n");
+		return 2;
+	}
+	printf("%d passed, %d failed\n", ran - failed, failed);
+	return failed ? 1 : 0;
+}
