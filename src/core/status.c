@@ -41,6 +41,7 @@ void fp_diag_clear(struct fp_diag *diag)
 		memset(diag, 0, sizeof(*diag));
 }
 
+FP_PRINTF(6, 0)
 static int diag_vset(struct fp_diag *diag, int status, uint64_t offset, uint32_t line,
 		     uint32_t col, const char *fmt, va_list ap)
 {

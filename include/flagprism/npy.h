@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Writer for NumPy `.npy` files (format version 1.0), used for full tensor and address dumps so
+ * that `numpy.load()` reads them with no FlagPrism code at all. Output is byte-identical to what
+ * current `numpy.save()` writes for the same array (tested against NumPy 2.4): same header
+ * dictionary, same spare space, same 64-byte alignment of the data. C order only; elements are
+ * written in host byte order, which the header states. This module does not read .npy files.
+ *
+ * dtype mapping (docs/npy.md has the full table):
+ *   bool '|b1', int8 '|i1', uint8 '|u1', int16..int64 '<i2' '<i4' '<i8',
+ *   uint16..uint64 '<u2' '<u4' '<u8', float16 '<f2', float32 '<f4', float64 '<f8',
+ *   bfloat16 -> '<f4': NumPy has no bfloat16, so the raw 16-bit patterns given are widened to
+ *   float32 (each bf16 is exactly the upper half of a float32, so this loses nothing, NaN
+ *   payloads and signed zeros included); the file is then twice the size of the input.
+ *   float8e4nv, float8e5 and pointer: FP_ENOTSUP. Callers write pointer dumps as int64 and
+ *   float8 dumps as the float32/float64 values they decoded.
+ */
+#ifndef FLAGPRISM_NPY_H
+#define FLAGPRISM_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flagprism/dtype.h>
+#include <flagprism/export.h>
+#include <flagprism/status.h>
+#include <flagprism/strbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most dimensions an array may have (NumPy 1.x's limit; NumPy 2 allows more). */
+#define FP_NPY_MAX_NDIM 32u
+/* Upper bound on the header size for any valid dtype and shape (magic and padding included). */
+#define FP_NPY_HEADER_MAX 1024u
+
+/**
+ * The NumPy type string stored for `t` ("<f4", "|b1", ...; '>' instead of '<' on a big-endian
+ * host), static storage. bfloat16 gives the float32 descr. NULL for dtypes that cannot be
+ * written (float8, pointer, invalid codes).
+ */
+FP_EXTERN const char *fp_npy_descr(enum fp_dtype t);
+
+/**
+ * Build the header (magic, version 1.0, length, dictionary, padding) for an array of dtype `t`
+ * and the given shape into `buf` (`size` bytes, FP_NPY_HEADER_MAX always suffices); set *len
+ * to its length, a multiple of 64. `shape` may be NULL when ndim is 0 (a scalar). Returns
+ * FP_OK, FP_ENOTSUP (dtype not writable), FP_EINVAL (invalid dtype, ndim > FP_NPY_MAX_NDIM,
+ * NULL argument) or FP_ELIMIT (`size` too small). The header is not NUL-terminated.
+ */
+FP_EXTERN int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape,
+			    unsigned ndim, size_t *len);
+
+/**
+ * Write `data` as a .npy file at `path`, replacing any file there. `data` holds numel elements
+ * of `t` in C order and host byte order (bfloat16: raw bit patterns), numel being the product
+ * of the `ndim` dimensions in `shape` (1 for ndim 0); `nbytes` must equal numel *
+ * fp_dtype_size(t). `data` may be NULL when nbytes is 0. The file is written under a temporary
+ * name in the same directory and renamed into place, so no reader sees a partial file; a
+ * failure leaves no temporary file behind. New files get mode 0666 minus the umask.
+ *
+ * Returns FP_OK, FP_EINVAL (bad dtype, shape or size; NULL path), FP_ENOTSUP (float8, pointer),
+ * FP_ENOMEM or FP_EIO. `diag` (may be NULL) names the path and the reason.
+ */
+FP_EXTERN int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape,
+				unsigned ndim, const void *data, size_t nbytes,
+				struct fp_diag *diag);
+
+/**
+ * Append the same bytes as fp_npy_write_file() would write to `sb`. Same argument rules.
+ * Returns FP_OK, FP_EINVAL, FP_ENOTSUP, FP_ENOMEM or FP_ELIMIT (the strbuf's cap); on failure
+ * `sb` is unchanged.
+ */
+FP_EXTERN int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape,
+				  unsigned ndim, const void *data, size_t nbytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLAGPRISM_NPY_H */
