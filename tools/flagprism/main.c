@@ -1,4 +1,140 @@
-/* placeholder until the CLI lands */
-#include <stdio.h>
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `flagprism`: the command table and the dispatcher. It handles the global options (--help,
+ * --version), `help [COMMAND]` and unknown commands (with a suggestion from the same table),
+ * then hands the rest of argv to the command. Commands live one per file (cmd-<name>.c); this
+ * file knows nothing about what they do.
+ */
+#include "tool.h"
+
+#include <string.h>
+
 #include <flagprism/version.h>
-int main(void) { printf("flagprism %s\n", fp_version_string()); return 0; }
+
+static int cmd_help(int argc, char **argv);
+
+/* Adding a command is one file (cmd-<name>.c) and one line here. Help lists them in this order. */
+static const struct fpt_command commands[] = {
+	{"doctor", cmd_doctor, "check Python, Triton, PyTorch, the GPU and CUPTI for FlagPrism",
+	 "flagprism doctor [--json] [--timeout SECONDS]"},
+	{"version", cmd_version, "print the version of flagprism", "flagprism version [--json]"},
+	{"help", cmd_help, "show help for flagprism or one of its commands",
+	 "flagprism help [COMMAND]"},
+};
+
+const struct fpt_command *fpt_find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FPT_ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void print_global_help(FILE *f)
+{
+	size_t i, width = 0;
+
+	fpt_print_usage(f, NULL);
+	fputs("\nFlagPrism debugs and profiles Triton kernels.\n\nCommands:\n", f);
+	for (i = 0; i < FPT_ARRAY_SIZE(commands); i++)
+		if (strlen(commands[i].name) > width)
+			width = strlen(commands[i].name);
+	for (i = 0; i < FPT_ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-*s  %s\n", (int)width, commands[i].name, commands[i].summary);
+	fputs("\nGlobal options:\n"
+	      "  -h, --help     show this help and exit\n"
+	      "  -V, --version  print the version and exit\n"
+	      "\nRun 'flagprism help COMMAND' or 'flagprism COMMAND --help' for a command's options.\n"
+	      "Exit status: 0 success, 1 failure, 2 usage error.\n",
+	      f);
+}
+
+/* "'x' is not a command", with the closest names from the table. */
+static int not_a_command(const char *name)
+{
+	unsigned best = ~0u, d;
+	size_t i, n = 0;
+
+	for (i = 0; i < FPT_ARRAY_SIZE(commands); i++) {
+		d = fpt_edit_distance(name, commands[i].name);
+		if (d < best)
+			best = d;
+	}
+	fflush(stdout);
+	fprintf(stderr, "flagprism: '%s' is not a command.", name);
+	for (i = 0; i < FPT_ARRAY_SIZE(commands); i++) {
+		if (fpt_edit_distance(name, commands[i].name) != best ||
+		    !fpt_close_enough(name, commands[i].name, best))
+			continue;
+		fprintf(stderr, n++ ? ", '%s'" : " Did you mean '%s'", commands[i].name);
+	}
+	fputs(n ? "?\n" : " See 'flagprism --help'.\n", stderr);
+	return FPT_EXIT_USAGE;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	static const struct fpt_option opts[] = {FPT_OPT_END()};
+	const struct fpt_command *c;
+	char *sub_argv[3];
+	int rc, nargs;
+
+	rc = fpt_parse_options(argc, argv, opts, 0, &nargs);
+	if (rc != FPT_CONTINUE)
+		return rc;
+	if (nargs == 0) {
+		print_global_help(stdout);
+		return FPT_EXIT_OK;
+	}
+	if (nargs > 1)
+		return fpt_usage(argv[0], "expected one command name, got %d arguments", nargs);
+	c = fpt_find_command(argv[1]);
+	if (!c)
+		return not_a_command(argv[1]);
+	/* Every command prints its own help, so `help X` and `X --help` cannot drift apart. */
+	sub_argv[0] = (char *)c->name;
+	sub_argv[1] = (char *)"--help";
+	sub_argv[2] = NULL;
+	return c->fn(2, sub_argv);
+}
+
+static int finish(int rc)
+{
+	/* A report that could not be written is a failure, not a success with missing output. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (rc == FPT_EXIT_OK)
+			rc = fpt_die("cannot write to standard output");
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const struct fpt_command *c;
+	const char *arg;
+
+	if (argc < 2) {
+		print_global_help(stderr);
+		return FPT_EXIT_USAGE;
+	}
+	arg = argv[1];
+	if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+		/* `flagprism --help doctor` reads as `flagprism help doctor`. */
+		argv[1] = (char *)"help";
+		return finish(cmd_help(argc - 1, argv + 1));
+	}
+	if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+		if (argc > 2)
+			return fpt_usage(NULL, "unexpected argument '%s' after %s", argv[2], arg);
+		argv[1] = (char *)"version";
+		return finish(cmd_version(1, argv + 1));
+	}
+	if (arg[0] == '-')
+		return fpt_usage(NULL, "unknown option '%s'", arg);
+	c = fpt_find_command(arg);
+	if (!c)
+		return not_a_command(arg);
+	return finish(c->fn(argc - 1, argv + 1));
+}

@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests of the `flagprism` command-line tool: global options, the command table,
+per-command help, usage errors and exit codes, and `flagprism doctor` (text and JSON).
+
+They run the built binary: $FLAGPRISM_CLI if set, else `flagprism` on PATH, else they are
+skipped. The doctor is pointed at this interpreter through $FLAGPRISM_PYTHON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CLI = os.environ.get("FLAGPRISM_CLI") or shutil.which("flagprism")
+
+pytestmark = pytest.mark.skipif(
+    not CLI, reason="no flagprism CLI: set FLAGPRISM_CLI to the built binary or put it on PATH"
+)
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    full_env.setdefault("FLAGPRISM_PYTHON", sys.executable)
+    if env:
+        full_env.update(env)
+    assert CLI is not None
+    return subprocess.run(
+        [CLI, *args], capture_output=True, text=True, env=full_env, timeout=timeout, check=False
+    )
+
+
+def commands() -> list[str]:
+    """Command names as `flagprism --help` lists them (the same table the dispatcher uses)."""
+    out = run("--help").stdout
+    section = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in section.splitlines() if line.strip()]
+    assert names, out
+    return names
+
+
+def test_help() -> None:
+    r = run("--help")
+    assert r.returncode == EXIT_OK
+    assert r.stdout.startswith("usage: flagprism ")
+    assert "doctor" in r.stdout and "version" in r.stdout
+    assert r.stderr == ""
+    assert run("-h").stdout == r.stdout
+    assert run("help").stdout == r.stdout
+
+
+def test_no_command_is_a_usage_error() -> None:
+    r = run()
+    assert r.returncode == EXIT_USAGE
+    assert "usage: flagprism" in r.stderr
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.returncode == EXIT_OK
+    assert re.fullmatch(r"flagprism \d+\.\d+\.\d+\n", r.stdout)
+    assert run("-V").stdout == r.stdout
+    assert run("version").stdout == r.stdout
+    j = json.loads(run("version", "--json").stdout)
+    assert r.stdout.split()[1] == j["version"]
+
+
+def test_every_command_has_help() -> None:
+    names = commands()
+    assert {"doctor", "version", "help"} <= set(names)
+    for name in names:
+        r = run(name, "--help")
+        assert r.returncode == EXIT_OK, (name, r.stderr)
+        assert r.stdout.startswith(f"usage: flagprism {name}"), (name, r.stdout)
+        assert "--help" in r.stdout
+        assert run(name, "-h").stdout == r.stdout
+        assert run("help", name).stdout == r.stdout
+
+
+def test_unknown_command_suggests() -> None:
+    r = run("doctr")
+    assert r.returncode == EXIT_USAGE
+    assert r.stdout == ""
+    assert "flagprism: 'doctr' is not a command. Did you mean 'doctor'?" in r.stderr
+    r = run("verison")
+    assert r.returncode == EXIT_USAGE
+    assert "Did you mean 'version'?" in r.stderr
+    r = run("xyzzyq")
+    assert r.returncode == EXIT_USAGE
+    assert "'xyzzyq' is not a command" in r.stderr
+    assert "Did you mean" not in r.stderr
+    assert run("help", "doctr").returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--bogus",), "unknown option '--bogus'"),
+        (("doctor", "--jsn"), "did you mean '--json'?"),
+        (("doctor", "-q"), "unknown option '-q'"),
+        (("doctor", "--json=yes"), "takes no value"),
+        (("doctor", "--timeout"), "needs a value"),
+        (("doctor", "--timeout=abc"), "expects an integer"),
+        (("doctor", "--timeout", "0"), "must be between"),
+        (("doctor", "stray"), "unexpected argument 'stray'"),
+        (("version", "--nope"), "unknown option '--nope'"),
+        (("--version", "extra"), "unexpected argument"),
+    ],
+)
+def test_bad_options_are_usage_errors(args: tuple[str, ...], message: str) -> None:
+    r = run(*args)
+    assert r.returncode == EXIT_USAGE, r
+    assert message in r.stderr
+    assert "usage: flagprism" in r.stderr
+    assert r.stdout == ""
+
+
+def test_doctor_text() -> None:
+    r = run("doctor")
+    assert r.returncode == EXIT_OK, r.stderr
+    for area in (
+        "Debugger on interpreter",
+        "Debugger on GPU",
+        "Profiler (host backend)",
+        "Profiler (CUPTI backend)",
+    ):
+        pattern = rf"^  {re.escape(area)} +(ready|not ready)"
+        assert re.search(pattern, r.stdout, re.MULTILINE), r.stdout
+    assert sys.version.split()[0] in r.stdout
+
+
+def test_doctor_json() -> None:
+    r = run("doctor", "--json")
+    assert r.returncode == EXIT_OK, r.stderr
+    d = json.loads(r.stdout)
+    assert set(d) >= {
+        "flagprism_cli",
+        "python",
+        "packages",
+        "env",
+        "gpu",
+        "cupti",
+        "verdicts",
+        "notes",
+    }
+    assert d["python"]["version"] == sys.version.split()[0]
+    assert d["python"]["origin"] == "$FLAGPRISM_PYTHON"
+    assert d["python"]["probe_complete"] is True
+    assert set(d["packages"]) >= {
+        "flagprism",
+        "flagprism._ext",
+        "triton",
+        "triton.runtime.interpreter",
+        "torch",
+        "numpy",
+    }
+    for pkg in d["packages"].values():
+        assert isinstance(pkg["installed"], bool)
+    assert set(d["gpu"]) >= {"available", "device_count", "cuda_runtime", "device0"}
+    assert set(d["cupti"]) >= {
+        "found",
+        "status",
+        "path",
+        "api_version",
+        "already_loaded",
+        "nvperf_host",
+        "error",
+    }
+    assert set(d["verdicts"]) == {
+        "debugger_interpreter",
+        "debugger_gpu",
+        "profiler_host",
+        "profiler_cupti",
+    }
+    for v in d["verdicts"].values():
+        assert isinstance(v["ready"], bool) and isinstance(v["reason"], str)
+    # What this interpreter has, the probe must have seen.
+    for name in ("triton", "torch", "numpy"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            assert d["packages"][name]["installed"] is False
+        else:
+            assert d["packages"][name]["version"] == mod.__version__
+
+
+def test_doctor_bad_cupti_path_is_reported_not_fatal() -> None:
+    r = run("doctor", "--json", env={"FLAGPRISM_CUPTI_PATH": "/nonexistent/libcupti.so"})
+    assert r.returncode == EXIT_OK, r.stderr
+    cupti = json.loads(r.stdout)["cupti"]
+    if cupti["status"] == "FP_OK":
+        # The process already held a libcupti (it wins over the variable, by design).
+        assert cupti["already_loaded"] is True
+    else:
+        assert cupti["found"] is False
+        assert "/nonexistent/libcupti.so" in cupti["error"]
+        assert json.loads(r.stdout)["verdicts"]["profiler_cupti"]["ready"] is False
+
+
+def test_doctor_without_python_fails() -> None:
+    r = run("doctor", env={"FLAGPRISM_PYTHON": "/nonexistent"})
+    assert r.returncode == EXIT_FAILURE
+    assert r.stdout == ""
+    assert "flagprism: error:" in r.stderr
+    assert "FLAGPRISM_PYTHON=/nonexistent" in r.stderr
+    r = run("doctor", "--json", env={"FLAGPRISM_PYTHON": "/nonexistent"})
+    assert r.returncode == EXIT_FAILURE
+    assert r.stdout == ""
