@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The capped growable buffer (include/flagprism/strbuf.h) and its file helpers. Growth is
+ * geometric (x1.5) and clamped to the cap, so appends are amortised O(1) and a hostile input can
+ * never make us allocate more than the caller allowed. Not a general I/O layer: files are read
+ * and written whole.
+ */
+#include "fp-setup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <flagprism/strbuf.h>
+
+/* What `buf` points to while nothing is allocated. Only ever read. */
+static char strbuf_empty[1];
+
+/* Reads of files of unknown size proceed in chunks of this many bytes. */
+#define READ_CHUNK ((size_t)64 * 1024)
+
+void fp_strbuf_init(struct fp_strbuf *sb, size_t cap)
+{
+	sb->buf = strbuf_empty;
+	sb->len = 0;
+	sb->alloc = 0;
+	sb->cap = cap ? cap : FP_STRBUF_DEFAULT_CAP;
+}
+
+void fp_strbuf_release(struct fp_strbuf *sb)
+{
+	if (sb->alloc)
+		fp_free(sb->buf);
+	fp_strbuf_init(sb, sb->cap);
+}
+
+void fp_strbuf_reset(struct fp_strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+int fp_strbuf_grow(struct fp_strbuf *sb, size_t extra)
+{
+	size_t want, need, limit;
+	char *p;
+
+	/* The cap bounds len; len + extra must stay within it (and must not wrap). */
+	if (extra > sb->cap || sb->len > sb->cap - extra)
+		return FP_ELIMIT;
+	need = sb->len + extra + 1;
+	if (need <= sb->alloc)
+		return FP_OK;
+	limit = sb->cap == SIZE_MAX ? SIZE_MAX : sb->cap + 1;
+	want = sb->alloc < 64 ? 64 : sb->alloc;
+	want = want > SIZE_MAX / 3 * 2 ? SIZE_MAX : want / 2 * 3;
+	if (want < need)
+		want = need;
+	if (want > limit)
+		want = limit;
+	p = fp_realloc(sb->alloc ? sb->buf : NULL, want);
+	if (!p)
+		return FP_ENOMEM;
+	if (!sb->alloc)
+		p[0] = '\0';
+	sb->buf = p;
+	sb->alloc = want;
+	return FP_OK;
+}
+
+int fp_strbuf_add(struct fp_strbuf *sb, const void *data, size_t n)
+{
+	int r;
+
+	if (n == 0) /* data may be NULL then */
+		return FP_OK;
+	/* fits already (alloc <= cap + 1, so the cap holds too) */
+	if (n < sb->alloc - sb->len) {
+		memcpy(sb->buf + sb->len, data, n);
+		sb->len += n;
+		sb->buf[sb->len] = '\0';
+		return FP_OK;
+	}
+	r = fp_strbuf_grow(sb, n);
+	if (r)
+		return r;
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return FP_OK;
+}
+
+int fp_strbuf_addstr(struct fp_strbuf *sb, const char *s)
+{
+	return fp_strbuf_add(sb, s, strlen(s));
+}
+
+int fp_strbuf_addch(struct fp_strbuf *sb, int c)
+{
+	int r;
+
+	if (sb->len + 1 >= sb->alloc) {
+		r = fp_strbuf_grow(sb, 1);
+		if (r)
+			return r;
+	}
+	sb->buf[sb->len++] = (char)(unsigned char)c;
+	sb->buf[sb->len] = '\0';
+	return FP_OK;
+}
+
+int fp_strbuf_vaddf(struct fp_strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	size_t avail;
+	int n, r;
+
+	/* First try to format into the free space we already have: most calls fit. */
+	avail = sb->alloc ? sb->alloc - sb->len : 0;
+	va_copy(ap2, ap);
+	if (avail)
+		n = vsnprintf(sb->buf + sb->len, avail, fmt, ap2);
+	else
+		n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0) {
+		if (sb->alloc)
+			sb->buf[sb->len] = '\0';
+		return FP_EINVAL;
+	}
+	if ((size_t)n < avail) {
+		sb->len += (size_t)n;
+		return FP_OK;
+	}
+	r = fp_strbuf_grow(sb, (size_t)n);
+	if (r) {
+		/* the truncated attempt may have overwritten our terminator */
+		if (sb->alloc)
+			sb->buf[sb->len] = '\0';
+		return r;
+	}
+	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	if (n < 0) {
+		sb->buf[sb->len] = '\0';
+		return FP_EINVAL;
+	}
+	sb->len += (size_t)n;
+	return FP_OK;
+}
+
+int fp_strbuf_addf(struct fp_strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = fp_strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len)
+{
+	char *p;
+
+	if (sb->alloc) {
+		p = sb->buf;
+	} else {
+		p = fp_malloc(1);
+		if (!p)
+			return NULL;
+		p[0] = '\0';
+	}
+	if (len)
+		*len = sb->len;
+	fp_strbuf_init(sb, sb->cap);
+	return p;
+}
+
+int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
+{
+	size_t old_len = sb->len, chunk, got, size;
+	struct stat st;
+	FILE *f;
+	int r, c;
+
+	f = fopen(path, "rb");
+	if (!f)
+		return fp_diag_set(diag, FP_EIO, 0, "cannot open '%s': %s", path, strerror(errno));
+	/* A regular file's size lets us allocate once (plus a byte to see EOF without growing). */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size > (uint64_t)(sb->cap - sb->len)) {
+			r = fp_diag_set(diag, FP_ELIMIT, 0,
+					"'%s' is %" PRIu64 " bytes, over the limit of %zu bytes",
+					path, (uint64_t)st.st_size, sb->cap);
+			goto fail_read;
+		}
+		size = (size_t)st.st_size;
+		r = fp_strbuf_grow(sb, size < sb->cap - sb->len ? size + 1 : size);
+		if (r)
+			goto fail_grow;
+	}
+	for (;;) {
+		if (sb->len == sb->cap) {
+			/* Full to the cap: only an immediate EOF is acceptable. */
+			c = fgetc(f);
+			if (c == EOF && !ferror(f))
+				break;
+			if (c == EOF)
+				goto fail_io;
+			r = fp_diag_set(diag, FP_ELIMIT, sb->len - old_len,
+					"'%s' is over the limit of %zu bytes", path, sb->cap);
+			goto fail_read;
+		}
+		if (sb->alloc - sb->len <= 1) {
+			r = fp_strbuf_grow(sb, FP_MIN(READ_CHUNK, sb->cap - sb->len));
+			if (r)
+				goto fail_grow;
+		}
+		chunk = sb->alloc - sb->len - 1;
+		got = fread(sb->buf + sb->len, 1, chunk, f);
+		sb->len += got;
+		if (got < chunk) {
+			if (ferror(f))
+				goto fail_io;
+			break;
+		}
+	}
+	if (sb->alloc)
+		sb->buf[sb->len] = '\0';
+	fclose(f);
+	return FP_OK;
+
+fail_io:
+	r = fp_diag_set(diag, FP_EIO, sb->len - old_len, "cannot read '%s': %s", path,
+			strerror(errno));
+	goto fail_read;
+fail_grow:
+	if (r == FP_ELIMIT)
+		r = fp_diag_set(diag, r, sb->len - old_len, "'%s' is over the limit of %zu bytes",
+				path, sb->cap);
+	else
+		r = fp_diag_set(diag, r, sb->len - old_len, "out of memory reading '%s'", path);
+fail_read:
+	sb->len = old_len;
+	if (sb->alloc)
+		sb->buf[sb->len] = '\0';
+	fclose(f);
+	return r;
+}
+
+int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
+{
+	size_t tmp_len, done = 0;
+	char *tmp;
+	ssize_t n;
+	int fd, r, err;
+
+	tmp_len = strlen(path) + 32;
+	tmp = fp_malloc(tmp_len);
+	if (!tmp)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory writing '%s'", path);
+	snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		r = fp_diag_set(diag, FP_EIO, 0, "cannot create '%s': %s", tmp, strerror(errno));
+		goto fail_open;
+	}
+	while (done < sb->len) {
+		n = write(fd, sb->buf + done, sb->len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			r = fp_diag_set(diag, FP_EIO, done, "cannot write '%s': %s", tmp,
+					strerror(err));
+			goto fail_write;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) != 0) {
+		r = fp_diag_set(diag, FP_EIO, done, "cannot write '%s': %s", tmp, strerror(errno));
+		goto fail_close;
+	}
+	if (rename(tmp, path) != 0) {
+		r = fp_diag_set(diag, FP_EIO, 0, "cannot rename '%s' to '%s': %s", tmp, path,
+				strerror(errno));
+		goto fail_close;
+	}
+	fp_free(tmp);
+	return FP_OK;
+
+fail_write:
+	close(fd);
+fail_close:
+	unlink(tmp);
+fail_open:
+	fp_free(tmp);
+	return r;
+}
