@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The record buffer decoder (docs/record-format.md, v1): validates the header and every record
+ * slot against the format and the site table, then builds the run's record index (grouped by
+ * site, ordered by program and execution) and copies the used part of the dump arena. Every
+ * rejection names the byte offset of the offending word and the field, slot, program and site.
+ * Two passes over the slots: the first validates and counts per site, the second fills the
+ * records in place, so nothing is allocated from sizes read out of the buffer (only from counts
+ * bounded by its length). Not here: the site table parser (sites.c) and the accessors (run.c).
+ */
+#include "fp-setup.h"
+
+#include <math.h>
+
+#include "debug-int.h"
+
+#define HDR_BYTES (FP_DBG_HEADER_WORDS * 8)
+#define REC_BYTES (FP_DBG_RECORD_WORDS * 8)
+#define DIM_MASK ((UINT64_C(1) << 21) - 1)
+#define SEQ_MASK UINT64_C(0xffffff)
+#define NO_DUMP32 UINT64_C(0xffffffff)
+
+static inline uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+struct dec {
+	const unsigned char *buf;
+	size_t len;
+	struct fp_dbg_run *run;
+	struct fp_diag *diag;
+	uint64_t S, P;
+	uint64_t arena_words; /* valid dump region: min(cursor, capacity) */
+	bool has_arena;
+	/* per-site signature of the first record: word 0 bits 24-39 and word 1 */
+	uint64_t *sig0, *sig1;
+	uint64_t *sig_prog; /* program of that first record (for messages) */
+	uint32_t *sig_slot;
+	size_t *count; /* records per site */
+};
+
+/* Byte offset of word `w` of slot `k` of program `p` (callers made sure it is inside buf). */
+static inline size_t slot_off(const struct dec *d, uint64_t p, uint64_t k, unsigned w)
+{
+	return HDR_BYTES + (size_t)(p * d->S + k) * REC_BYTES + (size_t)w * 8;
+}
+
+FP_PRINTF(5, 6)
+static int rec_err(const struct dec *d, uint64_t p, uint64_t k, unsigned w, const char *fmt, ...)
+{
+	char msg[180];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return fp_diag_set(d->diag, FP_EFORMAT, slot_off(d, p, k, w),
+			   "record buffer: program %" PRIu64 " slot %" PRIu64 " (word %u): %s", p,
+			   k, w, msg);
+}
+
+static int header(struct dec *d)
+{
+	struct fp_dbg_run_info *info = &d->run->info;
+	const unsigned char *b = d->buf;
+	uint64_t layout, version, rw, hw, flags, need_words, rec_bytes, total;
+
+	if (d->len < HDR_BYTES)
+		return fp_diag_set(d->diag, FP_EFORMAT, d->len,
+				   "record buffer: truncated header: %zu bytes, need %d", d->len,
+				   HDR_BYTES);
+	if (rd64(b) != FP_DBG_MAGIC)
+		return fp_diag_set(d->diag, FP_EFORMAT, 0,
+				   "record buffer: header word 0 (magic) is 0x%016" PRIx64
+				   ", expected 0x%016" PRIx64 " (\"FPDBGv1\")",
+				   rd64(b), FP_DBG_MAGIC);
+	layout = rd64(b + 8);
+	version = layout & 0xffff;
+	rw = (layout >> 16) & 0xffff;
+	hw = (layout >> 32) & 0xffff;
+	flags = layout >> 48;
+	if (version != FP_DBG_FORMAT_VERSION)
+		return fp_diag_set(d->diag, FP_EVERSION, 8,
+				   "record buffer: header word 1 (layout): format version %" PRIu64
+				   " is not supported (this build reads version %d)",
+				   version, FP_DBG_FORMAT_VERSION);
+	if (rw != FP_DBG_RECORD_WORDS || hw != FP_DBG_HEADER_WORDS)
+		return fp_diag_set(d->diag, FP_EFORMAT, 8,
+				   "record buffer: header word 1 (layout): %" PRIu64
+				   " record words and %" PRIu64 " header words, expected %d and %d",
+				   rw, hw, FP_DBG_RECORD_WORDS, FP_DBG_HEADER_WORDS);
+	if (flags & ~(uint64_t)FP_DBG_FLAG_DUMP_ARENA)
+		return fp_diag_set(
+			d->diag, FP_EFORMAT, 8,
+			"record buffer: header word 1 (layout): unknown flags 0x%04" PRIx64, flags);
+	d->S = rd64(b + 16);
+	d->P = rd64(b + 24);
+	info->slots_per_program = d->S;
+	info->programs = d->P;
+	info->overflow_count = rd64(b + 32);
+	info->dump_cursor = rd64(b + 40);
+	info->dump_capacity = rd64(b + 48);
+	info->flags = (uint32_t)flags;
+	d->has_arena = flags & FP_DBG_FLAG_DUMP_ARENA;
+	if (d->S > UINT32_MAX)
+		return fp_diag_set(d->diag, FP_EFORMAT, 16,
+				   "record buffer: header word 2 (slots per program) %" PRIu64
+				   " exceeds the 32-bit limit",
+				   d->S);
+	if (!d->has_arena && info->dump_capacity)
+		return fp_diag_set(d->diag, FP_EFORMAT, 48,
+				   "record buffer: header word 6 (dump capacity) is %" PRIu64
+				   " but the layout flags say there is no dump arena",
+				   info->dump_capacity);
+	if (!d->has_arena && info->dump_cursor)
+		return fp_diag_set(d->diag, FP_EFORMAT, 40,
+				   "record buffer: header word 5 (dump cursor) is %" PRIu64
+				   " but the layout flags say there is no dump arena",
+				   info->dump_cursor);
+	/* expected length: header + P*S*8 words + capacity words, all overflow-checked */
+	if ((d->P && d->S > UINT64_MAX / d->P) ||
+	    (need_words = d->P * d->S) > (UINT64_MAX - HDR_BYTES) / REC_BYTES)
+		return fp_diag_set(d->diag, FP_EFORMAT, 16,
+				   "record buffer: header words 2-3: %" PRIu64 " slots x %" PRIu64
+				   " programs overflows the buffer size",
+				   d->S, d->P);
+	rec_bytes = need_words * REC_BYTES;
+	total = HDR_BYTES + rec_bytes;
+	if (info->dump_capacity > (UINT64_MAX - total) / 8)
+		return fp_diag_set(d->diag, FP_EFORMAT, 48,
+				   "record buffer: header word 6 (dump capacity) %" PRIu64
+				   " words overflows the buffer size",
+				   info->dump_capacity);
+	total += info->dump_capacity * 8;
+	if ((uint64_t)d->len < total)
+		return fp_diag_set(d->diag, FP_EFORMAT, d->len,
+				   "record buffer: truncated: %zu bytes, the header (S=%" PRIu64
+				   ", P=%" PRIu64 ", dump capacity %" PRIu64
+				   " words) needs %" PRIu64,
+				   d->len, d->S, d->P, info->dump_capacity, total);
+	if ((uint64_t)d->len > total)
+		return fp_diag_set(d->diag, FP_EFORMAT, total,
+				   "record buffer: %zu bytes, but the header (S=%" PRIu64
+				   ", P=%" PRIu64 ", dump capacity %" PRIu64
+				   " words) accounts for %" PRIu64 ": trailing bytes",
+				   d->len, d->S, d->P, info->dump_capacity, total);
+	d->arena_words = FP_MIN(info->dump_cursor, info->dump_capacity);
+	info->dump_overflow = info->dump_cursor > info->dump_capacity ?
+				      info->dump_cursor - info->dump_capacity :
+				      0;
+	return FP_OK;
+}
+
+static int check_dump(const struct dec *d, uint64_t p, uint64_t k, unsigned w, uint64_t off,
+		      uint64_t numel, uint32_t site)
+{
+	if (!d->has_arena)
+		return rec_err(d, p, k, w,
+			       "site %u: dump offset %" PRIu64
+			       " set but the buffer has no dump arena",
+			       site, off);
+	if (off > d->arena_words || numel > d->arena_words - off)
+		return rec_err(d, p, k, w,
+			       "site %u: dump [%" PRIu64 ", %" PRIu64
+			       ") outside the used dump arena (%" PRIu64 " of %" PRIu64 " words)",
+			       site, off, off + numel, d->arena_words, d->run->info.dump_capacity);
+	return FP_OK;
+}
+
+static int check_value(const struct dec *d, uint64_t p, uint64_t k, const uint64_t *w,
+		       uint32_t site, enum fp_dtype dt, uint64_t numel)
+{
+	uint64_t nan = w[2] & 0xffffffffu, inf = w[2] >> 32, zero = w[3] & 0xffffffffu;
+	uint64_t dump = w[3] >> 32, finite;
+	bool is_float = fp_dtype_is_float(dt);
+	double sumsq, fmin, fmax;
+	int st;
+
+	if (!is_float && (nan || inf))
+		return rec_err(d, p, k, 2,
+			       "site %u: nan_count %" PRIu64 " / inf_count %" PRIu64
+			       " non-zero for %s values",
+			       site, nan, inf, fp_dtype_name(dt));
+	if (nan + inf > numel)
+		return rec_err(d, p, k, 2,
+			       "site %u: nan_count %" PRIu64 " + inf_count %" PRIu64
+			       " exceeds numel %" PRIu64,
+			       site, nan, inf, numel);
+	finite = numel - nan - inf;
+	if (zero > finite)
+		return rec_err(d, p, k, 3,
+			       "site %u: zero_count %" PRIu64 " exceeds the %" PRIu64
+			       " finite elements",
+			       site, zero, finite);
+	if (dump != NO_DUMP32 && (st = check_dump(d, p, k, 3, dump, numel, site)))
+		return st;
+	memcpy(&sumsq, &w[5], sizeof(sumsq));
+	if (isnan(sumsq) || sumsq < 0)
+		return rec_err(d, p, k, 5, "site %u: sum of squares %g is negative or NaN", site,
+			       sumsq);
+	if (!finite)
+		return FP_OK;
+	if (is_float) {
+		memcpy(&fmin, &w[6], sizeof(fmin));
+		memcpy(&fmax, &w[7], sizeof(fmax));
+		if (!isfinite(fmin))
+			return rec_err(d, p, k, 6, "site %u: min of finite elements is %g", site,
+				       fmin);
+		if (!isfinite(fmax))
+			return rec_err(d, p, k, 7, "site %u: max of finite elements is %g", site,
+				       fmax);
+		if (fmin > fmax)
+			return rec_err(d, p, k, 6, "site %u: min %g > max %g", site, fmin, fmax);
+	} else if (dt == FP_DTYPE_UINT64) {
+		/* no order check: the min/max of uint64 lanes at or above 2^63 depend on whether
+		 * the device compared them signed or unsigned (docs/record-format.md is silent) */
+	} else {
+		int64_t imin = (int64_t)w[6], imax = (int64_t)w[7];
+
+		if (imin > imax)
+			return rec_err(d, p, k, 6, "site %u: min %" PRId64 " > max %" PRId64, site,
+				       imin, imax);
+		if (dt == FP_DTYPE_BOOL && (imin < 0 || imax > 1))
+			return rec_err(d, p, k, imin < 0 ? 6 : 7,
+				       "site %u: bool min/max %" PRId64 "/%" PRId64 " not 0 or 1",
+				       site, imin, imax);
+	}
+	return FP_OK;
+}
+
+static int check_addr(const struct dec *d, uint64_t p, uint64_t k, const uint64_t *w, uint32_t site,
+		      uint64_t numel)
+{
+	uint64_t active = w[2] & 0xffffffffu, status = w[2] >> 32;
+	unsigned i;
+	int st;
+
+	if (active > numel)
+		return rec_err(d, p, k, 2,
+			       "site %u: active_lane_count %" PRIu64 " exceeds numel %" PRIu64,
+			       site, active, numel);
+	if (status > FP_DBG_ADDR_UNSUPPORTED)
+		return rec_err(d, p, k, 2, "site %u: address status %" PRIu64 " unknown", site,
+			       status);
+	if (!active) {
+		for (i = 3; i <= 6; i++)
+			if (w[i])
+				return rec_err(d, p, k, i,
+					       "site %u: no active lane but address word %u is "
+					       "0x%" PRIx64,
+					       site, i, w[i]);
+	} else {
+		if (w[5] > w[6])
+			return rec_err(d, p, k, 5,
+				       "site %u: min_addr 0x%" PRIx64 " > max_addr 0x%" PRIx64,
+				       site, w[5], w[6]);
+		for (i = 3; i <= 4; i++)
+			if (w[i] < w[5] || w[i] > w[6])
+				return rec_err(d, p, k, i,
+					       "site %u: %s 0x%" PRIx64 " outside [min_addr, "
+					       "max_addr]",
+					       site, i == 3 ? "first_addr" : "last_addr", w[i]);
+		if (active == 1 && w[5] != w[6])
+			return rec_err(d, p, k, 6,
+				       "site %u: one active lane but min_addr != max_addr", site);
+	}
+	if (w[7] != UINT64_MAX && (st = check_dump(d, p, k, 7, w[7], numel, site)))
+		return st;
+	return FP_OK;
+}
+
+/* Validate one used slot; returns its site index in *site_idx and numel in *numel. */
+static int check_record(struct dec *d, uint64_t p, uint64_t k, const uint64_t *w,
+			uint32_t *site_idx, uint64_t *numel)
+{
+	const struct fp_dbg_run *run = d->run;
+	uint32_t site = (uint32_t)(w[0] & 0xffff);
+	unsigned kind = (unsigned)(w[0] >> 16) & 0xff, dtype = (unsigned)(w[0] >> 24) & 0xff;
+	unsigned ndim = (unsigned)(w[0] >> 32) & 0xf, flags = (unsigned)(w[0] >> 36) & 0xf;
+	uint64_t seq = w[0] >> 40, d0, d1, d2, n;
+	const struct fp_dbg_site *s;
+
+	if (!site || site > run->nsites)
+		return rec_err(d, p, k, 0, "site id %u out of range 1..%zu", site, run->nsites);
+	s = &run->sites[site - 1];
+	if (kind != (unsigned)s->kind)
+		return rec_err(d, p, k, 0, "site %u: kind %u (%s) but the site table says %s", site,
+			       kind, fp_dbg_kind_name((enum fp_dbg_kind)kind),
+			       fp_dbg_kind_name(s->kind));
+	if (!fp_dtype_valid((int)dtype))
+		return rec_err(d, p, k, 0, "site %u: dtype code %u invalid", site, dtype);
+	if (flags & ~FP_DBG_SHAPE_FLATTENED)
+		return rec_err(d, p, k, 0, "site %u: unknown shape flags 0x%x", site, flags);
+	if (ndim > 3 && !(flags & FP_DBG_SHAPE_FLATTENED))
+		return rec_err(d, p, k, 0, "site %u: ndim %u > 3 without the flattened flag", site,
+			       ndim);
+	if (seq != (k & SEQ_MASK))
+		return rec_err(d, p, k, 0, "site %u: sequence %" PRIu64 " does not match slot",
+			       site, seq);
+	if (w[1] >> 63)
+		return rec_err(d, p, k, 1, "site %u: shape word bit 63 set", site);
+	if (flags & FP_DBG_SHAPE_FLATTENED) {
+		/* numel in bits 0-62 (equal to dims [numel] whenever numel < 2^21) */
+		n = w[1];
+		if (!n)
+			return rec_err(d, p, k, 1, "site %u: flattened shape with numel 0", site);
+	} else {
+		d0 = w[1] & DIM_MASK;
+		d1 = (w[1] >> 21) & DIM_MASK;
+		d2 = (w[1] >> 42) & DIM_MASK;
+		if ((ndim > 0) != (d0 != 0) || (ndim > 1) != (d1 != 0) || (ndim > 2) != (d2 != 0))
+			return rec_err(d, p, k, 1,
+				       "site %u: shape [%" PRIu64 ", %" PRIu64 ", %" PRIu64
+				       "] inconsistent with ndim %u",
+				       site, d0, d1, d2, ndim);
+		n = (ndim > 0 ? d0 : 1) * (ndim > 1 ? d1 : 1) * (ndim > 2 ? d2 : 1);
+	}
+	*site_idx = site - 1;
+	*numel = n;
+	if (s->kind == FP_DBG_KIND_VALUE)
+		return check_value(d, p, k, w, site, (enum fp_dtype)dtype, n);
+	return check_addr(d, p, k, w, site, n);
+}
+
+static void read_slot(const struct dec *d, uint64_t p, uint64_t k, uint64_t *w)
+{
+	const unsigned char *q = d->buf + slot_off(d, p, k, 0);
+	unsigned i;
+
+	for (i = 0; i < FP_DBG_RECORD_WORDS; i++)
+		w[i] = rd64(q + 8 * i);
+}
+
+/* Pass 1: validate every slot, count records per site, check per-site consistency. */
+static int pass_validate(struct dec *d, uint64_t *full_programs)
+{
+	uint64_t p, k, w[FP_DBG_RECORD_WORDS], numel = 0;
+	uint32_t si = 0;
+	unsigned i;
+	int st;
+
+	if (!d->S) /* no slots: nothing stored, and P alone must not drive a loop */
+		return FP_OK;
+	for (p = 0; p < d->P; p++) {
+		bool ended = false;
+
+		for (k = 0; k < d->S; k++) {
+			read_slot(d, p, k, w);
+			if (!w[0]) {
+				for (i = 1; i < FP_DBG_RECORD_WORDS; i++)
+					if (w[i])
+						return rec_err(d, p, k, i,
+							       "unused slot (word 0 is 0) has "
+							       "non-zero word %u",
+							       i);
+				ended = true;
+				continue;
+			}
+			if (ended)
+				return rec_err(d, p, k, 0,
+					       "used slot after an unused slot (slots fill in "
+					       "execution order)");
+			if ((st = check_record(d, p, k, w, &si, &numel)))
+				return st;
+			if (!d->count[si]) {
+				d->sig0[si] = (w[0] >> 24) & 0xffff;
+				d->sig1[si] = w[1];
+				d->sig_prog[si] = p;
+				d->sig_slot[si] = (uint32_t)k;
+			} else if (d->sig0[si] != ((w[0] >> 24) & 0xffff) || d->sig1[si] != w[1]) {
+				return rec_err(d, p, k,
+					       d->sig0[si] != ((w[0] >> 24) & 0xffff) ? 0 : 1,
+					       "site %u: dtype/shape differ from its first record "
+					       "(program %" PRIu64 " slot %u)",
+					       si + 1, d->sig_prog[si], d->sig_slot[si]);
+			}
+			d->count[si]++;
+		}
+		if (!ended)
+			(*full_programs)++;
+	}
+	return FP_OK;
+}
+
+/* Pass 2: place records by site (stable, so program then execution order holds). */
+static void pass_fill(struct dec *d, size_t *next, uint32_t *exec)
+{
+	struct fp_dbg_run *run = d->run;
+	uint64_t p, k, w[FP_DBG_RECORD_WORDS];
+	uint32_t si;
+
+	for (p = 0; p < d->P; p++) {
+		for (k = 0; k < d->S; k++) {
+			struct fp_dbg_record *r;
+
+			read_slot(d, p, k, w);
+			if (!w[0])
+				break;
+			si = (uint32_t)(w[0] & 0xffff) - 1;
+			r = &run->records[next[si]++];
+			memcpy(r->words, w, sizeof(r->words));
+			r->program = p;
+			r->site = si;
+			r->slot = (uint32_t)k;
+			r->execution = exec[si]++;
+			r->reserved = 0;
+			r->numel = run->sites[si].numel;
+		}
+		/* reset the per-site execution counters this program touched */
+		for (k = 0; k < d->S; k++) {
+			uint64_t w0 = rd64(d->buf + slot_off(d, p, k, 0));
+
+			if (!w0)
+				break;
+			exec[(w0 & 0xffff) - 1] = 0;
+		}
+	}
+}
+
+/* Fill the per-site facts that come from the records (pass 1 checked they agree). */
+static void site_facts(struct dec *d)
+{
+	struct fp_dbg_run *run = d->run;
+	size_t i;
+
+	for (i = 0; i < run->nsites; i++) {
+		struct fp_dbg_site *s = &run->sites[i];
+		uint64_t w0 = d->sig0[i] << 24, w1 = d->sig1[i];
+		unsigned ndim = (unsigned)(w0 >> 32) & 0xf, flags = (unsigned)(w0 >> 36) & 0xf;
+		unsigned j;
+
+		s->nrecords = d->count[i];
+		if (!s->nrecords)
+			continue;
+		s->dtype = (enum fp_dtype)((w0 >> 24) & 0xff);
+		s->ndim = ndim;
+		s->flattened = flags & FP_DBG_SHAPE_FLATTENED;
+		if (s->flattened) {
+			s->shape[0] = w1;
+			s->numel = w1;
+		} else {
+			s->numel = 1;
+			for (j = 0; j < ndim; j++) {
+				s->shape[j] = (w1 >> (21 * j)) & DIM_MASK;
+				s->numel *= s->shape[j];
+			}
+		}
+	}
+}
+
+static int dec_alloc(struct dec *d, size_t n)
+{
+	size_t m = n ? n : 1;
+
+	d->sig0 = fp_calloc(m, sizeof(*d->sig0));
+	d->sig1 = fp_calloc(m, sizeof(*d->sig1));
+	d->sig_prog = fp_calloc(m, sizeof(*d->sig_prog));
+	d->sig_slot = fp_calloc(m, sizeof(*d->sig_slot));
+	d->count = fp_calloc(m, sizeof(*d->count));
+	if (!d->sig0 || !d->sig1 || !d->sig_prog || !d->sig_slot || !d->count)
+		return FP_ENOMEM;
+	return FP_OK;
+}
+
+static void dec_release(struct dec *d)
+{
+	fp_free(d->sig0);
+	fp_free(d->sig1);
+	fp_free(d->sig_prog);
+	fp_free(d->sig_slot);
+	fp_free(d->count);
+}
+
+/* Build the record index and copy the dump arena; only counts bounded by `len` size memory. */
+static int build(struct dec *d)
+{
+	struct fp_dbg_run *run = d->run;
+	size_t *next = NULL, i, total = 0;
+	uint32_t *exec = NULL;
+	int st = FP_ENOMEM;
+
+	for (i = 0; i < run->nsites; i++)
+		total += d->count[i];
+	run->site_first = fp_calloc(run->nsites + 1, sizeof(*run->site_first));
+	if (!run->site_first)
+		goto fail_alloc;
+	for (i = 0; i < run->nsites; i++)
+		run->site_first[i + 1] = run->site_first[i] + d->count[i];
+	if (total) {
+		run->records = fp_reallocarray(NULL, total, sizeof(*run->records));
+		next = fp_calloc(run->nsites, sizeof(*next));
+		exec = fp_calloc(run->nsites, sizeof(*exec));
+		if (!run->records || !next || !exec)
+			goto fail_alloc;
+		memcpy(next, run->site_first, run->nsites * sizeof(*next));
+		pass_fill(d, next, exec);
+	}
+	run->nrecords = total;
+	run->info.record_count = total;
+	for (i = 0; i < total; i++) {
+		if (fp_dbg_record_dump_offset(&run->records[i]) != FP_DBG_NO_DUMP) {
+			run->info.dump_count++;
+			run->sites[run->records[i].site].ndumps++;
+		}
+	}
+	if (run->info.dump_count) {
+		run->dump_words = (size_t)d->arena_words;
+		run->dump = fp_reallocarray(NULL, run->dump_words, sizeof(*run->dump));
+		if (!run->dump)
+			goto fail_alloc;
+		for (i = 0; i < run->dump_words; i++)
+			run->dump[i] = rd64(d->buf + HDR_BYTES + (size_t)(d->S * d->P) * REC_BYTES +
+					    i * 8);
+	}
+	fp_free(next);
+	fp_free(exec);
+	return FP_OK;
+
+fail_alloc:
+	fp_free(next);
+	fp_free(exec);
+	return fp_diag_set(d->diag, st, 0, "record buffer: out of memory building the run");
+}
+
+int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size_t site_len,
+		  struct fp_dbg_run **out, struct fp_diag *diag)
+{
+	struct dec d = {.buf = buf, .len = len, .diag = diag};
+	struct fp_dbg_run *run;
+	uint64_t full = 0;
+	int st;
+
+	if (!out || (!buf && len) || !site_table_json)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_decode: NULL argument");
+	*out = NULL;
+	fp_diag_clear(diag);
+	run = fp_calloc(1, sizeof(*run));
+	if (!run)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	fp_arena_init(&run->arena, 0, 0);
+	run->info.kernel = "";
+	run->info.file = "";
+	d.run = run;
+	/* the header's own checks come first: they need nothing from the site table */
+	if ((st = header(&d)))
+		goto fail;
+	if ((st = fp__dbg_sites_parse(run, site_table_json, site_len, diag)))
+		goto fail;
+	if (rd64(d.buf + 56) != run->nsites) {
+		st = fp_diag_set(diag, FP_EFORMAT, 56,
+				 "record buffer: header word 7 (nsites) is %" PRIu64
+				 " but the site table has %zu sites",
+				 rd64(d.buf + 56), run->nsites);
+		goto fail;
+	}
+	if ((st = dec_alloc(&d, run->nsites))) {
+		fp_diag_set(diag, st, 0, "record buffer: out of memory");
+		goto fail;
+	}
+	if ((st = pass_validate(&d, &full)))
+		goto fail;
+	if (run->info.overflow_count && d.S && !full) {
+		st = fp_diag_set(diag, FP_EFORMAT, 32,
+				 "record buffer: header word 4 (overflow) is %" PRIu64
+				 " but no program filled its %" PRIu64 " slots",
+				 run->info.overflow_count, d.S);
+		goto fail;
+	}
+	site_facts(&d);
+	if ((st = build(&d)))
+		goto fail;
+	run->info.complete = !run->info.overflow_count && !run->info.dump_overflow;
+	dec_release(&d);
+	*out = run;
+	return FP_OK;
+
+fail:
+	dec_release(&d);
+	fp_dbg_run_free(run);
+	return st;
+}

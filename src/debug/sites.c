@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The site table parser: the rewriter's JSON description of the collected region (statements
+ * with their text and position, sites with their kind, name and the names they read), checked
+ * and copied into a run's arena. It also puts statements in source order and resolves each read
+ * name to the earlier statement that defined it, which the reports use for "see line N"
+ * references and later analyses for NaN-origin chains. It does not look at the record buffer.
+ */
+#include "fp-setup.h"
+
+#include <flagprism/hashmap.h>
+#include <flagprism/intern.h>
+#include <flagprism/json.h>
+
+#include "debug-int.h"
+
+struct st_ctx {
+	struct fp_dbg_run *run;
+	const struct fp_json_doc *doc;
+	struct fp_diag *diag;
+};
+
+FP_PRINTF(4, 5)
+static int st_err(struct st_ctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
+{
+	char msg[200];
+	uint32_t line = 0, col = 0;
+	uint64_t off = v ? fp_json_offset(v) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (v)
+		fp_json_position(c->doc, off, &line, &col);
+	return fp_diag_set_pos(c->diag, status, off, line, col, "site table: %s", msg);
+}
+
+/*
+ * Read an optional or required integer member within [lo, hi]. `what` names the object for the
+ * message ("statements[3]"). Absent optional members keep *out.
+ */
+static int get_int(struct st_ctx *c, const struct fp_json_value *obj, const char *what,
+		   const char *key, bool required, int64_t lo, int64_t hi, int64_t *out)
+{
+	const struct fp_json_value *v = fp_json_get(obj, key);
+	int64_t x;
+
+	if (!v) {
+		if (required)
+			return st_err(c, FP_EFORMAT, obj, "%s: missing member \"%s\"", what, key);
+		return FP_OK;
+	}
+	if (!fp_json_int64(v, &x) || x < lo || x > hi)
+		return st_err(c, FP_EFORMAT, v,
+			      "%s.%s: expected an integer in %" PRId64 "..%" PRId64, what, key, lo,
+			      hi);
+	*out = x;
+	return FP_OK;
+}
+
+static int get_str(struct st_ctx *c, const struct fp_json_value *obj, const char *what,
+		   const char *key, bool required, const char **out)
+{
+	const struct fp_json_value *v = fp_json_get(obj, key);
+	const char *s;
+	size_t n;
+
+	if (!v) {
+		if (required)
+			return st_err(c, FP_EFORMAT, obj, "%s: missing member \"%s\"", what, key);
+		*out = "";
+		return FP_OK;
+	}
+	s = fp_json_string(v, &n);
+	if (!s)
+		return st_err(c, FP_EFORMAT, v, "%s.%s: expected a string", what, key);
+	*out = fp_arena_strndup(&c->run->arena, s, n);
+	if (!*out)
+		return fp_diag_set(c->diag, fp_arena_last_error(&c->run->arena), 0,
+				   "site table: out of memory copying strings");
+	return FP_OK;
+}
+
+static const struct fp_json_value *get_array(struct st_ctx *c, const struct fp_json_value *obj,
+					     const char *key, int *st)
+{
+	const struct fp_json_value *v = fp_json_get(obj, key);
+
+	if (!v) {
+		*st = st_err(c, FP_EFORMAT, obj, "missing member \"%s\"", key);
+		return NULL;
+	}
+	if (fp_json_type(v) != FP_JSON_ARRAY) {
+		*st = st_err(c, FP_EFORMAT, v, "\"%s\" must be an array", key);
+		return NULL;
+	}
+	return v;
+}
+
+static int nomem(struct st_ctx *c)
+{
+	return fp_diag_set(c->diag, FP_ENOMEM, 0, "site table: out of memory");
+}
+
+/* Source order: line, column, then id (ids are unique, so the order is total). */
+static int cmp_stmt(const void *a, const void *b)
+{
+	const struct fp_dbg_statement *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
+			    struct fp_hashmap *by_id)
+{
+	struct fp_dbg_run *run = c->run;
+	size_t i, n = fp_json_len(arr);
+	char what[48];
+	int st;
+
+	if (n > FP_DBG_MAX_STATEMENTS)
+		return st_err(c, FP_ELIMIT, arr, "more than %u statements", FP_DBG_MAX_STATEMENTS);
+	run->stmts = fp_arena_calloc(&run->arena, n ? n : 1, sizeof(*run->stmts));
+	if (!run->stmts)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i);
+		struct fp_dbg_statement *s = &run->stmts[i];
+		int64_t id = 0, line = 0, col = 0, end_line = 0, depth = 0;
+
+		snprintf(what, sizeof(what), "statements[%zu]", i);
+		if (fp_json_type(o) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, o, "%s: expected an object", what);
+		if ((st = get_int(c, o, what, "id", true, 0, UINT32_MAX - 1, &id)) ||
+		    (st = get_int(c, o, what, "line", true, 1, UINT32_MAX, &line)) ||
+		    (st = get_int(c, o, what, "col", false, 0, UINT32_MAX, &col)))
+			return st;
+		end_line = line;
+		if ((st = get_int(c, o, what, "end_line", false, line, UINT32_MAX, &end_line)) ||
+		    (st = get_int(c, o, what, "loop_depth", false, 0, UINT32_MAX, &depth)) ||
+		    (st = get_str(c, o, what, "source", true, &s->source)))
+			return st;
+		s->id = (uint32_t)id;
+		s->line = (uint32_t)line;
+		s->col = (uint32_t)col;
+		s->end_line = (uint32_t)end_line;
+		s->loop_depth = (uint32_t)depth;
+		if (fp_hashmap_get(by_id, s->id, NULL))
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "id"),
+				      "%s.id: duplicate statement id %u", what, s->id);
+		if ((st = fp_hashmap_put(by_id, s->id, 0)))
+			return fp_diag_set(c->diag, st, 0, "site table: out of memory");
+	}
+	run->nstmts = n;
+	qsort(run->stmts, n, sizeof(*run->stmts), cmp_stmt);
+	for (i = 0; i < n; i++)
+		fp_hashmap_put(by_id, run->stmts[i].id, i); /* replaces: never fails */
+	return FP_OK;
+}
+
+static int parse_kind(const char *s, enum fp_dbg_kind *k)
+{
+	if (!strcmp(s, "value"))
+		*k = FP_DBG_KIND_VALUE;
+	else if (!strcmp(s, "load"))
+		*k = FP_DBG_KIND_LOAD;
+	else if (!strcmp(s, "store"))
+		*k = FP_DBG_KIND_STORE;
+	else
+		return FP_EFORMAT;
+	return FP_OK;
+}
+
+static int parse_reads(struct st_ctx *c, const struct fp_json_value *o, const char *what,
+		       struct fp_dbg_site *site)
+{
+	const struct fp_json_value *arr = fp_json_get(o, "reads");
+	struct fp_dbg_read *reads;
+	size_t i, n;
+
+	if (!arr)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, arr, "%s.reads: expected an array of strings", what);
+	n = fp_json_len(arr);
+	if (!n)
+		return FP_OK;
+	reads = fp_arena_calloc(&c->run->arena, n, sizeof(*reads));
+	if (!reads)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *v = fp_json_at(arr, i);
+		size_t len;
+		const char *s = fp_json_string(v, &len);
+
+		if (!s)
+			return st_err(c, FP_EFORMAT, v, "%s.reads[%zu]: expected a string", what,
+				      i);
+		reads[i].name = fp_arena_strndup(&c->run->arena, s, len);
+		if (!reads[i].name)
+			return nomem(c);
+		reads[i].statement = UINT32_MAX;
+	}
+	site->reads = reads;
+	site->nreads = n;
+	return FP_OK;
+}
+
+static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
+		       const struct fp_hashmap *by_id)
+{
+	struct fp_dbg_run *run = c->run;
+	size_t i, n = fp_json_len(arr);
+	char what[48];
+	int st;
+
+	if (n > FP_DBG_MAX_SITES)
+		return st_err(c, FP_ELIMIT, arr, "more than %u sites", FP_DBG_MAX_SITES);
+	run->sites = fp_arena_calloc(&run->arena, n ? n : 1, sizeof(*run->sites));
+	if (!run->sites)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i);
+		struct fp_dbg_site *s;
+		int64_t id = 0, stmt = 0;
+		uint64_t idx;
+		const char *kind;
+
+		snprintf(what, sizeof(what), "sites[%zu]", i);
+		if (fp_json_type(o) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, o, "%s: expected an object", what);
+		if ((st = get_int(c, o, what, "id", true, 1, (int64_t)n, &id)))
+			return st_err(
+				c, FP_EFORMAT, fp_json_get(o, "id") ? fp_json_get(o, "id") : o,
+				"%s.id: site ids must be 1..%zu (one per site, dense)", what, n);
+		s = &run->sites[id - 1];
+		if (s->id)
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "id"),
+				      "%s.id: duplicate site id %" PRId64, what, id);
+		s->id = (uint32_t)id;
+		if ((st = get_int(c, o, what, "statement", true, 0, UINT32_MAX, &stmt)))
+			return st;
+		if (!fp_hashmap_get(by_id, (uint64_t)stmt, &idx))
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "statement"),
+				      "%s.statement: no statement with id %" PRId64, what, stmt);
+		s->statement = (uint32_t)idx;
+		if ((st = get_str(c, o, what, "kind", true, &kind)))
+			return st;
+		if (parse_kind(kind, &s->kind))
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "kind"),
+				      "%s.kind: expected \"value\", \"load\" or \"store\"", what);
+		if ((st = get_str(c, o, what, "name", true, &s->name)) ||
+		    (st = parse_reads(c, o, what, s)))
+			return st;
+	}
+	run->nsites = n;
+	return FP_OK;
+}
+
+/* Give every statement its sites, by ascending site id (counting sort on the statement index). */
+static int link_sites(struct st_ctx *c)
+{
+	struct fp_dbg_run *run = c->run;
+	size_t *fill, i;
+	uint32_t *all;
+
+	all = fp_arena_calloc(&run->arena, run->nsites ? run->nsites : 1, sizeof(*all));
+	fill = fp_calloc(run->nstmts + 1, sizeof(*fill));
+	if (!all || !fill) {
+		fp_free(fill);
+		return nomem(c);
+	}
+	for (i = 0; i < run->nsites; i++)
+		run->stmts[run->sites[i].statement].nsites++;
+	for (i = 0; i < run->nstmts; i++)
+		fill[i + 1] = fill[i] + run->stmts[i].nsites;
+	for (i = 0; i < run->nstmts; i++)
+		run->stmts[i].sites = all + fill[i];
+	for (i = 0; i < run->nsites; i++)
+		all[fill[run->sites[i].statement]++] = (uint32_t)i;
+	fp_free(fill);
+	return FP_OK;
+}
+
+/*
+ * Resolve reads: walking statements in source order, a read name refers to the latest earlier
+ * statement with a value site of that name. Reads are resolved before the statement's own
+ * definitions are added, so `x = x + 1` points at the previous x.
+ */
+static int resolve_reads(struct st_ctx *c)
+{
+	struct fp_dbg_run *run = c->run;
+	struct fp_intern *names = fp_intern_new();
+	uint32_t *def = NULL, id;
+	size_t ndef = 0, i, j, k;
+	int st = FP_OK;
+
+	if (!names)
+		return nomem(c);
+	for (i = 0; i < run->nstmts; i++) {
+		const struct fp_dbg_statement *stmt = &run->stmts[i];
+
+		for (j = 0; j < stmt->nsites; j++) {
+			struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
+
+			for (k = 0; k < s->nreads; k++) {
+				struct fp_dbg_read *r = (struct fp_dbg_read *)&s->reads[k];
+
+				if (!fp_intern_find(names, r->name, strlen(r->name), &id) &&
+				    id < ndef)
+					r->statement = def[id];
+			}
+		}
+		for (j = 0; j < stmt->nsites; j++) {
+			const struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
+
+			if (s->kind != FP_DBG_KIND_VALUE)
+				continue;
+			if ((st = fp_intern_add(names, s->name, strlen(s->name), &id)))
+				goto fail_add;
+			if (id >= ndef) {
+				uint32_t *nd = fp_reallocarray(def, (size_t)id + 1, sizeof(*def));
+
+				if (!nd) {
+					st = FP_ENOMEM;
+					goto fail_add;
+				}
+				def = nd;
+				ndef = (size_t)id + 1;
+			}
+			def[id] = (uint32_t)i;
+		}
+	}
+	fp_free(def);
+	fp_intern_free(names);
+	return FP_OK;
+
+fail_add:
+	fp_free(def);
+	fp_intern_free(names);
+	return fp_diag_set(c->diag, st, 0, "site table: out of memory resolving reads");
+}
+
+int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, struct fp_diag *diag)
+{
+	struct fp_json_limits lim = {.max_bytes = len, .max_depth = 16, .max_values = 0};
+	struct fp_json_doc *doc = NULL;
+	const struct fp_json_value *root, *stmts, *sites;
+	struct fp_hashmap by_id;
+	struct st_ctx c = {.run = run, .diag = diag};
+	int64_t version = 0, level = 0, addr_level = 0;
+	size_t i;
+	int st;
+
+	fp_hashmap_init(&by_id);
+	st = fp_json_parse(json, len, &lim, &doc, diag);
+	if (st) {
+		if (diag) {
+			char inner[sizeof(diag->msg) - 12]; /* room for the prefix */
+
+			memcpy(inner, diag->msg, sizeof(inner) - 1);
+			inner[sizeof(inner) - 1] = '\0';
+			snprintf(diag->msg, sizeof(diag->msg), "site table: %s", inner);
+		}
+		return st;
+	}
+	c.doc = doc;
+	root = fp_json_root(doc);
+	if (fp_json_type(root) != FP_JSON_OBJECT) {
+		st = st_err(&c, FP_EFORMAT, root, "expected a JSON object");
+		goto fail;
+	}
+	if ((st = get_int(&c, root, "root", "version", true, INT64_MIN, INT64_MAX, &version)))
+		goto fail;
+	if (version != 1) {
+		st = st_err(&c, FP_EVERSION, fp_json_get(root, "version"),
+			    "version %" PRId64 " is not supported (this build reads version 1)",
+			    version);
+		goto fail;
+	}
+	if ((st = get_str(&c, root, "root", "kernel", false, &run->info.kernel)) ||
+	    (st = get_str(&c, root, "root", "file", false, &run->info.file)) ||
+	    (st = get_int(&c, root, "root", "level", false, 0, 2, &level)) ||
+	    (st = get_int(&c, root, "root", "addr_level", false, 0, 2, &addr_level)))
+		goto fail;
+	run->info.level = (int)level;
+	run->info.addr_level = (int)addr_level;
+	if (!(stmts = get_array(&c, root, "statements", &st)) ||
+	    !(sites = get_array(&c, root, "sites", &st)))
+		goto fail;
+	if ((st = parse_statements(&c, stmts, &by_id)) || (st = parse_sites(&c, sites, &by_id)))
+		goto fail;
+	for (i = 0; i < run->nsites; i++) {
+		if (!run->sites[i].id) { /* cannot happen: n ids in 1..n, no duplicates */
+			st = st_err(&c, FP_EFORMAT, sites, "site id %zu missing", i + 1);
+			goto fail;
+		}
+	}
+	if ((st = link_sites(&c)) || (st = resolve_reads(&c)))
+		goto fail;
+	fp_hashmap_release(&by_id);
+	fp_json_doc_free(doc);
+	return FP_OK;
+
+fail:
+	fp_hashmap_release(&by_id);
+	fp_json_doc_free(doc);
+	return st;
+}

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Debugger's statement report as JSON (<stem>.json), schema in
+ * docs/debugger-report-schema.md: kernel and config, overflow facts, then statements in source
+ * order, each with its results (value summaries) and memory accesses (address summaries), every
+ * instance in program-then-execution order; plus an empty `findings` list that the analyses fill
+ * later. Everything goes through the streaming JSON writer; addresses are JSON integers. The text
+ * twin is dbg-txt.c.
+ */
+#include "fp-setup.h"
+
+#include <math.h>
+
+#include <flagprism/json.h>
+#include <flagprism/version.h>
+
+#include "dbg-num.h"
+#include "dbg-report.h"
+
+static void shape(struct fp_jsonw *w, const struct fp_dbg_site *s)
+{
+	unsigned i, n = s->flattened ? 1 : s->ndim;
+
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n && i < 3; i++)
+		fp_jsonw_uint(w, s->shape[i]);
+	fp_jsonw_array_end(w);
+}
+
+/*
+ * One instance object, built as compact text and inserted with fp_jsonw_raw(): a large report
+ * has millions of members, and one writer call per instance instead of a dozen per instance is
+ * what keeps it fast. In the pretty layout this also puts each instance on one line. Everything
+ * written here is a number, null, or a string of our own ([A-Za-z0-9_.-]) that needs no escape.
+ */
+struct ib {
+	size_t n;
+	char b[1024];
+};
+
+static void ib_str(struct ib *x, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(x->b + x->n, s, n);
+	x->n += n;
+}
+
+static void ib_u64(struct ib *x, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(x->b + x->n, tmp + sizeof(tmp) - n, n);
+	x->n += n;
+}
+
+static void ib_i64(struct ib *x, int64_t v)
+{
+	if (v < 0) {
+		x->b[x->n++] = '-';
+		ib_u64(x, (uint64_t)0 - (uint64_t)v);
+	} else {
+		ib_u64(x, (uint64_t)v);
+	}
+}
+
+/* A finite double (same text as fp_jsonw_double(), see dbg-num.h), or null. */
+static void ib_num(struct ib *x, double v, bool present)
+{
+	int n;
+
+	if (present && isfinite(v) && (n = fp__dbg_fmt_json(v, x->b + x->n, 40)) > 0)
+		x->n += (size_t)n;
+	else
+		ib_str(x, "null");
+}
+
+static void ib_program(struct ib *x, const struct fp_dbg_launch *l, uint64_t p, uint32_t exec)
+{
+	uint64_t xyz[3];
+
+	fp__dbg_program_xyz(l, p, xyz);
+	ib_str(x, "{\"program\":[");
+	ib_u64(x, xyz[0]);
+	x->b[x->n++] = ',';
+	ib_u64(x, xyz[1]);
+	x->b[x->n++] = ',';
+	ib_u64(x, xyz[2]);
+	ib_str(x, "],\"execution\":");
+	ib_u64(x, exec);
+}
+
+static void value_summary(struct ib *x, const struct fp_dbg_record *r)
+{
+	struct fp_dbg_value_summary v;
+	bool has;
+
+	fp_dbg_record_value_summary(r, &v);
+	has = v.finite_count > 0;
+	ib_str(x, ",\"summary\":{\"element_count\":");
+	ib_u64(x, v.element_count);
+	ib_str(x, ",\"nan_count\":");
+	ib_u64(x, v.nan_count);
+	ib_str(x, ",\"inf_count\":");
+	ib_u64(x, v.inf_count);
+	ib_str(x, ",\"zero_count\":");
+	ib_u64(x, v.zero_count);
+	ib_str(x, ",\"mean\":");
+	ib_num(x, v.mean, has);
+	if (!v.is_float && has) {
+		ib_str(x, ",\"min\":");
+		if (v.is_unsigned)
+			ib_u64(x, (uint64_t)v.imin);
+		else
+			ib_i64(x, v.imin);
+		ib_str(x, ",\"max\":");
+		if (v.is_unsigned)
+			ib_u64(x, (uint64_t)v.imax);
+		else
+			ib_i64(x, v.imax);
+	} else {
+		ib_str(x, ",\"min\":");
+		ib_num(x, v.min, has);
+		ib_str(x, ",\"max\":");
+		ib_num(x, v.max, has);
+	}
+	ib_str(x, ",\"l2_norm\":");
+	ib_num(x, v.l2_norm, true);
+	x->b[x->n++] = '}';
+}
+
+static void addr_field(struct ib *x, const char *key, uint64_t v, bool present)
+{
+	ib_str(x, key);
+	if (present)
+		ib_u64(x, v);
+	else
+		ib_str(x, "null");
+}
+
+static void addr_summary(struct ib *x, const struct fp_dbg_record *r)
+{
+	struct fp_dbg_addr_summary a;
+
+	fp_dbg_record_addr_summary(r, &a);
+	addr_field(x, ",\"address_summary\":{\"first_addr\":", a.first_addr, a.has_addresses);
+	addr_field(x, ",\"last_addr\":", a.last_addr, a.has_addresses);
+	addr_field(x, ",\"min_addr\":", a.min_addr, a.has_addresses);
+	addr_field(x, ",\"max_addr\":", a.max_addr, a.has_addresses);
+	addr_field(x, ",\"active_lane_count\":", a.active_lane_count, true);
+	addr_field(x, ",\"lane_count\":", a.lanes, true);
+	addr_field(x, ",\"address_span_bytes\":", a.address_span_bytes, true);
+	ib_str(x, ",\"status\":\"");
+	ib_str(x, fp_dbg_addr_status_name(a.status));
+	ib_str(x, "\"}");
+}
+
+static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struct fp_dbg_record *r)
+{
+	char name[160];
+
+	if (!c->link_artifacts || fp_dbg_record_dump_offset(r) == FP_DBG_NO_DUMP)
+		return;
+	if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE) {
+		fp__dbg_artifact_name(c, r, "value", name, sizeof(name));
+		ib_str(x, ",\"artifact\":\"");
+		ib_str(x, name);
+		x->b[x->n++] = '"';
+	} else {
+		fp__dbg_artifact_name(c, r, "addr", name, sizeof(name));
+		ib_str(x, ",\"artifact\":\"");
+		ib_str(x, name);
+		fp__dbg_artifact_name(c, r, "mask", name, sizeof(name));
+		ib_str(x, "\",\"mask_artifact\":\"");
+		ib_str(x, name);
+		x->b[x->n++] = '"';
+	}
+}
+
+static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
+		     const struct fp_dbg_record *r)
+{
+	struct ib x;
+
+	x.n = 0;
+	ib_program(&x, c->launch, r->program, r->execution);
+	if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE)
+		value_summary(&x, r);
+	else
+		addr_summary(&x, r);
+	artifacts_of(&x, c, r);
+	x.b[x.n++] = '}';
+	fp_jsonw_raw(w, x.b, x.n);
+}
+
+static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
+{
+	const struct fp_dbg_site *s = fp_dbg_run_site(c->run, si);
+	const struct fp_dbg_record *r;
+	size_t i, n;
+
+	r = fp_dbg_run_records(c->run, si, &n);
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "site", s->id);
+	if (s->kind != FP_DBG_KIND_VALUE)
+		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_LOAD ? "load" : "store");
+	fp_jsonw_kv_string(w, "name", s->name);
+	if (n) {
+		fp_jsonw_kv_string(w, "dtype", fp_dtype_name(s->dtype));
+		fp_jsonw_key(w, "shape");
+		shape(w, s);
+		if (s->flattened)
+			fp_jsonw_kv_uint(w, "rank", s->ndim);
+	} else {
+		fp_jsonw_kv_null(w, "dtype");
+		fp_jsonw_kv_null(w, "shape");
+	}
+	fp_jsonw_kv_uint(w, "instance_count", n);
+	fp_jsonw_key(w, "instances");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n; i++)
+		instance(w, c, &r[i]);
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
+}
+
+static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
+		  const struct fp_dbg_statement *st)
+{
+	size_t i, j;
+
+	fp_jsonw_key(w, "reads");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < st->nsites; i++) {
+		const struct fp_dbg_site *s = fp_dbg_run_site(c->run, st->sites[i]);
+
+		for (j = 0; j < s->nreads; j++) {
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_uint(w, "site", s->id);
+			fp_jsonw_kv_string(w, "name", s->reads[j].name);
+			if (s->reads[j].statement == UINT32_MAX)
+				fp_jsonw_kv_null(w, "line");
+			else
+				fp_jsonw_kv_uint(
+					w, "line",
+					fp_dbg_run_statement(c->run, s->reads[j].statement)->line);
+			fp_jsonw_object_end(w);
+		}
+	}
+	fp_jsonw_array_end(w);
+}
+
+static void statement(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t idx)
+{
+	const struct fp_dbg_statement *st = fp_dbg_run_statement(c->run, idx);
+	size_t i;
+	int pass;
+
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "id", st->id);
+	fp_jsonw_kv_uint(w, "line", st->line);
+	fp_jsonw_kv_uint(w, "col", st->col);
+	fp_jsonw_kv_uint(w, "end_line", st->end_line);
+	fp_jsonw_kv_uint(w, "loop_depth", st->loop_depth);
+	fp_jsonw_kv_string(w, "source", st->source);
+	reads(w, c, st);
+	for (pass = 0; pass < 2; pass++) { /* results, then memory */
+		fp_jsonw_key(w, pass ? "memory" : "results");
+		fp_jsonw_array_begin(w);
+		for (i = 0; i < st->nsites; i++) {
+			const struct fp_dbg_site *s = fp_dbg_run_site(c->run, st->sites[i]);
+
+			if ((s->kind == FP_DBG_KIND_VALUE) == !pass)
+				site(w, c, st->sites[i]);
+		}
+		fp_jsonw_array_end(w);
+	}
+	fp_jsonw_object_end(w);
+}
+
+static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	const struct fp_dbg_run_info *in = c->info;
+	const struct fp_dbg_launch *l = c->launch;
+	unsigned i;
+
+	fp_jsonw_kv_int(w, "schema_version", FP_DBG_SCHEMA_VERSION);
+	fp_jsonw_key(w, "generator");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "name", "flagprism");
+	fp_jsonw_kv_string(w, "version", fp_version_string());
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "kernel");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "name", l->kernel);
+	fp_jsonw_key(w, "grid");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < 3; i++)
+		fp_jsonw_uint(w, l->grid[i]);
+	fp_jsonw_array_end(w);
+	fp_jsonw_kv_uint(w, "programs", in->programs);
+	fp_jsonw_kv_string(w, "backend", l->backend);
+	fp_jsonw_kv_string(w, "source_file", l->source_file);
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "config");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_int(w, "level", in->level);
+	fp_jsonw_kv_int(w, "addr_level", in->addr_level);
+	fp_jsonw_kv_uint(w, "record_capacity", in->slots_per_program);
+	fp_jsonw_kv_uint(w, "dump_capacity_words", in->dump_capacity);
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "run");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "script", l->script);
+	fp_jsonw_kv_string(w, "timestamp", l->timestamp);
+	fp_jsonw_kv_int(w, "index", l->run_index);
+	fp_jsonw_kv_string(w, "stem", l->stem);
+	fp_jsonw_object_end(w);
+	fp_jsonw_kv_bool(w, "complete", in->complete);
+	fp_jsonw_kv_uint(w, "overflow_count", in->overflow_count);
+	fp_jsonw_kv_uint(w, "dump_overflow_words", in->dump_overflow);
+	fp_jsonw_kv_uint(w, "record_count", in->record_count);
+	fp_jsonw_kv_uint(w, "dump_count", in->dump_count);
+	fp_jsonw_key(w, "artifacts");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_bool(w, "written", c->link_artifacts);
+	if (c->link_artifacts) {
+		char dir[600];
+
+		snprintf(dir, sizeof(dir), "%s_artifacts", l->stem);
+		fp_jsonw_kv_string(w, "dir", dir);
+	} else {
+		fp_jsonw_kv_null(w, "dir");
+	}
+	if (c->want_artifacts && !in->complete)
+		fp_jsonw_kv_string(w, "refused",
+				   "the run overflowed (records or dump arena): level-2 artifacts "
+				   "from an incomplete run are not written");
+	else
+		fp_jsonw_kv_null(w, "refused");
+	fp_jsonw_object_end(w);
+}
+
+int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
+{
+	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	size_t i, n = fp_dbg_run_statement_count(c->run);
+	int st;
+
+	if (!w)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	fp_jsonw_object_begin(w);
+	header(w, c);
+	fp_jsonw_key(w, "statements");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n; i++)
+		statement(w, c, i);
+	fp_jsonw_array_end(w);
+	fp_jsonw_key(w, "findings");
+	fp_jsonw_array_begin(w);
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
+	st = fp_jsonw_finish(w);
+	fp_jsonw_free(w);
+	if (!st && fputc('\n', f) == EOF)
+		st = FP_EIO;
+	return st;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The launch JSON of a Debugger run (docs/debugger-report-schema.md, "Launch JSON"): where the
+ * reports go and what they are called, the grid, the backend, the user's source file and the
+ * instrumented twin's TTIR. Parsed and checked once, against the decoded run (the grid must
+ * multiply to the buffer's program count), then handed to every writer. Not the site table
+ * (src/debug/sites.c) and not the record buffer.
+ */
+#include "fp-setup.h"
+
+#include <flagprism/json.h>
+
+#include "dbg-report.h"
+
+struct lctx {
+	const struct fp_json_doc *doc;
+	struct fp_diag *diag;
+};
+
+FP_PRINTF(4, 5)
+static int lerr(struct lctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
+{
+	char msg[200];
+	uint32_t line = 0, col = 0;
+	uint64_t off = v ? fp_json_offset(v) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (v)
+		fp_json_position(c->doc, off, &line, &col);
+	return fp_diag_set_pos(c->diag, status, off, line, col, "launch: %s", msg);
+}
+
+/* Optional string member: NULL when absent or null; copied. */
+static int opt_str(struct lctx *c, const struct fp_json_value *o, const char *key, char **out,
+		   size_t *lenp)
+{
+	const struct fp_json_value *v = fp_json_get(o, key);
+	const char *s;
+	size_t n;
+
+	*out = NULL;
+	if (!v || fp_json_type(v) == FP_JSON_NULL)
+		return FP_OK;
+	s = fp_json_string(v, &n);
+	if (!s)
+		return lerr(c, FP_EFORMAT, v, "\"%s\" must be a string", key);
+	*out = fp_strndup(s, n);
+	if (!*out)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+	if (lenp)
+		*lenp = n;
+	return FP_OK;
+}
+
+static int dflt(struct lctx *c, char **s, const char *value)
+{
+	if (*s)
+		return FP_OK;
+	*s = fp_strdup(value);
+	return *s ? FP_OK : fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+}
+
+/* File-name-safe copy in place: anything but [A-Za-z0-9._-] becomes '_' ("." and ".." too). */
+static void sanitize(char *s)
+{
+	char *p;
+
+	for (p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			*p = '_';
+	}
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		s[0] = '_';
+}
+
+static int parse_grid(struct lctx *c, const struct fp_json_value *root, struct fp_dbg_launch *l,
+		      const struct fp_dbg_run *run)
+{
+	const struct fp_json_value *g = fp_json_get(root, "grid");
+	uint64_t prod = 1;
+	size_t i, n;
+
+	if (!g || fp_json_type(g) != FP_JSON_ARRAY || (n = fp_json_len(g)) < 1 || n > 3)
+		return lerr(c, FP_EFORMAT, g ? g : root,
+			    "\"grid\" must be an array of 1 to 3 positive integers");
+	l->grid[0] = l->grid[1] = l->grid[2] = 1;
+	for (i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (!fp_json_uint64(fp_json_at(g, i), &v) || !v || v > UINT32_MAX)
+			return lerr(c, FP_EFORMAT, fp_json_at(g, i),
+				    "grid[%zu] must be an integer in 1..4294967295", i);
+		l->grid[i] = v;
+		prod *= v; /* may wrap for three huge dims: the overflow is checked below */
+	}
+	if ((l->grid[2] > 1 && l->grid[0] * l->grid[1] > UINT64_MAX / l->grid[2]) ||
+	    prod != fp_dbg_run_info(run)->programs)
+		return lerr(c, FP_EFORMAT, g,
+			    "grid [%" PRIu64 ", %" PRIu64 ", %" PRIu64
+			    "] does not match the record buffer's %" PRIu64 " programs",
+			    l->grid[0], l->grid[1], l->grid[2], fp_dbg_run_info(run)->programs);
+	l->grid_ndim = (unsigned)n;
+	return FP_OK;
+}
+
+static int parse_helpers(struct lctx *c, const struct fp_json_value *root, struct fp_dbg_launch *l)
+{
+	const struct fp_json_value *a = fp_json_get(root, "helper_files");
+	size_t i, n;
+
+	if (!a || fp_json_type(a) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(a) != FP_JSON_ARRAY)
+		return lerr(c, FP_EFORMAT, a, "\"helper_files\" must be an array of strings");
+	n = fp_json_len(a);
+	l->helper_files = fp_calloc(n ? n : 1, sizeof(*l->helper_files));
+	if (!l->helper_files)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+	for (i = 0; i < n; i++) {
+		size_t len;
+		const char *s = fp_json_string(fp_json_at(a, i), &len);
+
+		if (!s)
+			return lerr(c, FP_EFORMAT, fp_json_at(a, i),
+				    "helper_files[%zu] must be a string", i);
+		l->helper_files[i] = fp_strndup(s, len);
+		if (!l->helper_files[i])
+			return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+		l->nhelper_files = i + 1;
+	}
+	return FP_OK;
+}
+
+static int make_stem(struct lctx *c, struct fp_dbg_launch *l)
+{
+	char run_s[32];
+	size_t n;
+
+	if (l->stem) {
+		if (!l->stem[0])
+			return lerr(c, FP_EFORMAT, NULL, "\"stem\" is empty");
+		sanitize(l->stem);
+		return FP_OK;
+	}
+	snprintf(run_s, sizeof(run_s), "%" PRId64, l->run_index);
+	n = strlen(l->script) + strlen(l->kernel) + strlen(l->timestamp) + strlen(run_s) + 8;
+	l->stem = fp_malloc(n);
+	if (!l->stem)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+	snprintf(l->stem, n, "%s_%s_%s_run%s", l->script, l->kernel, l->timestamp, run_s);
+	sanitize(l->stem);
+	return FP_OK;
+}
+
+int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, size_t len,
+			struct fp_dbg_launch **out, struct fp_diag *diag)
+{
+	struct fp_json_limits lim = {.max_bytes = len, .max_depth = 32, .max_values = 0};
+	struct fp_json_doc *doc = NULL;
+	const struct fp_json_value *root, *v;
+	struct fp_dbg_launch *l;
+	struct lctx c = {.diag = diag};
+	const struct fp_dbg_run_info *info;
+	int64_t i64;
+	bool b;
+	int st;
+
+	if (!run || !launch_json || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_launch_parse: NULL argument");
+	*out = NULL;
+	info = fp_dbg_run_info(run);
+	l = fp_calloc(1, sizeof(*l));
+	if (!l)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "launch: out of memory");
+	if ((st = fp_json_parse(launch_json, len, &lim, &doc, diag))) {
+		if (diag) {
+			char inner[sizeof(diag->msg) - 8];
+
+			memcpy(inner, diag->msg, sizeof(inner) - 1);
+			inner[sizeof(inner) - 1] = '\0';
+			snprintf(diag->msg, sizeof(diag->msg), "launch: %s", inner);
+		}
+		goto fail;
+	}
+	c.doc = doc;
+	root = fp_json_root(doc);
+	if (fp_json_type(root) != FP_JSON_OBJECT) {
+		st = lerr(&c, FP_EFORMAT, root, "expected a JSON object");
+		goto fail;
+	}
+	if ((v = fp_json_get(root, "version")) && (!fp_json_int64(v, &i64) || i64 != 1)) {
+		st = lerr(&c, FP_EVERSION, v, "version must be 1");
+		goto fail;
+	}
+	if ((st = opt_str(&c, root, "output_dir", &l->output_dir, NULL)))
+		goto fail;
+	if (!l->output_dir || !l->output_dir[0]) {
+		st = lerr(&c, FP_EFORMAT, root, "\"output_dir\" (a non-empty string) is required");
+		goto fail;
+	}
+	if ((st = opt_str(&c, root, "stem", &l->stem, NULL)) ||
+	    (st = opt_str(&c, root, "script", &l->script, NULL)) ||
+	    (st = opt_str(&c, root, "kernel", &l->kernel, NULL)) ||
+	    (st = opt_str(&c, root, "timestamp", &l->timestamp, NULL)) ||
+	    (st = opt_str(&c, root, "backend", &l->backend, NULL)) ||
+	    (st = opt_str(&c, root, "source_file", &l->source_file, NULL)) ||
+	    (st = opt_str(&c, root, "twin_file", &l->twin_file, NULL)) ||
+	    (st = opt_str(&c, root, "ttir", &l->ttir, &l->ttir_len)) ||
+	    (st = opt_str(&c, root, "ttir_unavailable_reason", &l->ttir_unavailable_reason, NULL)))
+		goto fail;
+	if ((st = dflt(&c, &l->script, "script")) ||
+	    (st = dflt(&c, &l->kernel, info->kernel[0] ? info->kernel : "kernel")) ||
+	    (st = dflt(&c, &l->timestamp, "0")) || (st = dflt(&c, &l->backend, "unknown")) ||
+	    (st = dflt(&c, &l->source_file, info->file)))
+		goto fail;
+	if ((v = fp_json_get(root, "run"))) {
+		if (!fp_json_int64(v, &i64) || i64 < 0) {
+			st = lerr(&c, FP_EFORMAT, v, "\"run\" must be a non-negative integer");
+			goto fail;
+		}
+		l->run_index = i64;
+	}
+	l->record_capacity = info->slots_per_program;
+	if ((v = fp_json_get(root, "record_capacity")) && !fp_json_uint64(v, &l->record_capacity)) {
+		st = lerr(&c, FP_EFORMAT, v, "\"record_capacity\" must be a non-negative integer");
+		goto fail;
+	}
+	if ((v = fp_json_get(root, "export_raw_records")) && fp_json_type(v) != FP_JSON_NULL) {
+		if (!fp_json_bool(v, &b)) {
+			st = lerr(&c, FP_EFORMAT, v,
+				  "\"export_raw_records\" must be true or false");
+			goto fail;
+		}
+		l->export_raw_records = b;
+	}
+	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
+	    (st = make_stem(&c, l)))
+		goto fail;
+	fp_json_doc_free(doc);
+	*out = l;
+	return FP_OK;
+
+fail:
+	fp_json_doc_free(doc);
+	fp_dbg_launch_free(l);
+	return st;
+}
+
+void fp_dbg_launch_free(struct fp_dbg_launch *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	fp_free(l->output_dir);
+	fp_free(l->stem);
+	fp_free(l->script);
+	fp_free(l->kernel);
+	fp_free(l->timestamp);
+	fp_free(l->backend);
+	fp_free(l->source_file);
+	fp_free(l->twin_file);
+	fp_free(l->ttir);
+	fp_free(l->ttir_unavailable_reason);
+	for (i = 0; i < l->nhelper_files; i++)
+		fp_free(l->helper_files[i]);
+	fp_free(l->helper_files);
+	fp_free(l);
+}
+
+void fp__dbg_program_xyz(const struct fp_dbg_launch *l, uint64_t p, uint64_t xyz[3])
+{
+	xyz[0] = p % l->grid[0];
+	xyz[1] = (p / l->grid[0]) % l->grid[1];
+	xyz[2] = p / (l->grid[0] * l->grid[1]);
+}

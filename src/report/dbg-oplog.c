@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Debugger's op log (<stem>_op_log.txt and .json): every Triton IR operation of the compiled
+ * twin, with its result types and shapes, its source position mapped back to the user's file
+ * (the twin's cache file keeps the user's line numbers), the statement it belongs to and the
+ * records of that statement's sites. Operations that come from FlagPrism's own record helpers
+ * are recognised and grouped per statement as "instrumentation" instead of being listed as user
+ * ops. Without TTIR (or with TTIR we cannot parse) both files say plainly that the op log is
+ * unavailable and why. The TTIR parser itself is src/ir/.
+ */
+#include "fp-setup.h"
+
+#include <flagprism/json.h>
+#include <flagprism/ttir.h>
+
+#include "dbg-report.h"
+
+#define NO_STMT UINT32_MAX
+
+struct opinfo {
+	const struct fp_ttir_op *op;
+	uint32_t stmt; /* statement index, NO_STMT when the op is outside every statement */
+	bool instr;    /* instrumentation (record helpers) */
+	bool in_twin;  /* caller position is in the kernel's own source */
+};
+
+struct oplog {
+	struct fp_ttir *ir;
+	char reason[300]; /* why unavailable, when ir is NULL */
+	struct opinfo *ops;
+	size_t nops, nuser, ninstr;
+	size_t *user_per_stmt; /* user ops per statement (+1 slot for "outside") */
+	size_t *instr_per_stmt;
+};
+
+/* Equal paths, or one ends with "/" + the other (relative paths in IR locations). */
+static bool same_path(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	if (!a || !b || !a[0] || !b[0])
+		return false;
+	la = strlen(a);
+	lb = strlen(b);
+	if (la == lb)
+		return !strcmp(a, b);
+	if (la < lb) {
+		const char *t = a;
+
+		a = b;
+		b = t;
+		la = lb;
+		lb = strlen(b);
+	}
+	return a[la - lb - 1] == '/' && !strcmp(a + la - lb, b);
+}
+
+static bool is_helper_file(const struct fp_dbg_launch *l, const char *file)
+{
+	const char *base;
+	size_t i;
+
+	if (!file)
+		return false;
+	for (i = 0; i < l->nhelper_files; i++)
+		if (same_path(file, l->helper_files[i]))
+			return true;
+	/* without a list: the package's record helpers, python/flagprism/_records.py */
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	return !strcmp(base, "_records.py") && strstr(file, "flagprism");
+}
+
+/* The kernel's own source: the twin's cache file, or the user's file itself. */
+static bool is_kernel_file(const struct fp_dbg_launch *l, const char *file)
+{
+	return file && (same_path(file, l->twin_file) || same_path(file, l->source_file));
+}
+
+/* The path to show for a location: twin positions are the user's file. */
+static const char *shown_file(const struct fp_dbg_launch *l, const char *file)
+{
+	return is_kernel_file(l, file) ? l->source_file : file;
+}
+
+/* Statement containing `line`: the last one (source order) starting at or before it whose
+ * range covers it. */
+static uint32_t stmt_of_line(const struct fp_dbg_run *run, uint32_t line)
+{
+	size_t lo = 0, hi = fp_dbg_run_statement_count(run), i;
+
+	while (lo < hi) { /* first statement with line > `line` */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fp_dbg_run_statement(run, mid)->line <= line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i > 0; i--) {
+		const struct fp_dbg_statement *s = fp_dbg_run_statement(run, i - 1);
+
+		if (s->end_line >= line)
+			return (uint32_t)(i - 1);
+		if (lo - i > 64) /* statements do not nest deeply; stop looking */
+			break;
+	}
+	return NO_STMT;
+}
+
+/* (line, col) of helper call sites in the kernel source, sorted, for membership tests. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool in_sorted(const uint64_t *v, size_t n, uint64_t key)
+{
+	return n && bsearch(&key, v, n, sizeof(*v), cmp_u64);
+}
+
+static void oplog_release(struct oplog *o)
+{
+	fp_ttir_free(o->ir);
+	fp_free(o->ops);
+	fp_free(o->user_per_stmt);
+	fp_free(o->instr_per_stmt);
+}
+
+/*
+ * Classify every op. An op is instrumentation when its innermost position is in a record helper
+ * file, when its Python name is one of the rewriter's (`__fp...`), or when it was inlined from
+ * the same call expression as such an op (e.g. a tl.sum inside a helper: its innermost position
+ * is in triton/language, but its outermost one is the helper call in the twin).
+ */
+static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
+{
+	const struct fp_dbg_launch *l = c->launch;
+	size_t nst = fp_dbg_run_statement_count(c->run), i, ncall = 0;
+	uint64_t *calls = NULL;
+	struct fp_diag d;
+	int st;
+
+	memset(o, 0, sizeof(*o));
+	if (!l->ttir) {
+		snprintf(o->reason, sizeof(o->reason), "%s",
+			 l->ttir_unavailable_reason ? l->ttir_unavailable_reason :
+						      "the launch carried no TTIR");
+		return FP_OK;
+	}
+	fp_diag_clear(&d);
+	st = fp_ttir_parse(l->ttir, l->ttir_len, &o->ir, &d);
+	if (st == FP_ENOMEM)
+		return fp_diag_set(c->diag, st, 0, "out of memory parsing the TTIR");
+	if (st) {
+		snprintf(o->reason, sizeof(o->reason), "the TTIR could not be parsed (%s: %s)",
+			 fp_status_name(st), d.msg);
+		o->ir = NULL;
+		return FP_OK;
+	}
+	o->nops = fp_ttir_op_count(o->ir);
+	o->ops = fp_calloc(o->nops ? o->nops : 1, sizeof(*o->ops));
+	calls = fp_calloc(o->nops ? o->nops : 1, sizeof(*calls));
+	o->user_per_stmt = fp_calloc(nst + 1, sizeof(*o->user_per_stmt));
+	o->instr_per_stmt = fp_calloc(nst + 1, sizeof(*o->instr_per_stmt));
+	if (!o->ops || !calls || !o->user_per_stmt || !o->instr_per_stmt) {
+		fp_free(calls);
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	}
+	for (i = 0; i < o->nops; i++) {
+		const struct fp_ttir_op *op = fp_ttir_op_at(o->ir, i);
+		struct opinfo *oi = &o->ops[i];
+
+		oi->op = op;
+		oi->in_twin = is_kernel_file(l, op->caller.file);
+		oi->stmt = oi->in_twin ? stmt_of_line(c->run, op->caller.line) : NO_STMT;
+		oi->instr = is_helper_file(l, op->loc.file) ||
+			    (op->var_name && !strncmp(op->var_name, "__fp", 4));
+		if (oi->instr && oi->in_twin && (op->flags & FP_TTIR_OP_CALLSITE))
+			calls[ncall++] = (uint64_t)op->caller.line << 32 | op->caller.col;
+	}
+	qsort(calls, ncall, sizeof(*calls), cmp_u64);
+	for (i = 0; i < o->nops; i++) {
+		struct opinfo *oi = &o->ops[i];
+		const struct fp_ttir_op *op = oi->op;
+
+		if (!oi->instr && oi->in_twin && (op->flags & FP_TTIR_OP_CALLSITE) &&
+		    in_sorted(calls, ncall, (uint64_t)op->caller.line << 32 | op->caller.col))
+			oi->instr = true;
+		if (oi->instr) {
+			o->ninstr++;
+			o->instr_per_stmt[oi->stmt == NO_STMT ? nst : oi->stmt]++;
+		} else {
+			o->nuser++;
+			o->user_per_stmt[oi->stmt == NO_STMT ? nst : oi->stmt]++;
+		}
+	}
+	fp_free(calls);
+	return FP_OK;
+}
+
+static size_t stmt_records(const struct fp_dbg_run *run, const struct fp_dbg_statement *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nsites; i++)
+		n += fp_dbg_run_site(run, s->sites[i])->nrecords;
+	return n;
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+static void txt_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
+{
+	const struct fp_dbg_launch *l = c->launch;
+
+	fp__tb_str(t, "FlagPrism op log\n");
+	fp__tb_printf(t, "kernel:  %s\n", l->kernel);
+	fp__tb_printf(t, "source:  %s\n", l->source_file);
+	if (l->twin_file)
+		fp__tb_printf(t, "twin:    %s (same line numbers as the source)\n", l->twin_file);
+}
+
+static void txt_types(struct fp__tbuf *t, const struct fp_ttir_op *op)
+{
+	uint32_t i;
+
+	if (!op->n_results) {
+		fp__tb_ch(t, '-');
+		return;
+	}
+	for (i = 0; i < op->n_results; i++) {
+		if (i)
+			fp__tb_str(t, ", ");
+		fp__tb_str(t, op->results[i].name);
+		fp__tb_str(t, ": ");
+		fp__tb_str(t, op->results[i].type.text[0] ? op->results[i].type.text : "?");
+	}
+}
+
+static void txt_op(struct fp__tbuf *t, const struct fp__dbg_wctx *c, const struct opinfo *oi)
+{
+	const struct fp_ttir_op *op = oi->op;
+	char pos[32];
+
+	fp__tb_u64(t, op->index, 5);
+	fp__tb_str(t, "  ");
+	if (oi->in_twin)
+		snprintf(pos, sizeof(pos), "%u:%u", op->caller.line, op->caller.col);
+	else if (op->caller.file)
+		snprintf(pos, sizeof(pos), "(other file)");
+	else
+		snprintf(pos, sizeof(pos), "-");
+	fp__tb_left(t, pos, 10);
+	fp__tb_ch(t, ' ');
+	if (oi->stmt == NO_STMT)
+		snprintf(pos, sizeof(pos), "-");
+	else
+		snprintf(pos, sizeof(pos), "L%u", fp_dbg_run_statement(c->run, oi->stmt)->line);
+	fp__tb_left(t, pos, 6);
+	fp__tb_ch(t, ' ');
+	fp__tb_pad(t, 2 * (size_t)FP_MIN(op->depth, 16u));
+	fp__tb_str(t, op->name);
+	fp__tb_str(t, "  ");
+	txt_types(t, op);
+	if (op->var_name)
+		fp__tb_printf(t, "  [%s]", op->var_name);
+	if (op->flags & FP_TTIR_OP_CALLSITE && op->loc.file)
+		fp__tb_printf(t, "  (inlined from %s:%u:%u)", shown_file(c->launch, op->loc.file),
+			      op->loc.line, op->loc.col);
+	else if (!oi->in_twin && op->loc.file)
+		fp__tb_printf(t, "  (at %s:%u:%u)", op->loc.file, op->loc.line, op->loc.col);
+	fp__tb_ch(t, '\n');
+}
+
+static void txt_statements(struct fp__tbuf *t, const struct fp__dbg_wctx *c, const struct oplog *o)
+{
+	size_t nst = fp_dbg_run_statement_count(c->run), i, j;
+
+	fp__tb_str(t, "\nStatements (observed region), with their ops and records:\n");
+	for (i = 0; i < nst; i++) {
+		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, i);
+
+		fp__tb_printf(t, "\nline %u:%u  %s\n", s->line, s->col, s->source);
+		fp__tb_printf(t, "  ops: %zu user, %zu instrumentation\n", o->user_per_stmt[i],
+			      o->instr_per_stmt[i]);
+		fp__tb_printf(t, "  records: %zu", stmt_records(c->run, s));
+		for (j = 0; j < s->nsites; j++) {
+			const struct fp_dbg_site *site = fp_dbg_run_site(c->run, s->sites[j]);
+
+			fp__tb_printf(t, "%ssite %u %s %s: %zu", j ? "; " : " (", site->id,
+				      fp_dbg_kind_name(site->kind), site->name, site->nrecords);
+		}
+		fp__tb_str(t, s->nsites ? ")\n" : "\n");
+	}
+	if (o->user_per_stmt[nst] || o->instr_per_stmt[nst])
+		fp__tb_printf(t,
+			      "\noutside observed statements: %zu user ops, %zu instrumentation\n",
+			      o->user_per_stmt[nst], o->instr_per_stmt[nst]);
+}
+
+int fp__dbg_write_op_log_txt(const struct fp__dbg_wctx *c, FILE *f)
+{
+	struct fp__tbuf *t = fp_malloc(sizeof(*t));
+	struct oplog o;
+	size_t i;
+	int st;
+
+	if (!t)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	fp__tb_init(t, f);
+	if ((st = oplog_build(c, &o)))
+		goto out;
+	txt_header(t, c);
+	if (!o.ir) {
+		fp__tb_printf(t, "\nop log unavailable: %s\n", o.reason);
+		goto out;
+	}
+	fp__tb_printf(t,
+		      "ops:     %zu in %zu function(s): %zu user ops listed below, %zu "
+		      "instrumentation ops (FlagPrism record helpers) counted per statement\n",
+		      o.nops, fp_ttir_func_count(o.ir), o.nuser, o.ninstr);
+	fp__tb_str(t, "\n   op  line:col   stmt   operation  results  [python name]\n");
+	for (i = 0; i < o.nops; i++)
+		if (!o.ops[i].instr)
+			txt_op(t, c, &o.ops[i]);
+	txt_statements(t, c, &o);
+out:
+	if (!st)
+		st = fp__tb_flush(t);
+	oplog_release(&o);
+	fp_free(t);
+	return st;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void json_loc(struct fp_jsonw *w, const struct fp_dbg_launch *l, const char *key,
+		     const struct fp_ttir_loc *loc)
+{
+	fp_jsonw_key(w, key);
+	if (!loc->file) {
+		fp_jsonw_null(w);
+		return;
+	}
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "file", shown_file(l, loc->file));
+	fp_jsonw_kv_uint(w, "line", loc->line);
+	fp_jsonw_kv_uint(w, "col", loc->col);
+	fp_jsonw_object_end(w);
+}
+
+static void json_type(struct fp_jsonw *w, const struct fp_ttir_type *ty)
+{
+	uint32_t i;
+
+	fp_jsonw_kv_string(w, "type", ty->text);
+	fp_jsonw_kv_string(w, "elem", ty->elem);
+	fp_jsonw_key(w, "shape");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < ty->rank; i++)
+		fp_jsonw_int(w, ty->shape[i]);
+	fp_jsonw_array_end(w);
+}
+
+static void json_sites(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
+		       const struct fp_dbg_statement *s)
+{
+	size_t j;
+
+	fp_jsonw_array_begin(w);
+	for (j = 0; j < s->nsites; j++) {
+		const struct fp_dbg_site *site = fp_dbg_run_site(c->run, s->sites[j]);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "site", site->id);
+		fp_jsonw_kv_string(w, "kind", fp_dbg_kind_name(site->kind));
+		fp_jsonw_kv_string(w, "name", site->name);
+		fp_jsonw_kv_uint(w, "records", site->nrecords);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+}
+
+static void json_op(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const struct opinfo *oi)
+{
+	const struct fp_ttir_op *op = oi->op;
+	uint32_t i;
+
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "index", op->index);
+	fp_jsonw_kv_string(w, "op", op->name);
+	fp_jsonw_kv_string(w, "function", op->func_name);
+	fp_jsonw_kv_uint(w, "depth", op->depth);
+	fp_jsonw_kv_uint(w, "ir_line", op->ir_line);
+	fp_jsonw_key(w, "results");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < op->n_results; i++) {
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "name", op->results[i].name);
+		json_type(w, &op->results[i].type);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_jsonw_kv_string(w, "var_name", op->var_name);
+	json_loc(w, c->launch, "loc", &op->loc);
+	json_loc(w, c->launch, "caller", &op->caller);
+	fp_jsonw_kv_bool(w, "inlined", op->flags & FP_TTIR_OP_CALLSITE);
+	if (oi->stmt == NO_STMT) {
+		fp_jsonw_kv_null(w, "statement");
+		fp_jsonw_key(w, "sites");
+		fp_jsonw_array_begin(w);
+		fp_jsonw_array_end(w);
+	} else {
+		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, oi->stmt);
+
+		fp_jsonw_key(w, "statement");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "id", s->id);
+		fp_jsonw_kv_uint(w, "line", s->line);
+		fp_jsonw_object_end(w);
+		fp_jsonw_key(w, "sites");
+		json_sites(w, c, s);
+	}
+	fp_jsonw_object_end(w);
+}
+
+struct name_count {
+	uint32_t stmt;
+	const char *name;
+};
+
+static int cmp_nc(const void *a, const void *b)
+{
+	const struct name_count *x = a, *y = b;
+
+	if (x->stmt != y->stmt)
+		return x->stmt < y->stmt ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Instrumentation grouped per statement: op names with counts, sorted (deterministic). */
+static int json_instr(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const struct oplog *o)
+{
+	struct name_count *v = fp_calloc(o->ninstr ? o->ninstr : 1, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	for (i = 0; i < o->nops; i++)
+		if (o->ops[i].instr)
+			v[n++] = (struct name_count){o->ops[i].stmt, o->ops[i].op->name};
+	qsort(v, n, sizeof(*v), cmp_nc);
+	fp_jsonw_key(w, "instrumentation");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n;) {
+		uint32_t s = v[i].stmt;
+		size_t j, total = 0;
+
+		for (j = i; j < n && v[j].stmt == s; j++)
+			total++;
+		fp_jsonw_object_begin(w);
+		if (s == NO_STMT)
+			fp_jsonw_kv_null(w, "statement_line");
+		else
+			fp_jsonw_kv_uint(w, "statement_line",
+					 fp_dbg_run_statement(c->run, s)->line);
+		fp_jsonw_kv_uint(w, "op_count", total);
+		fp_jsonw_key(w, "ops");
+		fp_jsonw_object_begin(w);
+		while (i < n && v[i].stmt == s) {
+			size_t k = i;
+
+			while (k < n && v[k].stmt == s && !strcmp(v[k].name, v[i].name))
+				k++;
+			fp_jsonw_kv_uint(w, v[i].name, k - i);
+			i = k;
+		}
+		fp_jsonw_object_end(w);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_free(v);
+	return FP_OK;
+}
+
+static int json_statements(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const struct oplog *o)
+{
+	size_t nst = fp_dbg_run_statement_count(c->run), i, j;
+	size_t *first = fp_calloc(nst + 2, sizeof(*first));
+	uint32_t *order = fp_calloc(o->nuser ? o->nuser : 1, sizeof(*order));
+
+	if (!first || !order) {
+		fp_free(first);
+		fp_free(order);
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	}
+	/* user ops grouped by statement (counting sort keeps IR order within a statement) */
+	for (i = 0; i <= nst; i++)
+		first[i + 1] = first[i] + o->user_per_stmt[i];
+	for (j = 0; j < o->nops; j++) {
+		const struct opinfo *oi = &o->ops[j];
+
+		if (!oi->instr)
+			order[first[oi->stmt == NO_STMT ? nst : oi->stmt]++] = (uint32_t)j;
+	}
+	for (i = nst + 1; i > 0; i--) /* shift back: first[i] = start of statement i */
+		first[i] = first[i - 1];
+	first[0] = 0;
+	fp_jsonw_key(w, "statements");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < nst; i++) {
+		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, i);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "id", s->id);
+		fp_jsonw_kv_uint(w, "line", s->line);
+		fp_jsonw_kv_uint(w, "end_line", s->end_line);
+		fp_jsonw_kv_string(w, "source", s->source);
+		fp_jsonw_key(w, "user_ops");
+		fp_jsonw_array_begin(w);
+		for (j = first[i]; j < first[i + 1]; j++)
+			fp_jsonw_uint(w, o->ops[order[j]].op->index);
+		fp_jsonw_array_end(w);
+		fp_jsonw_kv_uint(w, "instrumentation_op_count", o->instr_per_stmt[i]);
+		fp_jsonw_kv_uint(w, "records", stmt_records(c->run, s));
+		fp_jsonw_key(w, "sites");
+		json_sites(w, c, s);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_free(first);
+	fp_free(order);
+	return FP_OK;
+}
+
+int fp__dbg_write_op_log_json(const struct fp__dbg_wctx *c, FILE *f)
+{
+	const struct fp_dbg_launch *l = c->launch;
+	struct fp_jsonw *w;
+	struct oplog o;
+	size_t i;
+	int st;
+
+	if ((st = oplog_build(c, &o)))
+		goto out;
+	w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	if (!w) {
+		st = fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+		goto out;
+	}
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_int(w, "schema_version", FP_DBG_SCHEMA_VERSION);
+	fp_jsonw_kv_string(w, "kernel", l->kernel);
+	fp_jsonw_kv_string(w, "source_file", l->source_file);
+	fp_jsonw_kv_string(w, "twin_file", l->twin_file);
+	fp_jsonw_kv_bool(w, "available", o.ir != NULL);
+	if (!o.ir) {
+		fp_jsonw_kv_string(w, "unavailable_reason", o.reason);
+		fp_jsonw_key(w, "ops");
+		fp_jsonw_array_begin(w);
+		fp_jsonw_array_end(w);
+	} else {
+		fp_jsonw_kv_null(w, "unavailable_reason");
+		fp_jsonw_kv_uint(w, "op_count", o.nops);
+		fp_jsonw_kv_uint(w, "user_op_count", o.nuser);
+		fp_jsonw_kv_uint(w, "instrumentation_op_count", o.ninstr);
+		fp_jsonw_key(w, "functions");
+		fp_jsonw_array_begin(w);
+		for (i = 0; i < fp_ttir_func_count(o.ir); i++) {
+			const struct fp_ttir_func *fn = fp_ttir_func_at(o.ir, i);
+
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_string(w, "name", fn->name);
+			fp_jsonw_kv_uint(w, "first_op", fn->first_op);
+			fp_jsonw_kv_uint(w, "end_op", fn->end_op);
+			fp_jsonw_object_end(w);
+		}
+		fp_jsonw_array_end(w);
+		fp_jsonw_key(w, "ops");
+		fp_jsonw_array_begin(w);
+		for (i = 0; i < o.nops; i++)
+			if (!o.ops[i].instr)
+				json_op(w, c, &o.ops[i]);
+		fp_jsonw_array_end(w);
+		if ((st = json_instr(w, c, &o)) || (st = json_statements(w, c, &o))) {
+			fp_jsonw_free(w);
+			goto out;
+		}
+	}
+	fp_jsonw_object_end(w);
+	st = fp_jsonw_finish(w);
+	fp_jsonw_free(w);
+	if (!st && fputc('\n', f) == EOF)
+		st = FP_EIO;
+out:
+	oplog_release(&o);
+	return st;
+}

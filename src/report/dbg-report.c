@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Debugger's report driver: the table of report writers (one entry per format, each
+ * implemented in its own dbg-<format>.c), fp_dbg_write_format() for one format to any stream,
+ * and fp_dbg_write_reports(), which writes every report a launch asks for into its output
+ * directory (each file written under a temporary name and renamed into place), then the level-2
+ * artifacts, which it refuses with FP_EOVERFLOW for a run that overflowed. Layout and contents
+ * of each format are the writers' business, not this file's.
+ */
+#include "fp-setup.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "dbg-report.h"
+
+static bool want_raw(const struct fp_dbg_launch *l)
+{
+	return l->export_raw_records;
+}
+
+static const struct fp__dbg_writer writers[] = {
+	{"txt", ".txt", fp__dbg_write_txt, NULL, offsetof(struct fp_dbg_outputs, txt)},
+	{"json", ".json", fp__dbg_write_json, NULL, offsetof(struct fp_dbg_outputs, json)},
+	{"op_log_txt", "_op_log.txt", fp__dbg_write_op_log_txt, NULL,
+	 offsetof(struct fp_dbg_outputs, op_log_txt)},
+	{"op_log_json", "_op_log.json", fp__dbg_write_op_log_json, NULL,
+	 offsetof(struct fp_dbg_outputs, op_log_json)},
+	{"raw", "_raw_records.txt", fp__dbg_write_raw, want_raw,
+	 offsetof(struct fp_dbg_outputs, raw)},
+};
+
+void fp_dbg_outputs_init(struct fp_dbg_outputs *out)
+{
+	memset(out, 0, sizeof(*out));
+}
+
+void fp_dbg_outputs_release(struct fp_dbg_outputs *out)
+{
+	if (!out)
+		return;
+	fp_free(out->txt);
+	fp_free(out->json);
+	fp_free(out->op_log_txt);
+	fp_free(out->op_log_json);
+	fp_free(out->raw);
+	fp_free(out->artifacts_dir);
+	fp_free(out->tensor_index);
+	fp_dbg_outputs_init(out);
+}
+
+static void wctx_init(struct fp__dbg_wctx *c, const struct fp_dbg_run *run,
+		      const struct fp_dbg_launch *l, struct fp_diag *diag)
+{
+	const struct fp_dbg_run_info *in = fp_dbg_run_info(run);
+
+	c->run = run;
+	c->info = in;
+	c->launch = l;
+	c->diag = diag;
+	c->want_artifacts = in->level >= 2 || in->addr_level >= 2 || in->dump_count ||
+			    (in->flags & FP_DBG_FLAG_DUMP_ARENA);
+	c->link_artifacts = c->want_artifacts && in->complete;
+}
+
+static const struct fp__dbg_writer *find_writer(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
+		if (!strcmp(writers[i].name, name))
+			return &writers[i];
+	return NULL;
+}
+
+int fp_dbg_write_format(const struct fp_dbg_run *run, const struct fp_dbg_launch *launch,
+			const char *format, FILE *f, struct fp_diag *diag)
+{
+	const struct fp__dbg_writer *wr;
+	struct fp__dbg_wctx c;
+	int st;
+
+	if (!run || !launch || !format || !f)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_write_format: NULL argument");
+	wr = find_writer(format);
+	if (!wr)
+		return fp_diag_set(diag, FP_ENOENT, 0,
+				   "unknown report format \"%s\" (txt, json, op_log_txt, "
+				   "op_log_json, raw)",
+				   format);
+	wctx_init(&c, run, launch, diag);
+	st = wr->write(&c, f);
+	if (!st && ferror(f))
+		st = fp_diag_set(diag, FP_EIO, 0, "write error in the %s report", format);
+	return st;
+}
+
+static char *join(const char *dir, const char *stem, const char *suffix)
+{
+	size_t n = strlen(dir) + strlen(stem) + strlen(suffix) + 2;
+	char *p = fp_malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s%s", dir, stem, suffix);
+	return p;
+}
+
+static int make_dir(const char *path, struct fp_diag *diag)
+{
+	struct stat sb;
+
+	if (mkdir(path, 0777) == 0)
+		return FP_OK;
+	if (errno == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return FP_OK;
+	return fp_diag_set(diag, FP_EIO, 0, "cannot create directory %s: %s", path,
+			   strerror(errno));
+}
+
+/* Write one report to `path` through a temporary file renamed into place. */
+static int write_file(const struct fp__dbg_writer *wr, const struct fp__dbg_wctx *c,
+		      const char *path)
+{
+	size_t n = strlen(path) + 32;
+	char *tmp = fp_malloc(n);
+	FILE *f;
+	int st;
+
+	if (!tmp)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot create %s: %s", tmp, strerror(errno));
+		goto fail_open;
+	}
+	st = wr->write(c, f);
+	if (!st && ferror(f))
+		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot write %s", tmp);
+	if (fclose(f) && !st)
+		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot write %s: %s", tmp, strerror(errno));
+	if (!st && rename(tmp, path))
+		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
+				 strerror(errno));
+	if (st) {
+		if (st == FP_EIO && c->diag && !c->diag->msg[0])
+			fp_diag_set(c->diag, st, 0, "cannot write %s", path);
+		remove(tmp);
+	}
+fail_open:
+	fp_free(tmp);
+	return st;
+}
+
+/* FP_EOVERFLOW with a message that names what overflowed. */
+static int refuse_artifacts(const struct fp__dbg_wctx *c)
+{
+	const struct fp_dbg_run_info *in = c->info;
+	char rec[96] = "", dump[96] = "";
+
+	if (in->overflow_count)
+		snprintf(rec, sizeof(rec),
+			 "%" PRIu64 " records did not fit (record_capacity=%" PRIu64 ")",
+			 in->overflow_count, in->slots_per_program);
+	if (in->dump_overflow)
+		snprintf(dump, sizeof(dump),
+			 "%" PRIu64 " dump words did not fit (dump capacity=%" PRIu64 " words)",
+			 in->dump_overflow, in->dump_capacity);
+	return fp_diag_set(c->diag, FP_EOVERFLOW, 0,
+			   "level-2 artifacts refused: %s%s%s; the summary reports were written "
+			   "and marked incomplete",
+			   rec, rec[0] && dump[0] ? " and " : "", dump);
+}
+
+static int write_all(const struct fp__dbg_wctx *c, struct fp_dbg_outputs *out)
+{
+	const struct fp_dbg_launch *l = c->launch;
+	size_t i;
+	char *path;
+	int st;
+
+	if ((st = make_dir(l->output_dir, c->diag)))
+		return st;
+	for (i = 0; i < FP_ARRAY_SIZE(writers); i++) {
+		const struct fp__dbg_writer *wr = &writers[i];
+
+		if (wr->wanted && !wr->wanted(l))
+			continue;
+		path = join(l->output_dir, l->stem, wr->suffix);
+		if (!path)
+			return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+		fp_diag_clear(c->diag);
+		if ((st = write_file(wr, c, path))) {
+			fp_free(path);
+			return st;
+		}
+		*(char **)((char *)out + wr->out_offset) = path;
+	}
+	if (!c->want_artifacts)
+		return FP_OK;
+	if (!c->info->complete)
+		return refuse_artifacts(c);
+	out->artifacts_dir = join(l->output_dir, l->stem, "_artifacts");
+	if (!out->artifacts_dir)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	if ((st = make_dir(out->artifacts_dir, c->diag)))
+		goto fail_dir;
+	out->tensor_index = join(out->artifacts_dir, "tensor_index", ".json");
+	if (!out->tensor_index) {
+		st = fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+		goto fail_dir;
+	}
+	if ((st = fp__dbg_write_artifacts(c, out->artifacts_dir, &out->artifact_count)))
+		goto fail_dir;
+	return FP_OK;
+
+fail_dir:
+	fp_free(out->tensor_index);
+	out->tensor_index = NULL;
+	fp_free(out->artifacts_dir);
+	out->artifacts_dir = NULL;
+	return st;
+}
+
+int fp_dbg_write_reports(const struct fp_dbg_run *run, const char *launch_json, size_t len,
+			 struct fp_dbg_outputs *out, struct fp_diag *diag)
+{
+	struct fp_dbg_launch *l = NULL;
+	struct fp__dbg_wctx c;
+	int st;
+
+	if (!run || !launch_json || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_write_reports: NULL argument");
+	fp_diag_clear(diag);
+	out->overflow_count = fp_dbg_run_info(run)->overflow_count;
+	out->dump_overflow = fp_dbg_run_info(run)->dump_overflow;
+	out->complete = fp_dbg_run_info(run)->complete;
+	if ((st = fp_dbg_launch_parse(run, launch_json, len, &l, diag)))
+		return st;
+	wctx_init(&c, run, l, diag);
+	st = write_all(&c, out);
+	fp_dbg_launch_free(l);
+	return st;
+}

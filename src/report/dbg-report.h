@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals shared by the Debugger's report writers (src/report/dbg-*.c): the parsed launch, the
+ * writer table (one entry per output format, one file per format) and the small text-output
+ * helpers they share. The writers see the run only through <flagprism/debug.h>. Not for the
+ * profiler's writers.
+ */
+#ifndef FP_DBG_REPORT_H
+#define FP_DBG_REPORT_H
+
+#include <flagprism/debug.h>
+
+/* The launch JSON, checked and copied (docs/debugger-report-schema.md, "Launch JSON"). */
+struct fp_dbg_launch {
+	char *output_dir;
+	char *stem; /* file name stem, already sanitised */
+	char *script, *kernel, *timestamp;
+	int64_t run_index;
+	uint64_t grid[3];
+	unsigned grid_ndim; /* 1..3 as given (missing dims are 1) */
+	char *backend;
+	char *source_file;   /* the user's file (op log locations are mapped to it) */
+	char *twin_file;     /* the instrumented twin's cache file, or NULL */
+	char **helper_files; /* files whose ops are instrumentation (record helpers) */
+	size_t nhelper_files;
+	uint64_t record_capacity; /* as the launch says (the header's S is authoritative) */
+	bool export_raw_records;
+	char *ttir; /* TTIR text of the compiled twin, or NULL */
+	size_t ttir_len;
+	char *ttir_unavailable_reason; /* why ttir is NULL, or NULL */
+};
+
+/* What every writer gets. */
+struct fp__dbg_wctx {
+	const struct fp_dbg_run *run;
+	const struct fp_dbg_run_info *info;
+	const struct fp_dbg_launch *launch;
+	bool want_artifacts; /* level 2: the run has (or was meant to have) dumps */
+	bool link_artifacts; /* artifacts will be written: the JSON names each instance's file */
+	struct fp_diag *diag;
+};
+
+/*
+ * One output format. `write` streams the whole report to `f` and returns FP_OK or a status
+ * (FP_EIO is detected by the caller from the stream as well). `wanted` (NULL: always) says
+ * whether fp_dbg_write_reports() writes it for this launch; `out_offset` is where its path goes
+ * in struct fp_dbg_outputs.
+ */
+struct fp__dbg_writer {
+	const char *name;
+	const char *suffix;
+	int (*write)(const struct fp__dbg_wctx *c, FILE *f);
+	bool (*wanted)(const struct fp_dbg_launch *l);
+	size_t out_offset;
+};
+
+int fp__dbg_write_txt(const struct fp__dbg_wctx *c, FILE *f);
+int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f);
+int fp__dbg_write_op_log_txt(const struct fp__dbg_wctx *c, FILE *f);
+int fp__dbg_write_op_log_json(const struct fp__dbg_wctx *c, FILE *f);
+int fp__dbg_write_raw(const struct fp__dbg_wctx *c, FILE *f);
+
+/*
+ * Write the level-2 artifacts (one .npy per dump, address dumps as address + mask arrays, and
+ * tensor_index.json) into `dir`, which exists. Sets *count to the .npy files written.
+ */
+int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_t *count);
+
+/* Artifact file name of a record's dump ("value", "addr" or "mask" part), into buf. */
+void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_record *rec,
+			   const char *part, char *buf, size_t size);
+
+/* Program coordinates from a linear id and the launch grid. */
+void fp__dbg_program_xyz(const struct fp_dbg_launch *l, uint64_t p, uint64_t xyz[3]);
+
+/* ---- text output: a line buffer that streams to a FILE* with few stdio calls ---------------- */
+
+struct fp__tbuf {
+	FILE *f;
+	size_t n;
+	int err; /* FP_EIO once a write failed (sticky) */
+	char b[16384];
+};
+
+void fp__tb_init(struct fp__tbuf *t, FILE *f);
+int fp__tb_flush(struct fp__tbuf *t);
+void fp__tb_str(struct fp__tbuf *t, const char *s);
+void fp__tb_mem(struct fp__tbuf *t, const char *s, size_t n);
+void fp__tb_ch(struct fp__tbuf *t, char c);
+void fp__tb_pad(struct fp__tbuf *t, size_t n); /* n spaces */
+void fp__tb_printf(struct fp__tbuf *t, const char *fmt, ...) FP_PRINTF(2, 3);
+/* Right-aligned in `width` columns (0: no padding). */
+void fp__tb_u64(struct fp__tbuf *t, uint64_t v, unsigned width);
+void fp__tb_i64(struct fp__tbuf *t, int64_t v, unsigned width);
+/* 0x + 16 hex digits, always that wide. */
+void fp__tb_hex(struct fp__tbuf *t, uint64_t v);
+/* %.6g-like, right-aligned in width; "-" when !present. */
+void fp__tb_g(struct fp__tbuf *t, double v, bool present, unsigned width);
+/* Left-aligned string padded to width. */
+void fp__tb_left(struct fp__tbuf *t, const char *s, unsigned width);
+
+/* Decimal digits of v. */
+unsigned fp__dec_len(uint64_t v);
+
+/* The text of an instance column: "x", "x,y" or "x,y,z" per grid rank. Returns its length. */
+size_t fp__dbg_program_label(const struct fp_dbg_launch *l, uint64_t p, char *buf, size_t size);
+
+#endif /* FP_DBG_REPORT_H */
