@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Part `core` of flagprism._ext: the library version and the status-code tables, plus
+ * `_raise_status`, which exists so the tests can check the status-to-exception mapping of
+ * fpy_raise() without a failing library call. Nothing about the Debugger or the Profiler here.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <flagprism/status.h>
+#include <flagprism/version.h>
+
+#include "ext.h"
+
+/* A Python int that must fit a C int status code; -1 with an exception otherwise. */
+static int status_arg(PyObject *arg, int *out)
+{
+	long v = PyLong_AsLong(arg);
+
+	if (v == -1 && PyErr_Occurred())
+		return -1;
+	if (v < INT_MIN || v > INT_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "status code out of range");
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+PyDoc_STRVAR(version_doc,
+	     "version() -> str\n\nVersion of the linked libflagprism, \"MAJOR.MINOR.PATCH\".");
+
+static PyObject *core_version(PyObject *module, PyObject *unused)
+{
+	return PyUnicode_FromString(fp_version_string());
+}
+
+PyDoc_STRVAR(status_name_doc,
+	     "status_name(code) -> str\n\nSymbolic name of a status code, e.g. 'FP_EFORMAT'.");
+
+static PyObject *core_status_name(PyObject *module, PyObject *arg)
+{
+	int code;
+
+	if (status_arg(arg, &code) < 0)
+		return NULL;
+	return PyUnicode_FromString(fp_status_name(code));
+}
+
+PyDoc_STRVAR(strerror_doc, "strerror(code) -> str\n\nHuman-readable message for a status code.");
+
+static PyObject *core_strerror(PyObject *module, PyObject *arg)
+{
+	int code;
+
+	if (status_arg(arg, &code) < 0)
+		return NULL;
+	return PyUnicode_FromString(fp_strerror(code));
+}
+
+PyDoc_STRVAR(raise_status_doc,
+	     "_raise_status(code, msg=None, offset=0, line=0, col=0)\n\n"
+	     "Raise the exception FlagPrism raises for a failed call that returned `code` and\n"
+	     "filled a diagnostic with `msg` and the position. Without msg and position, no\n"
+	     "diagnostic is passed. For tests.");
+
+static PyObject *core_raise_status(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"code", "msg", "offset", "line", "col", NULL};
+	const char *msg = NULL;
+	unsigned long long offset = 0;
+	unsigned int line = 0, col = 0;
+	struct fp_diag diag;
+	int code;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|zKII:_raise_status", kwlist, &code, &msg,
+					 &offset, &line, &col))
+		return NULL;
+	if (!msg && !offset && !line && !col) {
+		fpy_raise(module, code, NULL);
+		return NULL;
+	}
+	fp_diag_set_pos(&diag, code, offset, line, col, "%s", msg ? msg : "");
+	fpy_raise(module, code, &diag);
+	return NULL;
+}
+
+static PyMethodDef core_methods[] = {
+	{"version", core_version, METH_NOARGS, version_doc},
+	{"status_name", core_status_name, METH_O, status_name_doc},
+	{"strerror", core_strerror, METH_O, strerror_doc},
+	{"_raise_status", (PyCFunction)(void (*)(void))core_raise_status,
+	 METH_VARARGS | METH_KEYWORDS, raise_status_doc},
+	{NULL, NULL, 0, NULL},
+};
+
+int fpy_core_exec(PyObject *module)
+{
+	return PyModule_AddFunctions(module, core_methods);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shared declarations of the CPython extension `flagprism._ext`: the module state (the exception
+ * types), the one function that turns a FlagPrism status into a Python exception, and the list
+ * of "parts". A part is one file python/ext/<part>.c that defines
+ * `int fpy_<part>_exec(PyObject *module)` and adds its functions and types to the module; adding
+ * a part means writing that file and adding one word to FPY_PARTS. This header is not a place for
+ * logic: the extension is a thin client of the public headers (include/flagprism/) and never
+ * reaches into src/.
+ * Include <Python.h> before this header.
+ */
+#ifndef FPY_EXT_H
+#define FPY_EXT_H
+
+#include <flagprism/status.h>
+
+/* Every part of the module, in the order the exec slot runs them. */
+#define FPY_PARTS(X) X(core) X(debug)
+
+#define FPY__DECLARE_PART(part) int fpy_##part##_exec(PyObject *module);
+FPY_PARTS(FPY__DECLARE_PART)
+#undef FPY__DECLARE_PART
+
+/*
+ * Per-module state (PEP 489): strong references to the exception types, so that each
+ * (sub)interpreter that imports the module has its own. Owned by the module; module.c traverses
+ * and clears it.
+ */
+struct fpy_state {
+	PyObject *error;              /* flagprism._ext.Error(Exception): base of ours */
+	PyObject *format_error;       /* FormatError(Error, ValueError): FP_EFORMAT, FP_EVERSION */
+	PyObject *limit_error;        /* LimitError(Error): FP_ELIMIT */
+	PyObject *overflow_error;     /* OverflowRecordsError(Error): FP_EOVERFLOW */
+	PyObject *vendor_error;       /* VendorError(Error): FP_EVENDOR */
+	PyObject *notsupported_error; /* NotSupportedError(Error): FP_ENOTSUP */
+};
+
+/** The state of `module` (an instance of flagprism._ext); NULL only before allocation. */
+struct fpy_state *fpy_state(PyObject *module);
+
+/** Create the exception types, store them in the state and add them to the module. 0 or -1. */
+int fpy_errors_exec(PyObject *module);
+
+/**
+ * Set the Python exception for a failed FlagPrism call and return -1, so callers can write
+ * `return fpy_raise(module, st, &diag);` in int-returning code, or call it and `return NULL`.
+ *
+ * `status` is a negative FP_E* code; `diag` (may be NULL) is the diagnostic the failing function
+ * filled. The message is fp_strerror(status), then diag->msg, then the position ("line L, column
+ * C" when diag->line is set, else "byte offset N" when diag->offset is non-zero). The instance
+ * gets the attributes `status` (int), `status_name` (str), `detail` (diag->msg or None),
+ * `offset` (int, or None without a diag), `line` and `column` (int, or None when 0).
+ *
+ * Mapping: FP_ENOMEM -> MemoryError, FP_EINVAL -> ValueError, FP_EIO and FP_ENOENT -> OSError,
+ * FP_EFORMAT and FP_EVERSION -> FormatError, FP_ELIMIT -> LimitError, FP_EOVERFLOW ->
+ * OverflowRecordsError, FP_EVENDOR -> VendorError, FP_ENOTSUP -> NotSupportedError, anything
+ * else -> Error. A status >= 0 is a bug in the caller and raises SystemError. If a Python
+ * exception is already set (e.g. raised by a callback), it becomes the new one's __cause__.
+ */
+int fpy_raise(PyObject *module, int status, const struct fp_diag *diag);
+
+#endif /* FPY_EXT_H */

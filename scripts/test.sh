@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The second command of the README, and what CI runs (.ci/run): every test FlagPrism has.
+#   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
+#   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
+#   fuzz      scripts/fuzz-smoke.sh for FP_FUZZ_SECONDS (default 20) when clang has libFuzzer
+#   install   pip install --no-build-isolation --no-deps . into the environment
+#   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1)
+#   example   examples/quickstart.py
+#   gpu       pytest tests/gpu -m gpu, only where PyTorch sees a CUDA GPU
+# Every step runs even after one fails (FP_FAIL_FAST=1 stops at the first failure); the exit
+# status is non-zero when any step failed. Knobs: FP_BUILD_DIR, FP_ASAN_BUILD_DIR, FP_JOBS,
+# FP_FUZZ_SECONDS, FP_SKIP="asan fuzz ..." (steps to leave out), and those of scripts/env.sh.
+set -uo pipefail
+
+# shellcheck source=scripts/env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$FP_ROOT"
+
+BUILD=${FP_BUILD_DIR:-build}
+ASAN_BUILD=${FP_ASAN_BUILD_DIR:-build-asan}
+JOBS=${FP_JOBS:-$(nproc 2>/dev/null || echo 2)}
+export FP_FUZZ_SECONDS=${FP_FUZZ_SECONDS:-20}
+
+passed=()
+failed=()
+skipped=()
+installed=0
+
+# run_step NAME FUNCTION: runs FUNCTION; 0 passed, 77 skipped (it says why), anything else failed.
+run_step() {
+	local name=$1 fn=$2 rc start
+	case " ${FP_SKIP:-} " in
+	*" $name "*)
+		fp_say "[$name] skipped (FP_SKIP)"
+		skipped+=("$name")
+		return
+		;;
+	esac
+	start=$SECONDS
+	"$fn"
+	rc=$?
+	case $rc in
+	0)
+		fp_say "[$name] passed ($((SECONDS - start)) s)"
+		passed+=("$name")
+		;;
+	77) skipped+=("$name") ;;
+	*)
+		printf '\n%s==> [%s] FAILED (exit %d, %d s)%s\n' "$FP_R" "$name" "$rc" \
+			"$((SECONDS - start))" "$FP_N"
+		failed+=("$name")
+		if [ "${FP_FAIL_FAST:-0}" = 1 ]; then
+			summary
+		fi
+		;;
+	esac
+}
+
+summary() {
+	fp_say "summary"
+	fp_note "passed:  ${passed[*]:-none}"
+	fp_note "failed:  ${failed[*]:-none}"
+	fp_note "skipped: ${skipped[*]:-none}"
+	# The plain closing line CI reads; it counts steps, each of which ran its own test suite.
+	printf 'test.sh: %d passed, %d failed, %d skipped\n' \
+		"${#passed[@]}" "${#failed[@]}" "${#skipped[@]}"
+	if [ "${#failed[@]}" -ne 0 ]; then
+		exit 1
+	fi
+	exit 0
+}
+
+generator_args() {
+	# Keep whatever generator an existing tree was made with; prefer Ninja for new ones.
+	if [ ! -f "$1/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+		echo "-G Ninja"
+	fi
+}
+
+step_build() {
+	fp_say "[build] -Werror build in $BUILD/ (library, CLI, extension, unit tests) + ctest"
+	# shellcheck disable=SC2046
+	cmake -S . -B "$BUILD" $(generator_args "$BUILD") -DFP_WERROR=ON -DFP_BUILD_PYTHON=ON \
+		-DPython_EXECUTABLE="$FP_PY" &&
+		cmake --build "$BUILD" -j "$JOBS" &&
+		(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --no-tests=error)
+}
+
+step_asan() {
+	fp_say "[asan] ASan+UBSan build in $ASAN_BUILD/ + ctest"
+	# shellcheck disable=SC2046
+	cmake -S . -B "$ASAN_BUILD" $(generator_args "$ASAN_BUILD") -DCMAKE_BUILD_TYPE=Debug \
+		-DFP_WERROR=ON -DFP_ASAN=ON -DFP_UBSAN=ON -DFP_BUILD_BENCH=OFF &&
+		cmake --build "$ASAN_BUILD" -j "$JOBS" &&
+		(cd "$ASAN_BUILD" &&
+			ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+			UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+			ctest --output-on-failure -j "$JOBS" --no-tests=error)
+}
+
+step_fuzz() {
+	if [ ! -f scripts/fuzz-smoke.sh ]; then
+		fp_say "[fuzz] skipped: scripts/fuzz-smoke.sh does not exist yet"
+		return 77
+	fi
+	if ! fp_have_libfuzzer; then
+		fp_say "[fuzz] skipped: ${FP_FUZZ_CC:-clang} cannot link a libFuzzer target"
+		fp_note "(.ci/run installs clang's libFuzzer with apt-get)"
+		return 77
+	fi
+	fp_say "[fuzz] scripts/fuzz-smoke.sh, $FP_FUZZ_SECONDS s"
+	bash scripts/fuzz-smoke.sh
+}
+
+step_install() {
+	fp_say "[install] the flagprism package"
+	(fp_install_package) && installed=1
+}
+
+# pytest_expecting DIR ARGS...: pytest that fails when it collects no test (exit 5) although
+# the directory has test files; returns 77 (skipped) when it has none.
+pytest_expecting() {
+	local dir=$1 rc
+	shift
+	if ! compgen -G "$dir/test_*.py" >/dev/null; then
+		fp_say "skipped: no test files in $dir"
+		return 77
+	fi
+	"$FP_PY" -m pytest "$dir" "$@"
+	rc=$?
+	if [ "$rc" -eq 5 ]; then
+		printf 'pytest collected no test in %s, which has test files: treated as a failure\n' "$dir"
+		return 1
+	fi
+	return "$rc"
+}
+
+test_env() {
+	local cli unit
+	cli=$(find "$BUILD" -maxdepth 3 -type f -name flagprism -perm -u+x 2>/dev/null | head -n1)
+	unit=$(find "$BUILD" -maxdepth 4 -type f -name fp_unit_tests -perm -u+x 2>/dev/null | head -n1)
+	if [ -n "$cli" ]; then export FLAGPRISM_CLI="$(realpath "$cli")"; fi
+	if [ -n "$unit" ]; then export FP_UNIT_TESTS="$(realpath "$unit")"; fi
+	# The build tree itself, for tests that need another of its programs.
+	FP_BUILD_DIR=$(realpath "$BUILD")
+	export FP_BUILD_DIR
+	if [ -x "$BUILD/bench/bench-prof" ]; then export FP_BENCH_PROF="$FP_BUILD_DIR/bench/bench-prof"; fi
+	fp_note "FLAGPRISM_CLI=${FLAGPRISM_CLI:-<not built>}"
+	fp_note "FP_UNIT_TESTS=${FP_UNIT_TESTS:-<not built>}"
+	fp_note "FP_BUILD_DIR=$FP_BUILD_DIR"
+}
+
+need_install() {
+	if [ "$installed" != 1 ]; then
+		fp_say "cannot run: the package did not install (see the install step)"
+		return 1
+	fi
+	if ! fp_imports "$FP_PY" pytest; then
+		fp_say "pytest is not installed in $FP_PY's environment"
+		return 1
+	fi
+}
+
+step_python() {
+	need_install || return 1
+	fp_say "[python] pytest tests/python -m 'not gpu' on the Triton interpreter"
+	test_env
+	TRITON_INTERPRET=1 pytest_expecting tests/python -m "not gpu"
+}
+
+step_example() {
+	need_install || return 1
+	fp_say "[example] examples/quickstart.py"
+	"$FP_PY" examples/quickstart.py
+}
+
+step_gpu() {
+	if ! "$FP_PY" -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+		fp_say "[gpu] skipped: no CUDA GPU visible to PyTorch"
+		return 77
+	fi
+	need_install || return 1
+	fp_say "[gpu] pytest tests/gpu -m gpu"
+	test_env
+	(unset TRITON_INTERPRET && pytest_expecting tests/gpu -m gpu)
+}
+
+fp_env_setup
+run_step build step_build
+run_step asan step_asan
+run_step fuzz step_fuzz
+run_step install step_install
+run_step python step_python
+run_step example step_example
+run_step gpu step_gpu
+summary

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared pytest set-up for tests/python: the `gpu` marker and fixtures for the built programs.
+
+Tests run against the *installed* package (scripts/test.sh installs it first). The C programs
+come from the CMake build tree, named by environment variables that scripts/test.sh sets:
+FLAGPRISM_CLI (the `flagprism` binary) and FP_UNIT_TESTS (the C unit-test runner). Without
+them, `cli` falls back to the binary installed inside the package and `unit_tests` skips.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = REPO_ROOT / "tests" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA GPU (torch.cuda.is_available()); skipped elsewhere"
+    )
+
+
+def _cuda_available() -> bool:
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items or _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (and TRITON_INTERPRET unset)")
+    for item in gpu_items:
+        item.add_marker(skip)
+
+
+def _program(env: str, fallback: Path | None) -> Path | None:
+    value = os.environ.get(env)
+    if value:
+        path = Path(value)
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"{env}={value} is not an executable file")
+        return path
+    if fallback is not None and os.access(fallback, os.X_OK):
+        return fallback
+    return None
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The checkout the tests come from."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """tests/data: checked-in inputs and golden files."""
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def installed_cli() -> Path:
+    """The `flagprism` binary shipped inside the installed package (flagprism/_bin)."""
+    from flagprism.cli import binary_path
+
+    path = binary_path()
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"the installed package has no CLI binary at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli() -> Path:
+    """The `flagprism` binary under test: $FLAGPRISM_CLI, else the installed one."""
+    from flagprism.cli import binary_path
+
+    path = _program("FLAGPRISM_CLI", binary_path())
+    if path is None:
+        pytest.fail("no flagprism binary: set FLAGPRISM_CLI or install the package")
+    return path
+
+
+@pytest.fixture(scope="session")
+def unit_tests() -> Path:
+    """The C unit-test runner ($FP_UNIT_TESTS); skips the test when it is not set."""
+    path = _program("FP_UNIT_TESTS", None)
+    if path is None:
+        pytest.skip("FP_UNIT_TESTS is not set (scripts/test.sh sets it)")
+    return path
+
+
+@pytest.fixture
+def work_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh empty directory, made the current directory for the test (outputs such as
+    fp_debug/ land there, never in the checkout)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    """The interpreter running the tests (what the CLI gets as FLAGPRISM_PYTHON)."""
+    return sys.executable
