@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profiler core: sessions, user scopes and states, Python call paths, kernel launch events,
+ * and the files a session writes when it finalizes (`<name>.hatchet`, `<name>.chrome_trace.json`,
+ * `<name>.meta.json`, see docs/profiler-formats.md). The Python package only forwards calls here;
+ * every aggregation happens in C. Where events come from is the backends' business
+ * (include/flagprism/backend.h); the tree these functions fill is include/flagprism/calltree.h.
+ *
+ * Sessions. fp_prof_start() creates, starts and activates a session and returns a small integer
+ * id. Several sessions may be open at once; every function taking a `session` id also accepts
+ * FP_PROF_ALL, meaning every open session (and, for events, every *active* one). A deactivated
+ * session keeps its scope stacks in step (so a later activation does not see mismatched exits)
+ * but ignores events and metrics. fp_prof_finalize() stops the backend, flushes it, writes the
+ * files and frees the session; the id is never reused in the process.
+ *
+ * Context. Each session keeps a scope stack per thread. With context "shadow" a kernel's node is
+ * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / call-path frames... /
+ * scopes... / [state] / kernel, where the call path is the one given with the launch. Scope
+ * metrics go to the innermost scope's node (ROOT / scopes...), or to ROOT outside any scope.
+ *
+ * Names and call paths are process-wide (shared by all sessions, kept until fp_prof_shutdown()),
+ * so the Python extension can cache a call-path id per code location once.
+ *
+ * Threads. Every function here may be called from any thread. Kernel events may arrive
+ * concurrently from many threads (vendor callback threads, launch threads). Scope and state
+ * calls act on the calling thread's stack.
+ */
+#ifndef FLAGPRISM_PROF_H
+#define FLAGPRISM_PROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flagprism/calltree.h>
+#include <flagprism/export.h>
+#include <flagprism/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fp_jsonw;
+
+#define FP_PROF_ALL (-1)               /* every open (or active) session */
+#define FP_PROF_NO_CALLPATH UINT32_MAX /* a launch without a Python call path */
+#define FP_PROF_NO_NAME UINT32_MAX     /* an unset name id */
+#define FP_PROF_MAX_SESSIONS 64        /* open at once */
+
+/* Defaults applied when an option is 0. */
+#define FP_PROF_DEFAULT_NAME "flagprism"
+#define FP_PROF_DEFAULT_MAX_TRACE ((uint64_t)1 << 22)   /* trace records per session */
+#define FP_PROF_DEFAULT_MAX_PENDING ((uint64_t)1 << 20) /* launches awaiting their event */
+#define FP_PROF_DEFAULT_MAX_SCOPE_DEPTH 256u
+#define FP_PROF_DEFAULT_MAX_THREADS 4096u
+
+enum fp_prof_context {
+	FP_PROF_CONTEXT_SHADOW = 0, /* explicit scopes only */
+	FP_PROF_CONTEXT_PYTHON = 1, /* the launch's Python call path, then scopes */
+};
+
+enum fp_prof_data {
+	FP_PROF_DATA_TREE = 0,  /* aggregated call tree: <name>.hatchet */
+	FP_PROF_DATA_TRACE = 1, /* tree plus a timeline: <name>.chrome_trace.json */
+};
+
+/** Session options. Zero-initialise, then set what you need; strings are copied at start. */
+struct fp_prof_options {
+	const char *name; /* output path without suffix; NULL or "" -> FP_PROF_DEFAULT_NAME */
+	enum fp_prof_context context;
+	enum fp_prof_data data;
+	const char *backend; /* backend registry name; NULL -> "host" */
+	const char *hook;    /* launch hook name the Python layer installed ("triton") or NULL;
+			      * recorded in the metadata */
+	uint64_t max_trace_events;     /* timeline records kept; the rest are counted as dropped */
+	uint64_t max_pending_launches; /* registered launches awaiting their event */
+	uint32_t max_scope_depth;      /* open scopes per thread */
+	uint32_t max_threads;          /* threads with scope state per session */
+	struct fp_calltree_limits tree;
+};
+
+/* ---- clock, names and call paths ------------------------------------------------------------ */
+
+/** Host monotonic clock (CLOCK_MONOTONIC) in ns: the clock of scopes and of the host backend. */
+FP_EXTERN uint64_t fp_prof_clock_ns(void);
+
+/**
+ * Intern a name (kernel, device type, frame) in the process-wide table: FP_OK and *id,
+ * FP_ENOMEM, FP_ELIMIT, FP_EINVAL. Ids are dense from 0 and stable until fp_prof_shutdown().
+ */
+FP_EXTERN int fp_prof_name_intern(const char *s, size_t len, uint32_t *id);
+
+/** The string of a name id (borrowed, valid until fp_prof_shutdown()), or NULL. */
+FP_EXTERN const char *fp_prof_name_str(uint32_t id, size_t *len);
+
+/** One Python frame as the extension reads it from a code object and a line number. */
+struct fp_prof_frame {
+	const char *file; /* co_filename */
+	size_t file_len;
+	const char *func; /* co_name */
+	size_t func_len;
+	uint32_t line;
+};
+
+/**
+ * Intern a call path, outermost frame first. Each frame becomes the name "file:func@line"
+ * (the convention proton-viewer's -f formats split on). Equal paths get equal ids; FP_OK and
+ * *id, FP_ENOMEM, FP_ELIMIT, FP_EINVAL. The extension should cache ids by code identities and
+ * call this only on a miss: it hashes and compares every frame.
+ */
+FP_EXTERN int fp_prof_callpath_intern(const struct fp_prof_frame *frames, size_t n, uint32_t *id);
+
+/** Intern a call path from name ids (fp_prof_name_intern()), outermost first. */
+FP_EXTERN int fp_prof_callpath_intern_ids(const uint32_t *names, size_t n, uint32_t *id);
+
+/**
+ * The name ids of a call path, outermost first: stores up to `cap` of them and returns the
+ * path's length (0 for an unknown id or FP_PROF_NO_CALLPATH).
+ */
+FP_EXTERN size_t fp_prof_callpath_frames(uint32_t id, uint32_t *out, size_t cap);
+
+/* ---- events (what backends deliver) ---------------------------------------------------------- */
+
+/* Bits of fp_prof_metadata.flags: which fields hold a value. */
+#define FP_PROF_MD_FLOPS8 (1u << 0)
+#define FP_PROF_MD_FLOPS16 (1u << 1)
+#define FP_PROF_MD_FLOPS32 (1u << 2)
+#define FP_PROF_MD_FLOPS64 (1u << 3)
+#define FP_PROF_MD_BYTES (1u << 4)
+#define FP_PROF_MD_EST_BYTES (1u << 5)
+#define FP_PROF_MD_EST_FLOPS (1u << 6)
+
+/**
+ * Launch metadata: Triton's launch_metadata values (flops8..64, bytes, written as metrics of
+ * those names) and FlagPrism's own estimates ("est_bytes", "est_flops"). Unflagged fields are
+ * ignored.
+ */
+struct fp_prof_metadata {
+	uint32_t flags;
+	uint32_t reserved;
+	double flops8, flops16, flops32, flops64;
+	double bytes;
+	double est_bytes, est_flops;
+};
+
+enum fp_prof_event_kind {
+	FP_PROF_EVENT_KERNEL = 1,
+};
+
+/**
+ * One device activity, fixed size (128 bytes), copied by value: the unit a backend delivers.
+ * Timestamps are ns on the host monotonic clock (fp_prof_clock_ns()); a backend whose device
+ * clock differs converts before delivering. `correlation` ties the event to a launch
+ * registered with fp_prof_launch_register() on the launching thread (0: none); without one, the
+ * event goes to ROOT / [call path] / kernel.
+ */
+struct fp_prof_event {
+	uint32_t kind; /* enum fp_prof_event_kind */
+	uint32_t device_id;
+	uint32_t device_type; /* name id: "CUDA", "HIP", "CPU"...; FP_PROF_NO_NAME: unknown */
+	uint32_t kernel;      /* name id of the kernel */
+	uint32_t callpath;    /* call-path id or FP_PROF_NO_CALLPATH */
+	uint32_t grid[3];
+	uint64_t begin_ns;
+	uint64_t end_ns;
+	uint64_t stream;
+	uint64_t correlation;
+	struct fp_prof_metadata md; /* merged with the registered launch's (the event wins) */
+};
+
+/** What the launching thread knows about a launch. */
+struct fp_prof_launch {
+	uint32_t kernel;   /* name id */
+	uint32_t callpath; /* call-path id or FP_PROF_NO_CALLPATH */
+	uint32_t grid[3];
+	uint32_t device_id;
+	struct fp_prof_metadata md;
+};
+
+/** A process-wide correlation id (1, 2, ...) for backends that have none of their own. */
+FP_EXTERN uint64_t fp_prof_correlation_next(void);
+
+/**
+ * On the launching thread: remember, for each targeted active session, the node the launch
+ * belongs to (its context right now) and its metadata, under `correlation` (non-zero). The
+ * event carrying that correlation later lands on that node. FP_OK, FP_EINVAL, FP_ENOENT (no
+ * such session); capacity overflows are counted as dropped launches, not errors.
+ */
+FP_EXTERN int fp_prof_launch_register(int session, uint64_t correlation,
+				      const struct fp_prof_launch *launch);
+
+/**
+ * Deliver one event to every targeted active session. Thread-safe. FP_OK, FP_EINVAL (bad event),
+ * FP_ENOENT (no such session). Per-session failures (OOM, caps) are counted, not returned.
+ */
+FP_EXTERN int fp_prof_kernel(int session, const struct fp_prof_event *ev);
+
+/* ---- sessions ---------------------------------------------------------------------------------- */
+
+/** Opaque session; owned by the registry between fp_prof_start() and fp_prof_finalize(). */
+struct fp_prof_session;
+
+/**
+ * Create a session with `opt` (NULL: all defaults), start its backend and activate it; store
+ * its id in *session. FP_OK, FP_EINVAL (bad option; diag says which), FP_ENOENT (unknown
+ * backend), FP_ELIMIT (FP_PROF_MAX_SESSIONS open), FP_ENOMEM, or the backend's start error.
+ */
+FP_EXTERN int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag);
+
+/** (De)activate a session or FP_PROF_ALL. FP_OK or FP_ENOENT. */
+FP_EXTERN int fp_prof_activate(int session);
+FP_EXTERN int fp_prof_deactivate(int session);
+
+/**
+ * Stop and flush the backend, write the outputs and free the session (or every open session).
+ * `format`: NULL or "" writes the data option's files ("hatchet", plus "chrome_trace" for
+ * trace data); otherwise a comma list of writer names ("hatchet", "chrome_trace"). The
+ * metadata file is always written, last. Returns FP_OK or the first error (the session is freed
+ * in any case; diag names the failing file).
+ */
+FP_EXTERN int fp_prof_finalize(int session, const char *format, struct fp_diag *diag);
+
+/**
+ * Finalize every open session as abandoned (files written, metadata "incomplete": true with
+ * reason "shutdown"), then free the process-wide names and call paths. For process exit and
+ * tests. Sessions must not be used concurrently with it.
+ */
+FP_EXTERN void fp_prof_shutdown(void);
+
+/** The session with this id (borrowed until it is finalized), or NULL. */
+FP_EXTERN struct fp_prof_session *fp_prof_session_get(int session);
+/** Its id, name (output path base) and options as given at start (strings borrowed). */
+FP_EXTERN int fp_prof_session_id(const struct fp_prof_session *s);
+FP_EXTERN const char *fp_prof_session_name(const struct fp_prof_session *s);
+FP_EXTERN bool fp_prof_session_active(const struct fp_prof_session *s);
+/** Number of open sessions. */
+FP_EXTERN size_t fp_prof_session_count(void);
+
+/** Deliver an event to this session only (the backend contract's intake; thread-safe). */
+FP_EXTERN int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_prof_event *ev);
+
+/** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
+FP_EXTERN int fp_prof_session_note_dropped(struct fp_prof_session *s, uint64_t n,
+					   const char *reason);
+
+/** Attach a string to the metadata file's "environment" object (Python, Triton versions...). */
+FP_EXTERN int fp_prof_set_meta(int session, const char *key, const char *value);
+
+/** Device table entries written as the Hatchet file's element [1] (see calltree.h). */
+FP_EXTERN int fp_prof_set_device(int session, const char *type, const char *index, const char *key,
+				 double value);
+FP_EXTERN int fp_prof_set_device_str(int session, const char *type, const char *index,
+				     const char *key, const char *value);
+
+/** The same, on a session pointer (what a backend's start callback has). */
+FP_EXTERN int fp_prof_session_set_device(struct fp_prof_session *s, const char *type,
+					 const char *index, const char *key, double value);
+FP_EXTERN int fp_prof_session_set_device_str(struct fp_prof_session *s, const char *type,
+					     const char *index, const char *key, const char *value);
+
+/** Counters of one session: what was recorded and what was lost. */
+struct fp_prof_stats {
+	uint64_t kernels;             /* kernel events aggregated */
+	uint64_t scopes;              /* scope exits recorded */
+	uint64_t trace_records;       /* timeline records kept */
+	uint64_t dropped_trace;       /* timeline records over max_trace_events */
+	uint64_t dropped_launches;    /* launch registrations over max_pending_launches */
+	uint64_t dropped_backend;     /* reported by the backend */
+	uint64_t unmatched;           /* events whose correlation had no registered launch */
+	uint64_t pending;             /* registered launches still waiting for their event */
+	uint64_t ignored_inactive;    /* events and metrics while deactivated */
+	uint64_t exits_without_enter; /* exits of scopes opened before the session started */
+	uint64_t clamped_timestamps;  /* times before the session origin, written as 0 */
+	uint64_t failed;              /* events or metrics lost to errors (memory, tree caps) */
+	uint64_t open_scopes;         /* scopes open now, all threads */
+	uint64_t nodes;               /* call-tree nodes */
+};
+
+/** Fill *out (locks the session briefly). FP_OK or FP_EINVAL. */
+FP_EXTERN int fp_prof_session_stats(struct fp_prof_session *s, struct fp_prof_stats *out);
+
+/**
+ * The session's tree (borrowed). Only for single-threaded inspection (tests, benchmarks) while
+ * nothing else feeds the session; finalize it before reading totals.
+ */
+FP_EXTERN struct fp_calltree *fp_prof_session_tree(struct fp_prof_session *s);
+
+/* ---- scopes, states, scope metrics ------------------------------------------------------------ */
+
+#define FP_PROF_SCOPE_CPU_TIME (1u << 0) /* at exit add "cpu_time (ns)(exc)" to the scope node */
+
+/** Open a scope named `name` on the calling thread. FP_OK, FP_ENOENT, FP_ELIMIT (depth). */
+FP_EXTERN int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flags);
+
+/**
+ * Close the calling thread's innermost scope. With a name, it must match the innermost open
+ * scope: otherwise FP_ESTATE, the stack is left as it was and diag says "scope exit 'b' does
+ * not match the innermost open scope 'a'". A NULL name closes whatever is innermost. Closing
+ * with no scope open in a session that started inside the scope is counted, not an error.
+ */
+FP_EXTERN int fp_prof_scope_exit(int session, const char *name, size_t len, struct fp_diag *diag);
+
+/** Add `value` to metric `name` (kind from its suffix) of the innermost scope's node. */
+FP_EXTERN int fp_prof_scope_metric(int session, const char *name, size_t len, double value);
+
+/** Tag the calling thread's launches with a state node until fp_prof_state_exit(). A state is
+ *  not nested: entering another one replaces it. */
+FP_EXTERN int fp_prof_state_enter(int session, const char *name, size_t len);
+FP_EXTERN int fp_prof_state_exit(int session);
+
+/** Open scopes on the calling thread in `session` (not FP_PROF_ALL). FP_OK or FP_ENOENT. */
+FP_EXTERN int fp_prof_scope_depth(int session, uint32_t *depth);
+
+/* ---- writers ----------------------------------------------------------------------------------- */
+
+/** One output format of a session: a row of the writer table (one file per format). */
+struct fp_writer_ops {
+	const char *name;   /* "hatchet", "chrome_trace", "meta" */
+	const char *suffix; /* appended to the session name: ".hatchet", ... */
+	/* Write the whole document; returns FP_OK or the writer's error. */
+	int (*write)(struct fp_prof_session *s, struct fp_jsonw *w);
+};
+
+/** Row `i` of the writer table, or NULL past the end. */
+FP_EXTERN const struct fp_writer_ops *fp_prof_writer_at(size_t i);
+/** The writer named `name`, or NULL. */
+FP_EXTERN const struct fp_writer_ops *fp_prof_writer_find(const char *name);
+
+/**
+ * Write one format of a (not yet finalized) session to `path` with a writer from the table.
+ * Used by finalize and by tests. FP_OK, FP_EIO (diag names the path), FP_ENOMEM.
+ */
+FP_EXTERN int fp_prof_session_write(struct fp_prof_session *s, const struct fp_writer_ops *wr,
+				    const char *path, struct fp_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLAGPRISM_PROF_H */

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Process-wide names and call paths for the profiler: kernel names, device types and Python
+ * frames interned once for every session, and call paths (sequences of frame name ids) interned
+ * to one id each, so that a launch hook passes two integers instead of strings. One mutex guards
+ * both tables; lookups are a hash and a compare. Sessions translate these ids into their own
+ * trees' ids (session.c). Not for per-session data.
+ */
+#include "fp-setup.h"
+
+#include <flagprism/intern.h>
+#include <flagprism/strbuf.h>
+
+#include "prof/prof-internal.h"
+
+#define MAX_PATHS ((uint32_t)1 << 24)
+#define MAX_PATH_FRAMES ((size_t)1 << 28)
+#define MAX_PATH_LEN 4096u
+
+struct path {
+	size_t off; /* first frame in frames[] */
+	uint32_t len;
+};
+
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fp_intern *names;
+static struct fp_hashmap path_map; /* probe key -> path id */
+static bool path_map_init;
+static struct path *paths;
+static uint32_t npaths, paths_alloc;
+static uint32_t *frames;
+static size_t nframes, frames_alloc;
+
+static int names_ready(void)
+{
+	if (!names) {
+		names = fp_intern_new();
+		if (!names)
+			return FP_ENOMEM;
+	}
+	if (!path_map_init) {
+		fp_hashmap_init(&path_map);
+		path_map_init = true;
+	}
+	return FP_OK;
+}
+
+int fp_prof_name_intern(const char *s, size_t len, uint32_t *id)
+{
+	int rc;
+
+	if (!s && len)
+		return FP_EINVAL;
+	pthread_mutex_lock(&names_lock);
+	rc = names_ready();
+	if (!rc)
+		rc = fp_intern_add(names, s, len, id);
+	pthread_mutex_unlock(&names_lock);
+	return rc;
+}
+
+const char *fp_prof_name_str(uint32_t id, size_t *len)
+{
+	const char *s;
+
+	pthread_mutex_lock(&names_lock);
+	s = names ? fp_intern_str(names, id, len) : NULL;
+	pthread_mutex_unlock(&names_lock);
+	return s;
+}
+
+/* Lock held. Key sequence for a path hash: collisions move on to the next key. */
+static uint64_t probe_key(uint64_t h, uint32_t i)
+{
+	return fp_hash_u64(h + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+}
+
+static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
+{
+	uint64_t h = fp_hash_bytes(ids, n * sizeof(*ids)), v;
+	uint32_t i;
+	int rc;
+
+	for (i = 0;; i++) {
+		uint64_t key = probe_key(h, i);
+
+		if (!fp_hashmap_get(&path_map, key, &v))
+			break;
+		if (paths[v].len == n &&
+		    (n == 0 || memcmp(&frames[paths[v].off], ids, n * sizeof(*ids)) == 0)) {
+			*id = (uint32_t)v;
+			return FP_OK;
+		}
+	}
+	if (npaths >= MAX_PATHS || nframes + n > MAX_PATH_FRAMES)
+		return FP_ELIMIT;
+	if (npaths == paths_alloc) {
+		uint32_t na = paths_alloc ? paths_alloc * 2 : 256;
+		struct path *np = fp_reallocarray(paths, na, sizeof(*np));
+
+		if (!np)
+			return FP_ENOMEM;
+		paths = np;
+		paths_alloc = na;
+	}
+	if (nframes + n > frames_alloc) {
+		size_t na = frames_alloc ? frames_alloc : 1024;
+		uint32_t *nf;
+
+		while (na < nframes + n)
+			na *= 2;
+		nf = fp_reallocarray(frames, na, sizeof(*nf));
+		if (!nf)
+			return FP_ENOMEM;
+		frames = nf;
+		frames_alloc = na;
+	}
+	rc = fp_hashmap_put(&path_map, probe_key(h, i), npaths);
+	if (rc)
+		return rc;
+	if (n)
+		memcpy(&frames[nframes], ids, n * sizeof(*ids));
+	paths[npaths].off = nframes;
+	paths[npaths].len = (uint32_t)n;
+	nframes += n;
+	*id = npaths++;
+	return FP_OK;
+}
+
+int fp_prof_callpath_intern_ids(const uint32_t *ids, size_t n, uint32_t *id)
+{
+	uint32_t out;
+	size_t i;
+	int rc;
+
+	if ((!ids && n) || !id || n > MAX_PATH_LEN)
+		return n > MAX_PATH_LEN ? FP_ELIMIT : FP_EINVAL;
+	pthread_mutex_lock(&names_lock);
+	rc = names_ready();
+	for (i = 0; !rc && i < n; i++)
+		if (ids[i] >= fp_intern_count(names))
+			rc = FP_EINVAL;
+	if (!rc)
+		rc = intern_ids_locked(ids, n, &out);
+	pthread_mutex_unlock(&names_lock);
+	if (!rc)
+		*id = out;
+	return rc;
+}
+
+int fp_prof_callpath_intern(const struct fp_prof_frame *fr, size_t n, uint32_t *id)
+{
+	uint32_t small[64], *ids = small, out;
+	char buf[512];
+	struct fp_strbuf big;
+	size_t i;
+	int rc;
+
+	if ((!fr && n) || !id)
+		return FP_EINVAL;
+	if (n > MAX_PATH_LEN)
+		return FP_ELIMIT;
+	if (n > FP_ARRAY_SIZE(small)) {
+		ids = fp_reallocarray(NULL, n, sizeof(*ids));
+		if (!ids)
+			return FP_ENOMEM;
+	}
+	fp_strbuf_init(&big, 0);
+	pthread_mutex_lock(&names_lock);
+	rc = names_ready();
+	for (i = 0; !rc && i < n; i++) {
+		const struct fp_prof_frame *f = &fr[i];
+		const char *text = buf;
+		size_t len;
+		int k;
+
+		if ((!f->file && f->file_len) || (!f->func && f->func_len)) {
+			rc = FP_EINVAL;
+			break;
+		}
+		/* "file:func@line", Proton's frame convention. */
+		k = snprintf(buf, sizeof(buf), "%.*s:%.*s@%" PRIu32, (int)FP_MIN(f->file_len, 4096),
+			     f->file ? f->file : "", (int)FP_MIN(f->func_len, 4096),
+			     f->func ? f->func : "", f->line);
+		if (k < 0) {
+			rc = FP_EINVAL;
+			break;
+		}
+		len = (size_t)k;
+		if (len >= sizeof(buf) || f->file_len > 4096 || f->func_len > 4096) {
+			fp_strbuf_reset(&big);
+			if ((rc = fp_strbuf_add(&big, f->file, f->file_len)) ||
+			    (rc = fp_strbuf_addch(&big, ':')) ||
+			    (rc = fp_strbuf_add(&big, f->func, f->func_len)) ||
+			    (rc = fp_strbuf_addf(&big, "@%" PRIu32, f->line)))
+				break;
+			text = big.buf;
+			len = big.len;
+		}
+		rc = fp_intern_add(names, text, len, &ids[i]);
+	}
+	if (!rc)
+		rc = intern_ids_locked(ids, n, &out);
+	pthread_mutex_unlock(&names_lock);
+	fp_strbuf_release(&big);
+	if (ids != small)
+		fp_free(ids);
+	if (!rc)
+		*id = out;
+	return rc;
+}
+
+int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n)
+{
+	int rc = FP_EINVAL;
+
+	*n = 0;
+	pthread_mutex_lock(&names_lock);
+	if (id < npaths) {
+		*n = paths[id].len;
+		if (*n <= cap && *n)
+			memcpy(out, &frames[paths[id].off], *n * sizeof(*out));
+		rc = FP_OK;
+	}
+	pthread_mutex_unlock(&names_lock);
+	return rc;
+}
+
+size_t fp_prof_callpath_frames(uint32_t id, uint32_t *out, size_t cap)
+{
+	size_t n;
+
+	return fp__prof_callpath_get(id, out, cap, &n) ? 0 : n;
+}
+
+void fp__prof_names_release(void)
+{
+	pthread_mutex_lock(&names_lock);
+	fp_intern_free(names);
+	names = NULL;
+	if (path_map_init)
+		fp_hashmap_release(&path_map);
+	path_map_init = false;
+	fp_free(paths);
+	paths = NULL;
+	npaths = paths_alloc = 0;
+	fp_free(frames);
+	frames = NULL;
+	nframes = frames_alloc = 0;
+	pthread_mutex_unlock(&names_lock);
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profiler session's private layout and the helpers its files share (session.c, names.c,
+ * the writers). Not a public header: clients see include/flagprism/prof.h.
+ */
+#ifndef FP_PROF_INTERNAL_H
+#define FP_PROF_INTERNAL_H
+
+#include <pthread.h>
+
+#include <flagprism/backend.h>
+#include <flagprism/calltree.h>
+#include <flagprism/hashmap.h>
+#include <flagprism/prof.h>
+
+struct fp_jsonw;
+
+/* ---- names.c: process-wide names and call paths -------------------------------------------- */
+
+/* Frames of a call path: *n = its length, up to `cap` copied to out. FP_EINVAL: unknown id. */
+int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n);
+/* Free the process-wide tables (fp_prof_shutdown). */
+void fp__prof_names_release(void);
+
+/* ---- session.c ------------------------------------------------------------------------------ */
+
+struct fp__prof_scope {
+	uint32_t frame; /* tree frame id */
+	uint32_t node;  /* ROOT / scopes... up to this one */
+	uint64_t begin;
+	unsigned flags;
+};
+
+struct fp__prof_thread {
+	uint32_t tid; /* process-wide thread index, 1-based */
+	uint32_t depth, alloc;
+	struct fp__prof_scope *stack;
+	uint32_t state_frame; /* FP_CALLTREE_NONE: no state */
+};
+
+enum fp__trace_kind {
+	FP__TRACE_KERNEL = 1,
+	FP__TRACE_SCOPE = 2
+};
+
+struct fp__trace_rec {
+	uint64_t begin, end; /* ns, host monotonic clock */
+	uint64_t stream;     /* kernel: stream; scope: 0 */
+	uint64_t correlation;
+	uint32_t node;
+	uint32_t kind;
+	uint32_t device_id;
+	uint32_t device_type; /* global name id */
+	uint32_t tid;         /* scope: thread index */
+	uint32_t grid[3];
+};
+
+#define FP__TRACE_CHUNK_SHIFT 12
+#define FP__TRACE_CHUNK ((size_t)1 << FP__TRACE_CHUNK_SHIFT)
+
+struct fp__pending {
+	uint32_t node;
+	uint32_t used;
+	struct fp_prof_metadata md;
+};
+
+/* Metric slots a session registers lazily. */
+enum {
+	FP__M_TIME,
+	FP__M_COUNT,
+	FP__M_DEVICE_ID,
+	FP__M_DEVICE_TYPE,
+	FP__M_FLOPS8,
+	FP__M_FLOPS16,
+	FP__M_FLOPS32,
+	FP__M_FLOPS64,
+	FP__M_BYTES,
+	FP__M_EST_BYTES,
+	FP__M_EST_FLOPS,
+	FP__M_CPU_TIME,
+	FP__M_COUNT_SLOTS
+};
+
+#define FP__MAX_DROP_REASONS 8
+#define FP__MAX_ENV 64
+
+struct fp_prof_session {
+	pthread_mutex_t lock;
+	int id;
+	bool active;
+	bool finalizing;
+	char *name;
+	char *hook;
+	struct fp_prof_options opt; /* strings point to the copies above */
+	const struct fp_backend_ops *backend;
+	uint64_t origin_ns;      /* fp_prof_clock_ns() at start */
+	uint64_t origin_unix_ns; /* CLOCK_REALTIME at start */
+	uint64_t end_unix_ns;    /* at finalize */
+
+	struct fp_calltree *tree;
+	uint32_t metric[FP__M_COUNT_SLOTS]; /* FP_CALLTREE_NONE until first use */
+	struct fp_hashmap name_map;         /* global name id -> tree frame id */
+	struct fp_hashmap callpath_map;     /* call-path id -> tree node */
+	struct fp_hashmap thread_map;       /* thread index -> position in threads */
+	struct fp__prof_thread **threads;
+	size_t nthreads, threads_alloc;
+
+	struct fp_hashmap pending_map; /* correlation -> position in pending */
+	struct fp__pending *pending;
+	size_t npending_slots, pending_alloc;
+	uint32_t *pending_free; /* free list of slots */
+	size_t nfree, free_alloc;
+
+	struct fp__trace_rec **trace_chunks;
+	size_t ntrace, trace_chunks_alloc;
+
+	struct fp_prof_stats st;
+	uint64_t trace_moved; /* slices the trace writer moved to overlap tracks */
+	char *drop_reasons[FP__MAX_DROP_REASONS];
+	size_t ndrop_reasons;
+	char *env_keys[FP__MAX_ENV];
+	char *env_values[FP__MAX_ENV];
+	size_t nenv;
+	char *incomplete[8]; /* static strings: why the session did not end cleanly */
+	size_t nincomplete;
+	char *written[4]; /* writer names written successfully (static strings) */
+	size_t nwritten;
+};
+
+static inline struct fp__trace_rec *fp__trace_at(const struct fp_prof_session *s, size_t i)
+{
+	return &s->trace_chunks[i >> FP__TRACE_CHUNK_SHIFT][i & (FP__TRACE_CHUNK - 1)];
+}
+
+/* The thread index of the calling thread (1-based, assigned on first use). */
+uint32_t fp__prof_thread_index(void);
+
+/* The host backend's path (backend/host.c): register the launch's context and record its event
+ * in one visit per targeted active session, on the launching thread. */
+int fp__prof_host_record(int session, const struct fp_prof_launch *l,
+			 const struct fp_prof_event *ev);
+
+/* ---- writers -------------------------------------------------------------------------------- */
+
+/* Integral doubles within 2^53 as JSON integers, others as doubles. */
+int fp__prof_write_number(struct fp_jsonw *w, double v);
+
+/* Write a JSON file through `<path>.tmp.<pid>` and a rename; fn writes the document. */
+int fp__prof_save_json(const char *path, unsigned flags, int (*fn)(void *arg, struct fp_jsonw *w),
+		       void *arg, struct fp_diag *diag);
+
+int fp__prof_write_hatchet(struct fp_prof_session *s, struct fp_jsonw *w);
+int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w);
+int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
+
+/* Write "<us>.<3-digit ns>" for a duration in ns, exact (no double rounding). */
+int fp__prof_write_us(struct fp_jsonw *w, uint64_t ns);
+
+#endif /* FP_PROF_INTERNAL_H */

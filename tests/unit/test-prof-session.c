@@ -1,0 +1,877 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for profiling sessions: scopes, states, call paths, launches and correlation,
+ * several sessions at once, concurrent event intake, the three output files read back, lost-data
+ * accounting, the backend registry, and the OOM sweep over a whole session. */
+#define _GNU_SOURCE 1
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <flagprism/alloc.h>
+#include <flagprism/backend.h>
+#include <flagprism/calltree.h>
+#include <flagprism/json.h>
+#include <flagprism/prof.h>
+
+#include "test.h"
+
+static char tmpdir[64];
+
+static const char *out_path(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+
+	if (!tmpdir[0]) {
+		snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-prof-XXXXXX");
+		ASSERT_NOT_NULL(mkdtemp(tmpdir));
+	}
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static void cleanup_dir(void)
+{
+	char cmd[128];
+
+	if (!tmpdir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ASSERT_EQ(system(cmd), 0);
+	tmpdir[0] = '\0';
+}
+
+static int start(const char *name, enum fp_prof_context ctx, enum fp_prof_data data,
+		 const char *backend)
+{
+	struct fp_prof_options o = {0};
+	struct fp_diag d;
+	int id = -1;
+
+	o.name = out_path(name);
+	o.context = ctx;
+	o.data = data;
+	o.backend = backend;
+	fp_diag_clear(&d);
+	if (fp_prof_start(&o, &id, &d))
+		fpt_fail(__FILE__, __LINE__, "start: %s", d.msg);
+	return id;
+}
+
+static uint32_t name_id(const char *s)
+{
+	uint32_t id;
+
+	ASSERT_OK(fp_prof_name_intern(s, strlen(s), &id));
+	return id;
+}
+
+static struct fp_prof_launch launch(const char *kernel, uint32_t callpath)
+{
+	struct fp_prof_launch l;
+
+	memset(&l, 0, sizeof(l));
+	l.kernel = name_id(kernel);
+	l.callpath = callpath;
+	l.grid[0] = 4;
+	l.grid[1] = 1;
+	l.grid[2] = 1;
+	return l;
+}
+
+/* Node ROOT/names... of a tree, or FP_CALLTREE_NONE. */
+static uint32_t find(struct fp_calltree *t, const char *const *names, size_t n)
+{
+	uint32_t node = FP_CALLTREE_ROOT, f;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (fp_calltree_intern(t, names[i], strlen(names[i]), &f) ||
+		    fp_calltree_child_find(t, node, f, &node))
+			return FP_CALLTREE_NONE;
+	}
+	return node;
+}
+
+static double metric_of(struct fp_calltree *t, uint32_t node, const char *metric, int total)
+{
+	struct fp_calltree_value v;
+	uint32_t m;
+
+	ASSERT_NE(node, FP_CALLTREE_NONE);
+	if (fp_calltree_metric_find(t, metric, strlen(metric), &m) ||
+	    fp_calltree_get(t, node, m, &v))
+		return -1;
+	return total ? v.total : v.self;
+}
+
+static const char *string_of(struct fp_calltree *t, uint32_t node, const char *metric)
+{
+	struct fp_calltree_value v;
+	uint32_t m;
+
+	ASSERT_OK(fp_calltree_metric_find(t, metric, strlen(metric), &m));
+	ASSERT_OK(fp_calltree_get(t, node, m, &v));
+	ASSERT(v.is_string);
+	return v.str;
+}
+
+static struct fp_json_doc *parse(const char *path)
+{
+	struct fp_json_doc *doc = NULL;
+	struct fp_diag d;
+
+	if (fp_json_parse_file(path, NULL, &doc, &d))
+		fpt_fail(__FILE__, __LINE__, "%s", d.msg);
+	return doc;
+}
+
+static const struct fp_json_value *get_path(const struct fp_json_value *v, const char *a,
+					    const char *b)
+{
+	v = fp_json_get(v, a);
+	return b ? fp_json_get(v, b) : v;
+}
+
+static int64_t get_int(const struct fp_json_value *v, const char *a, const char *b)
+{
+	int64_t i = -1;
+
+	ASSERT(fp_json_int64(get_path(v, a, b), &i));
+	return i;
+}
+
+TEST(prof_session_scopes)
+{
+	int id = start("scopes", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
+	struct fp_prof_launch l = launch("add_kernel", FP_PROF_NO_CALLPATH);
+	struct fp_prof_session *s = fp_prof_session_get(id);
+	struct fp_calltree *t, *r = NULL;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *meta;
+	static const char *const k_ab[] = {"a", "b", "add_kernel"};
+	static const char *const k_a[] = {"a", "add_kernel"};
+	static const char *const k_st[] = {"a", "warmup", "add_kernel"};
+	static const char *const k_root[] = {"add_kernel"};
+	static const char *const ab[] = {"a", "b"};
+	static const char *const a[] = {"a"};
+	uint32_t depth;
+
+	ASSERT_NOT_NULL(s);
+	ASSERT_STREQ(fp_prof_session_name(s), out_path("scopes"));
+	ASSERT(fp_prof_session_active(s));
+	ASSERT_OK(fp_host_launch(id, &l, 100, 150)); /* ROOT/add_kernel */
+	ASSERT_OK(fp_prof_scope_enter(id, "a", 1, 0));
+	ASSERT_OK(fp_prof_scope_enter(id, "b", 1, FP_PROF_SCOPE_CPU_TIME));
+	ASSERT_OK(fp_prof_scope_depth(id, &depth));
+	ASSERT_EQ(depth, 2);
+	ASSERT_OK(fp_host_launch(id, &l, 1000, 1100));
+	ASSERT_OK(fp_host_launch(id, &l, 2000, 2300));
+	ASSERT_OK(fp_prof_scope_metric(id, "flops (inner)", 13, 5));
+	ASSERT_OK(fp_prof_scope_metric(id, "note (pty)", 10, 3));
+	ASSERT_OK(fp_prof_scope_exit(id, "b", 1, NULL));
+	ASSERT_OK(fp_host_launch(id, &l, 3000, 3010));
+	ASSERT_OK(fp_prof_state_enter(id, "warmup", 6));
+	ASSERT_OK(fp_host_launch(id, &l, 4000, 4001));
+	ASSERT_OK(fp_prof_state_exit(id));
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, NULL)); /* closes "a" */
+	ASSERT_OK(fp_prof_scope_metric(id, "root_metric", 11, 2));
+	ASSERT_EQ(fp_host_launch(id, &l, 10, 5), FP_EINVAL);
+
+	t = fp_prof_session_tree(s);
+	ASSERT_OK(fp_calltree_finalize(t));
+	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "time (ns)", 0), 400);
+	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "count", 0), 2);
+	ASSERT_STREQ(string_of(t, find(t, k_ab, 3), "device_id"), "0");
+	ASSERT_STREQ(string_of(t, find(t, k_ab, 3), "device_type"), "CPU");
+	ASSERT_DEQ(metric_of(t, find(t, k_a, 2), "time (ns)", 0), 10);
+	ASSERT_DEQ(metric_of(t, find(t, k_st, 3), "count", 0), 1);
+	ASSERT_DEQ(metric_of(t, find(t, k_root, 1), "time (ns)", 0), 50);
+	ASSERT_DEQ(metric_of(t, find(t, a, 1), "time (ns)", 1), 411);
+	ASSERT_DEQ(metric_of(t, FP_CALLTREE_ROOT, "time (ns)", 1), 461);
+	ASSERT_DEQ(metric_of(t, FP_CALLTREE_ROOT, "count", 1), 5);
+	ASSERT_DEQ(metric_of(t, find(t, ab, 2), "flops (inner)", 0), 5);
+	ASSERT_DEQ(metric_of(t, find(t, ab, 2), "note (pty)", 0), 3);
+	ASSERT_GE(metric_of(t, find(t, ab, 2), "cpu_time (ns)(exc)", 0), 0);
+	ASSERT_DEQ(metric_of(t, FP_CALLTREE_ROOT, "root_metric", 0), 2);
+
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	ASSERT_NULL(fp_prof_session_get(id));
+	ASSERT_EQ(fp_prof_finalize(id, NULL, NULL), FP_ENOENT);
+
+	/* The files: the hatchet reads back with the same totals; the meta says all is well. */
+	ASSERT_OK(fp_calltree_read_hatchet(out_path("scopes.hatchet"), NULL, &r, NULL, NULL));
+	ASSERT_DEQ(metric_of(r, FP_CALLTREE_ROOT, "time (ns)", 1), 461);
+	ASSERT_STREQ(string_of(r, find(r, k_ab, 3), "device_type"), "CPU");
+	ASSERT_EQ(fp_calltree_device_count(r), 1);
+	fp_calltree_free(r);
+	ASSERT_EQ(access(out_path("scopes.chrome_trace.json"), F_OK), -1); /* tree data only */
+	doc = parse(out_path("scopes.meta.json"));
+	meta = fp_json_root(doc);
+	ASSERT_STREQ(fp_json_string(fp_json_get(meta, "format"), NULL), "flagprism-profile-meta");
+	ASSERT_STREQ(fp_json_string(get_path(meta, "session", "context"), NULL), "shadow");
+	ASSERT_STREQ(fp_json_string(get_path(meta, "session", "backend"), NULL), "host");
+	ASSERT_EQ(get_int(meta, "counts", "kernels"), 5);
+	ASSERT_EQ(get_int(meta, "counts", "scopes"), 2);
+	ASSERT_EQ(get_int(meta, "lost", "unfinished_scopes"), 0);
+	ASSERT_EQ(fp_json_type(fp_json_get(meta, "incomplete")), FP_JSON_FALSE);
+	ASSERT_STREQ(fp_json_string(get_path(meta, "outputs", "hatchet"), NULL),
+		     out_path("scopes.hatchet"));
+	ASSERT_STREQ(fp_json_string(get_path(get_path(meta, "devices", "CPU"), "0", "arch"), NULL),
+		     "interpreter");
+	fp_json_doc_free(doc);
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+TEST(prof_session_mismatch)
+{
+	int id = start("mismatch", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null");
+	struct fp_prof_stats st;
+	struct fp_diag d;
+	uint32_t depth;
+
+	ASSERT_OK(fp_prof_scope_enter(id, "outer", 5, 0));
+	ASSERT_OK(fp_prof_scope_enter(id, "inner", 5, 0));
+	fp_diag_clear(&d);
+	ASSERT_EQ(fp_prof_scope_exit(id, "outer", 5, &d), FP_ESTATE);
+	ASSERT_STREQ(d.msg, "scope exit 'outer' does not match the innermost open scope 'inner'");
+	ASSERT_OK(fp_prof_scope_depth(id, &depth));
+	ASSERT_EQ(depth, 2); /* untouched */
+	ASSERT_OK(fp_prof_scope_exit(id, "inner", 5, NULL));
+	ASSERT_OK(fp_prof_scope_exit(id, "outer", 5, NULL));
+	/* An exit with nothing open is counted, not an error. */
+	ASSERT_OK(fp_prof_scope_exit(id, "x", 1, NULL));
+	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(id), &st));
+	ASSERT_EQ(st.exits_without_enter, 1);
+	ASSERT_EQ(st.scopes, 2);
+	ASSERT_EQ(fp_prof_scope_enter(12345, "x", 1, 0), FP_ENOENT);
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+TEST(prof_session_multiple)
+{
+	int s1, s2, s3;
+	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	struct fp_prof_stats st;
+	struct fp_calltree *t;
+	static const char *const k_ab[] = {"a", "b", "k"};
+	static const char *const k_b[] = {"b", "k"};
+	uint32_t depth;
+
+	s1 = start("m1", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
+	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "a", 1, 0));
+	s2 = start("m2", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null"); /* starts inside "a" */
+	ASSERT_NE(s1, s2);
+	ASSERT_EQ(fp_prof_session_count(), 2);
+	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "b", 1, 0));
+	ASSERT_OK(fp_host_launch(FP_PROF_ALL, &l, 0, 10));
+	ASSERT_OK(fp_prof_deactivate(s2));
+	ASSERT(!fp_prof_session_active(fp_prof_session_get(s2)));
+	ASSERT_OK(fp_host_launch(FP_PROF_ALL, &l, 0, 10)); /* s1 only */
+	ASSERT_OK(fp_prof_activate(FP_PROF_ALL));
+	ASSERT_OK(fp_host_launch(s2, &l, 0, 1)); /* s2 only */
+	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, "b", 1, NULL));
+	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, "a", 1, NULL)); /* s2 never saw "a" */
+	ASSERT_OK(fp_prof_scope_depth(s1, &depth));
+	ASSERT_EQ(depth, 0);
+
+	t = fp_prof_session_tree(fp_prof_session_get(s1));
+	ASSERT_OK(fp_calltree_finalize(t));
+	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "count", 0), 2);
+	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "time (ns)", 0), 20);
+	t = fp_prof_session_tree(fp_prof_session_get(s2));
+	ASSERT_OK(fp_calltree_finalize(t));
+	ASSERT_DEQ(metric_of(t, find(t, k_b, 2), "count", 0), 2);
+	ASSERT_DEQ(metric_of(t, find(t, k_b, 2), "time (ns)", 0), 11);
+	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(s2), &st));
+	ASSERT_EQ(st.ignored_inactive, 1);
+	ASSERT_EQ(st.exits_without_enter, 1);
+
+	/* Ids are not reused; finalize all. */
+	ASSERT_OK(fp_prof_finalize(s2, NULL, NULL));
+	s3 = start("m3", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null");
+	ASSERT_NE(s3, s2);
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	ASSERT_EQ(access(out_path("m1.hatchet"), F_OK), 0);
+	ASSERT_EQ(access(out_path("m3.meta.json"), F_OK), 0);
+	/* FP_PROF_ALL with no session is a no-op. */
+	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "z", 1, 0));
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+TEST(prof_session_python_context)
+{
+	struct fp_prof_frame fr[3] = {
+		{"/w/main.py", 10, "<module>", 8, 3},
+		{"/w/model.py", 11, "forward", 7, 42},
+		{"/w/model.py", 11, "forward", 7, 43},
+	};
+	uint32_t cp1, cp2, cp3, ids[4];
+	int py, sh;
+	struct fp_calltree *t;
+	struct fp_prof_launch l;
+	static const char *const k_py[] = {"/w/main.py:<module>@3", "/w/model.py:forward@42", "s",
+					   "mm"};
+	static const char *const k_sh[] = {"s", "mm"};
+
+	ASSERT_OK(fp_prof_callpath_intern(fr, 2, &cp1));
+	ASSERT_OK(fp_prof_callpath_intern(fr, 2, &cp2));
+	ASSERT_EQ(cp1, cp2);
+	fr[1].line = 43;
+	ASSERT_OK(fp_prof_callpath_intern(fr, 2, &cp3));
+	ASSERT_NE(cp1, cp3);
+	ASSERT_EQ(fp_prof_callpath_frames(cp1, ids, 4), 2);
+	ASSERT_STREQ(fp_prof_name_str(ids[1], NULL), "/w/model.py:forward@42");
+	ASSERT_OK(fp_prof_callpath_intern_ids(ids, 2, &cp2));
+	ASSERT_EQ(cp1, cp2);
+	ASSERT_EQ(fp_prof_callpath_frames(9999, ids, 4), 0);
+
+	py = start("py", FP_PROF_CONTEXT_PYTHON, FP_PROF_DATA_TREE, "host");
+	sh = start("sh", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
+	l = launch("mm", cp1);
+	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "s", 1, 0));
+	ASSERT_OK(fp_host_launch(FP_PROF_ALL, &l, 0, 7));
+	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, "s", 1, NULL));
+	t = fp_prof_session_tree(fp_prof_session_get(py));
+	ASSERT_DEQ(metric_of(t, find(t, k_py, 4), "time (ns)", 0), 7);
+	t = fp_prof_session_tree(fp_prof_session_get(sh));
+	ASSERT_DEQ(metric_of(t, find(t, k_sh, 2), "time (ns)", 0), 7);
+	/* An unknown call path is refused, not filed somewhere plausible. */
+	l.callpath = 4242;
+	ASSERT_OK(fp_host_launch(py, &l, 0, 1));
+	{
+		struct fp_prof_stats st;
+
+		ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(py), &st));
+		ASSERT_EQ(st.failed, 1);
+		ASSERT_EQ(st.kernels, 1);
+	}
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+#define NTHREADS 8
+#define PER_THREAD 5000
+
+struct worker {
+	int index;
+	uint32_t kernel, callpath, cpu;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct fp_prof_event ev;
+	struct fp_prof_launch l = {0};
+	int i;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.device_type = w->cpu;
+	ev.kernel = w->kernel;
+	ev.callpath = w->callpath;
+	ev.device_id = (uint32_t)w->index % 2;
+	ev.stream = (uint64_t)w->index;
+	l.kernel = w->kernel;
+	for (i = 0; i < PER_THREAD; i++) {
+		ev.begin_ns = 1000 + (uint64_t)i;
+		ev.end_ns = ev.begin_ns + 3;
+		ev.md.flags = FP_PROF_MD_BYTES;
+		ev.md.bytes = 2;
+		if (fp_prof_kernel(FP_PROF_ALL, &ev))
+			return (void *)1;
+		/* Every thread also keeps a scope stack of its own going. */
+		if (i % 100 == 0) {
+			if (fp_prof_scope_enter(FP_PROF_ALL, "t", 1, 0) ||
+			    fp_host_launch(FP_PROF_ALL, &l, 0, 1) ||
+			    fp_prof_scope_exit(FP_PROF_ALL, "t", 1, NULL))
+				return (void *)2;
+		}
+	}
+	return NULL;
+}
+
+TEST(prof_session_concurrent)
+{
+	pthread_t th[NTHREADS];
+	struct worker w[NTHREADS];
+	struct fp_prof_stats st;
+	struct fp_calltree *t;
+	int a, b, i;
+	char kname[16], fname[32];
+
+	a = start("c1", FP_PROF_CONTEXT_PYTHON, FP_PROF_DATA_TRACE, "null");
+	b = start("c2", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null");
+	for (i = 0; i < NTHREADS; i++) {
+		uint32_t fid;
+
+		snprintf(kname, sizeof(kname), "k%d", i % 4);
+		snprintf(fname, sizeof(fname), "f.py:w@%d", i);
+		w[i].index = i;
+		w[i].kernel = name_id(kname);
+		w[i].cpu = name_id("CPU");
+		fid = name_id(fname);
+		ASSERT_OK(fp_prof_callpath_intern_ids(&fid, 1, &w[i].callpath));
+	}
+	for (i = 0; i < NTHREADS; i++)
+		ASSERT_EQ(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	for (i = 0; i < NTHREADS; i++) {
+		void *ret;
+
+		ASSERT_EQ(pthread_join(th[i], &ret), 0);
+		ASSERT_NULL(ret);
+	}
+	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(a), &st));
+	ASSERT_EQ(st.kernels, NTHREADS * (PER_THREAD + PER_THREAD / 100));
+	ASSERT_EQ(st.trace_records, NTHREADS * (PER_THREAD + 2 * PER_THREAD / 100));
+	ASSERT_EQ(st.failed, 0);
+	ASSERT_EQ(st.open_scopes, 0);
+	t = fp_prof_session_tree(fp_prof_session_get(a));
+	ASSERT_OK(fp_calltree_finalize(t));
+	/* Python context: ROOT / f.py:w@i / k(i%4), exactly PER_THREAD events each. */
+	for (i = 0; i < NTHREADS; i++) {
+		const char *p[2];
+
+		snprintf(kname, sizeof(kname), "k%d", i % 4);
+		snprintf(fname, sizeof(fname), "f.py:w@%d", i);
+		p[0] = fname;
+		p[1] = kname;
+		ASSERT_DEQ(metric_of(t, find(t, p, 2), "count", 0), PER_THREAD);
+		ASSERT_DEQ(metric_of(t, find(t, p, 2), "time (ns)", 0), 3.0 * PER_THREAD);
+		ASSERT_DEQ(metric_of(t, find(t, p, 2), "bytes", 0), 2.0 * PER_THREAD);
+	}
+	ASSERT_DEQ(metric_of(t, FP_CALLTREE_ROOT, "count", 1),
+		   NTHREADS * (PER_THREAD + PER_THREAD / 100));
+	t = fp_prof_session_tree(fp_prof_session_get(b));
+	ASSERT_OK(fp_calltree_finalize(t));
+	/* Shadow context: ROOT / k0..k3 (2 threads each) and ROOT / t / k*. */
+	for (i = 0; i < 4; i++) {
+		const char *p[2];
+
+		snprintf(kname, sizeof(kname), "k%d", i);
+		p[0] = kname;
+		ASSERT_DEQ(metric_of(t, find(t, p, 1), "count", 0), 2 * PER_THREAD);
+		p[0] = "t";
+		p[1] = kname;
+		ASSERT_DEQ(metric_of(t, find(t, p, 2), "count", 0), 2 * PER_THREAD / 100);
+	}
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+struct corr_arg {
+	uint64_t correlation;
+	uint32_t kernel;
+};
+
+static void *deliver(void *argp)
+{
+	struct corr_arg *a = argp;
+	struct fp_prof_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kernel = a->kernel;
+	ev.callpath = FP_PROF_NO_CALLPATH;
+	ev.device_type = FP_PROF_NO_NAME;
+	ev.device_id = 3;
+	ev.correlation = a->correlation;
+	ev.begin_ns = 10;
+	ev.end_ns = 30;
+	ev.md.flags = FP_PROF_MD_FLOPS16;
+	ev.md.flops16 = 99; /* the event's own value wins over the launch's */
+	return fp_prof_kernel(FP_PROF_ALL, &ev) ? (void *)1 : NULL;
+}
+
+TEST(prof_session_correlation)
+{
+	int id = start("corr", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null");
+	struct fp_prof_launch l = launch("gemm", FP_PROF_NO_CALLPATH);
+	struct corr_arg a;
+	struct fp_prof_stats st;
+	struct fp_calltree *t;
+	pthread_t th;
+	void *ret;
+	uint64_t c1 = fp_prof_correlation_next(), c2 = fp_prof_correlation_next();
+	static const char *const k_s[] = {"s", "gemm"};
+	static const char *const k_root[] = {"gemm"};
+
+	ASSERT_GT(c2, c1);
+	l.md.flags = FP_PROF_MD_FLOPS16 | FP_PROF_MD_BYTES | FP_PROF_MD_EST_FLOPS;
+	l.md.flops16 = 1;
+	l.md.bytes = 64;
+	l.md.est_flops = 7;
+	ASSERT_OK(fp_prof_scope_enter(id, "s", 1, 0));
+	ASSERT_OK(fp_prof_launch_register(id, c1, &l));
+	ASSERT_OK(fp_prof_launch_register(id, c2, &l)); /* its event never comes */
+	ASSERT_OK(fp_prof_scope_exit(id, "s", 1, NULL));
+	ASSERT_EQ(fp_prof_launch_register(id, 0, &l), FP_EINVAL);
+
+	/* The event arrives later, on another thread, outside the scope. */
+	a.correlation = c1;
+	a.kernel = l.kernel;
+	ASSERT_EQ(pthread_create(&th, NULL, deliver, &a), 0);
+	ASSERT_EQ(pthread_join(th, &ret), 0);
+	ASSERT_NULL(ret);
+	/* An event whose launch was never registered goes to ROOT / kernel and is counted. */
+	a.correlation = 777777;
+	ASSERT_NULL(deliver(&a));
+
+	t = fp_prof_session_tree(fp_prof_session_get(id));
+	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "time (ns)", 0), 20);
+	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "flops16", 0), 99);
+	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "bytes", 0), 64);
+	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "est_flops", 0), 7);
+	ASSERT_STREQ(string_of(t, find(t, k_s, 2), "device_id"), "3");
+	ASSERT_DEQ(metric_of(t, find(t, k_root, 1), "count", 0), 1);
+	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(id), &st));
+	ASSERT_EQ(st.unmatched, 1);
+	ASSERT_EQ(st.pending, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	{
+		struct fp_json_doc *doc = parse(out_path("corr.meta.json"));
+		const struct fp_json_value *m = fp_json_root(doc);
+
+		ASSERT_EQ(get_int(m, "lost", "launches_without_event"), 1);
+		ASSERT_EQ(get_int(m, "lost", "events_without_launch_context"), 1);
+		fp_json_doc_free(doc);
+	}
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+static void check_trace_file(const char *path, size_t want_x)
+{
+	struct fp_json_doc *doc = parse(path);
+	const struct fp_json_value *root = fp_json_root(doc), *evs;
+	size_t i, nx = 0, nm = 0;
+	uint64_t last_pid = 0, last_tid = 0;
+	double last_ts = -1;
+
+	ASSERT_STREQ(fp_json_string(fp_json_get(root, "displayTimeUnit"), NULL), "ns");
+	evs = fp_json_get(root, "traceEvents");
+	ASSERT_EQ(fp_json_type(evs), FP_JSON_ARRAY);
+	for (i = 0; i < fp_json_len(evs); i++) {
+		const struct fp_json_value *e = fp_json_at(evs, i);
+		const char *ph = fp_json_string(fp_json_get(e, "ph"), NULL);
+		int64_t pid, tid;
+		double ts, dur;
+
+		ASSERT_NOT_NULL(ph);
+		ASSERT(fp_json_int64(fp_json_get(e, "pid"), &pid));
+		if (!strcmp(ph, "M")) {
+			ASSERT_EQ(nx, 0); /* metadata first */
+			nm++;
+			ASSERT_EQ(fp_json_type(fp_json_get(e, "args")), FP_JSON_OBJECT);
+			continue;
+		}
+		ASSERT_STREQ(ph, "X");
+		nx++;
+		ASSERT(fp_json_int64(fp_json_get(e, "tid"), &tid));
+		ASSERT(fp_json_number(fp_json_get(e, "ts"), &ts));
+		ASSERT(fp_json_number(fp_json_get(e, "dur"), &dur));
+		ASSERT(ts >= 0 && dur >= 0);
+		ASSERT_EQ(fp_json_type(get_path(e, "args", "call_stack")), FP_JSON_ARRAY);
+		/* Sorted by track then start. */
+		if ((uint64_t)pid == last_pid && (uint64_t)tid == last_tid)
+			ASSERT(ts >= last_ts);
+		last_pid = (uint64_t)pid;
+		last_tid = (uint64_t)tid;
+		last_ts = ts;
+	}
+	ASSERT_EQ(nx, want_x);
+	ASSERT_GT(nm, 0);
+	fp_json_doc_free(doc);
+}
+
+TEST(prof_session_trace)
+{
+	int id = start("tr", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TRACE, "host");
+	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	uint64_t t0 = fp_prof_clock_ns();
+	struct fp_json_doc *doc;
+	const struct fp_json_value *evs;
+	size_t i;
+	int found = 0;
+
+	ASSERT_OK(fp_prof_scope_enter(id, "outer", 5, 0));
+	ASSERT_OK(fp_prof_scope_enter(id, "inner", 5, 0));
+	ASSERT_OK(fp_host_launch(id, &l, t0 + 1234567, t0 + 1238000));
+	ASSERT_OK(fp_prof_scope_exit(id, "inner", 5, NULL));
+	ASSERT_OK(fp_prof_scope_exit(id, "outer", 5, NULL));
+	ASSERT_OK(fp_host_launch(id, &l, 5, 6)); /* before the origin: clamped to 0 */
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	check_trace_file(out_path("tr.chrome_trace.json"), 4);
+
+	doc = parse(out_path("tr.chrome_trace.json"));
+	evs = fp_json_get(fp_json_root(doc), "traceEvents");
+	for (i = 0; i < fp_json_len(evs); i++) {
+		const struct fp_json_value *e = fp_json_at(evs, i), *cs;
+		double dur;
+
+		if (strcmp(fp_json_string(fp_json_get(e, "name"), NULL), "k") ||
+		    strcmp(fp_json_string(fp_json_get(e, "ph"), NULL), "X"))
+			continue;
+		cs = get_path(e, "args", "call_stack");
+		ASSERT(fp_json_number(fp_json_get(e, "dur"), &dur));
+		if (fp_json_len(cs) == 2) {
+			/* 3433 ns, printed exactly as 3.433 us */
+			ASSERT_DEQ(dur, 3.433);
+			ASSERT_STREQ(fp_json_string(fp_json_at(cs, 0), NULL), "outer");
+			ASSERT_STREQ(fp_json_string(fp_json_at(cs, 1), NULL), "inner");
+			ASSERT_STREQ(fp_json_string(get_path(e, "args", "device_type"), NULL),
+				     "CPU");
+			ASSERT_EQ(fp_json_len(get_path(e, "args", "grid")), 3);
+			found++;
+		} else {
+			double ts;
+
+			ASSERT(fp_json_number(fp_json_get(e, "ts"), &ts));
+			ASSERT_DEQ(ts, 0);
+			found++;
+		}
+	}
+	ASSERT_EQ(found, 2);
+	fp_json_doc_free(doc);
+	doc = parse(out_path("tr.meta.json"));
+	ASSERT_EQ(get_int(fp_json_root(doc), "lost", "clamped_timestamps"), 1);
+	ASSERT_STREQ(fp_json_string(get_path(fp_json_root(doc), "outputs", "chrome_trace"), NULL),
+		     out_path("tr.chrome_trace.json"));
+	fp_json_doc_free(doc);
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+TEST(prof_session_trace_overlap)
+{
+	int id = start("ov", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TRACE, "null");
+	uint64_t t0 = fp_prof_clock_ns();
+	struct fp_prof_event ev;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *evs;
+	size_t i;
+	int lanes = 0;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kernel = name_id("k");
+	ev.callpath = FP_PROF_NO_CALLPATH;
+	ev.device_type = name_id("CUDA");
+	ev.stream = 5;
+	/* [0, 100] and [50, 150] overlap partially; [60, 70] nests in the first. */
+	ev.begin_ns = t0;
+	ev.end_ns = t0 + 100;
+	ASSERT_OK(fp_prof_kernel(id, &ev));
+	ev.begin_ns = t0 + 50;
+	ev.end_ns = t0 + 150;
+	ASSERT_OK(fp_prof_kernel(id, &ev));
+	ev.begin_ns = t0 + 60;
+	ev.end_ns = t0 + 70;
+	ASSERT_OK(fp_prof_kernel(id, &ev));
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	check_trace_file(out_path("ov.chrome_trace.json"), 3);
+	doc = parse(out_path("ov.chrome_trace.json"));
+	evs = fp_json_get(fp_json_root(doc), "traceEvents");
+	for (i = 0; i < fp_json_len(evs); i++) {
+		const struct fp_json_value *e = fp_json_at(evs, i);
+		const char *n = fp_json_string(get_path(e, "args", "name"), NULL);
+
+		if (n && !strcmp(n, "stream 5 (overlap 1)"))
+			lanes++;
+		if (n && !strcmp(n, "CUDA 0"))
+			lanes += 10;
+	}
+	ASSERT_EQ(lanes, 11);
+	fp_json_doc_free(doc);
+	doc = parse(out_path("ov.meta.json"));
+	ASSERT_EQ(get_int(fp_json_root(doc), "counts", "trace_slices_on_overlap_tracks"), 1);
+	fp_json_doc_free(doc);
+	fp_prof_shutdown();
+	cleanup_dir();
+}
+
+TEST(prof_session_incomplete)
+{
+	struct fp_prof_options o = {0};
+	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	struct fp_json_doc *doc;
+	const struct fp_json_value *m;
+	struct fp_diag d;
+	int id, id2;
+
+	o.name = out_path("inc");
+	o.data = FP_PROF_DATA_TRACE;
+	o.max_trace_events = 2;
+	o.backend = "null";
+	ASSERT_OK(fp_prof_start(&o, &id, NULL));
+	ASSERT_OK(fp_prof_scope_enter(id, "left open", 9, 0));
+	ASSERT_OK(fp_host_launch(id, &l, 1, 2));
+	ASSERT_OK(fp_host_launch(id, &l, 1, 2));
+	ASSERT_OK(fp_host_launch(id, &l, 1, 2));
+	ASSERT_OK(fp_prof_session_note_dropped(fp_prof_session_get(id), 5, "buffer full"));
+	ASSERT_OK(fp_prof_session_note_dropped(fp_prof_session_get(id), 1, "buffer full"));
+	fp_diag_clear(&d);
+	ASSERT_EQ(fp_prof_finalize(id, "hatchet,bogus", &d), FP_EINVAL);
+	ASSERT(strstr(d.msg, "unknown output format 'bogus'") != NULL);
+	doc = parse(out_path("inc.meta.json"));
+	m = fp_json_root(doc);
+	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
+	ASSERT_EQ(get_int(m, "lost", "unfinished_scopes"), 1);
+	ASSERT_EQ(get_int(m, "lost", "dropped_trace_records"), 1);
+	ASSERT_EQ(get_int(m, "lost", "dropped_by_backend"), 6);
+	ASSERT_EQ(fp_json_len(get_path(m, "lost", "backend_drop_reasons")), 1);
+	{
+		const struct fp_json_value *stacks = get_path(m, "lost", "unfinished_scope_stacks");
+
+		ASSERT_STREQ(
+			fp_json_string(fp_json_at(fp_json_get(fp_json_at(stacks, 0), "scopes"), 0),
+				       NULL),
+			"left open");
+	}
+	ASSERT_EQ(fp_json_len(fp_json_get(m, "incomplete_reasons")), 2);
+	fp_json_doc_free(doc);
+
+	/* Sessions left open at shutdown are written as incomplete. */
+	o.name = out_path("abandoned");
+	ASSERT_OK(fp_prof_start(&o, &id2, NULL));
+	ASSERT_OK(fp_prof_set_meta(id2, "triton", "3.6.0"));
+	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.11"));
+	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.12"));
+	fp_prof_shutdown();
+	doc = parse(out_path("abandoned.meta.json"));
+	m = fp_json_root(doc);
+	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
+	ASSERT_STREQ(fp_json_string(fp_json_at(fp_json_get(m, "incomplete_reasons"), 0), NULL),
+		     "shutdown without finalize");
+	ASSERT_STREQ(fp_json_string(get_path(m, "environment", "python"), NULL), "3.12");
+	{
+		const char *key;
+
+		fp_json_member(fp_json_get(m, "environment"), 0, &key, NULL);
+		ASSERT_STREQ(key, "python");
+	}
+	fp_json_doc_free(doc);
+	cleanup_dir();
+}
+
+static int failing_start(struct fp_prof_session *s, struct fp_diag *diag)
+{
+	(void)s;
+	return fp_diag_set(diag, FP_EBUSY, 0, "another profiler owns the device hook");
+}
+
+static int ok_stop(struct fp_prof_session *s)
+{
+	(void)s;
+	return FP_OK;
+}
+
+static const struct fp_backend_ops busy_ops = {"busy", "0", failing_start, ok_stop, ok_stop};
+
+TEST(prof_backend_registry)
+{
+	struct fp_prof_options o = {0};
+	struct fp_diag d;
+	int id, i, ids[FP_PROF_MAX_SESSIONS];
+	const struct fp_backend_ops *b;
+
+	ASSERT_STREQ(fp_backend_find("host")->name, "host");
+	ASSERT_STREQ(fp_backend_find("null")->name, "null");
+	ASSERT_NULL(fp_backend_find("nope"));
+	ASSERT_EQ(fp_backend_at(0), fp_backend_host());
+	ASSERT_EQ(fp_backend_at(1), fp_backend_null());
+	ASSERT_OK(fp_backend_register(&busy_ops));
+	ASSERT_EQ(fp_backend_register(&busy_ops), FP_EBUSY);
+	for (i = 0; (b = fp_backend_at((size_t)i)) != NULL; i++)
+		;
+	ASSERT_EQ(i, 3);
+
+	o.name = out_path("reg");
+	o.backend = "busy";
+	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EBUSY);
+	ASSERT_STREQ(d.msg, "another profiler owns the device hook");
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	o.backend = "cuptii";
+	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_ENOENT);
+	ASSERT(strstr(d.msg, "'cuptii'") != NULL);
+	o.backend = NULL;
+	o.context = (enum fp_prof_context)7;
+	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EINVAL);
+	o.context = FP_PROF_CONTEXT_SHADOW;
+	o.backend = "null";
+	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
+		ASSERT_OK(fp_prof_start(&o, &ids[i], NULL));
+	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_ELIMIT);
+	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
+		ASSERT_OK(fp_prof_deactivate(ids[i]));
+	fp_prof_shutdown();
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	ASSERT_NOT_NULL(fp_prof_writer_find("hatchet"));
+	ASSERT_STREQ(fp_prof_writer_find("chrome_trace")->suffix, ".chrome_trace.json");
+	ASSERT_STREQ(fp_prof_writer_at(2)->name, "meta");
+	ASSERT_NULL(fp_prof_writer_at(3));
+	cleanup_dir();
+}
+
+/* One whole session; every allocation may fail. Returns the first non-OK status. */
+static int session_run(void)
+{
+	struct fp_prof_options o = {0};
+	struct fp_prof_frame fr[2] = {{"a.py", 4, "f", 1, 1}, {"a.py", 4, "g", 1, 2}};
+	struct fp_prof_launch l;
+	uint32_t cp, k;
+	int id, rc;
+
+	o.name = out_path("oom");
+	o.data = FP_PROF_DATA_TRACE;
+	o.context = FP_PROF_CONTEXT_PYTHON;
+	rc = fp_prof_start(&o, &id, NULL);
+	if (rc)
+		goto out;
+	if ((rc = fp_prof_callpath_intern(fr, 2, &cp)) || (rc = fp_prof_name_intern("k", 1, &k)))
+		goto out;
+	memset(&l, 0, sizeof(l));
+	l.kernel = k;
+	l.callpath = cp;
+	if ((rc = fp_prof_scope_enter(id, "s", 1, FP_PROF_SCOPE_CPU_TIME)) ||
+	    (rc = fp_host_launch(id, &l, 1, 2)) || (rc = fp_prof_scope_metric(id, "x", 1, 1)) ||
+	    (rc = fp_prof_scope_exit(id, "s", 1, NULL)) || (rc = fp_host_launch(id, &l, 3, 5)))
+		goto out;
+	rc = fp_prof_finalize(id, NULL, NULL);
+out:
+	fp_prof_shutdown();
+	return rc;
+}
+
+TEST(prof_session_oom)
+{
+	long n, total;
+
+	fpt_oom_install(-1);
+	ASSERT_OK(session_run());
+	total = fpt_oom_count();
+	ASSERT_EQ(fpt_oom_live(), 0);
+	fpt_oom_uninstall();
+	ASSERT_GT(total, 10);
+	for (n = 0; n < total; n++) {
+		int rc;
+
+		fpt_oom_install(n);
+		rc = session_run();
+		if (rc != FP_OK && rc != FP_ENOMEM)
+			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
+		if (fpt_oom_live() != 0)
+			fpt_fail(__FILE__, __LINE__, "allocation %ld: %ld blocks leaked", n,
+				 fpt_oom_live());
+		fpt_oom_uninstall();
+	}
+	cleanup_dir();
+}
