@@ -146,6 +146,9 @@ test_env() {
 	FP_BUILD_DIR=$(realpath "$BUILD")
 	export FP_BUILD_DIR
 	if [ -x "$BUILD/bench/bench-prof" ]; then export FP_BENCH_PROF="$FP_BUILD_DIR/bench/bench-prof"; fi
+	if [ -x "$BUILD/tests/helper/fp-test-tool" ]; then
+		export FP_TEST_TOOL="$FP_BUILD_DIR/tests/helper/fp-test-tool"
+	fi
 	fp_note "FLAGPRISM_CLI=${FLAGPRISM_CLI:-<not built>}"
 	fp_note "FP_UNIT_TESTS=${FP_UNIT_TESTS:-<not built>}"
 	fp_note "FP_BUILD_DIR=$FP_BUILD_DIR"
