@@ -1,0 +1,334 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One instrumented launch: bind the arguments, size and allocate the record buffer, launch the
+twin, copy the buffer back and describe the launch for the report writer.
+
+Sizing (documented for users in docs/debugger.md): a program gets S record slots, the number of
+records its sites would write if every site outside a loop ran once and every site inside loops
+ran once per iteration. Trip counts come from ``range(...)``/``tl.range(...)`` bounds evaluated on
+the host from the launch's scalar and constexpr arguments (and simple top-level assignments such
+as ``num_k = tl.cdiv(K, BLOCK_K)``); a loop whose bounds cannot be evaluated there, and every
+``while`` loop, counts ``LOOP_TRIPS`` iterations. ``record_capacity`` replaces the total
+(``S = record_capacity // P``). The record area is capped at ``MAX_RECORD_BYTES``. Records that do
+not fit are counted exactly in the header (overflow), never dropped silently.
+
+This module does not rewrite kernels (``_rewrite.py``) nor write reports (the C library does).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from flagprism._rewrite import CTX, Twin
+
+MAGIC = 0x0031764742445046
+VERSION = 1
+RECORD_WORDS = 8
+HEADER_WORDS = 8
+
+#: Iterations assumed for a loop whose trip count is not known on the host.
+LOOP_TRIPS = 64
+#: Largest record area allocated by default (bytes); record_capacity may ask for more.
+MAX_RECORD_BYTES = 256 << 20
+#: Dump words assumed per level-2 record when sizing the dump arena by default.
+DUMP_WORDS_PER_RECORD = 4096
+#: Largest dump arena allocated by default (words); dump_capacity may ask for more.
+MAX_DUMP_WORDS = 16 << 20
+
+
+@dataclass
+class Launch:
+    """A prepared instrumented launch."""
+
+    bound: dict[str, Any]
+    grid: tuple[int, int, int]
+    programs: int
+    slots: int
+    arena_words: int
+    buffer: Any  # torch.Tensor (int64)
+    backend: str
+
+
+def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(parameter values with defaults applied, launch options) of a call like Triton's binder."""
+    import inspect
+
+    sig = inspect.signature(jitfn.fn)
+    names = list(sig.parameters)
+    params = {k: v for k, v in kwargs.items() if k in names}
+    options = {k: v for k, v in kwargs.items() if k not in names}
+    ba = sig.bind(*args, **params)
+    ba.apply_defaults()
+    return dict(ba.arguments), options
+
+
+def eval_grid(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
+    g = grid(bound) if callable(grid) else grid
+    if isinstance(g, int) or not hasattr(g, "__len__"):
+        g = (g,)
+    g = tuple(int(x) for x in g)
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {g}")
+    return g + (1,) * (3 - len(g))  # type: ignore[return-value]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, Any]:
+    """Names a loop bound may use on the host: scalar and constexpr arguments, constexpr
+    globals, cdiv/min/max, and earlier top-level assignments that evaluate."""
+    import triton
+    import triton.language as tl
+
+    env: dict[str, Any] = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len,
+                           "range": range}
+    scope = twin.extra.get("scope", {})
+    lang = types.SimpleNamespace(cdiv=_cdiv, minimum=min, maximum=max, constexpr=lambda v: v)
+    for name, val in scope.items():
+        if val is tl or val is tl.core:
+            env[name] = lang
+        elif val is triton:
+            env[name] = types.SimpleNamespace(cdiv=_cdiv, language=lang)
+        elif isinstance(val, tl.constexpr):
+            env[name] = val.value
+        elif getattr(val, "__name__", None) == "cdiv" and getattr(val, "__module__", "").startswith("triton"):
+            env[name] = _cdiv
+    for name, val in bound.items():
+        if isinstance(val, tl.constexpr):
+            val = val.value
+        if isinstance(val, (bool, int, float)):
+            env[name] = val
+        else:
+            env.pop(name, None)
+    for line, name, expr in twin.host_defs:
+        if line >= upto_line:
+            break
+        try:
+            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env) if expr else None
+        except Exception:  # noqa: BLE001 - any failure means "not known on the host"
+            v = None
+        if isinstance(v, tl.constexpr):
+            v = v.value
+        if isinstance(v, (bool, int, float)):
+            env[name] = v
+        else:
+            env.pop(name, None)
+    return env
+
+
+def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
+    """Host-evaluated trip count of every loop of the twin (None: not known on the host)."""
+    out: dict[int, int | None] = {}
+    for loop in twin.loops:
+        trips = None
+        if loop.range_args is not None and 1 <= len(loop.range_args) <= 3:
+            env = _host_env(twin, bound, loop.line)
+            try:
+                vals = [eval(compile(a, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env)
+                        for a in loop.range_args]
+                vals = [v.value if hasattr(v, "value") else v for v in vals]
+                if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+                    trips = len(range(*vals))
+            except Exception:  # noqa: BLE001
+                trips = None
+        out[loop.id] = trips
+    return out
+
+
+def records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
+    trips = loop_trips(twin, bound)
+    total = 0
+    for site in twin.sites:
+        mult = 1
+        for lid in site.loops:
+            t = trips.get(lid)
+            mult *= LOOP_TRIPS if t is None else max(t, 0)
+        total += mult
+    return total
+
+
+def dump_records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
+    trips = loop_trips(twin, bound)
+    total = 0
+    for site in twin.sites:
+        if not site.dumps:
+            continue
+        mult = 1
+        for lid in site.loops:
+            t = trips.get(lid)
+            mult *= LOOP_TRIPS if t is None else max(t, 0)
+        total += mult
+    return total
+
+
+def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:
+    if record_capacity is not None:
+        return max(0, int(record_capacity) // max(programs, 1))
+    s = records_per_program(twin, bound)
+    cap = MAX_RECORD_BYTES // (RECORD_WORDS * 8 * max(programs, 1))
+    return max(0, min(s, cap))
+
+
+def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: int | None) -> int:
+    if not twin.has_dumps:
+        return 0
+    if dump_capacity is not None:
+        return max(0, int(dump_capacity))
+    want = programs * dump_records_per_program(twin, bound) * DUMP_WORDS_PER_RECORD
+    return max(1, min(want, MAX_DUMP_WORDS))
+
+
+def header(slots: int, programs: int, arena_words: int, nsites: int) -> list[int]:
+    flags = 1 if arena_words > 0 else 0
+    layout = VERSION | (RECORD_WORDS << 16) | (HEADER_WORDS << 32) | (flags << 48)
+    return [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
+
+
+def backend_of(jitfn: Any) -> str:
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if isinstance(jitfn, InterpretedFunction):
+        return "interpreter"
+    try:
+        from triton.runtime.driver import driver
+
+        return str(driver.active.get_current_target().backend)
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def buffer_device(backend: str) -> Any:
+    import torch
+
+    if backend == "interpreter":
+        return torch.device("cpu")
+    from triton.runtime.driver import driver
+
+    get = getattr(driver.active, "get_active_torch_device", None)
+    if get is not None:
+        return get()
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
+            record_capacity: int | None, dump_capacity: int | None) -> Launch:
+    import torch
+
+    bound, _options = bind(jitfn, args, kwargs)
+    g = eval_grid(grid, bound)
+    programs = g[0] * g[1] * g[2]
+    slots = slots_for(twin, bound, programs, record_capacity)
+    arena = arena_for(twin, bound, programs, dump_capacity)
+    backend = backend_of(jitfn)
+    words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
+    hdr = torch.tensor(header(slots, programs, arena, len(twin.sites)), dtype=torch.int64)
+    dev = buffer_device(backend)
+    buf = torch.zeros(words, dtype=torch.int64, device=dev)
+    buf[:HEADER_WORDS].copy_(hdr)
+    return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
+                  backend=backend)
+
+
+def launch(twin: Twin, plan: Launch, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run the twin with the record buffer; returns what the twin's run returns."""
+    kw = dict(kwargs)
+    kw[CTX] = plan.buffer
+    return twin.jit.run(*args, grid=plan.grid, warmup=False, **kw)
+
+
+def buffer_bytes(plan: Launch) -> Any:
+    """The record buffer on the host, as an object with the buffer protocol (a NumPy array)."""
+    return plan.buffer.detach().cpu().numpy()
+
+
+# ------------------------------------------------------------------------------------------------
+# Describing the launch for the report
+# ------------------------------------------------------------------------------------------------
+
+_TORCH_DTYPE_NAMES = {
+    "float8_e4m3fn": "float8e4nv",
+    "float8_e5m2": "float8e5",
+}
+
+
+def _dtype_name(dt: Any) -> str:
+    name = str(dt).split(".")[-1]
+    return _TORCH_DTYPE_NAMES.get(name, name)
+
+
+def _json_value(v: Any) -> Any:
+    import triton.language as tl
+
+    if isinstance(v, tl.constexpr):
+        v = v.value
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else repr(v)
+    if isinstance(v, (tuple, list)):
+        return [_json_value(x) for x in v]
+    return str(v)
+
+
+def _scalar_dtype(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int32" if -(2**31) <= v < 2**31 else ("int64" if -(2**63) <= v < 2**63 else "uint64")
+    if isinstance(v, float):
+        return "float32"
+    return type(v).__name__
+
+
+def _tensor_entry(name: str, t: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "kind": "tensor", "dtype": _dtype_name(getattr(t, "dtype", "")),
+                             "shape": None, "strides": None, "data_ptr": int(t.data_ptr()), "storage_ptr": None,
+                             "storage_nbytes": None, "element_size": None, "value": None}
+    try:
+        entry["shape"] = [int(x) for x in t.shape]
+        entry["strides"] = [int(x) for x in t.stride()]
+        entry["element_size"] = int(t.element_size())
+        st = t.untyped_storage()
+        entry["storage_ptr"] = int(st.data_ptr())
+        entry["storage_nbytes"] = int(st.nbytes())
+    except Exception:  # noqa: BLE001 - duck-typed pointer arguments
+        pass
+    return entry
+
+
+def describe_args(jitfn: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
+    import inspect
+
+    import triton.language as tl
+
+    sig = inspect.signature(jitfn.fn)
+    out: list[dict[str, Any]] = []
+    for name, param in sig.parameters.items():
+        v = bound.get(name)
+        ann = param.annotation
+        is_cx = ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+        if is_cx:
+            out.append({"name": name, "kind": "constexpr", "dtype": None, "shape": None, "strides": None,
+                        "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
+                        "value": _json_value(v)})
+        elif hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+            out.append(_tensor_entry(name, v))
+        elif hasattr(v, "base") and hasattr(v, "block_shape") and hasattr(v.base, "data_ptr"):
+            e = _tensor_entry(name, v.base)  # host-side TensorDescriptor: its base is the allocation
+            e["value"] = {"block_shape": _json_value(list(v.block_shape))}
+            out.append(e)
+        else:
+            out.append({"name": name, "kind": "scalar", "dtype": _scalar_dtype(v), "shape": None, "strides": None,
+                        "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
+                        "value": _json_value(v)})
+    return out
+
+
+def read_header(raw: Any) -> list[int]:
+    b = bytes(memoryview(raw).cast("B")[:HEADER_WORDS * 8])
+    return list(struct.unpack("<8q", b))

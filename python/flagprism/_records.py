@@ -1,0 +1,657 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Device-side record writers of the Debugger, as plain-``tl`` ``@triton.jit`` helpers.
+
+The instrumented twin of a kernel (see ``_rewrite.py``) calls these helpers; they summarise one
+observed value or one memory access and write one 8-word record into the record buffer laid
+out by ``docs/record-format.md``. Everything here is ordinary Triton language, so it compiles on
+every backend and runs on the interpreter. Shape, dtype and record-header constants are worked
+out at compile time by ``constexpr_function`` helpers, so a record costs one reduction pass and
+one 8-lane vector store at run time.
+
+Two flavours of each reducer exist. ``*_fused`` computes every statistic in one ``tl.reduce``
+over a tuple (the cheap form on a GPU); ``*_np`` uses ``tl.sum``/``tl.min``/``tl.max``, which the
+Triton interpreter maps to vectorised NumPy (its generic ``tl.reduce`` path calls Python once per
+element). Both produce the same record words, up to the rounding order of float64 sums.
+
+This module does not decode records, size buffers or launch anything.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+from triton.runtime.jit import constexpr_function
+
+_INF = tl.constexpr(float("inf"))
+_I64_MAX = tl.constexpr(0x7FFFFFFFFFFFFFFF)
+_I64_MIN = tl.constexpr(-0x8000000000000000)
+_LANE_BIG = tl.constexpr(1 << 30)
+_I32_MAX = tl.constexpr(0x7FFFFFFF)
+_I32_MIN = tl.constexpr(-0x80000000)
+_M21 = tl.constexpr(0x1FFFFF)
+_M32 = tl.constexpr(0xFFFFFFFF)
+
+
+# --------------------------------------------------------------------------------------------
+# Compile-time facts about a value (called by the code generator with the traced object).
+# Triton hashes what these functions reference and accepts only other JIT callables, modules
+# and constants there, so they are self-contained constexpr functions.
+# --------------------------------------------------------------------------------------------
+
+
+@constexpr_function
+def _shape_of(ty):
+    if ty.is_block():
+        return [int(d) for d in ty.shape]
+    if ty.is_ptr() and ty.element_ty.is_block():  # block pointer
+        return [int(d) for d in ty.element_ty.shape]
+    return []
+
+
+@constexpr_function
+def _pack_shape(shape):
+    """(shape word, flags) per the record format: three 21-bit dims, or [numel] with flag 1."""
+    count = 1
+    for d in shape:
+        count *= d
+    if len(shape) > 3 or any(d >= (1 << 21) for d in shape):
+        return count & ((1 << 21) - 1), 1
+    word = 0
+    for i, d in enumerate(shape):
+        word |= d << (21 * i)
+    return word, 0
+
+
+@constexpr_function
+def _code_of(scalar_ty):
+    """Dtype code of docs/record-format.md; 0 for a dtype the format has no code for."""
+    if scalar_ty.is_ptr():
+        return 16
+    codes = {
+        "int1": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "uint8": 6, "uint16": 7,
+        "uint32": 8, "uint64": 9, "fp16": 10, "bf16": 11, "fp32": 12, "fp64": 13,
+        "fp8e4nv": 14, "fp8e5": 15,
+    }
+    return codes.get(scalar_ty.name, 0)
+
+
+@constexpr_function
+def vclass(x):
+    """0: nothing to record (compile-time value, tuple, block pointer...); 1: scalar; 2: block."""
+    if not isinstance(x, tl.tensor):
+        return 0
+    ty = x.type
+    if ty.is_block():
+        return 2
+    if ty.is_ptr() and ty.element_ty.is_block():
+        return 0
+    return 1
+
+
+@constexpr_function
+def ptr_class(ptr):
+    """0: not a pointer; 1: scalar pointer; 2: block of pointers; 3: block pointer."""
+    if not isinstance(ptr, tl.tensor):
+        return 0
+    ty = ptr.type
+    if ty.is_block():
+        return 2 if ty.element_ty.is_ptr() else 0
+    if ty.is_ptr() and ty.element_ty.is_block():
+        return 3
+    return 1 if ty.is_ptr() else 0
+
+
+@constexpr_function
+def mask_class(mask):
+    """0: no mask or a true constant; 1: a false constant; 2: a mask tensor."""
+    if mask is None:
+        return 0
+    if isinstance(mask, tl.tensor):
+        return 2
+    return 0 if bool(mask) else 1
+
+
+@constexpr_function
+def dtype_code(x):
+    return _code_of(x.dtype)
+
+
+@constexpr_function
+def pointee_code(ptr):
+    ty = ptr.type
+    if ty.is_block():
+        ty = ty.element_ty  # pointer type of the lanes
+    pointee = ty.element_ty
+    if pointee.is_block():  # block pointer
+        pointee = pointee.element_ty
+    return _code_of(pointee)
+
+
+@constexpr_function
+def ndim(x):
+    return len(_shape_of(x.type))
+
+
+@constexpr_function
+def dim(x, i):
+    return _shape_of(x.type)[i]
+
+
+@constexpr_function
+def numel(x):
+    count = 1
+    for d in _shape_of(x.type):
+        count *= d
+    return count
+
+
+@constexpr_function
+def shape_word(x):
+    return _pack_shape(_shape_of(x.type))[0]
+
+
+@constexpr_function
+def word0(site, kind, x, code):
+    """Constant part of record word 0 (everything but the sequence number)."""
+    shape = _shape_of(x.type)
+    flags = _pack_shape(shape)[1]
+    return site | (kind << 16) | (code << 24) | (len(shape) << 32) | (flags << 36)
+
+
+@constexpr_function
+def vflavor(x):
+    """How a value is summarised: 1 float upcast to fp32 first, 2 fp32/fp64 as is, 3 int32 or
+    uint32 (exact int64 sums), 4 int64, 5 uint64, 6 pointer, 7 bool (one count), 8 8/16-bit ints
+    (min/max and, for up to 32768 elements, exact sums in int32), 0 unsupported."""
+    t = x.dtype
+    if t.is_ptr():
+        return 6
+    name = t.name
+    if name in ("fp32", "fp64"):
+        return 2
+    if name in ("fp16", "bf16", "fp8e4nv", "fp8e5"):
+        return 1
+    if name == "int1":
+        return 7
+    if name in ("int8", "int16", "uint8", "uint16"):
+        return 8
+    if name in ("int32", "uint32"):
+        return 3
+    if name == "int64":
+        return 4
+    if name == "uint64":
+        return 5
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Run-time pieces
+# --------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def begin(ctx):
+    """Base of this program's record slots and the slot count S (header word 2)."""
+    p = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
+    slots = tl.load(ctx + 2)
+    return ctx + 8 + p.to(tl.int64) * slots * 8, slots
+
+
+@triton.jit
+def _rsum(x):
+    # tl.reduce with Triton's own combine functions, not tl.sum/min/max: the same code on a GPU,
+    # and on the interpreter no extra @jit call (each one re-patches the language modules).
+    return tl.reduce(x, None, tl.standard._sum_combine)
+
+
+@triton.jit
+def _rmin(x):
+    return tl.reduce(x, None, tl.standard._elementwise_min)
+
+
+@triton.jit
+def _rmax(x):
+    return tl.reduce(x, None, tl.standard._elementwise_max)
+
+
+@triton.jit
+def _emit(ctx, base, slots, n, w0, w1, w2, w3, w4, w5, w6, w7, FUSED: tl.constexpr = True):
+    """Store one record in slot n or count an overflow; returns n + 1. On a GPU the record is
+    one 8-lane vector store; the interpreter flavour stores the eight words one by one (cheaper
+    there than assembling the vector)."""
+    ok = n < slots
+    if FUSED:
+        k = tl.arange(0, 8)
+        w = tl.where(k == 0, w0, tl.where(k == 1, w1, tl.where(k == 2, w2, tl.where(k == 3, w3, tl.where(
+            k == 4, w4, tl.where(k == 5, w5, tl.where(k == 6, w6, w7)))))))
+        tl.store(base + n * 8 + k, w, mask=(k < 8) & ok)
+    else:
+        p = base + n * 8
+        tl.store(p, w0, mask=ok)
+        tl.store(p + 1, w1, mask=ok)
+        tl.store(p + 2, w2, mask=ok)
+        tl.store(p + 3, w3, mask=ok)
+        tl.store(p + 4, w4, mask=ok)
+        tl.store(p + 5, w5, mask=ok)
+        tl.store(p + 6, w6, mask=ok)
+        tl.store(p + 7, w7, mask=ok)
+    tl.atomic_add(ctx + 4, 1, mask=n >= slots, sem="relaxed")
+    return n + 1
+
+
+@triton.jit
+def _lin_index(x):
+    """Row-major linear index of every lane of a 1-3 dimensional block (int32)."""
+    ND: tl.constexpr = ndim(x)
+    D0: tl.constexpr = dim(x, 0)
+    if ND == 1:
+        idx = tl.arange(0, D0)
+    elif ND == 2:
+        D1: tl.constexpr = dim(x, 1)
+        idx = tl.arange(0, D0)[:, None] * D1 + tl.arange(0, D1)[None, :]
+    else:
+        D1: tl.constexpr = dim(x, 1)
+        D2: tl.constexpr = dim(x, 2)
+        idx = (tl.arange(0, D0)[:, None, None] * (D1 * D2) + tl.arange(0, D1)[None, :, None] * D2 +
+               tl.arange(0, D2)[None, None, :])
+    return idx
+
+
+@triton.jit
+def _flat(x):
+    """x itself for 1-3 dimensions, else x reshaped to one dimension (row-major order)."""
+    ND: tl.constexpr = ndim(x)
+    if ND > 3:
+        NUMEL: tl.constexpr = numel(x)
+        x = tl.reshape(x, [NUMEL])
+    return x
+
+
+@triton.jit
+def _any_order(x):
+    """x as one dimension in any element order (what tl.reduce(axis=None) does itself; done here
+    because the interpreter mishandles a tuple reduction with axis=None over 2+ dimensions)."""
+    ND: tl.constexpr = ndim(x)
+    if ND > 1:
+        NUMEL: tl.constexpr = numel(x)
+        x = tl.reshape(x, [NUMEL], can_reorder=True)
+    return x
+
+
+@triton.jit
+def _dump(ctx, slots, n, vals, COUNT: tl.constexpr):
+    """Copy vals (int64 words, 1-3 dims) into the dump arena; returns the word offset or -1."""
+    off = tl.full((), -1, tl.int64)
+    if n < slots:
+        got = tl.atomic_add(ctx + 5, COUNT, sem="relaxed")
+        cap = tl.load(ctx + 6)
+        programs = tl.load(ctx + 3)
+        fits = got + COUNT <= cap
+        arena = ctx + 8 + programs * slots * 8 + got
+        idx = _lin_index(vals)
+        tl.store(arena + idx, vals, mask=fits & (idx >= 0))
+        off = tl.where(fits, got, -1)
+    return off
+
+
+@triton.jit
+def _vcomb(s1, q1, lo1, hi1, c1, s2, q2, lo2, hi2, c2):
+    return s1 + s2, q1 + q2, tl.minimum(lo1, lo2), tl.maximum(hi1, hi2), c1 + c2
+
+
+@constexpr_function
+def _small_counts(count):
+    """Counts of a block of at most 1024 elements pack into one int32: zero (11 bits), NaN (11
+    bits) and Inf (10 bits; all-Inf blocks are recognised from the absence of finite values)."""
+    return count <= 1024
+
+
+@triton.jit
+def _float_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
+    if FL == 1:
+        xf = x.to(tl.float32)
+    else:
+        xf = x
+    fin = tl.abs(xf) < _INF
+    isnan = xf != xf
+    isinf = (~fin) & (~isnan)
+    iszero = xf == 0
+    v = tl.where(fin, xf, 0).to(tl.float64)
+    lo = tl.where(fin, xf, _INF)
+    hi = tl.where(fin, xf, -_INF)
+    if BLOCK:
+        COUNT: tl.constexpr = numel(x)
+        if FUSED:
+            if _small_counts(COUNT):
+                packed = iszero.to(tl.int32) + (isnan.to(tl.int32) << 11) + (isinf.to(tl.int32) << 22)
+                s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
+                                             _any_order(packed)), 0, _vcomb)
+                cz = (c & 0x7FF).to(tl.int64)
+                cn = ((c >> 11) & 0x7FF).to(tl.int64)
+                ci = ((c >> 22) & 0x3FF).to(tl.int64)
+                ci = tl.where(mn == _INF, COUNT - cn, ci)
+            else:
+                packed = (isnan.to(tl.int64) << 42) | (isinf.to(tl.int64) << 21) | iszero.to(tl.int64)
+                s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
+                                             _any_order(packed)), 0, _vcomb)
+                cn = c >> 42
+                ci = (c >> 21) & _M21
+                cz = c & _M21
+        else:
+            s = _rsum(v)
+            q = _rsum(v * v)
+            mn = _rmin(lo)
+            mx = _rmax(hi)
+            cn = _rsum(isnan.to(tl.int32)).to(tl.int64)
+            ci = _rsum(isinf.to(tl.int32)).to(tl.int64)
+            cz = _rsum(iszero.to(tl.int32)).to(tl.int64)
+    else:
+        s = v
+        q = v * v
+        mn = lo
+        mx = hi
+        cn = isnan.to(tl.int64)
+        ci = isinf.to(tl.int64)
+        cz = iszero.to(tl.int64)
+    mnw = mn.to(tl.float64).to(tl.int64, bitcast=True)
+    mxw = mx.to(tl.float64).to(tl.int64, bitcast=True)
+    return cn, ci, cz, s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
+
+
+@constexpr_function
+def _int32_sums_exact(count):
+    """8- and 16-bit values: |x| < 2**16, so int32 sums of up to 2**15 of them are exact."""
+    return count <= 32768
+
+
+@triton.jit
+def _int_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
+    # FL 3: int32/uint32; 4: int64; 5: uint64; 6: pointers; 7: bool; 8: 8/16-bit ints.
+    zero = tl.full((), 0, tl.int64)
+    if FL == 7:
+        # A bool block is summarised by its number of true elements.
+        if BLOCK:
+            COUNT: tl.constexpr = numel(x)
+            t = _rsum(x.to(tl.int32)).to(tl.int64)
+        else:
+            COUNT: tl.constexpr = 1
+            t = x.to(tl.int64)
+        td = t.to(tl.float64).to(tl.int64, bitcast=True)
+        return zero, zero, COUNT - t, td, td, (t == COUNT).to(tl.int64), (t > 0).to(tl.int64)
+    else:
+        if FL == 6:
+            xi = x.to(tl.int64)
+        elif FL == 5:
+            xi = x.to(tl.int64, bitcast=True)
+        else:
+            xi = x.to(tl.int64)
+        if FL == 5:
+            xd = x.to(tl.float64)
+        else:
+            xd = xi.to(tl.float64)
+        if FL == 6:
+            iszero = xi == 0
+        else:
+            iszero = x == 0
+        if BLOCK:
+            if FL == 8:
+                # 8/16-bit values: min, max and zero count in int32 (redux-friendly), exact sums.
+                COUNT: tl.constexpr = numel(x)
+                x32 = x.to(tl.int32)
+                if FUSED:
+                    if _int32_sums_exact(COUNT):
+                        s, q, mn, mx, c = tl.reduce((_any_order(x32), _any_order(xd * xd), _any_order(x32),
+                                                     _any_order(x32), _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                    else:
+                        s, q, mn, mx, c = tl.reduce((_any_order(xi), _any_order(xd * xd), _any_order(x32),
+                                                     _any_order(x32), _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                else:
+                    s = _rsum(xi)
+                    q = _rsum(xd * xd)
+                    mn = _rmin(x32)
+                    mx = _rmax(x32)
+                    c = _rsum(iszero.to(tl.int32))
+                sd = s.to(tl.float64)
+            elif FL == 3:
+                if FUSED:
+                    s, q, mn, mx, c = tl.reduce((_any_order(xd), _any_order(xd * xd), _any_order(x), _any_order(x),
+                                                 _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                else:
+                    s = _rsum(xi)
+                    q = _rsum(xd * xd)
+                    mn = _rmin(x)
+                    mx = _rmax(x)
+                    c = _rsum(iszero.to(tl.int32))
+                sd = s.to(tl.float64)
+            else:
+                if FUSED:
+                    sd, q, mn, mx, c = tl.reduce((_any_order(xd), _any_order(xd * xd), _any_order(xi), _any_order(xi),
+                                                  _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                else:
+                    sd = _rsum(xd)
+                    q = _rsum(xd * xd)
+                    mn = _rmin(xi)
+                    mx = _rmax(xi)
+                    c = _rsum(iszero.to(tl.int32))
+        else:
+            sd = xd
+            q = xd * xd
+            mn = xi
+            mx = xi
+            c = iszero.to(tl.int64)
+        return (zero, zero, c.to(tl.int64), sd.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True),
+                mn.to(tl.int64), mx.to(tl.int64))
+
+
+@triton.jit
+def _dump_words(x, FL: tl.constexpr):
+    """Each element as one int64 word: floats as float64 bits, the rest as int64."""
+    if FL <= 2:
+        w = x.to(tl.float64).to(tl.int64, bitcast=True)
+    elif FL == 7:
+        w = x.to(tl.int64)
+    elif FL == 5:
+        w = x.to(tl.int64, bitcast=True)
+    else:
+        w = x.to(tl.int64)
+    return w
+
+
+@triton.jit
+def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
+    C: tl.constexpr = vclass(x)
+    if C == 0:
+        return n
+    else:
+        FL: tl.constexpr = vflavor(x)
+        tl.static_assert(FL != 0, "flagprism: dtype not supported by the debugger")
+        CODE: tl.constexpr = dtype_code(x)
+        W0: tl.constexpr = word0(SITE, 1, x, CODE)
+        W1: tl.constexpr = shape_word(x)
+        xs = _flat(x)
+        if FL <= 2:
+            cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED)
+        else:
+            cn, ci, cz, s, q, mn, mx = _int_stats(xs, FL, C == 2, FUSED)
+        doff = tl.full((), -1, tl.int64)
+        if DUMP:
+            if C == 2:
+                COUNT: tl.constexpr = numel(x)
+                doff = _dump(ctx, slots, n, _dump_words(xs, FL), COUNT)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        w2 = cn | (ci << 32)
+        w3 = cz | ((doff & _M32) << 32)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w2, w3, s, q, mn, mx, FUSED)
+
+
+@triton.jit
+def value_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr):
+    """Record a value summary (GPU flavour: one tuple reduction)."""
+    return _value(ctx, base, slots, n, SITE, x, DUMP, True)
+
+
+@triton.jit
+def value_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr):
+    """Record a value summary (interpreter flavour: NumPy-backed reductions)."""
+    return _value(ctx, base, slots, n, SITE, x, DUMP, False)
+
+
+@triton.jit
+def _acomb(c1, f1, fa1, l1, la1, lo1, hi1, c2, f2, fa2, l2, la2, lo2, hi2):
+    tf = f2 < f1
+    tlast = l2 > l1
+    return (c1 + c2, tl.where(tf, f2, f1), tl.where(tf, fa2, fa1), tl.where(tlast, l2, l1),
+            tl.where(tlast, la2, la1), tl.minimum(lo1, lo2), tl.maximum(hi1, hi2))
+
+
+@triton.jit
+def _acomb32(c1, f1, fl1, l1, ll1, lo1, hi1, hn1, hx1, c2, f2, fl2, l2, ll2, lo2, hi2, hn2, hx2):
+    tf = f2 < f1
+    tlast = l2 > l1
+    return (c1 + c2, tl.where(tf, f2, f1), tl.where(tf, fl2, fl1), tl.where(tlast, l2, l1),
+            tl.where(tlast, ll2, ll1), tl.minimum(lo1, lo2), tl.maximum(hi1, hi2), tl.minimum(hn1, hn2),
+            tl.maximum(hx1, hx2))
+
+
+@triton.jit
+def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
+    """(active count, first, last, min, max address) over the active lanes of a."""
+    if BLOCK:
+        idx = _lin_index(a)
+        lo = tl.where(act, a, _I64_MAX)
+        hi = tl.where(act, a, _I64_MIN)
+        fi = tl.where(act, idx, _LANE_BIG)
+        li = tl.where(act, idx, -1)
+        if FUSED:
+            # Fast path in 32-bit words: low address halves (compared unsigned) plus a check that
+            # every active lane has the same high half; otherwise redo it in 64 bits (rare: an
+            # access that straddles a 4 GiB boundary).
+            hi32 = (a >> 32).to(tl.int32)
+            lo32 = a.to(tl.int32) ^ _I32_MIN
+            cnt, f, flo, l, llo, mnl, mxl, hmn, hmx = tl.reduce(
+                (_any_order(act.to(tl.int32)), _any_order(fi), _any_order(lo32), _any_order(li), _any_order(lo32),
+                 _any_order(tl.where(act, lo32, _I32_MAX)), _any_order(tl.where(act, lo32, _I32_MIN)),
+                 _any_order(tl.where(act, hi32, _I32_MAX)), _any_order(tl.where(act, hi32, _I32_MIN))), 0, _acomb32)
+            if (hmn == hmx) | (cnt == 0):
+                top = hmn.to(tl.int64) << 32
+                fa = top | ((flo ^ _I32_MIN).to(tl.int64) & _M32)
+                la = top | ((llo ^ _I32_MIN).to(tl.int64) & _M32)
+                mn = top | ((mnl ^ _I32_MIN).to(tl.int64) & _M32)
+                mx = top | ((mxl ^ _I32_MIN).to(tl.int64) & _M32)
+            else:
+                cnt, f, fa, l, la, mn, mx = tl.reduce((_any_order(act.to(tl.int32)), _any_order(fi), _any_order(a),
+                                                       _any_order(li), _any_order(a), _any_order(lo), _any_order(hi)),
+                                                      0, _acomb)
+        else:
+            cnt = _rsum(act.to(tl.int32))
+            f = _rmin(fi)
+            l = _rmax(li)
+            fa = _rsum(tl.where(idx == f, a, 0))
+            la = _rsum(tl.where(idx == l, a, 0))
+            mn = _rmin(lo)
+            mx = _rmax(hi)
+    else:
+        cnt = act.to(tl.int32)
+        fa = a
+        la = a
+        mn = a
+        mx = a
+    some = cnt > 0
+    zero = tl.full((), 0, tl.int64)
+    return (cnt.to(tl.int64), tl.where(some, fa, zero), tl.where(some, la, zero), tl.where(some, mn, zero),
+            tl.where(some, mx, zero))
+
+
+@triton.jit
+def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
+          FUSED: tl.constexpr):
+    PC: tl.constexpr = ptr_class(ptr)
+    tl.static_assert(PC != 0, "flagprism: the pointer of a load/store is not a pointer tensor")
+    CODE: tl.constexpr = pointee_code(ptr)
+    if PC == 3:
+        # Block pointer: the lanes are not visible as addresses; record shape and status only.
+        W0: tl.constexpr = word0(SITE, KIND, ptr, CODE)
+        W1: tl.constexpr = shape_word(ptr)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        zero = tl.full((), 0, tl.int64)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 1 << 32, tl.int64), zero,
+                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+    else:
+        MK: tl.constexpr = mask_class(mask)
+        if MK == 2:
+            pb, act = tl.broadcast(ptr, mask)
+        else:
+            pb = ptr
+            act = tl.full((), MK == 0, tl.int1)
+        C: tl.constexpr = vclass(pb)
+        if C == 2:
+            if MK != 2:
+                act = tl.broadcast_to(act, pb.shape)
+        W0: tl.constexpr = word0(SITE, KIND, pb, CODE)
+        W1: tl.constexpr = shape_word(pb)
+        a = _flat(pb).to(tl.int64)
+        fact = _flat(act)
+        cnt, fa, la, mn, mx = _addr_stats(a, fact, C == 2, FUSED)
+        doff = tl.full((), -1, tl.int64)
+        if DUMP:
+            if C == 2:
+                COUNT: tl.constexpr = numel(pb)
+                doff = _dump(ctx, slots, n, tl.where(fact, a, a | _I64_MIN), COUNT)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, doff, FUSED)
+
+
+@triton.jit
+def addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr):
+    """Record an address summary of a tl.load/tl.store (GPU flavour)."""
+    return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, True)
+
+
+@triton.jit
+def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr):
+    """Record an address summary of a tl.load/tl.store (interpreter flavour)."""
+    return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, False)
+
+
+@constexpr_function
+def desc_word0(site, kind, desc):
+    ty = desc.type.block_type
+    shape = [int(d) for d in ty.shape]
+    flags = _pack_shape(shape)[1]
+    return site | (kind << 16) | (_code_of(ty.element_ty) << 24) | (len(shape) << 32) | (flags << 36)
+
+
+@constexpr_function
+def desc_shape_word(desc):
+    return _pack_shape([int(d) for d in desc.type.block_type.shape])[0]
+
+
+@triton.jit
+def desc_access(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc):
+    """Record a tensor-descriptor load/store: block shape and pointee dtype, status 2."""
+    W0: tl.constexpr = desc_word0(SITE, KIND, desc)
+    W1: tl.constexpr = desc_shape_word(desc)
+    w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+    zero = tl.full((), 0, tl.int64)
+    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero, zero,
+                 zero, zero, tl.full((), -1, tl.int64))
+
+
+def interpreter_helpers() -> dict[str, object]:
+    """The helpers above as plain Python functions calling each other directly, for twins that
+    run on the Triton interpreter.
+
+    Each call of an interpreted @jit function re-patches the language modules (milliseconds);
+    a twin calls several nested helpers per record. Inside an interpreted launch the modules are
+    already patched, so the helpers' own Python code can run as is. Only used on the interpreter;
+    the @jit objects stay the source of truth (compiled backends use them unchanged)."""
+    import types
+
+    from triton.runtime.interpreter import InterpretedFunction
+
+    ns: dict[str, object] = dict(globals())
+    for name, obj in list(ns.items()):
+        if isinstance(obj, InterpretedFunction):
+            f = obj.fn
+            ns[name] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+    return ns

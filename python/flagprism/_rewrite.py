@@ -1,0 +1,1035 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Source rewriter of the Debugger: turns a kernel with collection markers into its twin.
+
+Given a ``@triton.jit`` function whose body holds ``fpl.collect_start()`` / ``fpl.collect_end()``
+pairs, this module builds the *instrumented twin*: the same function with one trailing parameter
+``__fp_ctx`` (the record buffer) and, on the very lines of the statements it observes, calls of
+the record helpers of ``_records.py``. Line numbers of the body stay those of the user's file, so
+Triton IR locations and interpreter tracebacks map straight back to the user's source. It also
+produces the statement and site tables of ``docs/record-format.md`` and what the launcher needs
+to size the record buffer (sites per loop, loop bounds it may evaluate on the host).
+
+It does not launch, allocate or decode anything; ``debugger.py`` and ``_launch.py`` do.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import inspect
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import triton.language as tl
+
+#: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
+CTX = "__fp_ctx"
+SEQ = "__fp_n"
+BASE = "__fp_b"
+SLOTS = "__fp_S"
+H_BEGIN = "__fp_begin"
+H_VALUE = "__fp_value"
+H_ADDR = "__fp_addr"
+H_DESC = "__fp_desc"
+_RESERVED_PREFIX = "__fp_"
+
+_LOAD_FNS = ("load",)
+_STORE_FNS = ("store",)
+# Parameters of tl.load/tl.store in order (Triton 3.x). Written out because the interpreter may
+# leave triton.language.core patched with wrappers that hide the real signatures.
+_LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                "eviction_policy", "volatile")
+_STORE_PARAMS = ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")
+
+
+class RewriteError(ValueError):
+    """A kernel cannot be instrumented; the message names the file and line."""
+
+    def __init__(self, message: str, file: str = "", line: int = 0) -> None:
+        self.file = file
+        self.line = line
+        super().__init__(f"{file}:{line}: {message}" if file else message)
+
+
+class MarkerError(RewriteError):
+    """Unbalanced, nested or misplaced collection markers."""
+
+
+class UnsupportedError(RewriteError):
+    """A construct inside a collection region that the Debugger cannot observe."""
+
+
+@dataclass
+class Statement:
+    id: int
+    line: int
+    col: int
+    end_line: int
+    source: str
+    loop_depth: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
+                "source": self.source, "loop_depth": self.loop_depth}
+
+
+@dataclass
+class Site:
+    id: int
+    statement: int
+    kind: str  # "value", "load" or "store"
+    name: str
+    reads: list[str]
+    loops: tuple[int, ...]  # ids of the enclosing loops, outermost first
+    dumps: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "statement": self.statement, "kind": self.kind, "name": self.name,
+                "reads": list(self.reads)}
+
+
+@dataclass
+class Loop:
+    id: int
+    line: int
+    kind: str  # "for" or "while"
+    range_args: list[str] | None  # host-evaluable range(...) arguments, if the loop has them
+    parent: int | None
+
+
+@dataclass
+class Twin:
+    """Everything known about one instrumented twin before it is launched."""
+
+    kernel_name: str
+    source_file: str
+    text: str
+    path: str
+    level: int
+    addr_level: int
+    statements: list[Statement]
+    sites: list[Site]
+    loops: list[Loop]
+    host_defs: list[tuple[int, str, str]]  # (line, name, expression) of top-level assignments
+    fn: Callable[..., Any] | None = None
+    jit: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_dumps(self) -> bool:
+        return any(s.dumps for s in self.sites)
+
+    def site_table(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "kernel": self.kernel_name,
+            "file": self.source_file,
+            "level": self.level,
+            "addr_level": self.addr_level,
+            "statements": [s.to_json() for s in self.statements],
+            "sites": [s.to_json() for s in self.sites],
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# Resolving names of the kernel's module statically
+# ------------------------------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
+    """The object an expression like ``tl.load`` or ``fpl.collect_start`` names, or _MISSING."""
+    if isinstance(node, ast.Name):
+        return scope.get(node.id, _MISSING)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, scope)
+        if base is _MISSING:
+            return _MISSING
+        return getattr(base, node.attr, _MISSING)
+    return _MISSING
+
+
+def _marker_kind(obj: Any) -> str | None:
+    """'start' or 'end' if obj is one of flagprism.language's markers."""
+    try:
+        from flagprism import language
+    except ImportError:  # pragma: no cover - the package is always importable here
+        return None
+    if obj is language.collect_start:
+        return "start"
+    if obj is language.collect_end:
+        return "end"
+    # A marker object from a reloaded module is still a marker.
+    fn = getattr(obj, "fn", None)
+    if getattr(fn, "__module__", None) == "flagprism.language":
+        if fn.__name__ == "collect_start":
+            return "start"
+        if fn.__name__ == "collect_end":
+            return "end"
+    return None
+
+
+def _is_tl(obj: Any, names: tuple[str, ...]) -> bool:
+    for n in names:
+        for mod in (tl, tl.core):
+            if obj is getattr(mod, n, None):
+                return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------------
+# The rewriter
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Region:
+    start: ast.Expr
+    end: ast.Expr
+    level: int
+    addr_level: int
+
+
+@dataclass
+class _Access:
+    kind: str  # "load" | "store"
+    desc: bool
+    site: int
+    ptr: str | None  # name or text passed to the helper
+    mask: str | None
+    value: str | None  # for stores
+    name: str
+
+
+class _Source:
+    """The kernel's source lines, dedented, and how to map them back to the user's file."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise RewriteError(f"the source of kernel {getattr(fn, '__name__', fn)!r} is not available "
+                               "(kernels must be defined in a Python file)") from e
+        self.file = fn.__code__.co_filename
+        self.first = first
+        raw = [ln.rstrip("\r\n") for ln in lines]
+        self.indent = self._common_indent(raw)
+        self.lines = [ln[len(self.indent):] if ln.strip() else "" for ln in raw]
+        self.raw = raw
+
+    @staticmethod
+    def _common_indent(lines: list[str]) -> str:
+        prefix: str | None = None
+        for ln in lines:
+            if not ln.strip():
+                continue
+            lead = ln[:len(ln) - len(ln.lstrip())]
+            if prefix is None:
+                prefix = lead
+            else:
+                i = 0
+                while i < min(len(prefix), len(lead)) and prefix[i] == lead[i]:
+                    i += 1
+                prefix = prefix[:i]
+        return prefix or ""
+
+    def abs_line(self, lineno: int) -> int:
+        return self.first + lineno - 1
+
+    def segment(self, node: ast.AST) -> str:
+        """The user's text of a node, as in the user's file."""
+        seg = ast.get_source_segment("\n".join(self.lines) + "\n", node)
+        if seg is None:
+            return ast.unparse(node)
+        if "\n" in seg:
+            # Restore the common indentation of continuation lines.
+            parts = seg.split("\n")
+            seg = "\n".join([parts[0]] + [(self.indent + p) if p else p for p in parts[1:]])
+        return seg
+
+    def col(self, node: ast.AST) -> int:
+        line = self.lines[node.lineno - 1]
+        chars = len(line.encode("utf-8")[:node.col_offset].decode("utf-8", errors="replace"))
+        return len(self.indent) + chars
+
+
+class _Rewriter:
+
+    def __init__(self, jitfn: Any, level: int, addr_level: int) -> None:
+        self.jitfn = jitfn
+        self.fn = jitfn.fn
+        self.src = _Source(self.fn)
+        self.scope: dict[str, Any] = dict(self.fn.__globals__)
+        try:
+            self.scope.update(inspect.getclosurevars(self.fn).nonlocals)
+        except (TypeError, ValueError):
+            pass
+        self.level = level
+        self.addr_level = addr_level
+        self.statements: list[Statement] = []
+        self.sites: list[Site] = []
+        self.loops: list[Loop] = []
+        self.host_defs: list[tuple[int, str, str]] = []
+        # dedented line index (1-based) -> replacement text for whole simple-statement groups
+        self.line_edits: dict[int, str] = {}
+        self.blank_lines: set[int] = set()
+        self.defined: set[str] = set()
+        self.reg_level = level
+        self.reg_addr = addr_level
+        self.ntemps = 0
+
+    # -- errors -----------------------------------------------------------------------------------
+
+    def _where(self, node: ast.AST) -> tuple[str, int]:
+        return self.src.file, self.src.abs_line(getattr(node, "lineno", 1))
+
+    def marker_error(self, node: ast.AST, msg: str) -> MarkerError:
+        f, ln = self._where(node)
+        return MarkerError(msg, f, ln)
+
+    def unsupported(self, node: ast.AST, msg: str) -> UnsupportedError:
+        f, ln = self._where(node)
+        text = self.src.lines[node.lineno - 1].strip() if hasattr(node, "lineno") else ""
+        return UnsupportedError(f"{msg} (in `{text}`)" if text else msg, f, ln)
+
+    # -- entry --------------------------------------------------------------------------------------
+
+    def run(self) -> Twin:
+        text = "\n".join(self.src.lines) + "\n"
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.src.file,
+                               self.src.abs_line(e.lineno or 1)) from e
+        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+        if fdef is None:
+            raise RewriteError("kernel source holds no function definition", self.src.file, self.src.first)
+        self.fdef = fdef
+        self._check_reserved(fdef)
+        regions = self._find_regions(fdef)
+        if not regions:
+            raise MarkerError("kernel has no fpl.collect_start()/collect_end() pair", self.src.file,
+                              self.src.abs_line(fdef.lineno))
+        self._collect_host_defs(fdef)
+        for reg in regions:
+            self.reg_level, self.reg_addr = reg.level, reg.addr_level
+            self.defined = set()
+            block, i0, i1 = self._region_span(reg)
+            depth = self._loop_depth_of(reg.start)
+            self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
+        text = self._emit(fdef)
+        levels = [r.level for r in regions]
+        addrs = [r.addr_level for r in regions]
+        return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
+                    level=max(levels), addr_level=max(addrs), statements=self.statements, sites=self.sites,
+                    loops=self.loops, host_defs=self.host_defs)
+
+    def _check_reserved(self, fdef: ast.FunctionDef) -> None:
+        for node in ast.walk(fdef):
+            name = None
+            if isinstance(node, ast.Name):
+                name = node.id
+            elif isinstance(node, ast.arg):
+                name = node.arg
+            if name and name.startswith(_RESERVED_PREFIX):
+                raise self.unsupported(node, f"the name {name!r} is reserved for the Debugger's twin")
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.unsupported(fdef, "kernels with *args, **kwargs, keyword-only or positional-only "
+                                   "parameters cannot be instrumented")
+
+    # -- markers ------------------------------------------------------------------------------------
+
+    def _marker_of(self, stmt: ast.AST) -> str | None:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return _marker_kind(_resolve(stmt.value.func, self.scope))
+        return None
+
+    def _marker_levels(self, call: ast.Call) -> tuple[int, int]:
+        level, addr = self.level, self.addr_level
+        names = ["level", "addr_level"]
+        given: dict[str, ast.AST] = {}
+        if len(call.args) > 2:
+            raise self.marker_error(call, "collect_start takes at most two arguments (level, addr_level)")
+        for i, a in enumerate(call.args):
+            given[names[i]] = a
+        for kw in call.keywords:
+            if kw.arg not in names:
+                raise self.marker_error(call, f"collect_start has no argument {kw.arg!r}")
+            given[kw.arg] = kw.value
+        out = {"level": level, "addr_level": addr}
+        for k, node in given.items():
+            if isinstance(node, ast.Constant) and node.value is None:
+                continue
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, int)
+                    and not isinstance(node.value, bool) and 0 <= node.value <= 2):
+                raise self.marker_error(call, f"collect_start({k}=...) must be a literal 0, 1 or 2")
+            out[k] = node.value
+        return out["level"], out["addr_level"]
+
+    def _blocks(self, node: ast.AST):
+        """Every statement list under node (bodies of compound statements), with its owner."""
+        for fld in ("body", "orelse", "finalbody"):
+            block = getattr(node, fld, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+        for h in getattr(node, "handlers", []) or []:
+            yield h.body
+        for c in getattr(node, "cases", []) or []:
+            yield c.body
+
+    def _find_regions(self, fdef: ast.FunctionDef) -> list[_Region]:
+        regions: list[_Region] = []
+        self.parent_block: dict[int, tuple[list[ast.stmt], int]] = {}
+        self.parent_stmt: dict[int, ast.AST] = {}
+
+        def visit_block(block: list[ast.stmt], owner: ast.AST, open_outer: ast.AST | None) -> None:
+            open_start: ast.Expr | None = None
+            for i, st in enumerate(block):
+                self.parent_block[id(st)] = (block, i)
+                self.parent_stmt[id(st)] = owner
+                kind = self._marker_of(st)
+                if kind == "start":
+                    if open_start is not None:
+                        raise self.marker_error(st, "nested fpl.collect_start(): the region opened at line "
+                                                f"{self.src.abs_line(open_start.lineno)} is not closed yet")
+                    if open_outer is not None:
+                        raise self.marker_error(st, "nested fpl.collect_start(): this statement is inside the "
+                                                "region opened at line "
+                                                f"{self.src.abs_line(open_outer.lineno)}")
+                    open_start = st
+                elif kind == "end":
+                    if open_start is None:
+                        if open_outer is not None:
+                            raise self.marker_error(st, "fpl.collect_end() is not in the same block as the "
+                                                    "fpl.collect_start() at line "
+                                                    f"{self.src.abs_line(open_outer.lineno)}")
+                        raise self.marker_error(st, "fpl.collect_end() without a matching fpl.collect_start() "
+                                                "in the same block")
+                    lv, al = self._marker_levels(open_start.value)
+                    regions.append(_Region(open_start, st, lv, al))
+                    open_start = None
+                else:
+                    self._check_marker_misuse(st)
+                    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                        for sub in ast.walk(st):
+                            if isinstance(sub, ast.stmt) and self._marker_of(sub):
+                                raise self.marker_error(sub, "collection markers inside a nested function "
+                                                        "are not supported")
+                        continue
+                    for sub in self._blocks(st):
+                        visit_block(sub, st, open_start or open_outer)
+            if open_start is not None:
+                raise self.marker_error(open_start, "fpl.collect_start() without a matching fpl.collect_end() "
+                                        "in the same block")
+
+        visit_block(fdef.body, fdef, None)
+        return regions
+
+    def _check_marker_misuse(self, st: ast.stmt) -> None:
+        """Markers used inside expressions (x = fpl.collect_start(), if fpl.collect_end(): ...)."""
+        heads: list[ast.AST]
+        if isinstance(st, ast.For):
+            heads = [st.target, st.iter]
+        elif isinstance(st, (ast.While, ast.If)):
+            heads = [st.test]
+        elif isinstance(st, ast.With):
+            heads = list(st.items)
+        elif self._is_compound(st):
+            heads = []
+        else:
+            heads = [st]
+        for h in heads:
+            for sub in ast.walk(h):
+                if isinstance(sub, ast.Call) and _marker_kind(_resolve(sub.func, self.scope)):
+                    raise self.marker_error(sub, "fpl.collect_start()/collect_end() must be statements of their own")
+
+    def _region_span(self, reg: _Region) -> tuple[list[ast.stmt], int, int]:
+        block, i0 = self.parent_block[id(reg.start)]
+        _, i1 = self.parent_block[id(reg.end)]
+        return block, i0, i1
+
+    def _ancestors(self, st: ast.AST) -> list[ast.AST]:
+        out = []
+        cur = self.parent_stmt.get(id(st))
+        while cur is not None and cur is not self.fdef:
+            out.append(cur)
+            cur = self.parent_stmt.get(id(cur))
+        return out
+
+    def _loop_depth_of(self, st: ast.AST) -> int:
+        return sum(1 for a in self._ancestors(st) if isinstance(a, (ast.For, ast.While)))
+
+    def _loop_chain_of(self, st: ast.AST) -> tuple[int, ...]:
+        chain: list[int] = []
+        for a in reversed(self._ancestors(st)):
+            if isinstance(a, (ast.For, ast.While)):
+                chain.append(self._new_loop(a, chain[-1] if chain else None))
+        return tuple(chain)
+
+    # -- host-evaluable definitions (for sizing loops) ---------------------------------------------
+
+    def _collect_host_defs(self, fdef: ast.FunctionDef) -> None:
+        for st in fdef.body:
+            line = self.src.abs_line(st.lineno)
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                self.host_defs.append((line, st.targets[0].id, ast.unparse(st.value)))
+            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+                self.host_defs.append((line, st.target.id, ast.unparse(st.value)))
+            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+                t = st.target.id
+                self.host_defs.append((line, t, f"({t}) {_binop_text(st.op)} ({ast.unparse(st.value)})"))
+            else:
+                for sub in ast.walk(st):
+                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                        self.host_defs.append((line, sub.id, ""))  # set in a nested block: unknown
+
+    def _new_loop(self, node: ast.AST, parent: int | None) -> int:
+        range_args: list[str] | None = None
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            obj = _resolve(node.iter.func, self.scope)
+            is_range = obj is range or (isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+                                        and obj is _MISSING)
+            if is_range or _is_tl(obj, ("range", "static_range")):
+                if not node.iter.keywords or all(k.arg in ("num_stages", "loop_unroll_factor", "warp_specialize",
+                                                           "flatten", "disallow_acc_multi_buffer")
+                                                 for k in node.iter.keywords):
+                    range_args = [ast.unparse(a) for a in node.iter.args]
+        lid = len(self.loops)
+        self.loops.append(Loop(lid, self.src.abs_line(node.lineno), "for" if isinstance(node, ast.For) else "while",
+                               range_args, parent))
+        return lid
+
+    # -- region bodies --------------------------------------------------------------------------------
+
+    def _block(self, stmts: list[ast.stmt], block: list[ast.stmt], depth: int, loops: tuple[int, ...]) -> None:
+        groups: list[list[ast.stmt]] = []
+        for st in stmts:
+            if groups and st.lineno <= groups[-1][-1].end_lineno:
+                groups[-1].append(st)
+            else:
+                groups.append([st])
+        for g in groups:
+            if len(g) == 1 and self._is_compound(g[0]):
+                self._compound(g[0], depth, loops)
+                continue
+            for st in g:
+                if self._is_compound(st):
+                    raise self.unsupported(st, "a compound statement sharing its line with other statements")
+            self._group(g, depth, loops)
+
+    @staticmethod
+    def _is_compound(st: ast.stmt) -> bool:
+        return isinstance(st, (ast.For, ast.While, ast.If, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Try,
+                               ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
+            type(st).__name__ in ("Match", "TryStar")
+
+    def _compound(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> None:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.AsyncFor,
+                           ast.AsyncWith)) or type(st).__name__ in ("Match", "TryStar"):
+            raise self.unsupported(st, f"`{type(st).__name__}` inside a collection region")
+        heads: list[ast.AST] = []
+        if isinstance(st, ast.For):
+            heads = [st.iter]
+        elif isinstance(st, (ast.While, ast.If)):
+            heads = [st.test]
+        elif isinstance(st, ast.With):
+            heads = [it.context_expr for it in st.items]
+        for h in heads:
+            for sub in ast.walk(h):
+                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                    raise self.unsupported(st, "a tl.load/tl.store in the header of a for/while/if/with "
+                                           "statement; assign it to a variable first")
+        body_line = st.body[0].lineno
+        if body_line == st.lineno:
+            if self._needs_edit(st.body):
+                raise self.unsupported(st, "a statement on the same line as its for/while/if header; "
+                                       "put the body on its own line")
+        if isinstance(st, ast.For):
+            for t in ast.walk(st.target):
+                if isinstance(t, ast.Name):
+                    self.defined.add(t.id)
+        if isinstance(st, (ast.For, ast.While)):
+            lid = self._new_loop(st, loops[-1] if loops else None)
+            self._block(st.body, st.body, depth + 1, loops + (lid,))
+            if st.orelse:
+                self._block(st.orelse, st.orelse, depth, loops)
+        elif isinstance(st, ast.If):
+            self._block(st.body, st.body, depth, loops)
+            if st.orelse:
+                if st.orelse[0].lineno == st.lineno:
+                    raise self.unsupported(st, "an else branch on the header line")
+                self._block(st.orelse, st.orelse, depth, loops)
+        else:
+            self._block(st.body, st.body, depth, loops)
+
+    def _needs_edit(self, stmts: list[ast.stmt]) -> bool:
+        for st in stmts:
+            if isinstance(st, ast.Return):
+                return True
+            for sub in ast.walk(st):
+                if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    return True
+                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                    return True
+        return False
+
+    # -- simple statements ----------------------------------------------------------------------------
+
+    def _access_kind(self, call: ast.Call) -> tuple[str, bool] | None:
+        """('load'|'store', is_descriptor) if call is a memory access the Debugger observes."""
+        func = call.func
+        obj = _resolve(func, self.scope)
+        if obj is not _MISSING:
+            if _is_tl(obj, _LOAD_FNS):
+                return "load", False
+            if _is_tl(obj, _STORE_FNS):
+                return "store", False
+            if _is_tl(obj, ("load_tensor_descriptor",)):
+                return "load", True
+            if _is_tl(obj, ("store_tensor_descriptor",)):
+                return "store", True
+            return None
+        if isinstance(func, ast.Attribute) and func.attr in ("load", "store"):
+            base = _resolve(func.value, self.scope)
+            if base is _MISSING:  # a local object: a tensor descriptor is the only one with load/store
+                return func.attr, True
+        return None
+
+    def _group(self, group: list[ast.stmt], depth: int, loops: tuple[int, ...]) -> None:
+        parts: list[str] = []
+        changed = False
+        for st in group:
+            if self._marker_of(st):
+                parts.append(self.src.segment(st))
+                continue
+            text, did = self._simple(st, depth, loops)
+            parts.append(text)
+            changed = changed or did
+        if not changed:
+            return
+        # Statements outside the region that share these lines (`fpl.collect_start(); x = ...`) are
+        # written back unchanged.
+        block, i = self.parent_block[id(group[0])]
+        _, j = self.parent_block[id(group[-1])]
+        before: list[str] = []
+        while i > 0 and block[i - 1].end_lineno >= block[i].lineno:
+            i -= 1
+            before.insert(0, self.src.segment(block[i]))
+        after: list[str] = []
+        while j + 1 < len(block) and block[j + 1].lineno <= block[j].end_lineno:
+            j += 1
+            after.append(self.src.segment(block[j]))
+        first, last_st = block[i], block[j]
+        owner = self.parent_stmt.get(id(first))
+        if owner is not None and owner is not self.fdef and getattr(owner, "lineno", -1) == first.lineno:
+            raise self.unsupported(first, "a statement on the same line as its for/while/if header; "
+                                   "put the body on its own line")
+        line = self.src.lines[first.lineno - 1]
+        lead = line[:len(line) - len(line.lstrip())]
+        self.line_edits[first.lineno] = lead + "; ".join(before + parts + after)
+        for ln in range(first.lineno + 1, last_st.end_lineno + 1):
+            self.blank_lines.add(ln)
+
+    def _new_statement(self, st: ast.stmt, depth: int) -> Statement:
+        s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
+                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth)
+        self.statements.append(s)
+        return s
+
+    def _reads_of(self, st: ast.stmt) -> list[str]:
+        out: list[str] = []
+        for sub in ast.walk(st):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in self.defined:
+                if sub.id not in out:
+                    out.append(sub.id)
+        return out
+
+    def _simple(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
+        """Instrumented text of one simple statement, and whether it changed."""
+        if isinstance(st, ast.Return):
+            raise self.unsupported(st, "`return` inside a collection region")
+        value_on = self.reg_level >= 1
+        addr_on = self.reg_addr >= 1
+        reads = self._reads_of(st)
+        targets: list[tuple[str, ast.AST]] = []
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                for sub in _target_names(t):
+                    targets.append(sub)
+        elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+            targets.append((st.target.id, st.target))
+        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+            if not self._is_constexpr_annotation(st.annotation):
+                targets.append((st.target.id, st.target))
+
+        work = copy.deepcopy(st)
+        pre: list[str] = []
+        stmt_holder: list[Statement] = []
+
+        def statement() -> Statement:
+            if not stmt_holder:
+                stmt_holder.append(self._new_statement(st, depth))
+            return stmt_holder[0]
+
+        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on)
+        hoister.run()
+        post: list[str] = []
+        if value_on:
+            for name, _node in targets:
+                sid = self._new_site(statement(), "value", name, reads, loops, self.reg_level >= 2)
+                post.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
+                            f"{1 if self.reg_level >= 2 else 0})")
+        for name, _node in targets:
+            self.defined.add(name)
+        if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in ([st.target] if not isinstance(st, ast.Assign) else st.targets):
+                for name, _n in _target_names(t):
+                    self.defined.add(name)
+        if not pre and not post:
+            return self.src.segment(st), False
+        body = ast.unparse(work)
+        if "\n" in body:
+            raise self.unsupported(st, "a statement that cannot be written on one line")
+        return "; ".join(pre + [body] + post), True
+
+    def _new_site(self, stmt: Statement, kind: str, name: str, reads: list[str], loops: tuple[int, ...],
+                  dumps: bool) -> int:
+        sid = len(self.sites) + 1
+        if sid > 0xFFFF:
+            raise RewriteError("more than 65535 observed sites in one kernel", self.src.file, stmt.line)
+        self.sites.append(Site(sid, stmt.id, kind, name, list(reads), loops, dumps))
+        return sid
+
+    def _is_constexpr_annotation(self, ann: ast.AST) -> bool:
+        obj = _resolve(ann, self.scope)
+        if obj is tl.constexpr:
+            return True
+        return isinstance(ann, ast.Name) and ann.id == "constexpr" or \
+            (isinstance(ann, ast.Attribute) and ann.attr == "constexpr")
+
+    def _emit(self, fdef: ast.FunctionDef) -> str:
+        lines = list(self.src.lines)
+        def_idx = fdef.lineno  # 1-based, dedented
+        for i in range(1, def_idx):
+            lines[i - 1] = ""  # decorators
+        body_first = fdef.body[0].lineno
+        if body_first == def_idx:
+            raise self.unsupported(fdef, "a kernel whose body starts on the `def` line")
+        for ln in range(def_idx, body_first):
+            lines[ln - 1] = ""
+        for ln, text in self.line_edits.items():
+            lines[ln - 1] = text
+        for ln in self.blank_lines:
+            lines[ln - 1] = ""
+        # New header one line above the original `def`; the prologue takes the `def` line.
+        header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
+                                    decorator_list=[], returns=fdef.returns, type_comment=None)
+        if hasattr(ast, "TypeAlias"):
+            header_fn.type_params = []  # type: ignore[attr-defined]
+        args = header_fn.args
+        args.args.append(ast.arg(arg=CTX))
+        if args.defaults:
+            args.defaults.append(ast.Constant(None))
+        header = ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
+        body_line = self.src.lines[body_first - 1]
+        lead = body_line[:len(body_line) - len(body_line.lstrip())] or "    "
+        prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX})"
+        abs_def = self.src.abs_line(def_idx)
+        if abs_def < 2:
+            raise self.unsupported(fdef, "a kernel whose `def` is on the first line of its file")
+        full = [""] * (self.src.first - 1) + lines
+        # index of absolute line k is k - 1
+        full[abs_def - 2] = header
+        full[abs_def - 1] = prologue
+        return "\n".join(full) + "\n"
+
+
+def _binop_text(op: ast.operator) -> str:
+    return ast.unparse(ast.BinOp(ast.Name("a"), op, ast.Name("b")))[2:-2]
+
+
+def _target_names(t: ast.AST) -> list[tuple[str, ast.AST]]:
+    if isinstance(t, ast.Name):
+        return [(t.id, t)]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        out: list[tuple[str, ast.AST]] = []
+        for e in t.elts:
+            out.extend(_target_names(e))
+        return out
+    return []
+
+
+class _Hoister:
+    """Moves the pointer, mask and stored value of every load/store of a statement into
+    temporaries (in evaluation order) and emits an address record (and a value record for a
+    store) before the statement."""
+
+    def __init__(self, rw: _Rewriter, stmt: ast.stmt, pre: list[str], statement: Callable[[], Statement],
+                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool) -> None:
+        self.rw = rw
+        self.stmt = stmt
+        self.pre = pre
+        self.statement = statement
+        self.reads = reads
+        self.loops = loops
+        self.addr_on = addr_on
+        self.value_on = value_on
+
+    def run(self) -> None:
+        self._visit(self.stmt, conditional=False)
+
+    def _temp(self, expr: ast.AST, role: str) -> ast.AST:
+        """Expr as is when it needs no temporary (a name or a constant), else a new temporary."""
+        if isinstance(expr, (ast.Name, ast.Constant)):
+            return expr
+        name = f"__fp_{role}{self.rw.ntemps}"
+        self.rw.ntemps += 1
+        self.pre.append(f"{name} = {ast.unparse(expr)}")
+        return ast.Name(id=name, ctx=ast.Load())
+
+    def _visit(self, node: ast.AST, conditional: bool) -> None:
+        # Children first, in Python's evaluation order, then this node.
+        if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            conditional = True
+        if isinstance(node, ast.Call):
+            self._visit(node.func, conditional)
+            for a in node.args:
+                self._visit(a, conditional)
+            for kw in node.keywords:
+                self._visit(kw.value, conditional)
+            kind = self.rw._access_kind(node)
+            if kind is not None:
+                if conditional:
+                    raise self.rw.unsupported(self.stmt, "a tl.load/tl.store inside a conditional expression, "
+                                              "boolean operator, lambda or comprehension")
+                self._access(node, *kind)
+            return
+        if isinstance(node, ast.Assign):
+            self._visit(node.value, conditional)
+            for t in node.targets:
+                self._visit(t, conditional)
+            return
+        if isinstance(node, ast.AugAssign):
+            self._visit(node.value, conditional)
+            return
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, conditional)
+
+    def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
+        want_value = kind == "store" and self.value_on
+        if not self.addr_on and not want_value:
+            return
+        dump_addr = 1 if self.rw.reg_addr >= 2 else 0
+        dump_val = 1 if self.rw.reg_level >= 2 else 0
+        kcode = 2 if kind == "load" else 3
+        if desc:
+            self._desc_access(call, kind, kcode, want_value, dump_val)
+            return
+        params = _LOAD_PARAMS if kind == "load" else _STORE_PARAMS
+        bound: dict[str, tuple[str, Any]] = {}  # param -> ("arg", index) | ("kw", keyword)
+        for i, _a in enumerate(call.args):
+            if isinstance(_a, ast.Starred):
+                raise self.rw.unsupported(self.stmt, f"tl.{kind}(*args)")
+            if i >= len(params):
+                raise self.rw.unsupported(self.stmt, f"too many arguments to tl.{kind}")
+            bound[params[i]] = ("arg", i)
+        for j, kw in enumerate(call.keywords):
+            if kw.arg is None:
+                raise self.rw.unsupported(self.stmt, f"tl.{kind}(**kwargs)")
+            bound[kw.arg] = ("kw", j)
+
+        def get(name: str) -> ast.AST | None:
+            where = bound.get(name)
+            if where is None:
+                return None
+            return call.args[where[1]] if where[0] == "arg" else call.keywords[where[1]].value
+
+        def put(name: str, node: ast.AST) -> None:
+            where = bound[name]
+            if where[0] == "arg":
+                call.args[where[1]] = node
+            else:
+                call.keywords[where[1]].value = node
+
+        ptr = get("pointer")
+        if ptr is None:
+            raise self.rw.unsupported(self.stmt, f"tl.{kind} without a pointer argument")
+        ptr_name = ast.unparse(ptr)
+        ptr_t = self._temp(ptr, "p")
+        put("pointer", ptr_t)
+        value_t = None
+        value_text = ""
+        if kind == "store":
+            v = get("value")
+            if v is None:
+                raise self.rw.unsupported(self.stmt, "tl.store without a value argument")
+            value_text = ast.unparse(v)
+            value_t = self._temp(v, "v")
+            put("value", value_t)
+        m = get("mask")
+        mask_t: ast.AST | None = None
+        if m is not None:
+            mask_t = self._temp(m, "m")
+            put("mask", mask_t)
+        st = self.statement()
+        if self.addr_on:
+            sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
+            self.pre.append(f"{SEQ} = {H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                            f"{ast.unparse(ptr_t)}, {ast.unparse(mask_t) if mask_t is not None else 'None'}, "
+                            f"{dump_addr})")
+        if want_value and value_t is not None:
+            sid = self.rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
+            self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(value_t)}, "
+                            f"{dump_val})")
+
+    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("load", "store") and \
+                _resolve(func.value, self.rw.scope) is _MISSING:
+            desc_node = func.value
+            desc_name = ast.unparse(desc_node)
+            desc_t = self._temp(desc_node, "d")
+            func.value = desc_t
+            value_idx = 1  # desc.store(offsets, value)
+            args = call.args
+        else:  # tl.load_tensor_descriptor(desc, offsets) / tl.store_tensor_descriptor(desc, offsets, value)
+            if not call.args:
+                raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without arguments")
+            desc_node = call.args[0]
+            desc_name = ast.unparse(desc_node)
+            desc_t = self._temp(desc_node, "d")
+            call.args[0] = desc_t
+            value_idx = 2
+            args = call.args
+        st = self.statement()
+        if self.addr_on:
+            sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, False)
+            self.pre.append(f"{SEQ} = {H_DESC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(desc_t)})")
+        if want_value:
+            vnode = None
+            if len(args) > value_idx:
+                vnode = args[value_idx]
+            else:
+                for kw in call.keywords:
+                    if kw.arg == "value":
+                        vnode = kw.value
+            if vnode is not None:
+                text = ast.unparse(vnode)
+                vt = self._temp(vnode, "v")
+                if len(args) > value_idx:
+                    args[value_idx] = vt
+                else:
+                    for kw in call.keywords:
+                        if kw.arg == "value":
+                            kw.value = vt
+                sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
+                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, "
+                                f"{dump_val})")
+
+
+# ------------------------------------------------------------------------------------------------
+# Public entry points
+# ------------------------------------------------------------------------------------------------
+
+
+def has_markers(jitfn: Any) -> bool:
+    """Cheap test: does the kernel's source mention a collection marker at all?"""
+    fn = getattr(jitfn, "fn", None)
+    if fn is None:
+        return False
+    try:
+        lines, _ = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return False
+    text = "".join(lines)
+    return "collect_start" in text or "collect_end" in text
+
+
+def rewrite(jitfn: Any, level: int, addr_level: int) -> Twin:
+    """Parse the kernel, check its markers and build the twin's text and tables (no exec)."""
+    return _Rewriter(jitfn, level, addr_level).run()
+
+
+def twin_cache_dir() -> Path:
+    base = os.environ.get("FLAGPRISM_CACHE_DIR")
+    if base:
+        root = Path(base)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = Path(xdg) / "flagprism" if xdg else Path.home() / ".cache" / "flagprism"
+    return root / "twins"
+
+
+def write_twin_file(twin: Twin) -> str:
+    """Store the twin's text in a content-addressed file and return its path."""
+    digest = hashlib.sha256(twin.text.encode("utf-8")).hexdigest()[:32]
+    name = f"{twin.kernel_name}-{digest}.py"
+    for d in (twin_cache_dir(), Path(tempfile.gettempdir()) / f"flagprism-twins-{os.getuid()}"):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / name
+            if not path.exists() or path.read_text(encoding="utf-8") != twin.text:
+                fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(twin.text)
+                os.replace(tmp, path)
+            return str(path)
+        except OSError:
+            continue
+    raise RewriteError(f"cannot write the twin of {twin.kernel_name} to a cache directory")
+
+
+def jit_options(jitfn: Any) -> dict[str, Any]:
+    """The options the kernel was decorated with, to give its twin the same ones."""
+    kw = getattr(jitfn, "kwargs", None)
+    if isinstance(kw, dict):  # InterpretedFunction keeps them as given
+        return dict(kw)
+    return {
+        "version": getattr(jitfn, "version", None),
+        "do_not_specialize": getattr(jitfn, "do_not_specialize", None),
+        "do_not_specialize_on_alignment": getattr(jitfn, "do_not_specialize_on_alignment", None),
+        "debug": getattr(jitfn, "debug", None),
+        "noinline": getattr(jitfn, "noinline", None),
+        "repr": getattr(jitfn, "_repr", None),
+        "launch_metadata": getattr(jitfn, "launch_metadata", None),
+    }
+
+
+def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any]) -> Twin:
+    """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
+    twin = rewrite(jitfn, level, addr_level)
+    twin.path = write_twin_file(twin)
+    fn = jitfn.fn
+    scope = dict(fn.__globals__)
+    try:
+        scope.update(inspect.getclosurevars(fn).nonlocals)
+    except (TypeError, ValueError):
+        pass
+    scope.update(helpers)
+    code = compile(twin.text, twin.path, "exec")
+    ns: dict[str, Any] = {}
+    exec(code, scope, ns)
+    twin.fn = ns[fn.__name__]
+    twin.fn.__qualname__ = fn.__qualname__
+    twin.extra["scope"] = scope
+    cls = type(jitfn)
+    opts = jit_options(jitfn)
+    twin.jit = cls(twin.fn, **opts)
+    for hook in getattr(jitfn, "pre_run_hooks", []) or []:
+        twin.jit.add_pre_run_hook(_strip_ctx(hook))
+    twin.jit._fp_twin = True
+    return twin
+
+
+def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop(CTX, None)
+        return hook(*args, **kwargs)
+    return wrapped

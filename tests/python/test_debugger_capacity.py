@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Record-buffer sizing, exact overflow accounting and level-2 dumps."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+
+if os.environ.get("TRITON_INTERPRET") != "1":
+    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+
+import flagprism.debugger as debugger  # noqa: E402
+from flagprism import _launch  # noqa: E402
+
+import _refdecode as ref  # noqa: E402
+from kernels import control, layernorm, vector_add  # noqa: E402
+
+RUNTIME_LOOPS = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) >= "2.4.0",
+                                   reason="Triton 3.6's interpreter needs numpy<2.4 for loops with runtime bounds")
+
+
+@pytest.fixture
+def dbg(tmp_path):
+    ref.install(debugger, str(tmp_path / "fp_debug"))
+    yield debugger
+    debugger.deactivate()
+    debugger.reset_config()
+    debugger.clear_exported_runs()
+
+
+@pytest.mark.parametrize("capacity", [0, 5, 12, 25, 40, 1000])
+def test_overflow_is_exact(dbg, capacity):
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], record_capacity=capacity)
+    dbg.activate()
+    x = torch.randn(256)
+    out = torch.empty(256)
+    vector_add.add_kernel[(4,)](x, x, out, 256, BLOCK=64)
+    np.testing.assert_array_equal(out.numpy(), (x + x).numpy())
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    slots = capacity // 4
+    assert run["slots_per_program"] == slots
+    stored = 4 * min(slots, 10)
+    assert len(dec.records) == stored
+    assert run["overflow_count"] == 40 - stored == dec.overflow
+    for r in dec.records:
+        assert r.slot < slots and r.site == r.slot + 1  # the first records of each program are kept
+
+
+def test_default_sizing_straight_line(dbg):
+    dbg.activate()
+    x = torch.randn(64)
+    vector_add.add_kernel[(3,)](x, x, x, 64, BLOCK=32)
+    (run,) = dbg.take_exported_runs()
+    assert run["slots_per_program"] == 10 and run["overflow_count"] == 0
+
+
+@RUNTIME_LOOPS
+def test_default_sizing_evaluates_loop_bounds(dbg):
+    dbg.activate()
+    rows, n, block = 2, 300, 64
+    x = torch.randn(rows, n)
+    w = torch.ones(n)
+    b = torch.zeros(n)
+    y = torch.empty_like(x)
+    layernorm.layernorm_kernel[(rows,)](x, y, w, b, n, n, 1e-5, BLOCK=block)
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    assert run["overflow_count"] == 0
+    # exactly the records that ran: the loop bounds were evaluated on the host
+    assert run["slots_per_program"] * rows == len(dec.records)
+
+
+def test_while_loop_uses_the_allowance_and_overflow_is_counted(dbg, monkeypatch):
+    monkeypatch.setattr(_launch, "LOOP_TRIPS", 2)
+    dbg.activate()
+    n, block, steps = 128, 64, 5
+    x = torch.randn(n)
+    out = torch.zeros(n + 2)
+    control.control_kernel[(2,)](x, out, n, steps, BLOCK=block, USE_HELPER=False)
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    # sites: load, v, i | v, i in the loop (2 iterations allowed, 5 run) | v, v (if/else, one runs) |
+    # v (helper branch, constexpr-false: never runs) | total, store address, store value
+    per_program_run = 3 + 2 * steps + 1 + 3
+    assert run["slots_per_program"] == 3 + 2 * 2 + 2 + 1 + 3
+    assert len(dec.records) + run["overflow_count"] == 2 * per_program_run
+    assert run["overflow_count"] == 2 * (per_program_run - run["slots_per_program"])
+
+
+def test_level2_value_and_address_dumps(dbg):
+    dbg.activate(level=2, addr_level=2)
+    n, block = 100, 64
+    x = torch.randn(n)
+    y = torch.randn(n)
+    out = torch.empty(n)
+    vector_add.add_kernel[(2,)](x, y, out, n, BLOCK=block)
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    assert dec.dump_capacity > 0 and dec.dump_cursor <= dec.dump_capacity
+    xs, ys = x.numpy(), y.numpy()
+    for p in range(2):
+        recs = [r for r in dec.records if r.program == p]
+        offs = p * block + np.arange(block)
+        mask = offs < n
+        np.testing.assert_array_equal(recs[1].dump, offs)
+        np.testing.assert_array_equal(recs[2].dump, mask.astype(np.int64))
+        xv = np.where(mask, xs[np.minimum(offs, n - 1)], 0).astype(np.float32)
+        np.testing.assert_array_equal(recs[4].dump, xv.astype(np.float64))
+        addrs = x.data_ptr() + 4 * offs
+        want = np.where(mask, addrs, addrs | np.int64(-(2**63)))
+        np.testing.assert_array_equal(recs[3].dump, want)
+        assert recs[0].dump is None  # scalars are not dumped
+        yv = np.where(mask, ys[np.minimum(offs, n - 1)], 0).astype(np.float32)
+        np.testing.assert_array_equal(recs[9].dump, (xv + yv).astype(np.float64))
+    # every dump record points at its own words: no two overlap
+    spans = sorted((r.value_dump_offset if r.kind == 1 else r.addr_dump_offset, r.numel)
+                   for r in dec.records if r.dump is not None)
+    for (o1, n1), (o2, _n2) in zip(spans, spans[1:]):
+        assert o1 + n1 <= o2
+
+
+def test_dump_overflow_is_counted(dbg):
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], dump_capacity=200)
+    dbg.activate(level=2, addr_level=0)
+    x = torch.randn(128)
+    vector_add.add_kernel[(2,)](x, x, x.clone(), 128, BLOCK=64)
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    dumped = [r for r in dec.records if r.dump is not None]
+    not_dumped = [r for r in dec.records if r.kind == 1 and r.numel > 1 and r.dump is None]
+    assert len(dumped) == 3  # 3 x 64 words fit in 200
+    assert not_dumped
+    assert dec.dump_cursor == 64 * (len(dumped) + len(not_dumped)) and dec.dump_cursor > dec.dump_capacity
+    assert run["dump_words_requested"] == dec.dump_cursor
+
+
+def test_records_of_unobserved_programs_stay_zero(dbg):
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], record_capacity=4 * 20)
+    dbg.activate()
+    x = torch.randn(64)
+    vector_add.add_kernel[(4,)](x, x, x.clone(), 64, BLOCK=16)
+    (run,) = dbg.take_exported_runs()
+    dec = ref.decoded(run)
+    assert run["slots_per_program"] == 20 and len(dec.records) == 40 and run["overflow_count"] == 0
