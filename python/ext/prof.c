@@ -1,0 +1,1160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Part `prof` of flagprism._ext: the Profiler's binding of include/flagprism/prof.h and
+ * backend.h (sessions, scopes, states, host-timed launches), the Python call path read from the
+ * running frames, and `ttir_estimate()`, which parses a kernel's TTIR and returns its per-program
+ * estimate (include/flagprism/ttir.h). Python decides *when* to call these (python/flagprism/
+ * profiler.py and _profhook.py); nothing is aggregated, formatted or written here.
+ *
+ * The call path is read in C because a launch hook runs on every launch: PyEval_GetFrame() and
+ * PyFrame_GetBack() walk the stack, and a cache keyed by (code object, line) of every frame turns
+ * a repeated stack into its interned call-path id without touching a string. The cache and the
+ * list of skipped file prefixes are process-wide and guarded by the GIL (the profiler core's
+ * names are process-wide too); this part does not support free-threaded builds.
+ *
+ * Scope pairing for calls that target every session is checked here, per thread, with a stack
+ * of open scope names kept in the thread state's dict: it catches an exit without an enter and
+ * a mismatched name even when no session is open, and reports both as FP_ESTATE through
+ * fpy_raise(), with the same wording as the core.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+#include <flagprism/backend.h>
+#include <flagprism/prof.h>
+#include <flagprism/status.h>
+#include <flagprism/ttir.h>
+
+#include "ext.h"
+
+#define CP_MAX_WALK 512      /* frames examined per launch; deeper stacks keep the innermost */
+#define CP_MAX_FRAMES 256    /* frames kept in one call path (the innermost ones) */
+#define CP_CACHE_SLOTS 8192u /* power of two; at most half are filled */
+#define CP_MAX_PREFIXES 16
+#define SCOPE_STACK_MAX 4096 /* open scopes per thread, all sessions together */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- arguments -------------------------------------------------------------------------------- */
+
+/* A session argument: None means every session (FP_PROF_ALL). 0 or -1 with an exception. */
+static int session_arg(PyObject *obj, int *out)
+{
+	long v;
+
+	if (!obj || obj == Py_None) {
+		*out = FP_PROF_ALL;
+		return 0;
+	}
+	v = PyLong_AsLong(obj);
+	if (v == -1 && PyErr_Occurred())
+		return -1;
+	if (v < FP_PROF_ALL || v > INT_MAX) {
+		PyErr_Format(PyExc_ValueError, "invalid session id %ld", v);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+#if defined(__GNUC__)
+#define FPY_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FPY_PRINTF(a, b)
+#endif
+
+/* fpy_raise() for NULL-returning functions. */
+static PyObject *raise_status(PyObject *module, int status, const struct fp_diag *diag)
+{
+	fpy_raise(module, status, diag);
+	return NULL;
+}
+
+static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...) FPY_PRINTF(3, 4);
+
+/* Raise `status` with a diagnostic message made here (not by the library). */
+static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
+{
+	struct fp_diag diag;
+	va_list ap;
+
+	fp_diag_clear(&diag);
+	diag.status = status;
+	va_start(ap, fmt);
+	PyOS_vsnprintf(diag.msg, sizeof(diag.msg), fmt, ap);
+	va_end(ap);
+	fpy_raise(module, status, &diag);
+	return NULL;
+}
+
+/* ---- call paths --------------------------------------------------------------------------------- */
+
+struct cp_key {
+	PyObject *code; /* a strong reference once the key is in the cache */
+	int line;
+};
+
+struct cp_entry {
+	uint64_t hash;
+	struct cp_key *keys; /* NULL: empty slot */
+	uint32_t n;
+	uint32_t id;
+};
+
+static struct cp_entry *cp_cache; /* CP_CACHE_SLOTS entries, allocated on first use */
+static size_t cp_used;
+static char *cp_prefix[CP_MAX_PREFIXES];
+static size_t cp_prefix_len[CP_MAX_PREFIXES];
+static size_t cp_nprefix;
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t keys_hash(const struct cp_key *k, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = mix64(h ^
+			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].line << 1)));
+	return h;
+}
+
+static bool keys_equal(const struct cp_key *a, const struct cp_key *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].code != b[i].code || a[i].line != b[i].line)
+			return false;
+	return true;
+}
+
+static void cp_cache_clear(void)
+{
+	size_t i, j;
+
+	if (!cp_cache)
+		return;
+	for (i = 0; i < CP_CACHE_SLOTS; i++) {
+		struct cp_entry *e = &cp_cache[i];
+
+		if (!e->keys)
+			continue;
+		for (j = 0; j < e->n; j++)
+			Py_DECREF(e->keys[j].code);
+		PyMem_Free(e->keys);
+		e->keys = NULL;
+	}
+	cp_used = 0;
+}
+
+static bool skipped_file(const char *file, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < cp_nprefix; i++)
+		if (len >= cp_prefix_len[i] && memcmp(file, cp_prefix[i], cp_prefix_len[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Intern the call path of raw frames (innermost first), skipping flagprism/triton frames. */
+static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, uint32_t *id)
+{
+	struct fp_prof_frame fr[CP_MAX_FRAMES + 1];
+	size_t kept = 0, i, j;
+
+	/* Innermost first, then reversed: a deep stack keeps the frames nearest the launch. */
+	for (i = 0; i < n; i++) {
+		PyCodeObject *co = (PyCodeObject *)raw[i].code;
+		Py_ssize_t flen, nlen;
+		const char *file = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
+		const char *func;
+
+		if (!file)
+			return -1;
+		if (skipped_file(file, (size_t)flen))
+			continue;
+		if (kept == CP_MAX_FRAMES) {
+			truncated = true;
+			break;
+		}
+		func = PyUnicode_AsUTF8AndSize(co->co_name, &nlen);
+		if (!func)
+			return -1;
+		fr[kept].file = file;
+		fr[kept].file_len = (size_t)flen;
+		fr[kept].func = func;
+		fr[kept].func_len = (size_t)nlen;
+		fr[kept].line = raw[i].line > 0 ? (uint32_t)raw[i].line : 0;
+		kept++;
+	}
+	if (truncated) {
+		/* Say that outer frames are missing rather than pretend the path is complete. */
+		fr[kept].file = "[flagprism]";
+		fr[kept].file_len = strlen("[flagprism]");
+		fr[kept].func = "truncated";
+		fr[kept].func_len = strlen("truncated");
+		fr[kept].line = 0;
+		kept++;
+	}
+	for (i = 0, j = kept; i < j / 2; i++) {
+		struct fp_prof_frame t = fr[i];
+
+		fr[i] = fr[j - 1 - i];
+		fr[j - 1 - i] = t;
+	}
+	return fp_prof_callpath_intern(fr, kept, id);
+}
+
+/*
+ * The call-path id of the calling Python code: FP_OK and *id, or a negative status (-1 with a
+ * Python exception set when a string could not be read).
+ */
+static int callpath_read(uint32_t *id)
+{
+	struct cp_key raw[CP_MAX_WALK];
+	PyFrameObject *f = PyEval_GetFrame();
+	bool truncated = false;
+	struct cp_entry *e;
+	uint64_t h;
+	size_t n = 0, slot;
+	int rc;
+
+	/* Every frame on the stack is executing, so its code object outlives this call. */
+	Py_XINCREF(f);
+	while (f) {
+		PyFrameObject *back;
+		PyCodeObject *co;
+
+		if (n == CP_MAX_WALK) {
+			truncated = true;
+			Py_DECREF(f);
+			break;
+		}
+		co = PyFrame_GetCode(f);
+		raw[n].code = (PyObject *)co;
+		raw[n].line = PyFrame_GetLineNumber(f);
+		Py_DECREF(co);
+		n++;
+		back = PyFrame_GetBack(f);
+		Py_DECREF(f);
+		f = back;
+	}
+	h = keys_hash(raw, n) ^ (truncated ? 1u : 0u);
+	if (!cp_cache) {
+		cp_cache = PyMem_Calloc(CP_CACHE_SLOTS, sizeof(*cp_cache));
+		if (!cp_cache) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	for (slot = (size_t)h & (CP_CACHE_SLOTS - 1);; slot = (slot + 1) & (CP_CACHE_SLOTS - 1)) {
+		e = &cp_cache[slot];
+		if (!e->keys)
+			break;
+		if (e->hash == h && e->n == n && keys_equal(e->keys, raw, n)) {
+			*id = e->id;
+			return FP_OK;
+		}
+	}
+	rc = callpath_build(raw, n, truncated, id);
+	if (rc)
+		return rc;
+	/* A full cache only costs speed: the path is interned again on the next miss. */
+	if (cp_used < CP_CACHE_SLOTS / 2 && n > 0) {
+		struct cp_key *copy = PyMem_Malloc(n * sizeof(*copy));
+		size_t i;
+
+		if (copy) {
+			for (i = 0; i < n; i++) {
+				copy[i] = raw[i];
+				Py_INCREF(copy[i].code);
+			}
+			e->hash = h;
+			e->keys = copy;
+			e->n = (uint32_t)n;
+			e->id = *id;
+			cp_used++;
+		}
+	}
+	return FP_OK;
+}
+
+PyDoc_STRVAR(
+	prof_set_skip_prefixes_doc,
+	"prof_set_skip_prefixes(prefixes)\n\n"
+	"Frames whose file name starts with one of these strings (at most 16) are left out of\n"
+	"Python call paths. Replaces the previous list and forgets cached call paths.");
+
+static PyObject *prof_set_skip_prefixes(PyObject *module, PyObject *arg)
+{
+	char *copy[CP_MAX_PREFIXES];
+	size_t lens[CP_MAX_PREFIXES];
+	PyObject *seq = PySequence_Fast(arg, "prefixes must be a sequence of str");
+	Py_ssize_t n, i;
+	size_t k;
+
+	if (!seq)
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(seq);
+	if (n > CP_MAX_PREFIXES) {
+		Py_DECREF(seq);
+		return raise_diag(module, FP_ELIMIT, "at most %d skipped prefixes",
+				  CP_MAX_PREFIXES);
+	}
+	for (i = 0; i < n; i++) {
+		Py_ssize_t len;
+		const char *s = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &len);
+
+		copy[i] = s ? PyMem_Malloc((size_t)len + 1) : NULL;
+		if (!copy[i]) {
+			if (s)
+				PyErr_NoMemory();
+			while (i-- > 0)
+				PyMem_Free(copy[i]);
+			Py_DECREF(seq);
+			return NULL;
+		}
+		memcpy(copy[i], s, (size_t)len + 1);
+		lens[i] = (size_t)len;
+	}
+	Py_DECREF(seq);
+	for (k = 0; k < cp_nprefix; k++)
+		PyMem_Free(cp_prefix[k]);
+	for (k = 0; k < (size_t)n; k++) {
+		cp_prefix[k] = copy[k];
+		cp_prefix_len[k] = lens[k];
+	}
+	cp_nprefix = (size_t)n;
+	cp_cache_clear();
+	Py_RETURN_NONE;
+}
+
+/* The frame names of a call-path id as a tuple of str. */
+static PyObject *callpath_tuple(uint32_t id)
+{
+	uint32_t ids[CP_MAX_FRAMES + 1];
+	size_t n = fp_prof_callpath_frames(id, ids, ARRAY_SIZE(ids)), i;
+	PyObject *t;
+
+	if (n > ARRAY_SIZE(ids))
+		n = ARRAY_SIZE(ids);
+	t = PyTuple_New((Py_ssize_t)n);
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t len;
+		const char *s = fp_prof_name_str(ids[i], &len);
+		PyObject *str =
+			PyUnicode_DecodeUTF8(s ? s : "", s ? (Py_ssize_t)len : 0, "replace");
+
+		if (!str) {
+			Py_DECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, str);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(prof_callpath_doc,
+	     "prof_callpath() -> tuple[str, ...]\n\n"
+	     "The call path a launch from here would be filed under with context \"python\":\n"
+	     "\"file:function@line\" frames, outermost first, skipped prefixes left out.");
+
+static PyObject *prof_callpath(PyObject *module, PyObject *unused)
+{
+	uint32_t id;
+	int rc = callpath_read(&id);
+
+	if (rc == -1 && PyErr_Occurred())
+		return NULL;
+	if (rc)
+		return raise_status(module, rc, NULL);
+	return callpath_tuple(id);
+}
+
+/* ---- sessions ---------------------------------------------------------------------------------- */
+
+static int parse_choice(const char *what, const char *value, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(value, names[i]) == 0)
+			return i;
+	PyErr_Format(PyExc_ValueError, "%s must be one of %s, %s; not '%s'", what, names[0],
+		     names[1], value);
+	return -1;
+}
+
+PyDoc_STRVAR(prof_start_doc,
+	     "prof_start(name=None, context='shadow', data='tree', backend=None, hook=None, *,\n"
+	     "           max_trace_events=0, max_pending_launches=0, max_scope_depth=0,\n"
+	     "           max_threads=0, max_nodes=0, max_depth=0) -> int\n\n"
+	     "Start and activate a profiling session (fp_prof_start()); returns its id. name is\n"
+	     "the output path without suffix; backend a registered backend name (None: 'host').\n"
+	     "Limits of 0 take the library defaults.");
+
+static PyObject *prof_start(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"name",
+				 "context",
+				 "data",
+				 "backend",
+				 "hook",
+				 "max_trace_events",
+				 "max_pending_launches",
+				 "max_scope_depth",
+				 "max_threads",
+				 "max_nodes",
+				 "max_depth",
+				 NULL};
+	static const char *const contexts[] = {"shadow", "python"};
+	static const char *const datas[] = {"tree", "trace"};
+	const char *name = NULL, *context = "shadow", *data = "tree", *backend = NULL, *hook = NULL;
+	unsigned long long max_trace = 0, max_pending = 0, max_nodes = 0;
+	unsigned int max_scope = 0, max_threads = 0, max_depth = 0;
+	struct fp_prof_options opt;
+	struct fp_diag diag;
+	PyThreadState *ts;
+	int c, d, sid, rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zsszz$KKIIKI:prof_start", kwlist, &name,
+					 &context, &data, &backend, &hook, &max_trace, &max_pending,
+					 &max_scope, &max_threads, &max_nodes, &max_depth))
+		return NULL;
+	c = parse_choice("context", context, contexts, 2);
+	if (c < 0)
+		return NULL;
+	d = parse_choice("data", data, datas, 2);
+	if (d < 0)
+		return NULL;
+	memset(&opt, 0, sizeof(opt));
+	opt.name = name;
+	opt.context = c ? FP_PROF_CONTEXT_PYTHON : FP_PROF_CONTEXT_SHADOW;
+	opt.data = d ? FP_PROF_DATA_TRACE : FP_PROF_DATA_TREE;
+	opt.backend = backend;
+	opt.hook = hook;
+	opt.max_trace_events = max_trace;
+	opt.max_pending_launches = max_pending;
+	opt.max_scope_depth = max_scope;
+	opt.max_threads = max_threads;
+	opt.tree.max_nodes = (size_t)max_nodes;
+	opt.tree.max_depth = max_depth;
+	fp_diag_clear(&diag);
+	/* A backend's start may talk to a vendor library: let other threads run meanwhile. */
+	ts = PyEval_SaveThread();
+	rc = fp_prof_start(&opt, &sid, &diag);
+	PyEval_RestoreThread(ts);
+	if (rc)
+		return raise_status(module, rc, &diag);
+	return PyLong_FromLong(sid);
+}
+
+PyDoc_STRVAR(prof_finalize_doc,
+	     "prof_finalize(session=None, format=None)\n\n"
+	     "Stop a session (None: every open one), write its files and free it\n"
+	     "(fp_prof_finalize()). format: None for the data option's files, or a comma list of\n"
+	     "'hatchet', 'chrome_trace'. The session is gone even when this raises.");
+
+static PyObject *prof_finalize(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"session", "format", NULL};
+	PyObject *sobj = Py_None;
+	const char *format = NULL;
+	struct fp_diag diag;
+	PyThreadState *ts;
+	int sid, rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:prof_finalize", kwlist, &sobj, &format))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	fp_diag_clear(&diag);
+	ts = PyEval_SaveThread();
+	rc = fp_prof_finalize(sid, format, &diag);
+	PyEval_RestoreThread(ts);
+	if (rc)
+		return raise_status(module, rc, &diag);
+	Py_RETURN_NONE;
+}
+
+static PyObject *session_call(PyObject *module, PyObject *arg, int (*fn)(int))
+{
+	int sid, rc;
+
+	if (session_arg(arg, &sid) < 0)
+		return NULL;
+	rc = fn(sid);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(prof_activate_doc, "prof_activate(session)\n\nActivate a session (None: all).");
+
+static PyObject *prof_activate(PyObject *module, PyObject *arg)
+{
+	return session_call(module, arg, fp_prof_activate);
+}
+
+PyDoc_STRVAR(prof_deactivate_doc,
+	     "prof_deactivate(session)\n\nDeactivate a session (None: all): it keeps its scope\n"
+	     "stacks in step but ignores launches and metrics until activated again.");
+
+static PyObject *prof_deactivate(PyObject *module, PyObject *arg)
+{
+	return session_call(module, arg, fp_prof_deactivate);
+}
+
+PyDoc_STRVAR(prof_shutdown_doc,
+	     "prof_shutdown()\n\n"
+	     "Finalize every open session as abandoned (files written, metadata marked\n"
+	     "incomplete) and free the process-wide names and call paths (fp_prof_shutdown()).");
+
+static PyObject *prof_shutdown(PyObject *module, PyObject *unused)
+{
+	PyThreadState *ts;
+
+	ts = PyEval_SaveThread();
+	fp_prof_shutdown();
+	PyEval_RestoreThread(ts);
+	/* Cached call-path ids named the tables just freed. */
+	cp_cache_clear();
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(prof_set_meta_doc,
+	     "prof_set_meta(session, key, value)\n\n"
+	     "Attach a string to the metadata file's \"environment\" object (None: all sessions).");
+
+static PyObject *prof_set_meta(PyObject *module, PyObject *args)
+{
+	const char *key, *value;
+	PyObject *sobj;
+	int sid, rc;
+
+	if (!PyArg_ParseTuple(args, "Oss:prof_set_meta", &sobj, &key, &value))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	rc = fp_prof_set_meta(sid, key, value);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+static int set_item(PyObject *dict, const char *key, PyObject *value)
+{
+	int r;
+
+	if (!value)
+		return -1;
+	r = PyDict_SetItemString(dict, key, value);
+	Py_DECREF(value);
+	return r;
+}
+
+PyDoc_STRVAR(prof_stats_doc,
+	     "prof_stats(session) -> dict\n\n"
+	     "Counters of an open session: kernels, scopes, trace_records, nodes, open_scopes and\n"
+	     "every loss counter (dropped_trace, dropped_launches, dropped_backend, unmatched,\n"
+	     "pending, ignored_inactive, exits_without_enter, clamped_timestamps, failed), plus\n"
+	     "name, active and backend.");
+
+static PyObject *prof_stats(PyObject *module, PyObject *arg)
+{
+	struct fp_prof_session *s;
+	struct fp_prof_stats st;
+	PyObject *d;
+	int sid;
+
+	if (session_arg(arg, &sid) < 0)
+		return NULL;
+	s = sid == FP_PROF_ALL ? NULL : fp_prof_session_get(sid);
+	if (!s)
+		return raise_diag(module, FP_ENOENT, "no open profiling session %d", sid);
+	if (fp_prof_session_stats(s, &st))
+		return raise_status(module, FP_EINVAL, NULL);
+	d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (set_item(d, "kernels", PyLong_FromUnsignedLongLong(st.kernels)) ||
+	    set_item(d, "scopes", PyLong_FromUnsignedLongLong(st.scopes)) ||
+	    set_item(d, "trace_records", PyLong_FromUnsignedLongLong(st.trace_records)) ||
+	    set_item(d, "dropped_trace", PyLong_FromUnsignedLongLong(st.dropped_trace)) ||
+	    set_item(d, "dropped_launches", PyLong_FromUnsignedLongLong(st.dropped_launches)) ||
+	    set_item(d, "dropped_backend", PyLong_FromUnsignedLongLong(st.dropped_backend)) ||
+	    set_item(d, "unmatched", PyLong_FromUnsignedLongLong(st.unmatched)) ||
+	    set_item(d, "pending", PyLong_FromUnsignedLongLong(st.pending)) ||
+	    set_item(d, "ignored_inactive", PyLong_FromUnsignedLongLong(st.ignored_inactive)) ||
+	    set_item(d, "exits_without_enter",
+		     PyLong_FromUnsignedLongLong(st.exits_without_enter)) ||
+	    set_item(d, "clamped_timestamps", PyLong_FromUnsignedLongLong(st.clamped_timestamps)) ||
+	    set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
+	    set_item(d, "open_scopes", PyLong_FromUnsignedLongLong(st.open_scopes)) ||
+	    set_item(d, "nodes", PyLong_FromUnsignedLongLong(st.nodes)) ||
+	    set_item(d, "name", PyUnicode_DecodeFSDefault(fp_prof_session_name(s))) ||
+	    set_item(d, "active", PyBool_FromLong(fp_prof_session_active(s))) ||
+	    set_item(d, "backend", PyUnicode_FromString(fp_prof_session_backend(s)->name))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+PyDoc_STRVAR(prof_backends_doc,
+	     "prof_backends() -> tuple[str, ...]\n\nNames of the registered profiler backends.");
+
+static PyObject *prof_backends(PyObject *module, PyObject *unused)
+{
+	const struct fp_backend_ops *ops;
+	PyObject *list = PyList_New(0), *t;
+	size_t i;
+
+	if (!list)
+		return NULL;
+	for (i = 0; (ops = fp_backend_at(i)) != NULL; i++) {
+		PyObject *s = PyUnicode_FromString(ops->name);
+
+		if (!s || PyList_Append(list, s) < 0) {
+			Py_XDECREF(s);
+			Py_DECREF(list);
+			return NULL;
+		}
+		Py_DECREF(s);
+	}
+	t = PyList_AsTuple(list);
+	Py_DECREF(list);
+	return t;
+}
+
+PyDoc_STRVAR(prof_clock_ns_doc,
+	     "prof_clock_ns() -> int\n\nThe profiler's clock (CLOCK_MONOTONIC) in nanoseconds.");
+
+static PyObject *prof_clock_ns(PyObject *module, PyObject *unused)
+{
+	return PyLong_FromUnsignedLongLong(fp_prof_clock_ns());
+}
+
+/* ---- scopes and states ------------------------------------------------------------------------ */
+
+static PyObject *scope_key; /* the thread-state dict key of the open-scope stack */
+
+/* This thread's stack of open scope names (borrowed), or NULL: none yet (no error) or error. */
+static PyObject *scope_stack(bool create)
+{
+	PyObject *d = PyThreadState_GetDict(), *l;
+
+	if (!d) {
+		if (create && !PyErr_Occurred())
+			PyErr_SetString(PyExc_RuntimeError, "no thread state dictionary");
+		return NULL;
+	}
+	l = PyDict_GetItemWithError(d, scope_key);
+	if (l || PyErr_Occurred() || !create)
+		return l;
+	l = PyList_New(0);
+	if (!l)
+		return NULL;
+	if (PyDict_SetItem(d, scope_key, l) < 0) {
+		Py_DECREF(l);
+		return NULL;
+	}
+	Py_DECREF(l); /* the dict holds it */
+	return l;
+}
+
+PyDoc_STRVAR(prof_scope_enter_doc,
+	     "prof_scope_enter(session, name, cpu_time=False)\n\n"
+	     "Open scope `name` on this thread in a session (None: all). cpu_time adds\n"
+	     "'cpu_time (ns)(exc)' to the scope at its exit.");
+
+static PyObject *prof_scope_enter(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *nobj, *stack = NULL;
+	const char *name;
+	Py_ssize_t len;
+	int cpu = 0, sid, rc;
+
+	if (!PyArg_ParseTuple(args, "OU|p:prof_scope_enter", &sobj, &nobj, &cpu))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	name = PyUnicode_AsUTF8AndSize(nobj, &len);
+	if (!name)
+		return NULL;
+	if (sid == FP_PROF_ALL) {
+		stack = scope_stack(true);
+		if (!stack)
+			return NULL;
+		if (PyList_GET_SIZE(stack) >= SCOPE_STACK_MAX)
+			return raise_diag(module, FP_ELIMIT,
+					  "more than %d scopes open on this thread",
+					  SCOPE_STACK_MAX);
+	}
+	rc = fp_prof_scope_enter(sid, name, (size_t)len, cpu ? FP_PROF_SCOPE_CPU_TIME : 0);
+	if (rc) {
+		if (rc == FP_ELIMIT)
+			return raise_diag(module, rc,
+					  "scope '%.100s' nested too deeply (max_scope_depth)",
+					  name);
+		return raise_status(module, rc, NULL);
+	}
+	if (stack && PyList_Append(stack, nobj) < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(
+	prof_scope_exit_doc,
+	"prof_scope_exit(session, name=None)\n\n"
+	"Close this thread's innermost scope in a session (None: all). With a name it must be\n"
+	"the innermost open scope's. Raises flagprism.Error (status FP_ESTATE) for an exit\n"
+	"without an enter or a mismatched name; the stack is then left as it was.");
+
+static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *nobj = Py_None, *stack = NULL;
+	const char *name = NULL;
+	Py_ssize_t len = 0, depth = 0;
+	struct fp_diag diag;
+	int sid, rc;
+
+	if (!PyArg_ParseTuple(args, "O|O:prof_scope_exit", &sobj, &nobj))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	if (nobj != Py_None) {
+		if (!PyUnicode_Check(nobj))
+			return PyErr_Format(PyExc_TypeError, "scope name must be str, not %.100s",
+					    Py_TYPE(nobj)->tp_name);
+		name = PyUnicode_AsUTF8AndSize(nobj, &len);
+		if (!name)
+			return NULL;
+	}
+	if (sid == FP_PROF_ALL) {
+		stack = scope_stack(false);
+		if (!stack && PyErr_Occurred())
+			return NULL;
+		depth = stack ? PyList_GET_SIZE(stack) : 0;
+		if (depth == 0)
+			return raise_diag(module, FP_ESTATE,
+					  "scope exit%s%.100s%s without a matching enter on this "
+					  "thread",
+					  name ? " '" : "", name ? name : "", name ? "'" : "");
+		if (name) {
+			PyObject *top = PyList_GET_ITEM(stack, depth - 1);
+			int eq = PyUnicode_Compare(top, nobj);
+
+			if (eq == -1 && PyErr_Occurred())
+				return NULL;
+			if (eq != 0)
+				return raise_diag(
+					module, FP_ESTATE,
+					"scope exit '%.100s' does not match the innermost "
+					"open scope '%.100s'",
+					name, PyUnicode_AsUTF8(top));
+		}
+	} else {
+		uint32_t d = 0;
+
+		rc = fp_prof_scope_depth(sid, &d);
+		if (rc)
+			return raise_status(module, rc, NULL);
+		if (d == 0)
+			return raise_diag(module, FP_ESTATE,
+					  "scope exit%s%.100s%s without a matching enter on this "
+					  "thread in session %d",
+					  name ? " '" : "", name ? name : "", name ? "'" : "", sid);
+	}
+	fp_diag_clear(&diag);
+	rc = fp_prof_scope_exit(sid, name, (size_t)len, &diag);
+	if (rc)
+		return raise_status(module, rc, &diag);
+	if (stack && PyList_SetSlice(stack, depth - 1, depth, NULL) < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(prof_scope_metric_doc,
+	     "prof_scope_metric(session, name, value)\n\n"
+	     "Add a number to metric `name` of this thread's innermost scope (ROOT outside\n"
+	     "scopes); the name's suffix picks how values combine: '(exc)', '(pty)', '(min)',\n"
+	     "'(max)' or none (summed and propagated).");
+
+static PyObject *prof_scope_metric(PyObject *module, PyObject *args)
+{
+	PyObject *sobj;
+	const char *name;
+	Py_ssize_t len;
+	double value;
+	int sid, rc;
+
+	if (!PyArg_ParseTuple(args, "Os#d:prof_scope_metric", &sobj, &name, &len, &value))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	rc = fp_prof_scope_metric(sid, name, (size_t)len, value);
+	if (rc == FP_EINVAL)
+		return raise_diag(module, rc,
+				  "metric '%.100s' is already registered with another kind "
+				  "(its type suffix differs)",
+				  name);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(prof_state_enter_doc,
+	     "prof_state_enter(session, name)\n\n"
+	     "Tag this thread's launches with state `name` (replaces the current state).");
+
+static PyObject *prof_state_enter(PyObject *module, PyObject *args)
+{
+	PyObject *sobj;
+	const char *name;
+	Py_ssize_t len;
+	int sid, rc;
+
+	if (!PyArg_ParseTuple(args, "Os#:prof_state_enter", &sobj, &name, &len))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	rc = fp_prof_state_enter(sid, name, (size_t)len);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(prof_state_exit_doc, "prof_state_exit(session)\n\nClear this thread's state.");
+
+static PyObject *prof_state_exit(PyObject *module, PyObject *arg)
+{
+	return session_call(module, arg, fp_prof_state_exit);
+}
+
+PyDoc_STRVAR(prof_scope_depth_doc,
+	     "prof_scope_depth(session) -> int\n\nScopes open on this thread in one session.");
+
+static PyObject *prof_scope_depth(PyObject *module, PyObject *arg)
+{
+	uint32_t depth = 0;
+	int sid, rc;
+
+	if (session_arg(arg, &sid) < 0)
+		return NULL;
+	if (sid == FP_PROF_ALL)
+		return PyErr_Format(PyExc_ValueError, "prof_scope_depth needs one session id");
+	rc = fp_prof_scope_depth(sid, &depth);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	return PyLong_FromUnsignedLong(depth);
+}
+
+/* ---- launches ------------------------------------------------------------------------------------ */
+
+static const struct {
+	const char *key;
+	uint32_t flag;
+	size_t off;
+} md_fields[] = {
+	{"flops8", FP_PROF_MD_FLOPS8, offsetof(struct fp_prof_metadata, flops8)},
+	{"flops16", FP_PROF_MD_FLOPS16, offsetof(struct fp_prof_metadata, flops16)},
+	{"flops32", FP_PROF_MD_FLOPS32, offsetof(struct fp_prof_metadata, flops32)},
+	{"flops64", FP_PROF_MD_FLOPS64, offsetof(struct fp_prof_metadata, flops64)},
+	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
+};
+
+/* Fill md from a launch_metadata dict: 0, or -1 with an exception (a value not a number). */
+static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
+{
+	size_t i;
+
+	if (!dict || dict == Py_None)
+		return 0;
+	if (!PyDict_Check(dict)) {
+		PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
+			     Py_TYPE(dict)->tp_name);
+		return -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(md_fields); i++) {
+		PyObject *v = PyDict_GetItemString(dict, md_fields[i].key);
+		double x;
+
+		if (!v || v == Py_None)
+			continue;
+		x = PyFloat_AsDouble(v);
+		if (x == -1.0 && PyErr_Occurred()) {
+			PyErr_Format(PyExc_TypeError,
+				     "launch metadata '%s' must be a number, not %.100s",
+				     md_fields[i].key, Py_TYPE(v)->tp_name);
+			return -1;
+		}
+		*(double *)(void *)((char *)md + md_fields[i].off) = x;
+		md->flags |= md_fields[i].flag;
+	}
+	return 0;
+}
+
+static int grid_arg(PyObject *obj, uint32_t grid[3])
+{
+	PyObject *seq = PySequence_Fast(obj, "grid must be a sequence of 1 to 3 ints");
+	Py_ssize_t n, i;
+
+	if (!seq)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(seq);
+	if (n < 1 || n > 3) {
+		Py_DECREF(seq);
+		PyErr_SetString(PyExc_ValueError, "grid must have 1 to 3 dimensions");
+		return -1;
+	}
+	grid[0] = grid[1] = grid[2] = 1;
+	for (i = 0; i < n; i++) {
+		unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+
+		if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+			Py_DECREF(seq);
+			return -1;
+		}
+		if (v > UINT32_MAX) {
+			Py_DECREF(seq);
+			PyErr_Format(PyExc_OverflowError, "grid dimension %llu too large", v);
+			return -1;
+		}
+		grid[i] = (uint32_t)v;
+	}
+	Py_DECREF(seq);
+	return 0;
+}
+
+PyDoc_STRVAR(
+	prof_host_launch_doc,
+	"prof_host_launch(session, kernel, grid, begin_ns, end_ns, metadata=None, est=None,\n"
+	"                 callpath=False, device_id=0)\n\n"
+	"Record one host-timed launch (fp_host_launch()) in a session (None: every active one).\n"
+	"metadata: a launch_metadata dict; its numeric 'flops8', 'flops16', 'flops32',\n"
+	"'flops64' and 'bytes' become metrics. est: (bytes, flops) per program, multiplied here\n"
+	"by the number of programs of the grid into 'est_bytes' and 'est_flops'. callpath:\n"
+	"read the calling Python frames for sessions with context 'python'.");
+
+static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"session",  "kernel", "grid",     "begin_ns",  "end_ns",
+				 "metadata", "est",    "callpath", "device_id", NULL};
+	PyObject *sobj, *gobj, *mdobj = Py_None, *estobj = Py_None;
+	unsigned long long begin, end;
+	unsigned int device = 0;
+	struct fp_prof_launch l;
+	const char *kernel;
+	Py_ssize_t klen;
+	int cp = 0, sid, rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Os#OKK|OOpI:prof_host_launch", kwlist,
+					 &sobj, &kernel, &klen, &gobj, &begin, &end, &mdobj,
+					 &estobj, &cp, &device))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	memset(&l, 0, sizeof(l));
+	l.callpath = FP_PROF_NO_CALLPATH;
+	l.device_id = device;
+	if (grid_arg(gobj, l.grid) < 0 || metadata_arg(mdobj, &l.md) < 0)
+		return NULL;
+	if (estobj != Py_None) {
+		double b, f, programs = (double)l.grid[0] * l.grid[1] * l.grid[2];
+
+		if (!PyArg_ParseTuple(estobj, "dd:est", &b, &f))
+			return NULL;
+		l.md.est_bytes = b * programs;
+		l.md.est_flops = f * programs;
+		l.md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	}
+	if (end < begin)
+		return PyErr_Format(PyExc_ValueError, "end_ns %llu is before begin_ns %llu", end,
+				    begin);
+	rc = fp_prof_name_intern(kernel, (size_t)klen, &l.kernel);
+	if (!rc && cp) {
+		rc = callpath_read(&l.callpath);
+		if (rc == -1 && PyErr_Occurred())
+			return NULL;
+	}
+	if (!rc)
+		rc = fp_host_launch(sid, &l, begin, end);
+	if (rc)
+		return raise_status(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+/* ---- TTIR estimates ------------------------------------------------------------------------------ */
+
+static PyObject *class_dict(const uint64_t *v)
+{
+	PyObject *d = PyDict_New();
+	int c;
+
+	if (!d)
+		return NULL;
+	for (c = 0; c < FP_TTIR_NCLASS; c++) {
+		if (set_item(d, fp_ttir_dclass_name((enum fp_ttir_dclass)c),
+			     PyLong_FromUnsignedLongLong(v[c]))) {
+			Py_DECREF(d);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+#define U64(x) PyLong_FromUnsignedLongLong(x)
+
+/* The estimate's counters saturate; so does their sum. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static PyObject *estimate_dict(const struct fp_ttir_estimate *e, const char *func)
+{
+	PyObject *d = PyDict_New();
+
+	if (!d)
+		return NULL;
+	if (set_item(d, "function", PyUnicode_FromString(func ? func : "")) ||
+	    set_item(d, "loads", U64(e->loads)) || set_item(d, "load_bytes", U64(e->load_bytes)) ||
+	    set_item(d, "masked_loads", U64(e->masked_loads)) ||
+	    set_item(d, "stores", U64(e->stores)) ||
+	    set_item(d, "store_bytes", U64(e->store_bytes)) ||
+	    set_item(d, "masked_stores", U64(e->masked_stores)) ||
+	    set_item(d, "atomics", U64(e->atomics)) ||
+	    set_item(d, "atomic_bytes", U64(e->atomic_bytes)) ||
+	    set_item(d, "dots", U64(e->dots)) || set_item(d, "dot_flops", U64(e->dot_flops)) ||
+	    set_item(d, "dot_flops_by_class", class_dict(e->dot_flops_by_class)) ||
+	    set_item(d, "reductions", U64(e->reductions)) ||
+	    set_item(d, "reduce_elems", U64(e->reduce_elems)) ||
+	    set_item(d, "scans", U64(e->scans)) || set_item(d, "scan_elems", U64(e->scan_elems)) ||
+	    set_item(d, "elem_ops", class_dict(e->elem_ops)) ||
+	    set_item(d, "flops", class_dict(e->flops)) ||
+	    set_item(d, "special", class_dict(e->special)) ||
+	    set_item(d, "conversions", U64(e->conversions)) ||
+	    set_item(d, "total_flops", U64(e->total_flops)) ||
+	    set_item(d, "calls", U64(e->calls)) ||
+	    set_item(d, "static_loops", PyLong_FromUnsignedLong(e->static_loops)) ||
+	    set_item(d, "dynamic_loops", PyLong_FromUnsignedLong(e->dynamic_loops)) ||
+	    set_item(d, "conditionals", PyLong_FromUnsignedLong(e->conditionals)) ||
+	    set_item(d, "unresolved_calls", PyLong_FromUnsignedLong(e->unresolved_calls)) ||
+	    set_item(d, "has_dynamic_loops", PyBool_FromLong(e->has_dynamic_loops)) ||
+	    set_item(d, "saturated", PyBool_FromLong(e->saturated)) ||
+	    set_item(d, "bytes",
+		     U64(sat_add(sat_add(e->load_bytes, e->store_bytes), e->atomic_bytes)))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+#undef U64
+
+PyDoc_STRVAR(ttir_estimate_doc,
+	     "ttir_estimate(text, function=None) -> dict\n\n"
+	     "Parse TTIR text and estimate one function (None: the kernel entry) per program\n"
+	     "instance (fp_ttir_estimate(), docs/ir-estimates.md): loads, load_bytes,\n"
+	     "masked_loads, stores, store_bytes, masked_stores, atomics, atomic_bytes, dots,\n"
+	     "dot_flops, reductions, scans, per-class elem_ops/flops/special, conversions,\n"
+	     "total_flops, loop counters, 'bytes' (loads + stores + atomics) and 'function'.\n"
+	     "Raises FormatError naming the line for malformed IR, OSError (ENOENT) for an\n"
+	     "unknown function.");
+
+static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"text", "function", NULL};
+	const char *text, *func = NULL, *entry = NULL;
+	struct fp_ttir_estimate est;
+	struct fp_ttir *m = NULL;
+	struct fp_diag diag;
+	Py_ssize_t len;
+	PyObject *res = NULL;
+	PyThreadState *ts;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s#|z:ttir_estimate", kwlist, &text, &len,
+					 &func))
+		return NULL;
+	fp_diag_clear(&diag);
+	memset(&est, 0, sizeof(est));
+	/* The str object (and so `text`) stays alive and unchanged through the call. */
+	ts = PyEval_SaveThread();
+	rc = fp_ttir_parse(text, (size_t)len, &m, &diag);
+	if (!rc) {
+		rc = fp_ttir_estimate(m, func, &est);
+		if (!rc && !func) {
+			const struct fp_ttir_func *f = fp_ttir_func_at(m, fp_ttir_entry(m));
+
+			entry = f ? f->name : NULL;
+		}
+	}
+	PyEval_RestoreThread(ts);
+	if (rc == FP_ENOENT) {
+		fp_ttir_free(m);
+		return raise_diag(module, rc, "no function '%.100s' in the TTIR",
+				  func ? func : "(entry)");
+	}
+	if (rc) {
+		fp_ttir_free(m);
+		return raise_status(module, rc, &diag);
+	}
+	res = estimate_dict(&est, func ? func : entry);
+	fp_ttir_free(m);
+	return res;
+}
+
+/* ---- the part ------------------------------------------------------------------------------------ */
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+
+static PyMethodDef prof_methods[] = {
+	{"prof_start", FN(prof_start), KW, prof_start_doc},
+	{"prof_finalize", FN(prof_finalize), KW, prof_finalize_doc},
+	{"prof_activate", prof_activate, METH_O, prof_activate_doc},
+	{"prof_deactivate", prof_deactivate, METH_O, prof_deactivate_doc},
+	{"prof_shutdown", prof_shutdown, METH_NOARGS, prof_shutdown_doc},
+	{"prof_set_meta", prof_set_meta, METH_VARARGS, prof_set_meta_doc},
+	{"prof_stats", prof_stats, METH_O, prof_stats_doc},
+	{"prof_backends", prof_backends, METH_NOARGS, prof_backends_doc},
+	{"prof_clock_ns", prof_clock_ns, METH_NOARGS, prof_clock_ns_doc},
+	{"prof_scope_enter", prof_scope_enter, METH_VARARGS, prof_scope_enter_doc},
+	{"prof_scope_exit", prof_scope_exit, METH_VARARGS, prof_scope_exit_doc},
+	{"prof_scope_metric", prof_scope_metric, METH_VARARGS, prof_scope_metric_doc},
+	{"prof_state_enter", prof_state_enter, METH_VARARGS, prof_state_enter_doc},
+	{"prof_state_exit", prof_state_exit, METH_O, prof_state_exit_doc},
+	{"prof_scope_depth", prof_scope_depth, METH_O, prof_scope_depth_doc},
+	{"prof_host_launch", FN(prof_host_launch), KW, prof_host_launch_doc},
+	{"prof_callpath", prof_callpath, METH_NOARGS, prof_callpath_doc},
+	{"prof_set_skip_prefixes", prof_set_skip_prefixes, METH_O, prof_set_skip_prefixes_doc},
+	{"ttir_estimate", FN(ttir_estimate), KW, ttir_estimate_doc},
+	{NULL, NULL, 0, NULL},
+};
+
+int fpy_prof_exec(PyObject *module)
+{
+	if (!scope_key) {
+		scope_key = PyUnicode_InternFromString("flagprism._ext.prof_scopes");
+		if (!scope_key)
+			return -1;
+	}
+	if (PyModule_AddIntConstant(module, "PROF_ALL", FP_PROF_ALL) < 0)
+		return -1;
+	return PyModule_AddFunctions(module, prof_methods);
+}

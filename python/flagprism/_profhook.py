@@ -1,0 +1,462 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Where the Profiler meets Triton's launch path: each launch is timed, named, given its grid,
+its launch metadata and its IR estimate, and handed to the C core (``flagprism._ext``).
+
+Two paths, both installed while a session is open and removed when the last one finalizes:
+
+* **Interpreter** (``TRITON_INTERPRET=1``): Triton's interpreter calls no launch hook, so
+  ``GridExecutor.__call__`` (the object ``InterpretedFunction.run`` builds and calls for every
+  launch) is wrapped: the host clock is read around the interpreted launch and the launch is
+  recorded with ``prof_host_launch``. The wrapper sits below ``InterpretedFunction.run``, which
+  the Debugger wraps, so neither tool can undo the other's patch. The launching
+  ``InterpretedFunction`` (for ``launch_metadata=`` and the kernel's source) is the ``self`` of
+  the caller's frame.
+* **Compiled kernels**: ``knobs.runtime.launch_enter_hook``/``launch_exit_hook`` (Triton's hook
+  chains, added to and removed from, never assigned). For sessions on the host backend, times
+  are host-measured launch times (enter to exit hook); sessions on a device backend (CUPTI) get
+  their kernel events from it and are left alone here. The grid and the ``CompiledKernel`` (for
+  ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s frames.
+
+Estimates: TTIR is parsed and estimated in C (``ttir_estimate``), once per kernel and
+specialization; on the interpreter the TTIR comes from compiling for a CUDA target without a GPU
+(``_ttir.py``). The per-program bytes and FLOPs go to C, which multiplies them by the grid. Why an
+estimate is missing, or what bounds it, is written to the metadata (``estimate:<kernel>``).
+
+Nothing here aggregates or formats: that is C's work.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+import types
+from typing import Any, Callable
+
+from flagprism import _ext
+
+#: The active sessions (profiler._Session objects), replaced as a whole by profiler.py whenever a
+#: session starts, finalizes, activates or deactivates. Hooks read it without a lock.
+view: tuple[Any, ...] = ()
+#: Sessions are open but none is active: launches are not timed, only counted as ignored.
+paused = False
+
+#: File-name prefixes left out of Python call paths besides flagprism's and Triton's own.
+extra_skip: list[str] = []
+
+#: Backends whose kernel events this module makes (host clock). A session on any other backend
+#: (CUPTI) gets compiled kernels' events from its device activity source instead.
+HOST_TIMED = frozenset({"host", "null"})
+
+_lock = threading.RLock()
+_installed = False
+_notes: list[str] = []  # what install() could not hook, for every session's metadata
+_grid_orig: Callable[..., Any] | None = None
+_hooks_added = False
+_tls = threading.local()
+
+# (id(fn) or kernel hash, specialization) -> (fn or kernel, per-program (bytes, flops) or None,
+# note for the metadata)
+_est_cache: dict[tuple[Any, str], tuple[Any, tuple[float, float] | None, str]] = {}
+
+
+def _estimates_disabled() -> bool:
+    return os.environ.get("FLAGPRISM_PROF_ESTIMATES", "1") == "0"
+
+
+# ------------------------------------------------------------------------------------------------
+# Installation
+# ------------------------------------------------------------------------------------------------
+
+
+def skip_prefixes() -> list[str]:
+    """Directories whose frames are not part of Python call paths."""
+    import flagprism
+
+    out = [os.path.dirname(os.path.abspath(flagprism.__file__)) + os.sep]
+    triton = sys.modules.get("triton")
+    if triton is not None and getattr(triton, "__file__", None):
+        out.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
+    out.extend(extra_skip)
+    return out[:16]
+
+
+def install() -> list[str]:
+    """Hook Triton's launch paths (idempotent). Returns notes for the metadata: what could not
+    be hooked and why."""
+    global _installed, _grid_orig, _hooks_added
+    with _lock:
+        if _installed:
+            return list(_notes)
+        notes = _notes
+        notes.clear()
+        try:
+            import triton  # noqa: F401
+            from triton.runtime import interpreter
+        except Exception as e:  # noqa: BLE001 - no Triton: scopes still work
+            _ext.prof_set_skip_prefixes(skip_prefixes())
+            notes.append(
+                f"Triton is not importable ({type(e).__name__}: {e}); no kernel is recorded"
+            )
+            _installed = True
+            return list(notes)
+        orig = interpreter.GridExecutor.__dict__.get("__call__")
+        if orig is not None:
+            _grid_orig = orig
+            interpreter.GridExecutor.__call__ = _make_grid_call(orig)  # type: ignore[method-assign]
+        else:
+            notes.append(
+                "triton.runtime.interpreter.GridExecutor has no __call__: interpreted "
+                "launches are not recorded"
+            )
+        try:
+            from triton import knobs
+
+            enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+            enter.add(_gpu_enter)
+            leave.add(_gpu_exit)
+            _hooks_added = True
+        except Exception as e:  # noqa: BLE001 - Triton < 3.5 has no hook chains
+            notes.append(
+                f"Triton's launch hook chains are not usable ({type(e).__name__}: {e}); "
+                "compiled launches are not recorded"
+            )
+        _ext.prof_set_skip_prefixes(skip_prefixes())
+        _installed = True
+        return list(notes)
+
+
+def uninstall() -> None:
+    """Put Triton's launch path back as it was (idempotent)."""
+    global _installed, _grid_orig, _hooks_added
+    with _lock:
+        if not _installed:
+            return
+        if _grid_orig is not None:
+            from triton.runtime import interpreter
+
+            interpreter.GridExecutor.__call__ = _grid_orig  # type: ignore[method-assign]
+            _grid_orig = None
+        if _hooks_added:
+            from triton import knobs
+
+            knobs.runtime.launch_enter_hook.remove(_gpu_enter)
+            knobs.runtime.launch_exit_hook.remove(_gpu_exit)
+            _hooks_added = False
+        _installed = False
+
+
+def forget_estimates() -> None:
+    with _lock:
+        _est_cache.clear()
+
+
+# ------------------------------------------------------------------------------------------------
+# Recording
+# ------------------------------------------------------------------------------------------------
+
+
+def _note_estimate(sessions: tuple[Any, ...], kernel: str, note: str) -> None:
+    """Say once per session and kernel what bounds its estimate, or why it has none."""
+    key = f"estimate:{kernel}"
+    for s in sessions:
+        if s.notes.get(key) != note:
+            s.notes[key] = note
+            _ext.prof_set_meta(s.id, key, note)
+
+
+def _record(
+    sessions: tuple[Any, ...],
+    kernel: str,
+    grid: tuple[int, int, int],
+    t0: int,
+    t1: int,
+    md: dict[str, Any] | None,
+    est: tuple[float, float] | None,
+    device: int = 0,
+) -> None:
+    """File one launch in the active sessions. With hook="triton" a session takes the launch
+    metadata, whose "name" (if a str) replaces the kernel's, as on Triton's GPU path."""
+    named = md["name"] if md and isinstance(md.get("name"), str) else kernel
+    first = sessions[0]
+    python_ctx = any(s.context == "python" for s in sessions)
+    if all(s.hook == first.hook and s.estimates == first.estimates for s in sessions):
+        # One call files the launch in every active session.
+        _ext.prof_host_launch(
+            None,
+            named if first.hook else kernel,
+            grid,
+            t0,
+            t1,
+            md if first.hook else None,
+            est if first.estimates else None,
+            python_ctx,
+            device,
+        )
+        return
+    for s in sessions:
+        try:
+            _ext.prof_host_launch(
+                s.id,
+                named if s.hook else kernel,
+                grid,
+                t0,
+                t1,
+                md if s.hook else None,
+                est if s.estimates else None,
+                s.context == "python",
+                device,
+            )
+        except OSError:
+            pass  # finalized by another thread since the launch began: nothing to file it in
+
+
+def _count_ignored(kernel: str) -> None:
+    """A launch while every open session is deactivated: the sessions count it as ignored."""
+    _ext.prof_host_launch(None, kernel, (0,), 0, 0)
+
+
+def _summary(e: dict[str, Any]) -> str:
+    """One line for the metadata: the per-program counts and what bounds them."""
+    parts = [
+        f"per program: bytes={e['bytes']} (loads {e['loads']}, stores {e['stores']}, "
+        f"atomics {e['atomics']}), flops={e['total_flops']} (dots {e['dots']})"
+    ]
+    if e["masked_loads"] or e["masked_stores"]:
+        parts.append("masked loads/stores: est_bytes is an upper bound")
+    if e["has_dynamic_loops"]:
+        parts.append(
+            f"{e['dynamic_loops']} loop(s) without a static trip count counted once: "
+            "a lower bound for those loops"
+        )
+    if e["conditionals"]:
+        parts.append("both branches of every scf.if counted: an upper bound for that code")
+    if e["unresolved_calls"]:
+        parts.append(f"{e['unresolved_calls']} call(s) not followed")
+    if e["saturated"]:
+        parts.append("a count saturated at 2^64-1")
+    return "; ".join(parts)
+
+
+def _estimate_from_ttir(text: str) -> tuple[tuple[float, float] | None, str]:
+    try:
+        e = _ext.ttir_estimate(text)
+    except Exception as ex:  # noqa: BLE001 - the launch itself is fine: say why, move on
+        return None, f"unavailable: the TTIR could not be parsed: {ex}"
+    return (float(e["bytes"]), float(e["total_flops"])), _summary(e)
+
+
+# ------------------------------------------------------------------------------------------------
+# Interpreter
+# ------------------------------------------------------------------------------------------------
+
+
+def _interpreted_function(frame: Any) -> Any:
+    """The InterpretedFunction whose run() called GridExecutor.__call__, or None."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    try:
+        obj = frame.f_locals.get("self") if frame is not None else None
+    except Exception:  # noqa: BLE001
+        return None
+    return obj if isinstance(obj, InterpretedFunction) else None
+
+
+_signatures: dict[Any, inspect.Signature] = {}
+
+
+def _bind(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    sig = _signatures.get(fn)
+    if sig is None:
+        sig = _signatures[fn] = inspect.signature(fn)
+    params = {k: v for k, v in kwargs.items() if k in sig.parameters}
+    ba = sig.bind(*args, **params)
+    ba.apply_defaults()
+    return dict(ba.arguments)
+
+
+def _grid3(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
+    g = grid(bound) if callable(grid) else grid
+    if not isinstance(g, (tuple, list)):
+        g = (g,)
+    g = tuple(int(x) for x in g)
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {g}")
+    return g + (1,) * (3 - len(g))  # type: ignore[return-value]
+
+
+def _interp_estimate(ifn: Any, bound: dict[str, Any]) -> tuple[tuple[float, float] | None, str]:
+    from flagprism import _ttir
+
+    if getattr(ifn, "_fp_twin", False):
+        return None, "unavailable: the launch ran the Debugger's instrumented twin"
+    fn = ifn.fn
+    key = (id(fn), _ttir.signature_key(fn, bound))
+    with _lock:
+        hit = _est_cache.get(key)
+    if hit is not None and hit[0] is fn:
+        return hit[1], hit[2]
+    text, reason = _ttir.interpreter_ttir(fn, bound)
+    if text is None:
+        est, note = None, f"unavailable: {reason}"
+    else:
+        est, note = _estimate_from_ttir(text)
+    with _lock:
+        _est_cache[key] = (fn, est, note)  # the function stays referenced: its id stays valid
+    return est, note
+
+
+class _Metadata(types.SimpleNamespace):
+    """What a launch_metadata function gets as its `metadata` argument on the interpreter (the
+    compiled path passes Triton's KernelMetadata): the kernel name and the launch options."""
+
+
+def _launch_metadata(
+    ifn: Any, kernel: str, grid: tuple[int, int, int], bound: dict[str, Any], kwargs: dict[str, Any]
+) -> dict[str, Any] | None:
+    fn = (getattr(ifn, "kwargs", None) or {}).get("launch_metadata")
+    if fn is None:
+        return None
+    meta = _Metadata(
+        name=kernel,
+        num_warps=kwargs.get("num_warps", 4),
+        num_stages=kwargs.get("num_stages", 3),
+        num_ctas=kwargs.get("num_ctas", 1),
+    )
+    out = fn(grid, meta, dict(bound))
+    if out is None:
+        return None
+    if not isinstance(out, dict):
+        raise TypeError(f"launch_metadata of {kernel} returned {type(out).__name__}, not a dict")
+    return out
+
+
+def _make_grid_call(orig: Callable[..., Any]) -> Callable[..., Any]:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sessions = view
+        if not sessions:
+            ret = orig(self, *args, **kwargs)
+            if paused:
+                _count_ignored(getattr(self.fn, "__name__", "kernel"))
+            return ret
+        ifn = _interpreted_function(sys._getframe(1))
+        kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
+            self.fn, "__name__", "kernel"
+        )
+        try:
+            bound = _bind(ifn.fn if ifn is not None else self.fn, args, kwargs)
+            grid: tuple[int, int, int] | None = _grid3(self.grid, bound)
+        except Exception:  # noqa: BLE001 - the launch reports its own argument errors
+            bound, grid = {}, None
+        md = None
+        if grid is not None and ifn is not None and any(s.hook for s in sessions):
+            md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
+        t0 = _ext.prof_clock_ns()
+        ret = orig(self, *args, **kwargs)
+        t1 = _ext.prof_clock_ns()
+        est = None
+        if any(s.estimates for s in sessions) and not _estimates_disabled():
+            if ifn is None:
+                note = "unavailable: the launch did not come through InterpretedFunction.run"
+            elif grid is None:
+                note = "unavailable: the launch grid could not be evaluated"
+            else:
+                est, note = _interp_estimate(ifn, bound)
+            _note_estimate(tuple(s for s in sessions if s.estimates), kernel, note)
+        _record(sessions, kernel, grid or (0, 0, 0), t0, t1, md, est)
+        return ret
+
+    __call__._fp_profiler = True  # type: ignore[attr-defined]
+    __call__._fp_original = orig  # type: ignore[attr-defined]
+    return __call__
+
+
+# ------------------------------------------------------------------------------------------------
+# Compiled kernels (launch hook chains)
+# ------------------------------------------------------------------------------------------------
+
+
+def _gpu_launch_info(frame: Any) -> tuple[tuple[int, int, int] | None, Any]:
+    """(grid, CompiledKernel) read from the launcher's and JITFunction.run's frames above the
+    enter hook (the C launcher calls the hook without a frame of its own)."""
+    grid, kernel = None, None
+    for _ in range(6):
+        if frame is None:
+            break
+        try:
+            loc = frame.f_locals
+        except Exception:  # noqa: BLE001
+            break
+        if grid is None and "gridX" in loc:
+            try:
+                grid = (int(loc["gridX"]), int(loc["gridY"]), int(loc["gridZ"]))
+            except Exception:  # noqa: BLE001
+                grid = None
+        k = loc.get("kernel")
+        if kernel is None and k is not None and hasattr(k, "asm"):
+            kernel = k
+        if grid is not None and kernel is not None:
+            break
+        frame = frame.f_back
+    return grid, kernel
+
+
+def _gpu_estimate(kernel: Any) -> tuple[tuple[float, float] | None, str]:
+    key = (getattr(kernel, "hash", None) or id(kernel), "compiled")
+    with _lock:
+        hit = _est_cache.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    try:
+        text = kernel.asm["ttir"]
+    except Exception as e:  # noqa: BLE001
+        est, note = None, f"unavailable: the compiled kernel has no TTIR: {e}"
+    else:
+        est, note = _estimate_from_ttir(str(text))
+    with _lock:
+        _est_cache[key] = (kernel, est, note)
+    return est, note
+
+
+def _gpu_enter(launch_metadata: Any) -> None:
+    sessions = tuple(s for s in view if s.backend in HOST_TIMED)
+    if not sessions:
+        if paused:
+            _count_ignored(
+                str((getattr(launch_metadata, "data", None) or {}).get("name", "kernel"))
+            )
+        return
+    stack = _tls.__dict__.setdefault("launches", [])
+    raw = getattr(launch_metadata, "data", None) or {}
+    base = raw.get("name")  # the kernel's symbol, before launch_metadata may rename it
+    data: dict[str, Any] | None = None
+    if launch_metadata is not None and any(s.hook for s in sessions):
+        # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does.
+        data = dict(launch_metadata.get())
+    grid, kernel = _gpu_launch_info(sys._getframe(1))
+    name = base if isinstance(base, str) else str(getattr(kernel, "name", "kernel"))
+    stack.append((sessions, name, data, grid, kernel, _ext.prof_clock_ns()))
+
+
+def _gpu_exit(launch_metadata: Any) -> None:
+    t1 = _ext.prof_clock_ns()
+    stack = getattr(_tls, "launches", None)
+    if not stack:
+        return
+    sessions, name, data, grid, kernel, t0 = stack.pop()
+    est = None
+    if any(s.estimates for s in sessions) and not _estimates_disabled():
+        if kernel is None or grid is None:
+            note = "unavailable: the launch's grid or compiled kernel was not found"
+        else:
+            est, note = _gpu_estimate(kernel)
+        _note_estimate(tuple(s for s in sessions if s.estimates), name, note)
+    device = 0
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            device = int(torch.cuda.current_device())
+        except Exception:  # noqa: BLE001
+            pass
+    _record(sessions, name, grid or (0, 0, 0), t0, t1, data, est, device)

@@ -1,0 +1,564 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Profiler's public API: sessions, scopes, states and the ``profile`` decorator.
+
+    import flagprism.profiler as profiler
+    sid = profiler.start("run", context="python", data="trace", hook="triton")
+    with profiler.scope("step", {"bytes": 4096}):
+        kernel[grid](...)
+    profiler.finalize()          # writes run.hatchet, run.chrome_trace.json, run.meta.json
+
+Sessions, scopes, call paths, aggregation and the output files are the C core's
+(``include/flagprism/prof.h``, reached through ``flagprism._ext``). This module checks arguments,
+picks the backend, keeps the list of open sessions that the launch hooks (``_profhook.py``) read,
+and turns C statuses into exceptions (through the extension). Several sessions may be open and
+active at once; every call that takes a ``session`` applies to all open sessions when it is
+None. docs/profiler.md is the user guide.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import sys
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+
+from flagprism import _ext, _profhook
+
+__all__ = [
+    "DEFAULT_PROFILE_NAME",
+    "start",
+    "activate",
+    "deactivate",
+    "finalize",
+    "profile",
+    "scope",
+    "cpu_timed_scope",
+    "enter_scope",
+    "exit_scope",
+    "state",
+    "enter_state",
+    "exit_state",
+    "depth",
+    "sessions",
+]
+
+#: Output path (without suffix) of a session started without a name.
+DEFAULT_PROFILE_NAME = "flagprism"
+
+CONTEXTS = ("shadow", "python")
+DATA = ("tree", "trace")
+HOOKS = ("triton",)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class _Session:
+    id: int
+    name: str
+    context: str
+    data: str
+    backend: str
+    hook: str | None
+    estimates: bool
+    active: bool = True
+    notes: dict[str, str] = field(default_factory=dict)  # metadata keys already written
+
+
+_lock = threading.RLock()
+_sessions: dict[int, _Session] = {}
+_cli_session: int | None = None  # set by `flagprism profile` (flagprism._run)
+_atexit_registered = False
+
+
+def _refresh() -> None:
+    """Publish the active sessions to the launch hooks (lock held)."""
+    _profhook.view = tuple(s for s in _sessions.values() if s.active)
+    _profhook.paused = bool(_sessions) and not _profhook.view
+
+
+def _choice(what: str, value: Any, allowed: Iterable[Any]) -> None:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{what} must be one of {names}; got {value!r}")
+
+
+def _session_id(session: int | None) -> int | None:
+    """Check a session argument: None (all) or an open session's id."""
+    if session is None:
+        return None
+    if isinstance(session, bool) or not isinstance(session, int):
+        raise TypeError(f"session must be an int id or None, not {type(session).__name__}")
+    with _lock:
+        if session not in _sessions:
+            raise ValueError(f"no open profiling session {session}")
+    return session
+
+
+def _cuda_present() -> bool:
+    """A CUDA device that compiled (not interpreted) Triton kernels would run on."""
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _pick_backend(backend: str | None) -> str:
+    registered = _ext.prof_backends()
+    if backend is None:
+        if not _cuda_present():
+            return "host"
+        if "cupti" in registered:
+            return "cupti"
+        warnings.warn(
+            "flagprism.profiler: a CUDA device is present but this build has no CUPTI backend; "
+            "using the 'host' backend: kernel times on the GPU are host-measured launch times "
+            "(launch enter to exit hook), not device execution times",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return "host"
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str or None, not {type(backend).__name__}")
+    if backend == "cupti" and "cupti" not in registered:
+        _ext._raise_status(
+            -6,
+            "backend='cupti': this build of FlagPrism has no CUPTI backend yet; "
+            "use backend='host' (host-measured launch times) or backend=None",
+        )
+    if backend not in registered:
+        names = ", ".join(repr(b) for b in registered)
+        raise ValueError(f"unknown profiler backend {backend!r}; registered: {names}")
+    return backend
+
+
+def _environment(sid: int, backend: str, notes: list[str]) -> None:
+    """Versions and timing notes for the metadata file's "environment" object."""
+    import platform
+
+    from flagprism import __version__
+
+    env = {
+        "python": platform.python_version(),
+        "flagprism": __version__,
+        "platform": platform.platform(),
+    }
+    for mod in ("triton", "torch", "numpy"):
+        m = sys.modules.get(mod)
+        if m is not None and isinstance(getattr(m, "__version__", None), str):
+            env[mod] = m.__version__
+    if backend == "host":
+        env["kernel_times"] = (
+            "host clock around each interpreted launch (TRITON_INTERPRET=1); "
+            "for compiled kernels, host-measured launch times"
+        )
+    if os.environ.get("TRITON_INTERPRET"):
+        env["TRITON_INTERPRET"] = os.environ["TRITON_INTERPRET"]
+    for i, note in enumerate(notes):
+        env[f"hook_note_{i}"] = note
+    for k, v in env.items():
+        _ext.prof_set_meta(sid, k, v)
+
+
+def _at_exit() -> None:
+    with _lock:
+        left = sorted(_sessions)
+        _sessions.clear()
+        _refresh()
+    if left:
+        sys.stderr.write(
+            f"flagprism: profiling session(s) {', '.join(map(str, left))} were never finalized; "
+            "writing them now, marked incomplete\n"
+        )
+        _ext.prof_shutdown()
+    _profhook.uninstall()
+
+
+def start(
+    name: str | os.PathLike[str] | None = None,
+    *,
+    context: str = "shadow",
+    data: str = "tree",
+    backend: str | None = None,
+    hook: str | None = None,
+    estimates: bool = True,
+) -> int:
+    """Start and activate a profiling session; returns its id.
+
+    name: output path without suffix (default ``"flagprism"``; parent directories are created).
+    context: ``"shadow"`` (kernels under the open scopes) or ``"python"`` (under the launching
+    Python call path, then scopes). data: ``"tree"`` (``<name>.hatchet``) or ``"trace"`` (also
+    ``<name>.chrome_trace.json``). backend: None picks one ("host" on the interpreter),
+    ``"host"``, or ``"cupti"`` (raises NotSupportedError until it exists). hook: None or
+    ``"triton"`` (record each kernel's ``launch_metadata`` values). estimates: attach
+    ``est_bytes``/``est_flops`` derived from the kernel's TTIR (``FLAGPRISM_PROF_ESTIMATES=0``
+    turns them off process-wide).
+
+    Under ``flagprism profile`` this returns the command's session and starts nothing."""
+    global _atexit_registered
+    with _lock:
+        if _cli_session is not None and _cli_session in _sessions:
+            return _cli_session
+        _choice("context", context, CONTEXTS)
+        _choice("data", data, DATA)
+        if hook is not None:
+            _choice("hook", hook, HOOKS)
+        be = _pick_backend(backend)
+        path = os.fspath(name) if name is not None else DEFAULT_PROFILE_NAME
+        if not isinstance(path, str) or not path:
+            raise ValueError("name must be a non-empty path")
+        parent = os.path.dirname(path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        notes = _profhook.install()
+        try:
+            sid = _ext.prof_start(path, context, data, be, hook)
+        except BaseException:
+            if not _sessions:
+                _profhook.uninstall()
+            raise
+        s = _Session(
+            id=sid,
+            name=path,
+            context=context,
+            data=data,
+            backend=be,
+            hook=hook,
+            estimates=bool(estimates),
+        )
+        try:
+            _environment(sid, be, notes)
+        except BaseException:
+            _ext.prof_finalize(sid)
+            if not _sessions:
+                _profhook.uninstall()
+            raise
+        _sessions[sid] = s
+        _refresh()
+        if not _atexit_registered:
+            atexit.register(_at_exit)
+            _atexit_registered = True
+        return sid
+
+
+def activate(session: int | None = None) -> None:
+    """Resume recording in a session (None: every open session)."""
+    sid = _session_id(session)
+    with _lock:
+        _ext.prof_activate(sid)
+        for s in _sessions.values():
+            if sid is None or s.id == sid:
+                s.active = True
+        _refresh()
+
+
+def deactivate(session: int | None = None) -> None:
+    """Pause a session (None: every open one): launches and metrics are ignored (and counted),
+    scopes stay paired."""
+    sid = _session_id(session)
+    with _lock:
+        _ext.prof_deactivate(sid)
+        for s in _sessions.values():
+            if sid is None or s.id == sid:
+                s.active = False
+        _refresh()
+
+
+def _outputs(s: _Session) -> list[str]:
+    """Files a finalized session wrote, as its metadata file lists them, then the metadata."""
+    meta = s.name + ".meta.json"
+    try:
+        with open(meta, encoding="utf-8") as f:
+            listed = json.load(f).get("outputs", {})
+    except (OSError, ValueError):
+        return []
+    # The paths are the session name plus each writer's suffix, as given at start.
+    return [p for p in listed.values() if isinstance(p, str)] + [meta]
+
+
+def _finalize(targets: list[int], output_format: str) -> list[str]:
+    paths: list[str] = []
+    error: BaseException | None = None
+    with _lock:
+        for sid in targets:
+            s = _sessions.pop(sid)
+            _refresh()
+            try:
+                _ext.prof_finalize(sid, output_format or None)
+            except Exception as e:  # noqa: BLE001 - finalize the others, then raise the first
+                error = error or e
+            paths.extend(_outputs(s))
+        if not _sessions:
+            _profhook.uninstall()
+    if error is not None:
+        raise error
+    return paths
+
+
+def finalize(session: int | None = None, output_format: str = "") -> list[str]:
+    """Stop a session (None: every open one), write its files and return their paths.
+
+    output_format: "" for the data option's files, or ``"hatchet"``, ``"chrome_trace"`` (a
+    comma list). ``<name>.meta.json`` is always written. Under ``flagprism profile`` the
+    command's session is finalized by the command when the script ends; this returns []."""
+    sid = _session_id(session)
+    with _lock:
+        if _cli_session is not None and (sid is None or sid == _cli_session):
+            return []
+        targets = sorted(_sessions) if sid is None else [sid]
+    return _finalize(targets, output_format)
+
+
+def depth(session: int) -> int:
+    """Scopes open on this thread in one session."""
+    sid = _session_id(session)
+    if sid is None:
+        raise ValueError("depth() needs a session id")
+    return int(_ext.prof_scope_depth(sid))
+
+
+def sessions() -> list[dict[str, Any]]:
+    """The open sessions: id, name, context, data, backend, hook, estimates, active."""
+    with _lock:
+        return [
+            {
+                "id": s.id,
+                "name": s.name,
+                "context": s.context,
+                "data": s.data,
+                "backend": s.backend,
+                "hook": s.hook,
+                "estimates": s.estimates,
+                "active": s.active,
+            }
+            for s in _sessions.values()
+        ]
+
+
+# ------------------------------------------------------------------------------------------------
+# Scopes and states
+# ------------------------------------------------------------------------------------------------
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a scope or state name must be a non-empty str, not {name!r}")
+    return name
+
+
+def _metrics(metrics: Mapping[str, Any] | None) -> list[tuple[str, float]]:
+    """Checked (name, value) pairs, before anything is entered or added."""
+    if not metrics:
+        return []
+    if not isinstance(metrics, Mapping):
+        raise TypeError(
+            f"metrics must be a mapping of name to number, not {type(metrics).__name__}"
+        )
+    out = []
+    for key, value in metrics.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"metric names must be non-empty str, not {key!r}")
+        try:
+            if isinstance(value, (str, bytes, bool)):
+                raise TypeError
+            out.append((key, float(value)))  # ints, floats, numpy scalars, 0-d tensors
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"metric {key!r} must be a number, not {type(value).__name__}"
+            ) from None
+    return out
+
+
+def _add_metrics(session: int | None, metrics: list[tuple[str, float]]) -> None:
+    for key, value in metrics:
+        _ext.prof_scope_metric(session, key, value)
+
+
+def enter_scope(
+    name: str, *, metrics: Mapping[str, float] | None = None, session: int | None = None
+) -> None:
+    """Open scope ``name`` on this thread; ``metrics`` are added to it."""
+    sid = _session_id(session)
+    values = _metrics(metrics)
+    _ext.prof_scope_enter(sid, _check_name(name))
+    _add_metrics(sid, values)
+
+
+def exit_scope(
+    name: str | None = None,
+    *,
+    metrics: Mapping[str, float] | None = None,
+    session: int | None = None,
+) -> None:
+    """Close this thread's innermost scope (named ``name``, when given); ``metrics`` are added to
+    it first. An exit without an enter, or a name that is not the innermost open scope's, raises
+    flagprism.Error (status ``FP_ESTATE``) and changes nothing."""
+    sid = _session_id(session)
+    if name is not None:
+        _check_name(name)
+    values = _metrics(metrics)
+    _add_metrics(sid, values)
+    _ext.prof_scope_exit(sid, name)
+
+
+class scope:
+    """A context manager and decorator that wraps code in a scope:
+
+    with scope("attention", {"bytes": 4096}): ...
+    @scope("step")
+    def step(): ...
+    """
+
+    _cpu_time = False
+
+    def __init__(
+        self, name: str, metrics: Mapping[str, float] | None = None, *, session: int | None = None
+    ) -> None:
+        self.name = _check_name(name)
+        self.metrics = metrics
+        self.session = session
+
+    def __enter__(self) -> "scope":
+        sid = _session_id(self.session)
+        values = _metrics(self.metrics)
+        _ext.prof_scope_enter(sid, self.name, self._cpu_time)
+        _add_metrics(sid, values)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _ext.prof_scope_exit(_session_id(self.session), self.name)
+
+    def __call__(self, func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with type(self)(self.name, self.metrics, session=self.session):
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class cpu_timed_scope(scope):
+    """A scope that also records its host time as ``cpu_time (ns)(exc)`` on its node."""
+
+    _cpu_time = True
+
+
+def enter_state(name: str, *, session: int | None = None) -> None:
+    """Tag this thread's launches with state ``name`` (a node just above the kernels) until
+    exit_state(). States do not nest: entering one replaces the current one."""
+    _ext.prof_state_enter(_session_id(session), _check_name(name))
+
+
+def exit_state(*, session: int | None = None) -> None:
+    _ext.prof_state_exit(_session_id(session))
+
+
+class state:
+    """A context manager and decorator for enter_state()/exit_state()."""
+
+    def __init__(self, name: str, *, session: int | None = None) -> None:
+        self.name = _check_name(name)
+        self.session = session
+
+    def __enter__(self) -> "state":
+        enter_state(self.name, session=self.session)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        exit_state(session=self.session)
+
+    def __call__(self, func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with state(self.name, session=self.session):
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def profile(
+    func: F | None = None,
+    *,
+    name: str | None = None,
+    context: str = "shadow",
+    data: str = "tree",
+    backend: str | None = None,
+    hook: str | None = None,
+    estimates: bool = True,
+) -> Any:
+    """Profile each call of ``func`` in its own session (finalized when the call returns or
+    raises): ``profile(fn, name="run")(*args)`` or ``@profile(name="run")``."""
+    opts = {
+        "name": name,
+        "context": context,
+        "data": data,
+        "backend": backend,
+        "hook": hook,
+        "estimates": estimates,
+    }
+    if func is None:
+        return functools.partial(profile, **opts)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        sid = start(**opts)  # type: ignore[arg-type]
+        try:
+            return func(*args, **kwargs)
+        finally:
+            finalize(sid)
+
+    return wrapper
+
+
+# ------------------------------------------------------------------------------------------------
+# `flagprism profile` (flagprism._run calls these)
+# ------------------------------------------------------------------------------------------------
+
+
+def _cli_begin(options: Mapping[str, str]) -> None:
+    """Start the command's session from its options; start()/finalize() in the script then
+    return this session and do nothing."""
+    global _cli_session
+    import runpy
+
+    # runpy runs the script; "<string>" is the `python -c` bootstrap of the command (and, the
+    # price of that, any code compiled from a string is left out of call paths too).
+    runpy_file = getattr(runpy, "__file__", None)
+    for prefix in (runpy_file, "<frozen runpy>", "<string>"):
+        if prefix and prefix not in _profhook.extra_skip:
+            _profhook.extra_skip.append(prefix)
+    sid = start(
+        options.get("name") or DEFAULT_PROFILE_NAME,
+        context=options.get("context") or "shadow",
+        data=options.get("data") or "tree",
+        backend=options.get("backend") or None,
+        hook=options.get("hook") or None,
+    )
+    _ext.prof_set_meta(sid, "command", "flagprism profile")
+    with _lock:
+        _cli_session = sid
+
+
+def _cli_end(status: int) -> list[str]:
+    """Finalize the command's session; returns lines to print (where the outputs are)."""
+    global _cli_session
+    with _lock:
+        sid, _cli_session = _cli_session, None
+        if sid is None or sid not in _sessions:
+            return []
+        if status != 0:
+            _ext.prof_set_meta(sid, "script_exit_status", str(status))
+    paths = _finalize([sid], "")
+    if not paths:
+        return ["flagprism: profile: no output was written"]
+    return ["flagprism: profile written: " + ", ".join(paths)]
