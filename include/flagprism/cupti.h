@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Finding NVIDIA's CUPTI library at run time. FlagPrism never links CUPTI: the profiler's CUPTI
- * backend loads it with dlopen, and `flagprism doctor` asks the same question before any
- * profiling starts: which libcupti would be used, does it answer, and which API version is it.
- * This header is only the probe; it needs no CUDA header and no GPU (cuptiGetVersion() works
- * without a driver). The activity and callback backend lives elsewhere.
+ * NVIDIA's CUPTI library, loaded at run time: the probe (which libcupti would be used, does it
+ * answer, which API version is it), the "cupti" profiler backend built on it, and the check of
+ * whether hardware counters and PC sampling are permitted. FlagPrism never links CUPTI and needs
+ * no CUDA header; without a libcupti everything here still builds, and the backend's start says
+ * why it cannot run. docs/cupti-backend.md describes the backend.
  */
 #ifndef FLAGPRISM_CUPTI_H
 #define FLAGPRISM_CUPTI_H
@@ -13,7 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flagprism/backend.h>
 #include <flagprism/export.h>
+#include <flagprism/prof.h>
+#include <flagprism/status.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +81,152 @@ FP_EXTERN int fp_cupti_probe(const char *const *extra_dirs, size_t n_extra,
 
 /** Short name of an origin ("process", "env", "extra", "toolkit", "loader", "none"). */
 FP_EXTERN const char *fp_cupti_origin_name(enum fp_cupti_origin origin);
+
+/* ---- the "cupti" profiler backend ------------------------------------------------------------ */
+
+/*
+ * Kernel activity records (CONCURRENT_KERNEL) correlated to the launching thread's context. The
+ * launch callbacks (driver cuLaunchKernel/Ex, cooperative launches, cuGraphLaunch, and their
+ * runtime counterparts for PyTorch's kernels) only store, per correlation id, the thread's
+ * launch context (fp_prof_launch_context()) and the call path / metadata the Python hook set
+ * with fp_cupti_set_thread_launch(): no lock, no allocation. Records are read when CUPTI hands a
+ * buffer back and delivered to every active "cupti" session. CUDA graphs: kernels captured while
+ * profiling remember their capture context and land under the replaying scope, then the capture
+ * scope (docs/cupti-backend.md shows the tree). One CUPTI subscriber may exist per process:
+ * start fails with FP_EBUSY, naming the other subscriber when CUPTI says who, if one exists.
+ *
+ * Environment (read at the first start): $FLAGPRISM_CUPTI_PATH (the probe's override),
+ * $FLAGPRISM_CUPTI_BUFFER_SIZE (bytes per activity buffer), $FLAGPRISM_CUPTI_BUFFERS (how many,
+ * at most 64), $FLAGPRISM_CUDA_DRIVER_PATH (libcuda for the device table; tests).
+ */
+
+#define FP_CUPTI_BACKEND "cupti"
+#define FP_CUPTI_DEFAULT_BUFFER_SIZE ((size_t)4 << 20)
+#define FP_CUPTI_DEFAULT_BUFFERS 16u
+#define FP_CUPTI_MAX_BUFFERS 64u
+#define FP_CUPTI_DEFAULT_CORR_SLOTS ((size_t)1 << 18)
+#define FP_CUPTI_DEFAULT_GRAPH_NODES ((size_t)1 << 15)
+
+/** The backend's ops (include/flagprism/backend.h), named FP_CUPTI_BACKEND. */
+FP_EXTERN const struct fp_backend_ops *fp_backend_cupti(void);
+
+/** Add the backend to the registry (idempotent): FP_OK, or fp_backend_register()'s error. */
+FP_EXTERN int fp_cupti_register(void);
+
+/** Settings taken at the first start; zero fields keep the environment's value or default. */
+struct fp_cupti_config {
+	const char *const *extra_dirs; /* probe directories (Triton's bundled copy, torch's
+					* nvidia/cu13/lib), copied */
+	size_t n_extra;
+	size_t buffer_size; /* bytes per activity buffer, >= 1 KiB (use MiBs), multiple of 8 */
+	unsigned buffers;   /* activity buffers in the pool, <= FP_CUPTI_MAX_BUFFERS */
+	size_t corr_slots;  /* launches remembered until their records come, a power of two */
+	size_t graph_nodes; /* CUDA-graph kernel nodes tracked at once */
+};
+
+/**
+ * Set what the first start uses. FP_OK, FP_EINVAL (a bad value), FP_ESTATE (the backend has
+ * already started once in this process: its tables exist), FP_ENOMEM.
+ */
+FP_EXTERN int fp_cupti_configure(const struct fp_cupti_config *cfg);
+
+/**
+ * For the next kernel launch API call on the calling thread only (then it reverts): file it
+ * under Python call path `callpath` (fp_prof_callpath_intern(); FP_PROF_NO_CALLPATH for none)
+ * with launch metadata `md` (NULL: none). The Python launch hook calls this just before each
+ * Triton launch. No lock, no allocation; callable while no session is open.
+ */
+FP_EXTERN void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_prof_metadata *md);
+
+/** fp_cupti_set_thread_launch(callpath, NULL). */
+FP_EXTERN void fp_cupti_set_thread_callpath(uint32_t callpath);
+
+/** Process-wide counters of the backend: what it saw, delivered and lost. */
+struct fp_cupti_stats {
+	bool loaded;     /* a libcupti is bound */
+	bool subscribed; /* our subscriber exists (kept for the life of the process) */
+	bool enabled;    /* callbacks and activity on: at least one session open */
+	uint32_t api_version;
+	unsigned sessions;            /* open "cupti" sessions */
+	uint64_t kernels;             /* kernel records delivered */
+	uint64_t misses;              /* records with no remembered launch: filed at ROOT (graph
+				       * kernels: under their capture context) and, outside
+				       * graphs, counted as the sessions' `unmatched` */
+	uint64_t no_timing;           /* records with start = end = 0, dropped (reported) */
+	uint64_t cupti_dropped;       /* cuptiActivityGetNumDroppedRecords() (reported) */
+	uint64_t buffers_denied;      /* buffer requests that found the pool empty */
+	uint64_t buffers_completed;   /* buffers CUPTI handed back */
+	uint64_t graph_unknown;       /* graph kernels whose node was not captured while profiling:
+				       * filed under the replaying context only */
+	uint64_t graph_nodes;         /* graph kernel nodes tracked now */
+	uint64_t graph_untracked;     /* nodes not tracked: table full */
+	uint64_t md_lost;             /* launch metadata overwritten before the record came */
+	uint64_t corr_collisions;     /* launches not remembered: their slot was being written */
+	uint64_t other_records;       /* records of other kinds, skipped */
+	uint64_t bad_buffers;         /* buffers whose walk stopped at a bad record */
+	uint64_t orphaned;            /* kernel records that arrived with no session open */
+	int64_t clock_offset_ns;      /* CUPTI's clock minus fp_prof_clock_ns(), subtracted */
+	char path[FP_CUPTI_PATH_MAX]; /* the bound library, "" if none */
+};
+
+/** Fill *out. FP_OK or FP_EINVAL. */
+FP_EXTERN int fp_cupti_get_stats(struct fp_cupti_stats *out);
+
+/* ---- reading activity buffers ---------------------------------------------------------------- */
+
+/* One kernel activity record (KERNEL or CONCURRENT_KERNEL) in the record's own units. */
+struct fp_cupti_kernel_record {
+	uint32_t kind;       /* 3 (KERNEL) or 10 (CONCURRENT_KERNEL) */
+	uint16_t registers;  /* per thread */
+	uint64_t start, end; /* ns on CUPTI's clock; both 0: no timing was collected */
+	uint32_t device_id, context_id, stream_id;
+	int32_t grid[3], block[3];
+	int32_t static_smem, dynamic_smem; /* bytes */
+	uint32_t correlation;   /* of the launching API call (graphs: of cuGraphLaunch) */
+	uint64_t name;          /* the record's kernel-name pointer, as a number: only meaningful
+				 * in the process that CUPTI wrote the buffer in */
+	uint64_t graph_node_id; /* 0 unless a graph launched it */
+	uint32_t graph_id;
+};
+
+typedef int (*fp_cupti_record_fn)(void *arg, const struct fp_cupti_kernel_record *k);
+
+/**
+ * Read a raw buffer of activity records, as a CUPTI of API version `api_version` writes them,
+ * with FlagPrism's own bounds-checked reader (not CUPTI's): each record's size comes from its
+ * kind and the version, and must fit. Calls `fn` (may be NULL) for each kernel record. The
+ * buffer needs no alignment. Returns FP_OK at the end of the buffer; FP_EFORMAT at the first
+ * record of an unknown kind or one that does not fit (diag gives its offset); FP_ENOTSUP for a
+ * version older than CUDA 11.8's; FP_EINVAL; or the first error `fn` returned. *consumed (may
+ * be NULL) receives the bytes read in every case.
+ */
+FP_EXTERN int fp_cupti_read_records(const void *buf, size_t len, uint32_t api_version,
+				    fp_cupti_record_fn fn, void *arg, size_t *consumed,
+				    struct fp_diag *diag);
+
+/* ---- hardware counters and PC sampling: permitted? ------------------------------------------- */
+
+enum fp_cupti_counters {
+	FP_CUPTI_COUNTERS_UNKNOWN = 0,    /* no NVIDIA driver parameters to read */
+	FP_CUPTI_COUNTERS_ALLOWED = 1,    /* open to all users, or this process is privileged */
+	FP_CUPTI_COUNTERS_ADMIN_ONLY = 2, /* RmProfilingAdminOnly=1 and this process lacks
+					   * root / CAP_SYS_ADMIN / CAP_PERFMON */
+};
+
+struct fp_cupti_counters_info {
+	enum fp_cupti_counters access;
+	int admin_only;   /* the driver's RmProfilingAdminOnly: 0, 1, or -1 when unknown */
+	bool privileged;  /* euid 0, or CAP_SYS_ADMIN or CAP_PERFMON in the effective set */
+	char detail[256]; /* one sentence for `flagprism doctor` */
+};
+
+/**
+ * Whether this process may use the profiling APIs (PC sampling, range profiling, PM sampling),
+ * which the driver restricts to admins by default (NVreg_RestrictProfilingToAdminUsers). Reads
+ * /proc/driver/nvidia/params and /proc/self/status; loads nothing and needs no GPU. Tracing
+ * (the "cupti" backend) is not affected. FP_OK (even when the answer is UNKNOWN) or FP_EINVAL.
+ */
+FP_EXTERN int fp_cupti_counters_check(struct fp_cupti_counters_info *out);
 
 #ifdef __cplusplus
 }

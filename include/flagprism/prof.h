@@ -239,6 +239,35 @@ FP_EXTERN size_t fp_prof_session_count(void);
 /** Deliver an event to this session only (the backend contract's intake; thread-safe). */
 FP_EXTERN int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_prof_event *ev);
 
+/* ---- launch contexts (for activity sources that must not lock on the launch path) ----------- */
+
+#define FP_PROF_LCTX_NONE 0u         /* no scope and no state open in any session */
+#define FP_PROF_LCTX_LOST UINT32_MAX /* the context could not be kept (table full, memory) */
+#define FP_PROF_MAX_LCTX ((uint32_t)1 << 20) /* distinct launch contexts per process */
+
+/**
+ * The calling thread's launch context, read from a thread-local variable: no lock, no call into
+ * the sessions. It is a process-wide id for what the thread has open right now in every session
+ * (innermost scope and state), which the scope and state functions re-intern after each change
+ * on that thread. A vendor launch callback stores it next to its correlation id and hands it
+ * back with the device record (fp_prof_session_kernel_lctx()). Equal contexts get equal ids;
+ * ids stay valid until fp_prof_shutdown(). FP_PROF_LCTX_NONE when nothing is open.
+ */
+FP_EXTERN uint32_t fp_prof_launch_context(void);
+
+/**
+ * Deliver `ev` to session `s` as launched in context `inner` (from fp_prof_launch_context()),
+ * itself inside context `outer` (FP_PROF_LCTX_NONE for none; a CUDA graph replay passes the
+ * replaying thread's context as `outer` and the capturing thread's as `inner`). The kernel lands
+ * on ROOT / [ev->callpath, context "python" only] / outer's scopes / [outer's state] / inner's
+ * scopes and state after dropping the leading frames they share with outer's / kernel.
+ * ev->correlation is written to the timeline but not matched against registered launches. A
+ * context FP_PROF_LCTX_LOST is treated as none and counted as `unmatched`. Thread-safe.
+ * FP_OK or FP_EINVAL (bad event).
+ */
+FP_EXTERN int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
+					  uint32_t outer, uint32_t inner);
+
 /** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
 FP_EXTERN int fp_prof_session_note_dropped(struct fp_prof_session *s, uint64_t n,
 					   const char *reason);

@@ -308,6 +308,9 @@ static int for_sessions(int id, sess_fn fn, void *arg)
 	return rc;
 }
 
+static void lctx_refresh(void);
+static void lctx_release(void);
+
 static int set_active(struct fp_prof_session *s, void *arg)
 {
 	if (!s->finalizing)
@@ -872,11 +875,14 @@ static int scope_enter_fn(struct fp_prof_session *s, void *argp)
 int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flags)
 {
 	struct scope_arg a = {.name = name, .len = len, .flags = flags};
+	int rc;
 
 	if (!name && len)
 		return FP_EINVAL;
 	a.now = fp_prof_clock_ns();
-	return for_sessions(session, scope_enter_fn, &a);
+	rc = for_sessions(session, scope_enter_fn, &a);
+	lctx_refresh();
+	return rc;
 }
 
 static int scope_exit_fn(struct fp_prof_session *s, void *argp)
@@ -936,11 +942,14 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 int fp_prof_scope_exit(int session, const char *name, size_t len, struct fp_diag *diag)
 {
 	struct scope_arg a = {.name = name, .len = len, .diag = diag};
+	int rc;
 
 	if (!name && len)
 		return FP_EINVAL;
 	a.now = fp_prof_clock_ns();
-	return for_sessions(session, scope_exit_fn, &a);
+	rc = for_sessions(session, scope_exit_fn, &a);
+	lctx_refresh();
+	return rc;
 }
 
 static int scope_metric_fn(struct fp_prof_session *s, void *argp)
@@ -991,10 +1000,13 @@ static int state_enter_fn(struct fp_prof_session *s, void *argp)
 int fp_prof_state_enter(int session, const char *name, size_t len)
 {
 	struct scope_arg a = {.name = name, .len = len};
+	int rc;
 
 	if (!name && len)
 		return FP_EINVAL;
-	return for_sessions(session, state_enter_fn, &a);
+	rc = for_sessions(session, state_enter_fn, &a);
+	lctx_refresh();
+	return rc;
 }
 
 static int state_exit_fn(struct fp_prof_session *s, void *argp)
@@ -1009,7 +1021,10 @@ static int state_exit_fn(struct fp_prof_session *s, void *argp)
 
 int fp_prof_state_exit(int session)
 {
-	return for_sessions(session, state_exit_fn, NULL);
+	int rc = for_sessions(session, state_exit_fn, NULL);
+
+	lctx_refresh();
+	return rc;
 }
 
 static int depth_fn(struct fp_prof_session *s, void *argp)
@@ -1377,5 +1392,292 @@ void fp_prof_shutdown(void)
 		note_incomplete(s, "shutdown without finalize");
 		finalize_session(s, NULL, NULL);
 	}
+	lctx_release();
 	fp__prof_names_release();
+}
+
+/* ---- launch contexts ------------------------------------------------------------------------- */
+
+/*
+ * A launch context is what one thread has open in every session, as triples (session id,
+ * innermost scope node or ROOT, state frame or FP_CALLTREE_NONE), interned process-wide so that
+ * an activity source's launch callback remembers it by reading one thread-local integer instead
+ * of visiting the sessions under their locks. The scope and state functions refresh the calling
+ * thread's id after every change (a scope change costs one more pass over the sessions); events
+ * that carry ids are resolved under the session lock. Lock order: registry, session, then
+ * lctx_lock, which is a leaf. The table only grows, up to FP_PROF_MAX_LCTX entries, until
+ * fp_prof_shutdown(); the epoch makes ids that threads still hold from before a shutdown read
+ * as "none".
+ */
+
+#define LCTX_WORDS 3u /* per session: id, node, state frame */
+#define LCTX_MAX_TOTAL_WORDS ((size_t)1 << 26)
+
+struct lctx_entry {
+	size_t off; /* first word in lctx_words */
+	uint32_t n; /* words */
+};
+
+static pthread_mutex_t lctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fp_hashmap lctx_map; /* probe key -> context id */
+static bool lctx_map_init;
+static struct lctx_entry *lctx; /* [FP_PROF_LCTX_NONE] is the empty context */
+static uint32_t nlctx, lctx_alloc;
+static uint32_t *lctx_words;
+static size_t nlctx_words, lctx_words_alloc;
+static atomic_uint lctx_epoch = 1;
+static _Thread_local uint32_t thread_lctx;
+static _Thread_local unsigned thread_lctx_epoch; /* 0: never refreshed */
+
+uint32_t fp_prof_launch_context(void)
+{
+	if (thread_lctx_epoch != atomic_load_explicit(&lctx_epoch, memory_order_relaxed))
+		return FP_PROF_LCTX_NONE;
+	return thread_lctx;
+}
+
+static uint64_t lctx_probe(uint64_t h, uint32_t i)
+{
+	return fp_hash_u64(h + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+}
+
+/* lctx_lock held. */
+static int lctx_intern_locked(const uint32_t *w, uint32_t n, uint32_t *id)
+{
+	uint64_t h = fp_hash_bytes(w, n * sizeof(*w)), v;
+	uint32_t i;
+	int rc;
+
+	if (!lctx_map_init) {
+		fp_hashmap_init(&lctx_map);
+		lctx_map_init = true;
+	}
+	for (i = 0;; i++) {
+		if (!fp_hashmap_get(&lctx_map, lctx_probe(h, i), &v))
+			break;
+		if (lctx[v].n == n && !memcmp(&lctx_words[lctx[v].off], w, n * sizeof(*w))) {
+			*id = (uint32_t)v;
+			return FP_OK;
+		}
+	}
+	if (nlctx >= FP_PROF_MAX_LCTX || nlctx_words + n > LCTX_MAX_TOTAL_WORDS)
+		return FP_ELIMIT;
+	if (nlctx + 1 >= lctx_alloc) {
+		uint32_t na = lctx_alloc ? lctx_alloc * 2 : 64;
+		struct lctx_entry *ne = fp_reallocarray(lctx, na, sizeof(*ne));
+
+		if (!ne)
+			return FP_ENOMEM;
+		lctx = ne;
+		lctx_alloc = na;
+	}
+	if (nlctx_words + n > lctx_words_alloc) {
+		size_t na = lctx_words_alloc ? lctx_words_alloc : 1024;
+		uint32_t *nw;
+
+		while (na < nlctx_words + n)
+			na *= 2;
+		nw = fp_reallocarray(lctx_words, na, sizeof(*nw));
+		if (!nw)
+			return FP_ENOMEM;
+		lctx_words = nw;
+		lctx_words_alloc = na;
+	}
+	if (nlctx == 0) {
+		lctx[0].off = 0;
+		lctx[0].n = 0;
+		nlctx = 1;
+	}
+	rc = fp_hashmap_put(&lctx_map, lctx_probe(h, i), nlctx);
+	if (rc)
+		return rc;
+	memcpy(&lctx_words[nlctx_words], w, n * sizeof(*w));
+	lctx[nlctx].off = nlctx_words;
+	lctx[nlctx].n = n;
+	nlctx_words += n;
+	*id = nlctx++;
+	return FP_OK;
+}
+
+struct lctx_collect {
+	uint32_t w[LCTX_WORDS * FP_PROF_MAX_SESSIONS];
+	uint32_t n;
+};
+
+static int lctx_collect_fn(struct fp_prof_session *s, void *argp)
+{
+	struct lctx_collect *c = argp;
+	struct fp__prof_thread *th = sess_thread_find(s);
+
+	if (!th || (!th->depth && th->state_frame == FP_CALLTREE_NONE))
+		return FP_OK;
+	if (c->n + LCTX_WORDS > FP_ARRAY_SIZE(c->w))
+		return FP_OK; /* one triple per open session: cannot happen */
+	c->w[c->n++] = (uint32_t)s->id;
+	c->w[c->n++] = th->depth ? th->stack[th->depth - 1].node : FP_CALLTREE_ROOT;
+	c->w[c->n++] = th->state_frame;
+	return FP_OK;
+}
+
+/* After a scope or state change on the calling thread: re-intern its launch context. */
+static void lctx_refresh(void)
+{
+	struct lctx_collect c;
+	uint32_t id = FP_PROF_LCTX_NONE;
+	unsigned epoch;
+
+	c.n = 0;
+	for_sessions(FP_PROF_ALL, lctx_collect_fn, &c);
+	pthread_mutex_lock(&lctx_lock);
+	epoch = atomic_load(&lctx_epoch);
+	if (c.n && lctx_intern_locked(c.w, c.n, &id))
+		id = FP_PROF_LCTX_LOST;
+	pthread_mutex_unlock(&lctx_lock);
+	thread_lctx = id;
+	thread_lctx_epoch = epoch;
+}
+
+static void lctx_release(void)
+{
+	pthread_mutex_lock(&lctx_lock);
+	if (lctx_map_init)
+		fp_hashmap_release(&lctx_map);
+	lctx_map_init = false;
+	fp_free(lctx);
+	lctx = NULL;
+	nlctx = lctx_alloc = 0;
+	fp_free(lctx_words);
+	lctx_words = NULL;
+	nlctx_words = lctx_words_alloc = 0;
+	atomic_fetch_add(&lctx_epoch, 1);
+	pthread_mutex_unlock(&lctx_lock);
+}
+
+/* Session `sid`'s innermost scope node and state frame in context `id`; false: none there. */
+static bool lctx_get(uint32_t id, int sid, uint32_t *node, uint32_t *state)
+{
+	bool found = false;
+	uint32_t i;
+
+	if (id == FP_PROF_LCTX_NONE || id == FP_PROF_LCTX_LOST)
+		return false;
+	pthread_mutex_lock(&lctx_lock);
+	if (id < nlctx) {
+		const uint32_t *w = &lctx_words[lctx[id].off];
+
+		for (i = 0; i + LCTX_WORDS <= lctx[id].n; i += LCTX_WORDS) {
+			if (w[i] == (uint32_t)sid) {
+				*node = w[i + 1];
+				*state = w[i + 2];
+				found = true;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&lctx_lock);
+	return found;
+}
+
+struct lctx_frames {
+	uint32_t small[64];
+	uint32_t *v;
+	size_t n;
+};
+
+/* The frames of ROOT / ... / node (ROOT excluded), then `state` if set. */
+static int lctx_frames_of(struct fp_prof_session *s, uint32_t node, uint32_t state,
+			  struct lctx_frames *f)
+{
+	uint32_t depth = fp_calltree_node_depth(s->tree, node), i, cur = node;
+
+	f->v = f->small;
+	f->n = 0;
+	if ((size_t)depth + 1 > FP_ARRAY_SIZE(f->small)) {
+		f->v = fp_reallocarray(NULL, (size_t)depth + 1, sizeof(*f->v));
+		if (!f->v) {
+			f->v = f->small;
+			return FP_ENOMEM;
+		}
+	}
+	for (i = depth; i-- > 0;) {
+		f->v[i] = fp_calltree_node_frame(s->tree, cur);
+		cur = fp_calltree_node_parent(s->tree, cur);
+	}
+	f->n = depth;
+	if (state != FP_CALLTREE_NONE)
+		f->v[f->n++] = state;
+	return FP_OK;
+}
+
+static void lctx_frames_release(struct lctx_frames *f)
+{
+	if (f->v != f->small)
+		fp_free(f->v);
+	f->v = f->small;
+}
+
+/* Session lock held: the node of a kernel launched in `inner` inside `outer`. */
+static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, uint32_t outer,
+		     uint32_t inner, uint32_t *out)
+{
+	uint32_t on = FP_CALLTREE_ROOT, ost = FP_CALLTREE_NONE;
+	uint32_t in = FP_CALLTREE_ROOT, ist = FP_CALLTREE_NONE;
+	uint32_t cur = FP_CALLTREE_ROOT, frame;
+	struct lctx_frames fo, fi;
+	bool has_outer, python;
+	size_t i, skip = 0;
+	int rc = FP_OK;
+
+	if (outer == FP_PROF_LCTX_LOST || inner == FP_PROF_LCTX_LOST)
+		s->st.unmatched++;
+	has_outer = lctx_get(outer, s->id, &on, &ost);
+	lctx_get(inner, s->id, &in, &ist);
+	python = s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH;
+	if (!python && !has_outer) {
+		/* The common case: the innermost scope's node already is the path. */
+		cur = in;
+		if (ist != FP_CALLTREE_NONE)
+			rc = fp_calltree_child(s->tree, cur, ist, &cur);
+	} else {
+		fo.v = fo.small;
+		fo.n = 0;
+		if (python)
+			rc = sess_callpath_node(s, ev->callpath, &cur);
+		if (!rc && has_outer)
+			rc = lctx_frames_of(s, on, ost, &fo);
+		if (!rc)
+			rc = lctx_frames_of(s, in, ist, &fi);
+		if (!rc) {
+			for (i = 0; !rc && i < fo.n; i++)
+				rc = fp_calltree_child(s->tree, cur, fo.v[i], &cur);
+			/* A graph captured and replayed in the same scopes shows them once. */
+			while (skip < fo.n && skip < fi.n && fo.v[skip] == fi.v[skip])
+				skip++;
+			for (i = skip; !rc && i < fi.n; i++)
+				rc = fp_calltree_child(s->tree, cur, fi.v[i], &cur);
+			lctx_frames_release(&fi);
+		}
+		lctx_frames_release(&fo);
+	}
+	if (!rc)
+		rc = sess_frame(s, ev->kernel, &frame);
+	if (!rc)
+		rc = fp_calltree_child(s->tree, cur, frame, out);
+	return rc;
+}
+
+int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
+				uint32_t outer, uint32_t inner)
+{
+	uint32_t node;
+
+	if (!s || !event_ok(ev))
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (!s->active)
+		s->st.ignored_inactive++;
+	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
+		s->st.failed++;
+	pthread_mutex_unlock(&s->lock);
+	return FP_OK;
 }

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Part `cupti` of flagprism._ext: registers the "cupti" profiler backend when the module loads
+ * (sessions then start it with prof_start(backend="cupti")), and exposes its settings, the
+ * per-launch hand-over from the Python launch hook (call path and launch metadata for the next
+ * launch on this thread), its counters, the hardware-counter permission check for
+ * `flagprism doctor`, and the offline activity-record reader. A thin client of
+ * include/flagprism/cupti.h; sessions, scopes and call paths are part `prof`'s.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <flagprism/cupti.h>
+#include <flagprism/prof.h>
+
+#include "ext.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define KW (METH_VARARGS | METH_KEYWORDS)
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+#define MAX_DIRS 32
+
+static PyObject *raise_status(PyObject *module, int status, const struct fp_diag *diag)
+{
+	fpy_raise(module, status, diag);
+	return NULL;
+}
+
+PyDoc_STRVAR(
+	cupti_configure_doc,
+	"cupti_configure(search_dirs=(), buffer_size=0, buffers=0, corr_slots=0,\n"
+	"                graph_nodes=0) -> None\n\n"
+	"Settings the CUPTI backend takes when it first starts in this process: extra\n"
+	"directories to look for libcupti in (Triton's bundled copy, torch's nvidia/cu13/lib),\n"
+	"activity buffer size and count, launches remembered, CUDA-graph nodes tracked\n"
+	"(0: default). Raises flagprism._ext.Error (FP_ESTATE) once the backend has started.");
+
+static PyObject *cupti_configure(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"search_dirs", "buffer_size", "buffers",
+				 "corr_slots",  "graph_nodes", NULL};
+	PyObject *dirs = NULL, *seq = NULL, *res = NULL;
+	unsigned long long bsize = 0, slots = 0, nodes = 0;
+	const char *paths[MAX_DIRS];
+	struct fp_cupti_config c;
+	unsigned int nbuf = 0;
+	Py_ssize_t i, n = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OKIKK:cupti_configure", kwlist, &dirs, &bsize,
+					 &nbuf, &slots, &nodes))
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	if (dirs && dirs != Py_None) {
+		seq = PySequence_Fast(dirs, "search_dirs must be a sequence of str");
+		if (!seq)
+			return NULL;
+		n = PySequence_Fast_GET_SIZE(seq);
+		if (n > MAX_DIRS) {
+			PyErr_Format(PyExc_ValueError, "at most %d search_dirs", MAX_DIRS);
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			paths[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+			if (!paths[i])
+				goto out;
+		}
+		c.extra_dirs = paths;
+		c.n_extra = (size_t)n;
+	}
+	c.buffer_size = (size_t)bsize;
+	c.buffers = nbuf;
+	c.corr_slots = (size_t)slots;
+	c.graph_nodes = (size_t)nodes;
+	rc = fp_cupti_configure(&c);
+	if (rc)
+		raise_status(module, rc, NULL);
+	else
+		res = Py_NewRef(Py_None);
+out:
+	Py_XDECREF(seq);
+	return res;
+}
+
+static const struct {
+	const char *key;
+	uint32_t flag;
+	size_t off;
+} md_fields[] = {
+	{"flops8", FP_PROF_MD_FLOPS8, offsetof(struct fp_prof_metadata, flops8)},
+	{"flops16", FP_PROF_MD_FLOPS16, offsetof(struct fp_prof_metadata, flops16)},
+	{"flops32", FP_PROF_MD_FLOPS32, offsetof(struct fp_prof_metadata, flops32)},
+	{"flops64", FP_PROF_MD_FLOPS64, offsetof(struct fp_prof_metadata, flops64)},
+	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
+};
+
+/* Numbers of a launch_metadata dict into md: 0, or -1 with an exception. */
+static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
+{
+	size_t i;
+
+	if (!PyDict_Check(dict)) {
+		PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
+			     Py_TYPE(dict)->tp_name);
+		return -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(md_fields); i++) {
+		PyObject *v = PyDict_GetItemString(dict, md_fields[i].key);
+		double x;
+
+		if (!v || v == Py_None)
+			continue;
+		x = PyFloat_AsDouble(v);
+		if (x == -1.0 && PyErr_Occurred())
+			return -1;
+		memcpy((char *)md + md_fields[i].off, &x, sizeof(x));
+		md->flags |= md_fields[i].flag;
+	}
+	return 0;
+}
+
+PyDoc_STRVAR(cupti_set_launch_doc,
+	     "cupti_set_launch(callpath=None, metadata=None, est=None, programs=1) -> None\n\n"
+	     "For the next kernel launch on this thread only: file it under call-path id\n"
+	     "`callpath` (None: none) with the numbers of a launch_metadata dict (flops8..64,\n"
+	     "bytes) and an estimate est=(bytes, flops) per program, multiplied by `programs`\n"
+	     "(the grid's size) into est_bytes / est_flops. Call it just before the launch.");
+
+static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"callpath", "metadata", "est", "programs", NULL};
+	PyObject *cpobj = Py_None, *mdobj = Py_None, *est = Py_None;
+	struct fp_prof_metadata md;
+	uint32_t callpath = FP_PROF_NO_CALLPATH;
+	double programs = 1, b, f;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOd:cupti_set_launch", kwlist, &cpobj, &mdobj,
+					 &est, &programs))
+		return NULL;
+	if (cpobj != Py_None) {
+		unsigned long v = PyLong_AsUnsignedLong(cpobj);
+
+		if (v == (unsigned long)-1 && PyErr_Occurred())
+			return NULL;
+		if (v > UINT32_MAX) {
+			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
+			return NULL;
+		}
+		callpath = (uint32_t)v;
+	}
+	memset(&md, 0, sizeof(md));
+	if (mdobj != Py_None && metadata_arg(mdobj, &md) < 0)
+		return NULL;
+	if (est != Py_None) {
+		if (!PyArg_ParseTuple(est, "dd;est must be a (bytes, flops) tuple", &b, &f))
+			return NULL;
+		md.est_bytes = b * programs;
+		md.est_flops = f * programs;
+		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	}
+	fp_cupti_set_thread_launch(callpath, md.flags ? &md : NULL);
+	Py_RETURN_NONE;
+}
+
+static int set_item(PyObject *d, const char *key, PyObject *v)
+{
+	int rc;
+
+	if (!v)
+		return -1;
+	rc = PyDict_SetItemString(d, key, v);
+	Py_DECREF(v);
+	return rc;
+}
+
+static int set_u64(PyObject *d, const char *key, uint64_t v)
+{
+	return set_item(d, key, PyLong_FromUnsignedLongLong(v));
+}
+
+PyDoc_STRVAR(
+	cupti_stats_doc,
+	"cupti_stats() -> dict\n\n"
+	"The CUPTI backend's process-wide counters: loaded, subscribed, enabled, api_version,\n"
+	"sessions, path, clock_offset_ns, and kernels, misses, no_timing, cupti_dropped,\n"
+	"buffers_denied, buffers_completed, graph_unknown, graph_nodes, graph_untracked,\n"
+	"md_lost, corr_collisions, other_records, bad_buffers, orphaned.");
+
+static PyObject *cupti_stats(PyObject *module, PyObject *unused)
+{
+	struct fp_cupti_stats s;
+	PyObject *d;
+	int rc = fp_cupti_get_stats(&s);
+
+	if (rc)
+		return raise_status(module, rc, NULL);
+	d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (set_item(d, "loaded", PyBool_FromLong(s.loaded)) ||
+	    set_item(d, "subscribed", PyBool_FromLong(s.subscribed)) ||
+	    set_item(d, "enabled", PyBool_FromLong(s.enabled)) ||
+	    set_u64(d, "api_version", s.api_version) || set_u64(d, "sessions", s.sessions) ||
+	    set_u64(d, "kernels", s.kernels) || set_u64(d, "misses", s.misses) ||
+	    set_u64(d, "no_timing", s.no_timing) || set_u64(d, "cupti_dropped", s.cupti_dropped) ||
+	    set_u64(d, "buffers_denied", s.buffers_denied) ||
+	    set_u64(d, "buffers_completed", s.buffers_completed) ||
+	    set_u64(d, "graph_unknown", s.graph_unknown) ||
+	    set_u64(d, "graph_nodes", s.graph_nodes) ||
+	    set_u64(d, "graph_untracked", s.graph_untracked) || set_u64(d, "md_lost", s.md_lost) ||
+	    set_u64(d, "corr_collisions", s.corr_collisions) ||
+	    set_u64(d, "other_records", s.other_records) ||
+	    set_u64(d, "bad_buffers", s.bad_buffers) || set_u64(d, "orphaned", s.orphaned) ||
+	    set_item(d, "clock_offset_ns", PyLong_FromLongLong(s.clock_offset_ns)) ||
+	    set_item(d, "path", PyUnicode_DecodeFSDefault(s.path))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+PyDoc_STRVAR(cupti_counters_doc,
+	     "cupti_counters() -> dict\n\n"
+	     "Whether hardware counters and PC sampling are permitted for this process:\n"
+	     "{'access': 'allowed' | 'admin-only' | 'unknown', 'admin_only': 0 | 1 | None,\n"
+	     " 'privileged': bool, 'detail': str}. Reads procfs only; needs no GPU.");
+
+static PyObject *cupti_counters(PyObject *module, PyObject *unused)
+{
+	static const char *const access[] = {"unknown", "allowed", "admin-only"};
+	struct fp_cupti_counters_info c;
+	PyObject *d;
+	int rc = fp_cupti_counters_check(&c);
+
+	if (rc)
+		return raise_status(module, rc, NULL);
+	d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (set_item(d, "access",
+		     PyUnicode_FromString((unsigned)c.access < ARRAY_SIZE(access) ?
+						  access[c.access] :
+						  "unknown")) ||
+	    set_item(d, "admin_only",
+		     c.admin_only < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(c.admin_only)) ||
+	    set_item(d, "privileged", PyBool_FromLong(c.privileged)) ||
+	    set_item(d, "detail", PyUnicode_FromString(c.detail))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyObject *int3(const int32_t v[3])
+{
+	return Py_BuildValue("(iii)", (int)v[0], (int)v[1], (int)v[2]);
+}
+
+static int record_cb(void *arg, const struct fp_cupti_kernel_record *k)
+{
+	PyObject *list = arg, *d = PyDict_New();
+	int rc;
+
+	if (!d)
+		return FP_ENOMEM;
+	if (set_u64(d, "kind", k->kind) || set_u64(d, "registers", k->registers) ||
+	    set_u64(d, "start", k->start) || set_u64(d, "end", k->end) ||
+	    set_u64(d, "device_id", k->device_id) || set_u64(d, "context_id", k->context_id) ||
+	    set_u64(d, "stream_id", k->stream_id) || set_item(d, "grid", int3(k->grid)) ||
+	    set_item(d, "block", int3(k->block)) ||
+	    set_item(d, "static_smem", PyLong_FromLong(k->static_smem)) ||
+	    set_item(d, "dynamic_smem", PyLong_FromLong(k->dynamic_smem)) ||
+	    set_u64(d, "correlation", k->correlation) ||
+	    set_u64(d, "graph_node_id", k->graph_node_id) || set_u64(d, "graph_id", k->graph_id)) {
+		Py_DECREF(d);
+		return FP_ENOMEM;
+	}
+	rc = PyList_Append(list, d);
+	Py_DECREF(d);
+	return rc ? FP_ENOMEM : FP_OK;
+}
+
+PyDoc_STRVAR(cupti_read_records_doc,
+	     "cupti_read_records(buffer, api_version) -> list[dict]\n\n"
+	     "Decode a raw CUPTI activity buffer (bytes-like) as a CUPTI of `api_version` writes\n"
+	     "it, with FlagPrism's own bounds-checked reader: one dict per kernel record. Raises\n"
+	     "FormatError at the first record it cannot size (the message gives the offset).");
+
+static PyObject *cupti_read_records(PyObject *module, PyObject *args)
+{
+	unsigned long version;
+	struct fp_diag diag;
+	Py_buffer view;
+	PyObject *list;
+	size_t used;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "y*k:cupti_read_records", &view, &version))
+		return NULL;
+	list = PyList_New(0);
+	if (!list) {
+		PyBuffer_Release(&view);
+		return NULL;
+	}
+	memset(&diag, 0, sizeof(diag));
+	rc = fp_cupti_read_records(view.buf, (size_t)view.len, (uint32_t)version, record_cb, list,
+				   &used, &diag);
+	PyBuffer_Release(&view);
+	if (rc) {
+		Py_DECREF(list);
+		if (PyErr_Occurred())
+			return NULL;
+		return raise_status(module, rc, &diag);
+	}
+	return list;
+}
+
+static PyMethodDef cupti_methods[] = {
+	{"cupti_configure", FN(cupti_configure), KW, cupti_configure_doc},
+	{"cupti_set_launch", FN(cupti_set_launch), KW, cupti_set_launch_doc},
+	{"cupti_stats", cupti_stats, METH_NOARGS, cupti_stats_doc},
+	{"cupti_counters", cupti_counters, METH_NOARGS, cupti_counters_doc},
+	{"cupti_read_records", cupti_read_records, METH_VARARGS, cupti_read_records_doc},
+	{NULL, NULL, 0, NULL},
+};
+
+int fpy_cupti_exec(PyObject *module)
+{
+	int rc = fp_cupti_register();
+
+	if (rc) {
+		fpy_raise(module, rc, NULL);
+		return -1;
+	}
+	return PyModule_AddFunctions(module, cupti_methods);
+}

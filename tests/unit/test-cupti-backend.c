@@ -1,0 +1,1036 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The "cupti" backend end to end, without a GPU: the backend loads libfakecupti.so
+ * (tests/unit/fake-cupti) through FLAGPRISM_CUPTI_PATH, and the tests play the GPU through the
+ * fake's control functions: launch callbacks with correlation ids, graph resource callbacks,
+ * kernel records written into the activity buffers the backend hands out. Covered: attribution
+ * to scopes, states and Python call paths; the runtime -> driver launch nest; exact counts with
+ * 1, 4 and 8 launching threads; CUDA-graph capture, instantiation, replay and destruction;
+ * dropped records, records without timestamps and correlation misses; buffer-pool exhaustion;
+ * another subscriber; a missing symbol; no library; CUPTI 12.8's record size and clock.
+ */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <flagprism/backend.h>
+#include <flagprism/calltree.h>
+#include <flagprism/cupti.h>
+#include <flagprism/prof.h>
+
+#include "backend/cupti-internal.h"
+#include "fake-cupti/fake_cupti.h"
+#include "test.h"
+
+#define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API
+#define RT FP__CUPTI_CB_DOMAIN_RUNTIME_API
+#define LAUNCH_EX FP__CUPTI_DRIVER_cuLaunchKernelEx
+#define GRAPH_LAUNCH FP__CUPTI_DRIVER_cuGraphLaunch
+
+static struct {
+	void *h;
+#define X(ret, name, params) ret(*name) params;
+	FAKE_CUPTI_CONTROL(X)
+#undef X
+} fk;
+
+static char out_dir[] = "/tmp/fp-cupti-test-XXXXXX";
+
+/* Load a fake libcupti and point the backend (and its device table) at it. */
+static void fake_open(const char *path)
+{
+	void *p;
+
+	ASSERT_OK(setenv(FP_CUPTI_PATH_ENV, path, 1));
+	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
+	fk.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NOT_NULL(fk.h);
+#define X(ret, name, params)    \
+	p = dlsym(fk.h, #name); \
+	ASSERT_NOT_NULL(p);     \
+	memcpy(&fk.name, &p, sizeof(p));
+	FAKE_CUPTI_CONTROL(X)
+#undef X
+	fk.fake_cupti_reset();
+	ASSERT_OK(fp_cupti_register());
+	if (out_dir[sizeof(out_dir) - 2] == 'X')
+		ASSERT_NOT_NULL(mkdtemp(out_dir));
+}
+
+static const char *out_path(const char *name);
+
+static void fake_close(void)
+{
+	static const char *const suffixes[] = {".hatchet", ".chrome_trace.json", ".meta.json"};
+	char path[300];
+	size_t i;
+
+	fp_prof_shutdown();
+	fp__cupti_reset();
+	fk.fake_cupti_reset();
+	dlclose(fk.h);
+	unsetenv(FP_CUPTI_PATH_ENV);
+	unsetenv("FLAGPRISM_CUDA_DRIVER_PATH");
+	if (out_dir[sizeof(out_dir) - 2] != 'X') {
+		for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+			snprintf(path, sizeof(path), "%s%s", out_path("cupti"), suffixes[i]);
+			unlink(path);
+		}
+		rmdir(out_dir);
+		memcpy(out_dir + sizeof(out_dir) - 7, "XXXXXX", 6);
+	}
+}
+
+static const char *out_path(const char *name)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s/%s", out_dir, name);
+	return buf;
+}
+
+static int start(enum fp_prof_context ctx, struct fp_diag *d)
+{
+	struct fp_prof_options o = {0};
+	int id = -1, rc;
+
+	o.name = out_path("cupti");
+	o.backend = FP_CUPTI_BACKEND;
+	o.context = ctx;
+	rc = fp_prof_start(&o, &id, d);
+	return rc ? rc : id;
+}
+
+static uint64_t now_ns(void)
+{
+	return fp_prof_clock_ns();
+}
+
+/* One kernel record `name` for correlation id `corr`, `dur` ns long, starting now. */
+static void record(uint32_t corr, const char *name, uint64_t dur, uint64_t graph_node)
+{
+	struct fake_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.corr = corr;
+	k.start = now_ns() + 1000;
+	k.end = k.start + dur;
+	k.device = 0;
+	k.stream = 7;
+	k.grid[0] = 4;
+	k.grid[1] = k.grid[2] = 1;
+	k.block[0] = 128;
+	k.block[1] = k.block[2] = 1;
+	k.name = name;
+	k.graph_node = graph_node;
+	ASSERT_OK(fk.fake_cupti_kernel(&k));
+}
+
+/* The node at "a/b/c" below ROOT, or FP_CALLTREE_NONE. */
+static uint32_t find(struct fp_calltree *t, const char *path)
+{
+	uint32_t node = FP_CALLTREE_ROOT;
+	const char *p = path;
+
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p), nlen;
+		uint32_t c;
+
+		for (c = fp_calltree_node_first_child(t, node); c != FP_CALLTREE_NONE;
+		     c = fp_calltree_node_next_sibling(t, c)) {
+			const char *n = fp_calltree_node_name(t, c, &nlen);
+
+			if (nlen == len && !memcmp(n, p, len))
+				break;
+		}
+		if (c == FP_CALLTREE_NONE)
+			return FP_CALLTREE_NONE;
+		node = c;
+		p = e ? e + 1 : p + len;
+	}
+	return node;
+}
+
+/* A node's own value of metric `m`, or -1. */
+static double metric(struct fp_calltree *t, const char *path, const char *m)
+{
+	struct fp_calltree_value v;
+	uint32_t node = find(t, path), id;
+
+	if (node == FP_CALLTREE_NONE || fp_calltree_metric_find(t, m, strlen(m), &id) ||
+	    fp_calltree_get(t, node, id, &v))
+		return -1;
+	return v.self;
+}
+
+static struct fp_calltree *tree(int id)
+{
+	return fp_prof_session_tree(fp_prof_session_get(id));
+}
+
+static struct fp_prof_stats sstats(int id)
+{
+	struct fp_prof_stats s;
+
+	memset(&s, 0, sizeof(s));
+	fp_prof_session_stats(fp_prof_session_get(id), &s);
+	return s;
+}
+
+static struct fp_cupti_stats cstats(void)
+{
+	struct fp_cupti_stats s;
+
+	ASSERT_OK(fp_cupti_get_stats(&s));
+	return s;
+}
+
+/* ---- loading and errors ---------------------------------------------------------------------- */
+
+TEST(cupti_backend_no_library)
+{
+	struct fp_diag d;
+	struct fp_cupti_stats s;
+
+	ASSERT_OK(fp_cupti_register());
+	ASSERT_OK(fp_cupti_register()); /* idempotent */
+	ASSERT_OK(setenv(FP_CUPTI_PATH_ENV, "/nonexistent/flagprism/libcupti.so", 1));
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_ENOTSUP);
+	ASSERT(strstr(d.msg, "CUPTI backend cannot run") != NULL);
+	ASSERT(strstr(d.msg, "FLAGPRISM_CUPTI_PATH") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	s = cstats();
+	ASSERT(!s.loaded);
+	unsetenv(FP_CUPTI_PATH_ENV);
+	fp__cupti_reset();
+}
+
+TEST(cupti_backend_no_driver)
+{
+	struct fp_diag d;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	/* A libcupti but no CUDA driver (a machine without a GPU): say so, subscribe nothing. */
+	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", "/nonexistent/libcuda.so.1", 1));
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_ENOTSUP);
+	ASSERT(strstr(d.msg, "no usable CUDA driver") != NULL);
+	ASSERT(strstr(d.msg, "/nonexistent/libcuda.so.1") != NULL);
+	ASSERT(!fk.fake_cupti_subscribed());
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	fake_close();
+}
+
+TEST(cupti_backend_missing_symbol)
+{
+	struct fp_diag d;
+
+	fake_open(FP_FAKE_CUPTI_NOSYM_PATH);
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_EVENDOR);
+	ASSERT(strstr(d.msg, "cuptiActivityFlushAll") != NULL);
+	ASSERT(strstr(d.msg, "fakecupti_nosym") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	ASSERT(!cstats().loaded);
+	ASSERT(!fk.fake_cupti_subscribed());
+	fake_close();
+}
+
+TEST(cupti_backend_busy)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	fk.fake_cupti_set_busy("CUPTI for Proton");
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_EBUSY);
+	ASSERT(strstr(d.msg, "another CUPTI subscriber is active") != NULL);
+	ASSERT(strstr(d.msg, "\"CUPTI for Proton\"") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	/* CUPTI does not always say who it is. */
+	fk.fake_cupti_set_busy("");
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_EBUSY);
+	ASSERT(strstr(d.msg, "Proton") != NULL);
+	ASSERT(strstr(d.msg, "separate process") != NULL);
+	ASSERT(!cstats().subscribed);
+	/* Once the other one is gone, starting works. */
+	fk.fake_cupti_set_busy(NULL);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT(cstats().subscribed);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_busy_without_v2)
+{
+	struct fp_diag d;
+
+	fake_open(FP_FAKE_CUPTI_OLD_PATH);
+	fk.fake_cupti_set_busy("someone");
+	ASSERT_EQ(start(FP_PROF_CONTEXT_SHADOW, &d), FP_EBUSY);
+	/* cuptiSubscribe (12.x) cannot name the other subscriber. */
+	ASSERT(strstr(d.msg, "someone") == NULL);
+	ASSERT(strstr(d.msg, "Proton") != NULL);
+	fake_close();
+}
+
+TEST(cupti_backend_enable_disable)
+{
+	struct fp_calltree_device_attr a;
+	struct fp_cupti_stats s;
+	struct fp_diag d;
+	int id, i, found = 0;
+	size_t n;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT(fk.fake_cupti_subscribed());
+	ASSERT(fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	ASSERT(fk.fake_cupti_callback_enabled(DRV, FP__CUPTI_DRIVER_cuLaunchKernel));
+	ASSERT(fk.fake_cupti_callback_enabled(DRV, GRAPH_LAUNCH));
+	ASSERT(fk.fake_cupti_callback_enabled(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000));
+	ASSERT(fk.fake_cupti_callback_enabled(FP__CUPTI_CB_DOMAIN_RESOURCE,
+					      FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+	ASSERT(!fk.fake_cupti_callback_enabled(DRV, 1)); /* nothing else */
+	ASSERT(fk.fake_cupti_kind_enabled(FP__CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	ASSERT(!fk.fake_cupti_kind_enabled(FP__CUPTI_ACTIVITY_KIND_KERNEL));
+	ASSERT(fk.fake_cupti_zeroed_attr());
+	ASSERT(fk.fake_cupti_timestamp_callback());
+	s = cstats();
+	ASSERT(s.loaded && s.subscribed && s.enabled);
+	ASSERT_EQ(s.api_version, 130001);
+	ASSERT_EQ(s.sessions, 1);
+	ASSERT_EQ(s.clock_offset_ns, 0);
+	ASSERT(strstr(s.path, "libfakecupti.so") != NULL);
+
+	/* Proton's device keys from the driver (the fake has two H100-like devices). */
+	n = fp_calltree_device_count(tree(id));
+	for (i = 0; (size_t)i < n; i++) {
+		ASSERT_OK(fp_calltree_device_at(tree(id), (size_t)i, &a));
+		ASSERT_STREQ(a.type, "CUDA");
+		if (!strcmp(a.key, "arch")) {
+			ASSERT_STREQ(a.str, "90");
+			found++;
+		} else if (!strcmp(a.key, "num_sms")) {
+			ASSERT_DEQ(a.value, 132);
+			found++;
+		} else if (!strcmp(a.key, "clock_rate") && !strcmp(a.index, "1")) {
+			ASSERT_DEQ(a.value, 1979999);
+			found++;
+		}
+	}
+	ASSERT_EQ(n, 10);
+	ASSERT_EQ(found, 5);
+
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	ASSERT_UEQ(fk.fake_cupti_syncs(), 1); /* finalize synchronized before flushing */
+	ASSERT(!fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	ASSERT(!fk.fake_cupti_kind_enabled(FP__CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	/* The subscription stays: CUPTI would not give the slot to anyone else anyway. */
+	ASSERT(fk.fake_cupti_subscribed());
+	s = cstats();
+	ASSERT(!s.enabled);
+	ASSERT_EQ(s.sessions, 0);
+	/* A second session re-enables without subscribing again. */
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT(fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_configure)
+{
+	struct fp_cupti_config c = {0};
+	const char *dirs[] = {"/nonexistent", NULL};
+	struct fp_diag d;
+	int id;
+
+	c.buffers = 65;
+	ASSERT_EQ(fp_cupti_configure(&c), FP_EINVAL);
+	c.buffers = 2;
+	c.corr_slots = 1000;
+	ASSERT_EQ(fp_cupti_configure(&c), FP_EINVAL);
+	c.corr_slots = 1024;
+	c.buffer_size = 100;
+	ASSERT_EQ(fp_cupti_configure(&c), FP_EINVAL);
+	c.buffer_size = 4096;
+	c.extra_dirs = dirs;
+	c.n_extra = 2;
+	ASSERT_OK(fp_cupti_configure(&c));
+	ASSERT_EQ(fp_cupti_configure(NULL), FP_EINVAL);
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_EQ(fp_cupti_configure(&c), FP_ESTATE);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* ---- attribution ----------------------------------------------------------------------------- */
+
+TEST(cupti_backend_scopes_and_states)
+{
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "outer", 5, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_scope_enter(id, "inner", 5, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	ASSERT_OK(fp_prof_state_enter(id, "warmup", 6));
+	fk.fake_cupti_launch(DRV, FP__CUPTI_DRIVER_cuLaunchKernel, 3);
+	ASSERT_OK(fp_prof_state_exit(id));
+	ASSERT_OK(fp_prof_scope_exit(id, "inner", 5, &d));
+	ASSERT_OK(fp_prof_scope_exit(id, "outer", 5, &d));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 4);
+	/* The records come after every scope closed, out of order, as CUPTI's do. */
+	record(4, "add_kernel", 500, 0);
+	record(2, "mul_kernel", 300, 0);
+	record(1, "add_kernel", 200, 0);
+	record(3, "add_kernel", 100, 0);
+	fk.fake_cupti_complete();
+
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "outer/add_kernel", "count"), 1);
+	ASSERT_DEQ(metric(t, "outer/add_kernel", "time (ns)"), 200);
+	ASSERT_DEQ(metric(t, "outer/inner/mul_kernel", "time (ns)"), 300);
+	ASSERT_DEQ(metric(t, "outer/inner/warmup/add_kernel", "time (ns)"), 100);
+	ASSERT_DEQ(metric(t, "add_kernel", "time (ns)"), 500);
+	ASSERT_EQ(sstats(id).kernels, 4);
+	ASSERT_EQ(sstats(id).unmatched, 0);
+	ASSERT_EQ(cstats().kernels, 4);
+	ASSERT_EQ(cstats().misses, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_python_context)
+{
+	struct fp_prof_frame fr[2] = {{"model.py", 8, "forward", 7, 12},
+				      {"ops.py", 6, "add", 3, 5}};
+	struct fp_prof_metadata md = {0};
+	struct fp_calltree *t;
+	struct fp_diag d;
+	uint32_t cp;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_PYTHON, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_callpath_intern(fr, 2, &cp));
+	md.flags = FP_PROF_MD_FLOPS16 | FP_PROF_MD_BYTES;
+	md.flops16 = 2e9;
+	md.bytes = 4096;
+	ASSERT_OK(fp_prof_scope_enter(id, "step", 4, 0));
+	fp_cupti_set_thread_launch(cp, &md);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	/* One-shot: the next launch (say, a PyTorch kernel) has no Python call path. */
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(1, "add_kernel", 1000, 0);
+	record(2, "elementwise_kernel", 700, 0);
+	fk.fake_cupti_complete();
+
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "time (ns)"),
+		   1000);
+	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "flops16"), 2e9);
+	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "bytes"), 4096);
+	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "time (ns)"), 700);
+	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "bytes"), -1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_runtime_driver_nest)
+{
+	struct fp_calltree *t;
+	struct fp_diag d;
+	uint32_t cp;
+	struct fp_prof_frame fr = {"a.py", 4, "f", 1, 3};
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_PYTHON, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_callpath_intern(&fr, 1, &cp));
+	ASSERT_OK(fp_prof_scope_enter(id, "s", 1, 0));
+	/* cudaLaunchKernel entering the driver: two correlation ids, one launch, one context. */
+	fp_cupti_set_thread_callpath(cp);
+	fk.fake_cupti_launch_enter(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 10);
+	fk.fake_cupti_launch_enter(DRV, FP__CUPTI_DRIVER_cuLaunchKernel, 11);
+	fk.fake_cupti_launch_exit(DRV, FP__CUPTI_DRIVER_cuLaunchKernel, 11);
+	fk.fake_cupti_launch_exit(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 10);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(10, "k", 10, 0);
+	record(11, "k", 20, 0);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "count"), 2);
+	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "time (ns)"), 30);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_missed_api_exit)
+{
+	/* A session stops while this thread is inside a launch call: its API exit never arrives.
+	 * The next session must not take later launches for nested ones (stale context). */
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_launch_enter(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "later", 5, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(2, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "later/k", "count"), 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* ---- threads --------------------------------------------------------------------------------- */
+
+struct worker {
+	int session, index, launches;
+};
+
+static void *launcher(void *p)
+{
+	struct worker *w = p;
+	char scope[16];
+	int j;
+
+	snprintf(scope, sizeof(scope), "t%d", w->index);
+	if (fp_prof_scope_enter(w->session, scope, strlen(scope), 0))
+		abort();
+	for (j = 0; j < w->launches; j++) {
+		uint32_t corr = (uint32_t)(w->index * w->launches + j + 1);
+		struct fake_kernel k;
+
+		fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
+		memset(&k, 0, sizeof(k));
+		k.corr = corr;
+		k.start = fp_prof_clock_ns();
+		k.end = k.start + 10;
+		k.stream = (uint32_t)w->index;
+		k.name = j % 2 ? "odd" : "even";
+		if (fk.fake_cupti_kernel(&k))
+			abort();
+	}
+	if (fp_prof_scope_exit(w->session, scope, strlen(scope), NULL))
+		abort();
+	return NULL;
+}
+
+static void run_threads(int nthreads)
+{
+	enum {
+		LAUNCHES = 3000
+	};
+	struct fp_cupti_config c = {0};
+	struct worker w[8];
+	pthread_t th[8];
+	struct fp_calltree *t;
+	struct fp_diag d;
+	char path[32];
+	int id, i;
+
+	/* Small buffers: many completions, on the launching threads, concurrently. */
+	c.buffer_size = 16 << 10;
+	c.buffers = 32;
+	ASSERT_OK(fp_cupti_configure(&c));
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	for (i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){id, i, LAUNCHES};
+		ASSERT_OK(pthread_create(&th[i], NULL, launcher, &w[i]));
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	for (i = 0; i < nthreads; i++) {
+		snprintf(path, sizeof(path), "t%d/even", i);
+		ASSERT_DEQ(metric(t, path, "count"), LAUNCHES / 2);
+		snprintf(path, sizeof(path), "t%d/odd", i);
+		ASSERT_DEQ(metric(t, path, "count"), LAUNCHES / 2);
+		ASSERT_DEQ(metric(t, path, "time (ns)"), LAUNCHES / 2 * 10);
+	}
+	ASSERT_EQ(sstats(id).kernels, nthreads * LAUNCHES);
+	ASSERT_EQ(sstats(id).unmatched, 0);
+	ASSERT_EQ(sstats(id).dropped_backend, 0);
+	ASSERT_EQ(cstats().kernels, nthreads * LAUNCHES);
+	ASSERT_EQ(cstats().misses, 0);
+	ASSERT_EQ(cstats().corr_collisions, 0);
+	ASSERT_EQ(cstats().buffers_denied, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_threads_1)
+{
+	run_threads(1);
+}
+
+TEST(cupti_backend_threads_4)
+{
+	run_threads(4);
+}
+
+TEST(cupti_backend_threads_8)
+{
+	run_threads(8);
+}
+
+/* ---- CUDA graphs ----------------------------------------------------------------------------- */
+
+TEST(cupti_backend_graphs)
+{
+	struct fp_prof_metadata md = {0};
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+
+	/* Capture: the launch only adds node 100 to graph 1; its metadata stays with the node. */
+	ASSERT_OK(fp_prof_scope_enter(id, "capture", 7, 0));
+	md.flags = FP_PROF_MD_BYTES;
+	md.bytes = 100;
+	fp_cupti_set_thread_launch(FP_PROF_NO_CALLPATH, &md);
+	fk.fake_cupti_launch_enter(DRV, LAUNCH_EX, 20);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 100, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_launch_exit(DRV, LAUNCH_EX, 20);
+	/* A memcpy node is not tracked. */
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 101, 0, 1, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_EQ(cstats().graph_nodes, 1);
+
+	/* Instantiation: exec 5's node 200 is a copy of 100; exec 6's node 300 too. */
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 200, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 5);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 300, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 6);
+	ASSERT_EQ(cstats().graph_nodes, 3);
+
+	/* Replays: under the replaying scope, then the capture scope. */
+	ASSERT_OK(fp_prof_scope_enter(id, "replay", 6, 0));
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 30);
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 31);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	/* Replayed inside the capture scope: the shared scope is not repeated. */
+	ASSERT_OK(fp_prof_scope_enter(id, "capture", 7, 0));
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaGraphLaunch_v10000, 32);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	/* A node captured before profiling started: only the replaying scope is known. */
+	ASSERT_OK(fp_prof_scope_enter(id, "replay", 6, 0));
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 33);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+
+	record(30, "gk", 10, 200);
+	record(31, "gk", 10, 300);
+	record(32, "gk", 10, 200);
+	record(33, "old", 10, 999);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "replay/capture/gk", "count"), 2);
+	ASSERT_DEQ(metric(t, "replay/capture/gk", "bytes"), 200);
+	ASSERT_DEQ(metric(t, "capture/gk", "count"), 1);
+	ASSERT_DEQ(metric(t, "capture/gk", "bytes"), 100);
+	ASSERT_DEQ(metric(t, "replay/old", "count"), 1);
+	ASSERT_EQ(cstats().graph_unknown, 1);
+	ASSERT_EQ(cstats().misses, 0);
+	ASSERT_EQ(sstats(id).unmatched, 0);
+
+	/* Destruction frees the entries: exec 5, then graph 1 (node 100), then exec 6's node. */
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING, 0, 0, 0, 0,
+				  5);
+	ASSERT_EQ(cstats().graph_nodes, 2);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING, 1, 0, 0, 0, 0);
+	ASSERT_EQ(cstats().graph_nodes, 1);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING, 1, 300, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	ASSERT_EQ(cstats().graph_nodes, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_graph_node_outside_launch)
+{
+	/* cuGraphAddKernelNode: no launch in progress, the thread's context of the moment. */
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "build", 5, 0));
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 2, 400, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 2, 401, 400, 0, 9);
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 40);
+	record(40, "gk", 10, 401);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "build/gk", "count"), 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_graphs_between_sessions)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 100, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 200, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 5);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	/* With no session open the graph callbacks stay on: destruction frees the entries... */
+	ASSERT(fk.fake_cupti_callback_enabled(FP__CUPTI_CB_DOMAIN_RESOURCE,
+					      FP__CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING));
+	ASSERT(!fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING, 0, 0, 0, 0,
+				  5);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING, 1, 0, 0, 0, 0);
+	ASSERT_EQ(cstats().graph_nodes, 0);
+	/* ...and a graph captured now is known when a later session replays it. */
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 2, 300, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 2, 301, 300,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 6);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "replay", 6, 0));
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 50);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(50, "gk", 10, 301);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "replay/gk", "count"), 1);
+	ASSERT_EQ(cstats().graph_unknown, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+	/* fp__cupti_reset() turned them off with everything else. */
+}
+
+/* ---- losses ---------------------------------------------------------------------------------- */
+
+TEST(cupti_backend_dropped_accounting)
+{
+	struct fp_calltree *t;
+	struct fp_prof_stats ss;
+	struct fp_cupti_stats cs;
+	struct fake_kernel k;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "s", 1, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(1, "k", 10, 0);
+	/* No timestamps: CUPTI's device buffer was full. */
+	memset(&k, 0, sizeof(k));
+	k.corr = 2;
+	k.name = "k";
+	ASSERT_OK(fk.fake_cupti_kernel(&k));
+	/* A kernel nobody launched while profiling: kept at ROOT, counted as unmatched. */
+	record(77, "stranger", 10, 0);
+	fk.fake_cupti_add_dropped(5);
+	fk.fake_cupti_complete();
+
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "s/k", "count"), 1);
+	ASSERT_DEQ(metric(t, "stranger", "count"), 1);
+	ss = sstats(id);
+	ASSERT_EQ(ss.kernels, 2);
+	ASSERT_EQ(ss.unmatched, 1);
+	ASSERT_EQ(ss.dropped_backend, 5 + 1);
+	cs = cstats();
+	ASSERT_EQ(cs.kernels, 2);
+	ASSERT_EQ(cs.misses, 1);
+	ASSERT_EQ(cs.no_timing, 1);
+	ASSERT_EQ(cs.cupti_dropped, 5);
+	ASSERT_EQ(cs.buffers_completed, 1);
+	ASSERT_EQ(cs.bad_buffers, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_pool_exhaustion)
+{
+	enum {
+		PER_BUFFER = 5,
+		RECORDS = 24
+	};
+	struct fp_cupti_config c = {0};
+	struct fp_cupti_stats cs;
+	struct fp_diag d;
+	uint64_t lost;
+	int id, i;
+
+	/* Two buffers of four records, and a CUPTI that holds full buffers for a while. */
+	c.buffer_size = PER_BUFFER * 216;
+	c.buffers = 2;
+	ASSERT_OK(fp_cupti_configure(&c));
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_set_hold(1);
+	for (i = 0; i < RECORDS; i++) {
+		struct fake_kernel k;
+
+		fk.fake_cupti_launch(DRV, LAUNCH_EX, (uint32_t)i + 1);
+		memset(&k, 0, sizeof(k));
+		k.corr = (uint32_t)i + 1;
+		k.start = fp_prof_clock_ns();
+		k.end = k.start + 1;
+		k.name = "k";
+		fk.fake_cupti_kernel(&k);
+	}
+	lost = fk.fake_cupti_records_lost();
+	/* 8 records fit in the two buffers; the ninth finds the pool empty, and so on. */
+	ASSERT_UEQ(lost, RECORDS - 2 * PER_BUFFER);
+	fk.fake_cupti_set_hold(0);
+	fk.fake_cupti_complete();
+	cs = cstats();
+	ASSERT_EQ(cs.kernels, 2 * PER_BUFFER);
+	ASSERT_EQ(cs.cupti_dropped, lost);
+	ASSERT_GE(cs.buffers_denied, 1);
+	ASSERT_EQ(sstats(id).kernels, 2 * PER_BUFFER);
+	ASSERT_EQ(sstats(id).dropped_backend, lost);
+	/* Buffers came back: new records flow again. */
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 100);
+	record(100, "k", 1, 0);
+	fk.fake_cupti_complete();
+	ASSERT_EQ(sstats(id).kernels, 2 * PER_BUFFER + 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_bad_record_stops_buffer)
+{
+	struct fp_diag d;
+	uint8_t junk[64];
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	record(1, "k", 10, 0);
+	memset(junk, 0xab, sizeof(junk));
+	ASSERT_OK(fk.fake_cupti_raw(junk, sizeof(junk)));
+	fk.fake_cupti_complete();
+	ASSERT_EQ(cstats().kernels, 1);
+	ASSERT_EQ(cstats().bad_buffers, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* ---- versions, clocks, sessions -------------------------------------------------------------- */
+
+TEST(cupti_backend_cuda12_records)
+{
+	struct fp_cupti_stats cs;
+	struct fake_kernel k;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	uint64_t realtime, mono;
+	struct timespec ts;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_OLD_PATH);
+	ASSERT_EQ(fk.fake_cupti_record_size(), 208);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	cs = cstats();
+	ASSERT_EQ(cs.api_version, 26);
+	/* No timestamp callback in 12.x here: CUPTI's clock is CLOCK_REALTIME, offset measured. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	realtime = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	mono = fp_prof_clock_ns();
+	ASSERT_NEAR((double)cs.clock_offset_ns, (double)(int64_t)(realtime - mono), 50e6);
+	ASSERT_OK(fp_prof_scope_enter(id, "s", 1, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	memset(&k, 0, sizeof(k));
+	k.corr = 1;
+	k.start = fk.fake_cupti_now();
+	k.end = k.start + 12345;
+	k.name = "k12";
+	ASSERT_OK(fk.fake_cupti_kernel(&k));
+	k.corr = 2;
+	ASSERT_OK(fk.fake_cupti_kernel(&k));
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "s/k12", "count"), 2);
+	ASSERT_DEQ(metric(t, "s/k12", "time (ns)"), 2 * 12345);
+	ASSERT_EQ(sstats(id).clamped_timestamps, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_timestamp_callback_ignored)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	fk.fake_cupti_set_ignore_timestamp_callback(1);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	/* Registered but not honoured (CUDA already initialized): the offset is measured. */
+	ASSERT(cstats().clock_offset_ns > 1000000 || cstats().clock_offset_ns < -1000000);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_two_sessions)
+{
+	struct fp_prof_frame fr = {"m.py", 4, "g", 1, 9};
+	struct fp_diag d;
+	uint32_t cp;
+	int a, b;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	a = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(a, 0);
+	b = start(FP_PROF_CONTEXT_PYTHON, &d);
+	ASSERT_GE(b, 0);
+	ASSERT_EQ(cstats().sessions, 2);
+	ASSERT_OK(fp_prof_callpath_intern(&fr, 1, &cp));
+	/* A scope in session a only. */
+	ASSERT_OK(fp_prof_scope_enter(a, "only_a", 6, 0));
+	fp_cupti_set_thread_callpath(cp);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_scope_exit(a, NULL, 0, &d));
+	record(1, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(a), "only_a/k", "count"), 1);
+	ASSERT_DEQ(metric(tree(b), "m.py:g@9/k", "count"), 1);
+	ASSERT_OK(fp_prof_finalize(a, NULL, &d));
+	ASSERT(cstats().enabled);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	record(2, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(b), "k", "count"), 1);
+	ASSERT_OK(fp_prof_finalize(b, NULL, &d));
+	ASSERT(!cstats().enabled);
+	/* Records arriving with no session are counted, not delivered anywhere. */
+	record(3, "late", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_EQ(cstats().orphaned, 1);
+	fake_close();
+}
+
+TEST(cupti_backend_finalize_flushes)
+{
+	struct fp_diag d;
+	char path[300];
+	FILE *f;
+	char buf[4096];
+	size_t n;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	record(1, "flushed_kernel", 10, 0);
+	/* Not completed by hand: finalize's flush must deliver it before writing. */
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	ASSERT_EQ(cstats().kernels, 1);
+	snprintf(path, sizeof(path), "%s.hatchet", out_path("cupti"));
+	f = fopen(path, "r");
+	ASSERT_NOT_NULL(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ASSERT(strstr(buf, "\"flushed_kernel\"") != NULL);
+	ASSERT(strstr(buf, "\"num_sms\"") != NULL);
+	fake_close();
+}
+
+/* One whole session under the failing allocator; everything torn down before returning. */
+static int oom_scenario(void)
+{
+	struct fp_diag d;
+	int id, rc;
+
+	fk.fake_cupti_reset();
+	id = start(FP_PROF_CONTEXT_PYTHON, &d);
+	if (id < 0) {
+		rc = id;
+		goto out;
+	}
+	if (fp_prof_scope_enter(id, "s", 1, 0) == FP_OK) {
+		fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+		fp_prof_scope_exit(id, NULL, 0, NULL);
+	}
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	record(1, "k", 10, 0);
+	record(2, "k", 10, 0);
+	fk.fake_cupti_complete();
+	rc = fp_prof_finalize(id, NULL, &d);
+out:
+	fp__cupti_reset();
+	fp_prof_shutdown();
+	return rc;
+}
+
+TEST(cupti_backend_oom)
+{
+	long i, total;
+	int rc;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	fpt_oom_install(-1);
+	ASSERT_OK(oom_scenario());
+	total = fpt_oom_count();
+	ASSERT_EQ(fpt_oom_live(), 0);
+	fpt_oom_uninstall();
+	for (i = 0; i < total; i++) {
+		fpt_oom_install(i);
+		rc = oom_scenario();
+		if (fpt_oom_live() != 0)
+			fpt_fail(__FILE__, __LINE__, "fail_at %ld: %ld blocks leaked", i,
+				 fpt_oom_live());
+		fpt_oom_uninstall();
+		/* Losses after start are counted in the session, not returned. */
+		ASSERT(rc == FP_OK || rc == FP_ENOMEM);
+	}
+	ASSERT_OK(fp_cupti_register());
+	fake_close();
+}
