@@ -149,6 +149,10 @@ test_env() {
 	if [ -x "$BUILD/tests/helper/fp-test-tool" ]; then
 		export FP_TEST_TOOL="$FP_BUILD_DIR/tests/helper/fp-test-tool"
 	fi
+	# The stand-in libcupti of the C unit tests, for the Python CUPTI-backend tests.
+	if [ -f "$BUILD/tests/unit/fake-cupti/libfakecupti.so" ]; then
+		export FP_FAKE_CUPTI="$FP_BUILD_DIR/tests/unit/fake-cupti/libfakecupti.so"
+	fi
 	fp_note "FLAGPRISM_CLI=${FLAGPRISM_CLI:-<not built>}"
 	fp_note "FP_UNIT_TESTS=${FP_UNIT_TESTS:-<not built>}"
 	fp_note "FP_BUILD_DIR=$FP_BUILD_DIR"

@@ -94,7 +94,7 @@ static const struct {
 	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
 };
 
-/* Numbers of a launch_metadata dict into md: 0, or -1 with an exception. */
+/* Numbers of a launch_metadata dict into md: 0, or -1 with an exception (part prof's wording). */
 static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
 {
 	size_t i;
@@ -111,32 +111,45 @@ static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
 		if (!v || v == Py_None)
 			continue;
 		x = PyFloat_AsDouble(v);
-		if (x == -1.0 && PyErr_Occurred())
+		if (x == -1.0 && PyErr_Occurred()) {
+			PyErr_Format(PyExc_TypeError,
+				     "launch metadata '%s' must be a number, not %.100s",
+				     md_fields[i].key, Py_TYPE(v)->tp_name);
 			return -1;
+		}
 		memcpy((char *)md + md_fields[i].off, &x, sizeof(x));
 		md->flags |= md_fields[i].flag;
 	}
 	return 0;
 }
 
-PyDoc_STRVAR(cupti_set_launch_doc,
-	     "cupti_set_launch(callpath=None, metadata=None, est=None, programs=1) -> None\n\n"
-	     "For the next kernel launch on this thread only: file it under call-path id\n"
-	     "`callpath` (None: none) with the numbers of a launch_metadata dict (flops8..64,\n"
-	     "bytes) and an estimate est=(bytes, flops) per program, multiplied by `programs`\n"
-	     "(the grid's size) into est_bytes / est_flops. Call it just before the launch.");
+PyDoc_STRVAR(
+	cupti_set_launch_doc,
+	"cupti_set_launch(callpath=None, metadata=None, est=None, programs=1, *,\n"
+	"                 read_callpath=False) -> None\n\n"
+	"For the next kernel launch on this thread only: file it under call-path id\n"
+	"`callpath` (None: none), or, with read_callpath=True, under the call path of the calling\n"
+	"Python frames (as prof_callpath() reads it); with the numbers of a launch_metadata dict\n"
+	"(flops8..64, bytes) and an estimate est=(bytes, flops) per program, multiplied by\n"
+	"`programs` (the grid's size) into est_bytes / est_flops. The launch hook calls it as\n"
+	"its last step before the launch; the scopes and state are read by the backend itself.");
 
 static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"callpath", "metadata", "est", "programs", NULL};
+	static char *kwlist[] = {"callpath", "metadata", "est", "programs", "read_callpath", NULL};
 	PyObject *cpobj = Py_None, *mdobj = Py_None, *est = Py_None;
 	struct fp_prof_metadata md;
 	uint32_t callpath = FP_PROF_NO_CALLPATH;
 	double programs = 1, b, f;
+	int here = 0, rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOd:cupti_set_launch", kwlist, &cpobj, &mdobj,
-					 &est, &programs))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOd$p:cupti_set_launch", kwlist, &cpobj,
+					 &mdobj, &est, &programs, &here))
 		return NULL;
+	if (here && cpobj != Py_None) {
+		PyErr_SetString(PyExc_ValueError, "give callpath or read_callpath=True, not both");
+		return NULL;
+	}
 	if (cpobj != Py_None) {
 		unsigned long v = PyLong_AsUnsignedLong(cpobj);
 
@@ -158,6 +171,14 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 		md.est_flops = f * programs;
 		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
 	}
+	if (here) {
+		rc = fpy_prof_callpath_read(&callpath);
+		if (rc == -1 && PyErr_Occurred())
+			return NULL;
+		if (rc)
+			return raise_status(module, rc, NULL);
+	}
+	/* Last, after everything that could fail: a launch never gets half of what was meant. */
 	fp_cupti_set_thread_launch(callpath, md.flags ? &md : NULL);
 	Py_RETURN_NONE;
 }

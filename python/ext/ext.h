@@ -59,4 +59,12 @@ int fpy_errors_exec(PyObject *module);
  */
 int fpy_raise(PyObject *module, int status, const struct fp_diag *diag);
 
+/**
+ * Part `prof`: the interned call-path id (fp_prof_callpath_intern()) of the Python code running
+ * now, innermost frames nearest the launch, skipped prefixes left out, cached by code object and
+ * line. For launch hooks (part `cupti` hands it to the CUPTI backend). FP_OK and *id; -1 with a
+ * Python exception set, or another negative status. Needs the GIL.
+ */
+int fpy_prof_callpath_read(uint32_t *id);
+
 #endif /* FPY_EXT_H */

@@ -218,9 +218,9 @@ static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, ui
 
 /*
  * The call-path id of the calling Python code: FP_OK and *id, or a negative status (-1 with a
- * Python exception set when a string could not be read).
+ * Python exception set when a string could not be read). Part `cupti` uses it too (ext.h).
  */
-static int callpath_read(uint32_t *id)
+int fpy_prof_callpath_read(uint32_t *id)
 {
 	struct cp_key raw[CP_MAX_WALK];
 	PyFrameObject *f = PyEval_GetFrame();
@@ -375,7 +375,7 @@ PyDoc_STRVAR(prof_callpath_doc,
 static PyObject *prof_callpath(PyObject *module, PyObject *unused)
 {
 	uint32_t id;
-	int rc = callpath_read(&id);
+	int rc = fpy_prof_callpath_read(&id);
 
 	if (rc == -1 && PyErr_Occurred())
 		return NULL;
@@ -987,7 +987,7 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 				    begin);
 	rc = fp_prof_name_intern(kernel, (size_t)klen, &l.kernel);
 	if (!rc && cp) {
-		rc = callpath_read(&l.callpath);
+		rc = fpy_prof_callpath_read(&l.callpath);
 		if (rc == -1 && PyErr_Occurred())
 			return NULL;
 	}

@@ -13,9 +13,13 @@ Two paths, both installed while a session is open and removed when the last one 
   the caller's frame.
 * **Compiled kernels**: ``knobs.runtime.launch_enter_hook``/``launch_exit_hook`` (Triton's hook
   chains, added to and removed from, never assigned). For sessions on the host backend, times
-  are host-measured launch times (enter to exit hook); sessions on a device backend (CUPTI) get
-  their kernel events from it and are left alone here. The grid and the ``CompiledKernel`` (for
-  ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s frames.
+  are host-measured launch times (enter to exit hook). Sessions on the CUPTI backend get their
+  kernel events from the device: for them the enter hook only hands the launch's Python call
+  path, launch metadata and estimate to the backend (``cupti_set_launch``), as its very last
+  step before Triton's launcher calls ``cuLaunchKernelEx`` on the same thread; it never files a
+  host-timed launch in them (that would count every kernel twice). The grid and the
+  ``CompiledKernel`` (for ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s
+  frames. Interpreted launches run on the CPU and are not recorded in CUPTI sessions.
 
 Estimates: TTIR is parsed and estimated in C (``ttir_estimate``), once per kernel and
 specialization; on the interpreter the TTIR comes from compiling for a CUDA target without a GPU
@@ -36,11 +40,25 @@ from typing import Any, Callable
 
 from flagprism import _ext
 
-#: The active sessions (profiler._Session objects), replaced as a whole by profiler.py whenever a
-#: session starts, finalizes, activates or deactivates. Hooks read it without a lock.
+# What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
+# finalizes, activates or deactivates (profiler.py calls it with its lock held).
+
+#: The active sessions (profiler._Session objects), every backend.
 view: tuple[Any, ...] = ()
-#: Sessions are open but none is active: launches are not timed, only counted as ignored.
-paused = False
+#: The active sessions whose launches this module times and files (HOST_TIMED backends).
+host_view: tuple[Any, ...] = ()
+#: The active sessions on the CUPTI backend, and what any of them asks for. When none asks for
+#: anything (shadow context, no hook, no estimates) the hooks leave CUPTI launches alone: the
+#: backend reads the scopes and state itself.
+device_view: tuple[Any, ...] = ()
+device_hook = False
+device_estimates = False
+device_python = False
+device_needs = False
+#: Ids of open, deactivated, host-timed sessions: they count the launches they ignore.
+host_inactive: tuple[int, ...] = ()
+#: Every open session is host-timed, so one call may target all of them (FP_PROF_ALL).
+all_host = True
 
 #: File-name prefixes left out of Python call paths besides flagprism's and Triton's own.
 extra_skip: list[str] = []
@@ -48,6 +66,8 @@ extra_skip: list[str] = []
 #: Backends whose kernel events this module makes (host clock). A session on any other backend
 #: (CUPTI) gets compiled kernels' events from its device activity source instead.
 HOST_TIMED = frozenset({"host", "null"})
+#: Backends that are told about each compiled launch through cupti_set_launch().
+CUPTI = "cupti"
 
 _lock = threading.RLock()
 _installed = False
@@ -152,6 +172,27 @@ def forget_estimates() -> None:
         _est_cache.clear()
 
 
+def publish(open_sessions: tuple[Any, ...]) -> None:
+    """Give the hooks a new picture of the open sessions (profiler._Session objects)."""
+    global view, host_view, device_view, device_hook, device_estimates, device_python
+    global device_needs, host_inactive, all_host
+    active = tuple(s for s in open_sessions if s.active)
+    dev = tuple(s for s in active if s.backend == CUPTI)
+    # A launch racing with publish() may see old values of some of these and new values of
+    # others; each on its own describes sessions that were open, which is all a hook needs.
+    device_hook = any(s.hook for s in dev)
+    device_estimates = any(s.estimates for s in dev) and not _estimates_disabled()
+    device_python = any(s.context == "python" for s in dev)
+    device_needs = device_hook or device_estimates or device_python
+    device_view = dev
+    host_view = tuple(s for s in active if s.backend in HOST_TIMED)
+    host_inactive = tuple(
+        s.id for s in open_sessions if not s.active and s.backend in HOST_TIMED
+    )
+    all_host = all(s.backend in HOST_TIMED for s in open_sessions)
+    view = active
+
+
 # ------------------------------------------------------------------------------------------------
 # Recording
 # ------------------------------------------------------------------------------------------------
@@ -181,8 +222,11 @@ def _record(
     named = md["name"] if md and isinstance(md.get("name"), str) else kernel
     first = sessions[0]
     python_ctx = any(s.context == "python" for s in sessions)
-    if all(s.hook == first.hook and s.estimates == first.estimates for s in sessions):
-        # One call files the launch in every active session.
+    if all_host and all(
+        s.hook == first.hook and s.estimates == first.estimates for s in sessions
+    ):
+        # One call files the launch in every active session (and counts it as ignored in the
+        # deactivated ones). Never with a CUPTI session open: it has the device's record.
         _ext.prof_host_launch(
             None,
             named if first.hook else kernel,
@@ -210,11 +254,17 @@ def _record(
             )
         except OSError:
             pass  # finalized by another thread since the launch began: nothing to file it in
+    _count_ignored(kernel)
 
 
 def _count_ignored(kernel: str) -> None:
-    """A launch while every open session is deactivated: the sessions count it as ignored."""
-    _ext.prof_host_launch(None, kernel, (0,), 0, 0)
+    """A launch the deactivated host-timed sessions count as ignored (a CUPTI session counts
+    its own, from the device record)."""
+    for sid in host_inactive:
+        try:
+            _ext.prof_host_launch(sid, kernel, (0,), 0, 0)
+        except OSError:
+            pass  # finalized meanwhile
 
 
 def _summary(e: dict[str, Any]) -> str:
@@ -334,10 +384,11 @@ def _launch_metadata(
 
 def _make_grid_call(orig: Callable[..., Any]) -> Callable[..., Any]:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        sessions = view
+        # Interpreted kernels run on the CPU: only host-timed sessions record them.
+        sessions = host_view
         if not sessions:
             ret = orig(self, *args, **kwargs)
-            if paused:
+            if host_inactive:
                 _count_ignored(getattr(self.fn, "__name__", "kernel"))
             return ret
         ifn = _interpreted_function(sys._getframe(1))
@@ -420,23 +471,59 @@ def _gpu_estimate(kernel: Any) -> tuple[tuple[float, float] | None, str]:
 
 
 def _gpu_enter(launch_metadata: Any) -> None:
-    sessions = tuple(s for s in view if s.backend in HOST_TIMED)
-    if not sessions:
-        if paused:
+    host, dev = host_view, device_view if device_needs else ()
+    if not host and not dev:
+        if host_inactive:
             _count_ignored(
                 str((getattr(launch_metadata, "data", None) or {}).get("name", "kernel"))
             )
         return
-    stack = _tls.__dict__.setdefault("launches", [])
     raw = getattr(launch_metadata, "data", None) or {}
     base = raw.get("name")  # the kernel's symbol, before launch_metadata may rename it
     data: dict[str, Any] | None = None
-    if launch_metadata is not None and any(s.hook for s in sessions):
-        # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does.
+    if launch_metadata is not None and (device_hook or any(s.hook for s in host)):
+        # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does. It
+        # may launch kernels itself: those are done before this launch is described below.
         data = dict(launch_metadata.get())
     grid, kernel = _gpu_launch_info(sys._getframe(1))
     name = base if isinstance(base, str) else str(getattr(kernel, "name", "kernel"))
-    stack.append((sessions, name, data, grid, kernel, _ext.prof_clock_ns()))
+    if not host and host_inactive:
+        _count_ignored(name)
+    if host:
+        stack = _tls.__dict__.setdefault("launches", [])
+        stack.append((host, name, data, grid, kernel, _ext.prof_clock_ns()))
+    if dev:
+        _device_launch(dev, name, data, grid, kernel)
+
+
+def _device_launch(
+    sessions: tuple[Any, ...],
+    name: str,
+    data: dict[str, Any] | None,
+    grid: tuple[int, int, int] | None,
+    kernel: Any,
+) -> None:
+    """Tell the CUPTI backend about the launch about to happen on this thread: its call path,
+    launch metadata and estimate. The backend reads the scopes and state itself, in its launch
+    callback, and files the device's record under all of it. One record feeds every CUPTI
+    session, so what any of them asks for (metadata, estimates) reaches all of them."""
+    est = None
+    if device_estimates:
+        if kernel is None or grid is None:
+            note = "unavailable: the launch's grid or compiled kernel was not found"
+        else:
+            est, note = _gpu_estimate(kernel)
+        _note_estimate(tuple(s for s in sessions if s.estimates), name, note)
+    programs = float(grid[0] * grid[1] * grid[2]) if grid is not None else 1.0
+    # The very last step before Triton's launcher calls cuLaunchKernelEx on this thread: the
+    # hand-over is one-shot and would go to whatever kernel this thread launches next.
+    _ext.cupti_set_launch(
+        None,
+        data if device_hook else None,
+        est,
+        programs,
+        read_callpath=device_python,
+    )
 
 
 def _gpu_exit(launch_metadata: Any) -> None:

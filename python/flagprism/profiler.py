@@ -9,10 +9,10 @@
 
 Sessions, scopes, call paths, aggregation and the output files are the C core's
 (``include/flagprism/prof.h``, reached through ``flagprism._ext``). This module checks arguments,
-picks the backend, keeps the list of open sessions that the launch hooks (``_profhook.py``) read,
-and turns C statuses into exceptions (through the extension). Several sessions may be open and
-active at once; every call that takes a ``session`` applies to all open sessions when it is
-None. docs/profiler.md is the user guide.
+picks the backend (and, for CUPTI, where its library is looked for), keeps the list of open
+sessions that the launch hooks (``_profhook.py``) read, and turns C statuses into exceptions
+(through the extension). Several sessions may be open and active at once; every call that takes
+a ``session`` applies to all open sessions when it is None. docs/profiler.md is the user guide.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ __all__ = [
     "exit_state",
     "depth",
     "sessions",
+    "cupti_search_dirs",
 ]
 
 #: Output path (without suffix) of a session started without a name.
@@ -77,9 +78,8 @@ _atexit_registered = False
 
 
 def _refresh() -> None:
-    """Publish the active sessions to the launch hooks (lock held)."""
-    _profhook.view = tuple(s for s in _sessions.values() if s.active)
-    _profhook.paused = bool(_sessions) and not _profhook.view
+    """Publish the open sessions to the launch hooks (lock held)."""
+    _profhook.publish(tuple(_sessions.values()))
 
 
 def _choice(what: str, value: Any, allowed: Iterable[Any]) -> None:
@@ -113,36 +113,110 @@ def _cuda_present() -> bool:
         return False
 
 
-def _pick_backend(backend: str | None) -> str:
+def _pick_backend(backend: str | None) -> tuple[str, bool]:
+    """The backend to start, and whether it was chosen here (backend=None), in which case a
+    CUPTI backend that cannot start falls back to "host"."""
     registered = _ext.prof_backends()
     if backend is None:
-        if not _cuda_present():
-            return "host"
-        if "cupti" in registered:
-            return "cupti"
-        warnings.warn(
-            "flagprism.profiler: a CUDA device is present but this build has no CUPTI backend; "
-            "using the 'host' backend: kernel times on the GPU are host-measured launch times "
-            "(launch enter to exit hook), not device execution times",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return "host"
+        if _cuda_present() and "cupti" in registered:
+            return "cupti", True
+        return "host", True
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a str or None, not {type(backend).__name__}")
     if backend == "cupti" and "cupti" not in registered:
         _ext._raise_status(
             -6,
-            "backend='cupti': this build of FlagPrism has no CUPTI backend yet; "
-            "use backend='host' (host-measured launch times) or backend=None",
+            "the CUPTI backend cannot run: this build of the flagprism extension does not "
+            "have it; use backend='host' (host-measured launch times) or backend=None",
         )
     if backend not in registered:
         names = ", ".join(repr(b) for b in registered)
         raise ValueError(f"unknown profiler backend {backend!r}; registered: {names}")
-    return backend
+    return backend, False
 
 
-def _environment(sid: int, backend: str, notes: list[str]) -> None:
+def _torch_cuda_version() -> str | None:
+    """PyTorch's CUDA runtime version ("13.0"), read without importing torch when it is not
+    imported yet (torch/version.py is a few assignments)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        v = getattr(getattr(torch, "version", None), "cuda", None)
+        return v if isinstance(v, str) else None
+    try:
+        import importlib.util
+        import re
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return None
+        path = os.path.join(os.path.dirname(spec.origin), "version.py")
+        with open(path, encoding="utf-8") as f:
+            m = re.search(r"^cuda\b[^=\n]*=\s*['\"]([^'\"]+)['\"]", f.read(), re.MULTILINE)
+        return m.group(1) if m else None
+    except Exception:  # noqa: BLE001 - no answer is an answer
+        return None
+
+
+def cupti_search_dirs() -> list[str]:
+    """Directories the CUPTI backend looks in for libcupti (after a copy the process already
+    holds and $FLAGPRISM_CUPTI_PATH, before /usr/local/cuda), best first: the copy that matches
+    the CUDA runtime PyTorch uses (``torch.version.cuda``), since CUPTI must match the driver
+    and runtime that launch the kernels. CUDA 13: the ``nvidia/cu13/lib`` wheel, Triton's
+    bundled CUPTI 12.8, ``nvidia/cuda_cupti/lib``. CUDA 12: ``nvidia/cuda_cupti/lib``, Triton's,
+    ``nvidia/cu13/lib``. No CUDA PyTorch: Triton's (the one Proton uses), then the wheels.
+    Only existing directories are listed."""
+    import importlib.util
+
+    cu13: list[str] = []
+    cu12: list[str] = []
+    try:
+        spec = importlib.util.find_spec("nvidia")
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            cu13.append(os.path.join(root, "cu13", "lib"))
+            cu12.append(os.path.join(root, "cuda_cupti", "lib"))
+    except Exception:  # noqa: BLE001 - no nvidia wheels
+        pass
+    bundled: list[str] = []
+    try:
+        spec = importlib.util.find_spec("triton")
+        if spec is not None and spec.origin:
+            root = os.path.dirname(spec.origin)
+            bundled.append(os.path.join(root, "backends", "nvidia", "lib", "cupti"))
+    except Exception:  # noqa: BLE001 - no Triton
+        pass
+    cuda = _torch_cuda_version() or ""
+    major = cuda.split(".", 1)[0]
+    if major == "13":
+        order = cu13 + bundled + cu12
+    elif major == "12":
+        order = cu12 + bundled + cu13
+    else:
+        order = bundled + cu13 + cu12
+    seen: list[str] = []
+    for d in order:
+        if d not in seen and os.path.isdir(d):
+            seen.append(d)
+    return seen
+
+
+_cupti_configured = False
+
+
+def _configure_cupti() -> None:
+    """Tell the CUPTI backend where to look for libcupti, once, before its first start (lock
+    held). A backend that already started in this process keeps what it has."""
+    global _cupti_configured
+    if _cupti_configured:
+        return
+    try:
+        _ext.cupti_configure(search_dirs=cupti_search_dirs())
+    except _ext.Error as e:
+        if getattr(e, "status_name", "") != "FP_ESTATE":
+            raise
+    _cupti_configured = True
+
+
+def _environment(sid: int, backend: str, notes: list[str], fallback: str | None = None) -> None:
     """Versions and timing notes for the metadata file's "environment" object."""
     import platform
 
@@ -162,6 +236,22 @@ def _environment(sid: int, backend: str, notes: list[str]) -> None:
             "host clock around each interpreted launch (TRITON_INTERPRET=1); "
             "for compiled kernels, host-measured launch times"
         )
+    elif backend == "cupti":
+        env["kernel_times"] = (
+            "device timestamps of CUPTI kernel activity records, on the host monotonic clock"
+        )
+        try:
+            st = _ext.cupti_stats()
+            env["cupti_library"] = f"{st['path']} (API version {st['api_version']})"
+        except Exception:  # noqa: BLE001 - the metadata is informative only
+            pass
+        if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+            env["cupti_note"] = (
+                "TRITON_INTERPRET is set: interpreted Triton launches run on the CPU and are "
+                "not recorded by the cupti backend"
+            )
+    if fallback:
+        env["backend_fallback"] = fallback
     if os.environ.get("TRITON_INTERPRET"):
         env["TRITON_INTERPRET"] = os.environ["TRITON_INTERPRET"]
     for i, note in enumerate(notes):
@@ -198,9 +288,11 @@ def start(
     name: output path without suffix (default ``"flagprism"``; parent directories are created).
     context: ``"shadow"`` (kernels under the open scopes) or ``"python"`` (under the launching
     Python call path, then scopes). data: ``"tree"`` (``<name>.hatchet``) or ``"trace"`` (also
-    ``<name>.chrome_trace.json``). backend: None picks one ("host" on the interpreter),
-    ``"host"``, or ``"cupti"`` (raises NotSupportedError until it exists). hook: None or
-    ``"triton"`` (record each kernel's ``launch_metadata`` values). estimates: attach
+    ``<name>.chrome_trace.json``). backend: None picks one ("cupti" where a CUDA device is
+    present and CUPTI can start, else "host", with a warning when it had to give up CUPTI),
+    ``"host"``, or ``"cupti"`` (device times; raises when it cannot start: NotSupportedError
+    without a GPU or libcupti, flagprism.Error FP_EBUSY with another CUPTI subscriber). hook:
+    None or ``"triton"`` (record each kernel's ``launch_metadata`` values). estimates: attach
     ``est_bytes``/``est_flops`` derived from the kernel's TTIR (``FLAGPRISM_PROF_ESTIMATES=0``
     turns them off process-wide).
 
@@ -213,7 +305,7 @@ def start(
         _choice("data", data, DATA)
         if hook is not None:
             _choice("hook", hook, HOOKS)
-        be = _pick_backend(backend)
+        be, auto = _pick_backend(backend)
         path = os.fspath(name) if name is not None else DEFAULT_PROFILE_NAME
         if not isinstance(path, str) or not path:
             raise ValueError("name must be a non-empty path")
@@ -222,7 +314,7 @@ def start(
             os.makedirs(parent, exist_ok=True)
         notes = _profhook.install()
         try:
-            sid = _ext.prof_start(path, context, data, be, hook)
+            sid, be, fallback = _start_backend(path, context, data, be, auto, hook)
         except BaseException:
             if not _sessions:
                 _profhook.uninstall()
@@ -237,7 +329,7 @@ def start(
             estimates=bool(estimates),
         )
         try:
-            _environment(sid, be, notes)
+            _environment(sid, be, notes, fallback)
         except BaseException:
             _ext.prof_finalize(sid)
             if not _sessions:
@@ -249,6 +341,34 @@ def start(
             atexit.register(_at_exit)
             _atexit_registered = True
         return sid
+
+
+def _start_backend(
+    path: str, context: str, data: str, be: str, auto: bool, hook: str | None
+) -> tuple[int, str, str | None]:
+    """prof_start() on `be` (lock held): (session id, backend, why it fell back or None). A
+    CUPTI backend picked by backend=None that cannot start (no libcupti or driver, another
+    CUPTI subscriber such as Proton) gives way to "host" with a warning; asked for by name, it
+    raises."""
+    if be != "cupti":
+        return _ext.prof_start(path, context, data, be, hook), be, None
+    _configure_cupti()
+    try:
+        return _ext.prof_start(path, context, data, be, hook), be, None
+    except _ext.Error as e:
+        if not auto:
+            raise
+        reason = f"{e.status_name}: {e.detail or e}"
+    warnings.warn(
+        "flagprism.profiler: a CUDA device is present but the CUPTI backend cannot start "
+        f"({reason}); using the 'host' backend: kernel times are host-measured launch times "
+        "(launch enter to exit hook), not device execution times. backend='cupti' makes this "
+        "an error",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    sid = _ext.prof_start(path, context, data, "host", hook)
+    return sid, "host", f"backend=None fell back from 'cupti' to 'host': {reason}"
 
 
 def activate(session: int | None = None) -> None:

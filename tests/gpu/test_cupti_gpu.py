@@ -10,6 +10,8 @@ What the unit tests (tests/unit/test-cupti-*.c, on a fake libcupti) cannot show:
   before profiling started lands under the replaying scope only;
 * PyTorch's own kernels (runtime API launches) are attributed to the open scope;
 * the Python context files Triton kernels under the launching Python frames;
+* backend=None picks CUPTI on a GPU, and hook="triton" launch metadata and IR estimates reach
+  the device's records; a host session open alongside counts each launch once too;
 * with Proton (triton.profiler) started first in the process, ours fails cleanly (FP_EBUSY,
   "another CUPTI subscriber") instead of recording nothing. Run in child processes, because a
   process never gets the CUPTI subscriber slot back.
@@ -61,6 +63,20 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def add_md(grid: Any, metadata: Any, args: dict[str, Any]) -> dict[str, Any]:
+    n = args["n"]
+    return {"flops32": n, "bytes": 12 * n}
+
+
+@triton.jit(launch_metadata=add_md)
+def add_md_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+             mask=mask)
 
 
 BLOCK = 1024
@@ -308,6 +324,54 @@ def test_python_context_call_path(out: str) -> None:
     path = found[0]
     assert any("launch_site" in p for p in path), path
     assert path[-1] == "step", path
+
+
+def test_backend_none_hook_metadata_and_estimates(out: str) -> None:
+    x, y, z = tensors(1 << 16)
+    n = x.numel()
+    grid = (triton.cdiv(n, BLOCK),)
+    add_md_kernel[grid](x, y, z, n, BLOCK=BLOCK)
+    torch.cuda.synchronize()
+    profiler.start(out, hook="triton")  # backend=None: CUPTI on a GPU
+    assert profiler.sessions()[0]["backend"] == "cupti"
+    with profiler.scope("md"):
+        for _ in range(10):
+            add_md_kernel[grid](x, y, z, n, BLOCK=BLOCK)
+    torch.cuda.synchronize()
+    profiler.finalize()
+    md = node(load_tree(out), "md")
+    assert md is not None
+    ks = [c for c in md["children"] if c["frame"]["name"].startswith("add_md_kernel")]
+    assert len(ks) == 1, child_names(md)
+    m = ks[0]["metrics"]
+    assert m["count"] == 10 and m["device_type"] == "CUDA", m
+    assert (m["flops32"], m["bytes"]) == (10 * n, 10 * 12 * n), m
+    assert m["est_bytes"] > 0 and m["est_flops"] > 0, m
+    assert meta(out)["session"]["backend"] == "cupti"
+
+
+def test_host_session_alongside(tmp_path: Path) -> None:
+    x, y, z = tensors(4096)
+    add(x, y, z)
+    torch.cuda.synchronize()
+    host = profiler.start(str(tmp_path / "host"), backend="host")
+    dev = profiler.start(str(tmp_path / "dev"), backend="cupti", hook="triton")
+    with profiler.scope("s"):
+        for _ in range(20):
+            add(x, y, z)
+    torch.cuda.synchronize()
+    profiler.finalize(dev)
+    profiler.finalize(host)
+    trees = {
+        "host": json.loads((tmp_path / "host.hatchet").read_text())[0],  # no CUDA devices
+        "dev": load_tree(str(tmp_path / "dev")),
+    }
+    for name, device_type in (("host", "CPU"), ("dev", "CUDA")):
+        s = node(trees[name], "s")
+        assert s is not None, name
+        ks = [c for c in s["children"] if c["frame"]["name"].startswith("add_kernel")]
+        assert len(ks) == 1 and ks[0]["metrics"]["count"] == 20, (name, child_names(s))
+        assert ks[0]["metrics"]["device_type"] == device_type
 
 
 # -------------------------------------------------------------------------------------------------

@@ -175,6 +175,10 @@ def test_doctor_json() -> None:
         "nvperf_host",
         "error",
     }
+    counters = d["cupti"]["counters"]
+    assert counters["access"] in ("allowed", "admin-only", "unknown")
+    assert counters["admin_only"] in (0, 1, None) and isinstance(counters["privileged"], bool)
+    assert counters["detail"]
     assert set(d["verdicts"]) == {
         "debugger_interpreter",
         "debugger_gpu",

@@ -3,8 +3,9 @@
  * `flagprism doctor`: can FlagPrism work here, and if not, why. A small Python probe (embedded
  * below, run with `python -c`) reports what only Python knows: the packages, the Triton
  * interpreter, what PyTorch sees of the GPU and where the wheels keep libcupti. Then the CUPTI
- * probe of the library runs in this process. The result is a report with one verdict per area,
- * or one JSON object. It diagnoses; it never installs, fixes or changes anything.
+ * probe of the library and the hardware-counter permission check run in this process. The result
+ * is a report with one verdict per area, or one JSON object. It diagnoses; it never installs,
+ * fixes or changes anything.
  */
 #include "tool.h"
 
@@ -98,17 +99,24 @@ static const char probe_script[] =
 	"            out('cuda.device0.capability', '%d.%d' % (cc[0], cc[1]))\n"
 	"    except BaseException as e:\n"
 	"        out('cuda.available', why(e))\n"
-	"dirs = []\n"
-	"if tdir:\n"
-	"    dirs.append(os.path.join(tdir, 'backends', 'nvidia', 'lib', 'cupti'))\n"
+	"dirs = None\n"
 	"try:\n"
-	"    import importlib.util\n"
-	"    spec = importlib.util.find_spec('nvidia')\n"
-	"    for loc in (spec.submodule_search_locations or []) if spec else []:\n"
-	"        dirs.append(os.path.join(loc, 'cu13', 'lib'))\n"
-	"        dirs.append(os.path.join(loc, 'cuda_cupti', 'lib'))\n"
+	"    from flagprism.profiler import cupti_search_dirs\n"
+	"    dirs = cupti_search_dirs()\n"
 	"except BaseException:\n"
-	"    pass\n"
+	"    dirs = None\n"
+	"if dirs is None:\n"
+	"    dirs = []\n"
+	"    if tdir:\n"
+	"        dirs.append(os.path.join(tdir, 'backends', 'nvidia', 'lib', 'cupti'))\n"
+	"    try:\n"
+	"        import importlib.util\n"
+	"        spec = importlib.util.find_spec('nvidia')\n"
+	"        for loc in (spec.submodule_search_locations or []) if spec else []:\n"
+	"            dirs.append(os.path.join(loc, 'cu13', 'lib'))\n"
+	"            dirs.append(os.path.join(loc, 'cuda_cupti', 'lib'))\n"
+	"    except BaseException:\n"
+	"        pass\n"
 	"out('cupti.dirs', os.pathsep.join(d for d in dirs if os.path.isdir(d)))\n"
 	"out('probe.done', '1')\n";
 
@@ -142,6 +150,7 @@ struct doctor {
 	size_t n_cupti_dirs;
 	struct fp_cupti_probe_result cupti;
 	int cupti_status;
+	struct fp_cupti_counters_info counters;
 	struct verdict verdicts[4];
 	char notes[4][REASON_MAX];
 	size_t n_notes;
@@ -412,6 +421,9 @@ static void judge(struct doctor *d)
 		add_reason(v, "libcupti API version %u", (unsigned)d->cupti.api_version);
 		if (!d->cupti.nvperf_host)
 			add_reason(v, "hardware counters need libnvperf_host.so next to libcupti");
+		if (d->counters.access == FP_CUPTI_COUNTERS_ADMIN_ONLY)
+			add_reason(v, "hardware counters and PC sampling are admin-only here (kernel "
+				      "tracing is not affected)");
 	}
 
 	if (pkg_ok(pkg) && strcmp(pkg, "unknown") != 0 && strcmp(pkg, FP_VERSION_STRING) != 0)
@@ -484,6 +496,32 @@ static const char *cupti_origin_text(enum fp_cupti_origin origin)
 	return "not found";
 }
 
+static const char *counters_access_name(enum fp_cupti_counters access)
+{
+	switch (access) {
+	case FP_CUPTI_COUNTERS_ALLOWED:
+		return "allowed";
+	case FP_CUPTI_COUNTERS_ADMIN_ONLY:
+		return "admin-only";
+	case FP_CUPTI_COUNTERS_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+static void print_counters(const struct fp_cupti_counters_info *c)
+{
+	static const char *const text[] = {"unknown", "permitted", "not permitted (admin-only)"};
+
+	row("counters/PC sampling", "%s", text[(unsigned)c->access < 3 ? c->access : 0]);
+	row("", "%s", c->detail);
+	if (c->access == FP_CUPTI_COUNTERS_ADMIN_ONLY) {
+		row("", "to enable: add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a");
+		row("", "file in /etc/modprobe.d/ and reload the driver (or reboot), or run as root");
+		row("", "or with CAP_PERFMON (driver R565+) or CAP_SYS_ADMIN");
+	}
+}
+
 static void print_text(const struct doctor *d)
 {
 	char api[16];
@@ -540,6 +578,7 @@ static void print_text(const struct doctor *d)
 	}
 	if (d->cupti.error[0])
 		row(d->cupti.found ? "note" : "error", "%s", d->cupti.error);
+	print_counters(&d->counters);
 
 	puts("\nVerdict");
 	for (i = 0; i < FPT_ARRAY_SIZE(d->verdicts); i++) {
@@ -650,6 +689,16 @@ static int print_json(const struct doctor *d)
 	for (i = 0; i < d->n_cupti_dirs; i++)
 		fp_jsonw_string(w, d->cupti_dirs[i]);
 	fp_jsonw_array_end(w);
+	fp_jsonw_key(w, "counters");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "access", counters_access_name(d->counters.access));
+	if (d->counters.admin_only < 0)
+		fp_jsonw_kv_null(w, "admin_only");
+	else
+		fp_jsonw_kv_int(w, "admin_only", d->counters.admin_only);
+	fp_jsonw_kv_bool(w, "privileged", d->counters.privileged);
+	fp_jsonw_kv_string(w, "detail", d->counters.detail);
+	fp_jsonw_object_end(w);
 	fp_jsonw_object_end(w);
 
 	fp_jsonw_key(w, "verdicts");
@@ -728,6 +777,7 @@ int cmd_doctor(int argc, char **argv)
 
 	collect_cupti_dirs(d);
 	d->cupti_status = fp_cupti_probe(d->cupti_dirs, d->n_cupti_dirs, &d->cupti);
+	fp_cupti_counters_check(&d->counters);
 	judge(d);
 	if (json)
 		rc = print_json(d);

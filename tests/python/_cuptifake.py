@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A GPU played in Python for the Profiler's CUPTI backend, without a GPU: the child-process side
+of tests/python/test_profiler_cupti_fake.py.
+
+The backend loads libfakecupti.so (tests/unit/fake-cupti, built with the unit tests) through
+FLAGPRISM_CUPTI_PATH, and FLAGPRISM_CUDA_DRIVER_PATH points its driver calls at the same file.
+The fake cannot see launches made from Python, so this module does, through ctypes and the
+fake's control functions (here only, never in FlagPrism), what Triton's launcher and the GPU
+would do: call Triton's launch-enter hook chain from a frame holding gridX/gridY/gridZ below a
+frame holding the CompiledKernel (as Triton's launcher and JITFunction.run do), fire the
+cuLaunchKernelEx API callbacks with a new correlation id where the launcher would call the
+driver, call the exit hook chain; later write one kernel activity record per launch and hand
+the buffer back. PyTorch's launches are runtime-API callbacks without any Python hook.
+
+Each scenario runs in a process of its own (a process keeps its CUPTI subscriber for life),
+writes its profiles into the output directory and prints one JSON line of facts for the test to
+check. Usage: python _cuptifake.py SCENARIO OUTDIR (with the two variables above set).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve()
+DATA_DIR = HERE.parents[1] / "data"
+
+DRIVER, RUNTIME = 1, 2  # CUPTI callback domains
+CU_LAUNCH_KERNEL_EX = 652  # CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: Triton's launch
+CUDA_LAUNCH_KERNEL = 211  # CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: PyTorch's
+
+
+class FakeKernel(ctypes.Structure):
+    """struct fake_kernel of tests/unit/fake-cupti/fake_cupti.h."""
+
+    _fields_ = [
+        ("kind", ctypes.c_uint32),
+        ("corr", ctypes.c_uint32),
+        ("start", ctypes.c_uint64),
+        ("end", ctypes.c_uint64),
+        ("device", ctypes.c_uint32),
+        ("context", ctypes.c_uint32),
+        ("stream", ctypes.c_uint32),
+        ("grid", ctypes.c_int32 * 3),
+        ("block", ctypes.c_int32 * 3),
+        ("registers", ctypes.c_uint16),
+        ("static_smem", ctypes.c_int32),
+        ("dynamic_smem", ctypes.c_int32),
+        ("graph_node", ctypes.c_uint64),
+        ("graph_id", ctypes.c_uint32),
+        ("name", ctypes.c_char_p),
+    ]
+
+
+def marker_lines() -> dict[str, int]:
+    """{"name": line} of the lines of this file that end with "  # @name"."""
+    out = {}
+    for i, line in enumerate(HERE.read_text().splitlines(), 1):
+        m = re.search(r"  # @(\w+)$", line)
+        if m:
+            out[m.group(1)] = i
+    return out
+
+
+class Gpu:
+    """The fake libcupti's control side, and the launches waiting for their records."""
+
+    def __init__(self, path: str) -> None:
+        lib = ctypes.CDLL(path)
+        for name in ("fake_cupti_launch",):
+            getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
+            getattr(lib, name).restype = None
+        lib.fake_cupti_kernel.argtypes = [ctypes.POINTER(FakeKernel)]
+        lib.fake_cupti_kernel.restype = ctypes.c_int
+        lib.fake_cupti_complete.argtypes = []
+        lib.fake_cupti_complete.restype = None
+        lib.fake_cupti_set_busy.argtypes = [ctypes.c_char_p]
+        lib.fake_cupti_set_busy.restype = None
+        lib.fake_cupti_subscribed.restype = ctypes.c_int
+        self.lib = lib
+        self.corr = 0
+        self.pending: list[tuple[int, str, tuple[int, int, int]]] = []
+        self.durations: list[int] = []
+
+    def api_launch(self, domain: int, cbid: int, name: str, grid: tuple[int, int, int]) -> None:
+        """The API enter and exit callbacks of one launch call, with a new correlation id."""
+        self.corr += 1
+        self.lib.fake_cupti_launch(domain, cbid, self.corr)
+        self.pending.append((self.corr, name, grid))
+
+    def torch_launch(self, name: str, grid: tuple[int, int, int] = (8, 1, 1)) -> None:
+        """A PyTorch kernel: cudaLaunchKernel, no Python hook."""
+        self.api_launch(RUNTIME, CUDA_LAUNCH_KERNEL, name, grid)
+
+    def run(self, base_ns: int = 1000) -> None:
+        """The GPU runs every pending launch, one after the other: one activity record each,
+        launch i lasting base_ns + i ns (i counts from 0 over this Gpu's life)."""
+        from flagprism import _ext
+
+        t = _ext.prof_clock_ns() + 1000
+        for corr, name, grid in self.pending:
+            dur = base_ns + len(self.durations)
+            k = FakeKernel()
+            k.corr = corr
+            k.start = t
+            k.end = t + dur
+            k.stream = 7
+            k.grid[:] = grid
+            k.block[:] = (128, 1, 1)
+            k.name = name.encode()
+            assert self.lib.fake_cupti_kernel(ctypes.byref(k)) == 0, "the fake lost a record"
+            self.durations.append(dur)
+            t += dur + 10
+        self.pending.clear()
+
+    def deliver(self) -> None:
+        """run(), then hand the buffer back now (as CUPTI does when one fills up)."""
+        self.run()
+        self.lib.fake_cupti_complete()
+
+
+def compiled_kernel(name: str) -> SimpleNamespace:
+    """What Triton's JITFunction.run holds as `kernel`: a name, a hash and the TTIR."""
+    return SimpleNamespace(
+        name=name, hash=f"fake-{name}", asm={"ttir": (DATA_DIR / "ttir" / "add.ttir").read_text()}
+    )
+
+
+def _launcher(
+    gpu: Gpu, gridX: int, gridY: int, gridZ: int, md: Any, symbol: str  # noqa: N803
+) -> None:
+    """Triton's launcher: enter hook, cuLaunchKernelEx (the device names the kernel by its
+    symbol, whatever launch_metadata says), exit hook."""
+    from triton import knobs
+
+    knobs.runtime.launch_enter_hook(md)  # @launcher
+    gpu.api_launch(DRIVER, CU_LAUNCH_KERNEL_EX, symbol, (gridX, gridY, gridZ))
+    knobs.runtime.launch_exit_hook(md)
+
+
+def triton_launch(
+    gpu: Gpu,
+    kernel: SimpleNamespace,
+    grid: tuple[int, int, int],
+    metadata: Callable[..., dict[str, Any]] | None = None,
+    args: dict[str, Any] | None = None,
+) -> None:
+    """JITFunction.run: the launch metadata is a LazyDict that the hook may evaluate."""
+    from triton.compiler.compiler import LazyDict
+
+    md = LazyDict({"name": kernel.name, "function": 1, "stream": 0})
+    if metadata is not None:
+        md.add(metadata, (grid, kernel, args or {}))
+    _launcher(gpu, grid[0], grid[1], grid[2], md, kernel.name)  # @triton_launch
+
+
+def add_metadata(grid: Any, kernel: Any, args: dict[str, Any]) -> dict[str, Any]:
+    n = args["n"]
+    return {"name": f"{kernel.name}[n={n}]", "flops32": n, "bytes": 12 * n}
+
+
+# ------------------------------------------------------------------------------------------------
+# Scenarios
+# ------------------------------------------------------------------------------------------------
+
+
+def scenario_scopes(gpu: Gpu, out: Path) -> dict[str, Any]:
+    import flagprism.profiler as profiler
+    from flagprism import _ext
+
+    add = compiled_kernel("add_kernel")
+    sid = profiler.start(str(out / "scopes"), data="trace", backend="cupti")
+    assert profiler.sessions()[0]["backend"] == "cupti"
+    with profiler.scope("outer"):
+        for _ in range(3):
+            triton_launch(gpu, add, (4, 1, 1))
+        with profiler.state("fwd"):
+            for _ in range(2):
+                triton_launch(gpu, add, (4, 1, 1))
+        with profiler.scope("inner"):
+            gpu.torch_launch("torch_relu")
+            gpu.torch_launch("torch_relu")
+    triton_launch(gpu, add, (2, 1, 1))
+    gpu.run()
+    profiler.finalize(sid)
+    first = list(gpu.durations)
+    # A second session in the same process: the subscription is kept, callbacks re-enabled.
+    profiler.start(str(out / "again"), backend="cupti")
+    with profiler.scope("second"):
+        triton_launch(gpu, add, (1, 1, 1))
+    gpu.run()
+    profiler.finalize()
+    return {"durations": first, "second": gpu.durations[len(first):], "stats": _ext.cupti_stats()}
+
+
+def site_a(gpu: Gpu, kernel: SimpleNamespace) -> None:
+    triton_launch(gpu, kernel, (3, 1, 1), add_metadata, {"n": 3000})  # @site_a
+
+
+def site_b(gpu: Gpu, kernel: SimpleNamespace) -> None:
+    triton_launch(gpu, kernel, (3, 1, 1), add_metadata, {"n": 1000})  # @site_b
+
+
+def scenario_python(gpu: Gpu, out: Path) -> dict[str, Any]:
+    import flagprism.profiler as profiler
+    from flagprism import _ext
+
+    add = compiled_kernel("add_kernel")
+    inner = compiled_kernel("inner_kernel")
+
+    def nested_metadata(grid: Any, kernel: Any, args: dict[str, Any]) -> dict[str, Any]:
+        # Evaluating launch metadata may launch kernels itself: each must get its own context.
+        triton_launch(gpu, inner, (1, 1, 1))  # @nested
+        return {"flops32": 7.0}
+
+    outer = compiled_kernel("outer_kernel")
+    profiler.start(str(out / "python"), context="python", hook="triton", backend="cupti")
+    with profiler.scope("step"):
+        for _ in range(2):
+            site_a(gpu, add)  # @call_a
+        site_b(gpu, add)  # @call_b
+        gpu.torch_launch("torch_mm")
+    triton_launch(gpu, outer, (2, 1, 1), nested_metadata)  # @scenario_python
+    gpu.run()
+    profiler.finalize()
+    return {"stats": _ext.cupti_stats()}
+
+
+def scenario_mixed(gpu: Gpu, out: Path) -> dict[str, Any]:
+    """A host session and a CUPTI session together, each deactivated for a while."""
+    import flagprism.profiler as profiler
+
+    add = compiled_kernel("add_kernel")
+    host = profiler.start(str(out / "host"), backend="host", estimates=False)
+    dev = profiler.start(str(out / "dev"), backend="cupti", estimates=False)
+    with profiler.scope("s"):
+        for _ in range(3):
+            triton_launch(gpu, add, (4, 1, 1))
+        gpu.deliver()
+        profiler.deactivate(dev)
+        for _ in range(2):
+            triton_launch(gpu, add, (4, 1, 1))
+        gpu.deliver()  # the device records come while the CUPTI session is deactivated
+        profiler.activate(dev)
+        profiler.deactivate(host)
+        triton_launch(gpu, add, (4, 1, 1))
+        gpu.deliver()
+        profiler.activate(host)
+    profiler.finalize()
+    return {}
+
+
+def scenario_busy(gpu: Gpu, out: Path) -> dict[str, Any]:
+    """Another CUPTI subscriber (Proton, say) holds the process's slot."""
+    import flagprism
+    import flagprism.profiler as profiler
+    from triton import knobs
+
+    from flagprism import _profhook
+
+    gpu.lib.fake_cupti_set_busy(b"Proton")
+    res: dict[str, Any] = {}
+    try:
+        profiler.start(str(out / "explicit"), backend="cupti")
+    except flagprism.Error as e:
+        res["explicit"] = {"type": type(e).__name__, "status": e.status_name, "message": str(e)}
+    res["sessions_after_error"] = profiler.sessions()
+    res["hook_left"] = _profhook._gpu_enter in knobs.runtime.launch_enter_hook.calls
+    # backend=None on a "CUDA machine": gives way to the host backend, with a warning.
+    profiler._cuda_present = lambda: True  # type: ignore[assignment]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profiler.start(str(out / "auto"))
+    res["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    res["auto_backend"] = profiler.sessions()[0]["backend"]
+    triton_launch(gpu, compiled_kernel("add_kernel"), (4, 1, 1))
+    profiler.finalize()
+    res["subscribed"] = gpu.lib.fake_cupti_subscribed()
+    return res
+
+
+def scenario_auto(gpu: Gpu, out: Path) -> dict[str, Any]:
+    """backend=None where a CUDA device is present: the CUPTI backend."""
+    import flagprism.profiler as profiler
+    from flagprism import _ext
+
+    profiler._cuda_present = lambda: True  # type: ignore[assignment]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profiler.start(str(out / "auto"))
+    backend = profiler.sessions()[0]["backend"]
+    triton_launch(gpu, compiled_kernel("add_kernel"), (4, 1, 1))
+    gpu.run()
+    profiler.finalize()
+    return {
+        "backend": backend,
+        "warnings": [str(w.message) for w in caught],
+        "stats": _ext.cupti_stats(),
+        "search_dirs": profiler.cupti_search_dirs(),
+    }
+
+
+SCENARIOS = {
+    "scopes": scenario_scopes,
+    "python": scenario_python,
+    "mixed": scenario_mixed,
+    "busy": scenario_busy,
+    "auto": scenario_auto,
+}
+
+
+def main() -> int:
+    name, out = sys.argv[1], Path(sys.argv[2])
+    gpu = Gpu(os.environ["FLAGPRISM_CUPTI_PATH"])
+    try:
+        facts = SCENARIOS[name](gpu, out)  # @main
+    except BaseException:  # noqa: BLE001 - reported to the test
+        traceback.print_exc()
+        return 1
+    print("FACTS " + json.dumps(facts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())  # @module

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Profiler's Python API on the "cupti" backend, end to end, without a GPU.
+
+The backend runs on libfakecupti.so (tests/unit/fake-cupti, built with the C unit tests), and
+_cuptifake.py plays Triton's launcher and the GPU through the fake's control functions (see
+there). Each scenario runs in a child process, since a process keeps its CUPTI subscriber for
+life. Checked: kernels filed under scopes and states, Python call paths (context="python"),
+hook="triton" launch metadata and IR estimates on the device's records, exact counts (no launch
+counted twice by the host path), PyTorch's runtime-API launches, launches made while evaluating
+launch metadata, host and CUPTI sessions side by side with deactivation, backend=None choosing
+CUPTI, and another CUPTI subscriber (an error when asked for by name, a fallback to "host" with
+a warning for backend=None).
+
+The fake library is found through $FP_FAKE_CUPTI (scripts/test.sh sets it), else in
+$FP_BUILD_DIR or build/ under tests/unit/fake-cupti/; without it the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import _cuptifake
+import _profkernels as pk
+import pytest
+import trace_event_check
+
+HERE = Path(__file__).resolve().parent
+HELPER = (HERE / "_cuptifake.py").resolve()
+FAKE_NAME = "libfakecupti.so"
+
+
+def _fake_library() -> Path | None:
+    env = os.environ.get("FP_FAKE_CUPTI")
+    if env:
+        if not Path(env).is_file():
+            pytest.fail(f"FP_FAKE_CUPTI={env} is not a file")
+        return Path(env)
+    dirs = [os.environ.get("FP_BUILD_DIR"), str(HERE.parents[1] / "build")]
+    for d in dirs:
+        if d:
+            p = Path(d) / "tests" / "unit" / "fake-cupti" / FAKE_NAME
+            if p.is_file():
+                return p
+    return None
+
+
+FAKE = _fake_library()
+
+pytestmark = pytest.mark.skipif(
+    FAKE is None,
+    reason=f"{FAKE_NAME} is not built (the C unit tests build it: cmake --build build; or set "
+    "FP_FAKE_CUPTI to it)",
+)
+
+LINES = _cuptifake.marker_lines()
+
+
+def frame(func: str, marker: str) -> str:
+    return f"{HELPER}:{func}@{LINES[marker]}"
+
+
+def run_scenario(name: str, out: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["FLAGPRISM_CUPTI_PATH"] = str(FAKE)
+    env["FLAGPRISM_CUDA_DRIVER_PATH"] = str(FAKE)
+    # Compiled launches are what the fake plays; nothing here runs on the interpreter.
+    env.pop("TRITON_INTERPRET", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    r = subprocess.run(
+        [sys.executable, str(HELPER), name, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(out),
+    )
+    assert r.returncode == 0, f"scenario {name} failed:\n{r.stdout}\n{r.stderr}"
+    facts = [line for line in r.stdout.splitlines() if line.startswith("FACTS ")]
+    assert facts, r.stdout + r.stderr
+    return json.loads(facts[-1][len("FACTS ") :])
+
+
+def meta(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def test_scopes_states_counts_and_times(tmp_path: Path) -> None:
+    facts = run_scenario("scopes", tmp_path)
+    d = facts["durations"]
+    assert len(d) == 8
+    doc = json.loads((tmp_path / "scopes.hatchet").read_text())
+    assert doc[1]["CUDA"]["0"]["arch"] == "90"  # the fake driver's device table
+    ks = pk.kernels(pk.read_tree(tmp_path / "scopes.hatchet"))
+    assert set(ks) == {
+        ("outer", "add_kernel"),
+        ("outer", "fwd", "add_kernel"),
+        ("outer", "inner", "torch_relu"),
+        ("add_kernel",),
+    }
+    expect = {
+        ("outer", "add_kernel"): (3, d[0:3], 3 * 4),
+        ("outer", "fwd", "add_kernel"): (2, d[3:5], 2 * 4),
+        ("outer", "inner", "torch_relu"): (2, d[5:7], 0),
+        ("add_kernel",): (1, d[7:8], 2),
+    }
+    for path, (count, durs, programs) in expect.items():
+        m = ks[path]
+        assert m["count"] == count, (path, m)  # each kernel once: no host-timed copy
+        assert m["time (ns)"] == sum(durs), (path, m)
+        assert m["device_type"] == "CUDA", (path, m)
+        if programs:
+            # add.ttir: 12288 bytes and 1024 FLOPs per program, times the grid's programs.
+            assert (m["est_bytes"], m["est_flops"]) == (programs * 12288, programs * 1024)
+        else:
+            assert "est_bytes" not in m  # PyTorch's kernels have no IR estimate
+        assert "bytes" not in m and "flops32" not in m  # no hook: no launch metadata
+    m = meta(tmp_path / "scopes.meta.json")
+    assert m["session"]["backend"] == "cupti"
+    assert m["counts"]["kernels"] == 8
+    assert all(v == 0 for v in m["lost"].values() if isinstance(v, int)), m["lost"]
+    env = m["environment"]
+    assert "CUPTI" in env["kernel_times"]
+    assert FAKE_NAME in env["cupti_library"] and "130001" in env["cupti_library"]
+    assert "cupti_note" not in env and "backend_fallback" not in env
+    assert env["estimate:add_kernel"].startswith("per program: bytes=12288")
+    # The timeline has the device's times, exactly.
+    trace = tmp_path / "scopes.chrome_trace.json"
+    assert trace_event_check.check_file(str(trace)) == []
+    events = [
+        e for e in json.loads(trace.read_text())["traceEvents"] if e.get("cat") == "kernel"
+    ]
+    assert len(events) == 8
+    assert all(e["args"]["device_type"] == "CUDA" for e in events)
+    assert sorted(round(float(e["dur"]) * 1000) for e in events) == sorted(d)
+    # A second session in the same process.
+    ks2 = pk.kernels(pk.read_tree(tmp_path / "again.hatchet"))
+    assert list(ks2) == [("second", "add_kernel")]
+    assert ks2[("second", "add_kernel")]["time (ns)"] == facts["second"][0]
+    st = facts["stats"]
+    assert (st["kernels"], st["misses"], st["md_lost"], st["orphaned"]) == (9, 0, 0, 0), st
+    assert st["subscribed"] and not st["enabled"] and st["sessions"] == 0, st
+
+
+def test_python_context_and_launch_metadata(tmp_path: Path) -> None:
+    facts = run_scenario("python", tmp_path)
+    ks = pk.kernels(pk.read_tree(tmp_path / "python.hatchet"))
+    outer = (frame("<module>", "module"), frame("main", "main"))
+    launch = (frame("triton_launch", "triton_launch"), frame("_launcher", "launcher"))
+    path_a = outer + (frame("scenario_python", "call_a"), frame("site_a", "site_a"))
+    path_a += launch + ("step", "add_kernel")
+    path_b = outer + (frame("scenario_python", "call_b"), frame("site_b", "site_b"))
+    path_b += launch + ("step", "add_kernel")
+    path_outer = outer + (frame("scenario_python", "scenario_python"),) + launch
+    path_inner = path_outer + (frame("nested_metadata", "nested"),) + launch + ("inner_kernel",)
+    path_outer += ("outer_kernel",)
+    assert set(ks) == {path_a, path_b, ("step", "torch_mm"), path_outer, path_inner}, list(ks)
+    a, b = ks[path_a], ks[path_b]
+    assert (a["count"], a["flops32"], a["bytes"]) == (2, 6000, 72000)
+    assert (b["count"], b["flops32"], b["bytes"]) == (1, 1000, 12000)
+    assert (a["est_bytes"], a["est_flops"]) == (2 * 3 * 12288, 2 * 3 * 1024)
+    # PyTorch's kernel: the open scopes, no Python call path, no metadata.
+    torch_mm = ks[("step", "torch_mm")]
+    assert torch_mm["count"] == 1 and "flops32" not in torch_mm
+    # A kernel launched while the launch metadata of another was evaluated keeps its own.
+    assert ks[path_outer]["flops32"] == 7 and ks[path_outer]["count"] == 1
+    assert "flops32" not in ks[path_inner] and ks[path_inner]["count"] == 1
+    # The device's kernel name stays: launch_metadata's "name" does not rename CUPTI kernels.
+    assert not any(p[-1].startswith("add_kernel[") for p in ks)
+    st = facts["stats"]
+    assert (st["kernels"], st["misses"], st["md_lost"]) == (6, 0, 0), st
+
+
+def test_host_and_cupti_sessions_together(tmp_path: Path) -> None:
+    run_scenario("mixed", tmp_path)
+    host = pk.kernels(pk.read_tree(tmp_path / "host.hatchet"))
+    dev = pk.kernels(pk.read_tree(tmp_path / "dev.hatchet"))
+    assert list(host) == [("s", "add_kernel")] and list(dev) == [("s", "add_kernel")]
+    # Host session: active for 3 + 2 launches, deactivated for 1; host-timed on the CPU.
+    assert host[("s", "add_kernel")]["count"] == 5
+    assert host[("s", "add_kernel")]["device_type"] == "CPU"
+    assert meta(tmp_path / "host.meta.json")["lost"]["ignored_while_inactive"] == 1
+    # CUPTI session: the device's records only, 2 of them while deactivated.
+    assert dev[("s", "add_kernel")]["count"] == 4
+    assert dev[("s", "add_kernel")]["device_type"] == "CUDA"
+    assert meta(tmp_path / "dev.meta.json")["lost"]["ignored_while_inactive"] == 2
+
+
+def test_another_subscriber(tmp_path: Path) -> None:
+    facts = run_scenario("busy", tmp_path)
+    e = facts["explicit"]
+    assert e["status"] == "FP_EBUSY", e
+    assert 'another CUPTI subscriber is active in this process: "Proton"' in e["message"], e
+    assert facts["sessions_after_error"] == [] and facts["hook_left"] is False
+    # backend=None falls back to the host backend and says why.
+    (w,) = facts["warnings"]
+    assert w.startswith("RuntimeWarning: ") and "CUPTI backend cannot start" in w, w
+    assert "FP_EBUSY" in w and "Proton" in w and "'host' backend" in w, w
+    assert facts["auto_backend"] == "host"
+    ks = pk.kernels(pk.read_tree(tmp_path / "auto.hatchet"))
+    assert ks[("add_kernel",)]["count"] == 1 and ks[("add_kernel",)]["device_type"] == "CPU"
+    m = meta(tmp_path / "auto.meta.json")
+    assert m["session"]["backend"] == "host"
+    assert "Proton" in m["environment"]["backend_fallback"]
+    assert facts["subscribed"] == 0
+
+
+def test_backend_none_picks_cupti(tmp_path: Path) -> None:
+    facts = run_scenario("auto", tmp_path)
+    assert facts["backend"] == "cupti" and facts["warnings"] == []
+    assert facts["stats"]["path"].endswith(FAKE_NAME)
+    assert all(os.path.isdir(d) for d in facts["search_dirs"])
+    ks = pk.kernels(pk.read_tree(tmp_path / "auto.hatchet"))
+    assert ks[("add_kernel",)]["count"] == 1 and ks[("add_kernel",)]["device_type"] == "CUDA"
