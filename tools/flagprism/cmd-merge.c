@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `flagprism merge A B ... -o OUT`: profiles of several processes or ranks (ours or Proton's)
+ * into one tree over the union of their call paths, each summed metric M becoming the mean of
+ * the inputs plus "M (min)" and "M (max)" (fp_calltree_merge()), written as a Hatchet profile.
+ * docs/cli/flagprism-merge.md is its manual.
+ */
+#include "view-common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <flagprism/json.h>
+
+/* More inputs than any job has ranks on one host, fewer than would exhaust file handles. */
+#define MAX_INPUTS 4096
+
+int cmd_merge(int argc, char **argv)
+{
+	const char *out_path = NULL;
+	bool pretty = false, quiet = false;
+	const struct fpt_option opts[] = {
+		FPT_OPT_STRING("output", 'o', &out_path, "OUT", "the merged profile (required)"),
+		FPT_OPT_BOOL("pretty", 0, &pretty, "indent the JSON"),
+		FPT_OPT_BOOL("quiet", 'q', &quiet, "print no summary"),
+		FPT_OPT_END(),
+	};
+	struct fp_calltree **in = NULL, *merged = NULL;
+	struct fp_view_read_info info;
+	struct fp_diag diag;
+	size_t n = 0, i, incomplete = 0;
+	int rc, nargs;
+
+	rc = fpt_parse_options(argc, argv, opts, 0, &nargs);
+	if (rc != FPT_CONTINUE)
+		return rc;
+	if (nargs == 0)
+		return fpt_usage(argv[0], "expected the profiles to merge");
+	if (nargs > MAX_INPUTS)
+		return fpt_usage(argv[0], "at most %d profiles can be merged at once", MAX_INPUTS);
+	if (!out_path)
+		return fpt_usage(argv[0], "option '--output OUT' is required");
+	in = calloc((size_t)nargs, sizeof(*in));
+	if (!in)
+		return fpt_die("out of memory");
+	for (i = 0; i < (size_t)nargs; i++) {
+		rc = fpt_load_profile(argv[1 + i], &in[i], &info);
+		if (rc != FPT_CONTINUE)
+			goto out;
+		n++;
+		fpt_warn_incomplete(argv[1 + i], &info);
+		incomplete += info.incomplete;
+	}
+	memset(&diag, 0, sizeof(diag));
+	rc = fp_calltree_merge(in, n, &merged);
+	if (rc == FP_OK)
+		rc = fp_calltree_save_hatchet(merged, out_path, pretty ? FP_JSONW_PRETTY : 0,
+					      &diag);
+	if (rc == FP_EINVAL) {
+		rc = fpt_die("cannot merge: the profiles disagree on the kind of a metric (a "
+			     "number in one, text or a min/max in another)");
+		goto out;
+	}
+	if (rc != FP_OK) {
+		rc = fpt_view_error(argv[0], rc, &diag);
+		goto out;
+	}
+	if (!quiet)
+		printf("merged %zu profile%s into %s: %zu nodes%s\n", n, n == 1 ? "" : "s",
+		       out_path, fp_calltree_node_count(merged),
+		       incomplete ? " (some inputs are incomplete)" : "");
+	rc = FPT_EXIT_OK;
+out:
+	fp_calltree_free(merged);
+	for (i = 0; i < n; i++)
+		fp_calltree_free(in[i]);
+	free(in);
+	return rc;
+}
