@@ -4,7 +4,7 @@
 
 For each case the script launches the kernel as written and its instrumented twin (the exact
 kernel the Debugger launches while active) with a record buffer sized as the Debugger sizes it,
-alternating the two (A B A B ...) in one process, each timed with triton.testing.do_bench
+alternating them (A B A B ...) in one process, each timed with triton.testing.do_bench
 (median), and reports the median time of each and the median ratio over the rounds. Cases:
 a 64M-element fp32 vector add (BLOCK 1024, level 1 + addr_level 1 over the whole body: the
 issue's target is a ratio of at most 1.3), a row softmax, a matmul with a K loop, level-2 dumps,
@@ -12,15 +12,25 @@ and, where `compute-sanitizer` is on PATH, the uninstrumented add under memcheck
 process) for comparison. It also times one whole Debugger launch (twin, buffer copy back and
 report) when the native report writer is available.
 
+--variants compares several builds of the twin side by side in the same rounds (base, v1, v2,
+...): `new` (this checkout), `head` (the rewriter and record helpers of another checkout, given
+by --baseline-dir holding its _rewrite.py and _records.py), `new-noshare` (this checkout's
+helpers under the baseline's rewriter: no shared offsets summaries, no replayed records) and
+`new-split` (this checkout with float min/max as separate integer reductions instead of in the
+statistics' one tuple reduction). Each row also gives the twin's registers and spills.
+
 Output: one JSON object per line (stdout, and --out FILE), then a table. Needs a CUDA GPU.
 Usage: python bench/bench_debugger.py [--rounds 5] [--quick] [--out results.jsonl]
+           [--variants new,head --baseline-dir DIR] [--cases add,softmax,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import tempfile
 import shutil
 import statistics
 import subprocess
@@ -33,7 +43,7 @@ import triton
 import triton.language as tl
 
 import flagprism.language as fpl
-from flagprism import _launch, debugger
+from flagprism import _launch, _rewrite, debugger
 
 
 @triton.jit
@@ -86,50 +96,168 @@ def _bench(fn: Callable[[], Any]) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
 
 
+_VARIANTS: dict[str, tuple[Any, Callable[[Any], dict]]] = {}
+
+
+def _load_module(name: str, path: str, patch: Callable[[str], str] | None = None) -> Any:
+    """Import a copy of a module from a file (Triton needs the source in a real file)."""
+    src = open(path, encoding="utf-8").read()
+    if patch is not None:
+        src = patch(src)
+    d = tempfile.mkdtemp(prefix="fp-bench-")
+    file = os.path.join(d, f"{name}.py")
+    with open(file, "w", encoding="utf-8") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, file)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _helpers_of(mod: Any) -> Callable[[Any], dict]:
+    return lambda _fn: {_rewrite.H_BEGIN: mod.begin, _rewrite.H_VALUE: mod.value_fused, _rewrite.H_ADDR: mod.addr_fused,
+                        _rewrite.H_DESC: mod.desc_access}
+
+
+def setup_variants(names: list[str], baseline_dir: str | None) -> None:
+    """Register the twin builds to compare: (rewriter module, helpers for a kernel)."""
+    from flagprism import _records
+
+    new_helpers = lambda fn: debugger._helpers(fn, "fused")  # noqa: E731
+    head_rw = head_rec = None
+    if any(n in ("head", "new-noshare") for n in names):
+        if not baseline_dir:
+            raise SystemExit("--variants head/new-noshare need --baseline-dir")
+        head_rw = _load_module("fp_bench_rewrite_head", os.path.join(baseline_dir, "_rewrite.py"))
+        head_rec = _load_module("fp_bench_records_head", os.path.join(baseline_dir, "_records.py"))
+    for n in names:
+        if n == "new":
+            _VARIANTS[n] = (_rewrite, new_helpers)
+        elif n == "head":
+            _VARIANTS[n] = (head_rw, _helpers_of(head_rec))
+        elif n == "new-noshare":
+            _VARIANTS[n] = (head_rw, new_helpers)
+        elif n == "new-split":
+            def split(src: str) -> str:
+                assert "_ONE_TUPLE = tl.constexpr(True)" in src
+                return src.replace("_ONE_TUPLE = tl.constexpr(True)", "_ONE_TUPLE = tl.constexpr(False)")
+
+            mod = _load_module("fp_bench_records_split", _records.__file__, split)
+            _VARIANTS[n] = (_rewrite, _helpers_of(mod))
+        else:
+            raise SystemExit(f"unknown variant {n!r}")
+
+
 def _twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple, level: int, addr_level: int,
-               dump_capacity: int | None = None) -> tuple[Callable[[], Any], Any]:
-    debugger.activate(level=level, addr_level=addr_level)
-    try:
-        twin = debugger._twin_for(kernel)
-    finally:
-        debugger.deactivate()
+               dump_capacity: int | None = None, variant: str = "new") -> tuple[Callable[[], Any], Any, dict]:
+    rw, helpers = _VARIANTS[variant]
+    twin = rw.build(kernel, level, addr_level, helpers(kernel))
     plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, dump_capacity)
     buf = plan.buffer
     resets = twin.has_dumps
+    info: dict = {}
 
     def call() -> None:
         if resets:
             buf[4:6].zero_()  # the dump cursor grows at every launch; start each one afresh
-        twin.jit[grid](*args, **kwargs, __fp_ctx=buf)
+        k = twin.jit[grid](*args, **kwargs, __fp_ctx=buf)
+        if not info and k is not None:
+            info.update(n_regs=getattr(k, "n_regs", None), n_spills=getattr(k, "n_spills", None))
 
-    return call, plan
+    return call, plan, info
 
 
-def compare(name: str, base: Callable[[], Any], inst: Callable[[], Any], rounds: int, extra: dict) -> dict:
+def compare(name: str, base: Callable[[], Any], insts: dict[str, Callable[[], Any]], rounds: int, extra: dict,
+            infos: dict[str, dict] | None = None) -> list[dict]:
+    """Time base and every variant in turn, `rounds` times; one row per variant."""
     base()
-    inst()
+    for f in insts.values():
+        f()
     torch.cuda.synchronize()
-    tb, ti, ratios = [], [], []
+    tb: list[float] = []
+    ti: dict[str, list[float]] = {v: [] for v in insts}
+    ratios: dict[str, list[float]] = {v: [] for v in insts}
     for _ in range(rounds):
         b = _bench(base)
-        i = _bench(inst)
         tb.append(b)
-        ti.append(i)
-        ratios.append(i / b)
-    row = {"case": name, "base_ms": statistics.median(tb), "instrumented_ms": statistics.median(ti),
-           "ratio": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios), "rounds": rounds}
-    row.update(extra)
-    return row
+        for v, f in insts.items():
+            t = _bench(f)
+            ti[v].append(t)
+            ratios[v].append(t / b)
+    rows = []
+    for v in insts:
+        row = {"case": name, "variant": v, "base_ms": statistics.median(tb),
+               "instrumented_ms": statistics.median(ti[v]), "ratio": statistics.median(ratios[v]),
+               "ratio_min": min(ratios[v]), "ratio_max": max(ratios[v]), "rounds": rounds}
+        row.update(extra)
+        if infos and v in infos:
+            row.update(infos[v])
+        rows.append(row)
+    return rows
 
 
-def case_add(n: int, level: int, addr: int, rounds: int, dump_capacity: int | None = None) -> dict:
+def _check_add_records(plan: Any, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, n: int, block: int) -> None:
+    """Spot-check the records of an add twin (level 1, addr_level 1) against the inputs, with the
+    tests' reference decoder (tests/python/_refdecode.py), when it is there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "tests", "python"))
+    try:
+        import _refdecode as ref
+    except ImportError:
+        return
+    import numpy as np
+
+    dec = ref.decode(_launch.buffer_bytes(plan))
+    xs, ys = x.cpu().numpy(), y.cpu().numpy()
+    for p in (0, 1, plan.programs - 1):
+        recs = [r for r in dec.records if r.program == p]
+        assert len(recs) == 10, len(recs)
+        offs = p * block + np.arange(block)
+        mask = offs < n
+        xv = np.where(mask, xs[np.minimum(offs, n - 1)], 0).astype(np.float32)
+        yv = np.where(mask, ys[np.minimum(offs, n - 1)], 0).astype(np.float32)
+        ref.check_value(recs[0], np.int32(p))
+        ref.check_value(recs[1], offs.astype(np.int32))
+        ref.check_value(recs[2], mask)
+        ref.check_addr(recs[3], 2, x.data_ptr(), offs, mask, 4, 12)
+        ref.check_value(recs[4], xv)
+        ref.check_addr(recs[5], 2, y.data_ptr(), offs, mask, 4, 12)
+        ref.check_value(recs[6], yv)
+        ref.check_value(recs[7], xv + yv)
+        ref.check_addr(recs[8], 3, out.data_ptr(), offs, mask, 4, 12)
+        ref.check_value(recs[9], xv + yv)
+
+
+def case_add(n: int, level: int, addr: int, rounds: int, variants: list[str],
+             dump_capacity: int | None = None) -> list[dict]:
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
+    x[1500] = float("nan")  # programs 0 and 1 take the NaN/Inf fallback (checked below)
+    y[7] = float("inf")
     out = torch.empty(n, device="cuda")
     block = 1024
     grid = (triton.cdiv(n, block),)
     base = lambda: add_kernel[grid](x, y, out, n, BLOCK=block)  # noqa: E731
-    inst, plan = _twin_call(add_kernel, (x, y, out, n), {"BLOCK": block}, grid, level, addr, dump_capacity)
+    insts, infos, plans = {}, {}, {}
+    failed = []
+    for v in variants:
+        insts[v], plans[v], infos[v] = _twin_call(add_kernel, (x, y, out, n), {"BLOCK": block}, grid, level, addr,
+                                                  dump_capacity, v)
+        out.fill_(-7.0)
+        insts[v]()
+        torch.cuda.synchronize()
+        assert torch.equal(out, x + y) or torch.allclose(out, x + y, equal_nan=True), v
+        if level == 1 and addr == 1:
+            try:
+                _check_add_records(plans[v], x, y, out, n, block)
+                infos[v]["records_checked"] = True
+            except AssertionError as e:  # report it and time the others
+                failed.append({"case": f"add n={n}", "variant": v, "records_check": f"FAILED: {e}"})
+                del insts[v]
+    for row in failed:
+        print(json.dumps(row), flush=True)
+    plan = plans[variants[0]]
     if plan.arena_words:
         base_plain = base
         scratch = torch.zeros(2, dtype=torch.int64, device="cuda")
@@ -138,31 +266,31 @@ def case_add(n: int, level: int, addr: int, rounds: int, dump_capacity: int | No
             scratch.zero_()
             base_plain()
 
-    inst()
-    torch.cuda.synchronize()
-    assert torch.equal(out, x + y)
     hdr = plan.buffer[:8].cpu().tolist()
-    return compare(f"add n={n} level={level} addr_level={addr}", base, inst, rounds,
+    return compare(f"add n={n} level={level} addr_level={addr}", base, insts, rounds,
                    {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4],
-                    "dump_words": plan.arena_words, "dump_cursor": hdr[5]})
+                    "dump_words": plan.arena_words, "dump_cursor": hdr[5]}, infos)
 
 
-def case_softmax(rows: int, cols: int, rounds: int) -> dict:
+def case_softmax(rows: int, cols: int, rounds: int, variants: list[str]) -> list[dict]:
     x = torch.randn(rows, cols, device="cuda")
     out = torch.empty_like(x)
     block = triton.next_power_of_2(cols)
     grid = (rows,)
     args = (out, x, x.stride(0), out.stride(0), cols)
     base = lambda: softmax_kernel[grid](*args, BLOCK=block)  # noqa: E731
-    inst, plan = _twin_call(softmax_kernel, args, {"BLOCK": block}, grid, 1, 1)
-    inst()
-    torch.cuda.synchronize()
-    torch.testing.assert_close(out, torch.softmax(x, dim=1))
-    return compare(f"softmax {rows}x{cols} level=1 addr_level=1", base, inst, rounds,
-                   {"programs": plan.programs, "slots": plan.slots})
+    insts, infos = {}, {}
+    for v in variants:
+        insts[v], plan, infos[v] = _twin_call(softmax_kernel, args, {"BLOCK": block}, grid, 1, 1, None, v)
+        out.fill_(-7.0)
+        insts[v]()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, torch.softmax(x, dim=1))
+    return compare(f"softmax {rows}x{cols} level=1 addr_level=1", base, insts, rounds,
+                   {"programs": plan.programs, "slots": plan.slots}, infos)
 
 
-def case_matmul(m: int, n: int, k: int, rounds: int) -> dict:
+def case_matmul(m: int, n: int, k: int, rounds: int, variants: list[str]) -> list[dict]:
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.empty(m, n, device="cuda", dtype=torch.float32)
@@ -171,13 +299,16 @@ def case_matmul(m: int, n: int, k: int, rounds: int) -> dict:
     args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
     kw = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": 8, "num_stages": 3}
     base = lambda: matmul_kernel[grid](*args, **kw)  # noqa: E731
-    inst, plan = _twin_call(matmul_kernel, args, kw, grid, 1, 1)
-    inst()
-    torch.cuda.synchronize()
-    torch.testing.assert_close(c, (a.float() @ b.float()), rtol=2e-2, atol=2e-1)
+    insts, infos = {}, {}
+    for v in variants:
+        insts[v], plan, infos[v] = _twin_call(matmul_kernel, args, kw, grid, 1, 1, None, v)
+        c.fill_(-7.0)
+        insts[v]()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(c, (a.float() @ b.float()), rtol=2e-2, atol=2e-1)
     hdr = plan.buffer[:8].cpu().tolist()
-    return compare(f"matmul {m}x{n}x{k} fp16 level=1 addr_level=1", base, inst, rounds,
-                   {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4]})
+    return compare(f"matmul {m}x{n}x{k} fp16 level=1 addr_level=1", base, insts, rounds,
+                   {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4]}, infos)
 
 
 def case_end_to_end(n: int) -> dict | None:
@@ -252,6 +383,12 @@ def main() -> int:
                     "this directory)")
     ap.add_argument("--child-plain-add", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--no-sanitizer", action="store_true")
+    ap.add_argument("--variants", default="new", help="comma-separated twin builds to compare (see the top)")
+    ap.add_argument("--baseline-dir", help="directory with the baseline's _rewrite.py and _records.py")
+    ap.add_argument("--cases", default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end",
+                    help="comma-separated cases to run")
+    ap.add_argument("--all-variants-for", default="add",
+                    help="cases that get every variant (the others get the first two)")
     args = ap.parse_args()
     if args.child_plain_add:
         _child_plain_add(args.child_plain_add)
@@ -259,47 +396,66 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("bench_debugger: needs a CUDA GPU", file=sys.stderr)
         return 77
+    variants = [v for v in args.variants.split(",") if v]
+    setup_variants(variants, args.baseline_dir)
+    cases = set(args.cases.split(","))
+    full = set(args.all_variants_for.split(","))
+    few = variants[:2]
     n = (1 << 22) if args.quick else (1 << 26)
     rows: list[dict] = []
 
-    def emit(row: dict | None) -> None:
+    def emit(row: dict | list[dict] | None) -> None:
         if row is None:
             return
-        rows.append(row)
-        line = json.dumps(row)
-        print(line, flush=True)
-        if args.out:
-            path = os.path.join(args.out, "bench_debugger.jsonl") if os.path.isdir(args.out) else args.out
-            with open(path, "a") as f:
-                f.write(line + "\n")
+        for r in (row if isinstance(row, list) else [row]):
+            rows.append(r)
+            line = json.dumps(r)
+            print(line, flush=True)
+            if args.out:
+                path = os.path.join(args.out, "bench_debugger.jsonl") if os.path.isdir(args.out) else args.out
+                with open(path, "a") as f:
+                    f.write(line + "\n")
+
+    def pick(case: str) -> list[str]:
+        return variants if case in full else few
 
     emit({"case": "environment", "gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
-          "torch": torch.__version__})
-    add = case_add(n, 1, 1, args.rounds)
-    emit(add)
-    emit(case_add(n, 1, 0, args.rounds))
-    emit(case_add(n, 0, 1, args.rounds))
-    if not args.quick:
-        emit(case_add(1 << 22, 1, 1, args.rounds))
-    emit(case_softmax(4096 if args.quick else 32768, 1024, args.rounds))
-    emit(case_matmul(1024, 1024, 1024, args.rounds) if args.quick else case_matmul(4096, 4096, 4096, args.rounds))
+          "torch": torch.__version__, "variants": variants})
+    add = None
+    if "add" in cases:
+        add = case_add(n, 1, 1, args.rounds, pick("add"))
+        emit(add)
+    if "add_values" in cases:
+        emit(case_add(n, 1, 0, args.rounds, pick("add_values")))
+    if "add_addresses" in cases:
+        emit(case_add(n, 0, 1, args.rounds, pick("add_addresses")))
+    if "add_small" in cases and not args.quick:
+        emit(case_add(1 << 22, 1, 1, args.rounds, pick("add_small")))
+    if "softmax" in cases:
+        emit(case_softmax(4096 if args.quick else 32768, 1024, args.rounds, pick("softmax")))
+    if "matmul" in cases:
+        emit(case_matmul(1024, 1024, 1024, args.rounds, pick("matmul")) if args.quick else
+             case_matmul(4096, 4096, 4096, args.rounds, pick("matmul")))
     n2 = 1 << 22
-    emit(case_add(n2, 2, 2, args.rounds, dump_capacity=(n2 // 1024) * 10 * 1024))
-    emit(case_end_to_end(n2))
-    if not args.no_sanitizer:
-        emit(case_sanitizer(n, add["base_ms"]))
+    if "level2" in cases:
+        emit(case_add(n2, 2, 2, args.rounds, pick("level2"), dump_capacity=(n2 // 1024) * 10 * 1024))
+    if "end_to_end" in cases:
+        emit(case_end_to_end(n2))
+    if not args.no_sanitizer and add:
+        emit(case_sanitizer(n, add[0]["base_ms"]))
 
     print()
-    print(f"{'case':58} {'base ms':>9} {'instr ms':>9} {'ratio':>7}")
+    print(f"{'case':50} {'variant':12} {'base ms':>9} {'instr ms':>9} {'ratio':>7} {'regs':>5}")
     for r in rows:
         if "ratio" in r:
-            print(f"{r['case']:58} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} {r['ratio']:7.3f}")
+            print(f"{r['case']:50} {r.get('variant', ''):12} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} "
+                  f"{r['ratio']:7.3f} {str(r.get('n_regs', '')):>5}")
         elif "memcheck_ms" in r:
-            print(f"{r['case']:58} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}")
+            print(f"{r['case']:63} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}")
         elif "seconds_per_launch" in r:
-            print(f"{r['case']:58} {r['seconds_per_launch'] * 1e3:9.2f} ms per launch")
+            print(f"{r['case']:63} {r['seconds_per_launch'] * 1e3:9.2f} ms per launch")
         elif "skipped" in r:
-            print(f"{r['case']:58} skipped: {r['skipped']}")
+            print(f"{r['case']:63} skipped: {r['skipped']}")
     return 0
 
 

@@ -94,6 +94,40 @@ struct fp_dbg_read {
 };
 
 /*
+ * What a value site is to the findings analyses (site table `role`, docs/debugger.md,
+ * "Findings"). An ordinary result has none; the others are operands the rewriter observes so
+ * that a rule can be checked on them.
+ */
+enum fp_dbg_role {
+	FP_DBG_ROLE_NONE = 0,
+	FP_DBG_ROLE_LOADED = 1, /* the result of `x = tl.load(...)`: its NaN/Inf came from memory */
+	FP_DBG_ROLE_CAST_SRC = 2, /* the operand of .to(<fp16|bf16|fp8>); see `target_dtype` */
+	FP_DBG_ROLE_DIVISOR = 3,  /* the denominator of `/`, tl.fdiv, tl.div_rn */
+	FP_DBG_ROLE_SQRT_ARG = 4, /* the argument of tl.sqrt, tl.sqrt_rn, tl.rsqrt */
+	FP_DBG_ROLE_LOG_ARG = 5,  /* the argument of tl.log, tl.log2 */
+};
+
+/* What the masked-off lanes of a load hold (site table `other`; FP_DBG_ROLE_LOADED sites). */
+enum fp_dbg_other {
+	FP_DBG_OTHER_NONE = 0, /* no `other`: zeros (Triton fills masked-off lanes with 0) */
+	FP_DBG_OTHER_FINITE = 1,
+	FP_DBG_OTHER_NAN = 2,
+	FP_DBG_OTHER_INF = 3,
+	FP_DBG_OTHER_UNKNOWN = 4, /* an expression the rewriter could not evaluate */
+};
+
+/*
+ * A check by reference (site table `checks`): apply the rule of `role` to the latest value of
+ * the variable `name` before the site's record, in the same program. The rewriter uses it when
+ * the operand is a variable the region already observes, so that no record is spent on it.
+ */
+struct fp_dbg_check {
+	enum fp_dbg_role role;
+	enum fp_dtype target_dtype; /* FP_DBG_ROLE_CAST_SRC: the dtype converted to */
+	const char *name;
+};
+
+/*
  * A site: one observation point (a value, or the addresses of a load or store). Sites are
  * indexed 0..n-1 in ascending id order; ids are 1..n (dense, as the record format requires).
  */
@@ -112,6 +146,15 @@ struct fp_dbg_site {
 	uint64_t numel;
 	size_t nrecords; /* records of this site (fp_dbg_run_records()) */
 	size_t ndumps;   /* of which carry a level-2 dump */
+	/* Inputs of the findings analyses, from the site table (optional there; zero when absent). */
+	enum fp_dbg_role role;      /* value sites */
+	enum fp_dtype target_dtype; /* FP_DBG_ROLE_CAST_SRC; FP_DTYPE_UNKNOWN when not given */
+	enum fp_dbg_other other;    /* FP_DBG_ROLE_LOADED */
+	uint32_t load_site;         /* FP_DBG_ROLE_LOADED: index of its load site, or UINT32_MAX */
+	const char *const *base_params; /* load/store: parameters the pointer may derive from */
+	size_t nbase_params;
+	const struct fp_dbg_check *checks; /* rules applied to earlier values at this site */
+	size_t nchecks;
 };
 
 /* Everything about the run that is not per statement or per site. */
@@ -255,6 +298,136 @@ FP_EXTERN const char *fp_dbg_kind_name(enum fp_dbg_kind kind);
 
 /** "complete", "block_pointer", "tensor_descriptor", "unsupported" or "unknown". */
 FP_EXTERN const char *fp_dbg_addr_status_name(uint32_t status);
+
+/* ---- findings (docs/debugger.md, "Findings") ----------------------------------------------- */
+
+/*
+ * The findings analyses turn a decoded run (and the extents of the launch's tensor arguments)
+ * into verdicts a kernel author can act on: out-of-bounds accesses, where NaN/Inf first appear,
+ * precision loss on narrowing casts, division by zero and sqrt/log of negative values. They
+ * only read the run; every rule is documented with what is exact and what is a bound.
+ */
+
+enum fp_dbg_finding_kind {
+	FP_DBG_FINDING_OUT_OF_BOUNDS = 1,
+	FP_DBG_FINDING_NAN_ORIGIN = 2,
+	FP_DBG_FINDING_INF_ORIGIN = 3,
+	FP_DBG_FINDING_DIVISION_BY_ZERO = 4,
+	FP_DBG_FINDING_INVALID_DOMAIN = 5,
+	FP_DBG_FINDING_PRECISION_LOSS = 6,
+};
+
+/* Where an out-of-bounds access went, once it left the view its pointer derives from. */
+enum fp_dbg_oob_where {
+	FP_DBG_OOB_NONE = 0,
+	FP_DBG_OOB_INSIDE_STORAGE = 1, /* still inside the same allocation: neighbouring data */
+	FP_DBG_OOB_OTHER_STORAGE = 2,  /* inside the allocation of another argument */
+	FP_DBG_OOB_OUTSIDE = 3,        /* outside every allocation the launch knows of */
+};
+
+/*
+ * A tensor argument of the launch, by kernel parameter name: the bytes its view can address and
+ * the bytes of its underlying storage (allocation). Ranges are half-open [lo, hi); an empty view
+ * has lo == hi. storage_lo == storage_hi == 0: storage unknown (the view is used instead).
+ */
+struct fp_dbg_arg {
+	const char *name; /* borrowed by fp_dbg_findings_new() for the findings' lifetime */
+	uint64_t data_ptr;
+	uint64_t view_lo, view_hi;
+	uint64_t storage_lo, storage_hi;
+	uint32_t element_size;
+};
+
+/**
+ * Set `arg->data_ptr`, `element_size`, `view_lo` and `view_hi` from a strided view: every
+ * element i has byte offset sum(i_d * strides[d]) * element_size from `data_ptr`, so the view
+ * spans from the smallest to the largest such offset plus one element (a bounding range; it
+ * includes the gaps of a sliced or strided view). A dimension of size 0 makes the view empty.
+ * Returns FP_OK, FP_EINVAL (NULL, element_size 0, a negative size) or FP_ELIMIT (the range does
+ * not fit in 64 bits). `arg` is unchanged on failure.
+ */
+FP_EXTERN int fp_dbg_arg_set_view(struct fp_dbg_arg *arg, uint64_t data_ptr, uint32_t element_size,
+				  size_t ndim, const int64_t *shape, const int64_t *strides);
+
+/* At most this many program ids are listed per finding (`program_count` has them all). */
+#define FP_DBG_FINDING_MAX_PROGRAMS 8
+
+/*
+ * One finding, aggregated over every instance (program, execution) where the same rule fired on
+ * the same site with the same outcome. Strings are owned by the findings object.
+ */
+struct fp_dbg_finding {
+	enum fp_dbg_finding_kind kind;
+	uint32_t statement; /* index of the statement (fp_dbg_run_statement()) */
+	uint32_t site;      /* index of the site whose records showed it */
+	uint64_t program;   /* first program (linear id) where it happened */
+	uint32_t execution; /* its execution there */
+	uint64_t programs[FP_DBG_FINDING_MAX_PROGRAMS]; /* the first programs, ascending */
+	size_t nprograms;                               /* entries of programs[] */
+	uint64_t program_count;                         /* distinct programs where it happened */
+	uint64_t instance_count;                        /* records where it happened */
+	const char *message; /* one paragraph in plain words, no trailing newline */
+	const char *subject; /* the value or operand the rule is about ("x", "var + eps"), or "" */
+	/* out_of_bounds */
+	const char *param; /* parameter the pointer derives from (or the nearest one), or NULL */
+	bool param_known;  /* `param` is the pointer's base (not a guess from the addresses) */
+	const char *other_param; /* FP_DBG_OOB_OTHER_STORAGE: whose allocation it landed in */
+	enum fp_dbg_oob_where where;
+	uint64_t address;      /* first offending address of the first instance */
+	uint64_t bytes_before; /* furthest reach before the view's first byte, over all instances */
+	uint64_t bytes_past;   /* furthest reach past the view's last byte, over all instances */
+	bool lanes_known;      /* every instance had a level-2 address dump */
+	uint64_t lanes_out;    /* active lanes outside the view, summed (lanes_known only) */
+	uint64_t view_lo, view_hi, storage_lo, storage_hi; /* of `param` (0 when NULL) */
+	/* numerical findings */
+	uint64_t count;             /* NaN/Inf/zero elements, summed; 0 when the rule counts none */
+	bool count_is_lower_bound;  /* `count` is a lower bound (underflow from summaries) */
+	double value;               /* the statistic that broke the rule (e.g. max |x|, min) */
+	enum fp_dtype target_dtype; /* precision_loss: the dtype converted to */
+	bool from_memory;           /* nan/inf origin at a load: the data already held it */
+};
+
+struct fp_dbg_findings; /* opaque; owns the findings and their strings */
+
+/**
+ * Run every findings analysis on `run`. `args`/`nargs`: the launch's tensor arguments (NULL/0:
+ * out-of-bounds checks are skipped, the others still run); names and ranges are copied.
+ * Findings are ordered by kind (enum order), then statement (source order), then site.
+ * Returns FP_OK and *out (free with fp_dbg_findings_free()), FP_ENOMEM, FP_ELIMIT (more
+ * programs x slots than can be indexed) or FP_EINVAL.
+ */
+FP_EXTERN int fp_dbg_findings_new(const struct fp_dbg_run *run, const struct fp_dbg_arg *args,
+				  size_t nargs, struct fp_dbg_findings **out, struct fp_diag *diag);
+
+/**
+ * Same, with the tensor arguments read from a launch JSON's `args` member (schema in
+ * docs/debugger-report-schema.md; entries of kind "tensor" with data_ptr, element_size, shape
+ * and strides count, others are skipped; no `args`: no out-of-bounds checks). Returns what
+ * fp_dbg_findings_new() returns, or FP_EFORMAT for a malformed `args` (diag "launch: args[i]...").
+ */
+FP_EXTERN int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch_json,
+					  size_t len, struct fp_dbg_findings **out,
+					  struct fp_diag *diag);
+
+/** Free the findings. NULL is a no-op. */
+FP_EXTERN void fp_dbg_findings_free(struct fp_dbg_findings *f);
+
+/** Number of findings (0 for NULL). */
+FP_EXTERN size_t fp_dbg_findings_count(const struct fp_dbg_findings *f);
+
+/** Finding `i`, or NULL when out of range. Borrowed. */
+FP_EXTERN const struct fp_dbg_finding *fp_dbg_findings_at(const struct fp_dbg_findings *f,
+							  size_t i);
+
+/** Tensor arguments the findings were computed with (copies). `*n` gets their count. */
+FP_EXTERN const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_findings *f, size_t *n);
+
+/** "out_of_bounds", "nan_origin", "inf_origin", "division_by_zero", "invalid_domain",
+ *  "precision_loss", or "unknown". Static storage. */
+FP_EXTERN const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind);
+
+/** "inside_storage", "other_storage", "outside_allocations" or "none". Static storage. */
+FP_EXTERN const char *fp_dbg_oob_where_name(enum fp_dbg_oob_where where);
 
 /* ---- reports -------------------------------------------------------------------------------- */
 

@@ -285,7 +285,9 @@ def _scalar_dtype(v: Any) -> str:
     return type(v).__name__
 
 
-def _tensor_entry(name: str, t: Any) -> dict[str, Any]:
+def _tensor_entry(name: str, t: Any, backend: str | None = None) -> dict[str, Any]:
+    """A tensor argument: dtype, shape, strides and the byte ranges the out-of-bounds check needs
+    (data_ptr, element_size; storage_ptr/storage_nbytes: the whole allocation it lives in)."""
     entry: dict[str, Any] = {"name": name, "kind": "tensor", "dtype": _dtype_name(getattr(t, "dtype", "")),
                              "shape": None, "strides": None, "data_ptr": int(t.data_ptr()), "storage_ptr": None,
                              "storage_nbytes": None, "element_size": None, "value": None}
@@ -298,10 +300,15 @@ def _tensor_entry(name: str, t: Any) -> dict[str, Any]:
         entry["storage_nbytes"] = int(st.nbytes())
     except Exception:  # noqa: BLE001 - duck-typed pointer arguments
         pass
+    dev = getattr(getattr(t, "device", None), "type", "cpu")
+    if backend == "interpreter" and dev != "cpu":
+        # The interpreter runs on host copies of device tensors: the kernel never sees these
+        # addresses, so they cannot be compared with the recorded ones.
+        entry["data_ptr"] = entry["storage_ptr"] = None
     return entry
 
 
-def describe_args(jitfn: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
+def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None) -> list[dict[str, Any]]:
     import inspect
 
     import triton.language as tl
@@ -317,9 +324,9 @@ def describe_args(jitfn: Any, bound: dict[str, Any]) -> list[dict[str, Any]]:
                         "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
                         "value": _json_value(v)})
         elif hasattr(v, "data_ptr") and hasattr(v, "dtype"):
-            out.append(_tensor_entry(name, v))
+            out.append(_tensor_entry(name, v, backend))
         elif hasattr(v, "base") and hasattr(v, "block_shape") and hasattr(v.base, "data_ptr"):
-            e = _tensor_entry(name, v.base)  # host-side TensorDescriptor: its base is the allocation
+            e = _tensor_entry(name, v.base, backend)  # host-side TensorDescriptor: its base is the allocation
             e["value"] = {"block_shape": _json_value(list(v.block_shape))}
             out.append(e)
         else:

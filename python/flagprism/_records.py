@@ -5,13 +5,26 @@ The instrumented twin of a kernel (see ``_rewrite.py``) calls these helpers; the
 observed value or one memory access and write one 8-word record into the record buffer laid
 out by ``docs/record-format.md``. Everything here is ordinary Triton language, so it compiles on
 every backend and runs on the interpreter. Shape, dtype and record-header constants are worked
-out at compile time by ``constexpr_function`` helpers, so a record costs one reduction pass and
-one 8-lane vector store at run time.
+out at compile time by ``constexpr_function`` helpers, so a record costs its reductions and one
+8-lane vector store at run time.
 
-Two flavours of each reducer exist. ``*_fused`` computes every statistic in one ``tl.reduce``
-over a tuple (the cheap form on a GPU); ``*_np`` uses ``tl.sum``/``tl.min``/``tl.max``, which the
-Triton interpreter maps to vectorised NumPy (its generic ``tl.reduce`` path calls Python once per
+Two flavours of each reducer exist. ``*_fused`` is the GPU form, built for instruction count
+(an instrumented memory-bound kernel is bound by instruction issue; docs/benchmarks.md): every
+statistic goes into the cheapest reduction the compiler has for it. A single-operation 32-bit
+integer reduction is one ``redux.sync`` per warp on NVIDIA, so counts, integer min/max, float
+min/max (as order-preserving int32 keys) and the first/last active lane (as lane<<16|half keys)
+are such reductions; float64 sums share one tuple reduction. Float blocks are summarised as if
+every element were finite, and recomputed with masking when the float64 sum says otherwise;
+address blocks assume one high address half and are recomputed in 64 bits when the lanes
+straddle a 4 GiB boundary. ``*_np`` uses ``tl.sum``/``tl.min``/``tl.max``, which the Triton
+interpreter maps to vectorised NumPy (its generic ``tl.reduce`` path calls Python once per
 element). Both produce the same record words, up to the rounding order of float64 sums.
+
+Two more savings need the rewriter: an access ``base + offsets`` with a scalar ``base`` is
+summarised from its int32 offsets, and that summary is shared by later accesses through the
+same, unchanged offsets and mask (``addr_*`` with PBASE/OFF/OSUM/KEEP); a stored name whose
+value was recorded earlier and not reassigned since replays that record's words
+(``value_*`` with KEEP/W).
 
 This module does not decode records, size buffers or launch anything.
 """
@@ -215,6 +228,58 @@ def _rmax(x):
 
 
 @triton.jit
+def _add3(a1, b1, c1, a2, b2, c2):
+    return a1 + a2, b1 + b2, c1 + c2
+
+
+# Float statistics in one tuple reduction (min/max keys included: warp shuffles instead of
+# redux.sync, but one shared-memory round and fewer barriers) rather than a tuple for the sums
+# and zero count plus one integer reduction each for min and max. About the same instruction
+# count; measured 4.5% faster on the H200 (docs/benchmarks.md; bench variant new-split is the
+# other form).
+_ONE_TUPLE = tl.constexpr(True)
+
+
+@constexpr_function
+def _is_unsigned(x):
+    return x.dtype.is_int_unsigned()
+
+
+@constexpr_function
+def _is_fp64(x):
+    return x.dtype.name == "fp64"
+
+
+@triton.jit
+def _exact_f64(x):
+    """A 32-bit integer block as float64, exactly, in two ALU operations instead of a conversion
+    (which runs on the GPU's slow conversion unit): the integer goes into the low mantissa bits
+    of 2**52 (plus a 2**31 bias for signed values), and the bias is subtracted."""
+    if _is_unsigned(x):
+        u = x.to(tl.uint64)
+        w = (u | 0x4330000000000000).to(tl.float64, bitcast=True) - 4503599627370496.0
+    else:
+        u = (x ^ _I32_MIN).to(tl.uint32, bitcast=True).to(tl.uint64)
+        w = (u | 0x4330000000000000).to(tl.float64, bitcast=True) - 4503601774854144.0
+    return w
+
+
+@triton.jit
+def _fkey(xf):
+    """float32 -> int32 whose signed order is the float order (NaN excluded), so that min and
+    max become single-operation integer reductions (one redux.sync per warp on NVIDIA)."""
+    b = xf.to(tl.int32, bitcast=True)
+    return b ^ ((b >> 31) & 0x7FFFFFFF)
+
+
+@triton.jit
+def _fkey_word(k):
+    """The float64 bits of the float32 an _fkey stands for (_fkey is its own inverse)."""
+    b = k ^ ((k >> 31) & 0x7FFFFFFF)
+    return b.to(tl.float32, bitcast=True).to(tl.float64).to(tl.int64, bitcast=True)
+
+
+@triton.jit
 def _emit(ctx, base, slots, n, w0, w1, w2, w3, w4, w5, w6, w7, FUSED: tl.constexpr = True):
     """Store one record in slot n or count an overflow; returns n + 1. On a GPU the record is
     one 8-lane vector store; the interpreter flavour stores the eight words one by one (cheaper
@@ -307,11 +372,10 @@ def _small_counts(count):
 
 
 @triton.jit
-def _float_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
-    if FL == 1:
-        xf = x.to(tl.float32)
-    else:
-        xf = x
+def _float_masked(xf, FUSED: tl.constexpr):
+    """Float block statistics with NaN and Inf masked out: (nan, inf, zero counts, sum, sumsq,
+    min, max) as record words."""
+    COUNT: tl.constexpr = numel(xf)
     fin = tl.abs(xf) < _INF
     isnan = xf != xf
     isinf = (~fin) & (~isnan)
@@ -319,43 +383,109 @@ def _float_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
     v = tl.where(fin, xf, 0).to(tl.float64)
     lo = tl.where(fin, xf, _INF)
     hi = tl.where(fin, xf, -_INF)
-    if BLOCK:
-        COUNT: tl.constexpr = numel(x)
-        if FUSED:
-            if _small_counts(COUNT):
-                packed = iszero.to(tl.int32) + (isnan.to(tl.int32) << 11) + (isinf.to(tl.int32) << 22)
-                s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
-                                             _any_order(packed)), 0, _vcomb)
-                cz = (c & 0x7FF).to(tl.int64)
-                cn = ((c >> 11) & 0x7FF).to(tl.int64)
-                ci = ((c >> 22) & 0x3FF).to(tl.int64)
-                ci = tl.where(mn == _INF, COUNT - cn, ci)
-            else:
-                packed = (isnan.to(tl.int64) << 42) | (isinf.to(tl.int64) << 21) | iszero.to(tl.int64)
-                s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
-                                             _any_order(packed)), 0, _vcomb)
-                cn = c >> 42
-                ci = (c >> 21) & _M21
-                cz = c & _M21
+    if FUSED:
+        if _small_counts(COUNT):
+            packed = iszero.to(tl.int32) + (isnan.to(tl.int32) << 11) + (isinf.to(tl.int32) << 22)
+            s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
+                                         _any_order(packed)), 0, _vcomb)
+            cz = (c & 0x7FF).to(tl.int64)
+            cn = ((c >> 11) & 0x7FF).to(tl.int64)
+            ci = ((c >> 22) & 0x3FF).to(tl.int64)
+            ci = tl.where(mn == _INF, COUNT - cn, ci)
         else:
-            s = _rsum(v)
-            q = _rsum(v * v)
-            mn = _rmin(lo)
-            mx = _rmax(hi)
-            cn = _rsum(isnan.to(tl.int32)).to(tl.int64)
-            ci = _rsum(isinf.to(tl.int32)).to(tl.int64)
-            cz = _rsum(iszero.to(tl.int32)).to(tl.int64)
+            packed = (isnan.to(tl.int64) << 42) | (isinf.to(tl.int64) << 21) | iszero.to(tl.int64)
+            s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
+                                         _any_order(packed)), 0, _vcomb)
+            cn = c >> 42
+            ci = (c >> 21) & _M21
+            cz = c & _M21
     else:
-        s = v
-        q = v * v
-        mn = lo
-        mx = hi
-        cn = isnan.to(tl.int64)
-        ci = isinf.to(tl.int64)
-        cz = iszero.to(tl.int64)
+        s = _rsum(v)
+        q = _rsum(v * v)
+        mn = _rmin(lo)
+        mx = _rmax(hi)
+        cn = _rsum(isnan.to(tl.int32)).to(tl.int64)
+        ci = _rsum(isinf.to(tl.int32)).to(tl.int64)
+        cz = _rsum(iszero.to(tl.int32)).to(tl.int64)
     mnw = mn.to(tl.float64).to(tl.int64, bitcast=True)
     mxw = mx.to(tl.float64).to(tl.int64, bitcast=True)
     return cn, ci, cz, s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
+
+
+@triton.jit
+def _float_slow(xf):
+    """_float_masked for the GPU's rare case (some element is NaN or Inf): one single-operation
+    reduction per statistic, integer keys for min/max (fewer live values than one tuple
+    reduction, so the kernel keeps its register count)."""
+    xa = _any_order(xf)
+    fin = tl.abs(xa) < _INF
+    isnan = xa != xa
+    isinf = (~fin) & (~isnan)
+    cz = _rsum((xa == 0).to(tl.int32)).to(tl.int64)
+    cn = _rsum(isnan.to(tl.int32)).to(tl.int64)
+    ci = _rsum(isinf.to(tl.int32)).to(tl.int64)
+    key = _fkey(xa)
+    kmn = _rmin(tl.where(fin, key, _I32_MAX))
+    kmx = _rmax(tl.where(fin, key, _I32_MIN))
+    none = kmn == _I32_MAX  # no finite element (finite keys are below INT32_MAX)
+    mnw = tl.where(none, _INF, _fkey_word(kmn).to(tl.float64, bitcast=True)).to(tl.int64, bitcast=True)
+    mxw = tl.where(none, -_INF, _fkey_word(kmx).to(tl.float64, bitcast=True)).to(tl.int64, bitcast=True)
+    v = tl.where(fin, xa, 0).to(tl.float64)
+    s = _rsum(v)
+    q = _rsum(v * v)
+    return cn, ci, cz, s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
+
+
+@triton.jit
+def _float_fast(xf):
+    """float32 block statistics assuming every element is finite, each in the cheapest reduction
+    the GPU has (float64 sums in one pass, min/max and the zero count as 32-bit integer
+    reductions); ok is false when some element is NaN or Inf (their float64 sum is not finite,
+    and it cannot overflow for finite float32 elements), and the caller then recomputes with
+    masking."""
+    xa = _any_order(xf)
+    xd = xa.to(tl.float64)
+    key = _fkey(xa)
+    if _ONE_TUPLE:
+        s, q, kmn, kmx, cz = tl.reduce((xd, xd * xd, key, key, (xa == 0).to(tl.int32)), 0, _vcomb)
+    else:
+        s, q, cz = tl.reduce((xd, xd * xd, (xa == 0).to(tl.int32)), 0, _add3)
+        kmn = _rmin(key)
+        kmx = _rmax(key)
+    ok = tl.abs(s) < _INF
+    return ok, cz.to(tl.int64), s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), _fkey_word(kmn), \
+        _fkey_word(kmx)
+
+
+@triton.jit
+def _float_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
+    if FL == 1:
+        xf = x.to(tl.float32)
+    else:
+        xf = x
+    if BLOCK:
+        if FUSED and not _is_fp64(xf):
+            ok, cz, s, q, mnw, mxw = _float_fast(xf)
+            zero = tl.full((), 0, tl.int64)
+            cn = zero
+            ci = zero
+            if not ok:
+                # Rare (NaN or Inf present).
+                cn, ci, cz, s, q, mnw, mxw = _float_slow(xf)
+        else:
+            cn, ci, cz, s, q, mnw, mxw = _float_masked(xf, FUSED)
+    else:
+        fin = tl.abs(xf) < _INF
+        isnan = xf != xf
+        v = tl.where(fin, xf, 0).to(tl.float64)
+        cn = isnan.to(tl.int64)
+        ci = ((~fin) & (~isnan)).to(tl.int64)
+        cz = (xf == 0).to(tl.int64)
+        s = v.to(tl.int64, bitcast=True)
+        q = (v * v).to(tl.int64, bitcast=True)
+        mnw = tl.where(fin, xf, _INF).to(tl.float64).to(tl.int64, bitcast=True)
+        mxw = tl.where(fin, xf, -_INF).to(tl.float64).to(tl.int64, bitcast=True)
+    return cn, ci, cz, s, q, mnw, mxw
 
 
 @constexpr_function
@@ -399,12 +529,18 @@ def _int_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
                 COUNT: tl.constexpr = numel(x)
                 x32 = x.to(tl.int32)
                 if FUSED:
+                    # One single-operation reduction per statistic: integer ones are one
+                    # redux.sync per warp; the sum of squares is exact in float64.
+                    xa = _any_order(x32)
+                    xe = _exact_f64(xa)
                     if _int32_sums_exact(COUNT):
-                        s, q, mn, mx, c = tl.reduce((_any_order(x32), _any_order(xd * xd), _any_order(x32),
-                                                     _any_order(x32), _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                        s = _rsum(xa)
                     else:
-                        s, q, mn, mx, c = tl.reduce((_any_order(xi), _any_order(xd * xd), _any_order(x32),
-                                                     _any_order(x32), _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                        s = _rsum(xe)
+                    q = _rsum(xe * xe)
+                    mn = _rmin(xa)
+                    mx = _rmax(xa)
+                    c = _rsum((xa == 0).to(tl.int32))
                 else:
                     s = _rsum(xi)
                     q = _rsum(xd * xd)
@@ -414,8 +550,13 @@ def _int_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
                 sd = s.to(tl.float64)
             elif FL == 3:
                 if FUSED:
-                    s, q, mn, mx, c = tl.reduce((_any_order(xd), _any_order(xd * xd), _any_order(x), _any_order(x),
-                                                 _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                    # Sums in float64 are exact for 32-bit values (|sum| < 2**53 for blocks of up to
+                    # 2**21 elements); min, max and the zero count are redux-friendly.
+                    xa = _any_order(x)
+                    xe = _exact_f64(xa)
+                    s, q, c = tl.reduce((xe, xe * xe, (xa == 0).to(tl.int32)), 0, _add3)
+                    mn = _rmin(xa)
+                    mx = _rmax(xa)
                 else:
                     s = _rsum(xi)
                     q = _rsum(xd * xd)
@@ -458,42 +599,79 @@ def _dump_words(x, FL: tl.constexpr):
 
 
 @triton.jit
+def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
+    """Words 2-7 of the value record of block or scalar x (record-format.md)."""
+    C: tl.constexpr = vclass(x)
+    FL: tl.constexpr = vflavor(x)
+    tl.static_assert(FL != 0, "flagprism: dtype not supported by the debugger")
+    xs = _flat(x)
+    if FL <= 2:
+        cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED)
+    else:
+        cn, ci, cz, s, q, mn, mx = _int_stats(xs, FL, C == 2, FUSED)
+    doff = tl.full((), -1, tl.int64)
+    if DUMP:
+        if C == 2:
+            COUNT: tl.constexpr = numel(x)
+            doff = _dump(ctx, slots, n, _dump_words(xs, FL), COUNT)
+    return cn | (ci << 32), cz | ((doff & _M32) << 32), s, q, mn, mx
+
+
+@triton.jit
+def _emit_value(ctx, base, slots, n, SITE: tl.constexpr, x, w, FUSED: tl.constexpr):
+    CODE: tl.constexpr = dtype_code(x)
+    W0: tl.constexpr = word0(SITE, 1, x, CODE)
+    W1: tl.constexpr = shape_word(x)
+    w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w[0], w[1], w[2], w[3], w[4], w[5], FUSED)
+
+
+@triton.jit
 def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
     C: tl.constexpr = vclass(x)
     if C == 0:
         return n
     else:
-        FL: tl.constexpr = vflavor(x)
-        tl.static_assert(FL != 0, "flagprism: dtype not supported by the debugger")
-        CODE: tl.constexpr = dtype_code(x)
-        W0: tl.constexpr = word0(SITE, 1, x, CODE)
-        W1: tl.constexpr = shape_word(x)
-        xs = _flat(x)
-        if FL <= 2:
-            cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED)
+        w = _value_words(ctx, slots, n, x, DUMP, FUSED)
+        return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED)
+
+
+@triton.jit
+def _value_entry(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr, W,
+                 FUSED: tl.constexpr):
+    C: tl.constexpr = vclass(x)
+    if W is not None:
+        # Replay: x is a name the region recorded earlier and has not reassigned since (the
+        # rewriter guarantees it), so its summary is W, the words of that record: one record
+        # store, no reduction. A level-2 dump is shared with that record (same offset).
+        if C == 0:
+            return n
         else:
-            cn, ci, cz, s, q, mn, mx = _int_stats(xs, FL, C == 2, FUSED)
-        doff = tl.full((), -1, tl.int64)
-        if DUMP:
-            if C == 2:
-                COUNT: tl.constexpr = numel(x)
-                doff = _dump(ctx, slots, n, _dump_words(xs, FL), COUNT)
-        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-        w2 = cn | (ci << 32)
-        w3 = cz | ((doff & _M32) << 32)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w2, w3, s, q, mn, mx, FUSED)
+            return _emit_value(ctx, base, slots, n, SITE, x, W, FUSED)
+    elif KEEP:
+        # Also return the words, for later replays.
+        if C == 0:
+            z = tl.full((), 0, tl.int64)
+            return n, (z, z, z, z, z, z)
+        else:
+            w = _value_words(ctx, slots, n, x, DUMP, FUSED)
+            return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED), w
+    else:
+        return _value(ctx, base, slots, n, SITE, x, DUMP, FUSED)
 
 
 @triton.jit
-def value_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr):
-    """Record a value summary (GPU flavour: one tuple reduction)."""
-    return _value(ctx, base, slots, n, SITE, x, DUMP, True)
+def value_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
+                W=None):
+    """Record a value summary (GPU flavour: the cheapest reductions the compiler has). KEEP:
+    return (n, words) instead of n; W: words of an earlier record of the same value to replay."""
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, True)
 
 
 @triton.jit
-def value_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr):
+def value_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False, W=None):
     """Record a value summary (interpreter flavour: NumPy-backed reductions)."""
-    return _value(ctx, base, slots, n, SITE, x, DUMP, False)
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False)
 
 
 @triton.jit
@@ -514,18 +692,41 @@ def _acomb32(c1, f1, fl1, l1, ll1, lo1, hi1, hn1, hx1, c2, f2, fl2, l2, ll2, lo2
 
 
 @triton.jit
+def _addr_sep(a, act):
+    """(active count, first, last, min, max address) from 32-bit single-operation reductions:
+    the high address halves first, then the low halves of the lanes that reach them."""
+    idx = _lin_index(a)
+    lo = a.to(tl.int32).to(tl.uint32, bitcast=True)
+    hi = (a >> 32).to(tl.int32).to(tl.uint32, bitcast=True)
+    umax = tl.full((), 0xFFFFFFFF, tl.uint32)
+    uzero = tl.full((), 0, tl.uint32)
+    cnt = _rsum(act.to(tl.int32)).to(tl.int64)
+    hmn = _rmin(tl.where(act, hi, umax))
+    hmx = _rmax(tl.where(act, hi, uzero))
+    mnl = _rmin(tl.where(act & (hi == hmn), lo, umax))
+    mxl = _rmax(tl.where(act & (hi == hmx), lo, uzero))
+    f = _rmin(tl.where(act, idx, _LANE_BIG))
+    l = _rmax(tl.where(act, idx, -1))
+    fh = _rmax(tl.where(idx == f, hi, uzero))
+    fl = _rmax(tl.where(idx == f, lo, uzero))
+    lh = _rmax(tl.where(idx == l, hi, uzero))
+    ll = _rmax(tl.where(idx == l, lo, uzero))
+    return (cnt, (fh.to(tl.int64) << 32) | fl.to(tl.int64), (lh.to(tl.int64) << 32) | ll.to(tl.int64),
+            (hmn.to(tl.int64) << 32) | mnl.to(tl.int64), (hmx.to(tl.int64) << 32) | mxl.to(tl.int64))
+
+
+@triton.jit
 def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
     """(active count, first, last, min, max address) over the active lanes of a."""
     if BLOCK:
-        idx = _lin_index(a)
-        lo = tl.where(act, a, _I64_MAX)
-        hi = tl.where(act, a, _I64_MIN)
-        fi = tl.where(act, idx, _LANE_BIG)
-        li = tl.where(act, idx, -1)
         if FUSED:
-            # Fast path in 32-bit words: low address halves (compared unsigned) plus a check that
-            # every active lane has the same high half; otherwise redo it in 64 bits (rare: an
-            # access that straddles a 4 GiB boundary).
+            # One tuple reduction in 32-bit words: low address halves (compared unsigned) plus a
+            # check that every active lane has the same high half; otherwise redo it in 64 bits
+            # (rare: an access that straddles a 4 GiB boundary). Measured faster on an H200 than
+            # one single-operation reduction per statistic (fewer barriers; docs/benchmarks.md).
+            idx = _lin_index(a)
+            fi = tl.where(act, idx, _LANE_BIG)
+            li = tl.where(act, idx, -1)
             hi32 = (a >> 32).to(tl.int32)
             lo32 = a.to(tl.int32) ^ _I32_MIN
             cnt, f, flo, l, llo, mnl, mxl, hmn, hmx = tl.reduce(
@@ -539,26 +740,23 @@ def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
                 mn = top | ((mnl ^ _I32_MIN).to(tl.int64) & _M32)
                 mx = top | ((mxl ^ _I32_MIN).to(tl.int64) & _M32)
             else:
+                lo = tl.where(act, a, _I64_MAX)
+                hi = tl.where(act, a, _I64_MIN)
                 cnt, f, fa, l, la, mn, mx = tl.reduce((_any_order(act.to(tl.int32)), _any_order(fi), _any_order(a),
                                                        _any_order(li), _any_order(a), _any_order(lo), _any_order(hi)),
                                                       0, _acomb)
+            cnt = cnt.to(tl.int64)
         else:
-            cnt = _rsum(act.to(tl.int32))
-            f = _rmin(fi)
-            l = _rmax(li)
-            fa = _rsum(tl.where(idx == f, a, 0))
-            la = _rsum(tl.where(idx == l, a, 0))
-            mn = _rmin(lo)
-            mx = _rmax(hi)
+            cnt, fa, la, mn, mx = _addr_sep(a, act)
     else:
-        cnt = act.to(tl.int32)
+        cnt = act.to(tl.int64)
         fa = a
         la = a
         mn = a
         mx = a
     some = cnt > 0
     zero = tl.full((), 0, tl.int64)
-    return (cnt.to(tl.int64), tl.where(some, fa, zero), tl.where(some, la, zero), tl.where(some, mn, zero),
+    return (cnt, tl.where(some, fa, zero), tl.where(some, la, zero), tl.where(some, mn, zero),
             tl.where(some, mx, zero))
 
 
@@ -601,16 +799,139 @@ def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask
         return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, doff, FUSED)
 
 
-@triton.jit
-def addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr):
-    """Record an address summary of a tl.load/tl.store (GPU flavour)."""
-    return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, True)
+@constexpr_function
+def _affine_ok(pbase, off, mask):
+    """True for `pbase + off` with pbase a scalar pointer and off a block of int32 offsets of
+    at most 2**16 lanes, under a mask that broadcasts to off's shape: then every lane's address is
+    pbase + off * element size, so a summary of the offsets over the active lanes is the address
+    summary, and accesses with the same offsets and mask can share it."""
+    if not isinstance(pbase, tl.tensor) or not isinstance(off, tl.tensor):
+        return False
+    bt = pbase.type
+    if bt.is_block() or not bt.is_ptr() or bt.element_ty.is_block():
+        return False
+    ot = off.type
+    if not ot.is_block() or ot.element_ty.name != "int32":
+        return False
+    shape = [int(d) for d in ot.shape]
+    count = 1
+    for d in shape:
+        count *= d
+    if count > 65536 or len(shape) > 3:
+        return False
+    if isinstance(mask, tl.tensor) and mask.type.is_block():
+        ms = [int(d) for d in mask.type.shape]
+        if len(ms) > len(shape):
+            return False
+        for a, b in zip(reversed(ms), reversed(shape)):
+            if a != b and a != 1:
+                return False
+    return True
+
+
+@constexpr_function
+def _is_i64(x):
+    return isinstance(x, tl.tensor) and x.dtype == tl.int64
+
+
+@constexpr_function
+def _pointee_bytes(p):
+    bits = p.type.element_ty.primitive_bitwidth
+    return max(1, bits // 8)
 
 
 @triton.jit
-def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr):
+def _osum(off, mask):
+    """(active count, offset of the first and of the last active lane, min and max offset over
+    the active lanes) of an int32 offset block, as int64; 32-bit integer reductions only, the
+    first/last lanes' offsets from two (lane << 16 | 16-bit half) keys each."""
+    MK: tl.constexpr = mask_class(mask)
+    if MK == 2:
+        ob, act = tl.broadcast(off, mask)
+    else:
+        ob = off
+        act = tl.broadcast_to(tl.full((), MK == 0, tl.int1), off.shape)
+    idx = _lin_index(ob)
+    u = ob.to(tl.uint32, bitcast=True)
+    umax = tl.full((), 0xFFFFFFFF, tl.uint32)
+    uzero = tl.full((), 0, tl.uint32)
+    cnt = _rsum(_any_order(act.to(tl.int32)))
+    mn = _rmin(_any_order(tl.where(act, ob, _I32_MAX)))
+    mx = _rmax(_any_order(tl.where(act, ob, _I32_MIN)))
+    top = idx.to(tl.uint32, bitcast=True) << 16
+    ka = top | (u >> 16)
+    kb = top | (u & 0xFFFF)
+    fa_ = _rmin(_any_order(tl.where(act, ka, umax)))
+    fb_ = _rmin(_any_order(tl.where(act, kb, umax)))
+    la_ = _rmax(_any_order(tl.where(act, ka, uzero)))
+    lb_ = _rmax(_any_order(tl.where(act, kb, uzero)))
+    first = (((fa_ & 0xFFFF) << 16) | (fb_ & 0xFFFF)).to(tl.int32, bitcast=True)
+    last = (((la_ & 0xFFFF) << 16) | (lb_ & 0xFFFF)).to(tl.int32, bitcast=True)
+    return cnt.to(tl.int64), first.to(tl.int64), last.to(tl.int64), mn.to(tl.int64), mx.to(tl.int64)
+
+
+@triton.jit
+def _addr_affine(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, pbase, o,
+                 FUSED: tl.constexpr):
+    """The address record of ptr = pbase + off from the offsets summary o (_osum)."""
+    CODE: tl.constexpr = pointee_code(ptr)
+    ES: tl.constexpr = _pointee_bytes(pbase)
+    W0: tl.constexpr = word0(SITE, KIND, ptr, CODE)
+    W1: tl.constexpr = shape_word(ptr)
+    b = pbase.to(tl.int64)
+    cnt = o[0]
+    some = cnt > 0
+    zero = tl.full((), 0, tl.int64)
+    fa = tl.where(some, b + o[1] * ES, zero)
+    la = tl.where(some, b + o[2] * ES, zero)
+    mn = tl.where(some, b + o[3] * ES, zero)
+    mx = tl.where(some, b + o[4] * ES, zero)
+    w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, tl.full((), -1, tl.int64),
+                 FUSED)
+
+
+@triton.jit
+def _addr_entry(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
+                PBASE, OFF, OSUM, KEEP: tl.constexpr, FUSED: tl.constexpr):
+    if PBASE is None:
+        return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, FUSED)
+    else:
+        USE: tl.constexpr = (not DUMP) and _affine_ok(PBASE, OFF, mask)
+        if USE:
+            if OSUM is not None and _is_i64(OSUM[0]):
+                o = OSUM
+            else:
+                o = _osum(OFF, mask)
+            n2 = _addr_affine(ctx, base, slots, n, SITE, KIND, ptr, PBASE, o, FUSED)
+            if KEEP:
+                return n2, o
+            else:
+                return n2
+        else:
+            n2 = _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, FUSED)
+            if KEEP:
+                f = tl.full((), 0, tl.int1)
+                return n2, (f, f, f, f, f)
+            else:
+                return n2
+
+
+@triton.jit
+def addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
+               PBASE=None, OFF=None, OSUM=None, KEEP: tl.constexpr = False):
+    """Record an address summary of a tl.load/tl.store (GPU flavour). With PBASE and OFF (the
+    pointer is PBASE + OFF) the summary may come from the offsets (_affine_ok); OSUM is the
+    offsets summary of an earlier access with the same, unchanged offsets and mask, and KEEP
+    returns (n, offsets summary) for later accesses."""
+    return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, True)
+
+
+@triton.jit
+def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
+            PBASE=None, OFF=None, OSUM=None, KEEP: tl.constexpr = False):
     """Record an address summary of a tl.load/tl.store (interpreter flavour)."""
-    return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, False)
+    return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, False)
 
 
 @constexpr_function

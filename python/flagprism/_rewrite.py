@@ -26,6 +26,8 @@ from typing import Any, Callable
 
 import triton.language as tl
 
+from flagprism import _findsites
+
 #: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
 CTX = "__fp_ctx"
 SEQ = "__fp_n"
@@ -86,10 +88,13 @@ class Site:
     reads: list[str]
     loops: tuple[int, ...]  # ids of the enclosing loops, outermost first
     dumps: bool = False
+    info: dict[str, Any] = field(default_factory=dict)  # findings inputs (role, base_params, ...)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "statement": self.statement, "kind": self.kind, "name": self.name,
-                "reads": list(self.reads)}
+        d = {"id": self.id, "statement": self.statement, "kind": self.kind, "name": self.name,
+             "reads": list(self.reads)}
+        d.update(self.info)
+        return d
 
 
 @dataclass
@@ -260,8 +265,11 @@ class _Source:
 
 class _Rewriter:
 
-    def __init__(self, jitfn: Any, level: int, addr_level: int) -> None:
+    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> None:
         self.jitfn = jitfn
+        # sanitize: the whole body is one region observing addresses only, markers or not, and
+        # constructs that cannot be observed are left as they are instead of refused
+        self.sanitize = sanitize
         self.fn = jitfn.fn
         self.src = _Source(self.fn)
         self.scope: dict[str, Any] = dict(self.fn.__globals__)
@@ -282,6 +290,12 @@ class _Rewriter:
         self.reg_level = level
         self.reg_addr = addr_level
         self.ntemps = 0
+        # Values whose record words a later record may replay (name -> temporary holding the
+        # words), and offsets summaries later accesses may share ((offsets name, mask name or
+        # "") -> temporary). An entry lives while none of its names is reassigned; entries made
+        # inside a nested block end with it (see _forget and _compound).
+        self.vcache: dict[str, str] = {}
+        self.ocache: dict[tuple[str, str], str] = {}
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -311,6 +325,11 @@ class _Rewriter:
             raise RewriteError("kernel source holds no function definition", self.src.file, self.src.first)
         self.fdef = fdef
         self._check_reserved(fdef)
+        self.params = [a.arg for a in fdef.args.args
+                       if a.annotation is None or not self._is_constexpr_annotation(a.annotation)]
+        self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self._access_kind)
+        if self.sanitize:
+            return self._run_sanitize(fdef)
         regions = self._find_regions(fdef)
         if not regions:
             raise MarkerError("kernel has no fpl.collect_start()/collect_end() pair", self.src.file,
@@ -319,6 +338,8 @@ class _Rewriter:
         for reg in regions:
             self.reg_level, self.reg_addr = reg.level, reg.addr_level
             self.defined = set()
+            self.vcache = {}
+            self.ocache = {}
             block, i0, i1 = self._region_span(reg)
             depth = self._loop_depth_of(reg.start)
             self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
@@ -328,6 +349,87 @@ class _Rewriter:
         return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
                     level=max(levels), addr_level=max(addrs), statements=self.statements, sites=self.sites,
                     loops=self.loops, host_defs=self.host_defs)
+
+    def _run_sanitize(self, fdef: ast.FunctionDef) -> Twin:
+        """The whole body as one region, every load and store an address site (level 0, addr 1)."""
+        self.parent_block: dict[int, tuple[list[ast.stmt], int]] = {}
+        self.parent_stmt: dict[int, ast.AST] = {}
+
+        def index(block: list[ast.stmt], owner: ast.AST) -> None:
+            for i, st in enumerate(block):
+                self.parent_block[id(st)] = (block, i)
+                self.parent_stmt[id(st)] = owner
+                if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for sub in self._blocks(st):
+                        index(sub, st)
+
+        index(fdef.body, fdef)
+        self._collect_host_defs(fdef)
+        self.reg_level, self.reg_addr = 0, 1
+        self._block(fdef.body, fdef.body, 0, ())
+        text = self._emit(fdef)
+        return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="", level=0,
+                    addr_level=1, statements=self.statements, sites=self.sites, loops=self.loops,
+                    host_defs=self.host_defs)
+
+    # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
+
+    def _resolve_obj(self, node: ast.AST) -> Any:
+        obj = _resolve(node, self.scope)
+        return None if obj is _MISSING else obj
+
+    def _note_access(self, h: "_Hoister", sid: int, call: ast.Call) -> None:
+        """The pointer's candidate base parameters, for the out-of-bounds check."""
+        cands = self.bases.of(call)
+        self.sites[sid - 1].info.update(base_param=cands[0] if len(cands) == 1 else None, base_params=cands)
+        h.accessed.append((call, sid))
+
+    def _operand(self, h: "_Hoister", role: str, target: str | None, operand: ast.AST,
+                 put: Callable[[ast.AST], None], text: str | None) -> None:
+        """Observe an operand a numerical rule checks: by reference to the variable's latest
+        record when the region observes it, else as a value site of its own."""
+        extra = {"target_dtype": target} if target else {}
+        if isinstance(operand, ast.Constant):
+            return
+        if isinstance(operand, ast.Name):
+            if operand.id in self.defined:
+                h.checks.append({"role": role, "name": operand.id, **extra})
+                return
+            if operand.id in self.params or self._resolve_obj(operand) is not None:
+                return  # a launch argument or a global: not a value of this program
+        sid = self._new_site(h.statement(), "value", text or ast.unparse(operand), h.reads, h.loops, False)
+        self.sites[sid - 1].info.update(role=role, **extra)
+        t = h._temp(operand, "r")
+        put(t)
+        h.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(t)}, 0)")
+
+    def _annotate(self, st: ast.stmt, work: ast.stmt, h: "_Hoister", stmt: Statement | None) -> None:
+        """After a statement's sites exist: the `loaded` role of `x = tl.load(...)` and the checks
+        by reference, carried by the statement's first value site."""
+        if stmt is None:
+            return
+        mine: list[Site] = []
+        for s in reversed(self.sites):  # the statement's sites are the last ones made
+            if s.statement != stmt.id:
+                break
+            mine.append(s)
+        values = [s for s in reversed(mine) if s.kind == "value"]
+        if h.checks and values:
+            values[0].info.setdefault("checks", []).extend(h.checks)
+        if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):
+            return
+        v = work.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "to" and v.args:
+            if getattr(self._resolve_obj(v.args[0]), "name", None) not in ("fp32", "fp64"):
+                return
+            v = v.func.value
+        load = next((sid for call, sid in h.accessed if call is v), None)
+        if not isinstance(v, ast.Call) or self._access_kind(v) != ("load", False):
+            return
+        target = work.targets[0].id
+        for s in values:
+            if s.name == target and not s.info.get("role"):
+                s.info.update(role="loaded", load_site=load, other=_findsites.load_other(v))
 
     def _check_reserved(self, fdef: ast.FunctionDef) -> None:
         for node in ast.walk(fdef):
@@ -542,11 +644,13 @@ class _Rewriter:
             heads = [it.context_expr for it in st.items]
         for h in heads:
             for sub in ast.walk(h):
-                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None and not self.sanitize:
                     raise self.unsupported(st, "a tl.load/tl.store in the header of a for/while/if/with "
                                            "statement; assign it to a variable first")
         body_line = st.body[0].lineno
         if body_line == st.lineno:
+            if self.sanitize:
+                return  # a body on its header's line cannot be edited: left unobserved
             if self._needs_edit(st.body):
                 raise self.unsupported(st, "a statement on the same line as its for/while/if header; "
                                        "put the body on its own line")
@@ -554,23 +658,41 @@ class _Rewriter:
             for t in ast.walk(st.target):
                 if isinstance(t, ast.Name):
                     self.defined.add(t.id)
+        # Replay/sharing caches: a nested block starts from the entries valid before it (minus,
+        # for a loop, every name the loop assigns: a later iteration sees them changed) and its
+        # own entries end with it; after the statement, entries of names it assigns are gone.
+        assigned = _stored_names(st)
+        saved = (dict(self.vcache), dict(self.ocache))
         if isinstance(st, (ast.For, ast.While)):
+            self._forget(assigned)
+            entry = (dict(self.vcache), dict(self.ocache))
             lid = self._new_loop(st, loops[-1] if loops else None)
             self._block(st.body, st.body, depth + 1, loops + (lid,))
             if st.orelse:
+                self.vcache, self.ocache = dict(entry[0]), dict(entry[1])
                 self._block(st.orelse, st.orelse, depth, loops)
         elif isinstance(st, ast.If):
             self._block(st.body, st.body, depth, loops)
             if st.orelse:
                 if st.orelse[0].lineno == st.lineno:
                     raise self.unsupported(st, "an else branch on the header line")
+                self.vcache, self.ocache = dict(saved[0]), dict(saved[1])
                 self._block(st.orelse, st.orelse, depth, loops)
         else:
             self._block(st.body, st.body, depth, loops)
+        self.vcache, self.ocache = saved
+        self._forget(assigned)
+
+    def _forget(self, names: set[str]) -> None:
+        """Drop the replay/sharing cache entries that depend on any of `names`."""
+        for name in names:
+            self.vcache.pop(name, None)
+        for key in [k for k in self.ocache if k[0] in names or k[1] in names]:
+            del self.ocache[key]
 
     def _needs_edit(self, stmts: list[ast.stmt]) -> bool:
         for st in stmts:
-            if isinstance(st, ast.Return):
+            if isinstance(st, ast.Return) and not self.sanitize:
                 return True
             for sub in ast.walk(st):
                 if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -653,6 +775,8 @@ class _Rewriter:
     def _simple(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
         """Instrumented text of one simple statement, and whether it changed."""
         if isinstance(st, ast.Return):
+            if self.sanitize and not any(isinstance(c, ast.Call) and self._access_kind(c) for c in ast.walk(st)):
+                return self.src.segment(st), False
             raise self.unsupported(st, "`return` inside a collection region")
         value_on = self.reg_level >= 1
         addr_on = self.reg_addr >= 1
@@ -679,18 +803,24 @@ class _Rewriter:
 
         hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on)
         hoister.run()
+        self._forget(_stored_names(st))
         post: list[str] = []
         if value_on:
             for name, _node in targets:
                 sid = self._new_site(statement(), "value", name, reads, loops, self.reg_level >= 2)
-                post.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
-                            f"{1 if self.reg_level >= 2 else 0})")
+                words = f"__fp_w{self.ntemps}"
+                self.ntemps += 1
+                post.append(f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
+                            f"{1 if self.reg_level >= 2 else 0}, True)")
+                self.vcache[name] = words
         for name, _node in targets:
             self.defined.add(name)
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in ([st.target] if not isinstance(st, ast.Assign) else st.targets):
                 for name, _n in _target_names(t):
                     self.defined.add(name)
+        if value_on:
+            self._annotate(st, work, hoister, stmt_holder[0] if stmt_holder else None)
         if not pre and not post:
             return self.src.segment(st), False
         body = ast.unparse(work)
@@ -754,6 +884,11 @@ def _binop_text(op: ast.operator) -> str:
     return ast.unparse(ast.BinOp(ast.Name("a"), op, ast.Name("b")))[2:-2]
 
 
+def _stored_names(node: ast.AST) -> set[str]:
+    """Every name a statement (compound ones included) assigns anywhere inside it."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
 def _target_names(t: ast.AST) -> list[tuple[str, ast.AST]]:
     if isinstance(t, ast.Name):
         return [(t.id, t)]
@@ -780,9 +915,24 @@ class _Hoister:
         self.loops = loops
         self.addr_on = addr_on
         self.value_on = value_on
+        self.accessed: list[tuple[ast.Call, int]] = []  # (load/store call, its address site id)
+        self.checks: list[dict[str, Any]] = []  # checks by reference for the statement's first value site
 
     def run(self) -> None:
         self._visit(self.stmt, conditional=False)
+
+    def _operand_texts(self, node: ast.AST) -> dict[int, str]:
+        """The user's text of `node`'s checked operands, taken before temporaries replace parts."""
+        if not self.value_on or not isinstance(node, (ast.Call, ast.BinOp)):
+            return {}
+        return {id(op): ast.unparse(op) for _r, _t, op, _p in _findsites.operand_roles(node, self.rw._resolve_obj)}
+
+    def _operands(self, node: ast.AST, conditional: bool, texts: dict[int, str]) -> None:
+        """Operands of `node` a numerical rule checks (findings), outside conditional code."""
+        if conditional or not self.value_on:
+            return
+        for role, target, operand, put in _findsites.operand_roles(node, self.rw._resolve_obj):
+            self.rw._operand(self, role, target, operand, put, texts.get(id(operand)))
 
     def _temp(self, expr: ast.AST, role: str) -> ast.AST:
         """Expr as is when it needs no temporary (a name or a constant), else a new temporary."""
@@ -798,6 +948,7 @@ class _Hoister:
         if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             conditional = True
+        texts = self._operand_texts(node)
         if isinstance(node, ast.Call):
             self._visit(node.func, conditional)
             for a in node.args:
@@ -807,9 +958,13 @@ class _Hoister:
             kind = self.rw._access_kind(node)
             if kind is not None:
                 if conditional:
+                    if self.rw.sanitize:
+                        return  # left unobserved
                     raise self.rw.unsupported(self.stmt, "a tl.load/tl.store inside a conditional expression, "
                                               "boolean operator, lambda or comprehension")
                 self._access(node, *kind)
+            else:
+                self._operands(node, conditional, texts)
             return
         if isinstance(node, ast.Assign):
             self._visit(node.value, conditional)
@@ -818,9 +973,15 @@ class _Hoister:
             return
         if isinstance(node, ast.AugAssign):
             self._visit(node.value, conditional)
+            if isinstance(node.op, ast.Div):  # `x /= d`: d is a divisor (a temporary may replace it)
+                div = ast.BinOp(left=node.target, op=node.op, right=node.value)
+                self._operands(div, conditional, {id(node.value): ast.unparse(node.value)})
+                node.value = div.right
             return
         for child in ast.iter_child_nodes(node):
             self._visit(child, conditional)
+        if isinstance(node, ast.BinOp):
+            self._operands(node, conditional, texts)
 
     def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
         want_value = kind == "store" and self.value_on
@@ -862,7 +1023,19 @@ class _Hoister:
         if ptr is None:
             raise self.rw.unsupported(self.stmt, f"tl.{kind} without a pointer argument")
         ptr_name = ast.unparse(ptr)
-        ptr_t = self._temp(ptr, "p")
+        # `base + offsets`: hand the two parts to the address helper as well, which summarises
+        # the offsets instead of the pointers when base is a scalar pointer (records.py,
+        # _affine_ok) and can share that summary with later accesses through the same names.
+        split = (self.addr_on and dump_addr == 0 and isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add)
+                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant))
+        base_t = off_t = None
+        if split:
+            off_is_name = isinstance(ptr.right, ast.Name)
+            base_t = self._temp(ptr.left, "b")
+            off_t = self._temp(ptr.right, "q")
+            ptr_t = self._temp(ast.BinOp(left=base_t, op=ast.Add(), right=off_t), "p")
+        else:
+            ptr_t = self._temp(ptr, "p")
         put("pointer", ptr_t)
         value_t = None
         value_text = ""
@@ -881,13 +1054,38 @@ class _Hoister:
         st = self.statement()
         if self.addr_on:
             sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
-            self.pre.append(f"{SEQ} = {H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                            f"{ast.unparse(ptr_t)}, {ast.unparse(mask_t) if mask_t is not None else 'None'}, "
-                            f"{dump_addr})")
+            self.rw._note_access(self, sid, call)
+            mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
+            head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
+                    f"{dump_addr}")
+            if base_t is None or off_t is None:
+                self.pre.append(f"{SEQ} = {head})")
+            else:
+                parts = f"{ast.unparse(base_t)}, {ast.unparse(off_t)}"
+                key = None
+                if off_is_name and (m is None or isinstance(m, ast.Name)):
+                    key = (ast.unparse(off_t), m.id if isinstance(m, ast.Name) else "")
+                shared = self.rw.ocache.get(key) if key is not None else None
+                if shared is not None:
+                    self.pre.append(f"{SEQ} = {head}, {parts}, {shared})")
+                elif key is not None:
+                    osum = f"__fp_o{self.rw.ntemps}"
+                    self.rw.ntemps += 1
+                    self.pre.append(f"{SEQ}, {osum} = {head}, {parts}, None, True)")
+                    self.rw.ocache[key] = osum
+                else:
+                    self.pre.append(f"{SEQ} = {head}, {parts})")
         if want_value and value_t is not None:
             sid = self.rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
-            self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(value_t)}, "
-                            f"{dump_val})")
+            words = self.rw.vcache.get(value_t.id) if isinstance(value_t, ast.Name) and not dump_val else None
+            if words is not None:
+                # The stored value is a name recorded earlier and not reassigned since: replay
+                # (not at level 2, where each record keeps its own dump).
+                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {value_t.id}, "
+                                f"{dump_val}, False, {words})")
+            else:
+                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
+                                f"{ast.unparse(value_t)}, {dump_val})")
 
     def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int) -> None:
         func = call.func
@@ -911,6 +1109,7 @@ class _Hoister:
         st = self.statement()
         if self.addr_on:
             sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, False)
+            self.rw._note_access(self, sid, call)
             self.pre.append(f"{SEQ} = {H_DESC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(desc_t)})")
         if want_value:
             vnode = None
@@ -952,9 +1151,10 @@ def has_markers(jitfn: Any) -> bool:
     return "collect_start" in text or "collect_end" in text
 
 
-def rewrite(jitfn: Any, level: int, addr_level: int) -> Twin:
-    """Parse the kernel, check its markers and build the twin's text and tables (no exec)."""
-    return _Rewriter(jitfn, level, addr_level).run()
+def rewrite(jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> Twin:
+    """Parse the kernel, check its markers and build the twin's text and tables (no exec).
+    sanitize: observe every load and store of the whole body (addresses only), markers or not."""
+    return _Rewriter(jitfn, level, addr_level, sanitize).run()
 
 
 def twin_cache_dir() -> Path:
@@ -1002,9 +1202,9 @@ def jit_options(jitfn: Any) -> dict[str, Any]:
     }
 
 
-def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any]) -> Twin:
+def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False) -> Twin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
-    twin = rewrite(jitfn, level, addr_level)
+    twin = rewrite(jitfn, level, addr_level, sanitize)
     twin.path = write_twin_file(twin)
     fn = jitfn.fn
     scope = dict(fn.__globals__)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Run a user's program under a FlagPrism tool: the bootstrap behind ``flagprism profile`` (and
-the future ``flagprism debug``).
+"""Run a user's program under a FlagPrism tool: the bootstrap behind ``flagprism profile`` and
+``flagprism debug``.
 
 The C command checks its options and execs Python with this module (see
 tools/flagprism/cmd-profile.c); the command line it passes is
@@ -10,9 +10,11 @@ tools/flagprism/cmd-profile.c); the command line it passes is
 TOOL names a row of ``TOOLS``: a module with ``_cli_begin(options: dict[str, str])``, called
 before the program runs, and ``_cli_end(status: int) -> list[str]``, called after it ended in
 any way (returned, raised, called ``sys.exit``), which writes the tool's outputs and returns
-lines to print. TARGET is a script, run as ``python SCRIPT ARGS`` would run it (``__main__``,
-``sys.argv``, the script's directory first on ``sys.path``), or ``pytest``, which runs
-``pytest.main(ARGS)``. The process exits with the program's status.
+lines to print, and optionally ``_cli_exit_status(status) -> int``, which may turn the tool's
+results into the exit status (``debug --sanitize`` exits non-zero on findings). TARGET is a
+script, run as ``python SCRIPT ARGS`` would run it (``__main__``, ``sys.argv``, the script's
+directory first on ``sys.path``), or ``pytest``, which runs ``pytest.main(ARGS)``. The process
+exits with the program's status (or what ``_cli_exit_status`` made of it).
 
 This module parses no user-facing options (the C command did) and knows nothing about what a
 tool does.
@@ -32,6 +34,7 @@ from typing import Any, NoReturn
 #: tool name -> module providing _cli_begin(options) and _cli_end(status).
 TOOLS = {
     "profile": "flagprism.profiler",
+    "debug": "flagprism.debugger",
 }
 
 EXIT_FAILURE = 1
@@ -152,6 +155,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
         )
         status = status or EXIT_FAILURE
         lines = []
+    # A tool may turn its results into the exit status (`debug --sanitize` with findings).
+    exit_status = getattr(module, "_cli_exit_status", None)
+    if exit_status is not None:
+        status = int(exit_status(status))
     for line in lines:
         sys.stderr.write(line + "\n")
     sys.stderr.flush()

@@ -58,13 +58,15 @@ _config = _Config()
 _active = False
 _level = 1
 _addr_level = 1
+_sanitize = False
+_sanitize_skipped: dict[str, str] = {}  # kernels sanitize mode could not instrument: name -> why
 _runs: list[dict[str, Any]] = []
 _run_counter = 0
 _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_debugger_bypass", default=False)
 
-# id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour): Twin}
+# id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, sanitize): Twin}
 _marker_cache: dict[int, tuple[Any, bool]] = {}
-_twin_cache: dict[int, tuple[Any, dict[tuple[int, int, str], _rewrite.Twin]]] = {}
+_twin_cache: dict[int, tuple[Any, dict[tuple[int, int, str, bool], _rewrite.Twin | None]]] = {}
 _ttir_cache: dict[tuple[int, str], tuple[str | None, str | None]] = {}
 _patches: list[tuple[Any, str, Any]] = []
 
@@ -101,10 +103,11 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
 
 
 def get_config() -> dict[str, Any]:
-    """The current options plus activation state (``active``, ``level``, ``addr_level``)."""
+    """The current options plus activation state (``active``, ``level``, ``addr_level``,
+    ``sanitize``)."""
     with _lock:
         d = asdict(_config)
-        d.update(active=_active, level=_level, addr_level=_addr_level)
+        d.update(active=_active, level=_level, addr_level=_addr_level, sanitize=_sanitize)
         return d
 
 
@@ -115,14 +118,17 @@ def reset_config() -> None:
         _config = _Config()
 
 
-def activate(level: int = 1, addr_level: int = 1) -> None:
+def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False) -> None:
     """Start instrumenting kernels with markers. level: 0 no values, 1 value summaries, 2 summaries
-    and full dumps. addr_level: 0 no addresses, 1 address summaries, 2 summaries and every lane."""
-    global _active, _level, _addr_level
+    and full dumps. addr_level: 0 no addresses, 1 address summaries, 2 summaries and every lane.
+    sanitize: instead, observe every load and store of every kernel (markers or not) with address
+    summaries only and report only the findings (out-of-bounds accesses); level and addr_level
+    are then ignored."""
+    global _active, _level, _addr_level, _sanitize
     lv = _check_level("level", level)
     al = _check_level("addr_level", addr_level)
     with _lock:
-        _level, _addr_level = lv, al
+        _level, _addr_level, _sanitize = lv, al, bool(sanitize)
         if not _active:
             _install()
             _active = True
@@ -175,7 +181,10 @@ def clear_exported_runs() -> None:
 
 def _make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
     def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        if warmup or not _active or _bypass.get() or getattr(self, "_fp_twin", False) or not _has_markers(self):
+        if warmup or not _active or _bypass.get() or getattr(self, "_fp_twin", False) or \
+                not (_sanitize or _has_markers(self)):
+            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if _sanitize and _sanitize_twin(self) is None:
             return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
         return _instrumented(self, args, kwargs, grid)
 
@@ -268,15 +277,52 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
 def _twin_for(fn: Any) -> _rewrite.Twin:
     key = id(fn)
     flavour = _flavour(fn)
-    tkey = (_level, _addr_level, flavour)
+    tkey = (_level, _addr_level, flavour, _sanitize)
     hit = _twin_cache.get(key)
     if hit is not None and hit[0]() is fn and tkey in hit[1]:
-        return hit[1][tkey]
-    twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
+        twin = hit[1][tkey]
+        if twin is None:
+            raise RuntimeError(f"flagprism: {fn.fn.__name__} cannot be sanitized")
+        return twin
+    if _sanitize:
+        twin = _rewrite.build(fn, 0, 1, _helpers(fn, flavour), sanitize=True)
+        twin.extra["sanitize"] = True
+    else:
+        twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
+    _remember(fn, tkey, twin)
+    return twin
+
+
+def _remember(fn: Any, tkey: tuple[int, int, str, bool], twin: _rewrite.Twin | None) -> None:
+    key = id(fn)
+    hit = _twin_cache.get(key)
     if hit is None or hit[0]() is not fn:
-        hit = (weakref.ref(fn, _forget(key)), {})
+        try:
+            hit = (weakref.ref(fn, _forget(key)), {})
+        except TypeError:
+            return
         _twin_cache[key] = hit
     hit[1][tkey] = twin
+
+
+def _sanitize_twin(fn: Any) -> _rewrite.Twin | None:
+    """The sanitize twin of a kernel, or None (launch the original) when the kernel cannot be
+    instrumented or has no load or store; the reason is kept for the summary and warned once."""
+    import warnings
+
+    name = getattr(getattr(fn, "fn", None), "__name__", repr(fn))
+    try:
+        twin = _twin_for(fn)
+    except RuntimeError:
+        return None
+    except RewriteError as e:
+        _remember(fn, (_level, _addr_level, _flavour(fn), True), None)
+        with _lock:
+            _sanitize_skipped[name] = str(e)
+        warnings.warn(f"flagprism: sanitize: {name} runs unobserved: {e}", RuntimeWarning, stacklevel=3)
+        return None
+    if not twin.sites:
+        return None
     return twin
 
 
@@ -348,14 +394,21 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         index = _run_counter
         _run_counter += 1
     raw = _launch.buffer_bytes(plan)
-    ttir, reason = _ttir(fn, twin, plan, ret) if error is None else (None, "the launch raised an exception")
-    stem = f"{twin.kernel_name}-{index:04d}"
+    if twin.extra.get("sanitize"):
+        ttir, reason = None, "sanitize run: no op log"
+    else:
+        ttir, reason = _ttir(fn, twin, plan, ret) if error is None else (None, "the launch raised an exception")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+    script_stem = os.path.splitext(os.path.basename(script))[0] or "python"
+    stem = f"{script_stem}_{twin.kernel_name}_{now.strftime('%Y%m%dT%H%M%SZ')}_run{index}"
     launch_info = {
         "kernel": twin.kernel_name,
         "grid": list(plan.grid),
         "backend": plan.backend,
-        "script": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else "",
-        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "script": script,
+        "timestamp": now.isoformat(timespec="seconds"),
         "run_index": index,
         "run": index,
         "output_dir": os.path.abspath(cfg.output_dir),
@@ -368,7 +421,8 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "source_file": twin.source_file,
         "twin_file": twin.path,
         "record_capacity": plan.slots,
-        "args": _launch.describe_args(fn, plan.bound),
+        "args": _launch.describe_args(fn, plan.bound, plan.backend),
+        "sanitize": bool(twin.extra.get("sanitize", False)),
     }
     os.makedirs(cfg.output_dir, exist_ok=True)
     result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
@@ -395,6 +449,9 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "error": None if error is None else repr(error),
         "paths": dict(result) if isinstance(result, dict) else {},
         "report": report,
+        "findings": list(report.get("findings", [])) if isinstance(report, dict) else [],
+        "sanitize": launch_info["sanitize"],
+        "complete": bool(result.get("complete", True)) if isinstance(result, dict) else True,
     }
     if isinstance(result, dict):
         for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):
@@ -402,3 +459,75 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
     with _lock:
         _runs.append(run)
     return run
+
+
+# ------------------------------------------------------------------------------------------------
+# `flagprism debug` (tools/flagprism/cmd-debug.c runs the program through flagprism._run)
+# ------------------------------------------------------------------------------------------------
+
+#: Exit status of `flagprism debug --sanitize` when the program succeeded but findings exist.
+EXIT_FINDINGS = 3
+
+_cli_state: dict[str, Any] = {}
+
+
+def _cli_begin(options: dict[str, str]) -> None:
+    """Configure and activate from the command's options (--level, --addr-level, --output,
+    --sanitize 0|1)."""
+    level = int(options.get("level", "1"))
+    addr_level = int(options.get("addr-level", "1"))
+    sanitize = options.get("sanitize", "0") == "1"
+    out = os.path.abspath(options.get("output", "fp_debug"))
+    configure(output_dir=out)
+    clear_exported_runs()
+    _sanitize_skipped.clear()
+    activate(level=level, addr_level=addr_level, sanitize=sanitize)
+    _cli_state.clear()
+    _cli_state.update(output=out, sanitize=sanitize, findings=0)
+
+
+def _cli_end(status: int) -> list[str]:
+    """Deactivate and summarise: launches recorded, where the reports are, the findings."""
+    deactivate()
+    runs = take_exported_runs()
+    out = _cli_state.get("output", "fp_debug")
+    sanitize = bool(_cli_state.get("sanitize"))
+    tag = "flagprism debug" + (" --sanitize" if sanitize else "")
+    kernels = sorted({r["kernel"] for r in runs})
+    of = f" of {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} ({', '.join(kernels)})" if kernels else ""
+    lines = [f"{tag}: {len(runs)} instrumented launch{'es' if len(runs) != 1 else ''}{of}; reports in {out}"]
+    if not runs and not sanitize:
+        lines.append(f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
+                     "(or use --sanitize to observe every kernel)")
+    # the same finding in many launches of a kernel is listed once
+    groups: dict[tuple[str, str, int, str, str], list[Any]] = {}
+    for r in runs:
+        for f in r.get("findings", []):
+            key = (r["kernel"], f.get("kind", ""), int(f.get("line", 0)), str(f.get("subject", "")),
+                   str(f.get("location", "")))
+            groups.setdefault(key, [f, r, 0])[2] += 1
+    _cli_state["findings"] = len(groups)
+    if groups:
+        lines.append(f"{tag}: {len(groups)} finding{'s' if len(groups) != 1 else ''}:")
+        for (kernel, kind, line, _subj, _loc), (f, r, n) in groups.items():
+            where = f"{os.path.basename(str(r.get('source_file') or ''))}:{line}"
+            times = f" (in {n} launches)" if n > 1 else ""
+            lines.append(f"  {kind} in {kernel} at {where}{times}: {f.get('message', '')}")
+            lines.append(f"      report: {r.get('txt')}")
+    elif runs:
+        lines.append(f"{tag}: no findings")
+    incomplete = [r for r in runs if not r.get("complete", True)]
+    if incomplete:
+        lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
+                     "did not record was not checked")
+    for name, why in sorted(_sanitize_skipped.items()):
+        lines.append(f"{tag}: warning: {name} was not observed: {why}")
+    return lines
+
+
+def _cli_exit_status(status: int) -> int:
+    """The process's exit status: the program's own when it failed; with --sanitize, EXIT_FINDINGS
+    when it succeeded but findings were reported (so the command can gate CI)."""
+    if status == 0 and _cli_state.get("sanitize") and _cli_state.get("findings"):
+        return EXIT_FINDINGS
+    return status

@@ -211,6 +211,162 @@ static int parse_reads(struct st_ctx *c, const struct fp_json_value *o, const ch
 	return FP_OK;
 }
 
+/* Optional string member: NULL when absent or null, else the JSON string (not copied). */
+static int opt_cstr(struct st_ctx *c, const struct fp_json_value *o, const char *what,
+		    const char *key, const char **out, size_t *len)
+{
+	const struct fp_json_value *v = fp_json_get(o, key);
+
+	*out = NULL;
+	if (!v || fp_json_type(v) == FP_JSON_NULL)
+		return FP_OK;
+	*out = fp_json_string(v, len);
+	if (!*out)
+		return st_err(c, FP_EFORMAT, v, "%s.%s: expected a string or null", what, key);
+	return FP_OK;
+}
+
+/* Role names of the site table; an unknown role is ignored (a later rewriter may add some). */
+static enum fp_dbg_role role_of(const char *s, size_t n)
+{
+	static const char *const names[] = {"",        "loaded",   "cast_src",
+					    "divisor", "sqrt_arg", "log_arg"};
+	size_t i;
+
+	for (i = 1; s && i < FP_ARRAY_SIZE(names); i++)
+		if (strlen(names[i]) == n && !memcmp(names[i], s, n))
+			return (enum fp_dbg_role)i;
+	return FP_DBG_ROLE_NONE;
+}
+
+static enum fp_dtype dtype_of(struct st_ctx *c, const char *s, size_t n)
+{
+	enum fp_dtype t = FP_DTYPE_UNKNOWN;
+	char *z;
+
+	if (!s)
+		return t;
+	z = fp_arena_strndup(&c->run->arena, s, n);
+	if (z)
+		fp_dtype_from_name(z, &t);
+	return t;
+}
+
+static int parse_checks(struct st_ctx *c, const struct fp_json_value *o, const char *what,
+			struct fp_dbg_site *site)
+{
+	const struct fp_json_value *arr = fp_json_get(o, "checks");
+	struct fp_dbg_check *checks;
+	size_t i, n;
+	int st;
+
+	if (!arr || fp_json_type(arr) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, arr, "%s.checks: expected an array of objects", what);
+	n = fp_json_len(arr);
+	if (!n)
+		return FP_OK;
+	checks = fp_arena_calloc(&c->run->arena, n, sizeof(*checks));
+	if (!checks)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *e = fp_json_at(arr, i);
+		const char *role, *name, *dt;
+		size_t rl = 0, nl = 0, dl = 0;
+
+		if (fp_json_type(e) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, e, "%s.checks[%zu]: expected an object", what,
+				      i);
+		if ((st = opt_cstr(c, e, what, "role", &role, &rl)) ||
+		    (st = opt_cstr(c, e, what, "name", &name, &nl)) ||
+		    (st = opt_cstr(c, e, what, "target_dtype", &dt, &dl)))
+			return st;
+		if (!name)
+			return st_err(c, FP_EFORMAT, e, "%s.checks[%zu]: missing member \"name\"",
+				      what, i);
+		checks[i].role = role_of(role, rl);
+		checks[i].target_dtype = dtype_of(c, dt, dl);
+		checks[i].name = fp_arena_strndup(&c->run->arena, name, nl);
+		if (!checks[i].name)
+			return nomem(c);
+	}
+	site->checks = checks;
+	site->nchecks = n;
+	return FP_OK;
+}
+
+/*
+ * The findings inputs of a site (docs/record-format.md, site table): `role`, `target_dtype`,
+ * `other`, `load_site`, `base_params`/`base_param` and `checks`. All optional.
+ */
+static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o, const char *what,
+				 struct fp_dbg_site *site, size_t nsites)
+{
+	static const char *const others[] = {"none", "finite", "nan", "inf", "unknown"};
+	const struct fp_json_value *v;
+	const char *s;
+	size_t n = 0, i;
+	int64_t ls = 0;
+	int st;
+
+	site->load_site = UINT32_MAX;
+	if ((st = opt_cstr(c, o, what, "role", &s, &n)))
+		return st;
+	site->role = role_of(s, n);
+	if ((st = opt_cstr(c, o, what, "target_dtype", &s, &n)))
+		return st;
+	site->target_dtype = dtype_of(c, s, n);
+	if ((st = opt_cstr(c, o, what, "other", &s, &n)))
+		return st;
+	for (i = 0; s && i < FP_ARRAY_SIZE(others); i++)
+		if (strlen(others[i]) == n && !memcmp(others[i], s, n))
+			site->other = (enum fp_dbg_other)i;
+	if ((v = fp_json_get(o, "load_site")) && fp_json_type(v) != FP_JSON_NULL) {
+		if ((st = get_int(c, o, what, "load_site", false, 1, (int64_t)nsites, &ls)))
+			return st;
+		site->load_site = (uint32_t)(ls - 1);
+	}
+	if ((st = parse_checks(c, o, what, site)))
+		return st;
+	v = fp_json_get(o, "base_params");
+	if (v && fp_json_type(v) != FP_JSON_NULL) {
+		const char **names;
+
+		if (fp_json_type(v) != FP_JSON_ARRAY)
+			return st_err(c, FP_EFORMAT, v,
+				      "%s.base_params: expected an array of strings", what);
+		n = fp_json_len(v);
+		names = fp_arena_calloc(&c->run->arena, n ? n : 1, sizeof(*names));
+		if (!names)
+			return nomem(c);
+		for (i = 0; i < n; i++) {
+			size_t len;
+			const char *p = fp_json_string(fp_json_at(v, i), &len);
+
+			if (!p)
+				return st_err(c, FP_EFORMAT, fp_json_at(v, i),
+					      "%s.base_params[%zu]: expected a string", what, i);
+			if (!(names[i] = fp_arena_strndup(&c->run->arena, p, len)))
+				return nomem(c);
+		}
+		site->base_params = names;
+		site->nbase_params = n;
+		return FP_OK;
+	}
+	if ((st = opt_cstr(c, o, what, "base_param", &s, &n)))
+		return st;
+	if (s) {
+		const char **names = fp_arena_calloc(&c->run->arena, 1, sizeof(*names));
+
+		if (!names || !(names[0] = fp_arena_strndup(&c->run->arena, s, n)))
+			return nomem(c);
+		site->base_params = names;
+		site->nbase_params = 1;
+	}
+	return FP_OK;
+}
+
 static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
 		       const struct fp_hashmap *by_id)
 {
@@ -255,7 +411,8 @@ static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
 			return st_err(c, FP_EFORMAT, fp_json_get(o, "kind"),
 				      "%s.kind: expected \"value\", \"load\" or \"store\"", what);
 		if ((st = get_str(c, o, what, "name", true, &s->name)) ||
-		    (st = parse_reads(c, o, what, s)))
+		    (st = parse_reads(c, o, what, s)) ||
+		    (st = parse_findings_inputs(c, o, what, s, n)))
 			return st;
 	}
 	run->nsites = n;

@@ -3,9 +3,9 @@
  * The Debugger's statement report as JSON (<stem>.json), schema in
  * docs/debugger-report-schema.md: kernel and config, overflow facts, then statements in source
  * order, each with its results (value summaries) and memory accesses (address summaries), every
- * instance in program-then-execution order; plus an empty `findings` list that the analyses fill
- * later. Everything goes through the streaming JSON writer; addresses are JSON integers. The text
- * twin is dbg-txt.c.
+ * instance in program-then-execution order; then the `findings` (src/debug/findings.c; a
+ * sanitize run lists findings only, with an empty `statements` list). Everything goes through
+ * the streaming JSON writer; addresses are JSON integers. The text twin is dbg-txt.c.
  */
 #include "fp-setup.h"
 
@@ -313,6 +313,7 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_kv_int(w, "addr_level", in->addr_level);
 	fp_jsonw_kv_uint(w, "record_capacity", in->slots_per_program);
 	fp_jsonw_kv_uint(w, "dump_capacity_words", in->dump_capacity);
+	fp_jsonw_kv_bool(w, "sanitize", l->findings_only);
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "run");
 	fp_jsonw_object_begin(w);
@@ -346,6 +347,90 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_object_end(w);
 }
 
+static void program_array(struct fp_jsonw *w, const struct fp_dbg_launch *l, uint64_t p)
+{
+	uint64_t xyz[3];
+	unsigned i;
+
+	fp__dbg_program_xyz(l, p, xyz);
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < 3; i++)
+		fp_jsonw_uint(w, xyz[i]);
+	fp_jsonw_array_end(w);
+}
+
+static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi)
+{
+	fp_jsonw_key(w, key);
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "start", lo);
+	fp_jsonw_kv_uint(w, "end", hi);
+	fp_jsonw_kv_uint(w, "bytes", hi - lo);
+	fp_jsonw_object_end(w);
+}
+
+/* One finding (docs/debugger-report-schema.md, FINDING). */
+static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
+		    const struct fp_dbg_finding *f)
+{
+	const struct fp_dbg_statement *st = fp_dbg_run_statement(c->run, f->statement);
+	const struct fp_dbg_site *s = fp_dbg_run_site(c->run, f->site);
+	size_t i;
+
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "kind", fp_dbg_finding_kind_name(f->kind));
+	fp_jsonw_kv_string(w, "statement", st->source);
+	fp_jsonw_kv_uint(w, "statement_id", st->id);
+	fp_jsonw_kv_uint(w, "line", st->line);
+	fp_jsonw_kv_uint(w, "site", s->id);
+	fp_jsonw_kv_string(w, "subject", f->subject);
+	fp_jsonw_key(w, "program");
+	program_array(w, c->launch, f->program);
+	fp_jsonw_kv_uint(w, "execution", f->execution);
+	fp_jsonw_key(w, "programs");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < f->nprograms; i++)
+		program_array(w, c->launch, f->programs[i]);
+	fp_jsonw_array_end(w);
+	fp_jsonw_kv_uint(w, "program_count", f->program_count);
+	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
+	fp_jsonw_kv_string(w, "message", f->message);
+	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS) {
+		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_STORE ? "store" : "load");
+		fp_jsonw_kv_string(w, "param", f->param);
+		fp_jsonw_kv_bool(w, "param_known", f->param_known);
+		fp_jsonw_kv_string(w, "location", fp_dbg_oob_where_name(f->where));
+		if (f->other_param)
+			fp_jsonw_kv_string(w, "other_param", f->other_param);
+		else
+			fp_jsonw_kv_null(w, "other_param");
+		fp_jsonw_kv_uint(w, "address", f->address);
+		fp_jsonw_kv_uint(w, "bytes_before_start", f->bytes_before);
+		fp_jsonw_kv_uint(w, "bytes_past_end", f->bytes_past);
+		fp_jsonw_kv_uint(w, "distance_bytes", FP_MAX(f->bytes_before, f->bytes_past));
+		if (f->lanes_known)
+			fp_jsonw_kv_uint(w, "lanes_out", f->lanes_out);
+		else
+			fp_jsonw_kv_null(w, "lanes_out");
+		range(w, "view", f->view_lo, f->view_hi);
+		range(w, "storage", f->storage_lo, f->storage_hi);
+	} else {
+		fp_jsonw_kv_uint(w, "count", f->count);
+		fp_jsonw_kv_bool(w, "count_is_lower_bound", f->count_is_lower_bound);
+		if (f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) {
+			fp_jsonw_kv_bool(w, "from_memory", f->from_memory);
+		} else {
+			if (isfinite(f->value))
+				fp_jsonw_kv_double(w, "value", f->value);
+			else
+				fp_jsonw_kv_null(w, "value");
+		}
+		if (f->kind == FP_DBG_FINDING_PRECISION_LOSS)
+			fp_jsonw_kv_string(w, "target_dtype", fp_dtype_name(f->target_dtype));
+	}
+	fp_jsonw_object_end(w);
+}
+
 int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 {
 	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
@@ -358,11 +443,13 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 	header(w, c);
 	fp_jsonw_key(w, "statements");
 	fp_jsonw_array_begin(w);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && !c->launch->findings_only; i++)
 		statement(w, c, i);
 	fp_jsonw_array_end(w);
 	fp_jsonw_key(w, "findings");
 	fp_jsonw_array_begin(w);
+	for (i = 0; i < fp_dbg_findings_count(c->launch->findings); i++)
+		finding(w, c, fp_dbg_findings_at(c->launch->findings, i));
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	st = fp_jsonw_finish(w);

@@ -3,7 +3,8 @@
  * The launch JSON of a Debugger run (docs/debugger-report-schema.md, "Launch JSON"): where the
  * reports go and what they are called, the grid, the backend, the user's source file and the
  * instrumented twin's TTIR. Parsed and checked once, against the decoded run (the grid must
- * multiply to the buffer's program count), then handed to every writer. Not the site table
+ * multiply to the buffer's program count), then handed to every writer, with the run's findings
+ * (computed here, since they need the launch's tensor arguments). Not the site table
  * (src/debug/sites.c) and not the record buffer.
  */
 #include "fp-setup.h"
@@ -239,8 +240,18 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		}
 		l->export_raw_records = b;
 	}
+	if ((v = fp_json_get(root, "sanitize")) && fp_json_type(v) != FP_JSON_NULL) {
+		if (!fp_json_bool(v, &b)) {
+			st = lerr(&c, FP_EFORMAT, v, "\"sanitize\" must be true or false");
+			goto fail;
+		}
+		l->findings_only = b;
+	}
 	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
 	    (st = make_stem(&c, l)))
+		goto fail;
+	/* the findings belong to this launch (tensor extents in `args`): computed once, here */
+	if ((st = fp_dbg_findings_from_launch(run, launch_json, len, &l->findings, diag)))
 		goto fail;
 	fp_json_doc_free(doc);
 	*out = l;
@@ -268,6 +279,7 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	fp_free(l->twin_file);
 	fp_free(l->ttir);
 	fp_free(l->ttir_unavailable_reason);
+	fp_dbg_findings_free(l->findings);
 	for (i = 0; i < l->nhelper_files; i++)
 		fp_free(l->helper_files[i]);
 	fp_free(l->helper_files);

@@ -21,12 +21,18 @@ static bool want_raw(const struct fp_dbg_launch *l)
 	return l->export_raw_records;
 }
 
+/* A sanitize run reports findings only: its op log would describe instrumentation of no use. */
+static bool want_op_log(const struct fp_dbg_launch *l)
+{
+	return !l->findings_only;
+}
+
 static const struct fp__dbg_writer writers[] = {
 	{"txt", ".txt", fp__dbg_write_txt, NULL, offsetof(struct fp_dbg_outputs, txt)},
 	{"json", ".json", fp__dbg_write_json, NULL, offsetof(struct fp_dbg_outputs, json)},
-	{"op_log_txt", "_op_log.txt", fp__dbg_write_op_log_txt, NULL,
+	{"op_log_txt", "_op_log.txt", fp__dbg_write_op_log_txt, want_op_log,
 	 offsetof(struct fp_dbg_outputs, op_log_txt)},
-	{"op_log_json", "_op_log.json", fp__dbg_write_op_log_json, NULL,
+	{"op_log_json", "_op_log.json", fp__dbg_write_op_log_json, want_op_log,
 	 offsetof(struct fp_dbg_outputs, op_log_json)},
 	{"raw", "_raw_records.txt", fp__dbg_write_raw, want_raw,
 	 offsetof(struct fp_dbg_outputs, raw)},

@@ -28,6 +28,8 @@ struct fp_dbg_launch {
 	char *ttir; /* TTIR text of the compiled twin, or NULL */
 	size_t ttir_len;
 	char *ttir_unavailable_reason; /* why ttir is NULL, or NULL */
+	bool findings_only; /* `sanitize`: the reports hold the findings, no statements */
+	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
 };
 
 /* What every writer gets. */

@@ -3,9 +3,10 @@
  * The Debugger's statement report as text (<stem>.txt): a header (kernel, grid, backend, levels,
  * overflow), then every observed Triton statement in source order with its text, the earlier
  * results it reads ("x (see line 12)") and one table per site, one row per (program, execution)
- * aligned in columns, after an "all" row that aggregates the instances. Column widths are fixed
- * per table from a quick pre-pass, so rows stream out without buffering the table. The layout is
- * described in docs/debugger-report-schema.md; the JSON twin of this report is dbg-json.c.
+ * aligned in columns, after an "all" row that aggregates the instances. The findings come first,
+ * right after the header. Column widths are fixed per table from a quick pre-pass, so rows
+ * stream out without buffering the table. The layout is described in
+ * docs/debugger-report-schema.md; the JSON twin of this report is dbg-json.c.
  */
 #include "fp-setup.h"
 
@@ -411,6 +412,54 @@ static void write_source(struct fp__tbuf *t, const struct fp_dbg_statement *st)
 	fp__tb_ch(t, '\n');
 }
 
+/* "program 3", "programs 0, 2, 5, ..." with the totals. */
+static void write_programs(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
+			   const struct fp_dbg_finding *f)
+{
+	char buf[80];
+	size_t i;
+
+	fp__tb_str(t, f->nprograms > 1 ? "     programs " : "     program ");
+	for (i = 0; i < f->nprograms; i++) {
+		size_t n = fp__dbg_program_label(c->launch, f->programs[i], buf, sizeof(buf));
+
+		if (i)
+			fp__tb_str(t, c->launch->grid_ndim > 1 ? "; " : ", ");
+		fp__tb_mem(t, buf, n);
+	}
+	if (f->program_count > f->nprograms)
+		fp__tb_str(t, ", ...");
+	fp__tb_printf(t, " (%" PRIu64 " program%s, %" PRIu64 " instance%s)\n", f->program_count,
+		      f->program_count == 1 ? "" : "s", f->instance_count,
+		      f->instance_count == 1 ? "" : "s");
+}
+
+/* The findings, first thing after the header, in plain words. */
+static void write_findings(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
+{
+	const struct fp_dbg_findings *fs = c->launch->findings;
+	size_t i, n = fp_dbg_findings_count(fs);
+
+	if (!n) {
+		fp__tb_str(t, "\nFINDINGS: none\n");
+		return;
+	}
+	fp__tb_printf(t, "\nFINDINGS: %zu\n", n);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
+		const struct fp_dbg_statement *st = fp_dbg_run_statement(c->run, f->statement);
+		const char *p = st->source, *nl = strchr(p, '\n');
+
+		fp__tb_printf(t, "  %zu. %s at line %u: ", i + 1, fp_dbg_finding_kind_name(f->kind),
+			      st->line);
+		fp__tb_mem(t, p, nl ? (size_t)(nl - p) : strlen(p));
+		fp__tb_str(t, nl ? " ...\n     " : "\n     ");
+		fp__tb_str(t, f->message);
+		fp__tb_ch(t, '\n');
+		write_programs(t, c, f);
+	}
+}
+
 int fp__dbg_write_txt(const struct fp__dbg_wctx *c, FILE *f)
 {
 	struct fp__tbuf *t = fp_malloc(sizeof(*t));
@@ -421,7 +470,10 @@ int fp__dbg_write_txt(const struct fp__dbg_wctx *c, FILE *f)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
 	fp__tb_init(t, f);
 	write_header(t, c);
-	for (i = 0; i < nst && !t->err; i++) {
+	write_findings(t, c);
+	if (c->launch->findings_only)
+		fp__tb_str(t, "\n(sanitize run: statement tables are not written)\n");
+	for (i = 0; i < nst && !t->err && !c->launch->findings_only; i++) {
 		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, i);
 
 		write_source(t, s);

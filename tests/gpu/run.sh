@@ -1,45 +1,61 @@
 #!/usr/bin/env bash
-# One-call GPU session: build FlagPrism from source with what the GPU machine has (no package
-# index), run the GPU tests and the benchmarks, and leave logs and results under $OUT.
-# Usage (on the lent GPU machine, from the repository root): bash tests/gpu/run.sh [STEPS]
-# STEPS is a comma list of: build,doctor,tests,bench (default: all).
+# SPDX-License-Identifier: Apache-2.0
+# One call on the lent GPU machine: build FlagPrism from source with what that machine has (no
+# package index: pip --no-build-isolation --no-deps), run the GPU tests and the benchmarks, and
+# leave logs and results under $OUT (files at most one folder down, for the device tool).
+#
+#   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,tests,bench
+#                                       (default build,doctor,tests,bench)
+# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S (time limits),
+# FP_BENCHES (which bench scripts, default "debugger profiler sanitize"), FP_BENCH_ARGS.
 set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 steps=${1:-build,doctor,tests,bench}
 PY=${PYTHON:-python3}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export FP_GPU_RESULTS_DIR=$OUT
 status=0
+t0=$SECONDS
 has() { [[ ",$steps," == *",$1,"* ]]; }
-log() { echo "== $(date +%H:%M:%S) $*"; }
+log() { echo "== +$((SECONDS - t0))s $*"; }
 
 if has build; then
-	log "build: pip install --no-build-isolation --no-deps ."
+	log "build: $PY -m pip install --no-build-isolation --no-deps ."
 	if ! $PY -m pip install --no-build-isolation --no-deps . >"$OUT/build.log" 2>&1; then
-		tail -40 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
+		tail -40 "$OUT/build.log"
+		echo "BUILD FAILED"
+		exit 1
 	fi
-	tail -2 "$OUT/build.log"
+fi
+if has ctest; then
 	log "C unit tests"
-	cmake -S . -B build-gpu -G Ninja -DFP_WERROR=ON >"$OUT/ctest.log" 2>&1 &&
-		cmake --build build-gpu >>"$OUT/ctest.log" 2>&1 &&
-		(cd build-gpu && ctest --output-on-failure) >>"$OUT/ctest.log" 2>&1 || status=1
+	{ cmake -S . -B build-gpu -G Ninja -DFP_WERROR=ON && cmake --build build-gpu &&
+		(cd build-gpu && ctest --output-on-failure -j8); } >"$OUT/ctest.log" 2>&1 || status=1
 	tail -3 "$OUT/ctest.log"
 fi
 if has doctor; then
 	log "doctor"
-	flagprism doctor 2>&1 | tee "$OUT/doctor.txt" | head -60
+	(cd /tmp && flagprism doctor) >"$OUT/doctor.txt" 2>&1
+	cat "$OUT/doctor.txt"
 fi
 if has tests; then
-	log "pytest tests/gpu -m gpu"
-	FLAGPRISM_CLI=$(command -v flagprism) $PY -m pytest -q -m gpu tests/gpu -p no:cacheprovider \
-		--junitxml="$OUT/gpu-tests.xml" >"$OUT/gpu-tests.log" 2>&1 || status=1
-	tail -30 "$OUT/gpu-tests.log"
+	log "pytest -m gpu ${FP_GPU_TESTS:-tests/gpu}"
+	# shellcheck disable=SC2086
+	timeout "${FP_TESTS_S:-300}" $PY -m pytest -m gpu -q -p no:cacheprovider -rs \
+		--junitxml="$OUT/gpu-tests.xml" ${FP_GPU_TESTS:-tests/gpu} >"$OUT/gpu-tests.log" 2>&1 || status=1
+	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -40
 fi
 if has bench; then
-	for b in bench/bench_debugger.py bench/bench_profiler.py; do
-		[ -f "$b" ] || continue
-		log "bench $b"
-		timeout 300 $PY "$b" --out "$OUT" 2>&1 | tee "$OUT/$(basename "$b" .py).log" | tail -25 || status=1
+	for b in ${FP_BENCHES:-debugger profiler sanitize}; do
+		f=bench/bench_$b.py
+		[ -f "$f" ] || continue
+		log "bench $f"
+		# shellcheck disable=SC2086
+		(cd /tmp && timeout "${FP_BENCH_S:-200}" $PY "$OLDPWD/$f" --quick --out "$OUT/bench_$b.jsonl" \
+			${FP_BENCH_ARGS:-}) >"$OUT/bench_$b.log" 2>&1 || status=1
+		grep -v '^{' "$OUT/bench_$b.log" | tail -25
 	done
 fi
 log "done, status $status"

@@ -87,6 +87,37 @@ def test_vector_add_gpu(dbg):
     assert run["report"] is not None
 
 
+def test_vector_add_fast_paths_and_fallbacks_gpu(dbg):
+    """Per program, the float summaries take the all-finite fast path or the NaN/Inf fallback
+    independently (program 0: x fast, y fallback; program 1: x fallback, y fast); the address
+    records of x, y and out share one offsets summary; the store's value record replays out's."""
+    n, block = 1 << 16, 1024
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    y[7] = float("inf")
+    x[1500] = float("nan")
+    out = torch.empty(n, device="cuda")
+    dbg.activate(level=1, addr_level=1)
+    grid = (triton.cdiv(n, block),)
+    vector_add.add_kernel[grid](x, y, out, n, BLOCK=block)
+    run, dec = _one(dbg)
+    assert run["overflow_count"] == 0 and len(dec.records) == grid[0] * 10
+    xs, ys = x.cpu().numpy(), y.cpu().numpy()
+    for p in (0, 1, 2, grid[0] - 1):
+        recs = [r for r in dec.records if r.program == p]
+        offs = p * block + np.arange(block)
+        xv, yv = xs[offs], ys[offs]
+        ref.check_value(recs[1], offs.astype(np.int32))
+        for k, base in ((3, x.data_ptr()), (5, y.data_ptr())):
+            ref.check_addr(recs[k], 2, base, offs, np.ones(block, bool), 4, F32)
+        ref.check_addr(recs[8], 3, out.data_ptr(), offs, np.ones(block, bool), 4, F32)
+        ref.check_value(recs[4], xv)
+        ref.check_value(recs[6], yv)
+        ref.check_value(recs[7], xv + yv)
+        ref.check_value(recs[9], xv + yv)
+        assert recs[9].words[2:] == recs[7].words[2:]
+
+
 def test_softmax_gpu(dbg):
     rows, cols = 64, 1000
     x = torch.randn(rows, cols, device="cuda") * 4

@@ -70,7 +70,10 @@ def test_site_table_schema():
     for s in st["statements"]:
         assert set(s) == {"id", "line", "col", "end_line", "source", "loop_depth"}
     for s in st["sites"]:
-        assert set(s) == {"id", "statement", "kind", "name", "reads"}
+        # findings inputs (role, base_param(s), ...) come on top: test_findings.py checks them
+        assert {"id", "statement", "kind", "name", "reads"} <= set(s)
+        assert set(s) <= {"id", "statement", "kind", "name", "reads", "role", "target_dtype", "other",
+                          "load_site", "base_param", "base_params", "checks"}
     assert [s["id"] for s in st["sites"]] == list(range(1, len(st["sites"]) + 1))
     kinds = [(s["kind"], s["name"]) for s in st["sites"]]
     assert kinds == [("value", "pid"), ("value", "offs"), ("value", "mask"), ("load", "x_ptr + offs"),

@@ -15,9 +15,20 @@ static int cmd_help(int argc, char **argv);
 
 /* Adding a command is one file (cmd-<name>.c) and one line here. Help lists them in this order. */
 static const struct fpt_command commands[] = {
+	{"profile", cmd_profile, cmd_profile_summary, cmd_profile_usage},
+	{"debug", cmd_debug, cmd_debug_summary, cmd_debug_usage},
 	{"doctor", cmd_doctor, "check Python, Triton, PyTorch, the GPU and CUPTI for FlagPrism",
 	 "flagprism doctor [--json] [--timeout SECONDS]"},
 	{"version", cmd_version, "print the version of flagprism", "flagprism version [--json]"},
+	{"view", cmd_view, "show a profile's call tree with raw and derived metrics",
+	 "flagprism view [-l] [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX] "
+	 "[-f FORMAT] [--print-sorted] [--diff OTHER] FILE"},
+	{"diff", cmd_diff, "compare two profiles node by node (B - A)",
+	 "flagprism diff [view options] [-o OUT] A B"},
+	{"merge", cmd_merge, "merge profiles of several processes or ranks into one",
+	 "flagprism merge -o OUT PROFILE..."},
+	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
+	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},
 	{"help", cmd_help, "show help for flagprism or one of its commands",
 	 "flagprism help [COMMAND]"},
 };

@@ -54,8 +54,16 @@ struct fpt_command {
 const struct fpt_command *fpt_find_command(const char *name);
 
 /* Commands, one file each (cmd-<name>.c). Keep in the order of commands[] in main.c. */
+int cmd_profile(int argc, char **argv);
+extern const char cmd_profile_summary[], cmd_profile_usage[];
+int cmd_debug(int argc, char **argv);
+extern const char cmd_debug_summary[], cmd_debug_usage[];
 int cmd_doctor(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_import_ncu(int argc, char **argv);
 
 /* ---- messages and exit codes: the only place a failure becomes an exit status ---------------- */
 
