@@ -10,8 +10,11 @@
 # FP_BENCHES (which bench scripts, default "debugger profiler sanitize"), FP_BENCH_ARGS.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+FINAL=${OUT:-$PWD/gpu-out}
+# Everything is written to a work folder; at the end the main logs and one tarball of the rest
+# go to $OUT (the device tool brings back at most 8 files).
+OUT=$(mktemp -d /tmp/fp-gpu-XXXXXX)
+mkdir -p "$FINAL"
 steps=${1:-build,doctor,tests,bench}
 PY=${PYTHON:-python3}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -59,4 +62,6 @@ if has bench; then
 	done
 fi
 log "done, status $status"
+cp "$OUT"/*.log "$OUT"/doctor.txt "$FINAL"/ 2>/dev/null
+tar -C "$OUT" -czf "$FINAL/gpu-results.tar.gz" . 2>/dev/null
 exit $status
