@@ -252,11 +252,9 @@ static void unit_word(const char *w, size_t n, bool den, double *f, const char *
 	static const struct {
 		const char *word;
 		double ns;
-	} times[] = {{"psecond", 1e-3},
-		     {"nsecond", 1},
-		     {"usecond", 1e3},
-		     {"msecond", 1e6},
-		     {"second", 1e9}};
+	} times[] = {{"psecond", 1e-3}, {"nsecond", 1},	   {"usecond", 1e3}, {"msecond", 1e6},
+		     {"second", 1e9},	{"ps", 1e-3},	   {"ns", 1},	     {"us", 1e3},
+		     {"ms", 1e6},	{"s", 1e9}};
 	static const char prefixes[] = "KMGTP";
 	size_t i;
 
@@ -785,7 +783,12 @@ static int row(struct parse_ctx *c)
 		return FP_OK;
 	}
 	c->h.saw_data = true;
-	if (r->records[index].nfields != c->h.ncols) {
+	/* The details page leaves out the trailing rule columns ("Rule Name" ... "Estimated
+	 * Speedup") on metric rows (seen with ncu 2025.3): a row that is shorter than its header
+	 * but reaches "Metric Value" is complete; the missing columns read as empty. */
+	if (r->records[index].nfields != c->h.ncols &&
+	    !(c->h.page == FP_NCU_PAGE_DETAILS && r->records[index].nfields < c->h.ncols &&
+	      c->h.mvalue >= 0 && (size_t)c->h.mvalue < r->records[index].nfields)) {
 		r->records[index].kind = FP_NCU_RECORD_BAD;
 		fp_strbuf_init(&msg, 0);
 		rc = fp_strbuf_addf(&msg, "row has %zu fields, its header %zu",

@@ -194,3 +194,39 @@ def test_refuses_second_import_and_bad_input(cli: Path, demo: Path, tmp_path: Pa
     assert run(cli, bad).returncode == 2  # --into missing
     assert run(cli, "--into", demo).returncode == 2  # CSV missing
     assert run(cli, bad, "--into", demo, "--trace", "t", "--no-trace").returncode == 2
+
+
+def _h200_profile(tmp_path: Path) -> Path:
+    """A tree with the two Triton kernels the H200 capture (tests/data/ncu/h200-*.csv) profiled
+    once each, the way `flagprism profile` names kernel nodes."""
+    def kernel(name: str) -> dict[str, Any]:
+        return {"frame": {"name": name, "type": "function"},
+                "metrics": {"count": 1, "time (ns)": 1000.0, "device_id": "0", "device_type": "CUDA"},
+                "children": []}
+
+    root = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"count": 0, "time (ns)": 0.0},
+            "children": [kernel("ncu_vadd"), kernel("ncu_matmul")]}
+    path = tmp_path / "h200.hatchet"
+    path.write_text(json.dumps([root, {"CUDA": {"0": {"arch": "90"}}}]))
+    return path
+
+
+@pytest.mark.parametrize("page", ["raw", "details"])
+def test_real_h200_capture(cli: Path, tmp_path: Path, page: str) -> None:
+    """Real `ncu --csv` output captured on the H200 (ncu 2025.3.1): the details page leaves out
+    the trailing rule columns on metric rows, and times come in "ns"."""
+    prof = _h200_profile(tmp_path)
+    r = run(cli, DATA / "ncu" / f"h200-{page}.csv", "--into", prof)
+    assert r.returncode == 0, r.stderr
+    got = nodes(prof)
+    vadd = got["ncu_vadd"]
+    # The capture's vector add reads two float32 vectors of n elements and writes one
+    # (n = 2**29 in the raw capture, 2**24 in the details one).
+    n = 2**29 if page == "raw" else 2**24
+    assert vadd["ncu:dram__bytes_read.sum (byte)"] == pytest.approx(2 * n * 4, rel=0.02)
+    if page == "raw":  # at 2**24 elements part of the output is still in L2 when the kernel ends
+        assert vadd["ncu:dram__bytes_write.sum (byte)"] == pytest.approx(n * 4, rel=0.02)
+    assert vadd["ncu:gpu__time_duration.sum (nsecond)"] > 0
+    assert got["ncu_matmul"]["ncu:launches"] == 1
+    vendor = json.loads((tmp_path / "h200.vendor.json").read_text())
+    assert not [d for d in vendor["degradation_reasons"] if d["kind"] == "row_shape"]
