@@ -20,12 +20,6 @@
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 #define MAX_DIRS 32
 
-static PyObject *raise_status(PyObject *module, int status, const struct fp_diag *diag)
-{
-	fpy_raise(module, status, diag);
-	return NULL;
-}
-
 PyDoc_STRVAR(
 	cupti_configure_doc,
 	"cupti_configure(search_dirs=(), buffer_size=0, buffers=0, corr_slots=0,\n"
@@ -74,53 +68,12 @@ static PyObject *cupti_configure(PyObject *module, PyObject *args, PyObject *kw)
 	c.graph_nodes = (size_t)nodes;
 	rc = fp_cupti_configure(&c);
 	if (rc)
-		raise_status(module, rc, NULL);
+		fpy_raise_null(module, rc, NULL);
 	else
 		res = Py_NewRef(Py_None);
 out:
 	Py_XDECREF(seq);
 	return res;
-}
-
-static const struct {
-	const char *key;
-	uint32_t flag;
-	size_t off;
-} md_fields[] = {
-	{"flops8", FP_PROF_MD_FLOPS8, offsetof(struct fp_prof_metadata, flops8)},
-	{"flops16", FP_PROF_MD_FLOPS16, offsetof(struct fp_prof_metadata, flops16)},
-	{"flops32", FP_PROF_MD_FLOPS32, offsetof(struct fp_prof_metadata, flops32)},
-	{"flops64", FP_PROF_MD_FLOPS64, offsetof(struct fp_prof_metadata, flops64)},
-	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
-};
-
-/* Numbers of a launch_metadata dict into md: 0, or -1 with an exception (part prof's wording). */
-static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
-{
-	size_t i;
-
-	if (!PyDict_Check(dict)) {
-		PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
-			     Py_TYPE(dict)->tp_name);
-		return -1;
-	}
-	for (i = 0; i < ARRAY_SIZE(md_fields); i++) {
-		PyObject *v = PyDict_GetItemString(dict, md_fields[i].key);
-		double x;
-
-		if (!v || v == Py_None)
-			continue;
-		x = PyFloat_AsDouble(v);
-		if (x == -1.0 && PyErr_Occurred()) {
-			PyErr_Format(PyExc_TypeError,
-				     "launch metadata '%s' must be a number, not %.100s",
-				     md_fields[i].key, Py_TYPE(v)->tp_name);
-			return -1;
-		}
-		memcpy((char *)md + md_fields[i].off, &x, sizeof(x));
-		md->flags |= md_fields[i].flag;
-	}
-	return 0;
 }
 
 PyDoc_STRVAR(
@@ -162,7 +115,7 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 		callpath = (uint32_t)v;
 	}
 	memset(&md, 0, sizeof(md));
-	if (mdobj != Py_None && metadata_arg(mdobj, &md) < 0)
+	if (fpy_prof_metadata_read(mdobj, &md) < 0)
 		return NULL;
 	if (est != Py_None) {
 		if (!PyArg_ParseTuple(est, "dd;est must be a (bytes, flops) tuple", &b, &f))
@@ -176,27 +129,16 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 		if (rc == -1 && PyErr_Occurred())
 			return NULL;
 		if (rc)
-			return raise_status(module, rc, NULL);
+			return fpy_raise_null(module, rc, NULL);
 	}
 	/* Last, after everything that could fail: a launch never gets half of what was meant. */
 	fp_cupti_set_thread_launch(callpath, md.flags ? &md : NULL);
 	Py_RETURN_NONE;
 }
 
-static int set_item(PyObject *d, const char *key, PyObject *v)
-{
-	int rc;
-
-	if (!v)
-		return -1;
-	rc = PyDict_SetItemString(d, key, v);
-	Py_DECREF(v);
-	return rc;
-}
-
 static int set_u64(PyObject *d, const char *key, uint64_t v)
 {
-	return set_item(d, key, PyLong_FromUnsignedLongLong(v));
+	return fpy_set_item(d, key, PyLong_FromUnsignedLongLong(v));
 }
 
 PyDoc_STRVAR(
@@ -214,13 +156,13 @@ static PyObject *cupti_stats(PyObject *module, PyObject *unused)
 	int rc = fp_cupti_get_stats(&s);
 
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	d = PyDict_New();
 	if (!d)
 		return NULL;
-	if (set_item(d, "loaded", PyBool_FromLong(s.loaded)) ||
-	    set_item(d, "subscribed", PyBool_FromLong(s.subscribed)) ||
-	    set_item(d, "enabled", PyBool_FromLong(s.enabled)) ||
+	if (fpy_set_item(d, "loaded", PyBool_FromLong(s.loaded)) ||
+	    fpy_set_item(d, "subscribed", PyBool_FromLong(s.subscribed)) ||
+	    fpy_set_item(d, "enabled", PyBool_FromLong(s.enabled)) ||
 	    set_u64(d, "api_version", s.api_version) || set_u64(d, "sessions", s.sessions) ||
 	    set_u64(d, "kernels", s.kernels) || set_u64(d, "misses", s.misses) ||
 	    set_u64(d, "no_timing", s.no_timing) || set_u64(d, "cupti_dropped", s.cupti_dropped) ||
@@ -232,8 +174,8 @@ static PyObject *cupti_stats(PyObject *module, PyObject *unused)
 	    set_u64(d, "corr_collisions", s.corr_collisions) ||
 	    set_u64(d, "other_records", s.other_records) ||
 	    set_u64(d, "bad_buffers", s.bad_buffers) || set_u64(d, "orphaned", s.orphaned) ||
-	    set_item(d, "clock_offset_ns", PyLong_FromLongLong(s.clock_offset_ns)) ||
-	    set_item(d, "path", PyUnicode_DecodeFSDefault(s.path))) {
+	    fpy_set_item(d, "clock_offset_ns", PyLong_FromLongLong(s.clock_offset_ns)) ||
+	    fpy_set_item(d, "path", PyUnicode_DecodeFSDefault(s.path))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -254,18 +196,18 @@ static PyObject *cupti_counters(PyObject *module, PyObject *unused)
 	int rc = fp_cupti_counters_check(&c);
 
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	d = PyDict_New();
 	if (!d)
 		return NULL;
-	if (set_item(d, "access",
+	if (fpy_set_item(d, "access",
 		     PyUnicode_FromString((unsigned)c.access < ARRAY_SIZE(access) ?
 						  access[c.access] :
 						  "unknown")) ||
-	    set_item(d, "admin_only",
+	    fpy_set_item(d, "admin_only",
 		     c.admin_only < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(c.admin_only)) ||
-	    set_item(d, "privileged", PyBool_FromLong(c.privileged)) ||
-	    set_item(d, "detail", PyUnicode_FromString(c.detail))) {
+	    fpy_set_item(d, "privileged", PyBool_FromLong(c.privileged)) ||
+	    fpy_set_item(d, "detail", PyUnicode_FromString(c.detail))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -287,10 +229,10 @@ static int record_cb(void *arg, const struct fp_cupti_kernel_record *k)
 	if (set_u64(d, "kind", k->kind) || set_u64(d, "registers", k->registers) ||
 	    set_u64(d, "start", k->start) || set_u64(d, "end", k->end) ||
 	    set_u64(d, "device_id", k->device_id) || set_u64(d, "context_id", k->context_id) ||
-	    set_u64(d, "stream_id", k->stream_id) || set_item(d, "grid", int3(k->grid)) ||
-	    set_item(d, "block", int3(k->block)) ||
-	    set_item(d, "static_smem", PyLong_FromLong(k->static_smem)) ||
-	    set_item(d, "dynamic_smem", PyLong_FromLong(k->dynamic_smem)) ||
+	    set_u64(d, "stream_id", k->stream_id) || fpy_set_item(d, "grid", int3(k->grid)) ||
+	    fpy_set_item(d, "block", int3(k->block)) ||
+	    fpy_set_item(d, "static_smem", PyLong_FromLong(k->static_smem)) ||
+	    fpy_set_item(d, "dynamic_smem", PyLong_FromLong(k->dynamic_smem)) ||
 	    set_u64(d, "correlation", k->correlation) ||
 	    set_u64(d, "graph_node_id", k->graph_node_id) || set_u64(d, "graph_id", k->graph_id)) {
 		Py_DECREF(d);
@@ -331,7 +273,7 @@ static PyObject *cupti_read_records(PyObject *module, PyObject *args)
 		Py_DECREF(list);
 		if (PyErr_Occurred())
 			return NULL;
-		return raise_status(module, rc, &diag);
+		return fpy_raise_null(module, rc, &diag);
 	}
 	return list;
 }

@@ -22,17 +22,6 @@ static PyObject *path_or_none(const char *path)
 	return PyUnicode_DecodeFSDefault(path);
 }
 
-static int set_item(PyObject *dict, const char *key, PyObject *value)
-{
-	int r;
-
-	if (!value)
-		return -1;
-	r = PyDict_SetItemString(dict, key, value);
-	Py_DECREF(value);
-	return r;
-}
-
 /* The result dict; `refused` is the reason level-2 artifacts were refused, or NULL. */
 static PyObject *result_dict(const struct fp_dbg_outputs *out, const char *refused)
 {
@@ -40,18 +29,18 @@ static PyObject *result_dict(const struct fp_dbg_outputs *out, const char *refus
 
 	if (!d)
 		return NULL;
-	if (set_item(d, "txt", path_or_none(out->txt)) ||
-	    set_item(d, "json", path_or_none(out->json)) ||
-	    set_item(d, "op_log_txt", path_or_none(out->op_log_txt)) ||
-	    set_item(d, "op_log_json", path_or_none(out->op_log_json)) ||
-	    set_item(d, "raw", path_or_none(out->raw)) ||
-	    set_item(d, "artifacts_dir", path_or_none(out->artifacts_dir)) ||
-	    set_item(d, "tensor_index", path_or_none(out->tensor_index)) ||
-	    set_item(d, "artifact_count", PyLong_FromSize_t(out->artifact_count)) ||
-	    set_item(d, "overflow_count", PyLong_FromUnsignedLongLong(out->overflow_count)) ||
-	    set_item(d, "dump_overflow", PyLong_FromUnsignedLongLong(out->dump_overflow)) ||
-	    set_item(d, "complete", PyBool_FromLong(out->complete)) ||
-	    set_item(d, "artifacts_error",
+	if (fpy_set_item(d, "txt", path_or_none(out->txt)) ||
+	    fpy_set_item(d, "json", path_or_none(out->json)) ||
+	    fpy_set_item(d, "op_log_txt", path_or_none(out->op_log_txt)) ||
+	    fpy_set_item(d, "op_log_json", path_or_none(out->op_log_json)) ||
+	    fpy_set_item(d, "raw", path_or_none(out->raw)) ||
+	    fpy_set_item(d, "artifacts_dir", path_or_none(out->artifacts_dir)) ||
+	    fpy_set_item(d, "tensor_index", path_or_none(out->tensor_index)) ||
+	    fpy_set_item(d, "artifact_count", PyLong_FromSize_t(out->artifact_count)) ||
+	    fpy_set_item(d, "overflow_count", PyLong_FromUnsignedLongLong(out->overflow_count)) ||
+	    fpy_set_item(d, "dump_overflow", PyLong_FromUnsignedLongLong(out->dump_overflow)) ||
+	    fpy_set_item(d, "complete", PyBool_FromLong(out->complete)) ||
+	    fpy_set_item(d, "artifacts_error",
 		     refused ?
 			     PyUnicode_DecodeUTF8(refused, (Py_ssize_t)strlen(refused), "replace") :
 			     Py_NewRef(Py_None))) {

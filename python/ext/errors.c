@@ -220,3 +220,9 @@ fail_message:
 	Py_XDECREF(cause);
 	return -1;
 }
+
+PyObject *fpy_raise_null(PyObject *module, int status, const struct fp_diag *diag)
+{
+	fpy_raise(module, status, diag);
+	return NULL;
+}

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared declarations of the CPython extension `flagprism._ext`: the module state (the exception
- * types), the one function that turns a FlagPrism status into a Python exception, and the list
- * of "parts". A part is one file python/ext/<part>.c that defines
- * `int fpy_<part>_exec(PyObject *module)` and adds its functions and types to the module; adding
- * a part means writing that file and adding one word to FPY_PARTS. This header is not a place for
- * logic: the extension is a thin client of the public headers (include/flagprism/) and never
- * reaches into src/.
+ * types), the functions that turn a FlagPrism status into a Python exception, the few helpers
+ * more than one part uses, and the list of "parts". A part is one file python/ext/<part>.c that
+ * defines `int fpy_<part>_exec(PyObject *module)` and adds its functions and types to the
+ * module; adding a part means writing that file and adding one word to FPY_PARTS. This header is
+ * not a place for logic: the extension is a thin client of the public headers
+ * (include/flagprism/) and never reaches into src/.
  * Include <Python.h> before this header.
  */
 #ifndef FPY_EXT_H
@@ -59,6 +59,16 @@ int fpy_errors_exec(PyObject *module);
  */
 int fpy_raise(PyObject *module, int status, const struct fp_diag *diag);
 
+/** fpy_raise(), then NULL: for PyObject *-returning code (`return fpy_raise_null(...);`). */
+PyObject *fpy_raise_null(PyObject *module, int status, const struct fp_diag *diag);
+
+/**
+ * Set dict[key] = value and drop the reference to `value` (a new reference, or NULL after a
+ * failed constructor: then nothing is set). 0, or -1 with an exception set. For building result
+ * dicts in one chain of `||`.
+ */
+int fpy_set_item(PyObject *dict, const char *key, PyObject *value);
+
 /**
  * Part `prof`: the interned call-path id (fp_prof_callpath_intern()) of the Python code running
  * now, innermost frames nearest the launch, skipped prefixes left out, cached by code object and
@@ -66,5 +76,14 @@ int fpy_raise(PyObject *module, int status, const struct fp_diag *diag);
  * Python exception set, or another negative status. Needs the GIL.
  */
 int fpy_prof_callpath_read(uint32_t *id);
+
+struct fp_prof_metadata;
+
+/**
+ * Part `prof`: fill `md` from a launch_metadata dict (keys flops8/16/32/64 and bytes; absent or
+ * None values are skipped, each given one sets its FP_PROF_MD_* flag). `dict` NULL or None leaves
+ * md as it is. 0, or -1 with a TypeError (not a dict, or a value not a number). Needs the GIL.
+ */
+int fpy_prof_metadata_read(PyObject *dict, struct fp_prof_metadata *md);
 
 #endif /* FPY_EXT_H */

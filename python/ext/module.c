@@ -2,8 +2,8 @@
 /*
  * The module object of flagprism._ext: multi-phase initialisation (PEP 489), the module state
  * and its GC hooks, and the exec slot that runs every part listed in FPY_PARTS. Functions and
- * types live in the parts (core.c, ...), the exception mapping in errors.c; this file only wires
- * them together.
+ * types live in the parts (core.c, ...), the exception mapping in errors.c; this file wires
+ * them together and holds the one dict helper every part uses (fpy_set_item).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -15,6 +15,17 @@ PyMODINIT_FUNC PyInit__ext(void);
 struct fpy_state *fpy_state(PyObject *module)
 {
 	return (struct fpy_state *)PyModule_GetState(module);
+}
+
+int fpy_set_item(PyObject *dict, const char *key, PyObject *value)
+{
+	int rc;
+
+	if (!value)
+		return -1;
+	rc = PyDict_SetItemString(dict, key, value);
+	Py_DECREF(value);
+	return rc;
 }
 
 static int module_exec(PyObject *module)

@@ -64,12 +64,6 @@ static int session_arg(PyObject *obj, int *out)
 #endif
 
 /* fpy_raise() for NULL-returning functions. */
-static PyObject *raise_status(PyObject *module, int status, const struct fp_diag *diag)
-{
-	fpy_raise(module, status, diag);
-	return NULL;
-}
-
 static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...) FPY_PRINTF(3, 4);
 
 /* Raise `status` with a diagnostic message made here (not by the library). */
@@ -380,7 +374,7 @@ static PyObject *prof_callpath(PyObject *module, PyObject *unused)
 	if (rc == -1 && PyErr_Occurred())
 		return NULL;
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	return callpath_tuple(id);
 }
 
@@ -458,7 +452,7 @@ static PyObject *prof_start(PyObject *module, PyObject *args, PyObject *kwargs)
 	rc = fp_prof_start(&opt, &sid, &diag);
 	PyEval_RestoreThread(ts);
 	if (rc)
-		return raise_status(module, rc, &diag);
+		return fpy_raise_null(module, rc, &diag);
 	return PyLong_FromLong(sid);
 }
 
@@ -486,7 +480,7 @@ static PyObject *prof_finalize(PyObject *module, PyObject *args, PyObject *kwarg
 	rc = fp_prof_finalize(sid, format, &diag);
 	PyEval_RestoreThread(ts);
 	if (rc)
-		return raise_status(module, rc, &diag);
+		return fpy_raise_null(module, rc, &diag);
 	Py_RETURN_NONE;
 }
 
@@ -498,7 +492,7 @@ static PyObject *session_call(PyObject *module, PyObject *arg, int (*fn)(int))
 		return NULL;
 	rc = fn(sid);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;
 }
 
@@ -551,19 +545,8 @@ static PyObject *prof_set_meta(PyObject *module, PyObject *args)
 		return NULL;
 	rc = fp_prof_set_meta(sid, key, value);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;
-}
-
-static int set_item(PyObject *dict, const char *key, PyObject *value)
-{
-	int r;
-
-	if (!value)
-		return -1;
-	r = PyDict_SetItemString(dict, key, value);
-	Py_DECREF(value);
-	return r;
 }
 
 PyDoc_STRVAR(prof_stats_doc,
@@ -586,28 +569,29 @@ static PyObject *prof_stats(PyObject *module, PyObject *arg)
 	if (!s)
 		return raise_diag(module, FP_ENOENT, "no open profiling session %d", sid);
 	if (fp_prof_session_stats(s, &st))
-		return raise_status(module, FP_EINVAL, NULL);
+		return fpy_raise_null(module, FP_EINVAL, NULL);
 	d = PyDict_New();
 	if (!d)
 		return NULL;
-	if (set_item(d, "kernels", PyLong_FromUnsignedLongLong(st.kernels)) ||
-	    set_item(d, "scopes", PyLong_FromUnsignedLongLong(st.scopes)) ||
-	    set_item(d, "trace_records", PyLong_FromUnsignedLongLong(st.trace_records)) ||
-	    set_item(d, "dropped_trace", PyLong_FromUnsignedLongLong(st.dropped_trace)) ||
-	    set_item(d, "dropped_launches", PyLong_FromUnsignedLongLong(st.dropped_launches)) ||
-	    set_item(d, "dropped_backend", PyLong_FromUnsignedLongLong(st.dropped_backend)) ||
-	    set_item(d, "unmatched", PyLong_FromUnsignedLongLong(st.unmatched)) ||
-	    set_item(d, "pending", PyLong_FromUnsignedLongLong(st.pending)) ||
-	    set_item(d, "ignored_inactive", PyLong_FromUnsignedLongLong(st.ignored_inactive)) ||
-	    set_item(d, "exits_without_enter",
+	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(st.kernels)) ||
+	    fpy_set_item(d, "scopes", PyLong_FromUnsignedLongLong(st.scopes)) ||
+	    fpy_set_item(d, "trace_records", PyLong_FromUnsignedLongLong(st.trace_records)) ||
+	    fpy_set_item(d, "dropped_trace", PyLong_FromUnsignedLongLong(st.dropped_trace)) ||
+	    fpy_set_item(d, "dropped_launches", PyLong_FromUnsignedLongLong(st.dropped_launches)) ||
+	    fpy_set_item(d, "dropped_backend", PyLong_FromUnsignedLongLong(st.dropped_backend)) ||
+	    fpy_set_item(d, "unmatched", PyLong_FromUnsignedLongLong(st.unmatched)) ||
+	    fpy_set_item(d, "pending", PyLong_FromUnsignedLongLong(st.pending)) ||
+	    fpy_set_item(d, "ignored_inactive", PyLong_FromUnsignedLongLong(st.ignored_inactive)) ||
+	    fpy_set_item(d, "exits_without_enter",
 		     PyLong_FromUnsignedLongLong(st.exits_without_enter)) ||
-	    set_item(d, "clamped_timestamps", PyLong_FromUnsignedLongLong(st.clamped_timestamps)) ||
-	    set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
-	    set_item(d, "open_scopes", PyLong_FromUnsignedLongLong(st.open_scopes)) ||
-	    set_item(d, "nodes", PyLong_FromUnsignedLongLong(st.nodes)) ||
-	    set_item(d, "name", PyUnicode_DecodeFSDefault(fp_prof_session_name(s))) ||
-	    set_item(d, "active", PyBool_FromLong(fp_prof_session_active(s))) ||
-	    set_item(d, "backend", PyUnicode_FromString(fp_prof_session_backend(s)->name))) {
+	    fpy_set_item(d, "clamped_timestamps",
+			 PyLong_FromUnsignedLongLong(st.clamped_timestamps)) ||
+	    fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
+	    fpy_set_item(d, "open_scopes", PyLong_FromUnsignedLongLong(st.open_scopes)) ||
+	    fpy_set_item(d, "nodes", PyLong_FromUnsignedLongLong(st.nodes)) ||
+	    fpy_set_item(d, "name", PyUnicode_DecodeFSDefault(fp_prof_session_name(s))) ||
+	    fpy_set_item(d, "active", PyBool_FromLong(fp_prof_session_active(s))) ||
+	    fpy_set_item(d, "backend", PyUnicode_FromString(fp_prof_session_backend(s)->name))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -710,7 +694,7 @@ static PyObject *prof_scope_enter(PyObject *module, PyObject *args)
 			return raise_diag(module, rc,
 					  "scope '%.100s' nested too deeply (max_scope_depth)",
 					  name);
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	}
 	if (stack && PyList_Append(stack, nobj) < 0)
 		return NULL;
@@ -772,7 +756,7 @@ static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
 
 		rc = fp_prof_scope_depth(sid, &d);
 		if (rc)
-			return raise_status(module, rc, NULL);
+			return fpy_raise_null(module, rc, NULL);
 		if (d == 0)
 			return raise_diag(module, FP_ESTATE,
 					  "scope exit%s%.100s%s without a matching enter on this "
@@ -782,7 +766,7 @@ static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
 	fp_diag_clear(&diag);
 	rc = fp_prof_scope_exit(sid, name, (size_t)len, &diag);
 	if (rc)
-		return raise_status(module, rc, &diag);
+		return fpy_raise_null(module, rc, &diag);
 	if (stack && PyList_SetSlice(stack, depth - 1, depth, NULL) < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -813,7 +797,7 @@ static PyObject *prof_scope_metric(PyObject *module, PyObject *args)
 				  "(its type suffix differs)",
 				  name);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;
 }
 
@@ -834,7 +818,7 @@ static PyObject *prof_state_enter(PyObject *module, PyObject *args)
 		return NULL;
 	rc = fp_prof_state_enter(sid, name, (size_t)len);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;
 }
 
@@ -859,7 +843,7 @@ static PyObject *prof_scope_depth(PyObject *module, PyObject *arg)
 		return PyErr_Format(PyExc_ValueError, "prof_scope_depth needs one session id");
 	rc = fp_prof_scope_depth(sid, &depth);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	return PyLong_FromUnsignedLong(depth);
 }
 
@@ -877,8 +861,7 @@ static const struct {
 	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
 };
 
-/* Fill md from a launch_metadata dict: 0, or -1 with an exception (a value not a number). */
-static int metadata_arg(PyObject *dict, struct fp_prof_metadata *md)
+int fpy_prof_metadata_read(PyObject *dict, struct fp_prof_metadata *md)
 {
 	size_t i;
 
@@ -971,7 +954,7 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 	memset(&l, 0, sizeof(l));
 	l.callpath = FP_PROF_NO_CALLPATH;
 	l.device_id = device;
-	if (grid_arg(gobj, l.grid) < 0 || metadata_arg(mdobj, &l.md) < 0)
+	if (grid_arg(gobj, l.grid) < 0 || fpy_prof_metadata_read(mdobj, &l.md) < 0)
 		return NULL;
 	if (estobj != Py_None) {
 		double b, f, programs = (double)l.grid[0] * l.grid[1] * l.grid[2];
@@ -994,7 +977,7 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 	if (!rc)
 		rc = fp_host_launch(sid, &l, begin, end);
 	if (rc)
-		return raise_status(module, rc, NULL);
+		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;
 }
 
@@ -1008,7 +991,7 @@ static PyObject *class_dict(const uint64_t *v)
 	if (!d)
 		return NULL;
 	for (c = 0; c < FP_TTIR_NCLASS; c++) {
-		if (set_item(d, fp_ttir_dclass_name((enum fp_ttir_dclass)c),
+		if (fpy_set_item(d, fp_ttir_dclass_name((enum fp_ttir_dclass)c),
 			     PyLong_FromUnsignedLongLong(v[c]))) {
 			Py_DECREF(d);
 			return NULL;
@@ -1031,32 +1014,35 @@ static PyObject *estimate_dict(const struct fp_ttir_estimate *e, const char *fun
 
 	if (!d)
 		return NULL;
-	if (set_item(d, "function", PyUnicode_FromString(func ? func : "")) ||
-	    set_item(d, "loads", U64(e->loads)) || set_item(d, "load_bytes", U64(e->load_bytes)) ||
-	    set_item(d, "masked_loads", U64(e->masked_loads)) ||
-	    set_item(d, "stores", U64(e->stores)) ||
-	    set_item(d, "store_bytes", U64(e->store_bytes)) ||
-	    set_item(d, "masked_stores", U64(e->masked_stores)) ||
-	    set_item(d, "atomics", U64(e->atomics)) ||
-	    set_item(d, "atomic_bytes", U64(e->atomic_bytes)) ||
-	    set_item(d, "dots", U64(e->dots)) || set_item(d, "dot_flops", U64(e->dot_flops)) ||
-	    set_item(d, "dot_flops_by_class", class_dict(e->dot_flops_by_class)) ||
-	    set_item(d, "reductions", U64(e->reductions)) ||
-	    set_item(d, "reduce_elems", U64(e->reduce_elems)) ||
-	    set_item(d, "scans", U64(e->scans)) || set_item(d, "scan_elems", U64(e->scan_elems)) ||
-	    set_item(d, "elem_ops", class_dict(e->elem_ops)) ||
-	    set_item(d, "flops", class_dict(e->flops)) ||
-	    set_item(d, "special", class_dict(e->special)) ||
-	    set_item(d, "conversions", U64(e->conversions)) ||
-	    set_item(d, "total_flops", U64(e->total_flops)) ||
-	    set_item(d, "calls", U64(e->calls)) ||
-	    set_item(d, "static_loops", PyLong_FromUnsignedLong(e->static_loops)) ||
-	    set_item(d, "dynamic_loops", PyLong_FromUnsignedLong(e->dynamic_loops)) ||
-	    set_item(d, "conditionals", PyLong_FromUnsignedLong(e->conditionals)) ||
-	    set_item(d, "unresolved_calls", PyLong_FromUnsignedLong(e->unresolved_calls)) ||
-	    set_item(d, "has_dynamic_loops", PyBool_FromLong(e->has_dynamic_loops)) ||
-	    set_item(d, "saturated", PyBool_FromLong(e->saturated)) ||
-	    set_item(d, "bytes",
+	if (fpy_set_item(d, "function", PyUnicode_FromString(func ? func : "")) ||
+	    fpy_set_item(d, "loads", U64(e->loads)) ||
+	    fpy_set_item(d, "load_bytes", U64(e->load_bytes)) ||
+	    fpy_set_item(d, "masked_loads", U64(e->masked_loads)) ||
+	    fpy_set_item(d, "stores", U64(e->stores)) ||
+	    fpy_set_item(d, "store_bytes", U64(e->store_bytes)) ||
+	    fpy_set_item(d, "masked_stores", U64(e->masked_stores)) ||
+	    fpy_set_item(d, "atomics", U64(e->atomics)) ||
+	    fpy_set_item(d, "atomic_bytes", U64(e->atomic_bytes)) ||
+	    fpy_set_item(d, "dots", U64(e->dots)) ||
+	    fpy_set_item(d, "dot_flops", U64(e->dot_flops)) ||
+	    fpy_set_item(d, "dot_flops_by_class", class_dict(e->dot_flops_by_class)) ||
+	    fpy_set_item(d, "reductions", U64(e->reductions)) ||
+	    fpy_set_item(d, "reduce_elems", U64(e->reduce_elems)) ||
+	    fpy_set_item(d, "scans", U64(e->scans)) ||
+	    fpy_set_item(d, "scan_elems", U64(e->scan_elems)) ||
+	    fpy_set_item(d, "elem_ops", class_dict(e->elem_ops)) ||
+	    fpy_set_item(d, "flops", class_dict(e->flops)) ||
+	    fpy_set_item(d, "special", class_dict(e->special)) ||
+	    fpy_set_item(d, "conversions", U64(e->conversions)) ||
+	    fpy_set_item(d, "total_flops", U64(e->total_flops)) ||
+	    fpy_set_item(d, "calls", U64(e->calls)) ||
+	    fpy_set_item(d, "static_loops", PyLong_FromUnsignedLong(e->static_loops)) ||
+	    fpy_set_item(d, "dynamic_loops", PyLong_FromUnsignedLong(e->dynamic_loops)) ||
+	    fpy_set_item(d, "conditionals", PyLong_FromUnsignedLong(e->conditionals)) ||
+	    fpy_set_item(d, "unresolved_calls", PyLong_FromUnsignedLong(e->unresolved_calls)) ||
+	    fpy_set_item(d, "has_dynamic_loops", PyBool_FromLong(e->has_dynamic_loops)) ||
+	    fpy_set_item(d, "saturated", PyBool_FromLong(e->saturated)) ||
+	    fpy_set_item(d, "bytes",
 		     U64(sat_add(sat_add(e->load_bytes, e->store_bytes), e->atomic_bytes)))) {
 		Py_DECREF(d);
 		return NULL;
@@ -1112,7 +1098,7 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 	}
 	if (rc) {
 		fp_ttir_free(m);
-		return raise_status(module, rc, &diag);
+		return fpy_raise_null(module, rc, &diag);
 	}
 	res = estimate_dict(&est, func ? func : entry);
 	fp_ttir_free(m);

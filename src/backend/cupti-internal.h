@@ -18,6 +18,29 @@
 
 #include "backend/cupti-abi.h"
 
+/*
+ * Under AddressSanitizer, LeakSanitizer would blame us for what libcupti allocates in its own
+ * constructors (its static C++ runtime keeps a pool that becomes unreachable once the probe
+ * unloads the library). That memory is the vendor's, so the probe's and the backend's calls into
+ * libcupti that allocate are bracketed with these.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FP__ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(FP__ASAN)
+#define FP__ASAN 1
+#endif
+#ifdef FP__ASAN
+#include <sanitizer/lsan_interface.h>
+#define FP__LSAN_DISABLE() __lsan_disable()
+#define FP__LSAN_ENABLE() __lsan_enable()
+#else
+#define FP__LSAN_DISABLE() ((void)0)
+#define FP__LSAN_ENABLE() ((void)0)
+#endif
+
 /* ---- cupti_records.c: activity records ------------------------------------------------------ */
 
 /* CUPTI API versions: 13.0 and later say xxyyzz (130001), older ones count (26 = 12.8). */

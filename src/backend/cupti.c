@@ -24,24 +24,6 @@
 
 #include "backend/cupti-internal.h"
 
-/* libcupti's own constructors allocate what LeakSanitizer would blame on us (see the probe). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FP__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(FP__ASAN)
-#define FP__ASAN 1
-#endif
-#ifdef FP__ASAN
-#include <sanitizer/lsan_interface.h>
-#define LSAN_DISABLE() __lsan_disable()
-#define LSAN_ENABLE() __lsan_enable()
-#else
-#define LSAN_DISABLE() ((void)0)
-#define LSAN_ENABLE() ((void)0)
-#endif
-
 #define MD_SLOTS ((size_t)1 << 14)
 #define NAME_CACHE 512
 #define NAME_MAX_LEN ((size_t)1 << 16)
@@ -569,9 +551,9 @@ static int load_cupti(struct fp_diag *diag)
 		fp_free(r);
 		return rc;
 	}
-	LSAN_DISABLE();
+	FP__LSAN_DISABLE();
 	h = dlopen(r->path, RTLD_NOW | RTLD_LOCAL);
-	LSAN_ENABLE();
+	FP__LSAN_ENABLE();
 	if (!h) {
 		const char *e = dlerror();
 
@@ -614,9 +596,9 @@ static int load_cupti(struct fp_diag *diag)
 fail:
 	memset(&st.f, 0, sizeof(st.f));
 	st.api_version = 0;
-	LSAN_DISABLE();
+	FP__LSAN_DISABLE();
 	dlclose(h);
-	LSAN_ENABLE();
+	FP__LSAN_ENABLE();
 	fp_free(r);
 	return rc;
 }
@@ -638,11 +620,11 @@ static bool load_cuda(void)
 	path = secure_getenv("FLAGPRISM_CUDA_DRIVER_PATH");
 	if (!path || !*path)
 		path = "libcuda.so.1";
-	LSAN_DISABLE();
+	FP__LSAN_DISABLE();
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 	if (!h)
 		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	LSAN_ENABLE();
+	FP__LSAN_ENABLE();
 	if (!h) {
 		e = dlerror();
 		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s", e ? e : path);
@@ -667,9 +649,9 @@ static bool load_cuda(void)
 	return st.cuda_ok;
 fail:
 	memset(&st.cu, 0, sizeof(st.cu));
-	LSAN_DISABLE();
+	FP__LSAN_DISABLE();
 	dlclose(h);
-	LSAN_ENABLE();
+	FP__LSAN_ENABLE();
 	return false;
 }
 
@@ -1116,14 +1098,14 @@ void fp__cupti_reset(void)
 			enable_resource_callbacks(0);
 		if (st.subscribed)
 			st.f.cuptiUnsubscribe(st.sub);
-		LSAN_DISABLE();
+		FP__LSAN_DISABLE();
 		dlclose(st.lib);
-		LSAN_ENABLE();
+		FP__LSAN_ENABLE();
 	}
 	if (st.cuda) {
-		LSAN_DISABLE();
+		FP__LSAN_DISABLE();
 		dlclose(st.cuda);
-		LSAN_ENABLE();
+		FP__LSAN_ENABLE();
 	}
 	if (st.tables) {
 		fp__cupti_pool_release(&st.pool);

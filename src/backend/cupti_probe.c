@@ -15,27 +15,7 @@
 
 #include <flagprism/cupti.h>
 
-/*
- * Under AddressSanitizer, LeakSanitizer would blame us for what libcupti allocates in its own
- * constructors (its static C++ runtime keeps a pool that becomes unreachable once the probe
- * unloads the library). That memory is the vendor's, so the probe's load/unload is exempted.
- */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FP__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(FP__ASAN)
-#define FP__ASAN 1
-#endif
-#ifdef FP__ASAN
-#include <sanitizer/lsan_interface.h>
-#define LSAN_DISABLE() __lsan_disable()
-#define LSAN_ENABLE() __lsan_enable()
-#else
-#define LSAN_DISABLE() ((void)0)
-#define LSAN_ENABLE() ((void)0)
-#endif
+#include "backend/cupti-internal.h"
 
 /* CUptiResult cuptiGetVersion(uint32_t *version); CUptiResult is an int-sized enum, 0 = OK. */
 typedef int (*cupti_get_version_fn)(uint32_t *version);
@@ -143,14 +123,14 @@ static bool try_load(struct probe *p, const char *name, enum fp_cupti_origin ori
 	void *h;
 
 	p->out->tried++;
-	LSAN_DISABLE();
+	FP__LSAN_DISABLE();
 	h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 	if (!h) {
 		already = false;
 		h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	}
 	if (!h) {
-		LSAN_ENABLE();
+		FP__LSAN_ENABLE();
 		e = dlerror();
 		/* "no such file" for a bare soname is expected; a file that exists and fails is news. */
 		if (!p->complaint[0] && strchr(name, '/') && e)
@@ -163,7 +143,7 @@ static bool try_load(struct probe *p, const char *name, enum fp_cupti_origin ori
 	 * the probe was the one that loaded it; a copy the process already held stays.
 	 */
 	dlclose(h);
-	LSAN_ENABLE();
+	FP__LSAN_ENABLE();
 	return true;
 }
 

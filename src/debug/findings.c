@@ -19,6 +19,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "dbg-diag.h"
 #include "debug-int.h"
 
 #define MAX_ARGS 4096u             /* tensor arguments of one launch */
@@ -1238,17 +1239,13 @@ struct lctx {
 FP_PRINTF(4, 5)
 static int aerr(struct lctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
 {
-	char msg[200];
-	uint32_t line = 0, col = 0;
-	uint64_t off = v ? fp_json_offset(v) : 0;
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = fp__dbg_json_verr(c->doc, c->diag, status, v, "launch", fmt, ap);
 	va_end(ap);
-	if (v)
-		fp_json_position(c->doc, off, &line, &col);
-	return fp_diag_set_pos(c->diag, status, off, line, col, "launch: %s", msg);
+	return rc;
 }
 
 /* An optional non-negative integer member (null or absent: *present = false). */

@@ -12,6 +12,7 @@
 #include <flagprism/intern.h>
 #include <flagprism/json.h>
 
+#include "dbg-diag.h"
 #include "debug-int.h"
 
 struct st_ctx {
@@ -20,20 +21,29 @@ struct st_ctx {
 	struct fp_diag *diag;
 };
 
-FP_PRINTF(4, 5)
-static int st_err(struct st_ctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
+int fp__dbg_json_verr(const struct fp_json_doc *doc, struct fp_diag *diag, int status,
+		      const struct fp_json_value *v, const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[200];
 	uint32_t line = 0, col = 0;
 	uint64_t off = v ? fp_json_offset(v) : 0;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (v)
+		fp_json_position(doc, off, &line, &col);
+	return fp_diag_set_pos(diag, status, off, line, col, "%s: %s", prefix, msg);
+}
+
+FP_PRINTF(4, 5)
+static int st_err(struct st_ctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
+{
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = fp__dbg_json_verr(c->doc, c->diag, status, v, "site table", fmt, ap);
 	va_end(ap);
-	if (v)
-		fp_json_position(c->doc, off, &line, &col);
-	return fp_diag_set_pos(c->diag, status, off, line, col, "site table: %s", msg);
+	return rc;
 }
 
 /*

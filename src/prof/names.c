@@ -69,10 +69,26 @@ const char *fp_prof_name_str(uint32_t id, size_t *len)
 	return s;
 }
 
-/* Lock held. Key sequence for a path hash: collisions move on to the next key. */
-static uint64_t probe_key(uint64_t h, uint32_t i)
+uint64_t fp__prof_probe_key(uint64_t h, uint32_t i)
 {
 	return fp_hash_u64(h + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+}
+
+int fp__prof_u32_reserve(uint32_t **words, size_t *alloc, size_t need)
+{
+	size_t na = *alloc ? *alloc : 1024;
+	uint32_t *nw;
+
+	if (need <= *alloc)
+		return FP_OK;
+	while (na < need)
+		na *= 2;
+	nw = fp_reallocarray(*words, na, sizeof(*nw));
+	if (!nw)
+		return FP_ENOMEM;
+	*words = nw;
+	*alloc = na;
+	return FP_OK;
 }
 
 static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
@@ -82,7 +98,7 @@ static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
 	int rc;
 
 	for (i = 0;; i++) {
-		uint64_t key = probe_key(h, i);
+		uint64_t key = fp__prof_probe_key(h, i);
 
 		if (!fp_hashmap_get(&path_map, key, &v))
 			break;
@@ -103,19 +119,10 @@ static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
 		paths = np;
 		paths_alloc = na;
 	}
-	if (nframes + n > frames_alloc) {
-		size_t na = frames_alloc ? frames_alloc : 1024;
-		uint32_t *nf;
-
-		while (na < nframes + n)
-			na *= 2;
-		nf = fp_reallocarray(frames, na, sizeof(*nf));
-		if (!nf)
-			return FP_ENOMEM;
-		frames = nf;
-		frames_alloc = na;
-	}
-	rc = fp_hashmap_put(&path_map, probe_key(h, i), npaths);
+	rc = fp__prof_u32_reserve(&frames, &frames_alloc, nframes + n);
+	if (rc)
+		return rc;
+	rc = fp_hashmap_put(&path_map, fp__prof_probe_key(h, i), npaths);
 	if (rc)
 		return rc;
 	if (n)

@@ -1436,11 +1436,6 @@ uint32_t fp_prof_launch_context(void)
 	return thread_lctx;
 }
 
-static uint64_t lctx_probe(uint64_t h, uint32_t i)
-{
-	return fp_hash_u64(h + (uint64_t)i * 0x9e3779b97f4a7c15ull);
-}
-
 /* lctx_lock held. */
 static int lctx_intern_locked(const uint32_t *w, uint32_t n, uint32_t *id)
 {
@@ -1453,7 +1448,7 @@ static int lctx_intern_locked(const uint32_t *w, uint32_t n, uint32_t *id)
 		lctx_map_init = true;
 	}
 	for (i = 0;; i++) {
-		if (!fp_hashmap_get(&lctx_map, lctx_probe(h, i), &v))
+		if (!fp_hashmap_get(&lctx_map, fp__prof_probe_key(h, i), &v))
 			break;
 		if (lctx[v].n == n && !memcmp(&lctx_words[lctx[v].off], w, n * sizeof(*w))) {
 			*id = (uint32_t)v;
@@ -1471,24 +1466,15 @@ static int lctx_intern_locked(const uint32_t *w, uint32_t n, uint32_t *id)
 		lctx = ne;
 		lctx_alloc = na;
 	}
-	if (nlctx_words + n > lctx_words_alloc) {
-		size_t na = lctx_words_alloc ? lctx_words_alloc : 1024;
-		uint32_t *nw;
-
-		while (na < nlctx_words + n)
-			na *= 2;
-		nw = fp_reallocarray(lctx_words, na, sizeof(*nw));
-		if (!nw)
-			return FP_ENOMEM;
-		lctx_words = nw;
-		lctx_words_alloc = na;
-	}
+	rc = fp__prof_u32_reserve(&lctx_words, &lctx_words_alloc, nlctx_words + n);
+	if (rc)
+		return rc;
 	if (nlctx == 0) {
 		lctx[0].off = 0;
 		lctx[0].n = 0;
 		nlctx = 1;
 	}
-	rc = fp_hashmap_put(&lctx_map, lctx_probe(h, i), nlctx);
+	rc = fp_hashmap_put(&lctx_map, fp__prof_probe_key(h, i), nlctx);
 	if (rc)
 		return rc;
 	memcpy(&lctx_words[nlctx_words], w, n * sizeof(*w));

@@ -10,22 +10,12 @@
  */
 #include "tool.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 const char cmd_debug_summary[] = "run a Python script or pytest under the Debugger";
 const char cmd_debug_usage[] =
 	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize] SCRIPT [ARGS...]\n"
 	"flagprism debug [OPTIONS] pytest [PYTEST-ARGS...]";
-
-/* As in cmd-profile.c: drop '' (the current directory) from sys.path, then hand over. */
-static const char bootstrap[] = "import sys\n"
-				"if sys.path and sys.path[0] == '':\n"
-				"    del sys.path[0]\n"
-				"from flagprism._run import main\n"
-				"main()\n";
 
 int cmd_debug(int argc, char **argv)
 {
@@ -47,10 +37,8 @@ int cmd_debug(int argc, char **argv)
 		FPT_OPT_END(),
 	};
 	char level_s[8], addr_s[8];
-	const char **args;
-	struct fpt_python py;
-	size_t n = 0;
-	int rc, nargs, i;
+	const char *words[9];
+	int rc, nargs;
 
 	rc = fpt_parse_options(argc, argv, opts, FPT_PARSE_STOP_AT_POSITIONAL, &nargs);
 	if (rc != FPT_CONTINUE)
@@ -59,32 +47,16 @@ int cmd_debug(int argc, char **argv)
 		return fpt_usage(argv[0], "missing the script to run (or 'pytest')");
 	if (!out[0])
 		return fpt_usage(argv[0], "option '--output' needs a non-empty directory");
-	if (strcmp(argv[1], "pytest") != 0 && access(argv[1], R_OK) != 0)
-		return fpt_die("cannot read script '%s': %s", argv[1], strerror(errno));
-	rc = fpt_python_find(&py);
-	if (rc != FP_OK)
-		return fpt_die("%s", py.error);
 	snprintf(level_s, sizeof(level_s), "%ld", level);
 	snprintf(addr_s, sizeof(addr_s), "%ld", addr_level);
-	/* Our 13 words, the program's arguments, and a spare. */
-	args = calloc((size_t)nargs + 16, sizeof(*args));
-	if (!args)
-		return fpt_die("out of memory");
-	args[n++] = "-c";
-	args[n++] = bootstrap;
-	args[n++] = "debug";
-	args[n++] = "--level";
-	args[n++] = level_s;
-	args[n++] = "--addr-level";
-	args[n++] = addr_s;
-	args[n++] = "--output";
-	args[n++] = out;
-	args[n++] = "--sanitize";
-	args[n++] = sanitize ? "1" : "0";
-	args[n++] = "--";
-	for (i = 1; i <= nargs; i++)
-		args[n++] = argv[i];
-	fpt_python_exec(&py, args, n);
-	free(args);
-	return fpt_die("%s", py.error);
+	words[0] = "debug";
+	words[1] = "--level";
+	words[2] = level_s;
+	words[3] = "--addr-level";
+	words[4] = addr_s;
+	words[5] = "--output";
+	words[6] = out;
+	words[7] = "--sanitize";
+	words[8] = sanitize ? "1" : "0";
+	return fpt_python_run_tool(words, 9, &argv[1], nargs);
 }

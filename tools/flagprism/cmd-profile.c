@@ -9,26 +9,12 @@
  */
 #include "tool.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 const char cmd_profile_summary[] = "run a Python script or pytest under the profiler";
 const char cmd_profile_usage[] =
 	"flagprism profile [-n NAME] [-c CONTEXT] [-d DATA] [-b BACKEND] [-k HOOK] SCRIPT [ARGS...]\n"
 	"flagprism profile [OPTIONS] pytest [PYTEST-ARGS...]";
-
-/*
- * Run with `python -c`: sys.path[0] is then '' (the current directory), which is dropped so a
- * source tree there cannot shadow the installed package; _run puts the script's directory in
- * its place, as `python SCRIPT` would.
- */
-static const char bootstrap[] = "import sys\n"
-				"if sys.path and sys.path[0] == '':\n"
-				"    del sys.path[0]\n"
-				"from flagprism._run import main\n"
-				"main()\n";
 
 /* FPT_CONTINUE when `value` is one of `choices` (NULL-terminated), else a usage error. */
 static int check_choice(const char *cmd, const char *opt, const char *value,
@@ -74,10 +60,9 @@ int cmd_profile(int argc, char **argv)
 			       "triton: record each kernel's launch_metadata values"),
 		FPT_OPT_END(),
 	};
-	const char **args;
-	struct fpt_python py;
+	const char *words[11];
 	size_t n = 0;
-	int rc, nargs, i;
+	int rc, nargs;
 
 	rc = fpt_parse_options(argc, argv, opts, FPT_PARSE_STOP_AT_POSITIONAL, &nargs);
 	if (rc != FPT_CONTINUE)
@@ -95,38 +80,20 @@ int cmd_profile(int argc, char **argv)
 		return rc;
 	if (backend && !backend[0])
 		return fpt_usage(argv[0], "option '--backend' needs a name");
-	/* A missing script is said here, before Python and Triton take seconds to start. */
-	if (strcmp(argv[1], "pytest") != 0 && access(argv[1], R_OK) != 0)
-		return fpt_die("cannot read script '%s': %s", argv[1], strerror(errno));
-	rc = fpt_python_find(&py);
-	if (rc != FP_OK)
-		return fpt_die("%s", py.error);
-	/* Our 14 words at most, the program's arguments, and a spare. */
-	args = calloc((size_t)nargs + 16, sizeof(*args));
-	if (!args)
-		return fpt_die("out of memory");
-
-	args[n++] = "-c";
-	args[n++] = bootstrap;
-	args[n++] = "profile";
-	args[n++] = "--name";
-	args[n++] = name;
-	args[n++] = "--context";
-	args[n++] = context;
-	args[n++] = "--data";
-	args[n++] = data;
+	words[n++] = "profile";
+	words[n++] = "--name";
+	words[n++] = name;
+	words[n++] = "--context";
+	words[n++] = context;
+	words[n++] = "--data";
+	words[n++] = data;
 	if (backend) {
-		args[n++] = "--backend";
-		args[n++] = backend;
+		words[n++] = "--backend";
+		words[n++] = backend;
 	}
 	if (hook) {
-		args[n++] = "--hook";
-		args[n++] = hook;
+		words[n++] = "--hook";
+		words[n++] = hook;
 	}
-	args[n++] = "--";
-	for (i = 1; i <= nargs; i++)
-		args[n++] = argv[i];
-	fpt_python_exec(&py, args, n);
-	free(args);
-	return fpt_die("%s", py.error);
+	return fpt_python_run_tool(words, n, &argv[1], nargs);
 }

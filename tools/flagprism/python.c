@@ -360,3 +360,43 @@ int fpt_python_exec(struct fpt_python *py, const char *const *args, size_t nargs
 	free(argv);
 	return FP_ENOENT;
 }
+
+/*
+ * Run with `python -c`: sys.path[0] is then '' (the current directory), which is dropped so a
+ * source tree there cannot shadow the installed package; _run puts the script's directory in
+ * its place, as `python SCRIPT` would.
+ */
+static const char bootstrap[] = "import sys\n"
+				"if sys.path and sys.path[0] == '':\n"
+				"    del sys.path[0]\n"
+				"from flagprism._run import main\n"
+				"main()\n";
+
+int fpt_python_run_tool(const char *const *words, size_t nwords, char *const *prog, int nprog)
+{
+	struct fpt_python py;
+	const char **args;
+	size_t n = 0, i;
+	int rc, j;
+
+	/* A missing script is said here, before Python and Triton take seconds to start. */
+	if (strcmp(prog[0], "pytest") != 0 && access(prog[0], R_OK) != 0)
+		return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
+	rc = fpt_python_find(&py);
+	if (rc != FP_OK)
+		return fpt_die("%s", py.error);
+	/* "-c", the bootstrap, our words, "--", the program and its arguments, and a spare. */
+	args = calloc((size_t)nprog + nwords + 4, sizeof(*args));
+	if (!args)
+		return fpt_die("out of memory");
+	args[n++] = "-c";
+	args[n++] = bootstrap;
+	for (i = 0; i < nwords; i++)
+		args[n++] = words[i];
+	args[n++] = "--";
+	for (j = 0; j < nprog; j++)
+		args[n++] = prog[j];
+	fpt_python_exec(&py, args, n);
+	free(args);
+	return fpt_die("%s", py.error);
+}

@@ -209,4 +209,13 @@ int fpt_python_capture(struct fpt_python *py, const char *const *args, size_t na
  */
 int fpt_python_exec(struct fpt_python *py, const char *const *args, size_t nargs);
 
+/**
+ * Hand a program to the bootstrap module flagprism._run: `prog[0]` is the script (or "pytest"),
+ * then its `nprog - 1` arguments; `words` are the tool's own (the subcommand and its options).
+ * Says a missing script before Python starts, finds the interpreter and replaces the process
+ * with `python -c BOOTSTRAP words... -- prog...`. Returns only on failure, the exit status of
+ * fpt_die() after it printed why.
+ */
+int fpt_python_run_tool(const char *const *words, size_t nwords, char *const *prog, int nprog);
+
 #endif /* FLAGPRISM_TOOL_H */
