@@ -37,7 +37,7 @@ H_BEGIN = "__fp_begin"
 H_VALUE = "__fp_value"
 H_ADDR = "__fp_addr"
 H_DESC = "__fp_desc"
-_RESERVED_PREFIX = "__fp_"
+_RESERVED_PREFIX = ("__fp_", "__fpu_")  # the twin's own names and its hoisted temporaries
 
 _LOAD_FNS = ("load",)
 _STORE_FNS = ("store",)
@@ -938,7 +938,9 @@ class _Hoister:
         """Expr as is when it needs no temporary (a name or a constant), else a new temporary."""
         if isinstance(expr, (ast.Name, ast.Constant)):
             return expr
-        name = f"__fp_{role}{self.rw.ntemps}"
+        # `__fpu_`: a temporary that holds part of the user's own computation (a pointer, mask or
+        # operand hoisted out of a statement); the op log counts its ops as user ops.
+        name = f"__fpu_{role}{self.rw.ntemps}"
         self.rw.ntemps += 1
         self.pre.append(f"{name} = {ast.unparse(expr)}")
         return ast.Name(id=name, ctx=ast.Load())

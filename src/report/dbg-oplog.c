@@ -131,7 +131,8 @@ static void oplog_release(struct oplog *o)
 
 /*
  * Classify every op. An op is instrumentation when its innermost position is in a record helper
- * file, when its Python name is one of the rewriter's (`__fp...`), or when it was inlined from
+ * file, when its Python name is one of the rewriter's own (`__fp...`, but not the `__fpu_...`
+ * temporaries that hold hoisted parts of the user's statement), or when it was inlined from
  * the same call expression as such an op (e.g. a tl.sum inside a helper: its innermost position
  * is in triton/language, but its outermost one is the helper call in the twin).
  */
@@ -177,7 +178,8 @@ static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
 		oi->in_twin = is_kernel_file(l, op->caller.file);
 		oi->stmt = oi->in_twin ? stmt_of_line(c->run, op->caller.line) : NO_STMT;
 		oi->instr = is_helper_file(l, op->loc.file) ||
-			    (op->var_name && !strncmp(op->var_name, "__fp", 4));
+			    (op->var_name && !strncmp(op->var_name, "__fp", 4) &&
+			     strncmp(op->var_name, "__fpu_", 6) != 0);
 		if (oi->instr && oi->in_twin && (op->flags & FP_TTIR_OP_CALLSITE))
 			calls[ncall++] = (uint64_t)op->caller.line << 32 | op->caller.col;
 	}
