@@ -10,34 +10,8 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "test-tree.h"
 #include "test.h"
-
-static uint32_t node_at(struct fp_calltree *t, const char *const *names, size_t n)
-{
-	uint32_t fr[8], node;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		ASSERT_OK(fp_calltree_intern(t, names[i], strlen(names[i]), &fr[i]));
-	ASSERT_OK(fp_calltree_add_path(t, fr, n, &node));
-	return node;
-}
-
-static void add(struct fp_calltree *t, uint32_t node, const char *metric, double v)
-{
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_auto(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_add_metric(t, node, m, v));
-}
-
-static void add_str(struct fp_calltree *t, uint32_t node, const char *metric, const char *s)
-{
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_auto(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_set_string(t, node, m, s, strlen(s)));
-}
 
 static struct fp_calltree *sample_tree(void)
 {
@@ -48,24 +22,24 @@ static struct fp_calltree *sample_tree(void)
 	struct fp_calltree *t = fp_calltree_new(NULL);
 	uint32_t n;
 
-	n = node_at(t, k1, 2);
-	add(t, n, "time (ns)", 183000);
-	add(t, n, "count", 3);
-	add(t, n, "flops16", 1.5e12);
-	add(t, n, "bytes", 0.25);
-	add_str(t, n, "device_id", "0");
-	add_str(t, n, "device_type", "CUDA");
-	n = node_at(t, k2, 2);
-	add(t, n, "time (ns)", 1000);
-	add(t, n, "count", 1);
-	add_str(t, n, "device_id", "1");
-	n = node_at(t, k3, 3);
-	add(t, n, "time (ns)", 7);
-	add(t, n, "count", 1);
-	n = node_at(t, s1, 1);
-	add(t, n, "cpu_time (ns)(exc)", 99);
-	add(t, n, "lat (min)", -3);
-	add(t, n, "tag (pty)", 4);
+	n = fpt_tree_path(t, k1, 2);
+	fpt_tree_add(t, n, "time (ns)", 183000);
+	fpt_tree_add(t, n, "count", 3);
+	fpt_tree_add(t, n, "flops16", 1.5e12);
+	fpt_tree_add(t, n, "bytes", 0.25);
+	fpt_tree_str(t, n, "device_id", "0");
+	fpt_tree_str(t, n, "device_type", "CUDA");
+	n = fpt_tree_path(t, k2, 2);
+	fpt_tree_add(t, n, "time (ns)", 1000);
+	fpt_tree_add(t, n, "count", 1);
+	fpt_tree_str(t, n, "device_id", "1");
+	n = fpt_tree_path(t, k3, 3);
+	fpt_tree_add(t, n, "time (ns)", 7);
+	fpt_tree_add(t, n, "count", 1);
+	n = fpt_tree_path(t, s1, 1);
+	fpt_tree_add(t, n, "cpu_time (ns)(exc)", 99);
+	fpt_tree_add(t, n, "lat (min)", -3);
+	fpt_tree_add(t, n, "tag (pty)", 4);
 	ASSERT_OK(fp_calltree_device_set_str(t, "CUDA", "0", "arch", "90"));
 	ASSERT_OK(fp_calltree_device_set(t, "CUDA", "0", "num_sms", 132));
 	ASSERT_OK(fp_calltree_device_set(t, "CUDA", "0", "clock_rate", 1980000));

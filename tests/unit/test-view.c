@@ -12,44 +12,18 @@
 #include <flagprism/strbuf.h>
 #include <flagprism/view.h>
 
+#include "test-tree.h"
 #include "test.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static uint32_t vt_node(struct fp_calltree *t, const char *const *names, size_t n)
-{
-	uint32_t fr[8], node;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		ASSERT_OK(fp_calltree_intern(t, names[i], strlen(names[i]), &fr[i]));
-	ASSERT_OK(fp_calltree_add_path(t, fr, n, &node));
-	return node;
-}
-
-static void vt_add(struct fp_calltree *t, uint32_t node, const char *metric, double v)
-{
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_auto(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_add_metric(t, node, m, v));
-}
-
-static void vt_str(struct fp_calltree *t, uint32_t node, const char *metric, const char *s)
-{
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_auto(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_set_string(t, node, m, s, strlen(s)));
-}
-
 static void vt_kernel(struct fp_calltree *t, uint32_t node, double ns, double count,
 		      const char *dev)
 {
-	vt_add(t, node, "time (ns)", ns);
-	vt_add(t, node, "count", count);
-	vt_str(t, node, "device_id", dev);
-	vt_str(t, node, "device_type", "CUDA");
+	fpt_tree_add(t, node, "time (ns)", ns);
+	fpt_tree_add(t, node, "count", count);
+	fpt_tree_str(t, node, "device_id", dev);
+	fpt_tree_str(t, node, "device_type", "CUDA");
 }
 
 /*
@@ -70,20 +44,20 @@ static struct fp_calltree *vt_sample(void)
 	uint32_t n;
 
 	ASSERT_NOT_NULL(t);
-	n = vt_node(t, p1, 2);
+	n = fpt_tree_path(t, p1, 2);
 	vt_kernel(t, n, 2e6, 4, "0");
-	vt_add(t, n, "flops16", 1e12);
-	vt_add(t, n, "bytes", 2e9);
-	n = vt_node(t, p2, 2);
+	fpt_tree_add(t, n, "flops16", 1e12);
+	fpt_tree_add(t, n, "bytes", 2e9);
+	n = fpt_tree_path(t, p2, 2);
 	vt_kernel(t, n, 1e6, 2, "0");
-	vt_add(t, n, "flops16", 4e11);
-	vt_add(t, n, "bytes", 1e9);
-	n = vt_node(t, p3, 2);
+	fpt_tree_add(t, n, "flops16", 4e11);
+	fpt_tree_add(t, n, "bytes", 1e9);
+	n = fpt_tree_path(t, p3, 2);
 	vt_kernel(t, n, 5e5, 1, "0");
-	n = vt_node(t, p4, 2);
+	n = fpt_tree_path(t, p4, 2);
 	vt_kernel(t, n, 1e6, 1, "0");
-	n = vt_node(t, p5, 1);
-	vt_add(t, n, "cpu_time (ns)(exc)", 3e6);
+	n = fpt_tree_path(t, p5, 1);
+	fpt_tree_add(t, n, "cpu_time (ns)(exc)", 3e6);
 	ASSERT_OK(fp_calltree_device_set_str(t, "CUDA", "0", "arch", "90"));
 	ASSERT_OK(fp_calltree_device_set(t, "CUDA", "0", "num_sms", 132));
 	ASSERT_OK(fp_calltree_device_set(t, "CUDA", "0", "clock_rate", 1980000));
@@ -405,17 +379,17 @@ TEST(view_metric_estimates)
 	static const char *const k[] = {"run", "add_kernel"};
 	static const char *const g[] = {"run", "gpu_kernel"};
 	struct fp_calltree *t = fp_calltree_new(NULL);
-	uint32_t n = vt_node(t, k, 2), gn;
+	uint32_t n = fpt_tree_path(t, k, 2), gn;
 	double peak16 = 312e12, bw = 2.0 * 5120 * 1215000 * 1e3 / 8;
 
 	vt_kernel(t, n, 1e6, 1, "0");
-	vt_str(t, n, "device_type", "CPU");
-	vt_add(t, n, "est_bytes", 4e9);
-	vt_add(t, n, "est_flops", 2e9);
-	gn = vt_node(t, g, 2);
+	fpt_tree_str(t, n, "device_type", "CPU");
+	fpt_tree_add(t, n, "est_bytes", 4e9);
+	fpt_tree_add(t, n, "est_flops", 2e9);
+	gn = fpt_tree_path(t, g, 2);
 	vt_kernel(t, gn, 1e6, 1, "1");
-	vt_add(t, gn, "est_bytes", 1e9);
-	vt_add(t, gn, "est_flops", 1e11);
+	fpt_tree_add(t, gn, "est_bytes", 1e9);
+	fpt_tree_add(t, gn, "est_flops", 1e11);
 	ASSERT_OK(fp_calltree_device_set_str(t, "CPU", "0", "arch", "interpreter"));
 	ASSERT_OK(fp_calltree_device_set_str(t, "CUDA", "1", "arch", "80"));
 	ASSERT_OK(fp_calltree_device_set(t, "CUDA", "1", "bus_width", 5120));
@@ -431,7 +405,7 @@ TEST(view_metric_estimates)
 	/* util falls back on estimates where nothing is measured... */
 	ASSERT_NEAR(vt_value(t, "util", gn), vt_value(t, "est_util", gn), 1e-15);
 	/* ... and prefers measured numbers. */
-	vt_add(t, gn, "bytes", 1.5e9);
+	fpt_tree_add(t, gn, "bytes", 1.5e9);
 	ASSERT_OK(fp_calltree_finalize(t));
 	ASSERT_NEAR(vt_value(t, "util", gn), 1.5e9 / bw / 1e-3, 1e-12);
 	fp_calltree_free(t);
@@ -600,9 +574,9 @@ TEST(view_diff_rows)
 	char *s;
 
 	/* b: step/attn 1 ms faster, step/mlp replaced by step/fused, no metadata frames. */
-	vt_kernel(b, vt_node(b, p1, 2), 1e6, 4, "0");
-	vt_kernel(b, vt_node(b, p2, 2), 1e6, 2, "0");
-	vt_kernel(b, vt_node(b, p4, 2), 1e6, 1, "0");
+	vt_kernel(b, fpt_tree_path(b, p1, 2), 1e6, 4, "0");
+	vt_kernel(b, fpt_tree_path(b, p2, 2), 1e6, 2, "0");
+	vt_kernel(b, fpt_tree_path(b, p4, 2), 1e6, 1, "0");
 	ASSERT_OK(fp_calltree_finalize(b));
 	fp_view_options_init(&o);
 	o.metrics = "time/ms,count";
@@ -666,7 +640,7 @@ TEST(view_control_bytes_are_not_printed)
 	struct fp_calltree *t = fp_calltree_new(NULL);
 	char *s;
 
-	vt_add(t, vt_node(t, p, 1), "time (ns)", 1e6);
+	fpt_tree_add(t, fpt_tree_path(t, p, 1), "time (ns)", 1e6);
 	ASSERT_OK(fp_calltree_finalize(t));
 	s = vt_view(t, NULL, NULL);
 	ASSERT(strchr(s, '\x1b') == NULL);
