@@ -8,13 +8,14 @@ times the uninstrumented kernel and its sanitize twin (the exact kernel `activat
 launches: every load and store observed, address summaries only) in this process with
 triton.testing.do_bench (median), the whole sanitize launch through the Debugger (twin, buffer
 copy back, decode, findings, report; wall time per launch), and the uninstrumented kernel under
-`compute-sanitizer --tool memcheck` in a child process (CUDA events, median of 5 launches after
-one warm-up), when compute-sanitizer is on PATH.
+`compute-sanitizer --tool memcheck` (one child process for all kernels, so memcheck starts once;
+CUDA events, median of 5 launches after one warm-up), when compute-sanitizer is on PATH.
 
 Detection: for every planted bug of tests/python/kernels/planted.py, whether sanitize mode found
 its out-of-bounds bugs, whether the full Debugger (level 1, addr_level 1) found every planted
 finding, and how many errors memcheck reported for the same launch (child process); then the
-detection rates.
+detection rates (the memcheck children of this part run in parallel, one per planted bug, while
+this process runs the Debugger on the same bugs: only their error counts matter).
 
 Output: one JSON object per line (stdout, and --out FILE), then a table. Needs a CUDA GPU;
 `--dry-run` runs the detection part of the Debugger only, on the Triton interpreter
@@ -116,38 +117,65 @@ def _debugger_launch_s(kernel: Any, args: tuple, kwargs: dict, grid: tuple, reps
 # ------------------------------------------------------------------------------------------------
 
 
-def _child_time(name: str, quick: bool) -> None:
-    case = next(c for c in _perf_cases(quick) if c[0] == name)
-    args, kwargs, grid = case[2]("cuda")
-    kernel = case[1]
-    kernel[grid](*args, **kwargs)
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(5):
-        start.record()
+def _child_time_all(quick: bool) -> None:
+    """Under memcheck: every timing case in this one process (one sanitizer start-up, not one per
+    kernel), a JSON line per case as soon as it is timed."""
+    for name, kernel, make in _perf_cases(quick):
+        args, kwargs, grid = make("cuda")
         kernel[grid](*args, **kwargs)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    print(json.dumps({"ms": statistics.median(times)}))
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(5):
+            start.record()
+            kernel[grid](*args, **kwargs)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        print(json.dumps({"case": name, "ms": statistics.median(times)}), flush=True)
+        del args
+        torch.cuda.empty_cache()
 
 
 def _child_case(name: str) -> None:
     planted.launch(planted.BY_NAME[name], "cuda")
     torch.cuda.synchronize()
-    print(json.dumps({"ran": name}))
+    print(json.dumps({"ran": name}), flush=True)
 
 
-def _memcheck(extra: list[str]) -> tuple[str, int]:
+def _memcheck_cmd(extra: list[str]) -> tuple[list[str], dict[str, str]]:
     exe = shutil.which("compute-sanitizer")
     assert exe is not None
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    cmd = [exe, "--tool", "memcheck", sys.executable, os.path.abspath(__file__), *extra]
+    return [exe, "--tool", "memcheck", sys.executable, os.path.abspath(__file__), *extra], env
+
+
+def _memcheck(extra: list[str]) -> tuple[str, int]:
+    cmd, env = _memcheck_cmd(extra)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=MEMCHECK_TIMEOUT, env=env)
     return proc.stdout + proc.stderr, proc.returncode
+
+
+def _memcheck_many(extras: list[list[str]]) -> list[tuple[str, int] | None]:
+    """Several memcheck children at once (detection only: their times do not matter). None for a
+    child that ran past MEMCHECK_TIMEOUT."""
+    procs = []
+    for extra in extras:
+        cmd, env = _memcheck_cmd(extra)
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+    deadline = time.monotonic() + MEMCHECK_TIMEOUT
+    out: list[tuple[str, int] | None] = []
+    for p in procs:
+        try:
+            text, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            out.append((text, p.returncode))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            out.append(None)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -155,9 +183,26 @@ def _memcheck(extra: list[str]) -> tuple[str, int]:
 # ------------------------------------------------------------------------------------------------
 
 
-def slowdown(quick: bool, out_dir: str) -> list[dict]:
+def _memcheck_times(quick: bool) -> tuple[dict[str, float], str | None]:
+    """Memcheck times of every timing case, from one child process under memcheck."""
+    if shutil.which("compute-sanitizer") is None:
+        return {}, "compute-sanitizer is not on PATH"
+    try:
+        text, rc = _memcheck(["--child-time-all"] + (["--quick"] if quick else []))
+    except subprocess.TimeoutExpired:
+        return {}, f"timed out after {MEMCHECK_TIMEOUT} s"
+    times = {}
+    for ln in text.splitlines():
+        if ln.startswith('{"case"'):
+            d = json.loads(ln)
+            times[d["case"]] = d["ms"]
+    err = None if rc == 0 else f"rc {rc}: {' | '.join(text.strip().splitlines()[-2:])}"[:300]
+    return times, err
+
+
+def slowdown(quick: bool, out_dir: str, emit: Callable[[dict], None]) -> list[dict]:
     rows = []
-    have_memcheck = shutil.which("compute-sanitizer") is not None
+    mc_times, mc_err = _memcheck_times(quick)
     for name, kernel, make in _perf_cases(quick):
         args, kwargs, grid = make("cuda")
         plain_ms = _bench(lambda: kernel[grid](*args, **kwargs))
@@ -168,32 +213,32 @@ def slowdown(quick: bool, out_dir: str) -> list[dict]:
             row["sanitize_launch_s"] = _debugger_launch_s(kernel, args, kwargs, grid, 3, out_dir)
         except Exception as e:  # noqa: BLE001 - record and go on with the other kernels
             row["sanitize_error"] = f"{type(e).__name__}: {e}"[:300]
-        if have_memcheck:
-            try:
-                text, rc = _memcheck(["--child-time", name] + (["--quick"] if quick else []))
-                line = next((ln for ln in reversed(text.splitlines()) if ln.startswith('{"ms"')), None)
-                if line is not None:
-                    ms = json.loads(line)["ms"]
-                    row.update(memcheck_ms=ms, memcheck_ratio=ms / plain_ms)
-                else:
-                    row["memcheck_error"] = f"rc {rc}: {' | '.join(text.strip().splitlines()[-2:])}"[:300]
-            except subprocess.TimeoutExpired:
-                row["memcheck_error"] = f"timed out after {MEMCHECK_TIMEOUT} s"
+        if name in mc_times:
+            ms = mc_times[name]
+            row.update(memcheck_ms=ms, memcheck_ratio=ms / plain_ms)
+            if "sanitize_twin_ms" in row:
+                row["memcheck_over_sanitize"] = ms / row["sanitize_twin_ms"]
         else:
-            row["memcheck_error"] = "compute-sanitizer is not on PATH"
+            row["memcheck_error"] = mc_err or "no time from the memcheck child"
+        emit(row)
         rows.append(row)
         del args
         torch.cuda.empty_cache()
     return rows
 
 
-def detection(device: str, out_dir: str) -> list[dict]:
+def detection(device: str, out_dir: str, emit: Callable[[dict], None]) -> list[dict]:
     rows = []
+    cases = [c for c in planted.CASES if c.planted]
     have_memcheck = device == "cuda" and shutil.which("compute-sanitizer") is not None
+    memcheck = None
+    if have_memcheck:  # the children run while this process checks the same bugs
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=1)
+        memcheck = pool.submit(_memcheck_many, [["--child-case", c.name] for c in cases])
     debugger.configure(output_dir=out_dir)
-    for case in planted.CASES:
-        if not case.planted:
-            continue
+    for case in cases:
         row: dict[str, Any] = {"part": "detection", "case": case.name,
                                "planted": sorted({e.kind for e in case.expect}), "oob_bug": bool(case.oob)}
         debugger.activate(sanitize=True)
@@ -210,15 +255,21 @@ def detection(device: str, out_dir: str) -> list[dict]:
             debugger.deactivate()
             missing, _extra = planted.unmatched(case, [f for r in runs for f in r["findings"]])
             row["debugger_found"] = not missing
-        if have_memcheck:
-            try:
-                text, _rc = _memcheck(["--child-case", case.name])
-                m = re.search(r"ERROR SUMMARY: (\d+) error", text)
-                row["memcheck_errors"] = int(m.group(1)) if m else None
-                row["memcheck_found"] = bool(m and int(m.group(1)) > 0)
-            except subprocess.TimeoutExpired:
-                row["memcheck_errors"] = None
         rows.append(row)
+    if memcheck is not None:
+        for row, res in zip(rows, memcheck.result()):
+            if res is None:
+                row["memcheck_errors"] = None
+                row["memcheck_error"] = f"timed out after {MEMCHECK_TIMEOUT} s"
+                continue
+            text, rc = res
+            m = re.search(r"ERROR SUMMARY: (\d+) error", text)
+            row["memcheck_errors"] = int(m.group(1)) if m else None
+            row["memcheck_found"] = bool(m and int(m.group(1)) > 0)
+            if m is None or '{"ran"' not in text:
+                row["memcheck_error"] = f"rc {rc}: {' | '.join(text.strip().splitlines()[-2:])}"[:300]
+    for row in rows:
+        emit(row)
     debugger.reset_config()
     oob = [r for r in rows if r["oob_bug"]]
     summary: dict[str, Any] = {"part": "detection-rate", "planted_bugs": len(rows), "oob_bugs": len(oob),
@@ -227,6 +278,7 @@ def detection(device: str, out_dir: str) -> list[dict]:
     if have_memcheck:
         summary["memcheck_oob_found"] = sum(bool(r.get("memcheck_found")) for r in oob)
         summary["memcheck_found"] = sum(bool(r.get("memcheck_found")) for r in rows)
+    emit(summary)
     rows.append(summary)
     return rows
 
@@ -235,14 +287,14 @@ def _table(rows: list[dict]) -> None:
     slow = [r for r in rows if r["part"] == "slowdown"]
     if slow:
         print(f"\n{'kernel':30} {'plain ms':>10} {'sanitize ms':>12} {'x':>7} {'launch s':>9} "
-              f"{'memcheck ms':>12} {'x':>8}")
+              f"{'memcheck ms':>12} {'x':>8} {'memcheck/sanitize':>18}")
         for r in slow:
             def f(k: str, fmt: str) -> str:
                 return format(r[k], fmt) if k in r else "-"
             print(f"{r['case']:30} {f('plain_ms', '10.4f')} {f('sanitize_twin_ms', '12.4f'):>12} "
                   f"{f('sanitize_ratio', '7.2f'):>7} {f('sanitize_launch_s', '9.3f'):>9} "
                   f"{f('memcheck_ms', '12.4f'):>12} "
-                  f"{f('memcheck_ratio', '8.2f'):>8}")
+                  f"{f('memcheck_ratio', '8.2f'):>8} {f('memcheck_over_sanitize', '18.1f'):>18}")
     det = [r for r in rows if r["part"] == "detection"]
     if det:
         print(f"\n{'planted bug':28} {'kinds':45} {'sanitize':9} {'debugger':9} {'memcheck errors':>15}")
@@ -264,11 +316,11 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--out", help="also write the JSON lines to this file")
     ap.add_argument("--dry-run", action="store_true", help="detection only, on the Triton interpreter")
-    ap.add_argument("--child-time", help=argparse.SUPPRESS)
+    ap.add_argument("--child-time-all", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child-case", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.child_time:
-        _child_time(a.child_time, a.quick)
+    if a.child_time_all:
+        _child_time_all(a.quick)
         return 0
     if a.child_case:
         _child_case(a.child_case)
@@ -276,20 +328,24 @@ def main() -> int:
     import tempfile
 
     out_dir = tempfile.mkdtemp(prefix="fp-bench-sanitize-")
+    sink = open(a.out, "w", encoding="utf-8") if a.out else None
+
+    def emit(row: dict) -> None:  # each row as soon as it exists: a timeout keeps what was measured
+        print(json.dumps(row), flush=True)
+        if sink is not None:
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()
+
     if a.dry_run:
         if os.environ.get("TRITON_INTERPRET") != "1":
             raise SystemExit("--dry-run runs on the Triton interpreter: set TRITON_INTERPRET=1")
-        rows = detection("cpu", out_dir)
+        rows = detection("cpu", out_dir, emit)
     else:
         if not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
             raise SystemExit("needs a CUDA GPU with TRITON_INTERPRET unset (or --dry-run)")
-        rows = slowdown(a.quick, out_dir) + detection("cuda", out_dir)
-    for r in rows:
-        print(json.dumps(r))
-    if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
+        rows = slowdown(a.quick, out_dir, emit) + detection("cuda", out_dir, emit)
+    if sink is not None:
+        sink.close()
     _table(rows)
     return 0
 
