@@ -15,13 +15,22 @@ report) when the native report writer is available.
 --variants compares several builds of the twin side by side in the same rounds (base, v1, v2,
 ...): `new` (this checkout), `head` (the rewriter and record helpers of another checkout, given
 by --baseline-dir holding its _rewrite.py and _records.py), `new-noshare` (this checkout's
-helpers under the baseline's rewriter: no shared offsets summaries, no replayed records) and
+helpers under the baseline's rewriter: no shared offsets summaries, no replayed records, no
+closed-form records of index arithmetic) and
 `new-split` (this checkout with float min/max as separate integer reductions instead of in the
-statistics' one tuple reduction). Each row also gives the twin's registers and spills.
+statistics' one tuple reduction). The twin runs with the warps the Debugger gives it
+(`_launch.prepare` decides, `_launch.launch_kwargs` passes them: the same code path as a
+Debugger launch): `new` is the default setting (twin_num_warps="auto": fewer warps than the
+kernel's where its results cannot depend on them), `new-same` the twin at the kernel's own
+warps, `new-wN` at N warps (where allowed). Each row also gives the twin's registers and
+spills and its warps (`twin_num_warps`, `kernel_num_warps`, `num_warps_reason`).
+
+Instruction counts of the same twins, offline and without a GPU: bench/sass_count.py.
 
 Output: one JSON object per line (stdout, and --out FILE), then a table. Needs a CUDA GPU.
 Usage: python bench/bench_debugger.py [--rounds 5] [--quick] [--out results.jsonl]
-           [--variants new,head --baseline-dir DIR] [--cases add,softmax,...]
+           [--variants new,new-same,head --baseline-dir DIR] [--cases add,softmax,...]
+A warp sweep of the add: --variants new-w1,new-w2,new-same,new-w8 --cases add,add_values,add_addresses
 """
 
 from __future__ import annotations
@@ -97,6 +106,8 @@ def _bench(fn: Callable[[], Any]) -> float:
 
 
 _VARIANTS: dict[str, tuple[Any, Callable[[Any], dict]]] = {}
+#: the twin_num_warps setting of each variant (debugger.configure(twin_num_warps=...))
+_VARIANT_WARPS: dict[str, str | int] = {}
 
 
 def _load_module(name: str, path: str, patch: Callable[[str], str] | None = None) -> Any:
@@ -116,8 +127,14 @@ def _load_module(name: str, path: str, patch: Callable[[str], str] | None = None
 
 
 def _helpers_of(mod: Any) -> Callable[[Any], dict]:
-    return lambda _fn: {_rewrite.H_BEGIN: mod.begin, _rewrite.H_VALUE: mod.value_fused, _rewrite.H_ADDR: mod.addr_fused,
-                        _rewrite.H_DESC: mod.desc_access}
+    h = {_rewrite.H_BEGIN: mod.begin, _rewrite.H_VALUE: mod.value_fused, _rewrite.H_ADDR: mod.addr_fused,
+         _rewrite.H_DESC: mod.desc_access}
+    # closed-form records of index arithmetic, where the module has them (a baseline may not)
+    for name, fn in (("H_VAFF", "value_affine_fused"), ("H_VCMP", "value_compare_fused"),
+                     ("H_ADDRC", "addr_closed_fused")):
+        if hasattr(_rewrite, name) and hasattr(mod, fn):
+            h[getattr(_rewrite, name)] = getattr(mod, fn)
+    return lambda _fn: h
 
 
 def setup_variants(names: list[str], baseline_dir: str | None) -> None:
@@ -134,6 +151,12 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
     for n in names:
         if n == "new":
             _VARIANTS[n] = (_rewrite, new_helpers)
+        elif n == "new-same":
+            _VARIANTS[n] = (_rewrite, new_helpers)
+            _VARIANT_WARPS[n] = "same"
+        elif n.startswith("new-w") and n[5:].isdigit():
+            _VARIANTS[n] = (_rewrite, new_helpers)
+            _VARIANT_WARPS[n] = int(n[5:])
         elif n == "head":
             _VARIANTS[n] = (head_rw, _helpers_of(head_rec))
         elif n == "new-noshare":
@@ -153,17 +176,22 @@ def _twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple, level: int, 
                dump_capacity: int | None = None, variant: str = "new") -> tuple[Callable[[], Any], Any, dict]:
     rw, helpers = _VARIANTS[variant]
     twin = rw.build(kernel, level, addr_level, helpers(kernel))
-    plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, dump_capacity)
+    # the Debugger's own sizing, warp decision and launch arguments (debugger._instrumented)
+    plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, dump_capacity,
+                           twin_num_warps=_VARIANT_WARPS.get(variant, "auto"))
     buf = plan.buffer
+    kw = _launch.launch_kwargs(plan, kwargs)
     resets = twin.has_dumps
-    info: dict = {}
+    info: dict = {"twin_num_warps": plan.num_warps["twin"], "kernel_num_warps": plan.num_warps["kernel"],
+                  "num_warps_reason": plan.num_warps["reason"]}
 
     def call() -> None:
         if resets:
             buf[4:6].zero_()  # the dump cursor grows at every launch; start each one afresh
-        k = twin.jit[grid](*args, **kwargs, __fp_ctx=buf)
-        if not info and k is not None:
-            info.update(n_regs=getattr(k, "n_regs", None), n_spills=getattr(k, "n_spills", None))
+        k = twin.jit[grid](*args, **kw)
+        if "n_regs" not in info and k is not None:
+            info.update(n_regs=getattr(k, "n_regs", None), n_spills=getattr(k, "n_spills", None),
+                        compiled_num_warps=getattr(getattr(k, "metadata", None), "num_warps", None))
 
     return call, plan, info
 
@@ -208,7 +236,7 @@ def _check_add_records(plan: Any, x: torch.Tensor, y: torch.Tensor, out: torch.T
         return
     import numpy as np
 
-    dec = ref.decode(_launch.buffer_bytes(plan))
+    dec = ref.decode(_launch.buffer_bytes(plan), only=(0, 1, plan.programs - 1))
     xs, ys = x.cpu().numpy(), y.cpu().numpy()
     for p in (0, 1, plan.programs - 1):
         recs = [r for r in dec.records if r.program == p]
@@ -377,19 +405,23 @@ def case_sanitizer(n: int, base_ms: float | None) -> dict | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer cases")
+    ap.add_argument("--rounds", type=int, default=None, help="timing rounds (default 5; 3 with --quick)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the 64M add and level 2 as in full mode, smaller softmax/matmul, 3 rounds")
     ap.add_argument("--out", help="also append the JSON lines to this file (or to bench_debugger.jsonl in "
                     "this directory)")
     ap.add_argument("--child-plain-add", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--variants", default="new", help="comma-separated twin builds to compare (see the top)")
+    ap.add_argument("--variants", default="new,new-same",
+                    help="comma-separated twin builds to compare (see the top)")
     ap.add_argument("--baseline-dir", help="directory with the baseline's _rewrite.py and _records.py")
     ap.add_argument("--cases", default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end",
                     help="comma-separated cases to run")
     ap.add_argument("--all-variants-for", default="add",
                     help="cases that get every variant (the others get the first two)")
     args = ap.parse_args()
+    if args.rounds is None:
+        args.rounds = 3 if args.quick else 5
     if args.child_plain_add:
         _child_plain_add(args.child_plain_add)
         return 0
@@ -401,7 +433,7 @@ def main() -> int:
     cases = set(args.cases.split(","))
     full = set(args.all_variants_for.split(","))
     few = variants[:2]
-    n = (1 << 22) if args.quick else (1 << 26)
+    n = 1 << 26  # the issue's case: 64M fp32 elements (quick mode too: it is the target)
     rows: list[dict] = []
 
     def emit(row: dict | list[dict] | None) -> None:
@@ -445,11 +477,12 @@ def main() -> int:
         emit(case_sanitizer(n, add[0]["base_ms"]))
 
     print()
-    print(f"{'case':50} {'variant':12} {'base ms':>9} {'instr ms':>9} {'ratio':>7} {'regs':>5}")
+    print(f"{'case':50} {'variant':12} {'base ms':>9} {'instr ms':>9} {'ratio':>7} {'regs':>5} {'warps':>5}")
     for r in rows:
         if "ratio" in r:
+            warps = f"{r.get('kernel_num_warps', '')}>{r.get('twin_num_warps', '')}"
             print(f"{r['case']:50} {r.get('variant', ''):12} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} "
-                  f"{r['ratio']:7.3f} {str(r.get('n_regs', '')):>5}")
+                  f"{r['ratio']:7.3f} {str(r.get('n_regs', '')):>5} {warps:>5}")
         elif "memcheck_ms" in r:
             print(f"{r['case']:63} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}")
         elif "seconds_per_launch" in r:

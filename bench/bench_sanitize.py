@@ -87,10 +87,11 @@ def _sanitize_twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple) -> 
     twin = _rewrite.build(kernel, 0, 1, debugger._helpers(kernel, "fused"), sanitize=True)
     plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, None)
     buf = plan.buffer
+    kw = _launch.launch_kwargs(plan, kwargs)  # the record buffer and the twin's warps, as the Debugger
 
     def call() -> None:
         buf[4:6].zero_()
-        twin.jit[grid](*args, **kwargs, __fp_ctx=buf)
+        twin.jit[grid](*args, **kw)
 
     return call
 

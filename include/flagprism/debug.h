@@ -37,6 +37,9 @@ extern "C" {
 #define FP_DBG_RECORD_WORDS 8
 #define FP_DBG_FLAG_DUMP_ARENA (1u << 0) /* header word 1, bits 48-63: dump arena present */
 #define FP_DBG_SHAPE_FLATTENED (1u << 0) /* record word 0, bits 36-39: dims hold [numel] */
+/* record word 0, bits 36-39: closed-form record (words 2-7 hold the scalars of index arithmetic;
+ * fp_dbg_decode() expands it into the ordinary words and clears the flag) */
+#define FP_DBG_REC_CLOSED (1u << 1)
 #define FP_DBG_NO_DUMP UINT64_MAX        /* fp_dbg_record_dump_offset(): no dump */
 
 /* Version of the JSON reports written by fp_dbg_write_reports() (field `schema_version`). */

@@ -50,6 +50,10 @@ class Launch:
     arena_words: int
     buffer: Any  # torch.Tensor (int64)
     backend: str
+    #: warps of the kernel as launched and of the twin, and why ({"kernel", "twin", "reason"};
+    #: _warps.decide); the twin is launched with num_warps=twin (launch_kwargs)
+    num_warps: dict[str, Any] | None = None
+    num_warps_given: bool = False
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -216,10 +220,15 @@ def buffer_device(backend: str) -> Any:
 
 
 def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
-            record_capacity: int | None, dump_capacity: int | None) -> Launch:
+            record_capacity: int | None, dump_capacity: int | None,
+            twin_num_warps: str | int = "auto") -> Launch:
+    """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
+    Debugger's setting, see _warps.decide)."""
     import torch
 
-    bound, _options = bind(jitfn, args, kwargs)
+    from flagprism import _warps
+
+    bound, options = bind(jitfn, args, kwargs)
     g = eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
     slots = slots_for(twin, bound, programs, record_capacity)
@@ -230,15 +239,26 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     dev = buffer_device(backend)
     buf = torch.zeros(words, dtype=torch.int64, device=dev)
     buf[:HEADER_WORDS].copy_(hdr)
+    nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
+                       maxnreg=options.get("maxnreg"))
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
-                  backend=backend)
+                  backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None)
+
+
+def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments the twin is launched with: the kernel's, the record buffer, and
+    num_warps when the twin's differs from the kernel's (or the kernel's was given)."""
+    kw = dict(kwargs)
+    kw[CTX] = plan.buffer
+    nw = plan.num_warps
+    if nw is not None and (plan.num_warps_given or nw["twin"] != nw["kernel"]):
+        kw["num_warps"] = nw["twin"]
+    return kw
 
 
 def launch(twin: Twin, plan: Launch, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run the twin with the record buffer; returns what the twin's run returns."""
-    kw = dict(kwargs)
-    kw[CTX] = plan.buffer
-    return twin.jit.run(*args, grid=plan.grid, warmup=False, **kw)
+    return twin.jit.run(*args, grid=plan.grid, warmup=False, **launch_kwargs(plan, kwargs))
 
 
 def buffer_bytes(plan: Launch) -> Any:

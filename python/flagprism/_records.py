@@ -24,7 +24,10 @@ Two more savings need the rewriter: an access ``base + offsets`` with a scalar `
 summarised from its int32 offsets, and that summary is shared by later accesses through the
 same, unchanged offsets and mask (``addr_*`` with PBASE/OFF/OSUM/KEEP); a stored name whose
 value was recorded earlier and not reassigned since replays that record's words
-(``value_*`` with KEEP/W).
+(``value_*`` with KEEP/W). Index arithmetic (``s + K * tl.arange(LO, HI)``, comparisons of it and
+accesses through it) is not reduced at all: ``value_affine_*``/``value_compare_*``/``addr_closed_*``
+store the few scalars it follows from in a closed-form record, which the C decoder expands
+(docs/record-format.md, "Closed-form records").
 
 This module does not decode records, size buffers or launch anything.
 """
@@ -232,7 +235,7 @@ def _add3(a1, b1, c1, a2, b2, c2):
     return a1 + a2, b1 + b2, c1 + c2
 
 
-# Float statistics in one tuple reduction (min/max keys included: warp shuffles instead of
+# Float statistics in one tuple reduction (min/max included: warp shuffles instead of
 # redux.sync, but one shared-memory round and fewer barriers) rather than a tuple for the sums
 # and zero count plus one integer reduction each for min and max. About the same instruction
 # count; measured 4.5% faster on the H200 (docs/benchmarks.md; bench variant new-split is the
@@ -437,24 +440,35 @@ def _float_slow(xf):
 
 
 @triton.jit
+def _vcomb_fast(s1, q1, lo1, hi1, c1, s2, q2, lo2, hi2, c2):
+    # IEEE 754-2019 minimum/maximum (PropagateNan.ALL: one FMNMX.NAN on sm_80+): -0.0 orders below
+    # +0.0, as in the masked path's keys; NaN never reaches here (the caller's fallback takes it).
+    return (s1 + s2, q1 + q2, tl.minimum(lo1, lo2, propagate_nan=tl.PropagateNan.ALL),
+            tl.maximum(hi1, hi2, propagate_nan=tl.PropagateNan.ALL), c1 + c2)
+
+
+@triton.jit
 def _float_fast(xf):
-    """float32 block statistics assuming every element is finite, each in the cheapest reduction
-    the GPU has (float64 sums in one pass, min/max and the zero count as 32-bit integer
-    reductions); ok is false when some element is NaN or Inf (their float64 sum is not finite,
-    and it cannot overflow for finite float32 elements), and the caller then recomputes with
-    masking."""
+    """float32 block statistics assuming every element is finite, in one tuple reduction: float64
+    sum and sum of squares, float32 min/max (the float32 values themselves: converting them to
+    order-preserving integer keys cost two ALU operations per element, 16 instructions per record
+    at 8 elements per thread, for nothing once they share the tuple's shuffles) and the zero
+    count; ok is false when some element is NaN or Inf (their float64 sum is not finite, and it
+    cannot overflow for finite float32 elements), and the caller then recomputes with masking.
+    With _ONE_TUPLE off, min/max are integer-key reductions instead (bench variant new-split)."""
     xa = _any_order(xf)
     xd = xa.to(tl.float64)
-    key = _fkey(xa)
     if _ONE_TUPLE:
-        s, q, kmn, kmx, cz = tl.reduce((xd, xd * xd, key, key, (xa == 0).to(tl.int32)), 0, _vcomb)
+        s, q, fmn, fmx, cz = tl.reduce((xd, xd * xd, xa, xa, (xa == 0).to(tl.int32)), 0, _vcomb_fast)
+        mnw = fmn.to(tl.float64).to(tl.int64, bitcast=True)
+        mxw = fmx.to(tl.float64).to(tl.int64, bitcast=True)
     else:
+        key = _fkey(xa)
         s, q, cz = tl.reduce((xd, xd * xd, (xa == 0).to(tl.int32)), 0, _add3)
-        kmn = _rmin(key)
-        kmx = _rmax(key)
+        mnw = _fkey_word(_rmin(key))
+        mxw = _fkey_word(_rmax(key))
     ok = tl.abs(s) < _INF
-    return ok, cz.to(tl.int64), s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), _fkey_word(kmn), \
-        _fkey_word(kmx)
+    return ok, cz.to(tl.int64), s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
 
 
 @triton.jit
@@ -956,6 +970,213 @@ def desc_access(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, des
     zero = tl.full((), 0, tl.int64)
     return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero, zero,
                  zero, zero, tl.full((), -1, tl.int64))
+
+
+# --------------------------------------------------------------------------------------------
+# Closed-form records (docs/record-format.md, "Closed-form records")
+#
+# Index arithmetic `x = s + K * tl.arange(LO, HI)` (s a scalar or absent, K constant), a
+# comparison `m = x < b` of such an x with a scalar b, and an access `pbase + x` under no mask or
+# under such an m are summarised by the C decoder from a few scalars: the twin stores the value
+# of the first element, the step, the bound and the base address, and sets flags bit 1 of word 0.
+# The rewriter recognises the forms syntactically (_rewrite.py, _closed_form); the checks below
+# decide at compile time whether the types allow it, else the ordinary record is written.
+# --------------------------------------------------------------------------------------------
+
+# Closed-form kinds (record word 2, bits 0-7): 1 affine values, 2 comparison, 3 address.
+
+
+@constexpr_function
+def word0_closed(site, kind, x, code):
+    """word0() with flags bit 1 (closed-form record)."""
+    shape = _shape_of(x.type)
+    flags = _pack_shape(shape)[1] | 2
+    return site | (kind << 16) | (code << 24) | (len(shape) << 32) | (flags << 36)
+
+
+@constexpr_function
+def cf_word(cf, op, code):
+    """Constant part of word 2 of a closed-form record: kind, comparison, sequence dtype code."""
+    return cf | (op << 8) | (code << 16)
+
+
+@constexpr_function
+def _aff_ok(x, s, K, LO, HI):
+    """x = s + K * tl.arange(LO, HI) can be recorded in closed form: x is a 1-D int32/int64 block of
+    HI - LO elements, K * i fits int32 for every i in [LO, HI) (Triton computes it in int32), and s is
+    absent, a signed integer constant or a signed integer scalar, whose dtype makes x's."""
+    if isinstance(K, bool) or not isinstance(K, int) or not isinstance(LO, int) or not isinstance(HI, int):
+        return False
+    if not isinstance(x, tl.tensor) or not x.type.is_block():
+        return False
+    shape = [int(d) for d in x.type.shape]
+    if len(shape) != 1 or shape[0] != HI - LO or HI <= LO:
+        return False
+    lim = 1 << 31
+    if not (-lim <= K * LO < lim and -lim <= K * (HI - 1) < lim):
+        return False
+    xt = x.dtype.name
+    if s is None:
+        return xt == "int32"
+    if isinstance(s, bool):
+        return False
+    if isinstance(s, int):
+        return xt == ("int32" if -lim <= s < lim else "int64")
+    if not isinstance(s, tl.tensor) or s.type.is_block():
+        return False
+    st = s.dtype.name
+    if st in ("int8", "int16", "int32"):
+        return xt == "int32"
+    return st == "int64" and xt == "int64"
+
+
+@constexpr_function
+def _is_tensor(x):
+    return isinstance(x, tl.tensor)
+
+
+@constexpr_function
+def _cmp_ok(m, aff, b, OP):
+    """m = x OP b with x the closed-form affine aff (int64 scalars; a fallback's placeholder is
+    int1): m is a 1-D bool block, b a signed integer scalar or constant (the comparison is then
+    one of sign-extended integers), OP 1-4."""
+    if not isinstance(aff[0], tl.tensor) or aff[0].dtype != tl.int64:
+        return False
+    if not isinstance(m, tl.tensor) or not m.type.is_block() or m.dtype.name != "int1":
+        return False
+    if len(m.type.shape) != 1 or OP not in (1, 2, 3, 4):
+        return False
+    if isinstance(b, bool):
+        return False
+    if isinstance(b, int):
+        return -(1 << 63) <= b < (1 << 63)
+    return isinstance(b, tl.tensor) and not b.type.is_block() and b.dtype.name in ("int8", "int16", "int32",
+                                                                                    "int64")
+
+
+@constexpr_function
+def _addr_closed_ok(ptr, pbase, mask, aff, cmp):
+    if not isinstance(aff[0], tl.tensor) or aff[0].dtype != tl.int64:
+        return False
+    if cmp is not None and (not isinstance(cmp[0], tl.tensor) or cmp[0].dtype != tl.int64):
+        return False
+    if not isinstance(pbase, tl.tensor) or pbase.type.is_block() or not pbase.type.is_ptr():
+        return False
+    if pbase.type.element_ty.is_block():
+        return False
+    if not isinstance(ptr, tl.tensor) or not ptr.type.is_block() or len(ptr.type.shape) != 1:
+        return False
+    if cmp is None:
+        return mask is None
+    return isinstance(mask, tl.tensor) and mask.type.is_block() and \
+        [int(d) for d in mask.type.shape] == [int(d) for d in ptr.type.shape]
+
+
+@triton.jit
+def _emit_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, x, CODE: tl.constexpr, w2, w3, w4, w5,
+                 w6, w7, FUSED: tl.constexpr):
+    W0: tl.constexpr = word0_closed(SITE, KIND, x, CODE)
+    W1: tl.constexpr = shape_word(x)
+    w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w2, w3, w4, w5, w6, w7, FUSED)
+
+
+@triton.jit
+def _value_affine(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
+                  HI: tl.constexpr, FUSED: tl.constexpr):
+    if _aff_ok(x, S, K, LO, HI):
+        CODE: tl.constexpr = dtype_code(x)
+        if S is None:
+            f = tl.full((), K * LO, tl.int32)
+        else:
+            f = S + tl.full((), K * LO, tl.int32)  # element 0, with the user's promotion and wrap-around
+        f = f.to(tl.int64)
+        k = tl.full((), K, tl.int64)
+        c = tl.full((), CODE, tl.int64)
+        zero = tl.full((), 0, tl.int64)
+        CF: tl.constexpr = cf_word(1, 0, CODE)
+        n2 = _emit_closed(ctx, base, slots, n, SITE, 1, x, CODE, tl.full((), CF, tl.int64),
+                          f, k, zero, zero, zero, FUSED)
+        return n2, (f, k, c)
+    else:
+        n2 = _value(ctx, base, slots, n, SITE, x, 0, FUSED)
+        p = tl.full((), 0, tl.int1)
+        return n2, (p, p, p)
+
+
+@triton.jit
+def _value_compare(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.constexpr, B, FUSED: tl.constexpr):
+    if _cmp_ok(m, AFF, B, OP):
+        if _is_tensor(B):
+            b = B.to(tl.int64)
+        else:
+            b = tl.full((), B, tl.int64)
+        CF: tl.constexpr = cf_word(2, OP, 0)
+        w2 = (AFF[2] << 16) | CF
+        zero = tl.full((), 0, tl.int64)
+        n2 = _emit_closed(ctx, base, slots, n, SITE, 1, m, 1, w2, AFF[0], AFF[1], b, zero, zero, FUSED)
+        return n2, (AFF[0], AFF[1], AFF[2], b, tl.full((), OP, tl.int64))
+    else:
+        n2 = _value(ctx, base, slots, n, SITE, m, 0, FUSED)
+        p = tl.full((), 0, tl.int1)
+        return n2, (p, p, p, p, p)
+
+
+@triton.jit
+def _addr_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF, CMP,
+                 FUSED: tl.constexpr):
+    if _addr_closed_ok(ptr, PBASE, mask, AFF, CMP):
+        CODE: tl.constexpr = pointee_code(ptr)
+        if CMP is None:
+            w2 = (AFF[2] << 16) | 3
+            b = tl.full((), 0, tl.int64)
+        else:
+            w2 = (AFF[2] << 16) | (CMP[4] << 8) | 3
+            b = CMP[3]
+        return _emit_closed(ctx, base, slots, n, SITE, KIND, ptr, CODE, w2, PBASE.to(tl.int64), AFF[0], AFF[1], b,
+                            tl.full((), 0, tl.int64), FUSED)
+    else:
+        return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, 0, PBASE, OFF, None, False, FUSED)
+
+
+@triton.jit
+def value_affine_fused(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
+                       HI: tl.constexpr):
+    """Record x = S + K * tl.arange(LO, HI) (S None: absent) in closed form when the types allow it,
+    else as an ordinary value record; returns (n, affine description for value_compare/addr_closed)."""
+    return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, True)
+
+
+@triton.jit
+def value_affine_np(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
+                    HI: tl.constexpr):
+    return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, False)
+
+
+@triton.jit
+def value_compare_fused(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.constexpr, B):
+    """Record m = x OP B (OP 1 <, 2 <=, 3 >, 4 >=; x described by AFF) in closed form when possible;
+    returns (n, comparison description for addr_closed)."""
+    return _value_compare(ctx, base, slots, n, SITE, m, AFF, OP, B, True)
+
+
+@triton.jit
+def value_compare_np(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.constexpr, B):
+    return _value_compare(ctx, base, slots, n, SITE, m, AFF, OP, B, False)
+
+
+@triton.jit
+def addr_closed_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF,
+                      CMP=None):
+    """Record the access ptr = PBASE + OFF (OFF described by AFF) under no mask or under mask (described
+    by CMP, a comparison of the same OFF) in closed form when possible, else as addr_fused does."""
+    return _addr_closed(ctx, base, slots, n, SITE, KIND, ptr, mask, PBASE, OFF, AFF, CMP, True)
+
+
+@triton.jit
+def addr_closed_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF,
+                   CMP=None):
+    return _addr_closed(ctx, base, slots, n, SITE, KIND, ptr, mask, PBASE, OFF, AFF, CMP, False)
 
 
 def interpreter_helpers() -> dict[str, object]:

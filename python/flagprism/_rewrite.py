@@ -37,6 +37,9 @@ H_BEGIN = "__fp_begin"
 H_VALUE = "__fp_value"
 H_ADDR = "__fp_addr"
 H_DESC = "__fp_desc"
+H_VAFF = "__fp_vaff"  # closed-form records of index arithmetic (_records.py, "Closed-form records")
+H_VCMP = "__fp_vcmp"
+H_ADDRC = "__fp_addrc"
 _RESERVED_PREFIX = ("__fp_", "__fpu_")  # the twin's own names and its hoisted temporaries
 
 _LOAD_FNS = ("load",)
@@ -296,6 +299,11 @@ class _Rewriter:
         # inside a nested block end with it (see _forget and _compound).
         self.vcache: dict[str, str] = {}
         self.ocache: dict[tuple[str, str], str] = {}
+        # Closed-form records: names holding `s + K * tl.arange(LO, HI)` (name -> temporary with
+        # the affine description) and comparisons of such a name (name -> (temporary with the
+        # comparison's description, the affine's temporary)); same lifetime rules as vcache.
+        self.acache: dict[str, str] = {}
+        self.ccache: dict[str, tuple[str, str]] = {}
 
     # -- errors -----------------------------------------------------------------------------------
 
@@ -340,6 +348,8 @@ class _Rewriter:
             self.defined = set()
             self.vcache = {}
             self.ocache = {}
+            self.acache = {}
+            self.ccache = {}
             block, i0, i1 = self._region_span(reg)
             depth = self._loop_depth_of(reg.start)
             self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
@@ -662,26 +672,32 @@ class _Rewriter:
         # for a loop, every name the loop assigns: a later iteration sees them changed) and its
         # own entries end with it; after the statement, entries of names it assigns are gone.
         assigned = _stored_names(st)
-        saved = (dict(self.vcache), dict(self.ocache))
+        saved = self._caches()
         if isinstance(st, (ast.For, ast.While)):
             self._forget(assigned)
-            entry = (dict(self.vcache), dict(self.ocache))
+            entry = self._caches()
             lid = self._new_loop(st, loops[-1] if loops else None)
             self._block(st.body, st.body, depth + 1, loops + (lid,))
             if st.orelse:
-                self.vcache, self.ocache = dict(entry[0]), dict(entry[1])
+                self._set_caches(entry)
                 self._block(st.orelse, st.orelse, depth, loops)
         elif isinstance(st, ast.If):
             self._block(st.body, st.body, depth, loops)
             if st.orelse:
                 if st.orelse[0].lineno == st.lineno:
                     raise self.unsupported(st, "an else branch on the header line")
-                self.vcache, self.ocache = dict(saved[0]), dict(saved[1])
+                self._set_caches(saved)
                 self._block(st.orelse, st.orelse, depth, loops)
         else:
             self._block(st.body, st.body, depth, loops)
-        self.vcache, self.ocache = saved
+        self._set_caches(saved)
         self._forget(assigned)
+
+    def _caches(self) -> tuple[dict, ...]:
+        return dict(self.vcache), dict(self.ocache), dict(self.acache), dict(self.ccache)
+
+    def _set_caches(self, c: tuple[dict, ...]) -> None:
+        self.vcache, self.ocache, self.acache, self.ccache = (dict(d) for d in c)
 
     def _forget(self, names: set[str]) -> None:
         """Drop the replay/sharing cache entries that depend on any of `names`."""
@@ -689,6 +705,9 @@ class _Rewriter:
             self.vcache.pop(name, None)
         for key in [k for k in self.ocache if k[0] in names or k[1] in names]:
             del self.ocache[key]
+        for name in names:
+            self.acache.pop(name, None)
+            self.ccache.pop(name, None)
 
     def _needs_edit(self, stmts: list[ast.stmt]) -> bool:
         for st in stmts:
@@ -805,7 +824,21 @@ class _Rewriter:
         hoister.run()
         self._forget(_stored_names(st))
         post: list[str] = []
-        if value_on:
+        closed = None
+        if value_on and self.reg_level < 2 and len(targets) == 1 and isinstance(work, ast.Assign) \
+                and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name):
+            closed = self._closed_form(work)
+        if closed is not None:
+            name = targets[0][0]
+            sid = self._new_site(statement(), "value", name, reads, loops, False)
+            info = f"__fp_a{self.ntemps}"
+            self.ntemps += 1
+            post.append(f"{SEQ}, {info} = {closed[0]}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, {closed[1]})")
+            if closed[0] == H_VAFF:
+                self.acache[name] = info
+            else:
+                self.ccache[name] = (info, closed[2])
+        elif value_on:
             for name, _node in targets:
                 sid = self._new_site(statement(), "value", name, reads, loops, self.reg_level >= 2)
                 words = f"__fp_w{self.ntemps}"
@@ -827,6 +860,91 @@ class _Rewriter:
         if "\n" in body:
             raise self.unsupported(st, "a statement that cannot be written on one line")
         return "; ".join(pre + [body] + post), True
+
+    # -- closed-form records of index arithmetic ------------------------------------------------------
+
+    def _constexpr_k(self, node: ast.AST) -> bool:
+        """A step the helpers may take as a constexpr: an int literal or a constexpr parameter."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            node = node.operand
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Name):
+            return any(a.arg == node.id and a.annotation is not None and self._is_constexpr_annotation(a.annotation)
+                       for a in self.fdef.args.args)
+        return False
+
+    def _arange_term(self, node: ast.AST) -> tuple[str, str, str] | None:
+        """(K, LO, HI) texts of `tl.arange(LO, HI)`, `K * tl.arange(LO, HI)` or `tl.arange(LO, HI) * K`."""
+        def arange(n: ast.AST) -> tuple[str, str] | None:
+            if isinstance(n, ast.Call) and len(n.args) == 2 and not n.keywords and \
+                    _is_tl(_resolve(n.func, self.scope), ("arange",)):
+                return ast.unparse(n.args[0]), ast.unparse(n.args[1])
+            return None
+        a = arange(node)
+        if a is not None:
+            return "1", a[0], a[1]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for t, k in ((node.left, node.right), (node.right, node.left)):
+                a = arange(t)
+                if a is not None and self._constexpr_k(k):
+                    return ast.unparse(k), a[0], a[1]
+        return None
+
+    def _pure(self, node: ast.AST) -> bool:
+        """No call but tl.program_id/tl.num_programs/.to(): evaluating the expression once more
+        (in a record helper's arguments) gives the same value and has no effect."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                if isinstance(sub.func, ast.Attribute) and sub.func.attr == "to":
+                    continue
+                if not _is_tl(_resolve(sub.func, self.scope), ("program_id", "num_programs")):
+                    return False
+        return True
+
+    def _closed_form(self, work: ast.Assign) -> tuple[str, str, str] | None:
+        """For `name = s + K * tl.arange(LO, HI)` (s optional, either order) or `name = x < b` (also
+        <=, >, >=, either order) with x such a name: (helper, its trailing arguments, affine temp).
+        s and b are evaluated a second time in the helper's arguments (so the user's statement stays
+        as written), which is why they must be pure and must not read the assigned name; the
+        compiler merges the duplicate. The helpers check the types at compile time (_records.py)
+        and write an ordinary record when they do not fit."""
+        v = work.value
+        target = work.targets[0].id
+
+        def usable(e: ast.AST) -> bool:
+            return self._pure(e) and not any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(e))
+
+        term = self._arange_term(v)
+        if term is not None:
+            k, lo, hi = term
+            return H_VAFF, f"None, {k}, {lo}, {hi}", ""
+        if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            for t, side in ((v.right, "left"), (v.left, "right")):
+                term = self._arange_term(t)
+                other = getattr(v, side)
+                if term is not None and self._arange_term(other) is None and usable(other):
+                    k, lo, hi = term
+                    return H_VAFF, f"{ast.unparse(other)}, {k}, {lo}, {hi}", ""
+            return None
+        if isinstance(v, ast.Compare) and len(v.ops) == 1:
+            ops = {ast.Lt: 1, ast.LtE: 2, ast.Gt: 3, ast.GtE: 4}
+            swap = {1: 3, 2: 4, 3: 1, 4: 2}
+            op = ops.get(type(v.ops[0]))
+            if op is None:
+                return None
+            left, right = v.left, v.comparators[0]
+            if isinstance(left, ast.Name) and left.id in self.acache:
+                x, b = left, right
+            elif isinstance(right, ast.Name) and right.id in self.acache:
+                x, b, op = right, left, swap[op]
+            else:
+                return None
+            if not usable(b):
+                return None
+            aff = self.acache[x.id]
+            return H_VCMP, f"{aff}, {op}, {ast.unparse(b)}", aff
+        return None
 
     def _new_site(self, stmt: Statement, kind: str, name: str, reads: list[str], loops: tuple[int, ...],
                   dumps: bool) -> int:
@@ -1060,7 +1178,19 @@ class _Hoister:
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
             head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
                     f"{dump_addr}")
-            if base_t is None or off_t is None:
+            aff = self.rw.acache.get(off_t.id) if isinstance(off_t, ast.Name) and off_is_name else None
+            cmp = None
+            if aff is not None and m is not None:
+                c = self.rw.ccache.get(m.id) if isinstance(m, ast.Name) else None
+                cmp = c[0] if c is not None and c[1] == aff else None
+                if cmp is None:
+                    aff = None
+            if aff is not None:
+                # offsets and mask from closed-form records: the address record is closed-form too
+                self.pre.append(f"{SEQ} = {H_ADDRC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                                f"{ast.unparse(ptr_t)}, {mask_text}, {ast.unparse(base_t)}, {ast.unparse(off_t)}, "
+                                f"{aff}, {cmp})")
+            elif base_t is None or off_t is None:
                 self.pre.append(f"{SEQ} = {head})")
             else:
                 parts = f"{ast.unparse(base_t)}, {ast.unparse(off_t)}"

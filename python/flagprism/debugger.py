@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _launch, _rewrite
+from flagprism import _launch, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -51,6 +51,7 @@ class _Config:
     export_on_error: bool = False
     export_raw_records: bool = False
     dump_capacity: int | None = None
+    twin_num_warps: str | int = "auto"
 
 
 _lock = threading.RLock()
@@ -87,17 +88,21 @@ def _check_capacity(name: str, v: int | None) -> int | None:
 
 def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
               export_on_error: bool = False, export_raw_records: bool = False,
-              dump_capacity: int | None = None) -> None:
+              dump_capacity: int | None = None, twin_num_warps: str | int = "auto") -> None:
     """Set every option of the Debugger (options not given take their default).
 
     output_dir: where reports are written. record_capacity: total records of one launch (None:
     sized from the launch). export_on_error: export what was captured when the kernel raises.
     export_raw_records: also write the raw record buffer. dump_capacity: words of the level-2 dump
-    arena of one launch (None: sized from the launch)."""
+    arena of one launch (None: sized from the launch). twin_num_warps: warps of the instrumented
+    twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
+    docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
+    cannot depend on it, else the kernel's)."""
     global _config
     cfg = _Config(output_dir=os.fspath(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
-                  dump_capacity=_check_capacity("dump_capacity", dump_capacity))
+                  dump_capacity=_check_capacity("dump_capacity", dump_capacity),
+                  twin_num_warps=_warps.check_setting(twin_num_warps))
     with _lock:
         _config = cfg
 
@@ -271,6 +276,9 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
         _rewrite.H_VALUE: ns["value_fused" if fused else "value_np"],
         _rewrite.H_ADDR: ns["addr_fused" if fused else "addr_np"],
         _rewrite.H_DESC: ns["desc_access"],
+        _rewrite.H_VAFF: ns["value_affine_fused" if fused else "value_affine_np"],
+        _rewrite.H_VCMP: ns["value_compare_fused" if fused else "value_compare_np"],
+        _rewrite.H_ADDRC: ns["addr_closed_fused" if fused else "addr_closed_np"],
     }
 
 
@@ -330,7 +338,8 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     with _lock:
         cfg = _Config(**asdict(_config))
     twin = _twin_for(fn)
-    plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity)
+    plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
+                           twin_num_warps=cfg.twin_num_warps)
     try:
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
@@ -423,6 +432,7 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "record_capacity": plan.slots,
         "args": _launch.describe_args(fn, plan.bound, plan.backend),
         "sanitize": bool(twin.extra.get("sanitize", False)),
+        "num_warps": plan.num_warps,
     }
     os.makedirs(cfg.output_dir, exist_ok=True)
     result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
@@ -452,6 +462,9 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "findings": list(report.get("findings", [])) if isinstance(report, dict) else [],
         "sanitize": launch_info["sanitize"],
         "complete": bool(result.get("complete", True)) if isinstance(result, dict) else True,
+        "num_warps": dict(plan.num_warps) if plan.num_warps else None,
+        # what the compiled twin really ran with (None on the interpreter)
+        "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
     }
     if isinstance(result, dict):
         for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):

@@ -276,9 +276,317 @@ static int check_addr(const struct dec *d, uint64_t p, uint64_t k, const uint64_
 	return FP_OK;
 }
 
+/*
+ * Closed-form records (docs/record-format.md): index arithmetic v(i) = f + k*i, i in [0, n), in
+ * int32 or int64 with the device's wrap-around, possibly under a comparison v(i) OP b. The
+ * decoder rewrites words 2-7 into the ordinary summary, exactly: sums in 128-bit integers (or a
+ * per-element loop where those do not exist or the sequence wraps), so every later reader sees
+ * an ordinary record.
+ */
+enum {
+	CF_AFFINE = 1,
+	CF_COMPARE = 2,
+	CF_ADDRESS = 3
+};
+
+struct cf_seq {
+	int64_t f, k;
+	uint64_t n;
+	bool narrow; /* int32 sequence */
+	unsigned op; /* 0: every lane; 1 <, 2 <=, 3 >, 4 >= */
+	int64_t bound;
+};
+
+static int64_t cf_at(const struct cf_seq *s, uint64_t i)
+{
+	uint64_t v = (uint64_t)s->f + (uint64_t)s->k * i;
+
+	if (s->narrow)
+		return (int64_t)(int32_t)(uint32_t)v;
+	return (int64_t)v;
+}
+
+/* The sequence does not wrap: f + k*(n-1) is representable, so v is monotone. */
+static bool cf_monotone(const struct cf_seq *s)
+{
+	int64_t span, last;
+
+	if (s->n <= 1)
+		return true;
+	if (__builtin_mul_overflow(s->k, (int64_t)(s->n - 1), &span) ||
+	    __builtin_add_overflow(s->f, span, &last))
+		return false;
+	return !s->narrow || (last >= INT32_MIN && last <= INT32_MAX);
+}
+
+static bool cf_pred(const struct cf_seq *s, int64_t v)
+{
+	switch (s->op) {
+	case 1:
+		return v < s->bound;
+	case 2:
+		return v <= s->bound;
+	case 3:
+		return v > s->bound;
+	case 4:
+		return v >= s->bound;
+	default:
+		return true;
+	}
+}
+
+/* Active lanes [*lo, *hi) of a monotone sequence: the predicate changes at most once. */
+static void cf_interval(const struct cf_seq *s, uint64_t *lo, uint64_t *hi)
+{
+	bool first = cf_pred(s, cf_at(s, 0)), last = cf_pred(s, cf_at(s, s->n - 1));
+	uint64_t a = 0, b = s->n - 1; /* pred(a) == first, pred(b) != first */
+
+	if (first == last) {
+		*lo = 0;
+		*hi = first ? s->n : 0;
+		return;
+	}
+	while (b - a > 1) {
+		uint64_t m = a + (b - a) / 2;
+
+		if (cf_pred(s, cf_at(s, m)) == first)
+			a = m;
+		else
+			b = m;
+	}
+	*lo = first ? 0 : b;
+	*hi = first ? b : s->n;
+}
+
+static uint64_t dbits(double x)
+{
+	uint64_t w;
+
+	memcpy(&w, &x, sizeof(w));
+	return w;
+}
+
+/* Words 2-7 of an int32/int64 value record summarising v (no predicate). */
+static void cf_value_words(const struct cf_seq *s, uint64_t *w)
+{
+	uint64_t zero = 0, i;
+	int64_t mn, mx;
+	double sum, sumsq;
+
+#ifdef __SIZEOF_INT128__
+	if (cf_monotone(s)) {
+		__extension__ typedef __int128 i128;
+		i128 n = (i128)s->n, f = s->f, k = s->k, s1 = n * (n - 1) / 2, q, r;
+
+		sum = (double)(n * f + k * s1);
+		if (s->narrow) {
+			/* |v| < 2^31, n < 2^21: every term below 2^125, the result below 2^83 */
+			i128 s2 = (n - 1) * n * (2 * n - 1) / 6;
+
+			sumsq = (double)(n * f * f + 2 * f * k * s1 + k * k * s2);
+		} else {
+			/* n*mean^2 + k^2 * n(n^2-1)/12: two non-negative terms, a few ulps */
+			double m = (double)(2 * f + k * (n - 1)) / 2.0, nn = (double)s->n;
+
+			sumsq = nn * m * m +
+				(double)s->k * (double)s->k * (nn * (nn * nn - 1) / 12.0);
+		}
+		if (!s->k) {
+			zero = s->f ? 0 : s->n;
+		} else {
+			q = -f / k;
+			r = -f % k;
+			zero = !r && q >= 0 && q < n;
+		}
+		mn = FP_MIN(cf_at(s, 0), cf_at(s, s->n - 1));
+		mx = FP_MAX(cf_at(s, 0), cf_at(s, s->n - 1));
+		goto out;
+	}
+#endif
+	{
+#ifdef __SIZEOF_INT128__
+		__extension__ __int128 acc = 0;
+#else
+		long double acc = 0;
+#endif
+		double q = 0;
+
+		mn = INT64_MAX;
+		mx = INT64_MIN;
+		for (i = 0; i < s->n; i++) {
+			int64_t v = cf_at(s, i);
+
+			acc += v;
+			q += (double)v * (double)v;
+			zero += v == 0;
+			mn = FP_MIN(mn, v);
+			mx = FP_MAX(mx, v);
+		}
+		sum = (double)acc;
+		sumsq = q;
+	}
+#ifdef __SIZEOF_INT128__
+out:
+#endif
+	w[2] = 0;
+	w[3] = zero | (NO_DUMP32 << 32);
+	w[4] = dbits(sum);
+	w[5] = dbits(sumsq);
+	w[6] = (uint64_t)mn;
+	w[7] = (uint64_t)mx;
+}
+
+/* Active lanes and the indices of the first/last active lane and of the lanes with the least
+ * and the greatest v among them; returns the active count. */
+static uint64_t cf_active(const struct cf_seq *s, uint64_t *first, uint64_t *last, uint64_t *imin,
+			  uint64_t *imax)
+{
+	uint64_t lo, hi, i, cnt = 0;
+	int64_t mn = INT64_MAX, mx = INT64_MIN;
+
+	if (cf_monotone(s)) {
+		cf_interval(s, &lo, &hi);
+		if (hi <= lo)
+			return 0;
+		*first = lo;
+		*last = hi - 1;
+		if (cf_at(s, lo) <= cf_at(s, hi - 1)) {
+			*imin = lo;
+			*imax = hi - 1;
+		} else {
+			*imin = hi - 1;
+			*imax = lo;
+		}
+		return hi - lo;
+	}
+	for (i = 0; i < s->n; i++) {
+		int64_t v = cf_at(s, i);
+
+		if (!cf_pred(s, v))
+			continue;
+		if (!cnt++)
+			*first = i;
+		*last = i;
+		if (v < mn) {
+			mn = v;
+			*imin = i;
+		}
+		if (v > mx) {
+			mx = v;
+			*imax = i;
+		}
+	}
+	return cnt;
+}
+
+/* Validate the closed-form words of record `w` (kind, dtype, numel n, ndim) and rewrite them. */
+static int expand_closed(const struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint32_t site,
+			 unsigned kind, enum fp_dtype dt, uint64_t n, unsigned ndim)
+{
+	unsigned cf = (unsigned)(w[2] & 0xff), op = (unsigned)(w[2] >> 8) & 0xff;
+	unsigned sdt = (unsigned)(w[2] >> 16) & 0xff;
+	struct cf_seq s = {.f = (int64_t)w[3], .k = (int64_t)w[4], .n = n, .op = 0};
+	unsigned i, reserved_from;
+
+	if (w[2] >> 24)
+		return rec_err(d, p, k, 2, "site %u: closed-form record: reserved bits 0x%" PRIx64,
+			       site, w[2] >> 24);
+	if (sdt != FP_DTYPE_INT32 && sdt != FP_DTYPE_INT64)
+		return rec_err(
+			d, p, k, 2,
+			"site %u: closed-form record: sequence dtype code %u is not int32 or "
+			"int64",
+			site, sdt);
+	s.narrow = sdt == FP_DTYPE_INT32;
+	if (ndim != 1)
+		return rec_err(d, p, k, 0, "site %u: closed-form record with %u dims (needs 1)",
+			       site, ndim);
+	if (kind == FP_DBG_KIND_VALUE) {
+		if (cf != CF_AFFINE && cf != CF_COMPARE)
+			return rec_err(d, p, k, 2,
+				       "site %u: closed-form kind %u invalid for a value record",
+				       site, cf);
+		if (cf == CF_AFFINE && ((unsigned)dt != sdt || op))
+			return rec_err(
+				d, p, k, 2,
+				"site %u: affine record: dtype %s / sequence dtype code %u / "
+				"comparison %u disagree",
+				site, fp_dtype_name(dt), sdt, op);
+		if (cf == CF_COMPARE && (dt != FP_DTYPE_BOOL || op < 1 || op > 4))
+			return rec_err(d, p, k, 2,
+				       "site %u: comparison record: dtype %s (needs bool) or "
+				       "comparison %u (needs 1-4)",
+				       site, fp_dtype_name(dt), op);
+	} else if (cf != CF_ADDRESS || op > 4) {
+		return rec_err(
+			d, p, k, 2,
+			"site %u: closed-form kind %u / comparison %u invalid for an address "
+			"record",
+			site, cf, op);
+	}
+	if (cf == CF_ADDRESS) {
+		s.f = (int64_t)w[4];
+		s.k = (int64_t)w[5];
+		s.bound = (int64_t)w[6];
+		if (!op && w[6])
+			return rec_err(
+				d, p, k, 6,
+				"site %u: address record without a comparison has bound %" PRId64,
+				site, s.bound);
+		reserved_from = 7;
+	} else {
+		s.bound = (int64_t)w[5];
+		if (cf == CF_AFFINE && w[5])
+			return rec_err(d, p, k, 5, "site %u: affine record: word 5 is not 0", site);
+		reserved_from = 6;
+	}
+	s.op = op;
+	for (i = reserved_from; i < FP_DBG_RECORD_WORDS; i++)
+		if (w[i])
+			return rec_err(d, p, k, i, "site %u: closed-form record: word %u is not 0",
+				       site, i);
+	if (s.narrow && (s.f < INT32_MIN || s.f > INT32_MAX))
+		return rec_err(d, p, k, cf == CF_ADDRESS ? 4 : 3,
+			       "site %u: closed-form record: first value %" PRId64 " outside int32",
+			       site, s.f);
+	if (s.narrow && (s.k < INT32_MIN || s.k > INT32_MAX))
+		return rec_err(d, p, k, cf == CF_ADDRESS ? 5 : 4,
+			       "site %u: closed-form record: step %" PRId64 " outside int32", site,
+			       s.k);
+	if (cf == CF_AFFINE) {
+		cf_value_words(&s, w);
+	} else {
+		uint64_t first = 0, last = 0, imin = 0, imax = 0;
+		uint64_t cnt = cf_active(&s, &first, &last, &imin, &imax);
+
+		if (cf == CF_COMPARE) {
+			w[2] = 0;
+			w[3] = (n - cnt) | (NO_DUMP32 << 32);
+			w[4] = w[5] = dbits((double)cnt);
+			w[6] = cnt == n;
+			w[7] = cnt > 0;
+		} else {
+			uint64_t base = w[3], es = fp_dtype_size(dt);
+
+			w[2] = cnt;
+			if (cnt) {
+				w[3] = base + (uint64_t)cf_at(&s, first) * es;
+				w[4] = base + (uint64_t)cf_at(&s, last) * es;
+				w[5] = base + (uint64_t)cf_at(&s, imin) * es;
+				w[6] = base + (uint64_t)cf_at(&s, imax) * es;
+			} else {
+				w[3] = w[4] = w[5] = w[6] = 0;
+			}
+			w[7] = UINT64_MAX;
+		}
+	}
+	w[0] &= ~((uint64_t)FP_DBG_REC_CLOSED << 36);
+	return FP_OK;
+}
+
 /* Validate one used slot; returns its site index in *site_idx and numel in *numel. */
-static int check_record(struct dec *d, uint64_t p, uint64_t k, const uint64_t *w,
-			uint32_t *site_idx, uint64_t *numel)
+static int check_record(struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint32_t *site_idx,
+			uint64_t *numel)
 {
 	const struct fp_dbg_run *run = d->run;
 	uint32_t site = (uint32_t)(w[0] & 0xffff);
@@ -296,8 +604,8 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, const uint64_t *w
 			       fp_dbg_kind_name(s->kind));
 	if (!fp_dtype_valid((int)dtype))
 		return rec_err(d, p, k, 0, "site %u: dtype code %u invalid", site, dtype);
-	if (flags & ~FP_DBG_SHAPE_FLATTENED)
-		return rec_err(d, p, k, 0, "site %u: unknown shape flags 0x%x", site, flags);
+	if (flags & ~(FP_DBG_SHAPE_FLATTENED | FP_DBG_REC_CLOSED))
+		return rec_err(d, p, k, 0, "site %u: unknown record flags 0x%x", site, flags);
 	if (ndim > 3 && !(flags & FP_DBG_SHAPE_FLATTENED))
 		return rec_err(d, p, k, 0, "site %u: ndim %u > 3 without the flattened flag", site,
 			       ndim);
@@ -324,6 +632,15 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, const uint64_t *w
 	}
 	*site_idx = site - 1;
 	*numel = n;
+	if (flags & FP_DBG_REC_CLOSED) {
+		int st;
+
+		if (flags & FP_DBG_SHAPE_FLATTENED)
+			return rec_err(d, p, k, 0,
+				       "site %u: closed-form record with a flattened shape", site);
+		if ((st = expand_closed(d, p, k, w, site, kind, (enum fp_dtype)dtype, n, ndim)))
+			return st;
+	}
 	if (s->kind == FP_DBG_KIND_VALUE)
 		return check_value(d, p, k, w, site, (enum fp_dtype)dtype, n);
 	return check_addr(d, p, k, w, site, n);
@@ -404,6 +721,11 @@ static void pass_fill(struct dec *d, size_t *next, uint32_t *exec)
 			if (!w[0])
 				break;
 			si = (uint32_t)(w[0] & 0xffff) - 1;
+			if ((w[0] >> 36) & FP_DBG_REC_CLOSED) /* validated by pass 1: cannot fail */
+				(void)expand_closed(d, p, k, w, si + 1,
+						    (unsigned)(w[0] >> 16) & 0xff,
+						    (enum fp_dtype)((w[0] >> 24) & 0xff),
+						    run->sites[si].numel, 1);
 			r = &run->records[next[si]++];
 			memcpy(r->words, w, sizeof(r->words));
 			r->program = p;

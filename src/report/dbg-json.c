@@ -306,6 +306,20 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_kv_uint(w, "programs", in->programs);
 	fp_jsonw_kv_string(w, "backend", l->backend);
 	fp_jsonw_kv_string(w, "source_file", l->source_file);
+	fp_jsonw_key(w, "num_warps");
+	if (l->nw_kernel) {
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_int(w, "kernel", l->nw_kernel);
+		fp_jsonw_kv_int(w, "twin", l->nw_twin);
+		fp_jsonw_key(w, "reason");
+		if (l->nw_reason)
+			fp_jsonw_string(w, l->nw_reason);
+		else
+			fp_jsonw_null(w);
+		fp_jsonw_object_end(w);
+	} else {
+		fp_jsonw_null(w);
+	}
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "config");
 	fp_jsonw_object_begin(w);

@@ -77,6 +77,30 @@ static void sanitize(char *s)
 		s[0] = '_';
 }
 
+/* Optional "num_warps": {"kernel": K, "twin": T, "reason": "..."} (K, T in 1..1024). */
+static int parse_num_warps(struct lctx *c, const struct fp_json_value *root,
+			   struct fp_dbg_launch *l)
+{
+	const struct fp_json_value *o = fp_json_get(root, "num_warps"), *v;
+	static const char *const keys[2] = {"kernel", "twin"};
+	int64_t *dst[2] = {&l->nw_kernel, &l->nw_twin};
+	int64_t x;
+	int i;
+
+	if (!o || fp_json_type(o) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(o) != FP_JSON_OBJECT)
+		return lerr(c, FP_EFORMAT, o, "\"num_warps\" must be an object or null");
+	for (i = 0; i < 2; i++) {
+		v = fp_json_get(o, keys[i]);
+		if (!v || !fp_json_int64(v, &x) || x < 1 || x > 1024)
+			return lerr(c, FP_EFORMAT, v ? v : o,
+				    "\"num_warps.%s\" must be an integer from 1 to 1024", keys[i]);
+		*dst[i] = x;
+	}
+	return opt_str(c, o, "reason", &l->nw_reason, NULL);
+}
+
 static int parse_grid(struct lctx *c, const struct fp_json_value *root, struct fp_dbg_launch *l,
 		      const struct fp_dbg_run *run)
 {
@@ -245,7 +269,7 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		l->findings_only = b;
 	}
 	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
-	    (st = make_stem(&c, l)))
+	    (st = parse_num_warps(&c, root, l)) || (st = make_stem(&c, l)))
 		goto fail;
 	/* the findings belong to this launch (tensor extents in `args`): computed once, here */
 	if ((st = fp_dbg_findings_from_launch(run, launch_json, len, &l->findings, diag)))
@@ -276,6 +300,7 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	fp_free(l->twin_file);
 	fp_free(l->ttir);
 	fp_free(l->ttir_unavailable_reason);
+	fp_free(l->nw_reason);
 	fp_dbg_findings_free(l->findings);
 	for (i = 0; i < l->nhelper_files; i++)
 		fp_free(l->helper_files[i]);

@@ -29,6 +29,9 @@ struct fp_dbg_launch {
 	size_t ttir_len;
 	char *ttir_unavailable_reason; /* why ttir is NULL, or NULL */
 	bool findings_only; /* `sanitize`: the reports hold the findings, no statements */
+	/* warps of the kernel as launched and of the twin that ran (0: not given), and why */
+	int64_t nw_kernel, nw_twin;
+	char *nw_reason;
 	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
 };
 

@@ -61,6 +61,13 @@ static void write_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 		      " programs)\n",
 		      l->grid[0], l->grid[1], l->grid[2], in->programs);
 	fp__tb_printf(t, "backend:         %s\n", l->backend);
+	if (l->nw_kernel) {
+		fp__tb_printf(t, "num_warps:       kernel %" PRId64 ", twin %" PRId64, l->nw_kernel,
+			      l->nw_twin);
+		if (l->nw_reason)
+			fp__tb_printf(t, " (%s)", l->nw_reason);
+		fp__tb_ch(t, '\n');
+	}
 	fp__tb_printf(t, "level:           %d\n", in->level);
 	fp__tb_printf(t, "addr_level:      %d\n", in->addr_level);
 	fp__tb_printf(t, "record_capacity: %" PRIu64 " records per program\n",

@@ -118,6 +118,84 @@ def test_vector_add_fast_paths_and_fallbacks_gpu(dbg):
         assert recs[9].words[2:] == recs[7].words[2:]
 
 
+@pytest.mark.parametrize("twin_warps", ["auto", "same"])
+def test_closed_form_records_gpu(dbg, twin_warps):
+    """Index arithmetic recorded in closed form (docs/record-format.md, "Closed-form records"):
+    the C decoder's report and the reference decoder agree with NumPy, int32 wrap-around and
+    int64 sequences included, with 1024-lane blocks over 1 warp (the twin's "auto" warps) and
+    over the kernel's 4 warps ("same")."""
+    from _closedcheck import run_forms
+
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], twin_num_warps=twin_warps)
+    run_forms(dbg, "cuda", n=1000, base=(1 << 31) - 40, s64=(1 << 40) + 3, block=1024, programs=4)
+    run_forms(dbg, "cuda", n=0, base=-20, s64=-(1 << 45), block=256)
+
+
+def test_float_min_max_signed_zero_gpu(dbg):
+    """The float fast path's min/max (IEEE 754-2019 minimum/maximum): -0.0 below +0.0, exact
+    extremes of a finite block."""
+    n, block = 4096, 1024
+    x = torch.randn(n, device="cuda")
+    x[0:1024] = 0.0
+    x[700] = -0.0
+    x[2048 + 5] = -0.0
+    out = torch.empty(n, device="cuda")
+    dbg.activate(level=1, addr_level=1)
+    vector_add.add_kernel[(n // block,)](x, x, out, n, BLOCK=block)
+    run, dec = _one(dbg)
+    xs = x.cpu().numpy()
+    for p in range(n // block):
+        rec = next(r for r in dec.records if r.program == p and r.site == 5)  # x
+        blk = xs[p * block:(p + 1) * block]
+        ref.check_value(rec, blk)
+        if p == 0:
+            assert rec.min == 0.0 and np.signbit(rec.min) and rec.max == 0.0 and not np.signbit(rec.max)
+
+
+def _add_exact(dbg, x, y, out, block, setting):
+    """One Debugger launch of the add twin with twin_num_warps=setting into `out` (the same tensor
+    for every setting, so that the store's addresses compare too): (run, records, output)."""
+    n = x.numel()
+    out.fill_(-7.0)
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], twin_num_warps=setting)
+    dbg.activate(level=1, addr_level=1)
+    vector_add.add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
+    dbg.deactivate()
+    run, dec = _one(dbg)
+    words = [(r.program, r.slot, r.site, r.kind, r.dtype, r.shape, r.words) for r in dec.records]
+    return run, words, out.clone()
+
+
+def test_twin_fewer_warps_same_records_gpu(dbg):
+    """The add twin at fewer warps than the kernel's ("auto": 1, or 2) writes the records the same
+    twin writes at the kernel's 4 warps ("same"), word for word, and the reports' statements are
+    identical; its output equals the plain kernel's. The inputs are small integers (and a NaN
+    and an Inf), so every sum is exact in any order and any difference is a real one."""
+    n, block = (1 << 18) + 77, 1024
+    g = torch.Generator().manual_seed(6)
+    x = torch.randint(-8, 9, (n,), generator=g).float().cuda()
+    y = torch.randint(-8, 9, (n,), generator=g).float().cuda()
+    x[5] = float("nan")
+    y[2000] = float("inf")
+    plain = torch.empty_like(x)
+    vector_add.add_kernel[(triton.cdiv(n, block),)](x, y, plain, n, BLOCK=block)
+    out = torch.empty_like(x)
+    same, same_words, same_out = _add_exact(dbg, x, y, out, block, "same")
+    assert same["num_warps"]["kernel"] == 4 and same["num_warps"]["twin"] == 4
+    assert same["num_warps_compiled"] == 4
+    assert len(same_words) == triton.cdiv(n, block) * 10
+    for setting, want in (("auto", 1), (2, 2)):
+        run, words, got = _add_exact(dbg, x, y, out, block, setting)
+        assert run["num_warps"]["twin"] == want and run["num_warps"]["kernel"] == 4, run["num_warps"]
+        assert run["num_warps_compiled"] == want  # the compiled twin really ran with them
+        torch.testing.assert_close(got, plain, rtol=0, atol=0, equal_nan=True)
+        torch.testing.assert_close(got, same_out, rtol=0, atol=0, equal_nan=True)
+        assert words == same_words, setting
+        if run["report"] is not None:
+            assert json.dumps(run["report"]["statements"]) == json.dumps(same["report"]["statements"])
+            assert run["report"]["kernel"]["num_warps"]["twin"] == want
+
+
 def test_softmax_gpu(dbg):
     rows, cols = 64, 1000
     x = torch.randn(rows, cols, device="cuda") * 4

@@ -144,6 +144,50 @@ def _f64(w: int) -> float:
     return struct.unpack("<d", struct.pack("<q", w))[0]
 
 
+def _bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _s64(x: int) -> int:
+    x &= 0xFFFFFFFFFFFFFFFF
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _expand_closed(w: list[int], kind: int, dtype: int, n: int) -> list[int]:
+    """Ordinary words of a closed-form record (record-format.md, "Closed-form records"), by
+    materialising the lanes: v[i] = f + k*i wrapped to the sequence dtype, compared with b."""
+    cf, op, sdt = w[2] & 0xFF, (w[2] >> 8) & 0xFF, (w[2] >> 16) & 0xFF
+    if w[2] >> 24 or sdt not in (4, 5) or cf not in ((1, 2) if kind == 1 else (3,)) or op > 4:
+        raise DecodeError(f"bad closed-form word 2 {w[2]:#x}")
+    f, k, b = (w[4], w[5], w[6]) if cf == 3 else (w[3], w[4], w[5])
+    with np.errstate(over="ignore"):
+        v = np.int64(f) + np.int64(k) * np.arange(n, dtype=np.int64)  # wraps mod 2^64, as the device
+        if sdt == 4:
+            v = v.astype(np.int32).astype(np.int64)  # wraps mod 2^32
+    act = {0: np.ones(n, dtype=bool), 1: v < b, 2: v <= b, 3: v > b, 4: v >= b}[op]
+    out = list(w)
+    if cf == 1:
+        total = int(v.sum()) if sdt == 4 else sum(int(x) for x in v)  # exact
+        out[2:8] = [0, int((v == 0).sum()) | (0xFFFFFFFF << 32), _bits(float(total)),
+                    _bits(float((v.astype(np.float64) ** 2).sum())), int(v.min()), int(v.max())]
+    elif cf == 2:
+        t = int(act.sum())
+        out[2:8] = [0, (n - t) | (0xFFFFFFFF << 32), _bits(float(t)), _bits(float(t)), int(t == n), int(t > 0)]
+    else:
+        idx = np.nonzero(act)[0]
+        if idx.size:
+            es = DTYPES[dtype][1]
+            with np.errstate(over="ignore"):
+                addr = (np.uint64(w[3] & 0xFFFFFFFFFFFFFFFF) + v.astype(np.uint64) * np.uint64(es)).astype(np.int64)
+            va = v[idx]
+            lo, hi = idx[int(np.argmin(va))], idx[int(np.argmax(va))]
+            out[2:8] = [int(idx.size), int(addr[idx[0]]), int(addr[idx[-1]]), int(addr[lo]), int(addr[hi]), -1]
+        else:
+            out[2:8] = [0, 0, 0, 0, 0, -1]
+    out[0] = _s64(w[0] & ~(2 << 36))
+    return out
+
+
 @dataclass
 class Decoded:
     slots: int
@@ -162,7 +206,9 @@ class DecodeError(ValueError):
     pass
 
 
-def decode(buf: Any, nsites: int | None = None) -> Decoded:
+def decode(buf: Any, nsites: int | None = None, only: Any = None) -> Decoded:
+    """Decode every record, or only those of the programs in `only` (an iterable of linear
+    program ids; large launches decode faster that way)."""
     words = np.frombuffer(memoryview(buf).cast("B"), dtype="<i8")
     if len(words) < 8:
         raise DecodeError("buffer shorter than its header")
@@ -178,7 +224,7 @@ def decode(buf: Any, nsites: int | None = None) -> Decoded:
         raise DecodeError(f"buffer has {len(words)} words, header implies {need}")
     arena = words[8 + programs * slots * 8:]
     recs: list[Record] = []
-    for p in range(programs):
+    for p in (range(programs) if only is None else sorted(q for q in set(only) if 0 <= q < programs)):
         counts: dict[int, int] = {}
         for s in range(slots):
             base = 8 + (p * slots + s) * 8
@@ -203,7 +249,13 @@ def decode(buf: Any, nsites: int | None = None) -> Decoded:
                 shape = [sw & 0x1FFFFF]
             else:
                 shape = [(sw >> (21 * i)) & 0x1FFFFF for i in range(ndim)]
+            if flags & 2:  # closed-form record: expand it as the C decoder does
+                if ndim != 1 or flags & 1:
+                    raise DecodeError(f"program {p} slot {s}: closed-form record of {ndim} dims")
+                w = _expand_closed(w, kind, dtype, shape[0])
+                flags &= ~2
             r = Record(p, s, site, kind, dtype, ndim, flags, seq, shape, w)
+            r.extra["closed"] = bool((w0 >> 36) & 2)
             r.execution = counts.get(site, 0)
             counts[site] = r.execution + 1
             off = r.value_dump_offset if kind == 1 else r.addr_dump_offset

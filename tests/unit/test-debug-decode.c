@@ -573,8 +573,11 @@ TEST(debug_decode_bad_records)
 	w[0] = (w[0] & ~(UINT64_C(0xf) << 32)) | (UINT64_C(4) << 32);
 	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "ndim 4");
 	RESTORE();
-	w[0] |= UINT64_C(2) << 36;
+	w[0] |= UINT64_C(4) << 36;
 	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "flags");
+	RESTORE();
+	w[0] |= UINT64_C(3) << 36; /* closed form with a flattened shape */
+	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "closed-form");
 	RESTORE();
 	w[0] ^= UINT64_C(1) << 41;
 	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "sequence");

@@ -248,6 +248,46 @@ TEST(debug_report_basic)
 	remove_tree(tmpdir);
 }
 
+/* The twin's warp decision: in the JSON kernel object and the text header; null when absent. */
+TEST(debug_report_num_warps)
+{
+	struct dbgb b;
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *root;
+	struct fp_diag d;
+	char *text;
+
+	make_tmpdir();
+	fixture(&b, false, 0);
+	ASSERT_OK(write_reports(&b, SITES1,
+				launch(", \"num_warps\": {\"kernel\": 4, \"twin\": 1,"
+				       " \"reason\": \"element-wise\"}"),
+				&out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	root = fp_json_root(doc);
+	ASSERT_EQ(jint(root, "kernel.num_warps.kernel"), 4);
+	ASSERT_EQ(jint(root, "kernel.num_warps.twin"), 1);
+	ASSERT_STREQ(jstr(root, "kernel.num_warps.reason"), "element-wise");
+	fp_json_doc_free(doc);
+	text = slurp(out.txt);
+	expect_text(text, "\nnum_warps:       kernel 4, twin 1 (element-wise)\n");
+	fp_free(text);
+	fp_dbg_outputs_release(&out);
+
+	ASSERT_OK(write_reports(&b, SITES1, launch(""), &out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	root = fp_json_root(doc);
+	ASSERT(fp_json_type(path(root, "kernel.num_warps")) == FP_JSON_NULL);
+	fp_json_doc_free(doc);
+	text = slurp(out.txt);
+	ASSERT_NULL(strstr(text, "num_warps:"));
+	fp_free(text);
+	fp_dbg_outputs_release(&out);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
 TEST(debug_report_overflow)
 {
 	struct dbgb b;
@@ -497,6 +537,15 @@ TEST(debug_report_bad_launch)
 		 "export_raw_records"},
 		{"{\"output_dir\":\"/tmp\",\"grid\":[4294967295,4294967295,4294967295]}",
 		 FP_EFORMAT, "does not match"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"num_warps\":4}", FP_EFORMAT,
+		 "\"num_warps\" must be"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"num_warps\":{\"kernel\":4}}", FP_EFORMAT,
+		 "num_warps.twin"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"num_warps\":{\"kernel\":0,\"twin\":1}}",
+		 FP_EFORMAT, "num_warps.kernel"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"num_warps\":{\"kernel\":4,\"twin\":1,"
+		 "\"reason\":7}}",
+		 FP_EFORMAT, "reason"},
 	};
 	struct dbgb b;
 	struct fp_dbg_run *run;
