@@ -2,25 +2,43 @@
 # SPDX-License-Identifier: Apache-2.0
 """Cost of profiling a Triton launch loop: FlagPrism's "cupti" backend against Proton.
 
-Cases, each with the same Triton vector add (BLOCK 1024):
+What is measured (issue 5's definition): the steady-state cost per launch of a profiled loop
+against the bare loop, in the same process. Cases, each with the same Triton vector add
+(BLOCK 1024, ``kernel[grid](...)`` through JITFunction.run):
 
-* ``launch``: 20,000 launches of a 1024-element add. The host is the bottleneck, so this shows
-  the profiler's cost per launch (Proton measured 1.16x / 1.39x / 1.47x for shadow / hook /
-  python on the H200 machine; a bare CUPTI tracer 1.03x: docs/cupti-backend.md).
 * ``gpu64m``: launches of a 64M-element add (about 190 us each): GPU-bound, the ratio should be 1.
-* ``finalize``: one session of 1,000,000 small launches; the time finalize takes and the size of
-  what it writes.
+* ``launch``: 20,000 launches of a 1024-element add: the host is the bottleneck, so the ratio is
+  the profiler's cost per launch (Proton measured 1.16x / 1.39x / 1.47x for shadow / hook /
+  python on the H200 machine; a bare CUPTI tracer about 1.03x: measured-facts).
+* ``finalize``: one session of --finalize-launches small launches (1,000,000 by default); the
+  time finalize() takes and the size of the files it writes, per tool.
 
-Each tool and mode (shadow, hook="triton", context="python") runs in its own process, Proton's
-first: one CUPTI subscriber per process, and once taken it is never given back. Inside a
-process the bare loop and the profiled loop alternate (A B, then B A) for --rounds rounds; each
-round gives a ratio, the median ratio is reported (the bare per-launch time drifts by tens of
-percent between processes on that machine: only in-process ratios are comparable).
+Modes: ``shadow`` (the defaults; FlagPrism attaches IR estimates, through its C launch hook),
+``noest`` (FlagPrism only: shadow with ``estimates=False``, nothing in Triton's hook chains),
+``hook`` (``hook="triton"``), ``python`` (``context="python"``).
+
+Method. Each tool and mode runs in its own worker
+process, Proton's first (one CUPTI subscriber per process, never given back). In a worker, after
+a warm-up (compile, caches), rounds alternate the bare and the profiled loop (A B, then B A).
+Every timed loop is: ``--warm`` untimed launches and a synchronize, then the timed launches and
+a synchronize. A profiled round starts the session *before* its warm-up and finalizes it *after*
+the timed loop, so start(), CUPTI's setup, first-launch caches and finalize() (reported on its
+own, ``finalize_ms``) are never inside the timed region. Each round gives one ratio
+(profiled / bare); the median is reported, with every round's ratio (``ratios``) to show drift
+within the process. The bare per-launch time drifts by tens of percent between processes on
+that machine: only ratios are comparable, never bare times of two workers. By default both
+cases run in one worker, GPU-bound first; ``--separate`` runs each case in its own process (a
+check that repeated sessions of a tool do not change the later case).
 
 Output: one JSON object per line (stdout, and --out: a file, or a directory that receives
-bench_profiler.jsonl), then a table. Needs a CUDA GPU, Triton with Proton, and FlagPrism.
-Usage: python bench/bench_profiler.py [--rounds 8] [--launches 20000] [--quick] [--out DIR]
-       [--tools proton,flagprism] [--modes shadow,hook,python] [--no-finalize]
+bench_profiler.jsonl), then tables. Needs a CUDA GPU, Triton with Proton, and FlagPrism.
+Usage: python bench/bench_profiler.py [--quick] [--rounds 7] [--launches 20000]
+       [--big-launches 500] [--finalize-launches 1000000] [--warm 200] [--separate]
+       [--tools proton,flagprism] [--modes shadow,noest,hook,python] [--no-finalize] [--out PATH]
+--quick: 5 rounds of 20,000 launches (launch) and 300 (gpu64m), finalize after 200,000
+launches (said in its rows); the whole run takes about 2-3 minutes on the H200 machine.
+Workers inherit the environment: FLAGPRISM_CUPTI_PATH / TRITON_CUPTI_LIB_PATH choose the
+libcupti of each tool (every row names the one it ran on).
 """
 
 from __future__ import annotations
@@ -35,7 +53,7 @@ import tempfile
 import time
 from typing import Any
 
-MODES = ("shadow", "hook", "python")
+MODES = ("shadow", "noest", "hook", "python")
 TOOLS = ("proton", "flagprism")
 
 
@@ -92,26 +110,46 @@ class Tool:
             kw["hook"] = "triton"
         if self.mode == "python":
             kw["context"] = "python"
+        if self.mode == "noest":
+            kw["estimates"] = False  # FlagPrism only: shadow without IR estimates, as Proton's
         self.mod.start(self.base, **kw)
 
     def finalize(self) -> None:
         self.mod.finalize()
 
-    def outputs(self) -> list[str]:
+    def outputs(self) -> dict[str, int]:
         d = os.path.dirname(self.base)
         stem = os.path.basename(self.base)
-        return [os.path.join(d, f) for f in os.listdir(d)
-                if f == stem or f.startswith(stem + ".")]
+        return {f: os.path.getsize(os.path.join(d, f)) for f in sorted(os.listdir(d))
+                if f == stem or f.startswith(stem + ".")}
+
+    def library(self) -> str:
+        """Which libcupti the tool runs on (they may differ: say so in the results)."""
+        try:
+            if self.tool == "proton":
+                return str(triton.knobs.proton.cupti_lib_dir)
+            from flagprism import _ext
+
+            return str(_ext.cupti_stats().get("path", ""))
+        except Exception as e:  # noqa: BLE001 - informational only
+            return f"? ({type(e).__name__})"
 
 
-def _loop(kernel: Any, args: tuple[Any, ...], grid: tuple[int], launches: int) -> float:
+def _sync() -> None:
     import torch
 
     torch.cuda.synchronize()
+
+
+def _loop(kernel: Any, args: tuple[Any, ...], grid: tuple[int], launches: int, warm: int) -> float:
+    """warm untimed launches, then `launches` timed ones; seconds of the timed part."""
+    for _ in range(warm):
+        kernel[grid](*args, BLOCK=1024)
+    _sync()
     t0 = time.perf_counter()
     for _ in range(launches):
         kernel[grid](*args, BLOCK=1024)
-    torch.cuda.synchronize()
+    _sync()
     return time.perf_counter() - t0
 
 
@@ -122,58 +160,60 @@ def _tensors(n: int) -> tuple[Any, Any, Any]:
             torch.empty(n, device="cuda"))
 
 
-def worker_loops(tool: Tool, cases: list[tuple[str, int, int]], rounds: int) -> None:
+def worker_loops(tool: Tool, cases: list[tuple[str, int, int]], rounds: int, warm: int) -> None:
     kernel = _kernel()
     for case, n, launches in cases:
         x, y, z = _tensors(n)
         grid = ((n + 1023) // 1024,)
         args = (x, y, z, n)
-        _loop(kernel, args, grid, 200)  # compile, warm up
-        bare, prof, ratios = [], [], []
+        _loop(kernel, args, grid, 0, max(warm, 200))  # compile, warm up
+        bare, prof, ratios, fin_ms = [], [], [], []
         for r in range(rounds):
             order = ("bare", "prof") if r % 2 == 0 else ("prof", "bare")
             times: dict[str, float] = {}
             for what in order:
                 if what == "bare":
-                    times[what] = _loop(kernel, args, grid, launches)
+                    times[what] = _loop(kernel, args, grid, launches, warm)
                 else:
                     tool.start()
-                    times[what] = _loop(kernel, args, grid, launches)
+                    times[what] = _loop(kernel, args, grid, launches, warm)
+                    t = time.perf_counter()
                     tool.finalize()
+                    fin_ms.append((time.perf_counter() - t) * 1e3)
             bare.append(times["bare"] / launches * 1e6)
             prof.append(times["prof"] / launches * 1e6)
             ratios.append(times["prof"] / times["bare"])
         print(json.dumps({
             "bench": "profiler", "case": case, "tool": tool.tool, "mode": tool.mode,
-            "elements": n, "launches": launches, "rounds": rounds,
+            "elements": n, "launches": launches, "warm": warm, "rounds": rounds,
             "bare_us_per_launch": round(statistics.median(bare), 3),
             "profiled_us_per_launch": round(statistics.median(prof), 3),
             "ratio_median": round(statistics.median(ratios), 4),
             "ratio_min": round(min(ratios), 4), "ratio_max": round(max(ratios), 4),
+            "ratios": [round(v, 4) for v in ratios],
+            "bare_us": [round(v, 3) for v in bare],
+            "finalize_ms_median": round(statistics.median(fin_ms), 2),
+            "cupti_library": tool.library(),
         }), flush=True)
 
 
-def worker_finalize(tool: Tool, launches: int, data: str) -> None:
-    import torch
-
+def worker_finalize(tool: Tool, launches: int, data: str, quick: bool) -> None:
     kernel = _kernel()
     n = 1024
     x, y, z = _tensors(n)
     args = (x, y, z, n)
-    _loop(kernel, args, (1,), 200)
+    _loop(kernel, args, (1,), 0, 200)
     tool.start(data=data)
-    t0 = time.perf_counter()
-    _loop(kernel, args, (1,), launches)
-    loop_s = time.perf_counter() - t0
-    torch.cuda.synchronize()
+    loop_s = _loop(kernel, args, (1,), launches, 0)
     t1 = time.perf_counter()
     tool.finalize()
     fin_s = time.perf_counter() - t1
-    files = {os.path.basename(p): os.path.getsize(p) for p in tool.outputs()}
+    files = tool.outputs()
     print(json.dumps({
         "bench": "profiler", "case": "finalize", "tool": tool.tool, "mode": tool.mode,
-        "data": data, "launches": launches, "loop_s": round(loop_s, 3),
+        "data": data, "launches": launches, "quick": quick, "loop_s": round(loop_s, 3),
         "finalize_s": round(fin_s, 4), "output_bytes": sum(files.values()), "files": files,
+        "cupti_library": tool.library(),
     }), flush=True)
 
 
@@ -181,9 +221,9 @@ def worker_main(spec: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory(prefix="fp-bench-prof-") as d:
         tool = Tool(spec["tool"], spec["mode"], d)
         if spec["kind"] == "loops":
-            worker_loops(tool, [tuple(c) for c in spec["cases"]], spec["rounds"])
+            worker_loops(tool, [tuple(c) for c in spec["cases"]], spec["rounds"], spec["warm"])
         else:
-            worker_finalize(tool, spec["launches"], spec["data"])
+            worker_finalize(tool, spec["launches"], spec["data"], spec["quick"])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -193,11 +233,12 @@ def worker_main(spec: dict[str, Any]) -> None:
 
 def run_worker(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)]
+    t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return [{"bench": "profiler", "tool": spec["tool"], "mode": spec["mode"],
-                 "error": f"timed out after {timeout:.0f} s"}]
+                 "kind": spec["kind"], "error": f"timed out after {timeout:.0f} s"}]
     rows = []
     for line in r.stdout.splitlines():
         if line.startswith("{"):
@@ -205,43 +246,62 @@ def run_worker(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
                 rows.append(json.loads(line))
             except ValueError:
                 pass
+    for row in rows:
+        row["worker_s"] = round(time.perf_counter() - t0, 1)
     if r.returncode != 0 or not rows:
         rows.append({"bench": "profiler", "tool": spec["tool"], "mode": spec["mode"],
                      "kind": spec["kind"], "error": (r.stderr or r.stdout)[-1500:]})
     return rows
 
 
+TARGETS = {("launch", "shadow"): 1.05, ("launch", "noest"): 1.05, ("gpu64m", "noest"): 1.01, ("launch", "hook"): 1.15, ("launch", "python"): 1.10,
+           ("gpu64m", "shadow"): 1.01, ("gpu64m", "hook"): 1.01, ("gpu64m", "python"): 1.01}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{'case':<9} {'tool':<10} {'mode':<7} {'bare us':>9} {'prof us':>9} "
-             f"{'ratio':>7} {'min':>6} {'max':>6}"]
+             f"{'ratio':>7} {'min':>6} {'max':>6} {'target':>6}  fin ms  per-round ratios"]
+    loops = [r for r in rows if r.get("case") in ("launch", "gpu64m") and not r.get("error")]
+    for r in sorted(loops, key=lambda r: (r["case"] != "launch", TOOLS.index(r["tool"]),
+                                          MODES.index(r["mode"]))):
+        tgt = TARGETS.get((r["case"], r["mode"])) if r["tool"] == "flagprism" else None
+        lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<7} "
+                     f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
+                     f"{r['ratio_median']:>7.3f} {r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f} "
+                     f"{(f'{tgt:.2f}' if tgt else ''):>6}  {r['finalize_ms_median']:>6.1f}  "
+                     + " ".join(f"{v:.3f}" for v in r["ratios"]))
+    for r in rows:
+        if r.get("case") == "finalize" and not r.get("error"):
+            lines.append(f"finalize  {r['tool']:<10} {r['mode']:<7} {r['launches']} launches "
+                         f"({r['data']}{', quick' if r['quick'] else ''}): finalize "
+                         f"{r['finalize_s']:.3f} s, {r['output_bytes']} bytes written "
+                         f"{r['files']}, loop {r['loop_s']:.1f} s")
     for r in rows:
         if r.get("error"):
             lines.append(f"{r.get('case', r.get('kind', '?')):<9} {r['tool']:<10} "
-                         f"{r['mode']:<7} ERROR: {r['error'].strip().splitlines()[-1][:80]}")
-        elif r["case"] == "finalize":
-            lines.append(f"{'finalize':<9} {r['tool']:<10} {r['mode']:<7} "
-                         f"{r['launches']} launches ({r['data']}): finalize "
-                         f"{r['finalize_s']:.3f} s, {r['output_bytes']} bytes written, "
-                         f"loop {r['loop_s']:.1f} s")
-        else:
-            lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<7} "
-                         f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
-                         f"{r['ratio_median']:>7.3f} {r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f}")
+                         f"{r['mode']:<7} ERROR: {r['error'].strip().splitlines()[-1][:100]}")
+    libs = sorted({(r["tool"], r.get("cupti_library", "")) for r in rows if not r.get("error")})
+    for tool, lib in libs:
+        lines.append(f"libcupti of {tool}: {lib}")
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--launches", type=int, default=20000)
-    ap.add_argument("--big-launches", type=int, default=1000)
+    ap.add_argument("--big-launches", type=int, default=500)
+    ap.add_argument("--warm", type=int, default=200,
+                    help="untimed launches before every timed loop (after start())")
     ap.add_argument("--finalize-launches", type=int, default=1000000)
     ap.add_argument("--finalize-data", default="tree", choices=("tree", "trace"))
     ap.add_argument("--no-finalize", action="store_true")
+    ap.add_argument("--separate", action="store_true",
+                    help="run each case in its own worker process")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--quick", action="store_true", help="4 rounds, 5,000 launches, 100,000 "
-                    "launches for finalize")
+    ap.add_argument("--quick", action="store_true", help="5 rounds; 20,000 launches (launch), "
+                    "300 (gpu64m); finalize after 200,000 launches")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per worker process")
     ap.add_argument("--out", help="file for the JSON lines, or a directory")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -250,11 +310,11 @@ def main() -> int:
         worker_main(json.loads(a.worker))
         return 0
     if a.quick:
-        a.rounds, a.launches, a.big_launches = 4, 5000, 300
-        a.finalize_launches = min(a.finalize_launches, 100000)
+        a.rounds, a.launches, a.big_launches = 5, 20000, 300
+        a.finalize_launches = min(a.finalize_launches, 200000)
     tools = [t for t in TOOLS if t in a.tools.split(",")]  # Proton first
     modes = [m for m in MODES if m in a.modes.split(",")]
-    cases = [("launch", 1024, a.launches), ("gpu64m", 1 << 26, a.big_launches)]
+    cases = [("gpu64m", 1 << 26, a.big_launches), ("launch", 1024, a.launches)]
     out = None
     if a.out:
         path = os.path.join(a.out, "bench_profiler.jsonl") if os.path.isdir(a.out) else a.out
@@ -270,15 +330,19 @@ def main() -> int:
                 out.flush()
         rows.extend(new)
 
+    groups = [[c] for c in cases] if a.separate else [cases]
     for tool in tools:
         for mode in modes:
-            emit(run_worker({"kind": "loops", "tool": tool, "mode": mode, "cases": cases,
-                             "rounds": a.rounds}, a.timeout))
+            if mode == "noest" and tool != "flagprism":
+                continue  # Proton has no IR estimates: its shadow row is the same thing
+            for group in groups:
+                emit(run_worker({"kind": "loops", "tool": tool, "mode": mode, "cases": group,
+                                 "rounds": a.rounds, "warm": a.warm}, a.timeout))
     if not a.no_finalize:
         for tool in tools:
             emit(run_worker({"kind": "finalize", "tool": tool, "mode": "shadow",
-                             "launches": a.finalize_launches, "data": a.finalize_data},
-                            a.timeout))
+                             "launches": a.finalize_launches, "data": a.finalize_data,
+                             "quick": a.quick}, a.timeout))
     if out:
         out.close()
     print()

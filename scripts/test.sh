@@ -78,11 +78,35 @@ generator_args() {
 	fi
 }
 
+# CUDA 13.0's CUPTI headers, so that the unit tests check our re-declared CUPTI structs (range
+# profiler, PC sampling) against the real layouts: $FP_CUPTI13_HEADERS_DIR, else the headers of
+# the nvidia-cuda-cupti wheel from PyPI, unpacked once under .cache/ (nothing is installed; without
+# a network the check is skipped and says so).
+cupti13_headers() {
+	if [ -n "${FP_CUPTI13_HEADERS_DIR:-}" ]; then
+		echo "$FP_CUPTI13_HEADERS_DIR"
+		return
+	fi
+	local dir=.cache/cupti13 inc=.cache/cupti13/nvidia/cu13/include
+	if [ ! -f "$inc/cupti_profiler_host.h" ]; then
+		mkdir -p "$dir/wheel" &&
+			timeout 120 "$FP_PY" -m pip download -q --no-deps -d "$dir/wheel" \
+				"nvidia-cuda-cupti==13.0.85" >&2 &&
+			"$FP_PY" -c 'import sys, zipfile, glob
+z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
+z.extractall(sys.argv[1] + "/..", [n for n in z.namelist() if "/include/" in n])' "$dir/wheel" ||
+			fp_note "no CUDA 13.0 CUPTI headers (pip download failed): ABI checks against them skipped" >&2
+	fi
+	[ -f "$inc/cupti_profiler_host.h" ] && echo "$PWD/$inc"
+}
+
 step_build() {
 	fp_say "[build] -Werror build in $BUILD/ (library, CLI, extension, unit tests) + ctest"
+	local cupti13
+	cupti13=$(cupti13_headers)
 	# shellcheck disable=SC2046
 	cmake -S . -B "$BUILD" $(generator_args "$BUILD") -DFP_WERROR=ON -DFP_BUILD_PYTHON=ON \
-		-DPython_EXECUTABLE="$FP_PY" &&
+		-DPython_EXECUTABLE="$FP_PY" ${cupti13:+-DFP_CUPTI13_HEADERS_DIR="$cupti13"} &&
 		cmake --build "$BUILD" -j "$JOBS" &&
 		(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --no-tests=error)
 }

@@ -46,6 +46,7 @@ struct fp_cupti_probe_result {
 	bool found;                   /* a libcupti was loaded and cuptiGetVersion() answered */
 	bool already_loaded;          /* that copy was in the process before the probe */
 	bool nvperf_host;             /* libnvperf_host.so sits in the same directory (counters) */
+	bool pcsampling;              /* the library has the PC-sampling API (cupti_pcsampling.h) */
 	enum fp_cupti_origin origin;  /* where `path` came from; NONE when no file was loaded */
 	uint32_t api_version;         /* cuptiGetVersion(): e.g. 26 (CUDA 12.8), 130001 (13.0) */
 	unsigned tried;               /* candidate files or names the probe tried to load */
@@ -141,6 +142,15 @@ FP_EXTERN void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_pro
 /** fp_cupti_set_thread_launch(callpath, NULL). */
 FP_EXTERN void fp_cupti_set_thread_callpath(uint32_t callpath);
 
+/** Flag of fp_cupti_set_thread_launch_ex(): md's est_bytes / est_flops are per program; the
+ * backend multiplies them by the grid of the kernel's activity record (so the launch hook need
+ * not know the grid, and a replayed graph node is multiplied by its own grid). */
+#define FP_CUPTI_LAUNCH_EST_PER_PROGRAM 1u
+
+/** fp_cupti_set_thread_launch() with flags (FP_CUPTI_LAUNCH_*; unknown bits are ignored). */
+FP_EXTERN void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_prof_metadata *md,
+					     unsigned flags);
+
 /** Process-wide counters of the backend: what it saw, delivered and lost. */
 struct fp_cupti_stats {
 	bool loaded;     /* a libcupti is bound */
@@ -171,6 +181,57 @@ struct fp_cupti_stats {
 
 /** Fill *out. FP_OK or FP_EINVAL. */
 FP_EXTERN int fp_cupti_get_stats(struct fp_cupti_stats *out);
+
+/* ---- per-kernel IR estimates, looked up in the launch callback ------------------------------ */
+
+/*
+ * A table CUfunction -> per-program IR estimate (bytes, FLOPs) that the launch callback reads:
+ * while lookups are enabled, a driver launch (cuLaunchKernel, cuLaunchKernelEx, the cooperative
+ * launches) that was not handed anything by fp_cupti_set_thread_launch*() gets the estimate of
+ * its kernel, multiplied by the grid of its activity record (also a graph node captured from
+ * such a launch, by its replay's grid). So a session needs no per-launch call from Python to get
+ * estimates: the Python layer fills the table once per kernel, when Triton loads it. Entries live
+ * for the process (Triton 3.6 never unloads a kernel); the table holds FP_CUPTI_KEST_SLOTS / 2
+ * kernels, and a launch of a kernel it does not know gets no estimate and is counted (`misses`).
+ * Lookups are lock-free; setting takes a lock (never call it from a CUPTI callback).
+ */
+#define FP_CUPTI_KEST_SLOTS 4096u
+
+/**
+ * Remember kernel `function` (its CUfunction handle, as Triton's CompiledKernel.function) with
+ * per-program estimate est[0] = bytes, est[1] = FLOPs, or with none (`est` NULL: launches of it
+ * are known, get nothing and are not misses). Replaces an earlier entry of the same handle.
+ * FP_OK, FP_EINVAL (function 0), FP_ELIMIT (table full; counted in `full`).
+ */
+FP_EXTERN int fp_cupti_kernel_estimate_set(uint64_t function, const double *est);
+
+/** Turn the launch callback's lookups on or off (off initially; entries are kept). */
+FP_EXTERN void fp_cupti_kernel_estimates_enable(bool on);
+
+/**
+ * Start a new epoch and return its number (>= 1). Every lookup marks its entry with the current
+ * epoch, so fp_cupti_kernel_estimates_seen(e) later lists the kernels launched since epoch e
+ * began (a session takes one at start to know, at its end, which kernels it saw).
+ */
+FP_EXTERN uint32_t fp_cupti_kernel_estimates_epoch(void);
+
+/**
+ * The handles of the kernels launched (looked up) in epoch `since` or later: up to `cap` into
+ * `out` (may be NULL with cap 0). Returns how many there are, which may exceed `cap`.
+ */
+FP_EXTERN size_t fp_cupti_kernel_estimates_seen(uint32_t since, uint64_t *out, size_t cap);
+
+struct fp_cupti_kest_stats {
+	bool enabled;      /* lookups on */
+	uint64_t known;    /* kernels in the table */
+	uint64_t capacity; /* kernels it can hold */
+	uint64_t full;     /* kernels refused: table full */
+	uint64_t misses;   /* lookups of a kernel the table did not know (no estimate) */
+	uint32_t epoch;    /* the current epoch */
+};
+
+/** Fill *out. FP_OK or FP_EINVAL. */
+FP_EXTERN int fp_cupti_kernel_estimates_stats(struct fp_cupti_kest_stats *out);
 
 /* ---- reading activity buffers ---------------------------------------------------------------- */
 

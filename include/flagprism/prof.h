@@ -268,6 +268,13 @@ FP_EXTERN uint32_t fp_prof_launch_context(void);
 FP_EXTERN int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
 					  uint32_t outer, uint32_t inner);
 
+/** fp_prof_session_kernel_lctx() that also stores the kernel node the event was filed to in
+ *  *filed (FP_CALLTREE_NONE when it was not: inactive session, tree caps). `filed` may be NULL.
+ *  Used by collectors that attach more values to the same node later (hardware metrics). */
+FP_EXTERN int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s,
+					       const struct fp_prof_event *ev, uint32_t outer,
+					       uint32_t inner, uint32_t *filed);
+
 /** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
 FP_EXTERN int fp_prof_session_note_dropped(struct fp_prof_session *s, uint64_t n,
 					   const char *reason);
@@ -313,6 +320,12 @@ FP_EXTERN int fp_prof_session_stats(struct fp_prof_session *s, struct fp_prof_st
  * nothing else feeds the session; finalize it before reading totals.
  */
 FP_EXTERN struct fp_calltree *fp_prof_session_tree(struct fp_prof_session *s);
+
+/** Run fn(tree, arg) with the session's lock held and return its result (FP_EINVAL for NULL
+ *  arguments): for a backend that adds to the tree outside event delivery (hardware metrics
+ *  at stop). fn must not call back into the session. */
+FP_EXTERN int fp_prof_session_tree_apply(struct fp_prof_session *s,
+					 int (*fn)(struct fp_calltree *t, void *arg), void *arg);
 
 /* ---- scopes, states, scope metrics ------------------------------------------------------------ */
 

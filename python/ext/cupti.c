@@ -79,25 +79,28 @@ out:
 PyDoc_STRVAR(
 	cupti_set_launch_doc,
 	"cupti_set_launch(callpath=None, metadata=None, est=None, programs=1, *,\n"
-	"                 read_callpath=False) -> None\n\n"
+	"                 read_callpath=False, per_program=False) -> None\n\n"
 	"For the next kernel launch on this thread only: file it under call-path id\n"
 	"`callpath` (None: none), or, with read_callpath=True, under the call path of the calling\n"
 	"Python frames (as prof_callpath() reads it); with the numbers of a launch_metadata dict\n"
 	"(flops8..64, bytes) and an estimate est=(bytes, flops) per program, multiplied by\n"
-	"`programs` (the grid's size) into est_bytes / est_flops. The launch hook calls it as\n"
+	"`programs` (the grid's size) into est_bytes / est_flops; with per_program=True the\n"
+	"backend multiplies it by the grid of the kernel's record instead (programs ignored).\n"
+	"The launch hook's slow path calls it as\n"
 	"its last step before the launch; the scopes and state are read by the backend itself.");
 
 static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"callpath", "metadata", "est", "programs", "read_callpath", NULL};
+	static char *kwlist[] = {"callpath",      "metadata",    "est", "programs",
+				 "read_callpath", "per_program", NULL};
 	PyObject *cpobj = Py_None, *mdobj = Py_None, *est = Py_None;
 	struct fp_prof_metadata md;
 	uint32_t callpath = FP_PROF_NO_CALLPATH;
 	double programs = 1, b, f;
-	int here = 0, rc;
+	int here = 0, per_program = 0, rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOd$p:cupti_set_launch", kwlist, &cpobj,
-					 &mdobj, &est, &programs, &here))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOd$pp:cupti_set_launch", kwlist, &cpobj,
+					 &mdobj, &est, &programs, &here, &per_program))
 		return NULL;
 	if (here && cpobj != Py_None) {
 		PyErr_SetString(PyExc_ValueError, "give callpath or read_callpath=True, not both");
@@ -120,8 +123,8 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 	if (est != Py_None) {
 		if (!PyArg_ParseTuple(est, "dd;est must be a (bytes, flops) tuple", &b, &f))
 			return NULL;
-		md.est_bytes = b * programs;
-		md.est_flops = f * programs;
+		md.est_bytes = per_program ? b : b * programs;
+		md.est_flops = per_program ? f : f * programs;
 		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
 	}
 	if (here) {
@@ -132,7 +135,8 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 			return fpy_raise_null(module, rc, NULL);
 	}
 	/* Last, after everything that could fail: a launch never gets half of what was meant. */
-	fp_cupti_set_thread_launch(callpath, md.flags ? &md : NULL);
+	fp_cupti_set_thread_launch_ex(callpath, md.flags ? &md : NULL,
+				      per_program ? FP_CUPTI_LAUNCH_EST_PER_PROGRAM : 0);
 	Py_RETURN_NONE;
 }
 
@@ -278,12 +282,408 @@ static PyObject *cupti_read_records(PyObject *module, PyObject *args)
 	return list;
 }
 
+/*
+ * ---- the launch-enter hook's C fast path ----------------------------------------------------
+ *
+ * flagprism._profhook puts cupti_hook in Triton's launch-enter hook chain while a CUPTI session
+ * needs something per launch (IR estimates, hook="triton" metadata, the Python call path). Per
+ * launch it reads launch_metadata.data["function"] (the CUfunction: one per compiled kernel and
+ * device), finds the kernel's per-program estimate in a table the Python side filled at the
+ * kernel's first launch, evaluates the kernel's launch_metadata function only when it has one
+ * and a session asks for it, reads the call path in C when a session has context="python", and
+ * hands all of it over with fp_cupti_set_thread_launch_ex(); the backend multiplies the estimate
+ * by the grid of the kernel's record. An unknown kernel (first launch, or the table full) goes
+ * to the Python slow path, which also writes the metadata notes. Everything here runs with the
+ * GIL held: the table needs no other lock.
+ */
+#define HOOK_SLOTS 1024 /* power of two; a full table sends the rest to the slow path */
+
+struct hook_entry {
+	unsigned long long fn; /* the CUfunction handle; 0: empty slot */
+	double est_bytes, est_flops;
+	bool has_est;
+};
+
+static struct hook_entry hook_tab[HOOK_SLOTS];
+static size_t hook_used;
+static PyObject *hook_slow; /* the Python slow path; NULL: the hook does nothing */
+static bool hook_python, hook_est, hook_md;
+static unsigned long long hook_n_fast, hook_n_slow, hook_n_full;
+static PyObject *str_data, *str_function, *str_extras, *str_get;
+
+static size_t hook_slot(unsigned long long fn)
+{
+	return (size_t)((fn * 0x9E3779B97F4A7C15ull) >> 40) & (HOOK_SLOTS - 1);
+}
+
+static struct hook_entry *hook_find(unsigned long long fn)
+{
+	size_t i, n;
+
+	for (n = 0, i = hook_slot(fn); n < HOOK_SLOTS; n++, i = (i + 1) & (HOOK_SLOTS - 1)) {
+		if (hook_tab[i].fn == fn)
+			return &hook_tab[i];
+		if (!hook_tab[i].fn)
+			return NULL;
+	}
+	return NULL;
+}
+
+static int hook_strings(void)
+{
+	if (str_get)
+		return 0;
+	str_data = PyUnicode_InternFromString("data");
+	str_function = PyUnicode_InternFromString("function");
+	str_extras = PyUnicode_InternFromString("extras");
+	str_get = PyUnicode_InternFromString("get");
+	if (!str_data || !str_function || !str_extras || !str_get) {
+		Py_CLEAR(str_data);
+		Py_CLEAR(str_function);
+		Py_CLEAR(str_extras);
+		Py_CLEAR(str_get);
+		return -1;
+	}
+	return 0;
+}
+
+/* The CUfunction of a launch (0 when the LazyDict does not say: slow path) and a new reference to
+ * launch_metadata.data (NULL when it is not a dict). */
+static unsigned long long hook_function(PyObject *lmd, PyObject **data)
+{
+	PyObject *d = PyObject_GetAttr(lmd, str_data), *v;
+	unsigned long long fn = 0;
+
+	*data = NULL;
+	if (!d) {
+		PyErr_Clear();
+		return 0;
+	}
+	if (!PyDict_Check(d)) {
+		Py_DECREF(d);
+		return 0;
+	}
+	v = PyDict_GetItemWithError(d, str_function);
+	if (v && PyLong_Check(v)) {
+		fn = PyLong_AsUnsignedLongLong(v);
+		if (fn == (unsigned long long)-1 && PyErr_Occurred())
+			fn = 0;
+	}
+	PyErr_Clear();
+	*data = d;
+	return fn;
+}
+
+/* Whether the launch's LazyDict still has a launch_metadata function to evaluate. */
+static int hook_has_extras(PyObject *lmd)
+{
+	PyObject *x = PyObject_GetAttr(lmd, str_extras);
+	int r;
+
+	if (!x) {
+		PyErr_Clear();
+		return 0;
+	}
+	r = PyList_Check(x) ? PyList_GET_SIZE(x) > 0 : PyObject_IsTrue(x);
+	Py_DECREF(x);
+	if (r < 0) {
+		PyErr_Clear();
+		r = 0;
+	}
+	return r;
+}
+
+/*
+ * hook="triton": the launch's metadata numbers. LazyDict.get() runs the kernel's launch_metadata
+ * function (which may launch kernels itself: each gets its own hand-over before this one is
+ * made); an earlier hook of the chain (a host-timed session's) may have run it already, so the
+ * merged data dict is read either way. Triton's own three keys (name, function, stream) carry
+ * no numbers: a dict of three entries is skipped.
+ */
+static int hook_metadata(PyObject *lmd, PyObject *data, struct fp_prof_metadata *md)
+{
+	PyObject *d;
+	int rc;
+
+	if (hook_has_extras(lmd)) {
+		d = PyObject_CallMethodNoArgs(lmd, str_get);
+		if (!d)
+			return -1;
+	} else {
+		d = Py_NewRef(data);
+	}
+	rc = PyDict_Check(d) && PyDict_GET_SIZE(d) <= 3 ? 0 : fpy_prof_metadata_read(d, md);
+	Py_DECREF(d);
+	return rc;
+}
+
+PyDoc_STRVAR(
+	cupti_hook_doc,
+	"cupti_hook(launch_metadata) -> None\n\n"
+	"Triton launch-enter hook of CUPTI sessions (see cupti_hook_config): hands the next\n"
+	"launch's estimate, launch metadata and call path to the backend, in C for kernels it\n"
+	"knows, through the configured Python slow path for the others.");
+
+static PyObject *cupti_hook(PyObject *module, PyObject *lmd)
+{
+	struct fp_prof_metadata md;
+	uint32_t callpath = FP_PROF_NO_CALLPATH;
+	struct hook_entry *e;
+	unsigned long long fn;
+	PyObject *data;
+	int rc;
+
+	if (!hook_slow)
+		Py_RETURN_NONE;
+	fn = hook_function(lmd, &data);
+	e = fn ? hook_find(fn) : NULL;
+	if (!e) {
+		Py_XDECREF(data);
+		hook_n_slow++;
+		return PyObject_CallOneArg(hook_slow, lmd);
+	}
+	memset(&md, 0, sizeof(md));
+	rc = hook_md ? hook_metadata(lmd, data, &md) : 0;
+	Py_DECREF(data);
+	if (rc < 0)
+		return NULL;
+	if (hook_est && e->has_est) {
+		md.est_bytes = e->est_bytes;
+		md.est_flops = e->est_flops;
+		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	}
+	if (hook_python) {
+		rc = fpy_prof_callpath_read(&callpath);
+		if (rc == -1 && PyErr_Occurred())
+			return NULL;
+		if (rc)
+			return fpy_raise_null(module, rc, NULL);
+	}
+	hook_n_fast++;
+	/* Last: a launch never gets half of what was meant. */
+	fp_cupti_set_thread_launch_ex(callpath, md.flags ? &md : NULL,
+				      FP_CUPTI_LAUNCH_EST_PER_PROGRAM);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(
+	cupti_hook_config_doc,
+	"cupti_hook_config(slow=None, python=False, estimates=False, metadata=False) -> None\n\n"
+	"What cupti_hook does from now on: `slow(launch_metadata)` is called for kernels the\n"
+	"table does not know (None: the hook does nothing); python: read the call path;\n"
+	"estimates: attach the known per-program estimates; metadata: evaluate launch_metadata\n"
+	"functions. Forgets every kernel learned so far.");
+
+static PyObject *cupti_hook_config(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"slow", "python", "estimates", "metadata", NULL};
+	PyObject *slow = Py_None;
+	int py = 0, est = 0, mdv = 0;
+
+	(void)module;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|Oppp:cupti_hook_config", kwlist, &slow, &py,
+					 &est, &mdv))
+		return NULL;
+	if (slow != Py_None && !PyCallable_Check(slow)) {
+		PyErr_SetString(PyExc_TypeError, "slow must be callable or None");
+		return NULL;
+	}
+	if (hook_strings() < 0)
+		return NULL;
+	Py_XSETREF(hook_slow, slow == Py_None ? NULL : Py_NewRef(slow));
+	hook_python = py;
+	hook_est = est;
+	hook_md = mdv;
+	memset(hook_tab, 0, sizeof(hook_tab));
+	hook_used = 0;
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(cupti_hook_learn_doc,
+	     "cupti_hook_learn(function, est=None) -> bool\n\n"
+	     "Remember compiled kernel `function` (the CUfunction of launch_metadata.data) with\n"
+	     "its per-program estimate est=(bytes, flops), or None for none. False when the table\n"
+	     "is full (that kernel keeps taking the slow path; cupti_hook_stats counts it).");
+
+static PyObject *cupti_hook_learn(PyObject *module, PyObject *args)
+{
+	unsigned long long fn;
+	PyObject *est = Py_None;
+	struct hook_entry *e;
+	double b = 0, f = 0;
+	size_t i;
+
+	(void)module;
+	if (!PyArg_ParseTuple(args, "K|O:cupti_hook_learn", &fn, &est))
+		return NULL;
+	if (!fn) {
+		PyErr_SetString(PyExc_ValueError, "function must be a non-zero handle");
+		return NULL;
+	}
+	if (est != Py_None &&
+	    !PyArg_ParseTuple(est, "dd;est must be a (bytes, flops) tuple or None", &b, &f))
+		return NULL;
+	e = hook_find(fn);
+	if (!e) {
+		if (hook_used >= HOOK_SLOTS / 2) { /* keep probes short */
+			hook_n_full++;
+			Py_RETURN_FALSE;
+		}
+		for (i = hook_slot(fn); hook_tab[i].fn; i = (i + 1) & (HOOK_SLOTS - 1))
+			;
+		e = &hook_tab[i];
+		e->fn = fn;
+		hook_used++;
+	}
+	e->has_est = est != Py_None;
+	e->est_bytes = b;
+	e->est_flops = f;
+	Py_RETURN_TRUE;
+}
+
+PyDoc_STRVAR(
+	cupti_hook_stats_doc,
+	"cupti_hook_stats() -> dict\n\n"
+	"Launches cupti_hook handled in C ('fast') and through the slow path ('slow'), kernels\n"
+	"known ('known'), kernels refused by a full table ('full').");
+
+static PyObject *cupti_hook_stats(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	return Py_BuildValue("{sKsKsKsK}", "fast", hook_n_fast, "slow", hook_n_slow, "known",
+			     (unsigned long long)hook_used, "full", hook_n_full);
+}
+
+/*
+ * ---- per-kernel estimates for the launch callback (no launch hook) ---------------------------
+ *
+ * In shadow context the sessions need nothing per launch from Python: flagprism._profhook fills
+ * the backend's CUfunction -> estimate table when Triton loads a kernel (and from Triton's caches
+ * at start), and the CUPTI launch callback looks the launch's kernel up itself.
+ */
+
+PyDoc_STRVAR(cupti_kest_set_doc,
+	     "cupti_kest_set(function, est=None) -> bool\n\n"
+	     "Tell the backend's launch callback the per-program estimate est=(bytes, flops) of\n"
+	     "compiled kernel `function` (its CUfunction handle), or None for a kernel without\n"
+	     "one. False when the table is full (its launches then get no estimate, counted).");
+
+static PyObject *cupti_kest_set(PyObject *module, PyObject *args)
+{
+	unsigned long long fn;
+	PyObject *est = Py_None;
+	double e[2] = {0, 0};
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "K|O:cupti_kest_set", &fn, &est))
+		return NULL;
+	if (est != Py_None &&
+	    !PyArg_ParseTuple(est, "dd;est must be a (bytes, flops) tuple or None", &e[0], &e[1]))
+		return NULL;
+	rc = fp_cupti_kernel_estimate_set(fn, est != Py_None ? e : NULL);
+	if (rc == FP_ELIMIT)
+		Py_RETURN_FALSE;
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	Py_RETURN_TRUE;
+}
+
+PyDoc_STRVAR(cupti_kest_enable_doc,
+	     "cupti_kest_enable(on) -> None\n\n"
+	     "Whether the launch callback attaches the table's estimates to launches nobody\n"
+	     "handed anything over for (the shadow-context sessions' estimates).");
+
+static PyObject *cupti_kest_enable(PyObject *module, PyObject *arg)
+{
+	int on = PyObject_IsTrue(arg);
+
+	(void)module;
+	if (on < 0)
+		return NULL;
+	fp_cupti_kernel_estimates_enable(on);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(cupti_kest_epoch_doc,
+	     "cupti_kest_epoch() -> int\n\n"
+	     "Start a new epoch of the table's launch marks and return it (a session takes one\n"
+	     "at start; cupti_kest_seen(epoch) then lists the kernels launched since).");
+
+static PyObject *cupti_kest_epoch(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	return PyLong_FromUnsignedLong(fp_cupti_kernel_estimates_epoch());
+}
+
+PyDoc_STRVAR(cupti_kest_seen_doc,
+	     "cupti_kest_seen(since) -> list[int]\n\n"
+	     "The CUfunctions of the table's kernels launched in epoch `since` or later.");
+
+static PyObject *cupti_kest_seen(PyObject *module, PyObject *args)
+{
+	uint64_t buf[FP_CUPTI_KEST_SLOTS];
+	unsigned long since;
+	PyObject *list;
+	size_t n, i;
+
+	(void)module;
+	if (!PyArg_ParseTuple(args, "k:cupti_kest_seen", &since))
+		return NULL;
+	n = fp_cupti_kernel_estimates_seen((uint32_t)since, buf, FP_CUPTI_KEST_SLOTS);
+	if (n > FP_CUPTI_KEST_SLOTS)
+		n = FP_CUPTI_KEST_SLOTS; /* cannot happen: the table holds half as many */
+	list = PyList_New((Py_ssize_t)n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(buf[i]);
+
+		if (!v) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+	}
+	return list;
+}
+
+PyDoc_STRVAR(cupti_kest_stats_doc,
+	     "cupti_kest_stats() -> dict\n\n"
+	     "The estimate table: enabled, known (kernels), capacity, full (kernels refused),\n"
+	     "misses (launches of kernels it did not know), epoch.");
+
+static PyObject *cupti_kest_stats(PyObject *module, PyObject *unused)
+{
+	struct fp_cupti_kest_stats s;
+	int rc = fp_cupti_kernel_estimates_stats(&s);
+
+	(void)unused;
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	return Py_BuildValue("{sOsKsKsKsKsk}", "enabled", s.enabled ? Py_True : Py_False, "known",
+			     (unsigned long long)s.known, "capacity",
+			     (unsigned long long)s.capacity, "full", (unsigned long long)s.full,
+			     "misses", (unsigned long long)s.misses, "epoch",
+			     (unsigned long)s.epoch);
+}
+
 static PyMethodDef cupti_methods[] = {
 	{"cupti_configure", FN(cupti_configure), KW, cupti_configure_doc},
 	{"cupti_set_launch", FN(cupti_set_launch), KW, cupti_set_launch_doc},
 	{"cupti_stats", cupti_stats, METH_NOARGS, cupti_stats_doc},
 	{"cupti_counters", cupti_counters, METH_NOARGS, cupti_counters_doc},
 	{"cupti_read_records", cupti_read_records, METH_VARARGS, cupti_read_records_doc},
+	{"cupti_hook", cupti_hook, METH_O, cupti_hook_doc},
+	{"cupti_hook_config", FN(cupti_hook_config), KW, cupti_hook_config_doc},
+	{"cupti_hook_learn", cupti_hook_learn, METH_VARARGS, cupti_hook_learn_doc},
+	{"cupti_hook_stats", cupti_hook_stats, METH_NOARGS, cupti_hook_stats_doc},
+	{"cupti_kest_set", cupti_kest_set, METH_VARARGS, cupti_kest_set_doc},
+	{"cupti_kest_enable", cupti_kest_enable, METH_O, cupti_kest_enable_doc},
+	{"cupti_kest_epoch", cupti_kest_epoch, METH_NOARGS, cupti_kest_epoch_doc},
+	{"cupti_kest_seen", cupti_kest_seen, METH_VARARGS, cupti_kest_seen_doc},
+	{"cupti_kest_stats", cupti_kest_stats, METH_NOARGS, cupti_kest_stats_doc},
 	{NULL, NULL, 0, NULL},
 };
 

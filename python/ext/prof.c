@@ -85,8 +85,20 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 
 struct cp_key {
 	PyObject *code; /* a strong reference once the key is in the cache */
-	int line;
+	int pos;        /* 3.11+: the frame's last instruction (bytes); before: the line */
 };
+
+/*
+ * Where a frame is, cheaply: the line number is only computed (a scan of the code's line
+ * table) when a call path is built on a cache miss, not on every launch.
+ */
+#if PY_VERSION_HEX >= 0x030B0000
+#define FRAME_POS(f) PyFrame_GetLasti(f)
+#define POS_LINE(co, pos) ((pos) >= 0 ? PyCode_Addr2Line((co), (pos)) : (co)->co_firstlineno)
+#else
+#define FRAME_POS(f) PyFrame_GetLineNumber(f)
+#define POS_LINE(co, pos) (pos)
+#endif
 
 struct cp_entry {
 	uint64_t hash;
@@ -118,7 +130,7 @@ static uint64_t keys_hash(const struct cp_key *k, size_t n)
 
 	for (i = 0; i < n; i++)
 		h = mix64(h ^
-			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].line << 1)));
+			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
 	return h;
 }
 
@@ -127,7 +139,7 @@ static bool keys_equal(const struct cp_key *a, const struct cp_key *b, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (a[i].code != b[i].code || a[i].line != b[i].line)
+		if (a[i].code != b[i].code || a[i].pos != b[i].pos)
 			return false;
 	return true;
 }
@@ -173,6 +185,7 @@ static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, ui
 		Py_ssize_t flen, nlen;
 		const char *file = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
 		const char *func;
+		int line;
 
 		if (!file)
 			return -1;
@@ -189,7 +202,8 @@ static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, ui
 		fr[kept].file_len = (size_t)flen;
 		fr[kept].func = func;
 		fr[kept].func_len = (size_t)nlen;
-		fr[kept].line = raw[i].line > 0 ? (uint32_t)raw[i].line : 0;
+		line = POS_LINE(co, raw[i].pos);
+		fr[kept].line = line > 0 ? (uint32_t)line : 0;
 		kept++;
 	}
 	if (truncated) {
@@ -237,7 +251,7 @@ int fpy_prof_callpath_read(uint32_t *id)
 		}
 		co = PyFrame_GetCode(f);
 		raw[n].code = (PyObject *)co;
-		raw[n].line = PyFrame_GetLineNumber(f);
+		raw[n].pos = FRAME_POS(f);
 		Py_DECREF(co);
 		n++;
 		back = PyFrame_GetBack(f);
@@ -861,21 +875,34 @@ static const struct {
 	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
 };
 
+/* md_fields' keys as interned str objects, made once: no temporary str per key and launch. */
+static PyObject *md_keys[ARRAY_SIZE(md_fields)];
+
 int fpy_prof_metadata_read(PyObject *dict, struct fp_prof_metadata *md)
 {
 	size_t i;
 
 	if (!dict || dict == Py_None)
 		return 0;
+	if (!md_keys[ARRAY_SIZE(md_fields) - 1]) {
+		for (i = 0; i < ARRAY_SIZE(md_fields); i++) {
+			if (!md_keys[i])
+				md_keys[i] = PyUnicode_InternFromString(md_fields[i].key);
+			if (!md_keys[i])
+				return -1;
+		}
+	}
 	if (!PyDict_Check(dict)) {
 		PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
 			     Py_TYPE(dict)->tp_name);
 		return -1;
 	}
 	for (i = 0; i < ARRAY_SIZE(md_fields); i++) {
-		PyObject *v = PyDict_GetItemString(dict, md_fields[i].key);
+		PyObject *v = PyDict_GetItemWithError(dict, md_keys[i]);
 		double x;
 
+		if (!v && PyErr_Occurred())
+			return -1;
 		if (!v || v == Py_None)
 			continue;
 		x = PyFloat_AsDouble(v);

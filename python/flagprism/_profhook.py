@@ -12,14 +12,20 @@ Two paths, both installed while a session is open and removed when the last one 
   ``InterpretedFunction`` (for ``launch_metadata=`` and the kernel's source) is the ``self`` of
   the caller's frame.
 * **Compiled kernels**: ``knobs.runtime.launch_enter_hook``/``launch_exit_hook`` (Triton's hook
-  chains, added to and removed from, never assigned). For sessions on the host backend, times
-  are host-measured launch times (enter to exit hook). Sessions on the CUPTI backend get their
-  kernel events from the device: for them the enter hook only hands the launch's Python call
-  path, launch metadata and estimate to the backend (``cupti_set_launch``), as its very last
-  step before Triton's launcher calls ``cuLaunchKernelEx`` on the same thread; it never files a
-  host-timed launch in them (that would count every kernel twice). The grid and the
-  ``CompiledKernel`` (for ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s
-  frames. Interpreted launches run on the CPU and are not recorded in CUPTI sessions.
+  chains, added to and removed from, never assigned), holding only what the open sessions need
+  (``_sync_chains``). For sessions on the host backend, ``_gpu_enter``/``_gpu_exit``: times are
+  host-measured launch times (enter to exit hook); the grid and the ``CompiledKernel`` (for
+  ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s frames. Sessions on the
+  CUPTI backend get their kernel events from the device and never a host-timed launch (that
+  would count every kernel twice). In shadow context nothing is added to the launch chains for
+  them: the backend's launch callback reads scopes and state itself, and finds the kernel's
+  per-program IR estimate in a table keyed by CUfunction that ``_kernel_loaded`` fills once
+  per kernel from ``knobs.runtime.kernel_load_end_hook`` (kernels loaded before the session:
+  ``_walk_loaded``, from Triton's caches). With hook="triton" or context="python" the
+  extension's C hook ``cupti_hook`` hands the launch's per-program estimate, launch metadata
+  and Python call path to the backend, in C for kernels it already knows (keyed by
+  CUfunction), through ``_device_slow`` for a kernel's first launch. Interpreted launches run
+  on the CPU and are not recorded in CUPTI sessions.
 
 Estimates: TTIR is parsed and estimated in C (``ttir_estimate``), once per kernel and
 specialization; on the interpreter the TTIR comes from compiling for a CUDA target without a GPU
@@ -55,6 +61,9 @@ device_hook = False
 device_estimates = False
 device_python = False
 device_needs = False
+#: Shadow-context estimates through the backend's per-kernel table (no launch hook): on while a
+#: CUPTI session wants estimates and none needs the launch hook.
+device_kest = False
 #: Ids of open, deactivated, host-timed sessions: they count the launches they ignore.
 host_inactive: tuple[int, ...] = ()
 #: Every open session is host-timed, so one call may target all of them (FP_PROF_ALL).
@@ -79,6 +88,14 @@ _tls = threading.local()
 # (id(fn) or kernel hash, specialization) -> (fn or kernel, per-program (bytes, flops) or None,
 # note for the metadata)
 _est_cache: dict[tuple[Any, str], tuple[Any, tuple[float, float] | None, str]] = {}
+
+# The backend's estimate table, as taught (process-wide, like the table): CUfunction -> (kernel
+# name, note for the metadata).
+_kest: dict[int, tuple[str, str]] = {}
+_kest_ok = False  # Triton has kernel_load_end_hook (3.6+): the table path is usable
+_kest_hooked = False  # _kernel_loaded sits in kernel_load_end_hook
+#: Session id -> the table's epoch when the session appeared (kernels seen since: notes).
+_kest_epochs: dict[int, int] = {}
 
 
 def _estimates_disabled() -> bool:
@@ -105,7 +122,7 @@ def skip_prefixes() -> list[str]:
 def install() -> list[str]:
     """Hook Triton's launch paths (idempotent). Returns notes for the metadata: what could not
     be hooked and why."""
-    global _installed, _grid_orig, _hooks_added
+    global _installed, _grid_orig, _hooks_added, _kest_ok
     with _lock:
         if _installed:
             return list(_notes)
@@ -134,9 +151,16 @@ def install() -> list[str]:
             from triton import knobs
 
             enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
-            enter.add(_gpu_enter)
-            leave.add(_gpu_exit)
-            _hooks_added = True
+            for chain in (enter, leave):
+                if not callable(getattr(chain, "add", None)) or not callable(
+                    getattr(chain, "remove", None)
+                ):
+                    raise TypeError(f"{type(chain).__name__} has no add()/remove()")
+            _hooks_added = True  # which hooks sit in the chains: _sync_chains()
+            load = getattr(knobs.runtime, "kernel_load_end_hook", None)
+            _kest_ok = callable(getattr(load, "add", None)) and callable(
+                getattr(load, "remove", None)
+            )
         except Exception as e:  # noqa: BLE001 - Triton < 3.5 has no hook chains
             notes.append(
                 f"Triton's launch hook chains are not usable ({type(e).__name__}: {e}); "
@@ -144,7 +168,54 @@ def install() -> list[str]:
             )
         _ext.prof_set_skip_prefixes(skip_prefixes())
         _installed = True
+        if _hooks_added:
+            _sync_chains()
         return list(notes)
+
+
+def _sync_chains() -> None:
+    """Put in Triton's hook chains exactly what the open sessions need (lock held, or from
+    install/uninstall). Nothing in the launch chains for CUPTI sessions in shadow context: the
+    backend's launch callback reads the scopes and state by itself, and, with estimates, the
+    kernel's estimate from the table that _kernel_loaded fills (kernel_load_end_hook, once per
+    kernel). For CUPTI sessions with hook="triton" or context="python", the extension's C hook
+    (cupti_hook), last in the enter chain so that it hands over after anything else the chain
+    runs. The Python hooks only for host-timed sessions (open, or deactivated and counting what
+    they ignore)."""
+    global _kest_hooked
+    from triton import knobs
+
+    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    want_py = _installed and (bool(host_view) or bool(host_inactive))
+    want_c = _installed and device_needs
+    want_kest = _installed and device_kest
+    if _kest_ok:
+        load = knobs.runtime.kernel_load_end_hook
+        if want_kest and not _kest_hooked:
+            load.add(_kernel_loaded)
+            _kest_hooked = True
+            _walk_loaded()  # kernels loaded while the hook was out
+        elif not want_kest and _kest_hooked:
+            load.remove(_kernel_loaded)
+            _kest_hooked = False
+    _ext.cupti_kest_enable(want_kest)
+    if want_py:
+        enter.add(_gpu_enter)
+        leave.add(_gpu_exit)
+    else:
+        enter.remove(_gpu_enter)
+        leave.remove(_gpu_exit)
+    enter.remove(_ext.cupti_hook)
+    if want_c:
+        _ext.cupti_hook_config(
+            _device_slow,
+            python=device_python,
+            estimates=device_estimates,
+            metadata=device_hook,
+        )
+        enter.add(_ext.cupti_hook)  # last
+    else:
+        _ext.cupti_hook_config(None)
 
 
 def uninstall() -> None:
@@ -158,13 +229,10 @@ def uninstall() -> None:
 
             interpreter.GridExecutor.__call__ = _grid_orig  # type: ignore[method-assign]
             _grid_orig = None
-        if _hooks_added:
-            from triton import knobs
-
-            knobs.runtime.launch_enter_hook.remove(_gpu_enter)
-            knobs.runtime.launch_exit_hook.remove(_gpu_exit)
-            _hooks_added = False
         _installed = False
+        if _hooks_added:
+            _sync_chains()  # removes everything: not installed
+            _hooks_added = False
 
 
 def forget_estimates() -> None:
@@ -175,7 +243,7 @@ def forget_estimates() -> None:
 def publish(open_sessions: tuple[Any, ...]) -> None:
     """Give the hooks a new picture of the open sessions (profiler._Session objects)."""
     global view, host_view, device_view, device_hook, device_estimates, device_python
-    global device_needs, host_inactive, all_host
+    global device_needs, device_kest, host_inactive, all_host
     active = tuple(s for s in open_sessions if s.active)
     dev = tuple(s for s in active if s.backend == CUPTI)
     # A launch racing with publish() may see old values of some of these and new values of
@@ -183,7 +251,9 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
     device_hook = any(s.hook for s in dev)
     device_estimates = any(s.estimates for s in dev) and not _estimates_disabled()
     device_python = any(s.context == "python" for s in dev)
-    device_needs = device_hook or device_estimates or device_python
+    # Estimates alone go through the backend's table (no launch hook) where Triton can fill it.
+    device_kest = device_estimates and _kest_ok and not (device_hook or device_python)
+    device_needs = device_hook or device_python or (device_estimates and not device_kest)
     device_view = dev
     host_view = tuple(s for s in active if s.backend in HOST_TIMED)
     host_inactive = tuple(
@@ -191,6 +261,32 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
     )
     all_host = all(s.backend in HOST_TIMED for s in open_sessions)
     view = active
+    with _lock:
+        ids = {s.id for s in open_sessions}
+        for sid in [k for k in _kest_epochs if k not in ids]:
+            del _kest_epochs[sid]
+        for s in open_sessions:
+            if s.backend == CUPTI and s.estimates and s.id not in _kest_epochs:
+                _kest_epochs[s.id] = _ext.cupti_kest_epoch()
+        if _installed and _hooks_added:
+            _sync_chains()
+
+
+def session_ending(s: Any) -> None:
+    """Before session `s` is finalized: the metadata notes of the kernels whose estimates the
+    backend's table attached since the session appeared (the launch hook's path writes its
+    own notes at each kernel's first launch)."""
+    with _lock:
+        epoch = _kest_epochs.pop(s.id, None)
+    if epoch is None or not s.estimates or _estimates_disabled():
+        return
+    try:
+        for fn in _ext.cupti_kest_seen(epoch):
+            known = _kest.get(fn)
+            if known is not None:
+                _note_estimate((s,), known[0], known[1])
+    except Exception:  # noqa: BLE001 - notes are extras: the session's files come first
+        pass
 
 
 # ------------------------------------------------------------------------------------------------
@@ -439,11 +535,13 @@ def _gpu_launch_info(frame: Any) -> tuple[tuple[int, int, int] | None, Any]:
             loc = frame.f_locals
         except Exception:  # noqa: BLE001
             break
-        if grid is None and "gridX" in loc:
-            try:
-                grid = (int(loc["gridX"]), int(loc["gridY"]), int(loc["gridZ"]))
-            except Exception:  # noqa: BLE001
-                grid = None
+        # gridX.. in a Python launcher (the tests'), grid_0.. in Triton 3.6's JITFunction.run
+        for gx, gy, gz in (("gridX", "gridY", "gridZ"), ("grid_0", "grid_1", "grid_2")):
+            if grid is None and gx in loc:
+                try:
+                    grid = (int(loc[gx]), int(loc[gy]), int(loc[gz]))
+                except Exception:  # noqa: BLE001
+                    grid = None
         k = loc.get("kernel")
         if kernel is None and k is not None and hasattr(k, "asm"):
             kernel = k
@@ -471,8 +569,10 @@ def _gpu_estimate(kernel: Any) -> tuple[tuple[float, float] | None, str]:
 
 
 def _gpu_enter(launch_metadata: Any) -> None:
-    host, dev = host_view, device_view if device_needs else ()
-    if not host and not dev:
+    """Enter hook of host-timed sessions (in the chain only while one is open): note the
+    launch and its start time for _gpu_exit. CUPTI sessions have their own hook, cupti_hook."""
+    host = host_view
+    if not host:
         if host_inactive:
             _count_ignored(
                 str((getattr(launch_metadata, "data", None) or {}).get("name", "kernel"))
@@ -481,49 +581,157 @@ def _gpu_enter(launch_metadata: Any) -> None:
     raw = getattr(launch_metadata, "data", None) or {}
     base = raw.get("name")  # the kernel's symbol, before launch_metadata may rename it
     data: dict[str, Any] | None = None
-    if launch_metadata is not None and (device_hook or any(s.hook for s in host)):
+    if launch_metadata is not None and any(s.hook for s in host):
         # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does. It
         # may launch kernels itself: those are done before this launch is described below.
         data = dict(launch_metadata.get())
     grid, kernel = _gpu_launch_info(sys._getframe(1))
     name = base if isinstance(base, str) else str(getattr(kernel, "name", "kernel"))
-    if not host and host_inactive:
-        _count_ignored(name)
-    if host:
-        stack = _tls.__dict__.setdefault("launches", [])
-        stack.append((host, name, data, grid, kernel, _ext.prof_clock_ns()))
-    if dev:
-        _device_launch(dev, name, data, grid, kernel)
+    stack = _tls.__dict__.setdefault("launches", [])
+    stack.append((host, name, data, grid, kernel, _ext.prof_clock_ns()))
 
 
-def _device_launch(
-    sessions: tuple[Any, ...],
-    name: str,
-    data: dict[str, Any] | None,
-    grid: tuple[int, int, int] | None,
-    kernel: Any,
-) -> None:
-    """Tell the CUPTI backend about the launch about to happen on this thread: its call path,
-    launch metadata and estimate. The backend reads the scopes and state itself, in its launch
-    callback, and files the device's record under all of it. One record feeds every CUPTI
-    session, so what any of them asks for (metadata, estimates) reaches all of them."""
+def _gpu_kernel(frame: Any) -> Any:
+    """The CompiledKernel in JITFunction.run's frame above the enter hook, or None."""
+    for _ in range(6):
+        if frame is None:
+            break
+        try:
+            k = frame.f_locals.get("kernel")
+        except Exception:  # noqa: BLE001
+            break
+        if k is not None and hasattr(k, "asm"):
+            return k
+        frame = frame.f_back
+    return None
+
+
+def _device_slow(launch_metadata: Any) -> None:
+    """The slow path of the C launch hook (``_ext.cupti_hook``) of CUPTI sessions: a kernel it
+    does not know yet (its first launch since the sessions last changed). Finds the compiled
+    kernel, its per-program IR estimate and the metadata notes once, teaches the C hook the
+    kernel (``cupti_hook_learn``, keyed by its CUfunction) so that its later launches stay in C,
+    and hands this launch over like the fast path: as the very last step before Triton's
+    launcher calls cuLaunchKernelEx on this thread (the hand-over is one-shot and would go to
+    whatever kernel this thread launches next). The estimate is per program: the backend
+    multiplies it by the grid of the kernel's record. One record feeds every CUPTI session, so
+    what any of them asks for (metadata, estimates) reaches all of them."""
+    sessions = device_view
+    if not sessions or not device_needs:
+        return
+    raw = getattr(launch_metadata, "data", None) or {}
+    base = raw.get("name")
+    fn = raw.get("function")
+    data: dict[str, Any] | None = None
+    if device_hook and launch_metadata is not None:
+        data = dict(launch_metadata.get())
+    kernel = None
+    if device_estimates or not isinstance(base, str):
+        # frame 1 is Triton's hook chain (the C hook has no frame of its own)
+        kernel = _gpu_kernel(sys._getframe(1))
+    name = base if isinstance(base, str) else str(getattr(kernel, "name", "kernel"))
     est = None
     if device_estimates:
-        if kernel is None or grid is None:
-            note = "unavailable: the launch's grid or compiled kernel was not found"
+        if kernel is None:
+            note = "unavailable: the launch's compiled kernel was not found"
         else:
             est, note = _gpu_estimate(kernel)
         _note_estimate(tuple(s for s in sessions if s.estimates), name, note)
-    programs = float(grid[0] * grid[1] * grid[2]) if grid is not None else 1.0
-    # The very last step before Triton's launcher calls cuLaunchKernelEx on this thread: the
-    # hand-over is one-shot and would go to whatever kernel this thread launches next.
+    if isinstance(fn, int) and fn > 0:
+        # Also without an estimate: a kernel whose frames do not show it would otherwise take
+        # this path (and its frame walk) at every launch.
+        _ext.cupti_hook_learn(fn, est)
     _ext.cupti_set_launch(
         None,
         data if device_hook else None,
         est,
-        programs,
         read_callpath=device_python,
+        per_program=True,
     )
+
+
+def _kest_learn(function: Any, name: str, est: tuple[float, float] | None, note: str) -> None:
+    """Teach the backend's table kernel `function` (a CUfunction) and remember its note."""
+    if not isinstance(function, int) or function <= 0 or function in _kest:
+        return
+    # A kernel the full table refuses (counted there) is remembered too, so that it is not
+    # offered again at every start; never looked up, it never gets a note.
+    _ext.cupti_kest_set(function, est)
+    _kest[function] = (name, note)
+
+
+def _ttir_of_group(name: str, metadata_group: Any) -> str | None:
+    """The TTIR text of a kernel from its cache group ({file name: path}), or None."""
+    if not isinstance(metadata_group, dict):
+        return None
+    path = metadata_group.get(f"{name}.ttir")
+    if path is None:
+        path = next((p for f, p in metadata_group.items() if str(f).endswith(".ttir")), None)
+    if path is None:
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _kernel_loaded(module: Any, function: Any, name: Any, metadata_group: Any, hash: Any) -> None:
+    """knobs.runtime.kernel_load_end_hook (in the chain while shadow-context CUPTI sessions want
+    estimates): estimate the kernel Triton just loaded, once, and put its per-program estimate
+    into the backend's table under its CUfunction, where the launch callback finds it. Never
+    fails the load: a kernel it cannot estimate is taught without an estimate."""
+    try:
+        if not isinstance(function, int) or function <= 0 or function in _kest:
+            return
+        kname = name if isinstance(name, str) else "kernel"
+        key = (hash or f"fn:{function}", "compiled")
+        with _lock:
+            hit = _est_cache.get(key)
+        if hit is not None:
+            est, note = hit[1], hit[2]
+        else:
+            try:
+                text = _ttir_of_group(kname, metadata_group)
+            except OSError as e:
+                text, why = None, f"the kernel's TTIR could not be read: {e}"
+            else:
+                why = "the kernel's cache group has no TTIR"
+            if text is None:
+                est, note = None, f"unavailable: {why}"
+            else:
+                est, note = _estimate_from_ttir(text)
+            with _lock:
+                _est_cache[key] = (None, est, note)
+        _kest_learn(function, kname, est, note)
+    except Exception:  # noqa: BLE001 - a profiler must not break Triton's kernel load
+        pass
+
+
+def _walk_loaded() -> None:
+    """Teach the table the kernels Triton loaded while _kernel_loaded was not in the chain
+    (before the first session, between sessions): every JITFunction's compiled kernels whose
+    module is loaded. One walk of the garbage collector's objects per session start that puts
+    the load hook back."""
+    try:
+        import gc
+
+        from triton.runtime.jit import JITFunction
+    except Exception:  # noqa: BLE001 - no Triton: nothing was loaded
+        return
+    for obj in gc.get_objects():
+        if not isinstance(obj, JITFunction):
+            continue
+        try:
+            kernels = [k for c in obj.device_caches.values() for k in c[0].values()]
+        except Exception:  # noqa: BLE001 - another Triton's layout: loads still reach the hook
+            continue
+        for kernel in kernels:
+            fn = getattr(kernel, "function", None)
+            if getattr(kernel, "module", None) is None or not isinstance(fn, int) or fn in _kest:
+                continue
+            try:
+                est, note = _gpu_estimate(kernel)
+                _kest_learn(fn, str(getattr(kernel, "name", "kernel")), est, note)
+            except Exception:  # noqa: BLE001 - its launches go without an estimate, counted
+                continue
 
 
 def _gpu_exit(launch_metadata: Any) -> None:

@@ -8,7 +8,13 @@ markers launches exactly as it would without them while the Debugger is inactive
 active, ``flagprism.debugger`` rewrites the kernel into an instrumented twin and reads the markers
 from the source; their arguments must then be literal constants.
 
-This module is also where in-kernel profiler scopes will live; it holds nothing else.
+``with fpl.scope("name"):`` and ``fpl.enter_scope("name")`` / ``fpl.exit_scope("name")`` mark
+intra-kernel profiler scopes (docs/intra-kernel.md). They are Triton builtins that do nothing:
+Triton does not hash builtins into a kernel's cache key and emits no IR for them, so a kernel
+with scopes compiles and launches exactly as it would without them. While a profiling session
+with instrumentation is open, ``flagprism._timeline`` reads them from the source and launches
+an instrumented twin that records each program's enter and exit times; their names must then
+be string literals.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-__all__ = ["collect_start", "collect_end"]
+__all__ = ["collect_start", "collect_end", "scope", "enter_scope", "exit_scope"]
 
 
 @triton.jit
@@ -30,3 +36,33 @@ def collect_start(level: tl.constexpr = None, addr_level: tl.constexpr = None):
 def collect_end():
     """Close the collection region opened by the ``collect_start()`` of the same block."""
     pass
+
+
+class scope:
+    """``with fpl.scope("load_tiles"): ...`` inside a ``@triton.jit`` kernel: an intra-kernel
+    profiler scope around the block (a no-op unless a session with instrumentation is open)."""
+
+    __triton_builtin__ = True
+
+    def __init__(self, name, _semantic=None, _generator=None):
+        self.name = name
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def enter_scope(name, _semantic=None, _generator=None):
+    """Open intra-kernel scope ``name`` (closed by ``exit_scope(name)`` in the same block)."""
+    return None
+
+
+def exit_scope(name, _semantic=None, _generator=None):
+    """Close intra-kernel scope ``name``, the innermost one open."""
+    return None
+
+
+enter_scope.__triton_builtin__ = True  # type: ignore[attr-defined]
+exit_scope.__triton_builtin__ = True  # type: ignore[attr-defined]

@@ -25,9 +25,9 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from flagprism import _ext, _profhook
+from flagprism import _ext, _profhook, _timeline
 
 __all__ = [
     "DEFAULT_PROFILE_NAME",
@@ -46,6 +46,8 @@ __all__ = [
     "depth",
     "sessions",
     "cupti_search_dirs",
+    "metrics_status",
+    "pcsampling_stats",
 ]
 
 #: Output path (without suffix) of a session started without a name.
@@ -69,6 +71,11 @@ class _Session:
     estimates: bool
     active: bool = True
     notes: dict[str, str] = field(default_factory=dict)  # metadata keys already written
+    # intra-kernel timelines (_timeline.py, docs/intra-kernel.md)
+    instrumentation: bool = False
+    auto_scopes: bool = False
+    timeline_tracks: str = "sm"
+    timeline_capacity: int | None = None
 
 
 _lock = threading.RLock()
@@ -80,6 +87,7 @@ _atexit_registered = False
 def _refresh() -> None:
     """Publish the open sessions to the launch hooks (lock held)."""
     _profhook.publish(tuple(_sessions.values()))
+    _timeline.publish(tuple(_sessions.values()))
 
 
 def _choice(what: str, value: Any, allowed: Iterable[Any]) -> None:
@@ -274,6 +282,102 @@ def _at_exit() -> None:
     _profhook.uninstall()
 
 
+def metrics_status() -> dict[str, Any]:
+    """What the last session with ``metrics=`` did: metrics and replay passes per kernel,
+    ranges profiled and dropped, kernels attached, the chip, and degradation reasons (metrics
+    this GPU lacks, ranges that could not be paired with kernels)."""
+    return _ext.cupti_metrics_last()
+
+
+def _metrics_list(metrics: str | Sequence[str] | None) -> str | None:
+    """The metric request as the C layer takes it (comma list or "default"), None for none."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return metrics if metrics.strip() else None
+    if not all(isinstance(m, str) for m in metrics):
+        raise TypeError("metrics must be a str, a sequence of str, or None")
+    return ",".join(metrics) if metrics else None
+
+
+def _metrics_backend(backend: str | None) -> str:
+    """Hardware metrics exist only in the CUPTI backend: backend=None means it, others refuse."""
+    if backend in (None, "cupti"):
+        return "cupti"
+    raise ValueError(
+        f"metrics need backend='cupti' (hardware counters through CUPTI's range profiler); "
+        f"backend={backend!r} cannot collect them"
+    )
+
+
+def pcsampling_stats() -> dict[str, Any]:
+    """What the last (or running) ``mode="pcsampling"`` session saw: total_samples and
+    dropped_samples as CUPTI counted them, samples in PC records, how many landed on source
+    lines (on_lines) and under "<no line info>" / "<unknown cubin>" / "<pc samples without a
+    launch>" (no_line, no_cubin, no_launch), lost, cubins, launches; and what CUPTI answered
+    (enable_status, config_status, getdata_calls, getdata_records, ...), so that a session
+    without samples explains itself. ``nonuser_samples`` close to ``total_samples`` means the
+    kernels' modules were loaded while CUPTI was attached but not sampling."""
+    return _ext.cupti_pcsampling_stats()
+
+
+def _pcsampling_mode(mode: str | None, period: int | None, metrics: bool) -> bool:
+    """Whether mode asks for PC sampling; refuses what cannot work with it."""
+    if mode is None:
+        if period is not None:
+            raise ValueError("sampling_period needs mode='pcsampling'")
+        return False
+    if mode != "pcsampling":
+        raise ValueError(f"mode must be None or 'pcsampling', got {mode!r}")
+    if metrics:
+        raise ValueError(
+            "mode='pcsampling' and metrics= cannot run in one session: both need the GPU's "
+            "profiling hardware; profile them in separate runs"
+        )
+    if period is not None and (
+        isinstance(period, bool) or not isinstance(period, int) or not 5 <= period <= 31
+    ):
+        raise ValueError(f"sampling_period must be an int in 5..31 (2^N cycles), got {period!r}")
+    return True
+
+
+def _pcsampling_backend(backend: str | None) -> str:
+    """PC sampling exists only in the CUPTI backend: backend=None means it, others refuse."""
+    if backend in (None, "cupti"):
+        return "cupti"
+    raise ValueError(
+        f"mode='pcsampling' needs backend='cupti' (CUPTI's PC sampling); backend={backend!r} "
+        "cannot sample"
+    )
+
+
+def _pcsampling_prepare(period: int | None) -> None:
+    """Ask the next CUPTI start to sample, and hand over the cubins of the Triton kernels
+    compiled so far (their modules may be loaded already, before CUPTI could copy them)."""
+    try:
+        import gc
+
+        from triton.runtime.jit import JITFunction
+    except Exception:  # no Triton: CUDA module loads are still copied by the backend
+        JITFunction = None
+    if JITFunction is not None:
+        for obj in gc.get_objects():
+            if not isinstance(obj, JITFunction):
+                continue
+            try:
+                kernels = [k for c in obj.device_caches.values() for k in c[0].values()]
+            except Exception:  # noqa: BLE001 - another Triton's layout: module loads still work
+                continue
+            for kernel in kernels:
+                try:
+                    cubin = kernel.asm.get("cubin")
+                    if isinstance(cubin, bytes | bytearray):
+                        _ext.cupti_pcsampling_add_cubin(cubin)
+                except Exception:  # noqa: BLE001 - its samples go to "<unknown cubin>", counted
+                    continue
+    _ext.cupti_pcsampling_request(sampling_period=period or 0)
+
+
 def start(
     name: str | os.PathLike[str] | None = None,
     *,
@@ -282,6 +386,13 @@ def start(
     backend: str | None = None,
     hook: str | None = None,
     estimates: bool = True,
+    metrics: str | Sequence[str] | None = None,
+    instrumentation: bool = False,
+    auto_scopes: bool = False,
+    timeline_tracks: str = "sm",
+    timeline_capacity: int | None = None,
+    mode: str | None = None,
+    sampling_period: int | None = None,
 ) -> int:
     """Start and activate a profiling session; returns its id.
 
@@ -294,7 +405,28 @@ def start(
     without a GPU or libcupti, flagprism.Error FP_EBUSY with another CUPTI subscriber). hook:
     None or ``"triton"`` (record each kernel's ``launch_metadata`` values). estimates: attach
     ``est_bytes``/``est_flops`` derived from the kernel's TTIR (``FLAGPRISM_PROF_ESTIMATES=0``
-    turns them off process-wide).
+    turns them off process-wide). metrics: hardware counters per kernel through CUPTI's range
+    profiler (needs the "cupti" backend, which it implies for backend=None): a list of metric
+    names, a comma-separated string, or ``"default"`` (DRAM bytes read/written, SM and memory
+    throughput %, L2 hit rate, achieved occupancy). Kernels are serialised and replayed once per
+    pass; see docs/profiler.md ("Hardware metrics").
+
+    Intra-kernel timelines (docs/intra-kernel.md): ``backend="instrumentation"`` (kernel times
+    from the backend None would pick) or ``instrumentation=True`` with any backend runs kernels
+    with ``fpl.scope`` scopes as instrumented twins recording each program's scope times.
+    auto_scopes: instead, one scope per top-level statement of each ``fpl.collect_start()``/
+    ``collect_end()`` region (implies instrumentation). timeline_tracks: ``"sm"`` (one trace
+    track per SM) or ``"program"``. timeline_capacity: records per program (None: sized from
+    the launch; what does not fit is counted).
+
+    mode: None (kernel times) or ``"pcsampling"``: CUPTI PC sampling with stall reasons, filed
+    under each kernel as one child per source line (``file:line``) with ``num_samples``,
+    ``num_stalled_samples`` and ``stalled_<reason>`` (needs the "cupti" backend, which it implies
+    for backend=None, and access to the GPU's performance counters; not with ``metrics``).
+    A kernel's samples are split among the scopes that launched it by GPU time; kernels whose
+    module was loaded while CUPTI was attached but not sampling give no PC records (counted as
+    ``nonuser_samples``). sampling_period: 2^N cycles between samples per SM, N in 5..31
+    (None: CUPTI's default). See docs/cupti-backend.md ("PC sampling").
 
     Under ``flagprism profile`` this returns the command's session and starts nothing."""
     global _atexit_registered
@@ -305,6 +437,25 @@ def start(
         _choice("data", data, DATA)
         if hook is not None:
             _choice("hook", hook, HOOKS)
+        _choice("timeline_tracks", timeline_tracks, ("sm", "program"))
+        if timeline_capacity is not None and (
+            isinstance(timeline_capacity, bool)
+            or not isinstance(timeline_capacity, int)
+            or timeline_capacity < 1
+        ):
+            raise ValueError(
+                f"timeline_capacity must be None or an int >= 1, got {timeline_capacity!r}"
+            )
+        if backend == "instrumentation":
+            # timelines, with kernel times from the best backend there is (as backend=None)
+            backend, instrumentation = None, True
+        instrumentation = bool(instrumentation or auto_scopes)
+        mlist = _metrics_list(metrics)
+        if mlist is not None:
+            backend = _metrics_backend(backend)
+        pcs = _pcsampling_mode(mode, sampling_period, mlist is not None)
+        if pcs:
+            backend = _pcsampling_backend(backend)
         be, auto = _pick_backend(backend)
         path = os.fspath(name) if name is not None else DEFAULT_PROFILE_NAME
         if not isinstance(path, str) or not path:
@@ -314,11 +465,20 @@ def start(
             os.makedirs(parent, exist_ok=True)
         notes = _profhook.install()
         try:
-            sid, be, fallback = _start_backend(path, context, data, be, auto, hook)
+            if mlist is not None:
+                _ext.cupti_metrics_request(mlist)
+            if pcs:
+                _pcsampling_prepare(sampling_period)
+            sid, be, fallback = _start_backend(path, context, data, be, auto and not pcs, hook)
         except BaseException:
             if not _sessions:
                 _profhook.uninstall()
             raise
+        finally:
+            if mlist is not None:
+                _ext.cupti_metrics_request(None)
+            if pcs:
+                _ext.cupti_pcsampling_cancel()
         s = _Session(
             id=sid,
             name=path,
@@ -327,9 +487,15 @@ def start(
             backend=be,
             hook=hook,
             estimates=bool(estimates),
+            instrumentation=instrumentation,
+            auto_scopes=bool(auto_scopes),
+            timeline_tracks=timeline_tracks,
+            timeline_capacity=timeline_capacity,
         )
         try:
             _environment(sid, be, notes, fallback)
+            if instrumentation:
+                _ext.prof_set_meta(sid, "intra_kernel", _timeline.describe(s))
         except BaseException:
             _ext.prof_finalize(sid)
             if not _sessions:
@@ -411,6 +577,7 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
     error: BaseException | None = None
     with _lock:
         for sid in targets:
+            _profhook.session_ending(_sessions[sid])  # estimate notes, before the files
             s = _sessions.pop(sid)
             _refresh()
             try:
@@ -460,6 +627,8 @@ def sessions() -> list[dict[str, Any]]:
                 "hook": s.hook,
                 "estimates": s.estimates,
                 "active": s.active,
+                "instrumentation": s.instrumentation,
+                "auto_scopes": s.auto_scopes,
             }
             for s in _sessions.values()
         ]
@@ -615,6 +784,7 @@ def profile(
     backend: str | None = None,
     hook: str | None = None,
     estimates: bool = True,
+    metrics: str | Sequence[str] | None = None,
 ) -> Any:
     """Profile each call of ``func`` in its own session (finalized when the call returns or
     raises): ``profile(fn, name="run")(*args)`` or ``@profile(name="run")``."""
@@ -625,6 +795,7 @@ def profile(
         "backend": backend,
         "hook": hook,
         "estimates": estimates,
+        "metrics": metrics,
     }
     if func is None:
         return functools.partial(profile, **opts)
@@ -663,6 +834,9 @@ def _cli_begin(options: Mapping[str, str]) -> None:
         data=options.get("data") or "tree",
         backend=options.get("backend") or None,
         hook=options.get("hook") or None,
+        metrics=options.get("metrics") or None,
+        mode=options.get("mode") or None,
+        sampling_period=int(options["sampling-period"]) if options.get("sampling-period") else None,
     )
     _ext.prof_set_meta(sid, "command", "flagprism profile")
     with _lock:

@@ -131,6 +131,22 @@ struct fp__cupti_graph_data {
 	fp__cu_graph_exec graphExec;
 };
 
+/* The head of the launch calls' parameter blocks (functionParams of the driver API callbacks,
+ * generated_cuda_meta.h), up to the CUfunction: cuLaunchKernel_params, its _ptsz twin and
+ * cuLaunchCooperativeKernel(_ptsz)_params start with it; cuLaunchKernelEx(_ptsz)_params has the
+ * CUlaunchConfig pointer first. */
+struct fp__cu_launch_kernel_params {
+	void *f; /* CUfunction */
+	unsigned int gridDimX, gridDimY, gridDimZ;
+};
+
+struct fp__cu_launch_kernel_ex_params {
+	const void *config; /* const CUlaunchConfig * */
+	void *f;            /* CUfunction */
+	void **kernelParams;
+	void **extra;
+};
+
 /* CUpti_SubscriberParams (cuptiSubscribe_v2, CUDA 13.0). */
 struct fp__cupti_subscriber_params {
 	size_t structSize;

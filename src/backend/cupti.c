@@ -6,8 +6,8 @@
  * pre-allocated pool, and turns kernel records into fixed-size events for the "cupti" sessions
  * (fp_prof_session_kernel_lctx()). Launch callbacks do nothing but read thread-local state and
  * write one lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
- * record decoding (cupti_records.c), the tables (cupti_tables.c), PC sampling and counters (not
- * implemented; docs/cupti-backend.md says why).
+ * record decoding (cupti_records.c), the tables (cupti_tables.c), hardware metrics
+ * (cupti_metrics.c), PC sampling (cupti_pcsampling.c: this file only calls its hooks).
  *
  * Locks: `lock` (lifecycle: load, enable, sessions start/stop and flush), then `deliver_lock`
  * (the session list and the record reader), then the sessions' own locks. Never call CUPTI's
@@ -23,6 +23,9 @@
 #include <flagprism/cupti.h>
 
 #include "backend/cupti-internal.h"
+#include "backend/cupti-metrics-internal.h"
+#include "backend/cupti-pcs-internal.h"
+#include "backend/cupti-kest-internal.h"
 
 #define MD_SLOTS ((size_t)1 << 14)
 #define NAME_CACHE 512
@@ -88,6 +91,7 @@ static const uint32_t resource_cbids[] = {
 	FP__CUPTI_CBID_RESOURCE_GRAPHNODE_DESTROY_STARTING,
 	FP__CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING,
 	FP__CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING,
+	FP__CUPTI_CBID_RESOURCE_MODULE_LOADED, /* cubins for PC sampling */
 };
 
 struct name_entry {
@@ -168,15 +172,28 @@ static void relax_add(atomic_uint_fast64_t *c, uint64_t n)
 
 /* ---- the launch path (application threads) --------------------------------------------------- */
 
-void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_prof_metadata *md)
+/* Backend-private use of fp_prof_metadata.reserved in the copies this file keeps (the ring,
+ * graph nodes): the estimates are per program. deliver() multiplies and clears it. */
+#define MD_EST_PER_PROGRAM FP__CUPTI_MD_PER_PROGRAM
+
+void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_prof_metadata *md,
+				   unsigned flags)
 {
 	struct thread_state *t = &tls;
 
 	t->next_set = true;
 	t->next_callpath = callpath;
 	t->next_has_md = md != NULL;
-	if (md)
+	if (md) {
 		t->next_md = *md;
+		t->next_md.reserved =
+			(flags & FP_CUPTI_LAUNCH_EST_PER_PROGRAM) ? MD_EST_PER_PROGRAM : 0;
+	}
+}
+
+void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_prof_metadata *md)
+{
+	fp_cupti_set_thread_launch_ex(callpath, md, 0);
 }
 
 void fp_cupti_set_thread_callpath(uint32_t callpath)
@@ -185,11 +202,64 @@ void fp_cupti_set_thread_callpath(uint32_t callpath)
 }
 
 /*
+ * The CUfunction a driver launch call launches, read from its parameter block (cupti-abi.h);
+ * 0 for the runtime's calls, graph launches and the old cuLaunch* (no per-kernel estimate).
+ */
+static uint64_t launch_function(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d)
+{
+	const void *p = d->functionParams;
+	void *f = NULL;
+
+	if (domain != FP__CUPTI_CB_DOMAIN_DRIVER_API || !p)
+		return 0;
+	switch (cbid) {
+	case FP__CUPTI_DRIVER_cuLaunchKernelEx:
+	case FP__CUPTI_DRIVER_cuLaunchKernelEx_ptsz:
+		f = ((const struct fp__cu_launch_kernel_ex_params *)p)->f;
+		break;
+	case FP__CUPTI_DRIVER_cuLaunchKernel:
+	case FP__CUPTI_DRIVER_cuLaunchKernel_ptsz:
+	case FP__CUPTI_DRIVER_cuLaunchCooperativeKernel:
+	case FP__CUPTI_DRIVER_cuLaunchCooperativeKernel_ptsz:
+		f = ((const struct fp__cu_launch_kernel_params *)p)->f;
+		break;
+	default:
+		return 0;
+	}
+	return (uint64_t)(uintptr_t)f;
+}
+
+/*
+ * A launch nobody handed anything to, while estimate lookups are on: its kernel's per-program
+ * estimate from the table (cupti_kest.c), as the launch hook would have handed it over. The
+ * correlation slot keeps a reference to the entry (FP__CUPTI_MD_KEST), not a copy in the ring;
+ * cur_md gets the copy for a graph node captured by this launch and for the metrics session.
+ */
+static void launch_estimate(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d,
+			    struct thread_state *t)
+{
+	uint64_t fn = launch_function(domain, cbid, d);
+	uint32_t ref;
+
+	if (!fn)
+		return;
+	ref = fp__cupti_kest_find(fn);
+	if (!ref) {
+		fp__cupti_kest_miss();
+		return;
+	}
+	if (fp__cupti_kest_get(ref, &t->cur_md)) {
+		t->cur_has_md = true;
+		t->cur.md = FP__CUPTI_MD_KEST | ref;
+	}
+}
+
+/*
  * API enter/exit of a launch call. The outermost call of a nest (cudaLaunchKernel entering the
  * driver) captures the context once; every correlation id of the nest gets it, since the record
  * may carry either. This is the whole launch-path cost: thread-local reads and one slot write.
  */
-static void on_launch(const struct fp__cupti_cbdata *d)
+static void on_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d)
 {
 	struct thread_state *t = &tls;
 
@@ -208,13 +278,25 @@ static void on_launch(const struct fp__cupti_cbdata *d)
 			if (t->cur_has_md) {
 				t->cur_md = t->next_md;
 				t->cur.md = fp__cupti_md_put(&st.md, &t->next_md);
+			} else if (!t->next_set &&
+				   atomic_load_explicit(&fp__cupti_kest_on, memory_order_relaxed)) {
+				launch_estimate(domain, cbid, d, t);
 			}
 			t->next_set = t->next_has_md = false;
 		}
 		if (d->correlationId)
 			fp__cupti_corr_put(&st.corr, d->correlationId, &t->cur);
+		if (atomic_load_explicit(&fp__cupti_metrics_on, memory_order_relaxed))
+			fp__cupti_metrics_launch(domain, cbid, d, t->depth == 1, t->cur.lctx,
+						 t->cur.callpath,
+						 t->cur_has_md ? &t->cur_md : NULL);
 	} else if (t->depth) {
 		t->depth--;
+		if (atomic_load_explicit(&fp__cupti_metrics_on, memory_order_relaxed))
+			fp__cupti_metrics_launch(domain, cbid, d, t->depth == 0, 0, 0, NULL);
+		/* PC sampling drains CUPTI's buffer now and then (at most every 50 ms) */
+		if (!t->depth && atomic_load_explicit(&fp__cupti_pcs_on, memory_order_relaxed))
+			fp__cupti_pcs_after_launch();
 	}
 }
 
@@ -258,6 +340,10 @@ static void on_resource(uint32_t cbid, const struct fp__cupti_resource_data *r)
 	struct fp__cupti_gnode n;
 	uint64_t from, to;
 
+	if (cbid == FP__CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+		fp__cupti_pcs_module(r ? r->resourceDescriptor : NULL);
+		return;
+	}
 	if (!gd)
 		return;
 	switch (cbid) {
@@ -310,7 +396,7 @@ static void api_callback(void *user, int domain, uint32_t cbid, const void *cbda
 	if (!cbdata)
 		return;
 	if (domain == FP__CUPTI_CB_DOMAIN_DRIVER_API || domain == FP__CUPTI_CB_DOMAIN_RUNTIME_API)
-		on_launch(cbdata);
+		on_launch(domain, cbid, cbdata);
 	else if (domain == FP__CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, cbdata);
 }
@@ -376,16 +462,38 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 	struct fp__cupti_launch l;
 	struct fp__cupti_gnode n;
 	struct fp_prof_event ev;
-	bool have;
+	bool have, claimed = false;
 	size_t i;
 
 	if (!st.nsess) {
 		relax_add(&n_orphaned, 1);
 		return;
 	}
+	/* A kernel the metrics session recorded at launch: it files it at stop (once). */
+	if (atomic_load_explicit(&fp__cupti_metrics_on, memory_order_relaxed)) {
+		struct fp__cupti_metrics_rec mr;
+
+		memset(&mr, 0, sizeof(mr));
+		mr.correlation = k->correlation;
+		mr.device = k->device_id;
+		mr.kernel = kernel_name(k->name);
+		for (i = 0; i < 3; i++)
+			mr.grid[i] = grid_dim(k->grid[i]);
+		mr.stream = k->stream_id;
+		mr.timed = k->start || k->end;
+		mr.begin_ns = mr.timed ? to_host_ns(k->start) : 0;
+		mr.end_ns = mr.timed ? to_host_ns(k->end) : 0;
+		claimed = fp__cupti_metrics_claim(&mr);
+		if (claimed && st.nsess == 1 && fp__cupti_metrics_session(st.sess[0])) {
+			relax_add(&n_kernels, 1);
+			return;
+		}
+	}
 	if (!k->start && !k->end) {
 		relax_add(&n_no_timing, 1);
-		note_all(1, REASON_NO_TIMING);
+		for (i = 0; i < st.nsess; i++)
+			if (!claimed || !fp__cupti_metrics_session(st.sess[i]))
+				fp_prof_session_note_dropped(st.sess[i], 1, REASON_NO_TIMING);
 		return;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -417,12 +525,28 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		inner = have ? l.lctx : FP_PROF_LCTX_LOST;
 		if (have) {
 			ev.callpath = l.callpath;
-			if (l.md && !fp__cupti_md_get(&st.md, l.md, &ev.md))
+			if (l.md & FP__CUPTI_MD_KEST)
+				fp__cupti_kest_get(l.md, &ev.md); /* entries outlive launches */
+			else if (l.md && !fp__cupti_md_get(&st.md, l.md, &ev.md))
 				relax_add(&n_md_lost, 1);
 		}
 	}
-	for (i = 0; i < st.nsess; i++)
-		fp_prof_session_kernel_lctx(st.sess[i], &ev, outer, inner);
+	if (ev.md.reserved & MD_EST_PER_PROGRAM) {
+		double programs = (double)ev.grid[0] * ev.grid[1] * ev.grid[2];
+
+		ev.md.est_bytes *= programs;
+		ev.md.est_flops *= programs;
+	}
+	ev.md.reserved = 0;
+	for (i = 0; i < st.nsess; i++) {
+		uint32_t node;
+
+		if (claimed && fp__cupti_metrics_session(st.sess[i]))
+			continue; /* filed by the metrics session at stop */
+		fp_prof_session_kernel_lctx_node(st.sess[i], &ev, outer, inner, &node);
+		fp__cupti_pcs_note(st.sess[i], k->correlation, node, ev.kernel,
+				   ev.end_ns > ev.begin_ns ? ev.end_ns - ev.begin_ns : 0);
+	}
 	relax_add(&n_kernels, 1);
 }
 
@@ -936,6 +1060,19 @@ static int cupti_start(struct fp_prof_session *s, struct fp_diag *diag)
 	if (!rc && !atomic_load(&enabled))
 		rc = enable(diag);
 	if (!rc) {
+		rc = fp__cupti_metrics_start(s, st.lib, st.cuda, diag);
+		if (rc && !st.nsess)
+			disable();
+	}
+	if (!rc) {
+		rc = fp__cupti_pcs_start(s, st.lib, st.cuda, diag);
+		if (rc) {
+			fp__cupti_metrics_stop(s, st.lib);
+			if (!st.nsess)
+				disable();
+		}
+	}
+	if (!rc) {
 		device_table(s);
 		pthread_mutex_lock(&deliver_lock);
 		st.sess[st.nsess++] = s;
@@ -959,6 +1096,9 @@ static int cupti_flush(struct fp_prof_session *s)
 		if (st.f.cuptiActivityFlushAll(FP__CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) !=
 		    FP__CUPTI_SUCCESS)
 			rc = FP_EVENDOR;
+		/* after the kernel records: their nodes are known now */
+		if (fp__cupti_pcs_flush(s) != FP_OK && !rc)
+			rc = FP_EVENDOR;
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
@@ -979,6 +1119,10 @@ static int cupti_stop(struct fp_prof_session *s)
 		}
 	}
 	pthread_mutex_unlock(&deliver_lock);
+	if (!rc) {
+		fp__cupti_metrics_stop(s, st.lib);
+		fp__cupti_pcs_stop(s);
+	}
 	if (!st.nsess)
 		disable();
 	pthread_mutex_unlock(&lock);
@@ -1092,6 +1236,9 @@ int fp_cupti_get_stats(struct fp_cupti_stats *out)
 void fp__cupti_reset(void)
 {
 	pthread_mutex_lock(&lock);
+	fp__cupti_metrics_reset();
+	fp__cupti_pcs_reset();
+	fp__cupti_kest_reset();
 	if (st.lib) {
 		disable();
 		if (st.resource_callbacks)

@@ -109,6 +109,8 @@ static int describe(struct probe *p, void *h, bool already, enum fp_cupti_origin
 	}
 	out->api_version = version;
 	out->found = true;
+	out->pcsampling = dlsym(h, "cuptiPCSamplingEnable") && dlsym(h, "cuptiPCSamplingGetData") &&
+			  dlsym(h, "cuptiGetCubinCrc");
 	return FP_OK;
 }
 

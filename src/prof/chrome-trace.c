@@ -139,7 +139,17 @@ static void write_names(struct fp_prof_session *s, struct fp_jsonw *w, const str
 		if (new_pid || keys[i - 1].tid != k->tid) {
 			uint64_t lane = (k->tid - k->track) >> LANE_SHIFT;
 
-			if (lane)
+			if (r->kind == FP__TRACE_ISCOPE) {
+				bool sm = k->track < FP__TL_TRACK_PROGRAM;
+				uint64_t t =
+					k->track - (sm ? FP__TL_TRACK_SM : FP__TL_TRACK_PROGRAM);
+
+				len = lane ? snprintf(buf, sizeof(buf),
+						      "%s %" PRIu64 " (overlap %" PRIu64 ")",
+						      sm ? "SM" : "program", t, lane) :
+					     snprintf(buf, sizeof(buf), "%s %" PRIu64,
+						      sm ? "SM" : "program", t);
+			} else if (lane)
 				len = snprintf(
 					buf, sizeof(buf), "%s %" PRIu64 " (overlap %" PRIu64 ")",
 					k->pid == HOST_PID ? "thread" : "stream", k->track, lane);
@@ -222,6 +232,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	size_t i, stack_alloc = 0;
 	int rc = FP_OK;
 
+	fp__prof_tl_align(s);
 	if (s->ntrace) {
 		keys = fp_reallocarray(NULL, s->ntrace, sizeof(*keys));
 		if (!keys)
@@ -233,7 +244,9 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 
 		keys[i].pid = r->kind == FP__TRACE_SCOPE ? HOST_PID :
 							   DEVICE_PID_BASE + (uint64_t)r->device_id;
-		keys[i].tid = r->kind == FP__TRACE_SCOPE ? r->tid : r->stream;
+		keys[i].tid = r->kind == FP__TRACE_SCOPE  ? r->tid :
+			      r->kind == FP__TRACE_ISCOPE ? r->correlation :
+							    r->stream;
 		keys[i].begin = b;
 		keys[i].neg_dur = UINT64_MAX - (e - b);
 		keys[i].track = keys[i].tid;
@@ -271,7 +284,10 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		fp_jsonw_kv_string(w, "ph", "X");
 		fp_jsonw_key(w, "name");
 		fp_jsonw_string_n(w, name, len);
-		fp_jsonw_kv_string(w, "cat", r->kind == FP__TRACE_SCOPE ? "scope" : "kernel");
+		fp_jsonw_kv_string(w, "cat",
+				   r->kind == FP__TRACE_SCOPE  ? "scope" :
+				   r->kind == FP__TRACE_ISCOPE ? "kernel_scope" :
+								 "kernel");
 		fp_jsonw_kv_uint(w, "pid", keys[i].pid);
 		fp_jsonw_kv_uint(w, "tid", keys[i].tid);
 		fp_jsonw_key(w, "ts");
@@ -299,6 +315,10 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 			fp_jsonw_uint(w, r->grid[2]);
 			fp_jsonw_array_end(w);
 			fp_jsonw_kv_uint(w, "stream", r->stream);
+		} else if (r->kind == FP__TRACE_ISCOPE) {
+			fp_jsonw_kv_uint(w, "program", r->grid[0]);
+			fp_jsonw_kv_uint(w, "smid", r->grid[1]);
+			fp_jsonw_kv_uint(w, "depth", r->grid[2]);
 		}
 		fp_jsonw_object_end(w);
 		fp_jsonw_object_end(w);

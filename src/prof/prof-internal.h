@@ -50,8 +50,15 @@ struct fp__prof_thread {
 
 enum fp__trace_kind {
 	FP__TRACE_KERNEL = 1,
-	FP__TRACE_SCOPE = 2
+	FP__TRACE_SCOPE = 2,
+	FP__TRACE_ISCOPE = 3 /* intra-kernel scope slice (timeline-session.c): stream = timeline
+			      * launch index, correlation = track id, grid = program, smid, depth */
 };
+
+/* Track ids of intra-kernel slices (the trace writer names them "SM n" / "program n"). */
+#define FP__TL_TRACK_SM ((uint64_t)1 << 28)
+#define FP__TL_TRACK_PROGRAM ((uint64_t)1 << 29)
+#define FP__TL_TRACK_MASK (((uint64_t)1 << 28) - 1)
 
 struct fp__trace_rec {
 	uint64_t begin, end; /* ns, host monotonic clock */
@@ -135,6 +142,7 @@ struct fp_prof_session {
 	size_t nincomplete;
 	char *written[4]; /* writer names written successfully (static strings) */
 	size_t nwritten;
+	struct fp__tl_state *tl; /* intra-kernel timelines (timeline-session.c), NULL if none */
 };
 
 static inline struct fp__trace_rec *fp__trace_at(const struct fp_prof_session *s, size_t i)
@@ -149,6 +157,21 @@ uint32_t fp__prof_thread_index(void);
  * in one visit per targeted active session, on the launching thread. */
 int fp__prof_host_record(int session, const struct fp_prof_launch *l,
 			 const struct fp_prof_event *ev);
+
+/* session.c, for timeline-session.c: the node a launch on the calling thread lands on, adding
+ * a trace record, and visiting sessions (each under its lock) as the public calls do. */
+int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l, uint32_t *node);
+int fp__prof_trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r);
+int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg), void *arg);
+
+/* ---- timeline-session.c --------------------------------------------------------------------- */
+
+struct fp__tl_state;
+void fp__prof_tl_release(struct fp_prof_session *s);
+/* Move device-clock slices onto the host clock (once per launch); before writing the trace. */
+void fp__prof_tl_align(struct fp_prof_session *s);
+/* The metadata's "intra_kernel" member (nothing without timelines). */
+int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
 
 /* ---- writers -------------------------------------------------------------------------------- */
 

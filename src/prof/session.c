@@ -96,6 +96,7 @@ static void session_free(struct fp_prof_session *s)
 		fp_free(s->env_keys[i]);
 		fp_free(s->env_values[i]);
 	}
+	fp__prof_tl_release(s);
 	fp_free(s->name);
 	fp_free(s->hook);
 	pthread_mutex_destroy(&s->lock);
@@ -525,6 +526,21 @@ static int trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r)
 		s->st.clamped_timestamps++;
 	s->st.trace_records++;
 	return FP_OK;
+}
+
+int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l, uint32_t *node)
+{
+	return sess_launch_node(s, l, true, node);
+}
+
+int fp__prof_trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r)
+{
+	return trace_add(s, r);
+}
+
+int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg), void *arg)
+{
+	return for_sessions(id, fn, arg);
 }
 
 /* ---- kernel intake (session lock held) -------------------------------------------------------- */
@@ -1652,11 +1668,13 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 	return rc;
 }
 
-int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
-				uint32_t outer, uint32_t inner)
+int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev,
+				     uint32_t outer, uint32_t inner, uint32_t *filed)
 {
-	uint32_t node;
+	uint32_t node = FP_CALLTREE_NONE;
 
+	if (filed)
+		*filed = FP_CALLTREE_NONE;
 	if (!s || !event_ok(ev))
 		return FP_EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -1664,6 +1682,27 @@ int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_
 		s->st.ignored_inactive++;
 	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
 		s->st.failed++;
+	else if (filed)
+		*filed = node;
 	pthread_mutex_unlock(&s->lock);
 	return FP_OK;
+}
+
+int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
+				uint32_t outer, uint32_t inner)
+{
+	return fp_prof_session_kernel_lctx_node(s, ev, outer, inner, NULL);
+}
+
+int fp_prof_session_tree_apply(struct fp_prof_session *s,
+			       int (*fn)(struct fp_calltree *t, void *arg), void *arg)
+{
+	int rc;
+
+	if (!s || !fn)
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	rc = fn(s->tree, arg);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }

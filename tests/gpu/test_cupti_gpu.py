@@ -3,7 +3,9 @@
 
 What the unit tests (tests/unit/test-cupti-*.c, on a fake libcupti) cannot show:
 
-* per-kernel device times agree with CUDA events (median within 2% for kernels >= 50 us);
+* per-kernel device times agree with CUDA events (median within 2% for kernels >= 50 us, once the
+  events' own fixed cost, measured around an empty kernel, is taken off) and with ncu's
+  gpu__time_duration.sum for the same kernel;
 * launch counts are exact with 1, 4 and 8 launching threads, each under its own scope;
 * the tree and the trace of one run agree kernel by kernel (counts and nanoseconds);
 * CUDA-graph replays land under the replaying scope, then the capture scope; a graph captured
@@ -161,37 +163,134 @@ def run_child(code: str, timeout: int = 240) -> subprocess.CompletedProcess[str]
 # -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [1 << 24, 1 << 25, 1 << 26])
-def test_kernel_times_match_cuda_events(out: str, n: int) -> None:
-    """Each kernel bracketed by CUDA events queued behind a busy GPU: CUPTI's duration and the
-    events' elapsed time agree (median over the runs within 2%) for kernels >= 50 us."""
-    x, y, z = tensors(n)
-    add(x, y, z)  # compile and warm up outside the session
+@triton.jit
+def empty_kernel(x_ptr):
+    pass
+
+
+def _events_and_cupti(out: str, launch: Any, name: str, runs: int = 40) -> tuple[float, float]:
+    """Medians (ns) of CUDA-event elapsed times and of CUPTI kernel durations for `runs` launches,
+    each bracketed by events queued behind a busy GPU (so the events time the GPU, not the host's
+    launch latency: ~30 us on the H200, which the first version of the test included)."""
+    launch()  # compile and warm up outside the session
     torch.cuda.synchronize()
-    runs = 40
     events = []
     profiler.start(out, data="trace", backend="cupti")
     for _ in range(runs):
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
-        # Keep the GPU busy while the host records e0 and launches the kernel, so the events
-        # time the kernel and not the host's launch latency (~30 us measured on the H200,
-        # which the first version of this test included by mistake).
         torch.cuda._sleep(1_000_000)
         e0.record()
-        add(x, y, z)
+        launch()
         e1.record()
         torch.cuda.synchronize()
         events.append(e0.elapsed_time(e1) * 1e6)  # ms -> ns
     profiler.finalize()
-    ks = [e for e in kernel_events(out) if e["name"].startswith("add_kernel")]
-    assert len(ks) == runs, f"expected {runs} kernel events, got {len(ks)}"
-    cupti = statistics.median(us_to_ns(e["dur"]) for e in ks)
-    ev = statistics.median(events)
-    print(f"n={n}: CUPTI median {cupti / 1e3:.2f} us, CUDA events median {ev / 1e3:.2f} us")
-    if ev < 50e3:
-        pytest.skip(f"kernel too short on this GPU ({ev / 1e3:.1f} us) for the 2% criterion")
-    assert abs(cupti - ev) <= 0.02 * ev, (cupti, ev)
+    ks = [e for e in kernel_events(out) if e["name"].startswith(name)]
+    assert len(ks) == runs, f"expected {runs} {name} events, got {len(ks)}"
+    return statistics.median(events), statistics.median(us_to_ns(e["dur"]) for e in ks)
+
+
+@pytest.mark.parametrize("n", [1 << 24, 1 << 25, 1 << 26])
+def test_kernel_times_match_cuda_events(tmp_path: Path, n: int) -> None:
+    """CUPTI's kernel duration agrees with CUDA events (medians within 2%) for kernels >= 50 us.
+
+    Two events around one kernel measure the kernel plus a fixed cost of the stream's work
+    between them (the second event's write, the front end's scheduling of the kernel: ~2.4 us
+    measured on the H200, the same at 48 us and at 93 us). That cost is not the kernel's, so it is
+    measured the same way around an empty one-program kernel (events minus CUPTI's duration of
+    that kernel) and taken off before comparing."""
+    x, y, z = tensors(n)
+    ev0, cu0 = _events_and_cupti(str(tmp_path / "empty"), lambda: empty_kernel[(1,)](x), "empty_kernel")
+    fixed = max(0.0, ev0 - cu0)
+    ev, cupti = _events_and_cupti(str(tmp_path / "add"), lambda: add(x, y, z), "add_kernel")
+    kernel_ev = ev - fixed
+    print(f"n={n}: CUPTI median {cupti / 1e3:.2f} us, CUDA events median {ev / 1e3:.2f} us, "
+          f"event overhead (empty kernel: events {ev0 / 1e3:.2f} us, CUPTI {cu0 / 1e3:.2f} us) "
+          f"{fixed / 1e3:.2f} us, events less it {kernel_ev / 1e3:.2f} us")
+    _record("cupti_vs_events", {"n": n, "cupti_ns": cupti, "events_ns": ev, "empty_events_ns": ev0,
+                                "empty_cupti_ns": cu0, "events_less_overhead_ns": kernel_ev})
+    if kernel_ev < 50e3:
+        pytest.skip(f"kernel too short on this GPU ({kernel_ev / 1e3:.1f} us) for the 2% criterion")
+    assert abs(cupti - kernel_ev) <= 0.02 * kernel_ev, (cupti, kernel_ev, ev, fixed)
+
+
+NCU_CHILD = r'''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+n, runs = int(sys.argv[1]), int(sys.argv[2])
+x, y, z = (torch.rand(n, device="cuda") for _ in range(3))
+for _ in range(runs):
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024)
+torch.cuda.synchronize()
+'''
+
+
+@pytest.mark.parametrize("n", [1 << 26, 1 << 27])
+def test_kernel_times_match_ncu(tmp_path: Path, n: int) -> None:
+    """CUPTI's kernel durations agree with ncu's gpu__time_duration.sum for the same kernel
+    (medians within 2%), ncu run without clock or cache control so that both see the GPU as the
+    application runs it."""
+    import csv
+    import shutil
+
+    exe = shutil.which("ncu")
+    if exe is None:
+        pytest.skip("ncu is not on PATH")
+    runs = 10
+    child = tmp_path / "ncu_child.py"
+    child.write_text(NCU_CHILD)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    proc = subprocess.run([exe, "--csv", "--page", "raw", "--metrics", "gpu__time_duration.sum",
+                           "--clock-control", "none", "--cache-control", "none", "-k", "regex:add_kernel",
+                           sys.executable, str(child), str(n), str(runs)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('"')]
+    rows = list(csv.DictReader(lines))
+    vals = []
+    for r in rows:
+        v = (r.get("gpu__time_duration.sum") or "").replace(",", "")
+        try:
+            vals.append(float(v))
+        except ValueError:
+            continue  # the units row
+    assert len(vals) == runs, (len(vals), proc.stdout[-2000:])
+    unit = next((r.get("gpu__time_duration.sum") for r in rows if r.get("ID", "") == ""), "nsecond")
+    scale = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6}.get(unit, 1.0)
+    ncu_ns = statistics.median(vals) * scale
+    x, y, z = tensors(n)
+    add(x, y, z)
+    torch.cuda.synchronize()
+    base = str(tmp_path / "ours")
+    profiler.start(base, data="trace", backend="cupti")
+    for _ in range(runs):
+        add(x, y, z)
+    torch.cuda.synchronize()
+    profiler.finalize()
+    ks = [e for e in kernel_events(base) if e["name"].startswith("add_kernel")]
+    assert len(ks) == runs
+    ours = statistics.median(us_to_ns(e["dur"]) for e in ks)
+    print(f"n={n}: CUPTI median {ours / 1e3:.2f} us, ncu gpu__time_duration median {ncu_ns / 1e3:.2f} us")
+    _record("cupti_vs_ncu", {"n": n, "cupti_ns": ours, "ncu_ns": ncu_ns})
+    assert abs(ours - ncu_ns) <= 0.02 * ncu_ns, (ours, ncu_ns)
+
+
+def _record(name: str, row: dict) -> None:
+    """Append a measurement to $FP_GPU_RESULTS_DIR/<name>.jsonl (tests/gpu/run.sh brings it back)."""
+    d = os.environ.get("FP_GPU_RESULTS_DIR")
+    if d:
+        with open(os.path.join(d, name + ".jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
 
 
 @pytest.mark.parametrize("nthreads", [1, 4, 8])
@@ -338,11 +437,16 @@ def test_backend_none_hook_metadata_and_estimates(out: str) -> None:
     torch.cuda.synchronize()
     profiler.start(out, hook="triton")  # backend=None: CUPTI on a GPU
     assert profiler.sessions()[0]["backend"] == "cupti"
+    h0 = _ext.cupti_hook_stats()
     with profiler.scope("md"):
         for _ in range(10):
-            add_md_kernel[grid](x, y, z, n, BLOCK=BLOCK)
+            compiled = add_md_kernel[grid](x, y, z, n, BLOCK=BLOCK)
     torch.cuda.synchronize()
+    h1 = _ext.cupti_hook_stats()
     profiler.finalize()
+    # The first launch takes the Python slow path (learning the kernel), the others stay in C.
+    assert (h1["slow"] - h0["slow"], h1["fast"] - h0["fast"]) == (1, 9), (h0, h1)
+    per = _ext.ttir_estimate(str(compiled.asm["ttir"]))
     md = node(load_tree(out), "md")
     assert md is not None
     ks = [c for c in md["children"] if c["frame"]["name"].startswith("add_md_kernel")]
@@ -350,8 +454,106 @@ def test_backend_none_hook_metadata_and_estimates(out: str) -> None:
     m = ks[0]["metrics"]
     assert m["count"] == 10 and m["device_type"] == "CUDA", m
     assert (m["flops32"], m["bytes"]) == (10 * n, 10 * 12 * n), m
-    assert m["est_bytes"] > 0 and m["est_flops"] > 0, m
+    # The per-program estimate times each record's grid.
+    assert m["est_bytes"] == 10 * grid[0] * per["bytes"] > 0, (m, per)
+    assert m["est_flops"] == 10 * grid[0] * per["total_flops"] > 0, (m, per)
     assert meta(out)["session"]["backend"] == "cupti"
+
+
+@triton.jit
+def late_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+def _ours(chain: Any) -> list[str]:
+    return [getattr(f, "__name__", "?") for f in chain.calls
+            if "flagprism" in (getattr(f, "__module__", None) or "") or
+            getattr(f, "__name__", "") in ("cupti_hook", "_gpu_enter", "_gpu_exit")]
+
+
+def test_shadow_estimates_without_launch_hook(out: str) -> None:
+    """The default session (shadow, estimates on) puts nothing in Triton's launch hooks: the
+    CUPTI callback finds each launch's per-program estimate by CUfunction, in a table filled at
+    kernel load (late_kernel: compiled after start) or from Triton's caches (add_kernel: loaded
+    before start). Estimates stay exact: launches x grid x the TTIR estimate, also with 4
+    launching threads and for graph replays."""
+    from triton import knobs
+
+    nthreads, launches = 4, 500
+    x, y, z = tensors(1 << 16)
+    n = x.numel()
+    grid = triton.cdiv(n, BLOCK)
+    compiled = add_kernel[(grid,)](x, y, z, n, BLOCK=BLOCK)  # loaded before the session
+    torch.cuda.synchronize()
+    h0 = _ext.cupti_hook_stats()
+    k0 = _ext.cupti_kest_stats()
+    profiler.start(out, backend="cupti")
+    assert _ours(knobs.runtime.launch_enter_hook) == [], knobs.runtime.launch_enter_hook.calls
+    assert _ours(knobs.runtime.launch_exit_hook) == []
+    assert "_kernel_loaded" in _ours(knobs.runtime.kernel_load_end_hook)
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            torch.cuda.set_device(0)
+            a, b, c = tensors(n)
+            with profiler.scope(f"t{i}"):
+                for _ in range(launches):
+                    add(a, b, c)
+            torch.cuda.synchronize()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    with profiler.scope("late"):
+        for _ in range(7):
+            late = late_kernel[(grid,)](x, z, n, BLOCK=BLOCK)
+    g = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream), profiler.scope("capture"):
+        with torch.cuda.graph(g, stream=stream):
+            add(x, y, z)
+    torch.cuda.synchronize()
+    with profiler.scope("replay"):
+        for _ in range(3):
+            g.replay()
+    torch.cuda.synchronize()
+    h1 = _ext.cupti_hook_stats()
+    k1 = _ext.cupti_kest_stats()
+    profiler.finalize()
+    assert (h1["slow"], h1["fast"]) == (h0["slow"], h0["fast"]), (h0, h1)  # no launch hook
+    assert k1["misses"] == k0["misses"], (k0, k1)
+    per_add = _ext.ttir_estimate(str(compiled.asm["ttir"]))
+    per_late = _ext.ttir_estimate(str(late.asm["ttir"]))
+    root = load_tree(out)
+
+    def kernel(*path: str) -> dict[str, Any]:
+        parent = node(root, *path[:-1])
+        assert parent is not None, (path, child_names(root))
+        ks = [c for c in parent["children"] if c["frame"]["name"].startswith(path[-1])]
+        assert len(ks) == 1, child_names(parent)
+        return ks[0]["metrics"]
+
+    for i in range(nthreads):
+        m = kernel(f"t{i}", "add_kernel")
+        assert m["count"] == launches, m
+        assert m["est_bytes"] == launches * grid * per_add["bytes"] > 0, (m, per_add)
+        assert m["est_flops"] == launches * grid * per_add["total_flops"] > 0, (m, per_add)
+    m = kernel("late", "late_kernel")
+    assert m["count"] == 7 and m["est_bytes"] == 7 * grid * per_late["bytes"] > 0, m
+    m = kernel("replay", "capture", "add_kernel")
+    assert m["count"] == 3 and m["est_bytes"] == 3 * grid * per_add["bytes"], m
+    env = meta(out)["environment"]
+    assert env["estimate:add_kernel"].startswith("per program: bytes=")
+    assert env["estimate:late_kernel"].startswith("per program: bytes=")
 
 
 def test_host_session_alongside(tmp_path: Path) -> None:

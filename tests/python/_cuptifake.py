@@ -78,6 +78,12 @@ class Gpu:
         for name in ("fake_cupti_launch",):
             getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
             getattr(lib, name).restype = None
+        lib.fake_cupti_launch_kernel.argtypes = [
+            ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_uint32), ctypes.c_int, ctypes.c_int]
+        lib.fake_cupti_launch_kernel.restype = None
+        lib.fake_cupti_set_launch_function.argtypes = [ctypes.c_uint64]
+        lib.fake_cupti_set_launch_function.restype = None
         lib.fake_cupti_kernel.argtypes = [ctypes.POINTER(FakeKernel)]
         lib.fake_cupti_kernel.restype = ctypes.c_int
         lib.fake_cupti_complete.argtypes = []
@@ -90,10 +96,17 @@ class Gpu:
         self.pending: list[tuple[int, str, tuple[int, int, int]]] = []
         self.durations: list[int] = []
 
-    def api_launch(self, domain: int, cbid: int, name: str, grid: tuple[int, int, int]) -> None:
-        """The API enter and exit callbacks of one launch call, with a new correlation id."""
+    def api_launch(
+        self, domain: int, cbid: int, name: str, grid: tuple[int, int, int], fn: int = 0
+    ) -> None:
+        """The API enter and exit callbacks of one launch call, with a new correlation id, the
+        kernel's symbol name and (cuLaunchKernelEx) its grid and CUfunction `fn`, in the
+        current context."""
         self.corr += 1
-        self.lib.fake_cupti_launch(domain, cbid, self.corr)
+        g = (ctypes.c_uint32 * 3)(*grid)
+        self.lib.fake_cupti_set_launch_function(fn)
+        self.lib.fake_cupti_launch_kernel(domain, cbid, self.corr, name.encode(), g, 0, 0)
+        self.lib.fake_cupti_set_launch_function(0)
         self.pending.append((self.corr, name, grid))
 
     def torch_launch(self, name: str, grid: tuple[int, int, int] = (8, 1, 1)) -> None:
@@ -127,22 +140,59 @@ class Gpu:
         self.lib.fake_cupti_complete()
 
 
+_next_function = [0x7F0000001000]
+
+
 def compiled_kernel(name: str) -> SimpleNamespace:
-    """What Triton's JITFunction.run holds as `kernel`: a name, a hash and the TTIR."""
+    """What Triton's JITFunction.run holds as `kernel`: a name, a hash, the TTIR, and (once
+    loaded: load_kernel) its module and CUfunction handles."""
     return SimpleNamespace(
-        name=name, hash=f"fake-{name}", asm={"ttir": (DATA_DIR / "ttir" / "add.ttir").read_text()}
+        name=name,
+        hash=f"fake-{name}",
+        asm={"ttir": (DATA_DIR / "ttir" / "add.ttir").read_text()},
+        metadata_group={f"{name}.ttir": str(DATA_DIR / "ttir" / "add.ttir")},
+        module=None,
+        function=None,
     )
 
 
+def load_kernel(kernel: SimpleNamespace) -> None:
+    """CompiledKernel._init_handles: load the module once (a new CUfunction), then call
+    knobs.runtime.kernel_load_end_hook as Triton 3.6 does."""
+    from triton import knobs
+
+    if kernel.module is not None:
+        return
+    kernel.function = _next_function[0]
+    _next_function[0] += 0x40
+    kernel.module = kernel.function - 8
+    knobs.runtime.kernel_load_end_hook(
+        kernel.module, kernel.function, kernel.name, kernel.metadata_group, kernel.hash
+    )
+
+
+def triton_cache(*kernels: SimpleNamespace) -> Any:
+    """A JITFunction whose device cache holds `kernels` (as JITFunction.run leaves them), so
+    that FlagPrism's walk of Triton's caches finds them. Returned: keep it alive."""
+    import triton
+
+    @triton.jit
+    def cached_kernel(x):  # noqa: ANN001
+        pass
+
+    cached_kernel.device_caches[0] = ({k.name: k for k in kernels}, {}, None, None, None)
+    return cached_kernel
+
+
 def _launcher(
-    gpu: Gpu, gridX: int, gridY: int, gridZ: int, md: Any, symbol: str  # noqa: N803
+    gpu: Gpu, gridX: int, gridY: int, gridZ: int, md: Any, symbol: str, fn: int  # noqa: N803
 ) -> None:
-    """Triton's launcher: enter hook, cuLaunchKernelEx (the device names the kernel by its
-    symbol, whatever launch_metadata says), exit hook."""
+    """Triton's launcher: enter hook, cuLaunchKernelEx of CUfunction `fn` (the device names the
+    kernel by its symbol, whatever launch_metadata says), exit hook."""
     from triton import knobs
 
     knobs.runtime.launch_enter_hook(md)  # @launcher
-    gpu.api_launch(DRIVER, CU_LAUNCH_KERNEL_EX, symbol, (gridX, gridY, gridZ))
+    gpu.api_launch(DRIVER, CU_LAUNCH_KERNEL_EX, symbol, (gridX, gridY, gridZ), fn)
     knobs.runtime.launch_exit_hook(md)
 
 
@@ -153,13 +203,15 @@ def triton_launch(
     metadata: Callable[..., dict[str, Any]] | None = None,
     args: dict[str, Any] | None = None,
 ) -> None:
-    """JITFunction.run: the launch metadata is a LazyDict that the hook may evaluate."""
+    """JITFunction.run: CompiledKernel.launch_metadata loads the kernel at its first launch,
+    then builds the LazyDict that the hook may evaluate."""
     from triton.compiler.compiler import LazyDict
 
-    md = LazyDict({"name": kernel.name, "function": 1, "stream": 0})
+    load_kernel(kernel)
+    md = LazyDict({"name": kernel.name, "function": kernel.function, "stream": 0})
     if metadata is not None:
         md.add(metadata, (grid, kernel, args or {}))
-    _launcher(gpu, grid[0], grid[1], grid[2], md, kernel.name)  # @triton_launch
+    _launcher(gpu, grid[0], grid[1], grid[2], md, kernel.name, kernel.function)  # @triton_launch
 
 
 def add_metadata(grid: Any, kernel: Any, args: dict[str, Any]) -> dict[str, Any]:
@@ -308,7 +360,100 @@ def scenario_auto(gpu: Gpu, out: Path) -> dict[str, Any]:
     }
 
 
+def _ours_in_chains() -> dict[str, list[str]]:
+    """FlagPrism's callables in Triton's launch hook chains, by chain."""
+    from triton import knobs
+
+    return {
+        "enter": [getattr(f, "__name__", "?") for f in knobs.runtime.launch_enter_hook.calls],
+        "exit": [getattr(f, "__name__", "?") for f in knobs.runtime.launch_exit_hook.calls],
+    }
+
+
+def _in_load_chain() -> list[str]:
+    from triton import knobs
+
+    return [getattr(f, "__name__", "?") for f in knobs.runtime.kernel_load_end_hook.calls]
+
+
+def scenario_lean(gpu: Gpu, out: Path) -> dict[str, Any]:
+    """What sits on the launch path per mode. Shadow context: nothing in the launch chains,
+    with estimates too (the backend's table, filled at kernel load or from Triton's caches).
+    hook="triton": the C hook's fast path, kernels it knows (by CUfunction) handed over in C,
+    the first launch of each through Python."""
+    import flagprism.profiler as profiler
+    from flagprism import _ext
+
+    add, mul = compiled_kernel("add_kernel"), compiled_kernel("mul_kernel")
+    sub, hk = compiled_kernel("sub_kernel"), compiled_kernel("hook_kernel")
+    cache = triton_cache(add, sub)  # noqa: F841 - Triton's cache keeps them; so must we
+    # add_kernel is compiled and loaded before any session: only the walk can teach it.
+    triton_launch(gpu, add, (1, 1, 1))
+    gpu.pending.clear()  # no session: its record would reach none
+    facts: dict[str, Any] = {"idle": _ours_in_chains(), "idle_load": _in_load_chain()}
+    # Shadow context, no hook, no estimates: nothing per launch but CUPTI's callback.
+    profiler.start(str(out / "bare"), backend="cupti", estimates=False)
+    facts["bare"] = _ours_in_chains()
+    with profiler.scope("s"):
+        for _ in range(3):
+            triton_launch(gpu, add, (4, 1, 1))
+    gpu.run()
+    profiler.finalize()
+    facts["after_bare"] = _ours_in_chains()
+    # Estimates (the default): still nothing per launch in Python. add_kernel (loaded before)
+    # is taught by the walk at start, mul_kernel by the load hook at its first launch.
+    s0 = _ext.cupti_hook_stats()
+    profiler.start(str(out / "est"), backend="cupti")
+    facts["est"] = _ours_in_chains()
+    facts["est_load"] = _in_load_chain()
+    facts["est_known_at_start"] = _ext.cupti_kest_stats()["known"]
+    with profiler.scope("s"):
+        for g in (1, 2, 3, 4, 5):
+            triton_launch(gpu, add, (g, 1, 1))
+        for _ in range(4):
+            triton_launch(gpu, mul, (2, 1, 1))
+    gpu.run()
+    s1 = _ext.cupti_hook_stats()
+    facts["est_hook_calls"] = s1["slow"] + s1["fast"] - s0["slow"] - s0["fast"]
+    facts["est_kest"] = _ext.cupti_kest_stats()
+    # A host session next to it: the Python hooks join; estimates stay in the table.
+    profiler.start(str(out / "host"), backend="host")
+    facts["mixed"] = _ours_in_chains()
+    profiler.finalize()
+    facts["after"] = _ours_in_chains()
+    facts["after_load"] = _in_load_chain()
+    # Between sessions sub_kernel is loaded (no load hook then); the next start walks again.
+    triton_launch(gpu, sub, (1, 1, 1))
+    gpu.pending.clear()
+    profiler.start(str(out / "again"), backend="cupti")
+    with profiler.scope("s"):
+        triton_launch(gpu, sub, (3, 1, 1))
+        triton_launch(gpu, add, (2, 1, 1))
+    gpu.run()
+    profiler.finalize()
+    # hook="triton": the C hook, learning each kernel at its first launch.
+    s0 = _ext.cupti_hook_stats()
+    profiler.start(str(out / "hook"), backend="cupti", hook="triton")
+    facts["hook"] = _ours_in_chains()
+    facts["hook_load"] = _in_load_chain()
+    with profiler.scope("s"):
+        for g in (1, 2, 3):
+            triton_launch(gpu, hk, (g, 1, 1))
+        triton_launch(gpu, add, (4, 1, 1))
+    gpu.run()
+    s1 = _ext.cupti_hook_stats()
+    facts["hook_slow"] = s1["slow"] - s0["slow"]
+    facts["hook_fast"] = s1["fast"] - s0["fast"]
+    facts["hook_known"] = s1["known"]
+    profiler.finalize()
+    facts["final_load"] = _in_load_chain()
+    facts["kest"] = _ext.cupti_kest_stats()
+    facts["stats"] = _ext.cupti_stats()
+    return facts
+
+
 SCENARIOS = {
+    "lean": scenario_lean,
     "scopes": scenario_scopes,
     "python": scenario_python,
     "mixed": scenario_mixed,

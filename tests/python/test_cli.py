@@ -173,6 +173,7 @@ def test_doctor_json() -> None:
         "api_version",
         "already_loaded",
         "nvperf_host",
+        "pcsampling_api",
         "error",
     }
     counters = d["cupti"]["counters"]

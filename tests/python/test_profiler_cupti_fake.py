@@ -146,6 +146,58 @@ def test_scopes_states_counts_and_times(tmp_path: Path) -> None:
     assert st["subscribed"] and not st["enabled"] and st["sessions"] == 0, st
 
 
+def test_launch_path_per_mode_and_c_fast_path(tmp_path: Path) -> None:
+    facts = run_scenario("lean", tmp_path)
+    none: dict[str, list[str]] = {"enter": [], "exit": []}
+    # No session, and shadow context without hook and estimates: nothing of ours per launch.
+    assert facts["idle"] == none and facts["bare"] == none and facts["after_bare"] == none
+    assert facts["idle_load"] == []
+    ks = pk.kernels(pk.read_tree(tmp_path / "bare.hatchet"))
+    assert list(ks) == [("s", "add_kernel")] and ks[("s", "add_kernel")]["count"] == 3
+    assert "est_bytes" not in ks[("s", "add_kernel")]
+    # Shadow context with estimates (the default): nothing in the launch chains either, and no
+    # launch hook call; the load hook teaches the backend's table once per kernel.
+    assert facts["est"] == none, facts["est"]
+    assert facts["est_load"] == ["_kernel_loaded"]
+    assert facts["est_hook_calls"] == 0
+    # add_kernel was loaded before the session: the walk of Triton's caches taught it at start.
+    assert facts["est_known_at_start"] == 1
+    assert (facts["est_kest"]["known"], facts["est_kest"]["misses"]) == (2, 0), facts["est_kest"]
+    ks = pk.kernels(pk.read_tree(tmp_path / "est.hatchet"))
+    add, mul = ks[("s", "add_kernel")], ks[("s", "mul_kernel")]
+    # Per-program estimates times each record's grid: 1+2+3+4+5 programs, then 4 x 2.
+    assert (add["count"], add["est_bytes"], add["est_flops"]) == (5, 15 * 12288, 15 * 1024)
+    assert (mul["count"], mul["est_bytes"], mul["est_flops"]) == (4, 8 * 12288, 8 * 1024)
+    env = meta(tmp_path / "est.meta.json")["environment"]
+    assert env["estimate:add_kernel"].startswith("per program: bytes=12288")
+    assert env["estimate:mul_kernel"].startswith("per program: bytes=12288")
+    # With a host-timed session open too, its Python hooks join; estimates stay in the table.
+    assert facts["mixed"] == {"enter": ["_gpu_enter"], "exit": ["_gpu_exit"]}, facts["mixed"]
+    assert facts["after"] == none and facts["after_load"] == []
+    # A kernel loaded between sessions (no load hook then) is found by the next start's walk;
+    # the notes are those of the session's own kernels.
+    ks = pk.kernels(pk.read_tree(tmp_path / "again.hatchet"))
+    sub, add = ks[("s", "sub_kernel")], ks[("s", "add_kernel")]
+    assert (sub["count"], sub["est_bytes"], sub["est_flops"]) == (1, 3 * 12288, 3 * 1024)
+    assert (add["count"], add["est_bytes"]) == (1, 2 * 12288)
+    env = meta(tmp_path / "again.meta.json")["environment"]
+    assert "estimate:sub_kernel" in env and "estimate:add_kernel" in env
+    assert "estimate:mul_kernel" not in env
+    # hook="triton": the C hook, last; the first launch of each kernel takes the Python path.
+    assert facts["hook"] == {"enter": ["cupti_hook"], "exit": []}, facts["hook"]
+    assert facts["hook_load"] == []
+    assert (facts["hook_slow"], facts["hook_fast"], facts["hook_known"]) == (2, 2, 2), facts
+    ks = pk.kernels(pk.read_tree(tmp_path / "hook.hatchet"))
+    hk, add = ks[("s", "hook_kernel")], ks[("s", "add_kernel")]
+    assert (hk["count"], hk["est_bytes"], hk["est_flops"]) == (3, 6 * 12288, 6 * 1024)
+    assert (add["count"], add["est_bytes"]) == (1, 4 * 12288)
+    assert "estimate:hook_kernel" in meta(tmp_path / "hook.meta.json")["environment"]
+    assert facts["final_load"] == []
+    assert not facts["kest"]["enabled"] and facts["kest"]["misses"] == 0, facts["kest"]
+    st = facts["stats"]
+    assert (st["kernels"], st["misses"], st["md_lost"]) == (18, 0, 0), st
+
+
 def test_python_context_and_launch_metadata(tmp_path: Path) -> None:
     facts = run_scenario("python", tmp_path)
     ks = pk.kernels(pk.read_tree(tmp_path / "python.hatchet"))

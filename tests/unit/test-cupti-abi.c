@@ -70,6 +70,17 @@ SAME_OFF(struct fp__cupti_cbdata, CUpti_CallbackData, contextUid);
 SAME_OFF(struct fp__cupti_cbdata, CUpti_CallbackData, correlationData);
 SAME_OFF(struct fp__cupti_cbdata, CUpti_CallbackData, correlationId);
 _Static_assert(sizeof(struct fp__cupti_cbdata) == sizeof(CUpti_CallbackData), "cbdata size");
+
+/* The launch calls' parameter blocks, up to the CUfunction (the estimate lookup reads `f`);
+ * cupti.h brings generated_cuda_meta.h in. */
+SAME_OFF(struct fp__cu_launch_kernel_params, cuLaunchKernel_params, f);
+SAME_OFF(struct fp__cu_launch_kernel_params, cuLaunchKernel_params, gridDimX);
+SAME_OFF(struct fp__cu_launch_kernel_params, cuLaunchKernel_ptsz_params, f);
+SAME_OFF(struct fp__cu_launch_kernel_params, cuLaunchCooperativeKernel_params, f);
+SAME_OFF(struct fp__cu_launch_kernel_params, cuLaunchCooperativeKernel_ptsz_params, f);
+SAME_OFF(struct fp__cu_launch_kernel_ex_params, cuLaunchKernelEx_params, config);
+SAME_OFF(struct fp__cu_launch_kernel_ex_params, cuLaunchKernelEx_params, f);
+SAME_OFF(struct fp__cu_launch_kernel_ex_params, cuLaunchKernelEx_ptsz_params, f);
 SAME_OFF(struct fp__cupti_resource_data, CUpti_ResourceData, context);
 SAME_OFF(struct fp__cupti_resource_data, CUpti_ResourceData, resourceHandle);
 SAME_OFF(struct fp__cupti_resource_data, CUpti_ResourceData, resourceDescriptor);

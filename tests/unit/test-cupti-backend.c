@@ -22,6 +22,8 @@
 #include <flagprism/prof.h>
 
 #include "backend/cupti-internal.h"
+#include "backend/cupti-kest-internal.h"
+#include "backend/cupti-metrics-internal.h"
 #include "fake-cupti/fake_cupti.h"
 #include "test.h"
 
@@ -1032,5 +1034,334 @@ TEST(cupti_backend_oom)
 		ASSERT(rc == FP_OK || rc == FP_ENOMEM);
 	}
 	ASSERT_OK(fp_cupti_register());
+	fake_close();
+}
+
+/* Estimates handed over per program are multiplied by the record's grid (4 x 1 x 1 here);
+ * those handed over whole are not. */
+TEST(cupti_backend_est_per_program)
+{
+	struct fp_prof_metadata md;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	memset(&md, 0, sizeof(md));
+	md.flags = FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	md.est_bytes = 100;
+	md.est_flops = 3;
+	ASSERT_OK(fp_prof_scope_enter(id, "pp", 2, 0));
+	fp_cupti_set_thread_launch_ex(FP_PROF_NO_CALLPATH, &md, FP_CUPTI_LAUNCH_EST_PER_PROGRAM);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_OK(fp_prof_scope_enter(id, "whole", 5, 0));
+	fp_cupti_set_thread_launch_ex(FP_PROF_NO_CALLPATH, &md, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(1, "add_kernel", 1000, 0);
+	record(2, "add_kernel", 1000, 0);
+	fk.fake_cupti_complete();
+
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "pp/add_kernel", "est_bytes"), 400);
+	ASSERT_DEQ(metric(t, "pp/add_kernel", "est_flops"), 12);
+	ASSERT_DEQ(metric(t, "whole/add_kernel", "est_bytes"), 100);
+	ASSERT_DEQ(metric(t, "whole/add_kernel", "est_flops"), 3);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* ---- per-kernel estimates looked up in the launch callback (cupti_kest.c) -------------------- */
+
+#define LAUNCH FP__CUPTI_DRIVER_cuLaunchKernel
+
+/* The table alone: set, replace, no estimate, overflow, epochs. */
+TEST(cupti_kest_table)
+{
+	const double a[2] = {100, 3}, b[2] = {7, 1};
+	struct fp_cupti_kest_stats s;
+	struct fp_prof_metadata md;
+	uint64_t seen[4];
+	uint32_t ref, e1, e2;
+	uint64_t fn;
+
+	fp__cupti_kest_reset();
+	ASSERT_EQ(fp_cupti_kernel_estimate_set(0, a), FP_EINVAL);
+	ASSERT_EQ(fp__cupti_kest_find(0x1000), 0);
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x1000, a));
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x2000, NULL));
+	ref = fp__cupti_kest_find(0x1000);
+	ASSERT_GT(ref, 0);
+	ASSERT(fp__cupti_kest_get(ref, &md));
+	ASSERT_DEQ(md.est_bytes, 100);
+	ASSERT_DEQ(md.est_flops, 3);
+	ASSERT_UEQ(md.flags, FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS);
+	ASSERT_UEQ(md.reserved, FP__CUPTI_MD_PER_PROGRAM);
+	ASSERT(fp__cupti_kest_get(FP__CUPTI_MD_KEST | ref, &md)); /* as the slot keeps it */
+	ASSERT(!fp__cupti_kest_get(fp__cupti_kest_find(0x2000), &md));
+	ASSERT_UEQ(md.flags, 0);
+	ASSERT(!fp__cupti_kest_get(0, &md));
+	ASSERT(!fp__cupti_kest_get(FP_CUPTI_KEST_SLOTS + 1, &md));
+	/* A second load of the same handle replaces the values, in the same entry. */
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x1000, b));
+	ASSERT_EQ(fp__cupti_kest_find(0x1000), ref);
+	ASSERT(fp__cupti_kest_get(ref, &md));
+	ASSERT_DEQ(md.est_bytes, 7);
+
+	/* Epochs: lookups mark their entry; seen(e) lists what was looked up since e began. */
+	e1 = fp_cupti_kernel_estimates_epoch();
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e1, seen, 4), 0);
+	fp__cupti_kest_find(0x1000);
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e1, seen, 4), 1);
+	ASSERT_UEQ(seen[0], 0x1000);
+	e2 = fp_cupti_kernel_estimates_epoch();
+	ASSERT_GT(e2, e1);
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e2, seen, 4), 0);
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e1, seen, 4), 1); /* still since e1 */
+	fp__cupti_kest_find(0x2000);
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e2, NULL, 0), 1);
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(e1, seen, 1), 2); /* more than cap */
+
+	/* Overflow: half the slots, then refused and counted; known kernels stay found. */
+	for (fn = 0; fn < FP_CUPTI_KEST_SLOTS; fn++) {
+		int rc = fp_cupti_kernel_estimate_set(0x10000 + 8 * fn, a);
+
+		ASSERT(rc == FP_OK || rc == FP_ELIMIT);
+	}
+	ASSERT_OK(fp_cupti_kernel_estimates_stats(&s));
+	ASSERT_EQ(s.known, FP_CUPTI_KEST_SLOTS / 2);
+	ASSERT_EQ(s.capacity, FP_CUPTI_KEST_SLOTS / 2);
+	/* 2 known before, so FP_CUPTI_KEST_SLOTS / 2 - 2 of the new ones fit */
+	ASSERT_EQ(s.full, FP_CUPTI_KEST_SLOTS - (FP_CUPTI_KEST_SLOTS / 2 - 2));
+	ASSERT_EQ(fp_cupti_kernel_estimate_set(0x99999, a), FP_ELIMIT);
+	ASSERT_OK(fp_cupti_kernel_estimates_stats(&s));
+	ASSERT_EQ(s.full, FP_CUPTI_KEST_SLOTS - (FP_CUPTI_KEST_SLOTS / 2 - 2) + 1);
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x1000, a)); /* a known one may still change */
+	ASSERT_GT(fp__cupti_kest_find(0x1000), 0);
+	ASSERT_GT(fp__cupti_kest_find(0x10000), 0);
+	ASSERT_EQ(fp__cupti_kest_find(0x99999), 0);
+	ASSERT_EQ(fp_cupti_kernel_estimates_stats(NULL), FP_EINVAL);
+	fp__cupti_kest_reset();
+	ASSERT_OK(fp_cupti_kernel_estimates_stats(&s));
+	ASSERT_EQ(s.known, 0);
+	ASSERT(!s.enabled);
+}
+
+/*
+ * The launch callback's lookup: hits through cuLaunchKernelEx's and cuLaunchKernel's parameter
+ * blocks (per program, times the record's grid of 4), a known kernel without an estimate, a miss
+ * (counted, nothing attached), lookups off, a hand-over that wins over the table, a runtime
+ * launch (no lookup), and the kernels seen since the session's epoch.
+ */
+TEST(cupti_backend_kest_launch)
+{
+	const double a[2] = {100, 3};
+	struct fp_prof_metadata md;
+	struct fp_cupti_kest_stats ks;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	uint64_t seen[4];
+	uint32_t epoch;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x1000, a));
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x2000, NULL));
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	epoch = fp_cupti_kernel_estimates_epoch();
+
+	ASSERT_OK(fp_prof_scope_enter(id, "off", 3, 0)); /* lookups not enabled yet */
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 1, 0x1000, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	fp_cupti_kernel_estimates_enable(true);
+	ASSERT_OK(fp_prof_scope_enter(id, "hit", 3, 0));
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 2, 0x1000, 0);
+	fk.fake_cupti_launch_fn(DRV, LAUNCH, 3, 0x1000, 0);
+	fk.fake_cupti_launch_fn(DRV, FP__CUPTI_DRIVER_cuLaunchKernelEx_ptsz, 4, 0x1000, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_OK(fp_prof_scope_enter(id, "noest", 5, 0));
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 5, 0x2000, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_OK(fp_prof_scope_enter(id, "miss", 4, 0));
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 6, 0x3000, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 7); /* no parameter block: not looked up */
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_OK(fp_prof_scope_enter(id, "handed", 6, 0));
+	memset(&md, 0, sizeof(md));
+	md.flags = FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	md.est_bytes = 1;
+	md.est_flops = 1;
+	fp_cupti_set_thread_launch_ex(FP_PROF_NO_CALLPATH, &md, FP_CUPTI_LAUNCH_EST_PER_PROGRAM);
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 8, 0x1000, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_OK(fp_prof_scope_enter(id, "torch", 5, 0));
+	fk.fake_cupti_launch_fn(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 9, 0x3000, 0);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	ASSERT_EQ(fp_cupti_kernel_estimates_seen(epoch, seen, 4), 2);
+
+	record(1, "k", 10, 0);
+	record(2, "k", 10, 0);
+	record(3, "k", 10, 0);
+	record(4, "k", 10, 0);
+	record(5, "n", 10, 0);
+	record(6, "m", 10, 0);
+	record(7, "m", 10, 0);
+	record(8, "k", 10, 0);
+	record(9, "t", 10, 0);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "off/k", "count"), 1);
+	ASSERT_DEQ(metric(t, "off/k", "est_bytes"), -1);
+	ASSERT_DEQ(metric(t, "hit/k", "count"), 3);
+	ASSERT_DEQ(metric(t, "hit/k", "est_bytes"), 3 * 4 * 100);
+	ASSERT_DEQ(metric(t, "hit/k", "est_flops"), 3 * 4 * 3);
+	ASSERT_DEQ(metric(t, "noest/n", "count"), 1);
+	ASSERT_DEQ(metric(t, "noest/n", "est_bytes"), -1);
+	ASSERT_DEQ(metric(t, "miss/m", "count"), 2);
+	ASSERT_DEQ(metric(t, "miss/m", "est_bytes"), -1);
+	ASSERT_DEQ(metric(t, "handed/k", "est_bytes"), 4);
+	ASSERT_DEQ(metric(t, "torch/t", "est_bytes"), -1);
+	ASSERT_OK(fp_cupti_kernel_estimates_stats(&ks));
+	ASSERT(ks.enabled);
+	ASSERT_EQ(ks.known, 2);
+	ASSERT_EQ(ks.misses, 1);
+	ASSERT_EQ(cstats().misses, 0);
+	ASSERT_EQ(cstats().md_lost, 0);
+	ASSERT_EQ(sstats(id).unmatched, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* A graph captured from a launch that got its estimate from the table: each replay carries it,
+ * multiplied by the replayed record's grid. */
+TEST(cupti_backend_kest_graph)
+{
+	const double a[2] = {50, 2};
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	ASSERT_OK(fp_cupti_kernel_estimate_set(0x4000, a));
+	fp_cupti_kernel_estimates_enable(true);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_OK(fp_prof_scope_enter(id, "capture", 7, 0));
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 20, 0x4000, 1);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 100, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_launch_fn(DRV, LAUNCH_EX, 20, 0x4000, 2);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 200, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 5);
+	ASSERT_OK(fp_prof_scope_enter(id, "replay", 6, 0));
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 30);
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 31);
+	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
+	record(30, "gk", 10, 200);
+	record(31, "gk", 10, 200);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	ASSERT_DEQ(metric(t, "replay/capture/gk", "count"), 2);
+	ASSERT_DEQ(metric(t, "replay/capture/gk", "est_bytes"), 2 * 4 * 50);
+	ASSERT_DEQ(metric(t, "replay/capture/gk", "est_flops"), 2 * 4 * 2);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* Readers on 8 threads while the main thread keeps adding kernels and replacing the estimates
+ * of kernels nobody launches: every launch gets exactly its kernel's estimate. */
+struct kest_worker {
+	int session, index, launches;
+};
+
+static void *kest_launcher(void *p)
+{
+	struct kest_worker *w = p;
+	char scope[16];
+	int j;
+
+	snprintf(scope, sizeof(scope), "t%d", w->index);
+	if (fp_prof_scope_enter(w->session, scope, strlen(scope), 0))
+		abort();
+	for (j = 0; j < w->launches; j++) {
+		uint32_t corr = (uint32_t)(w->index * w->launches + j + 1);
+		struct fake_kernel k;
+
+		fk.fake_cupti_launch_fn(DRV, j % 2 ? LAUNCH : LAUNCH_EX, corr,
+					0x100000 + 16 * (uint64_t)w->index, 0);
+		memset(&k, 0, sizeof(k));
+		k.corr = corr;
+		k.start = fp_prof_clock_ns();
+		k.end = k.start + 10;
+		k.grid[0] = 2;
+		k.grid[1] = k.grid[2] = 1;
+		k.name = "k";
+		if (fk.fake_cupti_kernel(&k))
+			abort();
+	}
+	if (fp_prof_scope_exit(w->session, scope, strlen(scope), NULL))
+		abort();
+	return NULL;
+}
+
+TEST(cupti_backend_kest_concurrent)
+{
+	enum {
+		THREADS = 8,
+		LAUNCHES = 3000
+	};
+	struct fp_cupti_config c = {0};
+	struct kest_worker w[THREADS];
+	struct fp_cupti_kest_stats ks;
+	pthread_t th[THREADS];
+	struct fp_calltree *t;
+	struct fp_diag d;
+	char path[32];
+	uint64_t n;
+	int id, i;
+
+	c.buffer_size = 16 << 10;
+	c.buffers = 32;
+	ASSERT_OK(fp_cupti_configure(&c));
+	fake_open(FP_FAKE_CUPTI_PATH);
+	for (i = 0; i < THREADS; i++) {
+		double e[2] = {10.0 * (i + 1), (double)i};
+
+		ASSERT_OK(fp_cupti_kernel_estimate_set(0x100000 + 16 * (uint64_t)i, e));
+	}
+	fp_cupti_kernel_estimates_enable(true);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	for (i = 0; i < THREADS; i++) {
+		w[i] = (struct kest_worker){id, i, LAUNCHES};
+		ASSERT_OK(pthread_create(&th[i], NULL, kest_launcher, &w[i]));
+	}
+	for (n = 0; n < 1000; n++) {
+		double e[2] = {(double)n, (double)n};
+
+		/* new kernels, and replacements of kernels nobody launches */
+		ASSERT_OK(fp_cupti_kernel_estimate_set(0x900000 + 16 * (n % 500), e));
+	}
+	for (i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	fk.fake_cupti_complete();
+	t = tree(id);
+	for (i = 0; i < THREADS; i++) {
+		snprintf(path, sizeof(path), "t%d/k", i);
+		ASSERT_DEQ(metric(t, path, "count"), LAUNCHES);
+		ASSERT_DEQ(metric(t, path, "est_bytes"), LAUNCHES * 2 * 10.0 * (i + 1));
+		ASSERT_DEQ(metric(t, path, "est_flops"), LAUNCHES * 2 * (double)i);
+	}
+	ASSERT_EQ(sstats(id).kernels, THREADS * LAUNCHES);
+	ASSERT_EQ(cstats().misses, 0);
+	ASSERT_OK(fp_cupti_kernel_estimates_stats(&ks));
+	ASSERT_EQ(ks.misses, 0);
+	ASSERT_EQ(ks.known, THREADS + 500);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
 }

@@ -421,6 +421,8 @@ static void judge(struct doctor *d)
 		add_reason(v, "libcupti API version %u", (unsigned)d->cupti.api_version);
 		if (!d->cupti.nvperf_host)
 			add_reason(v, "hardware counters need libnvperf_host.so next to libcupti");
+		if (!d->cupti.pcsampling)
+			add_reason(v, "this libcupti has no PC-sampling API (--mode pcsampling)");
 		if (d->counters.access == FP_CUPTI_COUNTERS_ADMIN_ONLY)
 			add_reason(v, "hardware counters and PC sampling are admin-only here (kernel "
 				      "tracing is not affected)");
@@ -575,6 +577,9 @@ static void print_text(const struct doctor *d)
 		row("", "%s%s%s", cupti_origin_text(d->cupti.origin),
 		    d->cupti.found ? "; API version " : "", d->cupti.found ? api : "");
 		row("libnvperf_host.so", "%s", d->cupti.nvperf_host ? "beside it" : "missing");
+		if (d->cupti.found)
+			row("PC sampling API", "%s",
+			    d->cupti.pcsampling ? "present (--mode pcsampling)" : "missing");
 	}
 	if (d->cupti.error[0])
 		row(d->cupti.found ? "note" : "error", "%s", d->cupti.error);
@@ -683,6 +688,7 @@ static int print_json(const struct doctor *d)
 		fp_jsonw_kv_null(w, "api_version");
 	fp_jsonw_kv_bool(w, "already_loaded", d->cupti.already_loaded);
 	fp_jsonw_kv_bool(w, "nvperf_host", d->cupti.nvperf_host);
+	fp_jsonw_kv_bool(w, "pcsampling_api", d->cupti.pcsampling);
 	fp_jsonw_kv_string(w, "error", d->cupti.error[0] ? d->cupti.error : NULL);
 	fp_jsonw_key(w, "extra_dirs");
 	fp_jsonw_array_begin(w);

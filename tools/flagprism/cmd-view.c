@@ -10,6 +10,9 @@
 
 #include <string.h>
 
+#include <flagprism/roofline.h>
+#include <flagprism/timeline.h>
+
 /* Big blocks for the tree text: a million-line view should not cost a million writes. */
 static char out_buf[1 << 18];
 
@@ -17,9 +20,12 @@ int cmd_view(int argc, char **argv)
 {
 	struct fpt_view_args va;
 	const char *other_path = NULL;
-	bool list = false;
+	bool list = false, roofline = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_BOOL("list", 'l', &list, "list the metrics, derived metrics and devices"),
+		FPT_OPT_BOOL("roofline", 0, &roofline,
+			     "roofline position of the kernels taking most time (FLOP/s, bytes/s, "
+			     "intensity, roof, bound)"),
 		FPT_VIEW_OPTIONS(va),
 		FPT_OPT_STRING("diff", 0, &other_path, "OTHER",
 			       "compare with profile OTHER: show OTHER - FILE per node"),
@@ -59,6 +65,17 @@ int cmd_view(int argc, char **argv)
 								fpt_die("cannot write the list");
 		goto warn;
 	}
+	if (roofline) {
+		if (other) {
+			rc = fpt_usage(argv[0],
+				       "options '--roofline' and '--diff' exclude each other");
+			goto out;
+		}
+		rc = fp_roofline_render(t, 30, stdout) == FP_OK ?
+			     FPT_EXIT_OK :
+			     fpt_die("cannot write the roofline");
+		goto warn;
+	}
 	memset(&diag, 0, sizeof(diag));
 	rc = fp_view_new(t, other, &o, &v, &diag);
 	if (rc != FP_OK) {
@@ -69,6 +86,8 @@ int cmd_view(int argc, char **argv)
 		printf("comparing %s (this) with %s (other): values are other - this\n", argv[1],
 		       other_path);
 	rc = fp_view_render(v, stdout);
+	if (rc == FP_OK && !other) /* the intra-kernel section, when the profile has timelines */
+		rc = fp_view_timeline_summary(t, stdout);
 	rc = rc == FP_OK ? FPT_EXIT_OK : fpt_die("cannot write the view: %s", fp_strerror(rc));
 warn:
 	fflush(stdout);

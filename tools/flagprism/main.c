@@ -22,7 +22,7 @@ static const struct fpt_command commands[] = {
 	{"version", cmd_version, "print the version of flagprism", "flagprism version [--json]"},
 	{"view", cmd_view, "show a profile's call tree with raw and derived metrics",
 	 "flagprism view [-l] [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX] "
-	 "[-f FORMAT] [--print-sorted] [--diff OTHER] FILE"},
+	 "[-f FORMAT] [--print-sorted] [--roofline] [--diff OTHER] FILE"},
 	{"diff", cmd_diff, "compare two profiles node by node (B - A)",
 	 "flagprism diff [view options] [-o OUT] A B"},
 	{"merge", cmd_merge, "merge profiles of several processes or ranks into one",

@@ -372,6 +372,35 @@ static const char bootstrap[] = "import sys\n"
 				"from flagprism._run import main\n"
 				"main()\n";
 
+int fpt_python_tool_argv(struct fpt_python *py, const char *const *words, size_t nwords,
+			 char *const *prog, int nprog, const char ***argv, size_t *argc)
+{
+	const char **args;
+	size_t n = 0, i;
+	int rc, j;
+
+	if (strcmp(prog[0], "pytest") != 0 && access(prog[0], R_OK) != 0)
+		return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
+	rc = fpt_python_find(py);
+	if (rc != FP_OK)
+		return fpt_die("%s", py->error);
+	args = calloc((size_t)nprog + nwords + 5, sizeof(*args));
+	if (!args)
+		return fpt_die("out of memory");
+	args[n++] = py->path;
+	args[n++] = "-c";
+	args[n++] = bootstrap;
+	for (i = 0; i < nwords; i++)
+		args[n++] = words[i];
+	args[n++] = "--";
+	for (j = 0; j < nprog; j++)
+		args[n++] = prog[j];
+	args[n] = NULL;
+	*argv = args;
+	*argc = n;
+	return FPT_CONTINUE;
+}
+
 int fpt_python_run_tool(const char *const *words, size_t nwords, char *const *prog, int nprog)
 {
 	struct fpt_python py;

@@ -218,4 +218,14 @@ int fpt_python_exec(struct fpt_python *py, const char *const *args, size_t nargs
  */
 int fpt_python_run_tool(const char *const *words, size_t nwords, char *const *prog, int nprog);
 
+/**
+ * The command fpt_python_run_tool() would exec (`python -c BOOTSTRAP words... -- prog...`,
+ * argv[0] the interpreter's path), for running it under a wrapper (`flagprism profile --ncu`).
+ * On success *argv is a NULL-terminated calloc'd array (free() it; the strings are borrowed
+ * from `py`, `words` and `prog`) and FPT_CONTINUE is returned; otherwise the exit status of a
+ * printed error.
+ */
+int fpt_python_tool_argv(struct fpt_python *py, const char *const *words, size_t nwords,
+			 char *const *prog, int nprog, const char ***argv, size_t *argc);
+
 #endif /* FLAGPRISM_TOOL_H */

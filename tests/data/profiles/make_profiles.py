@@ -317,6 +317,38 @@ root = node(
 )
 write("flagprism-gpu-est.json", ours_dump([root, {"CUDA": {"0": H100}}]))
 
+# FlagPrism on an H200 with in-process hardware metrics (metrics=...): "hw:" counters (sums)
+# and "hw:... (pty)" time-weighted means on the kernel nodes, next to IR estimates; a kernel
+# without counters. For `flagprism view --roofline` and hw: columns.
+HWM_DEV = {"arch": "90", "bus_width": 6144, "clock_rate": 1980000,
+           "memory_clock_rate": 3201000, "num_sms": 132}
+root = node(
+    "ROOT",
+    {"count": 0, "time (ns)": 0, "hw:launches": 0, "hw:dram__bytes_read.sum": 0,
+     "hw:dram__bytes_write.sum": 0, "hw:gpu__time_duration.sum": 0,
+     "hw:smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 0, "est_bytes": 0,
+     "est_flops": 0},
+    [
+        node("step", {}, [
+            gk("hwm_vadd", 1400000, 2, **{
+                "hw:launches": 2, "hw:dram__bytes_read.sum": 4294967296.0,
+                "hw:dram__bytes_write.sum": 2147483648.0, "hw:gpu__time_duration.sum": 1390000,
+                "hw:lts__t_sector_hit_rate.pct (pty)": 33.25,
+                "hw:sm__throughput.avg.pct_of_peak_sustained_elapsed (pty)": 12.5,
+                "est_bytes": 6442450944.0, "est_flops": 536870912.0}),
+            gk("hwm_matmul", 400000, 1, **{
+                "hw:launches": 1,
+                "hw:smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 8589934592.0,
+                "hw:dram__bytes_read.sum": 50331648.0, "hw:dram__bytes_write.sum": 16777216.0,
+                "hw:lts__t_sector_hit_rate.pct (pty)": 91.5,
+                "hw:sm__throughput.avg.pct_of_peak_sustained_elapsed (pty)": 71.0,
+                "est_flops": 17179869184.0, "est_bytes": 50331648.0}),
+        ]),
+        gk("tiny_add", 30000, 10, est_bytes=491520.0, est_flops=40960.0),
+    ],
+)
+write("flagprism-hwm.json", ours_dump([root, {"CUDA": {"0": HWM_DEV}}]))
+
 # Malformed inputs: truncated, foreign (a Chrome trace), not JSON, empty, a bad node.
 text = proton_dump(h100_run())
 write("bad-truncated.json", text[: int(len(text) * 0.6)])

@@ -24,6 +24,8 @@
 #include <time.h>
 
 #include "fake_cupti.h"
+#include "fake_cupti_pcs.h"
+#include "fake_cupti_profiler.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -244,6 +246,99 @@ EXPORT void fake_cupti_launch(int domain, uint32_t cbid, uint32_t corr)
 	launch_site(domain, cbid, corr, 1);
 }
 
+/* cuLaunchKernelEx's parameter block and CUlaunchConfig (cuda.h), for the grid. */
+struct launch_config {
+	unsigned grid[3], block[3], smem;
+	void *stream;
+	void *attrs;
+	unsigned nattrs;
+};
+struct launch_ex_params {
+	const struct launch_config *config;
+	void *f;
+	void **params, **extra;
+};
+
+static uint64_t launch_function;
+
+/* The CUfunction that fake_cupti_launch_kernel() puts into cuLaunchKernelEx's parameters. */
+EXPORT void fake_cupti_set_launch_function(uint64_t fn)
+{
+	launch_function = fn;
+}
+
+/*
+ * One launch call as the driver makes it: enter and exit callbacks with the kernel's symbol
+ * name, the current context (or another one), cuLaunchKernelEx's parameters with `grid` (for
+ * that call's cbids), and `ret` as the call's result. While the fake range profiler runs, the launch also counts as a
+ * profiled kernel (fake_cupti_profiler.c).
+ */
+EXPORT void fake_cupti_launch_kernel(int domain, uint32_t cbid, uint32_t corr, const char *symbol,
+				     const uint32_t *grid, int ret, int other_context)
+{
+	static int other;
+	struct launch_config cfg;
+	struct launch_ex_params prm;
+	struct cbdata d;
+	int site;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&prm, 0, sizeof(prm));
+	if (grid)
+		memcpy(cfg.grid, grid, sizeof(cfg.grid));
+	prm.config = &cfg;
+	prm.f = (void *)(uintptr_t)launch_function; /* fake_cupti_set_launch_function() */
+	for (site = 0; site < 2; site++) {
+		memset(&d, 0, sizeof(d));
+		d.callbackSite = site;
+		d.functionName = "cuLaunchKernelEx";
+		/* the parameter block is cuLaunchKernelEx(_ptsz)'s: only those get one */
+		d.functionParams =
+			grid && domain == 1 && (cbid == 652 || cbid == 653) ? &prm : NULL;
+		d.functionReturnValue = site ? &ret : NULL;
+		d.symbolName = symbol;
+		d.context = other_context ? (void *)&other : (void *)&f;
+		d.correlationId = corr;
+		fire(domain, cbid, &d);
+	}
+}
+
+/*
+ * One launch call of CUfunction `fn` (sites 0: enter and exit, 1: enter only, 2: exit only),
+ * with the parameter block of `cbid`:
+ * cuLaunchKernelEx's (config first, then f) or cuLaunchKernel's (f first; also the cooperative
+ * launches'). Other cbids get cuLaunchKernel's block too.
+ */
+EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint64_t fn,
+				 int sites)
+{
+	struct launch_config cfg;
+	struct launch_ex_params ex;
+	struct {
+		void *f;
+		unsigned grid[3], block[3], smem;
+		void *stream, **params, **extra;
+	} plain;
+	struct cbdata d;
+	int site;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&ex, 0, sizeof(ex));
+	memset(&plain, 0, sizeof(plain));
+	ex.config = &cfg;
+	ex.f = (void *)(uintptr_t)fn;
+	plain.f = ex.f;
+	for (site = sites == 2 ? 1 : 0; site < (sites == 1 ? 1 : 2); site++) {
+		memset(&d, 0, sizeof(d));
+		d.callbackSite = site;
+		d.functionName = "fakeLaunch";
+		d.functionParams = cbid == 652 || cbid == 653 ? (const void *)&ex : (const void *)&plain;
+		d.symbolName = "fake_kernel";
+		d.correlationId = corr;
+		fire(domain, cbid, &d);
+	}
+}
+
 static void *handle(uint64_t id)
 {
 	return (void *)(uintptr_t)id;
@@ -263,6 +358,16 @@ EXPORT void fake_cupti_graph_event(uint32_t cbid, uint64_t graph, uint64_t node,
 	g.nodeType = node_type;
 	g.graphExec = handle(exec);
 	r.resourceDescriptor = &g;
+	fire(3, cbid, &r);
+}
+
+/* Any resource callback with this descriptor (PC sampling's MODULE_LOADED: fake_cupti_pcs.h). */
+EXPORT void fake_cupti_resource(uint32_t cbid, const void *descriptor)
+{
+	struct resource_data r;
+
+	memset(&r, 0, sizeof(r));
+	r.resourceDescriptor = (void *)(uintptr_t)descriptor;
 	fire(3, cbid, &r);
 }
 
@@ -351,6 +456,13 @@ EXPORT int fake_cupti_kernel(const struct fake_kernel *k)
 	r.start = k->start;
 	r.end = k->end;
 	r.completed = k->end;
+	/* What CUPTI 13.0 does on the H200 under the range profiler: no times (or no record) */
+	if (fake_prof__profiling()) {
+		if (fake_prof__records() == FAKE_PROF_RECORDS_NONE)
+			return 0;
+		if (fake_prof__records() == FAKE_PROF_RECORDS_UNTIMED)
+			r.start = r.end = r.completed = 0;
+	}
 	r.deviceId = k->device;
 	r.contextId = k->context;
 	r.streamId = k->stream;

@@ -51,7 +51,13 @@ struct fake_kernel {
 	X(uint64_t, fake_cupti_syncs, (void))                                               \
 	X(size_t, fake_cupti_record_size, (void))                                           \
 	X(uint64_t, fake_cupti_records_lost, (void))                                        \
-	X(void, fake_cupti_set_hold, (int on))
+	X(void, fake_cupti_set_hold, (int on))                                              \
+	X(void, fake_cupti_launch_kernel,                                                   \
+	  (int domain, uint32_t cbid, uint32_t corr, const char *symbol,                    \
+	   const uint32_t *grid, int ret, int other_context))                               \
+	X(void, fake_cupti_launch_fn,                                                       \
+	  (int domain, uint32_t cbid, uint32_t corr, uint64_t fn, int sites)) \
+	X(void, fake_cupti_set_launch_function, (uint64_t fn))
 
 #define FAKE_CUPTI_DECLARE(ret, name, params) ret name params;
 FAKE_CUPTI_CONTROL(FAKE_CUPTI_DECLARE)
