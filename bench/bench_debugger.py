@@ -36,10 +36,8 @@ A warp sweep of the add: --variants new-w1,new-w2,new-same,new-w8 --cases add,ad
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
-import tempfile
 import shutil
 import statistics
 import subprocess
@@ -49,56 +47,9 @@ from typing import Any, Callable
 
 import torch
 import triton
-import triton.language as tl
 
-import flagprism.language as fpl
+from _debugger_bench import add_kernel, event_median_ms, load_module, matmul_kernel, softmax_kernel
 from flagprism import _launch, _rewrite, debugger
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
-    fpl.collect_start()
-    pid = tl.program_id(axis=0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n_elements
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    out = x + y
-    tl.store(out_ptr + offs, out, mask=mask)
-    fpl.collect_end()
-
-
-@triton.jit
-def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    fpl.collect_start()
-    offs = tl.arange(0, BLOCK)
-    mask = offs < n_cols
-    x = tl.load(in_ptr + row * in_stride + offs, mask=mask, other=-float("inf"))
-    x_max = tl.max(x, axis=0)
-    num = tl.exp(x - x_max)
-    den = tl.sum(num, axis=0)
-    y = num / den
-    tl.store(out_ptr + row * out_stride + offs, y, mask=mask)
-    fpl.collect_end()
-
-
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    fpl.collect_start()
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :] * stride_ak)
-        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc)
-    fpl.collect_end()
 
 
 def _bench(fn: Callable[[], Any]) -> float:
@@ -108,22 +59,6 @@ def _bench(fn: Callable[[], Any]) -> float:
 _VARIANTS: dict[str, tuple[Any, Callable[[Any], dict]]] = {}
 #: the twin_num_warps setting of each variant (debugger.configure(twin_num_warps=...))
 _VARIANT_WARPS: dict[str, str | int] = {}
-
-
-def _load_module(name: str, path: str, patch: Callable[[str], str] | None = None) -> Any:
-    """Import a copy of a module from a file (Triton needs the source in a real file)."""
-    src = open(path, encoding="utf-8").read()
-    if patch is not None:
-        src = patch(src)
-    d = tempfile.mkdtemp(prefix="fp-bench-")
-    file = os.path.join(d, f"{name}.py")
-    with open(file, "w", encoding="utf-8") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(name, file)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _helpers_of(mod: Any) -> Callable[[Any], dict]:
@@ -146,8 +81,8 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
     if any(n in ("head", "new-noshare") for n in names):
         if not baseline_dir:
             raise SystemExit("--variants head/new-noshare need --baseline-dir")
-        head_rw = _load_module("fp_bench_rewrite_head", os.path.join(baseline_dir, "_rewrite.py"))
-        head_rec = _load_module("fp_bench_records_head", os.path.join(baseline_dir, "_records.py"))
+        head_rw = load_module("fp_bench_rewrite_head", os.path.join(baseline_dir, "_rewrite.py"))
+        head_rec = load_module("fp_bench_records_head", os.path.join(baseline_dir, "_records.py"))
     for n in names:
         if n == "new":
             _VARIANTS[n] = (_rewrite, new_helpers)
@@ -166,7 +101,7 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
                 assert "_ONE_TUPLE = tl.constexpr(True)" in src
                 return src.replace("_ONE_TUPLE = tl.constexpr(True)", "_ONE_TUPLE = tl.constexpr(False)")
 
-            mod = _load_module("fp_bench_records_split", _records.__file__, split)
+            mod = load_module("fp_bench_records_split", _records.__file__, split)
             _VARIANTS[n] = (_rewrite, _helpers_of(mod))
         else:
             raise SystemExit(f"unknown variant {n!r}")
@@ -369,18 +304,8 @@ def _child_plain_add(n: int) -> None:
     y = torch.randn(n, device="cuda")
     out = torch.empty(n, device="cuda")
     grid = (triton.cdiv(n, 1024),)
-    add_kernel[grid](x, y, out, n, BLOCK=1024)
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(5):
-        start.record()
-        add_kernel[grid](x, y, out, n, BLOCK=1024)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    print(json.dumps({"memcheck_ms": statistics.median(times)}))
+    ms = event_median_ms(lambda: add_kernel[grid](x, y, out, n, BLOCK=1024))
+    print(json.dumps({"memcheck_ms": ms}))
 
 
 def case_sanitizer(n: int, base_ms: float | None) -> dict | None:

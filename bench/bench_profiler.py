@@ -93,6 +93,7 @@ class Tool:
         self.tool, self.mode, self.workdir = tool, mode, workdir
         self.n = 0
         self.base = ""
+        self.enter_hooks: list[str] = []  # Triton's launch-enter chain while a session ran
         if tool == "proton":
             import triton.profiler as proton
 
@@ -113,6 +114,8 @@ class Tool:
         if self.mode == "noest":
             kw["estimates"] = False  # FlagPrism only: shadow without IR estimates, as Proton's
         self.mod.start(self.base, **kw)
+        self.enter_hooks = [getattr(f, "__name__", "?")
+                            for f in triton.knobs.runtime.launch_enter_hook.calls]
 
     def finalize(self) -> None:
         self.mod.finalize()
@@ -194,7 +197,23 @@ def worker_loops(tool: Tool, cases: list[tuple[str, int, int]], rounds: int, war
             "bare_us": [round(v, 3) for v in bare],
             "finalize_ms_median": round(statistics.median(fin_ms), 2),
             "cupti_library": tool.library(),
+            "enter_hooks": tool.enter_hooks,
+            **_estimate_table(tool),
         }), flush=True)
+
+
+def _estimate_table(tool: Tool) -> dict[str, Any]:
+    """FlagPrism's per-kernel estimate table (shadow context: looked up by the CUPTI callback,
+    nothing in the launch hooks): kernels known, launches of unknown kernels."""
+    if tool.tool != "flagprism":
+        return {}
+    from flagprism import _ext
+
+    stats = getattr(_ext, "cupti_kest_stats", None)
+    if stats is None:
+        return {}
+    k = stats()
+    return {"est_table_known": k["known"], "est_table_misses": k["misses"]}
 
 
 def worker_finalize(tool: Tool, launches: int, data: str, quick: bool) -> None:

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -43,6 +42,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "python"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 
+from _debugger_bench import event_median_ms  # noqa: E402
 from flagprism import _launch, _rewrite, debugger  # noqa: E402
 from kernels import planted  # noqa: E402
 
@@ -123,18 +123,8 @@ def _child_time_all(quick: bool) -> None:
     kernel), a JSON line per case as soon as it is timed."""
     for name, kernel, make in _perf_cases(quick):
         args, kwargs, grid = make("cuda")
-        kernel[grid](*args, **kwargs)
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(5):
-            start.record()
-            kernel[grid](*args, **kwargs)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        print(json.dumps({"case": name, "ms": statistics.median(times)}), flush=True)
+        ms = event_median_ms(lambda: kernel[grid](*args, **kwargs))
+        print(json.dumps({"case": name, "ms": ms}), flush=True)
         del args
         torch.cuda.empty_cache()
 

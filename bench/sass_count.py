@@ -3,8 +3,8 @@
 """Offline SASS counts of the Debugger's instrumented twins (no GPU needed).
 
 Triton 3.6 compiles for a CUDA target without a GPU; this script builds the twin the Debugger
-would launch for the benchmark kernels of bench/bench_debugger.py (same sources, repeated here
-so that this script needs neither torch nor a GPU), compiles it for sm_90 with the launch's
+would launch for the benchmark kernels of bench/bench_debugger.py (from bench/_debugger_bench.py,
+which needs neither torch nor a GPU), compiles it for sm_90 with the launch's
 specialisation (16-byte aligned pointers, sizes divisible by 16), disassembles the cubin with the
 cuobjdump/nvdisasm shipped in the Triton wheel and counts instructions.
 
@@ -32,7 +32,6 @@ DIR holds a baseline's _rewrite.py and _records.py (e.g. `git show HEAD:python/f
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
 import subprocess
@@ -43,61 +42,14 @@ from typing import Any
 os.environ.pop("TRITON_INTERPRET", None)
 
 import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-import flagprism.language as fpl  # noqa: E402
+from _debugger_bench import add_kernel, load_module, matmul_kernel, softmax_kernel  # noqa: E402
 from flagprism import _records, _rewrite, _warps  # noqa: E402
 
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 BASE_INSTR = 657  # per thread in the uninstrumented 64M add's time (docs/benchmarks.md)
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
-    fpl.collect_start()
-    pid = tl.program_id(axis=0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n_elements
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    out = x + y
-    tl.store(out_ptr + offs, out, mask=mask)
-    fpl.collect_end()
-
-
-@triton.jit
-def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    fpl.collect_start()
-    offs = tl.arange(0, BLOCK)
-    mask = offs < n_cols
-    x = tl.load(in_ptr + row * in_stride + offs, mask=mask, other=-float("inf"))
-    x_max = tl.max(x, axis=0)
-    num = tl.exp(x - x_max)
-    den = tl.sum(num, axis=0)
-    y = num / den
-    tl.store(out_ptr + row * out_stride + offs, y, mask=mask)
-    fpl.collect_end()
-
-
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    fpl.collect_start()
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :] * stride_ak)
-        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc)
-    fpl.collect_end()
 
 
 # name -> (kernel, signature, constexprs, 16-divisible argument names, num_warps, num_stages)
@@ -114,21 +66,6 @@ CASES: dict[str, tuple[Any, dict[str, str], dict[str, Any], list[str], int, int]
                {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
                ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 8, 3),
 }
-
-
-def _load(name: str, path: str, patch: Any = None) -> Any:
-    src = open(path, encoding="utf-8").read()
-    if patch is not None:
-        src = patch(src)
-    d = tempfile.mkdtemp(prefix="fp-sass-")
-    file = os.path.join(d, f"{name}.py")
-    with open(file, "w", encoding="utf-8") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(name, file)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _hot(src: str) -> str:
@@ -235,11 +172,11 @@ def main() -> int:
         ap.error(str(e))
     variants: list[tuple[str, Any, Any, Any]] = []
     if args.baseline_dir:
-        rw0 = _load("fp_sass_rewrite_base", os.path.join(args.baseline_dir, "_rewrite.py"))
-        rec0 = _load("fp_sass_records_base", os.path.join(args.baseline_dir, "_records.py"))
-        hot0 = _load("fp_sass_records_base_hot", os.path.join(args.baseline_dir, "_records.py"), _hot)
+        rw0 = load_module("fp_sass_rewrite_base", os.path.join(args.baseline_dir, "_rewrite.py"))
+        rec0 = load_module("fp_sass_records_base", os.path.join(args.baseline_dir, "_records.py"))
+        hot0 = load_module("fp_sass_records_base_hot", os.path.join(args.baseline_dir, "_records.py"), _hot)
         variants.append(("baseline", rw0, rec0, hot0))
-    hot = _load("fp_sass_records_hot", _records.__file__, _hot)
+    hot = load_module("fp_sass_records_hot", _records.__file__, _hot)
     variants.append(("new", _rewrite, _records, hot))
     modes = [tuple(int(x) for x in m.split(":")) for m in args.modes.split(",")]
     cols = ["warps", "instr", "shfl", "redux", "bar", "fp64", "cvt64", "static_instr", "regs", "stack",

@@ -16,11 +16,12 @@ This module does not rewrite kernels (``_rewrite.py``) nor write reports (the C 
 
 from __future__ import annotations
 
+import contextvars
 import math
 import struct
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from flagprism._rewrite import CTX, Twin
 
@@ -144,30 +145,38 @@ def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
     return out
 
 
+def bypassing(orig: Callable[..., Any], flag: contextvars.ContextVar[bool]) -> Callable[..., Any]:
+    """Autotuner._bench wrapped to run with `flag` set: the launches that time autotuning configs
+    are not intercepted (the Debugger and the timeline each pass their own flag)."""
+    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = flag.set(True)
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            flag.reset(token)
+
+    _bench._fp_original = orig  # type: ignore[attr-defined]
+    return _bench
+
+
+def runs_per_program(trips: dict[int, int | None], loops: tuple[int, ...]) -> int:
+    """How often a statement inside `loops` (loop ids, outermost first) runs in one program:
+    the product of their trip counts, LOOP_TRIPS for one not known on the host."""
+    mult = 1
+    for lid in loops:
+        t = trips.get(lid)
+        mult *= LOOP_TRIPS if t is None else max(t, 0)
+    return mult
+
+
 def records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
     trips = loop_trips(twin, bound)
-    total = 0
-    for site in twin.sites:
-        mult = 1
-        for lid in site.loops:
-            t = trips.get(lid)
-            mult *= LOOP_TRIPS if t is None else max(t, 0)
-        total += mult
-    return total
+    return sum(runs_per_program(trips, site.loops) for site in twin.sites)
 
 
 def dump_records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
     trips = loop_trips(twin, bound)
-    total = 0
-    for site in twin.sites:
-        if not site.dumps:
-            continue
-        mult = 1
-        for lid in site.loops:
-            t = trips.get(lid)
-            mult *= LOOP_TRIPS if t is None else max(t, 0)
-        total += mult
-    return total
+    return sum(runs_per_program(trips, site.loops) for site in twin.sites if site.dumps)
 
 
 def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:

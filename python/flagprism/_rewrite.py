@@ -162,6 +162,26 @@ def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
     return _MISSING
 
 
+def loop_or_test_heads(st: ast.stmt) -> list[ast.AST] | None:
+    """What a `for`, `while` or `if` evaluates itself (not its blocks); None for other
+    statements."""
+    if isinstance(st, ast.For):
+        return [st.target, st.iter]
+    if isinstance(st, (ast.While, ast.If)):
+        return [st.test]
+    return None
+
+
+def find_call(nodes: list[ast.AST], scope: dict[str, Any],
+              kind: Callable[[Any], str | None]) -> ast.Call | None:
+    """The first call inside `nodes` whose callee, resolved in `scope`, has a `kind`."""
+    for h in nodes:
+        for sub in ast.walk(h):
+            if isinstance(sub, ast.Call) and kind(_resolve(sub.func, scope)):
+                return sub
+    return None
+
+
 def _marker_kind(obj: Any) -> str | None:
     """'start' or 'end' if obj is one of flagprism.language's markers."""
     try:
@@ -249,6 +269,19 @@ class _Source:
     def abs_line(self, lineno: int) -> int:
         return self.first + lineno - 1
 
+    def parse_function(self) -> ast.FunctionDef:
+        """The kernel's `def`, parsed from the dedented lines (line numbers relative to them)."""
+        text = "\n".join(self.lines) + "\n"
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.file,
+                               self.abs_line(e.lineno or 1)) from e
+        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+        if fdef is None:
+            raise RewriteError("kernel source holds no function definition", self.file, self.first)
+        return fdef
+
     def segment(self, node: ast.AST) -> str:
         """The user's text of a node, as in the user's file."""
         seg = ast.get_source_segment("\n".join(self.lines) + "\n", node)
@@ -322,15 +355,7 @@ class _Rewriter:
     # -- entry --------------------------------------------------------------------------------------
 
     def run(self) -> Twin:
-        text = "\n".join(self.src.lines) + "\n"
-        try:
-            tree = ast.parse(text)
-        except SyntaxError as e:
-            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.src.file,
-                               self.src.abs_line(e.lineno or 1)) from e
-        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-        if fdef is None:
-            raise RewriteError("kernel source holds no function definition", self.src.file, self.src.first)
+        fdef = self.src.parse_function()
         self.fdef = fdef
         self._check_reserved(fdef)
         self.params = [a.arg for a in fdef.args.args
@@ -545,21 +570,17 @@ class _Rewriter:
 
     def _check_marker_misuse(self, st: ast.stmt) -> None:
         """Markers used inside expressions (x = fpl.collect_start(), if fpl.collect_end(): ...)."""
-        heads: list[ast.AST]
-        if isinstance(st, ast.For):
-            heads = [st.target, st.iter]
-        elif isinstance(st, (ast.While, ast.If)):
-            heads = [st.test]
-        elif isinstance(st, ast.With):
-            heads = list(st.items)
-        elif self._is_compound(st):
-            heads = []
-        else:
-            heads = [st]
-        for h in heads:
-            for sub in ast.walk(h):
-                if isinstance(sub, ast.Call) and _marker_kind(_resolve(sub.func, self.scope)):
-                    raise self.marker_error(sub, "fpl.collect_start()/collect_end() must be statements of their own")
+        heads = loop_or_test_heads(st)
+        if heads is None:
+            if isinstance(st, ast.With):
+                heads = list(st.items)
+            elif self._is_compound(st):
+                heads = []
+            else:
+                heads = [st]
+        call = find_call(heads, self.scope, _marker_kind)
+        if call is not None:
+            raise self.marker_error(call, "fpl.collect_start()/collect_end() must be statements of their own")
 
     def _region_span(self, reg: _Region) -> tuple[list[ast.stmt], int, int]:
         block, i0 = self.parent_block[id(reg.start)]
@@ -976,17 +997,8 @@ class _Rewriter:
         for ln in self.blank_lines:
             lines[ln - 1] = ""
         # New header one line above the original `def`; the prologue takes the `def` line.
-        header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
-                                    decorator_list=[], returns=fdef.returns, type_comment=None)
-        if hasattr(ast, "TypeAlias"):
-            header_fn.type_params = []  # type: ignore[attr-defined]
-        args = header_fn.args
-        args.args.append(ast.arg(arg=CTX))
-        if args.defaults:
-            args.defaults.append(ast.Constant(None))
-        header = ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
-        body_line = self.src.lines[body_first - 1]
-        lead = body_line[:len(body_line) - len(body_line.lstrip())] or "    "
+        header = twin_header(fdef)
+        lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX})"
         abs_def = self.src.abs_line(def_idx)
         if abs_def < 2:
@@ -1270,17 +1282,41 @@ class _Hoister:
 # ------------------------------------------------------------------------------------------------
 
 
-def has_markers(jitfn: Any) -> bool:
-    """Cheap test: does the kernel's source mention a collection marker at all?"""
+def lead_of(line: str) -> str:
+    """The white space a line starts with."""
+    return line[:len(line) - len(line.lstrip())]
+
+
+def twin_header(fdef: ast.FunctionDef) -> str:
+    """The twin's `def` line: the kernel's parameters and the context parameter CTX (with a
+    default where the kernel's last parameters have some)."""
+    header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
+                                decorator_list=[], returns=fdef.returns, type_comment=None)
+    if hasattr(ast, "TypeAlias"):
+        header_fn.type_params = []  # type: ignore[attr-defined]
+    args = header_fn.args
+    args.args.append(ast.arg(arg=CTX))
+    if args.defaults:
+        args.defaults.append(ast.Constant(None))
+    return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
+
+
+def source_text(jitfn: Any) -> str | None:
+    """The kernel's source text for the cheap scans, or None where it is not available."""
     fn = getattr(jitfn, "fn", None)
     if fn is None:
-        return False
+        return None
     try:
         lines, _ = inspect.getsourcelines(fn)
     except (OSError, TypeError):
-        return False
-    text = "".join(lines)
-    return "collect_start" in text or "collect_end" in text
+        return None
+    return "".join(lines)
+
+
+def has_markers(jitfn: Any) -> bool:
+    """Cheap test: does the kernel's source mention a collection marker at all?"""
+    text = source_text(jitfn)
+    return text is not None and ("collect_start" in text or "collect_end" in text)
 
 
 def rewrite(jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> Twin:
@@ -1337,6 +1373,14 @@ def jit_options(jitfn: Any) -> dict[str, Any]:
 def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False) -> Twin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, level, addr_level, sanitize)
+    load_twin(jitfn, twin, helpers)
+    return twin
+
+
+def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
+    """Store a rewritten twin's text (twin.path), exec it in the kernel's globals and closure plus
+    `helpers` (twin.fn, twin.extra["scope"]) and wrap it like the original, with the original's
+    options and pre-run hooks (twin.jit). twin: a Twin or any twin with those attributes."""
     twin.path = write_twin_file(twin)
     fn = jitfn.fn
     scope = dict(fn.__globals__)
@@ -1357,7 +1401,6 @@ def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sani
     for hook in getattr(jitfn, "pre_run_hooks", []) or []:
         twin.jit.add_pre_run_hook(_strip_ctx(hook))
     twin.jit._fp_twin = True
-    return twin
 
 
 def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:

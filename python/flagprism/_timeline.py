@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import contextvars
-import inspect
 import threading
 import warnings
 import weakref
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from flagprism import _launch, _rewrite, _tlrecords
-from flagprism._rewrite import CTX, MarkerError, RewriteError, UnsupportedError
+from flagprism._rewrite import CTX, MarkerError, RewriteError, UnsupportedError, lead_of
 
 TB = "__fp_tb"
 TS = "__fp_tS"
@@ -149,15 +148,7 @@ class _TimelineRewriter:
     # -- entry --------------------------------------------------------------------------------------
 
     def run(self) -> TimelineTwin:
-        text = "\n".join(self.src.lines) + "\n"
-        try:
-            tree = ast.parse(text)
-        except SyntaxError as e:
-            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.src.file,
-                               self.src.abs_line(e.lineno or 1)) from e
-        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-        if fdef is None:
-            raise RewriteError("kernel source holds no function definition", self.src.file, self.src.first)
+        fdef = self.src.parse_function()
         self.fdef = fdef
         self.rw.fdef = fdef
         self.rw._check_reserved(fdef)
@@ -273,24 +264,20 @@ class _TimelineRewriter:
         return None
 
     def _check_misuse(self, st: ast.stmt) -> None:
-        heads: list[ast.AST]
-        if isinstance(st, ast.For):
-            heads = [st.target, st.iter]
-        elif isinstance(st, (ast.While, ast.If)):
-            heads = [st.test]
-        elif isinstance(st, ast.With):
-            heads = [it.context_expr for it in st.items] if self._with_scope(st) is None else []
-        elif self.rw._is_compound(st):
-            heads = []
-        elif self._call_kind(st) is not None:
-            heads = [a for a in st.value.args]  # type: ignore[attr-defined]
-        else:
-            heads = [st]
-        for h in heads:
-            for sub in ast.walk(h):
-                if isinstance(sub, ast.Call) and _scope_kind(_rewrite._resolve(sub.func, self.rw.scope)):
-                    raise self.error(sub, "fpl.scope()/enter_scope()/exit_scope() must be statements of "
-                                     "their own (or the only item of a `with`)")
+        heads = _rewrite.loop_or_test_heads(st)
+        if heads is None:
+            if isinstance(st, ast.With):
+                heads = [it.context_expr for it in st.items] if self._with_scope(st) is None else []
+            elif self.rw._is_compound(st):
+                heads = []
+            elif self._call_kind(st) is not None:
+                heads = [a for a in st.value.args]  # type: ignore[attr-defined]
+            else:
+                heads = [st]
+        call = _rewrite.find_call(heads, self.rw.scope, _scope_kind)
+        if call is not None:
+            raise self.error(call, "fpl.scope()/enter_scope()/exit_scope() must be statements of "
+                             "their own (or the only item of a `with`)")
 
     # -- manual scopes -------------------------------------------------------------------------------
 
@@ -425,7 +412,7 @@ class _TimelineRewriter:
             lines[ln - 1] = ""
         for ln in sorted(set(self.replace) | set(self.prefix) | set(self.suffix)):
             orig = self.src.lines[ln - 1]
-            lead = orig[:len(orig) - len(orig.lstrip())]
+            lead = lead_of(orig)
             if ln in self.suffix:
                 content = orig[:self._cut[ln]].strip()
                 if ln in self.replace and self.replace[ln] != orig:
@@ -443,17 +430,8 @@ class _TimelineRewriter:
                 t = lines[ln - 1]
                 if t[:delta].strip() == "":
                     lines[ln - 1] = t[delta:]
-        header_fn = ast.FunctionDef(name=fdef.name, args=_copy_args(fdef.args), body=[ast.Pass()],
-                                    decorator_list=[], returns=fdef.returns, type_comment=None)
-        if hasattr(ast, "TypeAlias"):
-            header_fn.type_params = []  # type: ignore[attr-defined]
-        args = header_fn.args
-        args.args.append(ast.arg(arg=CTX))
-        if args.defaults:
-            args.defaults.append(ast.Constant(None))
-        header = ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
-        body_line = self.src.lines[body_first - 1]
-        lead = body_line[:len(body_line) - len(body_line.lstrip())] or "    "
+        header = _rewrite.twin_header(fdef)
+        lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{TB}, {TS}, {TN} = {H_BEGIN}({CTX})"
         # the program's end record: after the last statement, or before a final `return`
         end_rec = f"{TN} = {H_REC}({TB}, {TS}, {TN}, {_tlrecords.TAG_END})"
@@ -476,16 +454,6 @@ class _TimelineRewriter:
         return "\n".join(full) + "\n"
 
 
-def lead_of(line: str) -> str:
-    return line[:len(line) - len(line.lstrip())]
-
-
-def _copy_args(a: ast.arguments) -> ast.arguments:
-    import copy
-
-    return copy.deepcopy(a)
-
-
 def rewrite(jitfn: Any, auto: bool = False) -> TimelineTwin:
     """Parse the kernel and build its timeline twin's text and scope table (no exec)."""
     return _TimelineRewriter(jitfn, auto).run()
@@ -493,14 +461,9 @@ def rewrite(jitfn: Any, auto: bool = False) -> TimelineTwin:
 
 def has_scopes(jitfn: Any, auto: bool) -> bool:
     """Cheap test: may the kernel's source hold scopes (or, in auto mode, regions)?"""
-    fn = getattr(jitfn, "fn", None)
-    if fn is None:
+    text = _rewrite.source_text(jitfn)
+    if text is None:
         return False
-    try:
-        lines, _ = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return False
-    text = "".join(lines)
     if auto:
         return "collect_start" in text
     return "scope(" in text
@@ -509,25 +472,7 @@ def has_scopes(jitfn: Any, auto: bool) -> bool:
 def build(jitfn: Any, auto: bool, flavour: str) -> TimelineTwin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, auto)
-    twin.path = _rewrite.write_twin_file(twin)  # type: ignore[arg-type]
-    fn = jitfn.fn
-    scope = dict(fn.__globals__)
-    try:
-        scope.update(inspect.getclosurevars(fn).nonlocals)
-    except (TypeError, ValueError):
-        pass
-    scope.update(_tlrecords.helpers(flavour))
-    code = compile(twin.text, twin.path, "exec")
-    ns: dict[str, Any] = {}
-    exec(code, scope, ns)
-    twin.fn = ns[fn.__name__]
-    twin.fn.__qualname__ = fn.__qualname__
-    twin.extra["scope"] = scope
-    cls = type(jitfn)
-    twin.jit = cls(twin.fn, **_rewrite.jit_options(jitfn))
-    for hook in getattr(jitfn, "pre_run_hooks", []) or []:
-        twin.jit.add_pre_run_hook(_rewrite._strip_ctx(hook))
-    twin.jit._fp_twin = True
+    _rewrite.load_twin(jitfn, twin, _tlrecords.helpers(flavour))
     return twin
 
 
@@ -538,14 +483,8 @@ def build(jitfn: Any, auto: bool, flavour: str) -> TimelineTwin:
 
 def records_per_program(twin: TimelineTwin, bound: dict[str, Any]) -> int:
     trips = _launch.loop_trips(twin, bound)  # type: ignore[arg-type]
-    total = 2  # the begin and end records
-    for sc in twin.scopes:
-        mult = 2
-        for lid in sc.loops:
-            t = trips.get(lid)
-            mult *= LOOP_TRIPS if t is None else max(t, 0)
-        total += mult
-    return total
+    # the begin and end records, and an enter and an exit record per run of each scope
+    return 2 + sum(2 * _launch.runs_per_program(trips, sc.loops) for sc in twin.scopes)
 
 
 def header(slots: int, programs: int, nscopes: int, clock: int) -> list[int]:
@@ -595,7 +534,7 @@ def _install() -> None:
         setattr(cls, "run", wrapper)
     orig_bench = Autotuner.__dict__.get("_bench")
     if orig_bench is not None:
-        wrapper = _make_bench(orig_bench)
+        wrapper = _launch.bypassing(orig_bench, _bypass)
         _patches.append((Autotuner, "_bench", orig_bench, wrapper))
         Autotuner._bench = wrapper
 
@@ -620,18 +559,6 @@ def _make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
 
     run._fp_original = orig  # type: ignore[attr-defined]
     return run
-
-
-def _make_bench(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
-        token = _bypass.set(True)
-        try:
-            return orig(self, *args, **kwargs)
-        finally:
-            _bypass.reset(token)
-
-    _bench._fp_original = orig  # type: ignore[attr-defined]
-    return _bench
 
 
 def _flavour(fn: Any) -> str:

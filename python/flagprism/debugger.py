@@ -197,18 +197,6 @@ def _make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def _make_bench(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
-        token = _bypass.set(True)
-        try:
-            return orig(self, *args, **kwargs)
-        finally:
-            _bypass.reset(token)
-
-    _bench._fp_original = orig  # type: ignore[attr-defined]
-    return _bench
-
-
 def _install() -> None:
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.interpreter import InterpretedFunction
@@ -221,7 +209,7 @@ def _install() -> None:
     orig_bench = Autotuner.__dict__.get("_bench")
     if orig_bench is not None:
         _patches.append((Autotuner, "_bench", orig_bench))
-        Autotuner._bench = _make_bench(orig_bench)
+        Autotuner._bench = _launch.bypassing(orig_bench, _bypass)
 
 
 def _uninstall() -> None:

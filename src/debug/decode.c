@@ -12,6 +12,7 @@
 
 #include <math.h>
 
+#include "core/bytes-internal.h"
 #include "debug-int.h"
 
 #define HDR_BYTES (FP_DBG_HEADER_WORDS * 8)
@@ -19,17 +20,6 @@
 #define DIM_MASK ((UINT64_C(1) << 21) - 1)
 #define SEQ_MASK UINT64_C(0xffffff)
 #define NO_DUMP32 UINT64_C(0xffffffff)
-
-static inline uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
 
 struct dec {
 	const unsigned char *buf;
@@ -76,12 +66,12 @@ static int header(struct dec *d)
 		return fp_diag_set(d->diag, FP_EFORMAT, d->len,
 				   "record buffer: truncated header: %zu bytes, need %d", d->len,
 				   HDR_BYTES);
-	if (rd64(b) != FP_DBG_MAGIC)
+	if (fp__bytes_le64(b) != FP_DBG_MAGIC)
 		return fp_diag_set(d->diag, FP_EFORMAT, 0,
 				   "record buffer: header word 0 (magic) is 0x%016" PRIx64
 				   ", expected 0x%016" PRIx64 " (\"FPDBGv1\")",
-				   rd64(b), FP_DBG_MAGIC);
-	layout = rd64(b + 8);
+				   fp__bytes_le64(b), FP_DBG_MAGIC);
+	layout = fp__bytes_le64(b + 8);
 	version = layout & 0xffff;
 	rw = (layout >> 16) & 0xffff;
 	hw = (layout >> 32) & 0xffff;
@@ -100,13 +90,13 @@ static int header(struct dec *d)
 		return fp_diag_set(
 			d->diag, FP_EFORMAT, 8,
 			"record buffer: header word 1 (layout): unknown flags 0x%04" PRIx64, flags);
-	d->S = rd64(b + 16);
-	d->P = rd64(b + 24);
+	d->S = fp__bytes_le64(b + 16);
+	d->P = fp__bytes_le64(b + 24);
 	info->slots_per_program = d->S;
 	info->programs = d->P;
-	info->overflow_count = rd64(b + 32);
-	info->dump_cursor = rd64(b + 40);
-	info->dump_capacity = rd64(b + 48);
+	info->overflow_count = fp__bytes_le64(b + 32);
+	info->dump_cursor = fp__bytes_le64(b + 40);
+	info->dump_capacity = fp__bytes_le64(b + 48);
 	info->flags = (uint32_t)flags;
 	d->has_arena = flags & FP_DBG_FLAG_DUMP_ARENA;
 	if (d->S > UINT32_MAX)
@@ -652,7 +642,7 @@ static void read_slot(const struct dec *d, uint64_t p, uint64_t k, uint64_t *w)
 	unsigned i;
 
 	for (i = 0; i < FP_DBG_RECORD_WORDS; i++)
-		w[i] = rd64(q + 8 * i);
+		w[i] = fp__bytes_le64(q + 8 * i);
 }
 
 /* Pass 1: validate every slot, count records per site, check per-site consistency. */
@@ -737,7 +727,7 @@ static void pass_fill(struct dec *d, size_t *next, uint32_t *exec)
 		}
 		/* reset the per-site execution counters this program touched */
 		for (k = 0; k < d->S; k++) {
-			uint64_t w0 = rd64(d->buf + slot_off(d, p, k, 0));
+			uint64_t w0 = fp__bytes_le64(d->buf + slot_off(d, p, k, 0));
 
 			if (!w0)
 				break;
@@ -838,8 +828,8 @@ static int build(struct dec *d)
 		if (!run->dump)
 			goto fail_alloc;
 		for (i = 0; i < run->dump_words; i++)
-			run->dump[i] = rd64(d->buf + HDR_BYTES + (size_t)(d->S * d->P) * REC_BYTES +
-					    i * 8);
+			run->dump[i] = fp__bytes_le64(d->buf + HDR_BYTES +
+						      (size_t)(d->S * d->P) * REC_BYTES + i * 8);
 	}
 	fp_free(next);
 	fp_free(exec);
@@ -875,11 +865,11 @@ int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size
 		goto fail;
 	if ((st = fp__dbg_sites_parse(run, site_table_json, site_len, diag)))
 		goto fail;
-	if (rd64(d.buf + 56) != run->nsites) {
+	if (fp__bytes_le64(d.buf + 56) != run->nsites) {
 		st = fp_diag_set(diag, FP_EFORMAT, 56,
 				 "record buffer: header word 7 (nsites) is %" PRIu64
 				 " but the site table has %zu sites",
-				 rd64(d.buf + 56), run->nsites);
+				 fp__bytes_le64(d.buf + 56), run->nsites);
 		goto fail;
 	}
 	if ((st = dec_alloc(&d, run->nsites))) {

@@ -166,7 +166,11 @@ static int get_u32(struct reader *r, struct cur *c, const char *what, uint32_t *
 	return rc;
 }
 
-static int get_uleb(struct reader *r, struct cur *c, const char *what, uint64_t *v)
+/*
+ * A LEB128 number (DWARF 7.6); `sign`: signed, sign-extended from its last byte. An unsigned one
+ * must fit 64 bits; a signed one may not run past its tenth byte.
+ */
+static int get_leb(struct reader *r, struct cur *c, const char *what, bool sign, uint64_t *v)
 {
 	uint64_t x = 0, start = c->pos;
 	unsigned shift = 0;
@@ -177,37 +181,31 @@ static int get_uleb(struct reader *r, struct cur *c, const char *what, uint64_t 
 			return fp_diag_set(r->diag, FP_EFORMAT, start, "cubin: truncated LEB128 %s",
 					   what);
 		b = c->d[c->pos++];
-		if (shift >= 64 || (shift == 63 && (b & 0x7e)))
+		if (shift >= 64 || (!sign && shift == 63 && (b & 0x7e)))
 			return fp_diag_set(r->diag, FP_EFORMAT, start,
 					   "cubin: LEB128 %s does not fit 64 bits", what);
 		x |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		x |= ~(uint64_t)0 << shift;
 	*v = x;
 	return FP_OK;
 }
 
+static int get_uleb(struct reader *r, struct cur *c, const char *what, uint64_t *v)
+{
+	return get_leb(r, c, what, false, v);
+}
+
 static int get_sleb(struct reader *r, struct cur *c, const char *what, int64_t *v)
 {
-	uint64_t x = 0, start = c->pos;
-	unsigned shift = 0;
-	uint8_t b;
+	uint64_t x;
+	int rc = get_leb(r, c, what, true, &x);
 
-	do {
-		if (c->pos >= c->end)
-			return fp_diag_set(r->diag, FP_EFORMAT, start, "cubin: truncated LEB128 %s",
-					   what);
-		b = c->d[c->pos++];
-		if (shift >= 64)
-			return fp_diag_set(r->diag, FP_EFORMAT, start,
-					   "cubin: LEB128 %s does not fit 64 bits", what);
-		x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		x |= ~(uint64_t)0 << shift;
-	memcpy(v, &x, sizeof(*v));
-	return FP_OK;
+	if (!rc)
+		memcpy(v, &x, sizeof(*v));
+	return rc;
 }
 
 /* A NUL-terminated string inside the cursor; *s points into the file. */

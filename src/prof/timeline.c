@@ -11,6 +11,8 @@
 
 #include <flagprism/timeline.h>
 
+#include "core/bytes-internal.h"
+
 #define HDR_BYTES (FP_TIMELINE_HEADER_WORDS * 8u)
 #define REC_BYTES (FP_TIMELINE_RECORD_WORDS * 8u)
 #define MAX_INTERVALS ((size_t)1 << 28)
@@ -21,17 +23,6 @@ struct fp_timeline {
 	size_t niv;
 	struct fp_timeline_scope_stats *stats; /* [nscopes + 1], index 0 unused */
 };
-
-static inline uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
 
 void fp_timeline_free(struct fp_timeline *t)
 {
@@ -116,10 +107,10 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 			"timeline buffer of %zu bytes: expected a multiple of 8, at least "
 			"%u",
 			len, HDR_BYTES);
-	if (rd64(b) != FP_TIMELINE_MAGIC)
+	if (fp__bytes_le64(b) != FP_TIMELINE_MAGIC)
 		return fp_diag_set(diag, FP_EFORMAT, 0, "bad timeline magic 0x%016" PRIx64,
-				   rd64(b));
-	layout = rd64(b + 8);
+				   fp__bytes_le64(b));
+	layout = fp__bytes_le64(b + 8);
 	if ((layout & 0xff) != FP_TIMELINE_VERSION)
 		return fp_diag_set(diag, FP_EVERSION, 8, "timeline format version %u (expected %u)",
 				   (unsigned)(layout & 0xff), FP_TIMELINE_VERSION);
@@ -131,9 +122,9 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 				   "timeline layout word 0x%" PRIx64
 				   ": expected %u words per record",
 				   layout, FP_TIMELINE_RECORD_WORDS);
-	S = rd64(b + 16);
-	P = rd64(b + 24);
-	nscopes = rd64(b + 32);
+	S = fp__bytes_le64(b + 16);
+	P = fp__bytes_le64(b + 24);
+	nscopes = fp__bytes_le64(b + 32);
 	if (nscopes > FP_TIMELINE_MAX_SCOPES)
 		return fp_diag_set(diag, FP_EFORMAT, 32, "%" PRIu64 " scopes (at most %u)", nscopes,
 				   FP_TIMELINE_MAX_SCOPES);
@@ -173,7 +164,7 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 
 	for (p = 0; p < P; p++) {
 		size_t base = HDR_BYTES + (size_t)(p * per_prog) * 8;
-		uint64_t n = rd64(b + base), used = FP_MIN(n, S), r;
+		uint64_t n = fp__bytes_le64(b + base), used = FP_MIN(n, S), r;
 		struct open_scope stack[FP_TIMELINE_MAX_DEPTH];
 		uint32_t depth = 0, ntouched = 0, i;
 		uint64_t first = 0, last = 0;
@@ -188,8 +179,8 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 		}
 		for (r = 0; r < used; r++) {
 			size_t off = base + 8 + (size_t)r * REC_BYTES;
-			uint64_t tag = rd64(b + off), ts = rd64(b + off + 8);
-			uint64_t cyc = rd64(b + off + 16);
+			uint64_t tag = fp__bytes_le64(b + off), ts = fp__bytes_le64(b + off + 8);
+			uint64_t cyc = fp__bytes_le64(b + off + 16);
 			uint32_t scope = (uint32_t)(tag & 0xffff),
 				 kind = (uint32_t)((tag >> 16) & 0xff);
 

@@ -487,6 +487,7 @@ def test_shadow_estimates_without_launch_hook(out: str) -> None:
     n = x.numel()
     grid = triton.cdiv(n, BLOCK)
     compiled = add_kernel[(grid,)](x, y, z, n, BLOCK=BLOCK)  # loaded before the session
+    per_thread = [tensors(n) for _ in range(nthreads)]  # PyTorch's kernels: before the session
     torch.cuda.synchronize()
     h0 = _ext.cupti_hook_stats()
     k0 = _ext.cupti_kest_stats()
@@ -499,7 +500,7 @@ def test_shadow_estimates_without_launch_hook(out: str) -> None:
     def worker(i: int) -> None:
         try:
             torch.cuda.set_device(0)
-            a, b, c = tensors(n)
+            a, b, c = per_thread[i]
             with profiler.scope(f"t{i}"):
                 for _ in range(launches):
                     add(a, b, c)

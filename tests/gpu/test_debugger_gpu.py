@@ -41,11 +41,7 @@ F32 = 12
 
 @pytest.fixture
 def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.reset_config()
-    debugger.clear_exported_runs()
+    yield from ref.installed(debugger, str(tmp_path / "fp_debug"))
 
 
 def _one(dbg):

@@ -6,7 +6,9 @@ The backend loads libfakecupti.so (tests/unit/fake-cupti, built with the unit te
 FLAGPRISM_CUPTI_PATH, and FLAGPRISM_CUDA_DRIVER_PATH points its driver calls at the same file.
 The fake cannot see launches made from Python, so this module does, through ctypes and the
 fake's control functions (here only, never in FlagPrism), what Triton's launcher and the GPU
-would do: call Triton's launch-enter hook chain from a frame holding gridX/gridY/gridZ below a
+would do: load a kernel at its first launch (a new CUfunction handle, then Triton's
+kernel_load_end_hook chain, as CompiledKernel._init_handles does), call Triton's launch-enter
+hook chain from a frame holding gridX/gridY/gridZ below a
 frame holding the CompiledKernel (as Triton's launcher and JITFunction.run do), fire the
 cuLaunchKernelEx API callbacks with a new correlation id where the launcher would call the
 driver, call the exit hook chain; later write one kernel activity record per launch and hand

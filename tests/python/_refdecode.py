@@ -14,7 +14,7 @@ import math
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -415,6 +415,16 @@ def install(debugger: Any, output_dir: str) -> None:
     debugger.configure(output_dir=output_dir)
     real = debugger._ext_report if debugger.is_available() else None
     debugger._report_fn = spy_report(real)
+
+
+def installed(debugger: Any, output_dir: str) -> Iterator[Any]:
+    """The body of the tests' `dbg` fixtures (`yield from`): install(), hand the Debugger to the
+    test, then leave it inactive, with default settings and no exported runs."""
+    install(debugger, output_dir)
+    yield debugger
+    debugger.deactivate()
+    debugger.reset_config()
+    debugger.clear_exported_runs()
 
 
 def decoded(run: dict[str, Any]) -> Decoded:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared pytest set-up for tests/python: the `gpu` marker and fixtures for the built programs.
+"""Shared pytest set-up for tests/python: the `gpu` marker, fixtures for the built programs and
+the Debugger fixture `dbg`.
 
 Tests run against the *installed* package (scripts/test.sh installs it first). The C programs
 come from the CMake build tree, named by environment variables that scripts/test.sh sets:
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -105,6 +107,17 @@ def work_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fp_debug/ land there, never in the checkout)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def dbg(tmp_path: Path) -> Iterator[Any]:
+    """flagprism.debugger, reset, exporting to tmp_path/fp_debug with its reports routed through
+    the reference decoder (_refdecode.install); reset again afterwards."""
+    import flagprism.debugger as debugger
+
+    import _refdecode
+
+    yield from _refdecode.installed(debugger, str(tmp_path / "fp_debug"))
 
 
 @pytest.fixture(scope="session")

@@ -22,15 +22,6 @@ import _refdecode as ref  # noqa: E402
 from kernels import vector_add  # noqa: E402
 
 
-@pytest.fixture
-def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.reset_config()
-    debugger.clear_exported_runs()
-
-
 def test_config_roundtrip(dbg, tmp_path):
     dbg.configure(output_dir=tmp_path / "x", record_capacity=100, export_on_error=True, export_raw_records=True)
     cfg = dbg.get_config()

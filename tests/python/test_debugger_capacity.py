@@ -14,7 +14,6 @@ triton = pytest.importorskip("triton")
 if os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
 
-import flagprism.debugger as debugger  # noqa: E402
 from flagprism import _launch  # noqa: E402
 
 import _refdecode as ref  # noqa: E402
@@ -22,15 +21,6 @@ from kernels import control, layernorm, vector_add  # noqa: E402
 
 RUNTIME_LOOPS = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) >= "2.4.0",
                                    reason="Triton 3.6's interpreter needs numpy<2.4 for loops with runtime bounds")
-
-
-@pytest.fixture
-def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.reset_config()
-    debugger.clear_exported_runs()
 
 
 @pytest.mark.parametrize("capacity", [0, 5, 12, 25, 40, 1000])

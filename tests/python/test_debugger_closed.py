@@ -17,19 +17,9 @@ triton = pytest.importorskip("triton")
 if os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
 
-import flagprism.debugger as debugger  # noqa: E402
-
 import _refdecode as ref  # noqa: E402
 from _closedcheck import run_forms  # noqa: E402
 from kernels import vector_add  # noqa: E402
-
-
-@pytest.fixture
-def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.clear_exported_runs()
 
 
 def test_forms_closed_and_exact(dbg):

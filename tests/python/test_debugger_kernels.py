@@ -29,14 +29,6 @@ I32 = 4
 BOOL = 1
 
 
-@pytest.fixture
-def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.clear_exported_runs()
-
-
 def _one_run(dbg):
     runs = dbg.take_exported_runs()
     assert len(runs) == 1, runs

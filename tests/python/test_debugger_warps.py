@@ -24,15 +24,6 @@ import _refdecode as ref  # noqa: E402
 from kernels import matmul, softmax, tuned, vector_add, warps  # noqa: E402
 
 
-@pytest.fixture
-def dbg(tmp_path):
-    ref.install(debugger, str(tmp_path / "fp_debug"))
-    yield debugger
-    debugger.deactivate()
-    debugger.reset_config()
-    debugger.clear_exported_runs()
-
-
 ALLOWED = [vector_add.add_kernel, vector_add.add_plain, warps.helper_elementwise_kernel, warps.copy2d_kernel,
            tuned.heur_scale.fn]
 DENIED = [

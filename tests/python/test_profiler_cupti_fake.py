@@ -8,8 +8,10 @@ life. Checked: kernels filed under scopes and states, Python call paths (context
 hook="triton" launch metadata and IR estimates on the device's records, exact counts (no launch
 counted twice by the host path), PyTorch's runtime-API launches, launches made while evaluating
 launch metadata, host and CUPTI sessions side by side with deactivation, backend=None choosing
-CUPTI, and another CUPTI subscriber (an error when asked for by name, a fallback to "host" with
-a warning for backend=None).
+CUPTI, another CUPTI subscriber (an error when asked for by name, a fallback to "host" with
+a warning for backend=None), and per mode what sits in Triton's hook chains: nothing per launch
+in shadow context, with IR estimates looked up by the CUPTI callback in a table filled at kernel
+load (or from Triton's caches at start), the C launch hook for hook="triton".
 
 The fake library is found through $FP_FAKE_CUPTI (scripts/test.sh sets it), else in
 $FP_BUILD_DIR or build/ under tests/unit/fake-cupti/; without it the tests are skipped.

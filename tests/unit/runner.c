@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
+#include <flagprism/status.h>
 
 #include "test.h"
 #include "test-list.h"
@@ -114,11 +115,60 @@ long fpt_oom_live(void)
 	return oom_live;
 }
 
+long fpt_oom_sweep(int (*run)(void *arg), void *arg, int also_ok, long min_allocs, long *n_ok)
+{
+	long n, total, ok = 0;
+
+	fpt_oom_install(-1);
+	ASSERT_OK(run(arg));
+	total = fpt_oom_count();
+	ASSERT_EQ(fpt_oom_live(), 0);
+	fpt_oom_uninstall();
+	ASSERT_GE(total, min_allocs);
+	for (n = 0; n < total; n++) {
+		int rc;
+
+		fpt_oom_install(n);
+		rc = run(arg);
+		if (rc != FP_OK && rc != FP_ENOMEM && (also_ok == 0 || rc != also_ok))
+			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
+		if (fpt_oom_live() != 0)
+			fpt_fail(__FILE__, __LINE__, "allocation %ld: %ld blocks leaked", n,
+				 fpt_oom_live());
+		fpt_oom_uninstall();
+		ok += rc == FP_OK;
+	}
+	if (n_ok)
+		*n_ok = ok;
+	return total;
+}
+
 const char *fpt_data_path(const char *name)
 {
 	static char buf[4096];
 
 	snprintf(buf, sizeof(buf), "%s/%s", FP_TEST_DATA_DIR, name);
+	return buf;
+}
+
+void *fpt_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf;
+	long n;
+
+	if (!f)
+		fpt_fail(__FILE__, __LINE__, "cannot open %s", path);
+	ASSERT_OK(fseek(f, 0, SEEK_END));
+	n = ftell(f);
+	ASSERT_GT(n, 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ASSERT_NOT_NULL(buf);
+	ASSERT_EQ(fread(buf, 1, (size_t)n, f), n);
+	fclose(f);
+	buf[n] = 0;
+	*len = (size_t)n;
 	return buf;
 }
 

@@ -16,26 +16,6 @@
 
 #include "test.h"
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	ASSERT_NOT_NULL(f);
-	ASSERT_OK(fseek(f, 0, SEEK_END));
-	n = ftell(f);
-	ASSERT_GT(n, 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ASSERT_NOT_NULL(buf);
-	ASSERT_EQ(fread(buf, 1, (size_t)n, f), n);
-	fclose(f);
-	buf[n] = 0;
-	*len = (size_t)n;
-	return buf;
-}
-
 static uint16_t le16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));
@@ -73,8 +53,8 @@ static void check_against_nvdisasm(const char *cubin, const char *lines, const c
 				   size_t min_rows)
 {
 	size_t len, tlen, checked = 0;
-	uint8_t *data = slurp(fpt_data_path(cubin), &len);
-	char *text = (char *)slurp(fpt_data_path(lines), &tlen), *p;
+	uint8_t *data = fpt_slurp(fpt_data_path(cubin), &len);
+	char *text = (char *)fpt_slurp(fpt_data_path(lines), &tlen), *p;
 	struct fp_cubin_lines *cl = NULL;
 	struct fp_cubin_loc loc;
 	struct fp_diag diag;
@@ -124,7 +104,7 @@ TEST(cubin_lines_match_nvdisasm_add)
 TEST(cubin_lines_rows_are_sorted_and_disjoint)
 {
 	size_t len, i, n, loop_bytes = 0;
-	uint8_t *data = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	struct fp_cubin_lines *cl = NULL;
 	struct fp_cubin_loc a, b;
 
@@ -149,7 +129,7 @@ TEST(cubin_lines_rows_are_sorted_and_disjoint)
 TEST(cubin_lines_without_line_info)
 {
 	size_t len;
-	uint8_t *data = slurp(fpt_data_path("cubin/add_nolines.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/add_nolines.cubin"), &len);
 	struct fp_cubin_lines *cl = NULL;
 	struct fp_cubin_loc loc;
 
@@ -164,7 +144,7 @@ TEST(cubin_lines_without_line_info)
 TEST(cubin_lines_rejects_bad_input_with_position)
 {
 	size_t len;
-	uint8_t *data = slurp(fpt_data_path("cubin/add.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/add.cubin"), &len);
 	uint64_t dl = section_offset(data, ".debug_line");
 	struct fp_cubin_lines *cl = NULL;
 	struct fp_diag diag;
@@ -225,7 +205,7 @@ TEST(cubin_lines_rejects_bad_input_with_position)
 TEST(cubin_lines_truncation_sweep)
 {
 	size_t len, n, rejected = 0, headers_end;
-	uint8_t *data = slurp(fpt_data_path("cubin/add.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/add.cubin"), &len);
 
 	headers_end = (size_t)(le64(data + 0x28) + (uint64_t)le16(data + 0x3c) * 64);
 	ASSERT_LE(headers_end, len);
@@ -257,7 +237,7 @@ TEST(cubin_lines_truncation_sweep)
 TEST(cubin_lines_oom_sweep)
 {
 	size_t len;
-	uint8_t *data = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	struct fp_cubin_lines *cl;
 	long fail_at;
 	int rc;

@@ -24,6 +24,7 @@
 #include "backend/cupti-internal.h"
 #include "backend/cupti-kest-internal.h"
 #include "backend/cupti-metrics-internal.h"
+#include "fake-cupti/fake_bind.h"
 #include "fake-cupti/fake_cupti.h"
 #include "test.h"
 
@@ -44,18 +45,8 @@ static char out_dir[] = "/tmp/fp-cupti-test-XXXXXX";
 /* Load a fake libcupti and point the backend (and its device table) at it. */
 static void fake_open(const char *path)
 {
-	void *p;
-
-	ASSERT_OK(setenv(FP_CUPTI_PATH_ENV, path, 1));
-	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
-	fk.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	ASSERT_NOT_NULL(fk.h);
-#define X(ret, name, params)    \
-	p = dlsym(fk.h, #name); \
-	ASSERT_NOT_NULL(p);     \
-	memcpy(&fk.name, &p, sizeof(p));
-	FAKE_CUPTI_CONTROL(X)
-#undef X
+	fk.h = fake_cupti_load(path);
+	FAKE_CUPTI_CONTROL(FAKE_BIND_X)
 	fk.fake_cupti_reset();
 	ASSERT_OK(fp_cupti_register());
 	if (out_dir[sizeof(out_dir) - 2] == 'X')

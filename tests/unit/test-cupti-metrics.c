@@ -21,6 +21,7 @@
 #include <flagprism/prof.h>
 
 #include "backend/cupti-internal.h"
+#include "fake-cupti/fake_bind.h"
 #include "fake-cupti/fake_cupti.h"
 #include "fake-cupti/fake_cupti_profiler.h"
 #include "test.h"
@@ -172,7 +173,7 @@ TEST(cupti_metrics_attach_zero_time_and_errors)
 }
 
 /* Build a two-kernel tree and attach to it, all under the test allocator. */
-static int oom_case(void)
+static int oom_case(void *unused)
 {
 	static const char *const names[] = {"a.sum", "b.pct"};
 	static const enum fp_cupti_metric_agg agg[] = {FP_CUPTI_METRIC_SUM, FP_CUPTI_METRIC_MEAN};
@@ -202,25 +203,8 @@ static int oom_case(void)
 
 TEST(cupti_metrics_attach_oom)
 {
-	long n, total;
-	int ok = 0;
+	long ok = 0, total = fpt_oom_sweep(oom_case, NULL, 0, 1, &ok);
 
-	fpt_oom_install(-1);
-	ASSERT_OK(oom_case());
-	total = fpt_oom_count();
-	ASSERT_EQ(fpt_oom_live(), 0);
-	fpt_oom_uninstall();
-	for (n = 0; n < total; n++) {
-		int rc;
-
-		fpt_oom_install(n);
-		rc = oom_case();
-		if (rc != FP_OK && rc != FP_ENOMEM)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
-		ok += rc == FP_OK;
-		ASSERT_EQ(fpt_oom_live(), 0);
-		fpt_oom_uninstall();
-	}
 	ASSERT_LT(ok, total);
 }
 
@@ -238,19 +222,9 @@ static char dir[] = "/tmp/fp-hwm-test-XXXXXX";
 
 static void open_fake(void)
 {
-	void *p;
-
-	ASSERT_OK(setenv(FP_CUPTI_PATH_ENV, FP_FAKE_CUPTI_PATH, 1));
-	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", FP_FAKE_CUPTI_PATH, 1));
-	fk.h = dlopen(FP_FAKE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
-	ASSERT_NOT_NULL(fk.h);
-#define X(ret, name, params)    \
-	p = dlsym(fk.h, #name); \
-	ASSERT_NOT_NULL(p);     \
-	memcpy(&fk.name, &p, sizeof(p));
-	FAKE_CUPTI_CONTROL(X)
-	FAKE_PROF_CONTROL(X)
-#undef X
+	fk.h = fake_cupti_load(FP_FAKE_CUPTI_PATH);
+	FAKE_CUPTI_CONTROL(FAKE_BIND_X)
+	FAKE_PROF_CONTROL(FAKE_BIND_X)
 	fk.fake_cupti_reset();
 	fk.fake_prof_reset();
 	ASSERT_OK(fp_cupti_register());
@@ -341,17 +315,15 @@ static void launch(uint32_t corr, const char *name, uint64_t start, uint64_t dur
 	launch_ex(corr, name, start, dur, dev, 1, 0, 0);
 }
 
-static char *slurp(const char *p)
+/* The whole file at p, NUL-terminated; valid until the next call (one file is read at a time). */
+static const char *slurp(const char *p)
 {
-	FILE *f = fopen(p, "rb");
-	static char buf[65536];
-	size_t n;
+	static char *last;
+	size_t len;
 
-	ASSERT_NOT_NULL(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	free(last);
+	last = fpt_slurp(p, &len);
+	return last;
 }
 
 static double hval(struct fp_calltree *t, const char *p, const char *m)

@@ -30,6 +30,7 @@
 
 #include "backend/cupti-internal.h"
 #include "backend/cupti-pcs-abi.h"
+#include "fake-cupti/fake_bind.h"
 #include "fake-cupti/fake_cupti.h"
 #include "fake-cupti/fake_cupti_pcs.h"
 #include "test.h"
@@ -50,22 +51,10 @@ static char out_dir[] = "/tmp/fp-pcs-test-XXXXXX";
 
 static void fake_open(void)
 {
-	void *p;
-
-	ASSERT_OK(setenv(FP_CUPTI_PATH_ENV, FP_FAKE_CUPTI_PATH, 1));
-	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", FP_FAKE_CUPTI_PATH, 1));
-	fk.h = dlopen(FP_FAKE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
-	ASSERT_NOT_NULL(fk.h);
-#define X(ret, name, params)    \
-	p = dlsym(fk.h, #name); \
-	ASSERT_NOT_NULL(p);     \
-	memcpy(&fk.name, &p, sizeof(p));
-	FAKE_CUPTI_CONTROL(X)
-	FAKE_CUPTI_PCS_CONTROL(X)
-#undef X
-	p = dlsym(fk.h, "cuptiGetCubinCrc");
-	ASSERT_NOT_NULL(p);
-	memcpy(&fk.crc, &p, sizeof(p));
+	fk.h = fake_cupti_load(FP_FAKE_CUPTI_PATH);
+	FAKE_CUPTI_CONTROL(FAKE_BIND_X)
+	FAKE_CUPTI_PCS_CONTROL(FAKE_BIND_X)
+	FAKE_BIND(fk.h, fk.crc, "cuptiGetCubinCrc");
 	fk.fake_cupti_reset();
 	fk.fake_pcs_reset();
 	ASSERT_OK(fp_cupti_register());
@@ -104,23 +93,6 @@ static int start(struct fp_diag *d)
 	o.backend = FP_CUPTI_BACKEND;
 	rc = fp_prof_start(&o, &id, d);
 	return rc ? rc : id;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	ASSERT_NOT_NULL(f);
-	ASSERT_OK(fseek(f, 0, SEEK_END));
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n);
-	ASSERT_EQ(fread(buf, 1, (size_t)n, f), n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 static uint64_t first_pc_of_line(const uint8_t *cubin, size_t len, uint32_t line)
@@ -191,7 +163,7 @@ TEST(cupti_pcsampling_samples_land_on_triton_lines)
 	struct fp_calltree *t;
 	struct fp_diag d;
 	size_t len;
-	uint8_t *cubin = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *cubin = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	uint64_t pc27 = first_pc_of_line(cubin, len, 27), pc28 = first_pc_of_line(cubin, len, 28);
 	uint32_t outer, kern, l27, l28, nol;
 	int id;
@@ -292,9 +264,7 @@ TEST(cupti_pcsampling_samples_land_on_triton_lines)
 		char *meta;
 
 		snprintf(path, sizeof(path), "%s/pcs.meta.json", out_dir);
-		meta = (char *)slurp(path, &mlen);
-		meta = realloc(meta, mlen + 1);
-		meta[mlen] = '\0';
+		meta = fpt_slurp(path, &mlen);
 		ASSERT(strstr(meta, "\"pcsampling_dropped_samples\": \"4\"") ||
 		       strstr(meta, "\"pcsampling_dropped_samples\":\"4\""));
 		free(meta);
@@ -310,7 +280,7 @@ TEST(cupti_pcsampling_cubin_handed_over_before_start)
 	struct fp__cupti_cubin_crc_params cp;
 	struct fp_diag d;
 	size_t len;
-	uint8_t *cubin = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *cubin = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	int id;
 
 	fake_open();

@@ -22,24 +22,6 @@
 
 #define CRC 0x1234abcdull
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	ASSERT_NOT_NULL(f);
-	ASSERT_OK(fseek(f, 0, SEEK_END));
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n);
-	ASSERT_NOT_NULL(buf);
-	ASSERT_EQ(fread(buf, 1, (size_t)n, f), n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static const char *const reason_names[] = {
 	"smsp__pcsamp_warps_issue_stalled_selected",
 	"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
@@ -53,7 +35,7 @@ static const uint32_t reason_index[] = {10, 3, 4, 7};
 static uint64_t pc_of_line(uint32_t line)
 {
 	size_t len, i;
-	uint8_t *data = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *data = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	struct fp_cubin_lines *cl = NULL;
 	struct fp_cubin_loc loc;
 	uint64_t pc = UINT64_MAX;
@@ -177,7 +159,7 @@ TEST(pcsampling_attributes_to_triton_lines)
 	uint32_t scope, frame, l27, l28, l24, none, nocubin, nolaunch;
 	char name27[512], name28[512], name24[512];
 	size_t len;
-	uint8_t *cubin = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *cubin = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 
 	ASSERT_NOT_NULL(t);
 	ASSERT_NOT_NULL(p);
@@ -331,7 +313,7 @@ TEST(pcsampling_oom_sweep)
 	struct fp__cupti_pcs_stall st[8];
 	struct fp__cupti_pcs_data d;
 	size_t len;
-	uint8_t *cubin = slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
+	uint8_t *cubin = fpt_slurp(fpt_data_path("cubin/hot_loop.cubin"), &len);
 	long fail_at;
 	struct nodes n;
 

@@ -206,13 +206,14 @@ TEST(prof_equal_messages)
 	fp_calltree_free(b);
 }
 
-static int merge_and_diff(struct fp_calltree *a, struct fp_calltree *b)
+/* ab: the two trees, struct fp_calltree *[2]. */
+static int merge_and_diff(void *ab)
 {
-	struct fp_calltree *in[2] = {a, b}, *o = NULL, *d = NULL;
+	struct fp_calltree **in = ab, *o = NULL, *d = NULL;
 	int rc = fp_calltree_merge(in, 2, &o);
 
 	if (!rc)
-		rc = fp_calltree_diff(a, b, &d);
+		rc = fp_calltree_diff(in[0], in[1], &d);
 	fp_calltree_free(o);
 	fp_calltree_free(d);
 	return rc;
@@ -220,27 +221,12 @@ static int merge_and_diff(struct fp_calltree *a, struct fp_calltree *b)
 
 TEST(prof_merge_oom)
 {
-	struct fp_calltree *a, *b;
-	long n, total;
+	struct fp_calltree *ab[2];
 
-	make_runs(&a, &b);
-	ASSERT_OK(fp_calltree_finalize(a));
-	ASSERT_OK(fp_calltree_finalize(b));
-	fpt_oom_install(-1);
-	ASSERT_OK(merge_and_diff(a, b));
-	total = fpt_oom_count();
-	ASSERT_EQ(fpt_oom_live(), 0);
-	fpt_oom_uninstall();
-	for (n = 0; n < total; n++) {
-		int rc;
-
-		fpt_oom_install(n);
-		rc = merge_and_diff(a, b);
-		if (rc != FP_OK && rc != FP_ENOMEM)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
-		ASSERT_EQ(fpt_oom_live(), 0);
-		fpt_oom_uninstall();
-	}
-	fp_calltree_free(a);
-	fp_calltree_free(b);
+	make_runs(&ab[0], &ab[1]);
+	ASSERT_OK(fp_calltree_finalize(ab[0]));
+	ASSERT_OK(fp_calltree_finalize(ab[1]));
+	fpt_oom_sweep(merge_and_diff, ab, 0, 0, NULL);
+	fp_calltree_free(ab[0]);
+	fp_calltree_free(ab[1]);
 }

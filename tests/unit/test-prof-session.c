@@ -822,7 +822,7 @@ TEST(prof_backend_registry)
 }
 
 /* One whole session; every allocation may fail. Returns the first non-OK status. */
-static int session_run(void)
+static int session_run(void *unused)
 {
 	struct fp_prof_options o = {0};
 	struct fp_prof_frame fr[2] = {{"a.py", 4, "f", 1, 1}, {"a.py", 4, "g", 1, 2}};
@@ -830,6 +830,7 @@ static int session_run(void)
 	uint32_t cp, k;
 	int id, rc;
 
+	(void)unused;
 	o.name = out_path("oom");
 	o.data = FP_PROF_DATA_TRACE;
 	o.context = FP_PROF_CONTEXT_PYTHON;
@@ -853,25 +854,6 @@ out:
 
 TEST(prof_session_oom)
 {
-	long n, total;
-
-	fpt_oom_install(-1);
-	ASSERT_OK(session_run());
-	total = fpt_oom_count();
-	ASSERT_EQ(fpt_oom_live(), 0);
-	fpt_oom_uninstall();
-	ASSERT_GT(total, 10);
-	for (n = 0; n < total; n++) {
-		int rc;
-
-		fpt_oom_install(n);
-		rc = session_run();
-		if (rc != FP_OK && rc != FP_ENOMEM)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
-		if (fpt_oom_live() != 0)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: %ld blocks leaked", n,
-				 fpt_oom_live());
-		fpt_oom_uninstall();
-	}
+	fpt_oom_sweep(session_run, NULL, 0, 11, NULL);
 	cleanup_dir();
 }

@@ -438,7 +438,7 @@ TEST(timeline_session_tree_trace_and_meta)
 }
 
 /* One whole session with a timeline intake and trace; every allocation may fail. */
-static int tl_session_run(void)
+static int tl_session_run(void *unused)
 {
 	struct fp_prof_options o = {0};
 	struct fp_timeline *t = NULL;
@@ -446,6 +446,7 @@ static int tl_session_run(void)
 	static struct buf b;
 	int id, rc;
 
+	(void)unused;
 	o.name = out_path("oom");
 	o.data = FP_PROF_DATA_TRACE;
 	rc = fp_prof_start(&o, &id, NULL);
@@ -471,25 +472,6 @@ out:
 
 TEST(timeline_session_oom)
 {
-	long n, total;
-
-	fpt_oom_install(-1);
-	ASSERT_OK(tl_session_run());
-	total = fpt_oom_count();
-	ASSERT_EQ(fpt_oom_live(), 0);
-	fpt_oom_uninstall();
-	ASSERT_GT(total, 10);
-	for (n = 0; n < total; n++) {
-		int rc;
-
-		fpt_oom_install(n);
-		rc = tl_session_run();
-		if (rc != FP_OK && rc != FP_ENOMEM && rc != FP_EIO)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: status %d", n, rc);
-		if (fpt_oom_live() != 0)
-			fpt_fail(__FILE__, __LINE__, "allocation %ld: %ld blocks leaked", n,
-				 fpt_oom_live());
-		fpt_oom_uninstall();
-	}
+	fpt_oom_sweep(tl_session_run, NULL, FP_EIO, 11, NULL);
 	rm_tmp();
 }

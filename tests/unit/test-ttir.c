@@ -14,26 +14,6 @@
 
 #include "test.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	ASSERT_NOT_NULL(f);
-	ASSERT_EQ(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ASSERT_GE(n, 0);
-	ASSERT_EQ(fseek(f, 0, SEEK_SET), 0);
-	buf = malloc((size_t)n + 1);
-	ASSERT_NOT_NULL(buf);
-	ASSERT_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static struct fp_ttir *load(const char *name)
 {
 	char path[256];
@@ -44,7 +24,7 @@ static struct fp_ttir *load(const char *name)
 	int rc;
 
 	snprintf(path, sizeof(path), "ttir/%s", name);
-	text = slurp(fpt_data_path(path), &len);
+	text = fpt_slurp(fpt_data_path(path), &len);
 	rc = fp_ttir_parse(text, len, &m, &diag);
 	if (rc)
 		fprintf(stderr, "%s:%u:%u: %s\n", name, diag.line, diag.col, diag.msg);
@@ -58,7 +38,7 @@ static struct fp_ttir *load(const char *name)
 static uint32_t kline(const char *needle)
 {
 	size_t len;
-	char *text = slurp(fpt_data_path("ttir/kernels.py"), &len);
+	char *text = fpt_slurp(fpt_data_path("ttir/kernels.py"), &len);
 	char *hit = strstr(text, needle), *p;
 	uint32_t line = 1;
 
@@ -865,7 +845,7 @@ TEST(ttir_truncated)
 		char path[64];
 
 		snprintf(path, sizeof(path), "ttir/%s", files[f]);
-		text = slurp(fpt_data_path(path), &len);
+		text = fpt_slurp(fpt_data_path(path), &len);
 		module = (size_t)(strstr(text, "\nmodule {") - text) + 1;
 		for (cut = 0; cut < len; cut++) {
 			rc = fp_ttir_parse(text, cut, &m, &diag);
@@ -897,7 +877,7 @@ TEST(ttir_limits)
 	struct fp_diag diag;
 	struct fp_ttir *m;
 	size_t len;
-	char *text = slurp(fpt_data_path("ttir/matmul.ttir"), &len);
+	char *text = fpt_slurp(fpt_data_path("ttir/matmul.ttir"), &len);
 
 	memset(&lim, 0, sizeof(lim));
 	lim.max_ops = 10;
@@ -960,7 +940,7 @@ TEST(ttir_deep_input)
 TEST(ttir_oom_sweep)
 {
 	size_t len;
-	char *text = slurp(fpt_data_path("ttir/helpers.ttir"), &len);
+	char *text = fpt_slurp(fpt_data_path("ttir/helpers.ttir"), &len);
 	struct fp_ttir_estimate e;
 	struct fp_ttir *m;
 	long fail_at;

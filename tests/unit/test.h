@@ -78,7 +78,22 @@ void fpt_oom_uninstall(void);
 long fpt_oom_count(void); /* allocations seen since install */
 long fpt_oom_live(void);  /* blocks allocated and not yet freed */
 
+/*
+ * The whole sweep for one scenario: run(arg) once with no failure (it must return FP_OK, make at
+ * least min_allocs allocations and free all it allocated), then once for each allocation it
+ * made, with that one failing: each run must return FP_OK, FP_ENOMEM or also_ok (0: none) and
+ * leave no block live. Returns the number of allocations of the clean run; *n_ok (may be NULL)
+ * gets how many of the failing runs still returned FP_OK.
+ */
+long fpt_oom_sweep(int (*run)(void *arg), void *arg, int also_ok, long min_allocs, long *n_ok);
+
 /* Path of a file in tests/data (set by CMake as FP_TEST_DATA_DIR). */
 const char *fpt_data_path(const char *name);
+
+/*
+ * The whole file at `path` (not empty) in a malloc'd buffer, with a NUL after its *len bytes;
+ * release it with free(). Fails the test when the file cannot be read.
+ */
+void *fpt_slurp(const char *path, size_t *len);
 
 #endif /* FP_TEST_H */

@@ -147,7 +147,8 @@ int cmd_profile(int argc, char **argv)
 		FPT_OPT_STRING("data", 'd', &data, "DATA",
 			       "tree (NAME.hatchet, default) or trace (also a Chrome trace)"),
 		FPT_OPT_STRING("backend", 'b', &backend, "BACKEND",
-			       "host or cupti (default: picked for the device)"),
+			       "host, cupti, or instrumentation (+ fpl.scope timelines inside "
+			       "kernels; default: picked for the device)"),
 		FPT_OPT_STRING("hook", 'k', &hook, "HOOK",
 			       "triton: record each kernel's launch_metadata values"),
 		FPT_OPT_STRING("metrics", 'm', &metrics, "METRICS",

@@ -379,6 +379,7 @@ int fpt_python_tool_argv(struct fpt_python *py, const char *const *words, size_t
 	size_t n = 0, i;
 	int rc, j;
 
+	/* A missing script is said here, before Python and Triton take seconds to start. */
 	if (strcmp(prog[0], "pytest") != 0 && access(prog[0], R_OK) != 0)
 		return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
 	rc = fpt_python_find(py);
@@ -405,27 +406,14 @@ int fpt_python_run_tool(const char *const *words, size_t nwords, char *const *pr
 {
 	struct fpt_python py;
 	const char **args;
-	size_t n = 0, i;
-	int rc, j;
+	size_t n;
+	int rc;
 
-	/* A missing script is said here, before Python and Triton take seconds to start. */
-	if (strcmp(prog[0], "pytest") != 0 && access(prog[0], R_OK) != 0)
-		return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
-	rc = fpt_python_find(&py);
-	if (rc != FP_OK)
-		return fpt_die("%s", py.error);
-	/* "-c", the bootstrap, our words, "--", the program and its arguments, and a spare. */
-	args = calloc((size_t)nprog + nwords + 4, sizeof(*args));
-	if (!args)
-		return fpt_die("out of memory");
-	args[n++] = "-c";
-	args[n++] = bootstrap;
-	for (i = 0; i < nwords; i++)
-		args[n++] = words[i];
-	args[n++] = "--";
-	for (j = 0; j < nprog; j++)
-		args[n++] = prog[j];
-	fpt_python_exec(&py, args, n);
+	rc = fpt_python_tool_argv(&py, words, nwords, prog, nprog, &args, &n);
+	if (rc != FPT_CONTINUE)
+		return rc;
+	/* args[0] is the interpreter, which fpt_python_exec puts back in front. */
+	fpt_python_exec(&py, args + 1, n - 1);
 	free(args);
 	return fpt_die("%s", py.error);
 }
