@@ -70,16 +70,6 @@ def dbg(tmp_path):
     debugger.clear_exported_runs()
 
 
-def _one_run(dbg) -> dict[str, Any]:
-    runs = dbg.take_exported_runs()
-    assert len(runs) == 1, [r["kernel"] for r in runs]
-    return runs[0]
-
-
-def _check(case: planted.Case, findings: list[dict[str, Any]], kinds: set[str] | None = None) -> None:
-    missing, extra = planted.unmatched(case, findings, kinds)
-    assert not missing, f"{case.name}: not found: {missing}; found: {[f['message'] for f in findings]}"
-    assert not extra, f"{case.name}: unexpected: {[f['message'] for f in extra]}"
 
 
 @pytest.mark.parametrize("addr_level", [1, 2])
@@ -88,9 +78,9 @@ def test_planted_suite_gpu(dbg, case, addr_level):
     dbg.activate(level=1, addr_level=addr_level)
     planted.launch(case, "cuda")
     torch.cuda.synchronize()
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     assert run["backend"] == "cuda" and run["complete"]
-    _check(case, run["findings"])
+    planted.check(case, run["findings"])
 
 
 @pytest.mark.parametrize("case", planted.CASES, ids=[c.name for c in planted.CASES])
@@ -98,10 +88,10 @@ def test_sanitize_suite_gpu(dbg, case):
     dbg.activate(sanitize=True)
     planted.launch(case, "cuda")
     torch.cuda.synchronize()
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     assert run["sanitize"] and run["report"]["statements"] == []
     assert {f["kind"] for f in run["findings"]} <= {"out_of_bounds"}
-    _check(case, run["findings"], {"out_of_bounds"})
+    planted.check(case, run["findings"], {"out_of_bounds"})
 
 
 def _memcheck(name: str, timeout: float = 600) -> dict[str, Any]:
@@ -128,7 +118,7 @@ def test_memcheck_side_by_side(dbg, tmp_path):
         dbg.activate(level=1, addr_level=1)
         planted.launch(case, "cuda")
         torch.cuda.synchronize()
-        run = _one_run(dbg)
+        run = planted.one_run(dbg)
         dbg.deactivate()
         missing, _extra = planted.unmatched(case, run["findings"])
         row = _memcheck(case.name)

@@ -46,16 +46,6 @@ def dbg(tmp_path):
     debugger.reset_config()
 
 
-def _one_run(dbg) -> dict[str, Any]:
-    runs = dbg.take_exported_runs()
-    assert len(runs) == 1, [r["kernel"] for r in runs]
-    return runs[0]
-
-
-def _check(case: planted.Case, findings: list[dict[str, Any]], kinds: set[str] | None = None) -> None:
-    missing, extra = planted.unmatched(case, findings, kinds)
-    assert not missing, f"{case.name}: not found: {missing}; found: {[f['message'] for f in findings]}"
-    assert not extra, f"{case.name}: unexpected: {[f['message'] for f in extra]}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -68,9 +58,9 @@ def _check(case: planted.Case, findings: list[dict[str, Any]], kinds: set[str] |
 def test_planted_suite(dbg, case, addr_level):
     dbg.activate(level=1, addr_level=addr_level)
     planted.launch(case, "cpu")
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     assert run["complete"]
-    _check(case, run["findings"])
+    planted.check(case, run["findings"])
     for f in run["findings"]:
         assert {"kind", "statement", "line", "program", "message"} <= set(f)
         if f["kind"] == "out_of_bounds":
@@ -86,11 +76,11 @@ def test_planted_suite(dbg, case, addr_level):
 def test_sanitize_suite(dbg, case):
     dbg.activate(sanitize=True)
     planted.launch(case, "cpu")
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     assert run["sanitize"] and run["level"] == 0 and run["addr_level"] == 1
     # sanitize observes addresses only: the out-of-bounds findings, nothing else
     assert {f["kind"] for f in run["findings"]} <= {"out_of_bounds"}
-    _check(case, run["findings"], {"out_of_bounds"})
+    planted.check(case, run["findings"], {"out_of_bounds"})
     report = run["report"]
     assert report["config"]["sanitize"] is True and report["statements"] == []
     assert run["op_log_txt"] is None and run["op_log_json"] is None
@@ -100,7 +90,7 @@ def test_sanitize_suite(dbg, case):
 def test_off_by_one_details(dbg):
     dbg.activate(level=1, addr_level=2)
     (x, out, n), _kw = planted.launch(planted.BY_NAME["off_by_one_mask"], "cpu")
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     by_param = {f["param"]: f for f in run["findings"]}
     fx, fo = by_param["x_ptr"], by_param["out_ptr"]
     # program 1 reads offs 64..127 masked to offs <= 100: lane 100 is one element too far
@@ -118,10 +108,10 @@ def test_off_by_one_details(dbg):
 def test_missing_mask_and_tile_programs(dbg):
     dbg.activate(level=0, addr_level=1)
     planted.launch(planted.BY_NAME["missing_mask_last_block"], "cpu")
-    (f,) = _one_run(dbg)["findings"]
+    (f,) = planted.one_run(dbg)["findings"]
     assert f["program"] == [1, 0, 0] and f["bytes_past_end"] == (128 - 100) * 4
     planted.launch(planted.BY_NAME["tile_past_row"], "cpu")
-    (f,) = _one_run(dbg)["findings"]
+    (f,) = planted.one_run(dbg)["findings"]
     # only the block holding the last row runs past the view (rows 8..9 of 10, 8 columns too far)
     assert f["programs"] == [[2, 0, 0]] and f["bytes_past_end"] == (32 - 24) * 4
 
@@ -129,17 +119,17 @@ def test_missing_mask_and_tile_programs(dbg):
 def test_numerical_details(dbg):
     dbg.activate(level=1, addr_level=0)
     planted.launch(planted.BY_NAME["zero_over_zero"], "cpu")
-    fs = {f["kind"]: f for f in _one_run(dbg)["findings"]}
+    fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
     assert fs["division_by_zero"]["count"] == 2 and fs["division_by_zero"]["program_count"] == 2
     assert fs["nan_origin"]["program"] == [0, 0, 0] and fs["nan_origin"]["count"] == 1
     assert "finite inputs: x, y" in fs["nan_origin"]["message"]
     assert fs["inf_origin"]["program"] == [1, 0, 0]
     planted.launch(planted.BY_NAME["fp16_overflow_on_cast"], "cpu")
-    fs = {f["kind"]: f for f in _one_run(dbg)["findings"]}
+    fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
     assert fs["precision_loss"]["target_dtype"] == "float16" and fs["precision_loss"]["value"] == 100000.0
     assert fs["precision_loss"]["programs"] == [[0, 0, 0]]
     planted.launch(planted.BY_NAME["log_of_negative"], "cpu")
-    fs = {f["kind"]: f for f in _one_run(dbg)["findings"]}
+    fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
     assert fs["invalid_domain"]["value"] == -2.0 and fs["invalid_domain"]["program_count"] == 1
     assert fs["nan_origin"]["count"] == 2
 
@@ -152,7 +142,7 @@ def test_nan_from_memory(dbg):
     out = torch.empty(100)
     dbg.activate(level=1, addr_level=1)
     vector_add.add_kernel[(2,)](x, y, out, 100, BLOCK=64)
-    fs = {f["kind"]: f for f in _one_run(dbg)["findings"]}
+    fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
     assert set(fs) == {"nan_origin", "inf_origin"}
     assert fs["nan_origin"]["from_memory"] and fs["nan_origin"]["subject"] == "x"
     assert "loaded from memory" in fs["nan_origin"]["message"]
@@ -165,10 +155,10 @@ def test_inf_padding_is_not_an_origin_but_inf_data_is(dbg):
     out = torch.empty(3, 50)
     dbg.activate(level=1, addr_level=1)
     softmax.softmax_kernel[(3,)](out, x, x.stride(0), out.stride(0), 50, BLOCK=64)
-    assert _one_run(dbg)["findings"] == []
+    assert planted.one_run(dbg)["findings"] == []
     x[1, 5] = float("inf")
     softmax.softmax_kernel[(3,)](out, x, x.stride(0), out.stride(0), 50, BLOCK=64)
-    fs = _one_run(dbg)["findings"]
+    fs = planted.one_run(dbg)["findings"]
     # 14 padding lanes hold -inf in every row; row 1 has one more: at least 1 from memory
     inf = [f for f in fs if f["kind"] == "inf_origin"]
     assert len(inf) == 1 and inf[0]["programs"] == [[1, 0, 0]] and inf[0]["count"] == 1
@@ -178,14 +168,14 @@ def test_inf_padding_is_not_an_origin_but_inf_data_is(dbg):
 def test_text_report_starts_with_findings(dbg):
     dbg.activate(level=1, addr_level=1)
     planted.launch(planted.BY_NAME["missing_mask_last_block"], "cpu")
-    text = Path(_one_run(dbg)["txt"]).read_text()
+    text = Path(planted.one_run(dbg)["txt"]).read_text()
     head, _, body = text.partition("\nline ")
     assert "FINDINGS: 1\n" in head and "out_of_bounds at line" in head
     assert "reads up to 112 bytes past the end of the tensor `x_ptr`" in head
     assert "leaves every allocation" in head and "program 1" in head
     assert body  # the statement tables follow
     planted.launch(planted.BY_NAME["ok_vector_add"], "cpu")
-    assert "\nFINDINGS: none\n" in Path(_one_run(dbg)["txt"]).read_text()
+    assert "\nFINDINGS: none\n" in Path(planted.one_run(dbg)["txt"]).read_text()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -292,7 +282,7 @@ def test_sanitize_leaves_awkward_accesses_unobserved(dbg):
     out = torch.zeros(64)
     dbg.activate(sanitize=True)
     _awkward_kernel[(1,)](x, out, 50, BLOCK=64)
-    run = _one_run(dbg)
+    run = planted.one_run(dbg)
     assert run["findings"] == [] and torch.equal(out[:50], x[:50] + 1)
 
 

@@ -66,7 +66,9 @@ def frame(func: str, marker: str) -> str:
     return f"{HELPER}:{func}@{LINES[marker]}"
 
 
-def run_scenario(name: str, out: Path) -> dict[str, Any]:
+def run_scenario(name: str, out: Path, helper: Path = HELPER) -> dict[str, Any]:
+    """Run scenario `name` of `helper` (a script of the fake-libcupti scenarios) in a child process
+    on libfakecupti.so; return the facts it printed last."""
     env = dict(os.environ)
     env["FLAGPRISM_CUPTI_PATH"] = str(FAKE)
     env["FLAGPRISM_CUDA_DRIVER_PATH"] = str(FAKE)
@@ -74,7 +76,7 @@ def run_scenario(name: str, out: Path) -> dict[str, Any]:
     env.pop("TRITON_INTERPRET", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     r = subprocess.run(
-        [sys.executable, str(HELPER), name, str(out)],
+        [sys.executable, str(helper), name, str(out)],
         capture_output=True,
         text=True,
         timeout=300,

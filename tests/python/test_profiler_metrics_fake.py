@@ -17,7 +17,7 @@ from typing import Any
 
 import _profkernels as pk
 import pytest
-from test_profiler_cupti_fake import FAKE
+from test_profiler_cupti_fake import FAKE, run_scenario
 
 HERE = Path(__file__).resolve().parent
 HELPER = HERE / "_metricsfake.py"
@@ -26,23 +26,7 @@ pytestmark = pytest.mark.skipif(FAKE is None, reason="libfakecupti.so is not bui
 
 
 def run(name: str, out: Path) -> dict[str, Any]:
-    env = dict(os.environ)
-    env["FLAGPRISM_CUPTI_PATH"] = str(FAKE)
-    env["FLAGPRISM_CUDA_DRIVER_PATH"] = str(FAKE)
-    env.pop("TRITON_INTERPRET", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
-    r = subprocess.run(
-        [sys.executable, str(HELPER), name, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=str(out),
-    )
-    assert r.returncode == 0, f"scenario {name} failed:\n{r.stdout}\n{r.stderr}"
-    facts = [line for line in r.stdout.splitlines() if line.startswith("FACTS ")]
-    assert facts, r.stdout + r.stderr
-    return json.loads(facts[-1][len("FACTS ") :])
+    return run_scenario(name, out, HELPER)
 
 
 def _node(tree: dict[str, Any], *path: str) -> dict[str, Any]:

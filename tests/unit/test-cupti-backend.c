@@ -30,6 +30,7 @@
 
 #define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API
 #define RT FP__CUPTI_CB_DOMAIN_RUNTIME_API
+#define LAUNCH FP__CUPTI_DRIVER_cuLaunchKernel
 #define LAUNCH_EX FP__CUPTI_DRIVER_cuLaunchKernelEx
 #define GRAPH_LAUNCH FP__CUPTI_DRIVER_cuGraphLaunch
 
@@ -502,8 +503,10 @@ TEST(cupti_backend_missed_api_exit)
 
 struct worker {
 	int session, index, launches;
+	bool kest; /* launch kernel functions the estimate table knows (cupti_backend_kest_*) */
 };
 
+/* One launching thread under its own scope: `launches` launches, each with its kernel record. */
 static void *launcher(void *p)
 {
 	struct worker *w = p;
@@ -517,13 +520,21 @@ static void *launcher(void *p)
 		uint32_t corr = (uint32_t)(w->index * w->launches + j + 1);
 		struct fake_kernel k;
 
-		fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
 		memset(&k, 0, sizeof(k));
+		if (w->kest) {
+			fk.fake_cupti_launch_fn(DRV, j % 2 ? LAUNCH : LAUNCH_EX, corr,
+						0x100000 + 16 * (uint64_t)w->index, 0);
+			k.grid[0] = 2;
+			k.grid[1] = k.grid[2] = 1;
+			k.name = "k";
+		} else {
+			fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
+			k.stream = (uint32_t)w->index;
+			k.name = j % 2 ? "odd" : "even";
+		}
 		k.corr = corr;
 		k.start = fp_prof_clock_ns();
 		k.end = k.start + 10;
-		k.stream = (uint32_t)w->index;
-		k.name = j % 2 ? "odd" : "even";
 		if (fk.fake_cupti_kernel(&k))
 			abort();
 	}
@@ -553,7 +564,7 @@ static void run_threads(int nthreads)
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
 	for (i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){id, i, LAUNCHES};
+		w[i] = (struct worker){id, i, LAUNCHES, false};
 		ASSERT_OK(pthread_create(&th[i], NULL, launcher, &w[i]));
 	}
 	for (i = 0; i < nthreads; i++)
@@ -1067,7 +1078,6 @@ TEST(cupti_backend_est_per_program)
 
 /* ---- per-kernel estimates looked up in the launch callback (cupti_kest.c) -------------------- */
 
-#define LAUNCH FP__CUPTI_DRIVER_cuLaunchKernel
 
 /* The table alone: set, replace, no estimate, overflow, epochs. */
 TEST(cupti_kest_table)
@@ -1266,40 +1276,6 @@ TEST(cupti_backend_kest_graph)
 
 /* Readers on 8 threads while the main thread keeps adding kernels and replacing the estimates
  * of kernels nobody launches: every launch gets exactly its kernel's estimate. */
-struct kest_worker {
-	int session, index, launches;
-};
-
-static void *kest_launcher(void *p)
-{
-	struct kest_worker *w = p;
-	char scope[16];
-	int j;
-
-	snprintf(scope, sizeof(scope), "t%d", w->index);
-	if (fp_prof_scope_enter(w->session, scope, strlen(scope), 0))
-		abort();
-	for (j = 0; j < w->launches; j++) {
-		uint32_t corr = (uint32_t)(w->index * w->launches + j + 1);
-		struct fake_kernel k;
-
-		fk.fake_cupti_launch_fn(DRV, j % 2 ? LAUNCH : LAUNCH_EX, corr,
-					0x100000 + 16 * (uint64_t)w->index, 0);
-		memset(&k, 0, sizeof(k));
-		k.corr = corr;
-		k.start = fp_prof_clock_ns();
-		k.end = k.start + 10;
-		k.grid[0] = 2;
-		k.grid[1] = k.grid[2] = 1;
-		k.name = "k";
-		if (fk.fake_cupti_kernel(&k))
-			abort();
-	}
-	if (fp_prof_scope_exit(w->session, scope, strlen(scope), NULL))
-		abort();
-	return NULL;
-}
-
 TEST(cupti_backend_kest_concurrent)
 {
 	enum {
@@ -1307,7 +1283,7 @@ TEST(cupti_backend_kest_concurrent)
 		LAUNCHES = 3000
 	};
 	struct fp_cupti_config c = {0};
-	struct kest_worker w[THREADS];
+	struct worker w[THREADS];
 	struct fp_cupti_kest_stats ks;
 	pthread_t th[THREADS];
 	struct fp_calltree *t;
@@ -1329,8 +1305,8 @@ TEST(cupti_backend_kest_concurrent)
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
 	for (i = 0; i < THREADS; i++) {
-		w[i] = (struct kest_worker){id, i, LAUNCHES};
-		ASSERT_OK(pthread_create(&th[i], NULL, kest_launcher, &w[i]));
+		w[i] = (struct worker){id, i, LAUNCHES, true};
+		ASSERT_OK(pthread_create(&th[i], NULL, launcher, &w[i]));
 	}
 	for (n = 0; n < 1000; n++) {
 		double e[2] = {(double)n, (double)n};

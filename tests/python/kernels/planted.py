@@ -481,3 +481,17 @@ def unmatched(case: Case, findings: list[dict[str, Any]],
     missing = [e for e in want if not any(e.matches(f) for f in got)]
     extra = [f for f in got if not any(e.matches(f) for e in want)]
     return missing, extra
+
+
+def check(case: Case, findings: list[dict[str, Any]], kinds: set[str] | None = None) -> None:
+    """Assert that `findings` are exactly the case's expected ones (restricted to `kinds`)."""
+    missing, extra = unmatched(case, findings, kinds)
+    assert not missing, f"{case.name}: not found: {missing}; found: {[f['message'] for f in findings]}"
+    assert not extra, f"{case.name}: unexpected: {[f['message'] for f in extra]}"
+
+
+def one_run(debugger: Any) -> dict[str, Any]:
+    """The single run the Debugger exported since the last take (asserts there is one)."""
+    runs = debugger.take_exported_runs()
+    assert len(runs) == 1, [r["kernel"] for r in runs]
+    return runs[0]
