@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The one error helper shared by the Debugger's JSON parsers (the site table in src/debug/ and
+ * The error helpers shared by the Debugger's JSON parsers (the site table in src/debug/ and
  * the launch JSON in src/debug/findings.c and src/report/dbg-launch.c): it turns a JSON value
  * into the diag's offset, line and column. Kept apart from debug-int.h so that the report
  * writers can use it without seeing the run's internals.
@@ -18,7 +18,17 @@
  * 0, line and column 0 when `v` is NULL). The message is cut at 200 bytes. Returns `status`.
  */
 int fp__dbg_json_verr(const struct fp_json_doc *doc, struct fp_diag *diag, int status,
-		      const struct fp_json_value *v, const char *prefix, const char *fmt, va_list ap)
-	FP_PRINTF(6, 0);
+		      const struct fp_json_value *v, const char *prefix, const char *fmt,
+		      va_list ap) FP_PRINTF(6, 0);
+
+/* A launch JSON being read, for fp__dbg_launch_err. */
+struct fp__dbg_jctx {
+	const struct fp_json_doc *doc;
+	struct fp_diag *diag;
+};
+
+/* fp__dbg_json_verr with the prefix "launch", for the launch JSON's readers. */
+int fp__dbg_launch_err(struct fp__dbg_jctx *c, int status, const struct fp_json_value *v,
+		       const char *fmt, ...) FP_PRINTF(4, 5);
 
 #endif /* FP_DBG_DIAG_H */

@@ -1231,25 +1231,8 @@ const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_findings *f, s
 
 /* ---- the launch JSON's `args` --------------------------------------------------------------- */
 
-struct lctx {
-	const struct fp_json_doc *doc;
-	struct fp_diag *diag;
-};
-
-FP_PRINTF(4, 5)
-static int aerr(struct lctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fp__dbg_json_verr(c->doc, c->diag, status, v, "launch", fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* An optional non-negative integer member (null or absent: *present = false). */
-static int opt_u64(struct lctx *c, const struct fp_json_value *o, size_t i, const char *key,
+static int opt_u64(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i, const char *key,
 		   uint64_t *out, bool *present)
 {
 	const struct fp_json_value *v = fp_json_get(o, key);
@@ -1258,33 +1241,34 @@ static int opt_u64(struct lctx *c, const struct fp_json_value *o, size_t i, cons
 	if (!v || fp_json_type(v) == FP_JSON_NULL)
 		return FP_OK;
 	if (!fp_json_uint64(v, out))
-		return aerr(c, FP_EFORMAT, v, "args[%zu].%s must be a non-negative integer", i,
-			    key);
+		return fp__dbg_launch_err(c, FP_EFORMAT, v,
+					  "args[%zu].%s must be a non-negative integer", i, key);
 	*present = true;
 	return FP_OK;
 }
 
-static int int_list(struct lctx *c, const struct fp_json_value *o, size_t i, const char *key,
-		    int64_t *out, size_t *n)
+static int int_list(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+		    const char *key, int64_t *out, size_t *n)
 {
 	const struct fp_json_value *v = fp_json_get(o, key);
 	size_t k;
 
 	if (!v || fp_json_type(v) != FP_JSON_ARRAY || fp_json_len(v) > MAX_DIMS)
-		return aerr(c, FP_EFORMAT, v ? v : o,
-			    "args[%zu].%s must be an array of at most %u integers", i, key,
-			    MAX_DIMS);
+		return fp__dbg_launch_err(c, FP_EFORMAT, v ? v : o,
+					  "args[%zu].%s must be an array of at most %u integers", i,
+					  key, MAX_DIMS);
 	*n = fp_json_len(v);
 	for (k = 0; k < *n; k++)
 		if (!fp_json_int64(fp_json_at(v, k), &out[k]))
-			return aerr(c, FP_EFORMAT, fp_json_at(v, k),
-				    "args[%zu].%s[%zu] must be an integer", i, key, k);
+			return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_at(v, k),
+						  "args[%zu].%s[%zu] must be an integer", i, key,
+						  k);
 	return FP_OK;
 }
 
 /* One tensor entry into *a; *use = false for entries without addresses (skipped). */
-static int parse_arg(struct lctx *c, const struct fp_json_value *o, size_t i, struct fp_dbg_arg *a,
-		     bool *use)
+static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+		     struct fp_dbg_arg *a, bool *use)
 {
 	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
 	size_t nd, ns;
@@ -1297,7 +1281,7 @@ static int parse_arg(struct lctx *c, const struct fp_json_value *o, size_t i, st
 	*use = false;
 	name = fp_json_string(fp_json_get(o, "name"), &len);
 	if (!name)
-		return aerr(c, FP_EFORMAT, o, "args[%zu] needs a string \"name\"", i);
+		return fp__dbg_launch_err(c, FP_EFORMAT, o, "args[%zu] needs a string \"name\"", i);
 	if ((st = opt_u64(c, o, i, "data_ptr", &ptr, &hp)) ||
 	    (st = opt_u64(c, o, i, "element_size", &esize, &he)) ||
 	    (st = opt_u64(c, o, i, "storage_ptr", &sptr, &hs)) ||
@@ -1306,19 +1290,21 @@ static int parse_arg(struct lctx *c, const struct fp_json_value *o, size_t i, st
 	if (!hp || !he)
 		return FP_OK; /* a tensor whose addresses we were not told */
 	if (!esize || esize > UINT32_MAX)
-		return aerr(c, FP_EFORMAT, fp_json_get(o, "element_size"),
-			    "args[%zu].element_size must be 1..2^32-1", i);
+		return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_get(o, "element_size"),
+					  "args[%zu].element_size must be 1..2^32-1", i);
 	if ((st = int_list(c, o, i, "shape", shape, &nd)) ||
 	    (st = int_list(c, o, i, "strides", strides, &ns)))
 		return st;
 	if (nd != ns)
-		return aerr(c, FP_EFORMAT, o, "args[%zu]: shape and strides differ in length", i);
+		return fp__dbg_launch_err(c, FP_EFORMAT, o,
+					  "args[%zu]: shape and strides differ in length", i);
 	a->name = name; /* borrowed from the document until copied */
 	if ((st = fp_dbg_arg_set_view(a, ptr, (uint32_t)esize, nd, shape, strides)))
-		return aerr(c, FP_EFORMAT, o,
-			    "args[%zu] (%.*s): the view's shape/strides are invalid or its byte "
-			    "range does not fit in 64 bits",
-			    i, (int)FP_MIN(len, 64), name);
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, o,
+			"args[%zu] (%.*s): the view's shape/strides are invalid or its byte "
+			"range does not fit in 64 bits",
+			i, (int)FP_MIN(len, 64), name);
 	if (hs && hb && sbytes <= UINT64_MAX - sptr) {
 		a->storage_lo = sptr;
 		a->storage_hi = sptr + sbytes;
@@ -1334,7 +1320,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	struct fp_json_doc *doc = NULL;
 	const struct fp_json_value *root, *arr;
 	struct fp_dbg_arg *args = NULL;
-	struct lctx c = {.diag = diag};
+	struct fp__dbg_jctx c = {.diag = diag};
 	size_t i, n = 0, used = 0;
 	int st;
 
@@ -1349,12 +1335,13 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	arr = fp_json_type(root) == FP_JSON_OBJECT ? fp_json_get(root, "args") : NULL;
 	if (arr && fp_json_type(arr) != FP_JSON_NULL) {
 		if (fp_json_type(arr) != FP_JSON_ARRAY) {
-			st = aerr(&c, FP_EFORMAT, arr, "\"args\" must be an array");
+			st = fp__dbg_launch_err(&c, FP_EFORMAT, arr, "\"args\" must be an array");
 			goto fail;
 		}
 		n = fp_json_len(arr);
 		if (n > MAX_ARGS) {
-			st = aerr(&c, FP_ELIMIT, arr, "more than %u arguments", MAX_ARGS);
+			st = fp__dbg_launch_err(&c, FP_ELIMIT, arr, "more than %u arguments",
+						MAX_ARGS);
 			goto fail;
 		}
 		args = fp_calloc(n ? n : 1, sizeof(*args));
@@ -1370,7 +1357,8 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 			bool use;
 
 			if (fp_json_type(o) != FP_JSON_OBJECT) {
-				st = aerr(&c, FP_EFORMAT, o, "args[%zu] must be an object", i);
+				st = fp__dbg_launch_err(&c, FP_EFORMAT, o,
+							"args[%zu] must be an object", i);
 				goto fail;
 			}
 			k = fp_json_get(o, "kind");

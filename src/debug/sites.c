@@ -22,7 +22,8 @@ struct st_ctx {
 };
 
 int fp__dbg_json_verr(const struct fp_json_doc *doc, struct fp_diag *diag, int status,
-		      const struct fp_json_value *v, const char *prefix, const char *fmt, va_list ap)
+		      const struct fp_json_value *v, const char *prefix, const char *fmt,
+		      va_list ap)
 {
 	char msg[200];
 	uint32_t line = 0, col = 0;
@@ -32,6 +33,18 @@ int fp__dbg_json_verr(const struct fp_json_doc *doc, struct fp_diag *diag, int s
 	if (v)
 		fp_json_position(doc, off, &line, &col);
 	return fp_diag_set_pos(diag, status, off, line, col, "%s: %s", prefix, msg);
+}
+
+int fp__dbg_launch_err(struct fp__dbg_jctx *c, int status, const struct fp_json_value *v,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fp__dbg_json_verr(c->doc, c->diag, status, v, "launch", fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 FP_PRINTF(4, 5)

@@ -14,26 +14,9 @@
 #include "debug/dbg-diag.h"
 #include "dbg-report.h"
 
-struct lctx {
-	const struct fp_json_doc *doc;
-	struct fp_diag *diag;
-};
-
-FP_PRINTF(4, 5)
-static int lerr(struct lctx *c, int status, const struct fp_json_value *v, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fp__dbg_json_verr(c->doc, c->diag, status, v, "launch", fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* Optional string member: NULL when absent or null; copied. */
-static int opt_str(struct lctx *c, const struct fp_json_value *o, const char *key, char **out,
-		   size_t *lenp)
+static int opt_str(struct fp__dbg_jctx *c, const struct fp_json_value *o, const char *key,
+		   char **out, size_t *lenp)
 {
 	const struct fp_json_value *v = fp_json_get(o, key);
 	const char *s;
@@ -44,7 +27,7 @@ static int opt_str(struct lctx *c, const struct fp_json_value *o, const char *ke
 		return FP_OK;
 	s = fp_json_string(v, &n);
 	if (!s)
-		return lerr(c, FP_EFORMAT, v, "\"%s\" must be a string", key);
+		return fp__dbg_launch_err(c, FP_EFORMAT, v, "\"%s\" must be a string", key);
 	*out = fp_strndup(s, n);
 	if (!*out)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
@@ -53,7 +36,7 @@ static int opt_str(struct lctx *c, const struct fp_json_value *o, const char *ke
 	return FP_OK;
 }
 
-static int dflt(struct lctx *c, char **s, const char *value)
+static int dflt(struct fp__dbg_jctx *c, char **s, const char *value)
 {
 	if (*s)
 		return FP_OK;
@@ -78,7 +61,7 @@ static void sanitize(char *s)
 }
 
 /* Optional "num_warps": {"kernel": K, "twin": T, "reason": "..."} (K, T in 1..1024). */
-static int parse_num_warps(struct lctx *c, const struct fp_json_value *root,
+static int parse_num_warps(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 			   struct fp_dbg_launch *l)
 {
 	const struct fp_json_value *o = fp_json_get(root, "num_warps"), *v;
@@ -90,48 +73,53 @@ static int parse_num_warps(struct lctx *c, const struct fp_json_value *root,
 	if (!o || fp_json_type(o) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(o) != FP_JSON_OBJECT)
-		return lerr(c, FP_EFORMAT, o, "\"num_warps\" must be an object or null");
+		return fp__dbg_launch_err(c, FP_EFORMAT, o,
+					  "\"num_warps\" must be an object or null");
 	for (i = 0; i < 2; i++) {
 		v = fp_json_get(o, keys[i]);
 		if (!v || !fp_json_int64(v, &x) || x < 1 || x > 1024)
-			return lerr(c, FP_EFORMAT, v ? v : o,
-				    "\"num_warps.%s\" must be an integer from 1 to 1024", keys[i]);
+			return fp__dbg_launch_err(
+				c, FP_EFORMAT, v ? v : o,
+				"\"num_warps.%s\" must be an integer from 1 to 1024", keys[i]);
 		*dst[i] = x;
 	}
 	return opt_str(c, o, "reason", &l->nw_reason, NULL);
 }
 
-static int parse_grid(struct lctx *c, const struct fp_json_value *root, struct fp_dbg_launch *l,
-		      const struct fp_dbg_run *run)
+static int parse_grid(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+		      struct fp_dbg_launch *l, const struct fp_dbg_run *run)
 {
 	const struct fp_json_value *g = fp_json_get(root, "grid");
 	uint64_t prod = 1;
 	size_t i, n;
 
 	if (!g || fp_json_type(g) != FP_JSON_ARRAY || (n = fp_json_len(g)) < 1 || n > 3)
-		return lerr(c, FP_EFORMAT, g ? g : root,
-			    "\"grid\" must be an array of 1 to 3 positive integers");
+		return fp__dbg_launch_err(c, FP_EFORMAT, g ? g : root,
+					  "\"grid\" must be an array of 1 to 3 positive integers");
 	l->grid[0] = l->grid[1] = l->grid[2] = 1;
 	for (i = 0; i < n; i++) {
 		uint64_t v;
 
 		if (!fp_json_uint64(fp_json_at(g, i), &v) || !v || v > UINT32_MAX)
-			return lerr(c, FP_EFORMAT, fp_json_at(g, i),
-				    "grid[%zu] must be an integer in 1..4294967295", i);
+			return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_at(g, i),
+						  "grid[%zu] must be an integer in 1..4294967295",
+						  i);
 		l->grid[i] = v;
 		prod *= v; /* may wrap for three huge dims: the overflow is checked below */
 	}
 	if ((l->grid[2] > 1 && l->grid[0] * l->grid[1] > UINT64_MAX / l->grid[2]) ||
 	    prod != fp_dbg_run_info(run)->programs)
-		return lerr(c, FP_EFORMAT, g,
-			    "grid [%" PRIu64 ", %" PRIu64 ", %" PRIu64
-			    "] does not match the record buffer's %" PRIu64 " programs",
-			    l->grid[0], l->grid[1], l->grid[2], fp_dbg_run_info(run)->programs);
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, g,
+			"grid [%" PRIu64 ", %" PRIu64 ", %" PRIu64
+			"] does not match the record buffer's %" PRIu64 " programs",
+			l->grid[0], l->grid[1], l->grid[2], fp_dbg_run_info(run)->programs);
 	l->grid_ndim = (unsigned)n;
 	return FP_OK;
 }
 
-static int parse_helpers(struct lctx *c, const struct fp_json_value *root, struct fp_dbg_launch *l)
+static int parse_helpers(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			 struct fp_dbg_launch *l)
 {
 	const struct fp_json_value *a = fp_json_get(root, "helper_files");
 	size_t i, n;
@@ -139,7 +127,8 @@ static int parse_helpers(struct lctx *c, const struct fp_json_value *root, struc
 	if (!a || fp_json_type(a) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(a) != FP_JSON_ARRAY)
-		return lerr(c, FP_EFORMAT, a, "\"helper_files\" must be an array of strings");
+		return fp__dbg_launch_err(c, FP_EFORMAT, a,
+					  "\"helper_files\" must be an array of strings");
 	n = fp_json_len(a);
 	l->helper_files = fp_calloc(n ? n : 1, sizeof(*l->helper_files));
 	if (!l->helper_files)
@@ -149,8 +138,8 @@ static int parse_helpers(struct lctx *c, const struct fp_json_value *root, struc
 		const char *s = fp_json_string(fp_json_at(a, i), &len);
 
 		if (!s)
-			return lerr(c, FP_EFORMAT, fp_json_at(a, i),
-				    "helper_files[%zu] must be a string", i);
+			return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_at(a, i),
+						  "helper_files[%zu] must be a string", i);
 		l->helper_files[i] = fp_strndup(s, len);
 		if (!l->helper_files[i])
 			return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
@@ -159,14 +148,14 @@ static int parse_helpers(struct lctx *c, const struct fp_json_value *root, struc
 	return FP_OK;
 }
 
-static int make_stem(struct lctx *c, struct fp_dbg_launch *l)
+static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 {
 	char run_s[32];
 	size_t n;
 
 	if (l->stem) {
 		if (!l->stem[0])
-			return lerr(c, FP_EFORMAT, NULL, "\"stem\" is empty");
+			return fp__dbg_launch_err(c, FP_EFORMAT, NULL, "\"stem\" is empty");
 		sanitize(l->stem);
 		return FP_OK;
 	}
@@ -187,7 +176,7 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	struct fp_json_doc *doc = NULL;
 	const struct fp_json_value *root, *v;
 	struct fp_dbg_launch *l;
-	struct lctx c = {.diag = diag};
+	struct fp__dbg_jctx c = {.diag = diag};
 	const struct fp_dbg_run_info *info;
 	int64_t i64;
 	bool b;
@@ -213,17 +202,18 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	c.doc = doc;
 	root = fp_json_root(doc);
 	if (fp_json_type(root) != FP_JSON_OBJECT) {
-		st = lerr(&c, FP_EFORMAT, root, "expected a JSON object");
+		st = fp__dbg_launch_err(&c, FP_EFORMAT, root, "expected a JSON object");
 		goto fail;
 	}
 	if ((v = fp_json_get(root, "version")) && (!fp_json_int64(v, &i64) || i64 != 1)) {
-		st = lerr(&c, FP_EVERSION, v, "version must be 1");
+		st = fp__dbg_launch_err(&c, FP_EVERSION, v, "version must be 1");
 		goto fail;
 	}
 	if ((st = opt_str(&c, root, "output_dir", &l->output_dir, NULL)))
 		goto fail;
 	if (!l->output_dir || !l->output_dir[0]) {
-		st = lerr(&c, FP_EFORMAT, root, "\"output_dir\" (a non-empty string) is required");
+		st = fp__dbg_launch_err(&c, FP_EFORMAT, root,
+					"\"output_dir\" (a non-empty string) is required");
 		goto fail;
 	}
 	if ((st = opt_str(&c, root, "stem", &l->stem, NULL)) ||
@@ -243,27 +233,30 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		goto fail;
 	if ((v = fp_json_get(root, "run"))) {
 		if (!fp_json_int64(v, &i64) || i64 < 0) {
-			st = lerr(&c, FP_EFORMAT, v, "\"run\" must be a non-negative integer");
+			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
+						"\"run\" must be a non-negative integer");
 			goto fail;
 		}
 		l->run_index = i64;
 	}
 	l->record_capacity = info->slots_per_program;
 	if ((v = fp_json_get(root, "record_capacity")) && !fp_json_uint64(v, &l->record_capacity)) {
-		st = lerr(&c, FP_EFORMAT, v, "\"record_capacity\" must be a non-negative integer");
+		st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
+					"\"record_capacity\" must be a non-negative integer");
 		goto fail;
 	}
 	if ((v = fp_json_get(root, "export_raw_records")) && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_bool(v, &b)) {
-			st = lerr(&c, FP_EFORMAT, v,
-				  "\"export_raw_records\" must be true or false");
+			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
+						"\"export_raw_records\" must be true or false");
 			goto fail;
 		}
 		l->export_raw_records = b;
 	}
 	if ((v = fp_json_get(root, "sanitize")) && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_bool(v, &b)) {
-			st = lerr(&c, FP_EFORMAT, v, "\"sanitize\" must be true or false");
+			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
+						"\"sanitize\" must be true or false");
 			goto fail;
 		}
 		l->findings_only = b;
