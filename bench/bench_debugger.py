@@ -22,7 +22,10 @@ statistics' one tuple reduction). The twin runs with the warps the Debugger give
 (`_launch.prepare` decides, `_launch.launch_kwargs` passes them: the same code path as a
 Debugger launch): `new` is the default setting (twin_num_warps="auto": fewer warps than the
 kernel's where its results cannot depend on them), `new-same` the twin at the kernel's own
-warps, `new-wN` at N warps (where allowed). Each row also gives the twin's registers and
+warps, `new-wN` at N warps (where allowed); every variant takes the Debugger's register decision
+(twin_maxnreg="auto": a cap at the next occupancy step, flagprism/_regs.py), a `-rN` suffix
+(`new-r128`, `new-w2-r64`) caps the twin at N registers per thread instead and `-rnone` runs it
+uncapped. Each row also gives the twin's registers and
 spills and its warps (`twin_num_warps`, `kernel_num_warps`, `num_warps_reason`).
 
 Instruction counts of the same twins, offline and without a GPU: bench/sass_count.py.
@@ -49,7 +52,7 @@ import torch
 import triton
 
 from _debugger_bench import add_kernel, event_median_ms, load_module, matmul_kernel, softmax_kernel
-from flagprism import _launch, _rewrite, debugger
+from flagprism import _launch, _regs, _rewrite, debugger
 
 
 def _bench(fn: Callable[[], Any]) -> float:
@@ -59,6 +62,8 @@ def _bench(fn: Callable[[], Any]) -> float:
 _VARIANTS: dict[str, tuple[Any, Callable[[Any], dict]]] = {}
 #: the twin_num_warps setting of each variant (debugger.configure(twin_num_warps=...))
 _VARIANT_WARPS: dict[str, str | int] = {}
+#: the twin_maxnreg setting of each variant (default "auto"), from a -rN / -rnone suffix
+_VARIANT_MAXNREG: dict[str, int | None] = {}
 
 
 def _helpers_of(mod: Any) -> Callable[[Any], dict]:
@@ -84,25 +89,29 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
         head_rw = load_module("fp_bench_rewrite_head", os.path.join(baseline_dir, "_rewrite.py"))
         head_rec = load_module("fp_bench_records_head", os.path.join(baseline_dir, "_records.py"))
     for n in names:
+        full = n
+        if "-r" in n and (n.rsplit("-r", 1)[1].isdigit() or n.endswith("-rnone")):
+            n, cap = n.rsplit("-r", 1)
+            _VARIANT_MAXNREG[full] = None if cap == "none" else int(cap)
         if n == "new":
-            _VARIANTS[n] = (_rewrite, new_helpers)
+            _VARIANTS[full] = (_rewrite, new_helpers)
         elif n == "new-same":
-            _VARIANTS[n] = (_rewrite, new_helpers)
-            _VARIANT_WARPS[n] = "same"
+            _VARIANTS[full] = (_rewrite, new_helpers)
+            _VARIANT_WARPS[full] = "same"
         elif n.startswith("new-w") and n[5:].isdigit():
-            _VARIANTS[n] = (_rewrite, new_helpers)
-            _VARIANT_WARPS[n] = int(n[5:])
+            _VARIANTS[full] = (_rewrite, new_helpers)
+            _VARIANT_WARPS[full] = int(n[5:])
         elif n == "head":
-            _VARIANTS[n] = (head_rw, _helpers_of(head_rec))
+            _VARIANTS[full] = (head_rw, _helpers_of(head_rec))
         elif n == "new-noshare":
-            _VARIANTS[n] = (head_rw, new_helpers)
+            _VARIANTS[full] = (head_rw, new_helpers)
         elif n == "new-split":
             def split(src: str) -> str:
                 assert "_ONE_TUPLE = tl.constexpr(True)" in src
                 return src.replace("_ONE_TUPLE = tl.constexpr(True)", "_ONE_TUPLE = tl.constexpr(False)")
 
             mod = load_module("fp_bench_records_split", _records.__file__, split)
-            _VARIANTS[n] = (_rewrite, _helpers_of(mod))
+            _VARIANTS[full] = (_rewrite, _helpers_of(mod))
         else:
             raise SystemExit(f"unknown variant {n!r}")
 
@@ -115,10 +124,13 @@ def _twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple, level: int, 
     plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, dump_capacity,
                            twin_num_warps=_VARIANT_WARPS.get(variant, "auto"))
     buf = plan.buffer
+    plan.registers = _regs.decide(twin.jit, args, grid, _launch.launch_kwargs(plan, kwargs),
+                                  _VARIANT_MAXNREG.get(variant, "auto"), torch.device("cuda"))
     kw = _launch.launch_kwargs(plan, kwargs)
     resets = twin.has_dumps
     info: dict = {"twin_num_warps": plan.num_warps["twin"], "kernel_num_warps": plan.num_warps["kernel"],
-                  "num_warps_reason": plan.num_warps["reason"]}
+                  "num_warps_reason": plan.num_warps["reason"], "maxnreg": plan.registers.get("cap"),
+                  "regs_uncapped": plan.registers.get("uncapped"), "maxnreg_reason": plan.registers.get("reason")}
 
     def call() -> None:
         if resets:
@@ -274,8 +286,9 @@ def case_matmul(m: int, n: int, k: int, rounds: int, variants: list[str]) -> lis
                    {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4]}, infos)
 
 
-def case_end_to_end(n: int) -> dict | None:
-    """Wall time of whole Debugger launches (twin + copy back + report), when reports can be written."""
+def case_end_to_end(n: int, reps: int = 5) -> dict | None:
+    """Wall time of whole Debugger launches (twin + copy back + decode and reports + the run dict),
+    when reports can be written, with the native decode-and-write step timed on its own."""
     if not debugger.is_available():
         return None
     import tempfile
@@ -283,20 +296,38 @@ def case_end_to_end(n: int) -> dict | None:
     x = torch.randn(n, device="cuda")
     out = torch.empty(n, device="cuda")
     grid = (triton.cdiv(n, 1024),)
-    with tempfile.TemporaryDirectory() as d:
-        debugger.configure(output_dir=d)
-        debugger.activate()
-        add_kernel[grid](x, x, out, n, BLOCK=1024)  # compile
-        debugger.clear_exported_runs()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        reps = 5
-        for _ in range(reps):
-            add_kernel[grid](x, x, out, n, BLOCK=1024)
-        dt = (time.perf_counter() - t) / reps
-        debugger.deactivate()
-        debugger.clear_exported_runs()
-    return {"case": f"debugger launch end to end n={n}", "seconds_per_launch": dt}
+    native: list[float] = []
+    report_fn = debugger._report_fn
+
+    def timed_report(*a: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return report_fn(*a)
+        finally:
+            native.append(time.perf_counter() - t0)
+
+    debugger._report_fn = timed_report
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            debugger.configure(output_dir=d)
+            debugger.activate()
+            add_kernel[grid](x, x, out, n, BLOCK=1024)  # compile
+            runs = debugger.take_exported_runs()
+            sizes = {k: os.path.getsize(runs[0][k]) for k in ("txt", "json") if runs and runs[0].get(k)}
+            native.clear()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(reps):
+                add_kernel[grid](x, x, out, n, BLOCK=1024)
+                debugger.clear_exported_runs()
+            dt = (time.perf_counter() - t) / reps
+            debugger.deactivate()
+            debugger.clear_exported_runs()
+    finally:
+        debugger._report_fn = report_fn
+    return {"case": f"debugger launch end to end n={n}", "seconds_per_launch": dt,
+            "native_decode_and_write_s": statistics.median(native) if native else None,
+            "report_bytes": sizes, "reps": reps}
 
 
 def _child_plain_add(n: int) -> None:
@@ -340,7 +371,7 @@ def main() -> int:
     ap.add_argument("--variants", default="new,new-same",
                     help="comma-separated twin builds to compare (see the top)")
     ap.add_argument("--baseline-dir", help="directory with the baseline's _rewrite.py and _records.py")
-    ap.add_argument("--cases", default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end",
+    ap.add_argument("--cases", default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end,end_to_end_64m",
                     help="comma-separated cases to run")
     ap.add_argument("--all-variants-for", default="add",
                     help="cases that get every variant (the others get the first two)")
@@ -398,6 +429,8 @@ def main() -> int:
         emit(case_add(n2, 2, 2, args.rounds, pick("level2"), dump_capacity=(n2 // 1024) * 10 * 1024))
     if "end_to_end" in cases:
         emit(case_end_to_end(n2))
+    if "end_to_end_64m" in cases:  # the issue's launch: 65,536 programs, reports of ~100 MB
+        emit(case_end_to_end(n, reps=2))
     if not args.no_sanitizer and add:
         emit(case_sanitizer(n, add[0]["base_ms"]))
 
@@ -411,7 +444,9 @@ def main() -> int:
         elif "memcheck_ms" in r:
             print(f"{r['case']:63} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}")
         elif "seconds_per_launch" in r:
-            print(f"{r['case']:63} {r['seconds_per_launch'] * 1e3:9.2f} ms per launch")
+            nat = r.get("native_decode_and_write_s")
+            nat_s = f" (decode and reports in C: {nat * 1e3:.0f} ms)" if nat is not None else ""
+            print(f"{r['case']:63} {r['seconds_per_launch'] * 1e3:9.2f} ms per launch{nat_s}")
         elif "skipped" in r:
             print(f"{r['case']:63} skipped: {r['skipped']}")
     return 0

@@ -28,13 +28,17 @@ own, ``finalize_ms``) are never inside the timed region. Each round gives one ra
 within the process. The bare per-launch time drifts by tens of percent between processes on
 that machine: only ratios are comparable, never bare times of two workers. By default both
 cases run in one worker, GPU-bound first; ``--separate`` runs each case in its own process (a
-check that repeated sessions of a tool do not change the later case).
+check that repeated sessions of a tool do not change the later case). ``--interleave`` runs all
+modes of a tool in one worker instead, every round timing the bare loop and each mode in an order
+that rotates by one every round: the modes then share that process's noise, and their
+differences are measured, not inferred from separate processes.
 
 Output: one JSON object per line (stdout, and --out: a file, or a directory that receives
 bench_profiler.jsonl), then tables. Needs a CUDA GPU, Triton with Proton, and FlagPrism.
 Usage: python bench/bench_profiler.py [--quick] [--rounds 7] [--launches 20000]
        [--big-launches 500] [--finalize-launches 1000000] [--warm 200] [--separate]
-       [--tools proton,flagprism] [--modes shadow,noest,hook,python] [--no-finalize] [--out PATH]
+       [--tools proton,flagprism] [--modes shadow,noest,hook,python] [--interleave]
+       [--no-finalize] [--out PATH]
 --quick: 5 rounds of 20,000 launches (launch) and 300 (gpu64m), finalize after 200,000
 launches (said in its rows); the whole run takes about 2-3 minutes on the H200 machine.
 Workers inherit the environment: FLAGPRISM_CUPTI_PATH / TRITON_CUPTI_LIB_PATH choose the
@@ -163,43 +167,53 @@ def _tensors(n: int) -> tuple[Any, Any, Any]:
             torch.empty(n, device="cuda"))
 
 
-def worker_loops(tool: Tool, cases: list[tuple[str, int, int]], rounds: int, warm: int) -> None:
+def worker_loops(tools: list[Tool], cases: list[tuple[str, int, int]], rounds: int, warm: int) -> None:
+    """Rounds of the bare loop and each tool's profiled loop, in an order that rotates every
+    round; one row per tool (mode), its ratios taken against the bare loop of the same round."""
     kernel = _kernel()
     for case, n, launches in cases:
         x, y, z = _tensors(n)
         grid = ((n + 1023) // 1024,)
         args = (x, y, z, n)
         _loop(kernel, args, grid, 0, max(warm, 200))  # compile, warm up
-        bare, prof, ratios, fin_ms = [], [], [], []
+        order = ["bare"] + list(range(len(tools)))
+        bare: list[float] = []
+        prof: list[list[float]] = [[] for _ in tools]
+        ratios: list[list[float]] = [[] for _ in tools]
+        fin_ms: list[list[float]] = [[] for _ in tools]
         for r in range(rounds):
-            order = ("bare", "prof") if r % 2 == 0 else ("prof", "bare")
-            times: dict[str, float] = {}
-            for what in order:
+            k = r % len(order)
+            times: dict[Any, float] = {}
+            for what in order[k:] + order[:k]:
                 if what == "bare":
                     times[what] = _loop(kernel, args, grid, launches, warm)
                 else:
+                    tool = tools[what]
                     tool.start()
                     times[what] = _loop(kernel, args, grid, launches, warm)
                     t = time.perf_counter()
                     tool.finalize()
-                    fin_ms.append((time.perf_counter() - t) * 1e3)
+                    fin_ms[what].append((time.perf_counter() - t) * 1e3)
             bare.append(times["bare"] / launches * 1e6)
-            prof.append(times["prof"] / launches * 1e6)
-            ratios.append(times["prof"] / times["bare"])
-        print(json.dumps({
-            "bench": "profiler", "case": case, "tool": tool.tool, "mode": tool.mode,
-            "elements": n, "launches": launches, "warm": warm, "rounds": rounds,
-            "bare_us_per_launch": round(statistics.median(bare), 3),
-            "profiled_us_per_launch": round(statistics.median(prof), 3),
-            "ratio_median": round(statistics.median(ratios), 4),
-            "ratio_min": round(min(ratios), 4), "ratio_max": round(max(ratios), 4),
-            "ratios": [round(v, 4) for v in ratios],
-            "bare_us": [round(v, 3) for v in bare],
-            "finalize_ms_median": round(statistics.median(fin_ms), 2),
-            "cupti_library": tool.library(),
-            "enter_hooks": tool.enter_hooks,
-            **_estimate_table(tool),
-        }), flush=True)
+            for i in range(len(tools)):
+                prof[i].append(times[i] / launches * 1e6)
+                ratios[i].append(times[i] / times["bare"])
+        for i, tool in enumerate(tools):
+            print(json.dumps({
+                "bench": "profiler", "case": case, "tool": tool.tool, "mode": tool.mode,
+                "elements": n, "launches": launches, "warm": warm, "rounds": rounds,
+                "interleaved_modes": [t.mode for t in tools] if len(tools) > 1 else None,
+                "bare_us_per_launch": round(statistics.median(bare), 3),
+                "profiled_us_per_launch": round(statistics.median(prof[i]), 3),
+                "ratio_median": round(statistics.median(ratios[i]), 4),
+                "ratio_min": round(min(ratios[i]), 4), "ratio_max": round(max(ratios[i]), 4),
+                "ratios": [round(v, 4) for v in ratios[i]],
+                "bare_us": [round(v, 3) for v in bare],
+                "finalize_ms_median": round(statistics.median(fin_ms[i]), 2),
+                "cupti_library": tool.library(),
+                "enter_hooks": tool.enter_hooks,
+                **_estimate_table(tool),
+            }), flush=True)
 
 
 def _estimate_table(tool: Tool) -> dict[str, Any]:
@@ -238,11 +252,12 @@ def worker_finalize(tool: Tool, launches: int, data: str, quick: bool) -> None:
 
 def worker_main(spec: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory(prefix="fp-bench-prof-") as d:
-        tool = Tool(spec["tool"], spec["mode"], d)
         if spec["kind"] == "loops":
-            worker_loops(tool, [tuple(c) for c in spec["cases"]], spec["rounds"], spec["warm"])
+            tools = [Tool(spec["tool"], m, d) for m in spec.get("modes") or [spec["mode"]]]
+            worker_loops(tools, [tuple(c) for c in spec["cases"]], spec["rounds"], spec["warm"])
         else:
-            worker_finalize(tool, spec["launches"], spec["data"], spec["quick"])
+            worker_finalize(Tool(spec["tool"], spec["mode"], d), spec["launches"], spec["data"],
+                            spec["quick"])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -317,6 +332,9 @@ def main() -> int:
     ap.add_argument("--no-finalize", action="store_true")
     ap.add_argument("--separate", action="store_true",
                     help="run each case in its own worker process")
+    ap.add_argument("--interleave", action="store_true",
+                    help="one worker per tool running all its modes, interleaved in every round "
+                         "(the modes then share the process's noise)")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--quick", action="store_true", help="5 rounds; 20,000 launches (launch), "
@@ -350,7 +368,12 @@ def main() -> int:
         rows.extend(new)
 
     groups = [[c] for c in cases] if a.separate else [cases]
-    for tool in tools:
+    for tool in tools if a.interleave else []:
+        tm = [m for m in modes if m != "noest" or tool == "flagprism"]
+        for group in groups:
+            emit(run_worker({"kind": "loops", "tool": tool, "mode": ",".join(tm), "modes": tm,
+                             "cases": group, "rounds": a.rounds, "warm": a.warm}, a.timeout))
+    for tool in tools if not a.interleave else []:
         for mode in modes:
             if mode == "noest" and tool != "flagprism":
                 continue  # Proton has no IR estimates: its shadow row is the same thing

@@ -55,6 +55,9 @@ class Launch:
     #: _warps.decide); the twin is launched with num_warps=twin (launch_kwargs)
     num_warps: dict[str, Any] | None = None
     num_warps_given: bool = False
+    #: the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; _regs.decide), or
+    #: None (not decided: other backends); the twin is launched with maxnreg=cap (launch_kwargs)
+    registers: dict[str, Any] | None = None
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -255,13 +258,16 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments the twin is launched with: the kernel's, the record buffer, and
-    num_warps when the twin's differs from the kernel's (or the kernel's was given)."""
+    """The keyword arguments the twin is launched with: the kernel's, the record buffer,
+    num_warps when the twin's differs from the kernel's (or the kernel's was given), and the
+    register cap when one was decided."""
     kw = dict(kwargs)
     kw[CTX] = plan.buffer
     nw = plan.num_warps
     if nw is not None and (plan.num_warps_given or nw["twin"] != nw["kernel"]):
         kw["num_warps"] = nw["twin"]
+    if plan.registers and plan.registers.get("cap") and "maxnreg" not in kw:
+        kw["maxnreg"] = plan.registers["cap"]
     return kw
 
 

@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _launch, _rewrite, _warps
+from flagprism import _launch, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -52,6 +52,7 @@ class _Config:
     export_raw_records: bool = False
     dump_capacity: int | None = None
     twin_num_warps: str | int = "auto"
+    twin_maxnreg: str | int | None = "auto"
 
 
 _lock = threading.RLock()
@@ -88,7 +89,8 @@ def _check_capacity(name: str, v: int | None) -> int | None:
 
 def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
               export_on_error: bool = False, export_raw_records: bool = False,
-              dump_capacity: int | None = None, twin_num_warps: str | int = "auto") -> None:
+              dump_capacity: int | None = None, twin_num_warps: str | int = "auto",
+              twin_maxnreg: str | int | None = "auto") -> None:
     """Set every option of the Debugger (options not given take their default).
 
     output_dir: where reports are written. record_capacity: total records of one launch (None:
@@ -97,12 +99,16 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     arena of one launch (None: sized from the launch). twin_num_warps: warps of the instrumented
     twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
     docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
-    cannot depend on it, else the kernel's)."""
+    cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
+    (Triton's maxnreg): "auto" (cap at the next occupancy step where that step is close and the
+    capped build does not spill, see docs/debugger.md), None (never cap) or an integer from 16 to
+    255 (always that cap)."""
     global _config
     cfg = _Config(output_dir=os.fspath(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
                   dump_capacity=_check_capacity("dump_capacity", dump_capacity),
-                  twin_num_warps=_warps.check_setting(twin_num_warps))
+                  twin_num_warps=_warps.check_setting(twin_num_warps),
+                  twin_maxnreg=_regs.check_setting(twin_maxnreg))
     with _lock:
         _config = cfg
 
@@ -329,6 +335,9 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
                            twin_num_warps=cfg.twin_num_warps)
     try:
+        if plan.backend == "cuda":
+            plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
+                                          cfg.twin_maxnreg, plan.buffer.device)
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
         if cfg.export_on_error:
@@ -421,6 +430,7 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "args": _launch.describe_args(fn, plan.bound, plan.backend),
         "sanitize": bool(twin.extra.get("sanitize", False)),
         "num_warps": plan.num_warps,
+        "registers": plan.registers,
     }
     os.makedirs(cfg.output_dir, exist_ok=True)
     result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
@@ -453,6 +463,9 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "num_warps": dict(plan.num_warps) if plan.num_warps else None,
         # what the compiled twin really ran with (None on the interpreter)
         "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
+        # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
+        "registers": dict(plan.registers) if plan.registers else None,
+        "registers_compiled": getattr(ret, "n_regs", None),
     }
     if isinstance(result, dict):
         for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):

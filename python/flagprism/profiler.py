@@ -317,8 +317,16 @@ def pcsampling_stats() -> dict[str, Any]:
     launch>" (no_line, no_cubin, no_launch), lost, cubins, launches; and what CUPTI answered
     (enable_status, config_status, getdata_calls, getdata_records, ...), so that a session
     without samples explains itself. ``nonuser_samples`` close to ``total_samples`` means the
-    kernels' modules were loaded while CUPTI was attached but not sampling."""
-    return _ext.cupti_pcsampling_stats()
+    kernels' modules were loaded while CUPTI was attached but not sampling (start() makes Triton's
+    kernels load again while sampling: modules_reloaded says how many; a module loaded by other
+    code is not)."""
+    st = dict(_ext.cupti_pcsampling_stats())
+    st["modules_reloaded"] = _pcs_reloaded
+    return st
+
+
+#: Triton kernels whose module the last mode="pcsampling" start made load again (_pcsampling_prepare).
+_pcs_reloaded = 0
 
 
 def _pcsampling_mode(mode: str | None, period: int | None, metrics: bool) -> bool:
@@ -352,8 +360,18 @@ def _pcsampling_backend(backend: str | None) -> str:
 
 
 def _pcsampling_prepare(period: int | None) -> None:
-    """Ask the next CUPTI start to sample, and hand over the cubins of the Triton kernels
-    compiled so far (their modules may be loaded already, before CUPTI could copy them)."""
+    """Ask the next CUPTI start to sample, hand over the cubins of the Triton kernels compiled so
+    far (their modules may be loaded already, before CUPTI could copy them), and make Triton load
+    each of their modules again at its next launch, i.e. while sampling is on: CUPTI gives PC
+    records only for modules it saw loaded before its first use or while sampling, and a kernel
+    launched in between (between two sessions, in a plain cupti session or unprofiled after one)
+    would otherwise have all its samples counted as "non-user" (measured on the H200: a tl.dot
+    kernel run unprofiled between sessions, 137,000 samples and no PC record). The previous
+    module stays loaded (a CUDA graph may hold its functions); the new load goes through
+    Triton's kernel-load hooks as any load does. FLAGPRISM_PCS_RELOAD=0 turns the reload off."""
+    global _pcs_reloaded
+    reload = os.environ.get("FLAGPRISM_PCS_RELOAD", "1") != "0"
+    _pcs_reloaded = 0
     try:
         import gc
 
@@ -375,6 +393,10 @@ def _pcsampling_prepare(period: int | None) -> None:
                         _ext.cupti_pcsampling_add_cubin(cubin)
                 except Exception:  # noqa: BLE001 - its samples go to "<unknown cubin>", counted
                     continue
+                if reload and getattr(kernel, "module", None) is not None and hasattr(kernel, "_run"):
+                    # CompiledKernel._init_handles loads the binary again when module is None
+                    kernel.module = kernel.function = kernel._run = None
+                    _pcs_reloaded += 1
     _ext.cupti_pcsampling_request(sampling_period=period or 0)
 
 

@@ -320,6 +320,28 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	} else {
 		fp_jsonw_null(w);
 	}
+	fp_jsonw_key(w, "registers");
+	if (l->has_registers) {
+		fp_jsonw_object_begin(w);
+		fp_jsonw_key(w, "cap");
+		if (l->reg_cap)
+			fp_jsonw_int(w, l->reg_cap);
+		else
+			fp_jsonw_null(w);
+		fp_jsonw_key(w, "uncapped");
+		if (l->reg_uncapped)
+			fp_jsonw_int(w, l->reg_uncapped);
+		else
+			fp_jsonw_null(w);
+		fp_jsonw_key(w, "reason");
+		if (l->reg_reason)
+			fp_jsonw_string(w, l->reg_reason);
+		else
+			fp_jsonw_null(w);
+		fp_jsonw_object_end(w);
+	} else {
+		fp_jsonw_null(w);
+	}
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "config");
 	fp_jsonw_object_begin(w);

@@ -9,6 +9,8 @@
  */
 #include "fp-setup.h"
 
+#include <inttypes.h>
+
 #include <flagprism/json.h>
 
 #include "debug/dbg-diag.h"
@@ -60,30 +62,59 @@ static void sanitize(char *s)
 		s[0] = '_';
 }
 
-/* Optional "num_warps": {"kernel": K, "twin": T, "reason": "..."} (K, T in 1..1024). */
-static int parse_num_warps(struct fp__dbg_jctx *c, const struct fp_json_value *root,
-			   struct fp_dbg_launch *l)
+/*
+ * An optional object {KEY0: int, KEY1: int, "reason": str} under `name`: absent or null leaves
+ * the destinations as they are (*present false); each integer must lie in 1..max, and may be
+ * null (left 0) when `nullable`.
+ */
+static int parse_pair(struct fp__dbg_jctx *c, const struct fp_json_value *root, const char *name,
+		      const char *const keys[2], int64_t *dst[2], int64_t max, bool nullable,
+		      char **reason, bool *present)
 {
-	const struct fp_json_value *o = fp_json_get(root, "num_warps"), *v;
-	static const char *const keys[2] = {"kernel", "twin"};
-	int64_t *dst[2] = {&l->nw_kernel, &l->nw_twin};
+	const struct fp_json_value *o = fp_json_get(root, name), *v;
 	int64_t x;
 	int i;
 
 	if (!o || fp_json_type(o) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(o) != FP_JSON_OBJECT)
-		return fp__dbg_launch_err(c, FP_EFORMAT, o,
-					  "\"num_warps\" must be an object or null");
+		return fp__dbg_launch_err(c, FP_EFORMAT, o, "\"%s\" must be an object or null",
+					  name);
 	for (i = 0; i < 2; i++) {
 		v = fp_json_get(o, keys[i]);
-		if (!v || !fp_json_int64(v, &x) || x < 1 || x > 1024)
-			return fp__dbg_launch_err(
-				c, FP_EFORMAT, v ? v : o,
-				"\"num_warps.%s\" must be an integer from 1 to 1024", keys[i]);
+		if (nullable && (!v || fp_json_type(v) == FP_JSON_NULL))
+			continue;
+		if (!v || !fp_json_int64(v, &x) || x < 1 || x > max)
+			return fp__dbg_launch_err(c, FP_EFORMAT, v ? v : o,
+						  "\"%s.%s\" must be %san integer from 1 to %" PRId64,
+						  name, keys[i], nullable ? "null or " : "", max);
 		*dst[i] = x;
 	}
-	return opt_str(c, o, "reason", &l->nw_reason, NULL);
+	if (present)
+		*present = true;
+	return opt_str(c, o, "reason", reason, NULL);
+}
+
+/* Optional "num_warps": {"kernel": K, "twin": T, "reason": "..."} (K, T in 1..1024). */
+static int parse_num_warps(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			   struct fp_dbg_launch *l)
+{
+	static const char *const keys[2] = {"kernel", "twin"};
+	int64_t *dst[2] = {&l->nw_kernel, &l->nw_twin};
+
+	return parse_pair(c, root, "num_warps", keys, dst, 1024, false, &l->nw_reason, NULL);
+}
+
+/* Optional "registers": {"cap": C|null, "uncapped": R|null, "reason": "..."|null} (C, R in
+ * 1..255: registers per thread). */
+static int parse_registers(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			   struct fp_dbg_launch *l)
+{
+	static const char *const keys[2] = {"cap", "uncapped"};
+	int64_t *dst[2] = {&l->reg_cap, &l->reg_uncapped};
+
+	return parse_pair(c, root, "registers", keys, dst, 255, true, &l->reg_reason,
+			  &l->has_registers);
 }
 
 static int parse_grid(struct fp__dbg_jctx *c, const struct fp_json_value *root,
@@ -262,7 +293,8 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		l->findings_only = b;
 	}
 	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
-	    (st = parse_num_warps(&c, root, l)) || (st = make_stem(&c, l)))
+	    (st = parse_num_warps(&c, root, l)) || (st = parse_registers(&c, root, l)) ||
+	    (st = make_stem(&c, l)))
 		goto fail;
 	/* the findings belong to this launch (tensor extents in `args`): computed once, here */
 	if ((st = fp_dbg_findings_from_launch(run, launch_json, len, &l->findings, diag)))
@@ -294,6 +326,7 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	fp_free(l->ttir);
 	fp_free(l->ttir_unavailable_reason);
 	fp_free(l->nw_reason);
+	fp_free(l->reg_reason);
 	fp_dbg_findings_free(l->findings);
 	for (i = 0; i < l->nhelper_files; i++)
 		fp_free(l->helper_files[i]);

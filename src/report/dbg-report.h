@@ -32,6 +32,11 @@ struct fp_dbg_launch {
 	/* warps of the kernel as launched and of the twin that ran (0: not given), and why */
 	int64_t nw_kernel, nw_twin;
 	char *nw_reason;
+	/* registers per thread of the twin: Triton's maxnreg cap it was compiled with (0: none) and
+	 * what it took without one (0: not known), and why; has_registers: the launch said */
+	bool has_registers;
+	int64_t reg_cap, reg_uncapped;
+	char *reg_reason;
 	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
 };
 

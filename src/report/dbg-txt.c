@@ -68,6 +68,18 @@ static void write_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 			fp__tb_printf(t, " (%s)", l->nw_reason);
 		fp__tb_ch(t, '\n');
 	}
+	if (l->has_registers && (l->reg_cap || l->reg_uncapped)) {
+		if (l->reg_cap)
+			fp__tb_printf(t, "registers:       twin capped at %" PRId64 " per thread",
+				      l->reg_cap);
+		else
+			fp__tb_printf(t, "registers:       twin not capped");
+		if (l->reg_uncapped)
+			fp__tb_printf(t, ", %" PRId64 " per thread without a cap", l->reg_uncapped);
+		if (l->reg_reason)
+			fp__tb_printf(t, " (%s)", l->reg_reason);
+		fp__tb_ch(t, '\n');
+	}
 	fp__tb_printf(t, "level:           %d\n", in->level);
 	fp__tb_printf(t, "addr_level:      %d\n", in->addr_level);
 	fp__tb_printf(t, "record_capacity: %" PRIu64 " records per program\n",

@@ -43,8 +43,14 @@ VARIANTS = {
     # not run by default: the open questions of docs/cupti-backend.md
     "cont_dot": (1, False, False, 0, False, "dot", False),
     "cont_late": (1, False, True, 10, False, "hot", True),
+    # which part of a tl.dot kernel makes CUPTI file its samples as non-user: the pipelined
+    # wgmma kernel with one stage, the same loop without wgmma (fp32 "ieee" dot: FMAs) and with
+    # the pre-Hopper mma.sync (tiles too small for wgmma)
+    "cont_dot_s1": (1, False, False, 0, False, "dot_s1", False),
+    "cont_dot_ieee": (1, False, False, 0, False, "dot_ieee", False),
+    "cont_dot_v2": (1, False, False, 0, False, "dot_v2", False),
 }
-DEFAULT = [v for v in VARIANTS if v not in ("cont_dot", "cont_late")]
+DEFAULT = [v for v in VARIANTS if not v.startswith("cont_dot") and v != "cont_late"]
 
 NPCS = 2048
 
@@ -153,9 +159,9 @@ BUF_REQ = C.CFUNCTYPE(None, C.POINTER(C.c_void_p), C.POINTER(C.c_size_t), C.POIN
 BUF_DONE = C.CFUNCTYPE(None, C.c_void_p, C.c_uint32, C.c_void_p, C.c_size_t, C.c_size_t)
 
 
-def child(name: str) -> dict:
-    mode, startstop, sub, kind, cbdrain, which, late = VARIANTS[name]
-    import torch
+def kernels():
+    """(hot, dot): a kernel with a hot loop and a tl.dot matmul (PREC: tl.dot's input_precision),
+    defined when a child runs (Triton is imported only there)."""
     import triton
     import triton.language as tl
 
@@ -170,7 +176,8 @@ def child(name: str) -> dict:
         tl.store(y_ptr + offs, acc, mask=m)
 
     @triton.jit
-    def dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    def dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+            PREC: tl.constexpr = "tf32"):
         pm, pn = tl.program_id(0), tl.program_id(1)
         rm = pm * BM + tl.arange(0, BM)
         rn = pn * BN + tl.arange(0, BN)
@@ -179,20 +186,42 @@ def child(name: str) -> dict:
         for k in range(0, K, BK):
             a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
             b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
-            acc += tl.dot(a, b)
-        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+            acc += tl.dot(a, b, input_precision=PREC)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+    return hot, dot
+
+
+def child(name: str) -> dict:
+    mode, startstop, sub, kind, cbdrain, which, late = VARIANTS[name]
+    import torch
+    import triton
+
+    hot, dot = kernels()
 
     n = 1 << 20
     x = torch.rand(n, device="cuda")
     y = torch.empty_like(x)
     grid = (triton.cdiv(n, 1024),)
-    if which == "dot":
-        ma = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
-        mb = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
-        mc = torch.empty(2048, 2048, device="cuda", dtype=torch.float16)
+    if which.startswith("dot"):
+        dt = torch.float32 if which == "dot_ieee" else torch.float16
+        ma = torch.randn(2048, 2048, device="cuda", dtype=dt)
+        mb = torch.randn(2048, 2048, device="cuda", dtype=dt)
+        mc = torch.empty(2048, 2048, device="cuda", dtype=dt)
+        bm, bk, kw = 128, 64, {}
+        if which == "dot_s1":
+            kw = {"num_stages": 1}
+        elif which == "dot_ieee":
+            bm, bk, kw = 64, 32, {"PREC": "ieee"}
+        elif which == "dot_v2":
+            bm, bk = 16, 32
 
         def launch():
-            dot[(16, 16)](ma, mb, mc, 2048, 2048, 2048, BM=128, BN=128, BK=64)
+            k = dot[(2048 // bm, 2048 // bm)](ma, mb, mc, 2048, 2048, 2048, BM=bm, BN=bm, BK=bk, **kw)
+            if "mma" not in out:
+                ptx = k.asm.get("ptx", "")
+                out["mma"] = {"wgmma": "wgmma" in ptx, "mma.sync": "mma.sync" in ptx,
+                              "cp.async": "cp.async" in ptx, "shared": k.metadata.shared}
     else:
 
         def launch():
@@ -360,30 +389,125 @@ def child(name: str) -> dict:
     return out
 
 
-def main() -> int:
+TWICE = {
+    # name: (first session's kernel, second session's kernel, reload the second's module before
+    # its session); both kernels are compiled and loaded before CUPTI is first used
+    "twice_hot_dot": ("hot", "dot", False),
+    "twice_dot_hot": ("dot", "hot", False),
+    "twice_hot_hot": ("hot", "hot", False),
+    "twice_hot_dot_reload": ("hot", "dot", True),
+}
+
+
+def child_twice(name: str) -> dict:
+    """Two sampling sessions (Enable ... Disable) in one process: does the second still get PC
+    records for a module loaded before the first, and after reloading the module?"""
+    first, second, reload = TWICE[name]
+    import torch
+
+    hot, dot = kernels()
+
+    n = 1 << 20
+    x = torch.rand(n, device="cuda")
+    y = torch.empty_like(x)
+    ma = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+    mb = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+    mc = torch.empty(2048, 2048, device="cuda", dtype=torch.float16)
+    compiled = {}
+
+    def launch(which):
+        if which == "dot":
+            compiled[which] = dot[(16, 16)](ma, mb, mc, 2048, 2048, 2048, BM=128, BN=128, BK=64)
+        else:
+            compiled[which] = hot[(n // 1024,)](x, y, n, ITERS=2048, BLOCK=1024)
+
+    launch("hot")
+    launch("dot")
+    torch.cuda.synchronize()
+    libdir = os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "cu13", "lib")
+    path = os.path.join(libdir, "libcupti.so.13")
+    cupti = C.CDLL(path if os.path.exists(path) else "libcupti.so")
+    cuda = C.CDLL("libcuda.so.1")
+    ctx = C.c_void_p()
+    cuda.cuCtxGetCurrent(C.byref(ctx))
+    out: dict = {"variant": name, "sessions": []}
+
+    def session(which, do_reload):
+        ep = CtxParams(C.sizeof(CtxParams), None, ctx)
+        res = {"kernel": which, "enable": cupti.cuptiPCSamplingEnable(C.byref(ep))}
+        if do_reload:  # Triton loads the module again at the next launch (the old one leaks here)
+            k = compiled[which]
+            k.module = k.function = k._run = None
+        nr = C.c_size_t(0)
+        cupti.cuptiPCSamplingGetNumStallReasons(C.byref(NumParams(C.sizeof(NumParams), None, ctx, C.pointer(nr))))
+        nre = nr.value
+        idx = (C.c_uint32 * nre)()
+        raw = [C.create_string_buffer(128) for _ in range(nre)]
+        names = (C.c_char_p * nre)(*[C.cast(b, C.c_char_p) for b in raw])
+        cupti.cuptiPCSamplingGetStallReasons(C.byref(ReasonParams(C.sizeof(ReasonParams), None, ctx, nre, idx, names)))
+        pcs = (PC * NPCS)()
+        stalls = (Stall * (NPCS * nre))()
+        for i in range(NPCS):
+            pcs[i].size = C.sizeof(PC)
+            pcs[i].stallReason = C.cast(C.c_void_p(C.addressof(stalls) + i * nre * C.sizeof(Stall)),
+                                        C.POINTER(Stall))
+        data = Data()
+        data.size = C.sizeof(Data)
+        data.collectNumPcs = NPCS
+        data.pPcData = pcs
+        attrs = [(2, [nre, C.cast(idx, C.c_void_p).value]), (5, [1]), (7, [1]),
+                 (8, [C.cast(C.pointer(data), C.c_void_p).value])]
+        info = (CfgInfo * len(attrs))()
+        for i, (t, vals) in enumerate(attrs):
+            info[i].type = t
+            for k2, v in enumerate(vals):
+                info[i].data[k2] = v
+        res["config"] = cupti.cuptiPCSamplingSetConfigurationAttribute(
+            C.byref(CfgParams(C.sizeof(CfgParams), None, ctx, len(attrs), info)))
+        for _ in range(3):
+            launch(which)
+        cuda.cuCtxSynchronize()
+        time.sleep(0.3)
+        npcs = 0
+        gp = GetDataParams(C.sizeof(GetDataParams), None, ctx, C.cast(C.pointer(data), C.c_void_p))
+        res["getdata"] = cupti.cuptiPCSamplingGetData(C.byref(gp))
+        npcs += data.totalNumPcs
+        data.totalNumPcs = data.totalSamples = data.nonUsrKernelsTotalSamples = 0
+        res["disable"] = cupti.cuptiPCSamplingDisable(C.byref(ep))
+        res.update(npcs=npcs + data.totalNumPcs, total=data.totalSamples, nonuser=data.nonUsrKernelsTotalSamples)
+        return res
+
+    out["sessions"].append(session(first, False))
+    out["sessions"].append(session(second, reload))
+    return out
+
+
+def run_children(script: str, child_fn, names: list[str], timeout: float) -> int:
+    """The command line of a probe script: `--child NAME` runs child_fn(NAME) and prints its
+    result (one JSON line after "PROBE "); otherwise `[--out FILE] NAME...` runs every NAME in
+    its own child process of `script` (a process keeps its CUPTI state for life), printing each
+    result as it comes and keeping them all in FILE."""
     args = sys.argv[1:]
-    if args and args[0] == "--child":
+    if args[:1] == ["--child"]:
         try:
-            print("PROBE " + json.dumps(child(args[1])), flush=True)
+            print("PROBE " + json.dumps(child_fn(args[1])), flush=True)
         except Exception as e:  # reported by the parent
-            print("PROBE " + json.dumps({"variant": args[1], "error": repr(e)}), flush=True)
+            print("PROBE " + json.dumps({"name": args[1], "error": repr(e)}), flush=True)
         return 0
     out = None
     if args[:1] == ["--out"]:
         out, args = args[1], args[2:]
     results = []
-    for v in args or DEFAULT:
+    for v in args or names:
         t = time.time()
         try:
-            r = subprocess.run(
-                [sys.executable, __file__, "--child", v], capture_output=True, text=True, timeout=25
-            )
+            r = subprocess.run([sys.executable, script, "--child", v], capture_output=True, text=True,
+                               timeout=timeout)
             lines = [ln[6:] for ln in r.stdout.splitlines() if ln.startswith("PROBE ")]
-            res = json.loads(lines[-1]) if lines else {"variant": v, "rc": r.returncode}
-            if not lines:
-                res["stderr"] = r.stderr[-2000:]
+            res = json.loads(lines[-1]) if lines else {"name": v, "rc": r.returncode,
+                                                       "stderr": r.stderr[-2000:]}
         except subprocess.TimeoutExpired:
-            res = {"variant": v, "error": "timeout"}
+            res = {"name": v, "error": "timeout"}
         res["wall_s"] = round(time.time() - t, 1)
         results.append(res)
         print(json.dumps(res), flush=True)
@@ -391,6 +515,10 @@ def main() -> int:
             with open(out, "w") as f:
                 json.dump(results, f, indent=1)
     return 0
+
+
+def main() -> int:
+    return run_children(__file__, lambda v: (child_twice if v in TWICE else child)(v), DEFAULT, 25)
 
 
 if __name__ == "__main__":

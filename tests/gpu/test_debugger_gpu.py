@@ -33,6 +33,7 @@ if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and TRITON_INTERPRET unset)", allow_module_level=True)
 
 import flagprism.debugger as debugger  # noqa: E402
+from flagprism import _regs  # noqa: E402
 
 from kernels import control, layernorm, matmul, softmax, vector_add  # noqa: E402
 
@@ -148,12 +149,13 @@ def test_float_min_max_signed_zero_gpu(dbg):
             assert rec.min == 0.0 and np.signbit(rec.min) and rec.max == 0.0 and not np.signbit(rec.max)
 
 
-def _add_exact(dbg, x, y, out, block, setting):
-    """One Debugger launch of the add twin with twin_num_warps=setting into `out` (the same tensor
-    for every setting, so that the store's addresses compare too): (run, records, output)."""
+def _add_exact(dbg, x, y, out, block, setting, maxnreg="auto"):
+    """One Debugger launch of the add twin with twin_num_warps=setting (and twin_maxnreg=maxnreg)
+    into `out` (the same tensor for every setting, so that the store's addresses compare too):
+    (run, records, output)."""
     n = x.numel()
     out.fill_(-7.0)
-    dbg.configure(output_dir=dbg.get_config()["output_dir"], twin_num_warps=setting)
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], twin_num_warps=setting, twin_maxnreg=maxnreg)
     dbg.activate(level=1, addr_level=1)
     vector_add.add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
     dbg.deactivate()
@@ -190,6 +192,43 @@ def test_twin_fewer_warps_same_records_gpu(dbg):
         if run["report"] is not None:
             assert json.dumps(run["report"]["statements"]) == json.dumps(same["report"]["statements"])
             assert run["report"]["kernel"]["num_warps"]["twin"] == want
+
+
+def test_twin_register_cap_gpu(dbg):
+    """twin_maxnreg="auto" makes the decision flagprism._regs.propose makes for the 1-warp add
+    twin's own register count (bench/bench_debugger.py's add, 197 registers on the H200, is capped
+    at 168; this test's add takes about 162 and is not); a cap is really applied (twin_maxnreg=128
+    here), the reports say so, and the records are word for word those of the uncapped twin."""
+    n, block = (1 << 18) + 77, 1024
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(-8, 9, (n,), generator=g).float().cuda()
+    y = torch.randint(-8, 9, (n,), generator=g).float().cuda()
+    x[9] = float("nan")
+    out = torch.empty_like(x)
+    free, free_words, free_out = _add_exact(dbg, x, y, out, block, "auto", None)
+    assert free["registers"]["cap"] is None and free["registers"]["reason"] == "twin_maxnreg=None"
+    assert free["num_warps"]["twin"] == 1
+    run, words, got = _add_exact(dbg, x, y, out, block, "auto", "auto")
+    reg = run["registers"]
+    assert reg["uncapped"] == free["registers_compiled"], (reg, free["registers_compiled"])
+    cap, why = _regs.propose(reg["uncapped"], 1, torch.cuda.get_device_capability())
+    assert reg["cap"] == cap or (cap is not None and reg["cap"] is None and "spills" in reg["reason"]), reg
+    if reg["cap"] is not None:
+        assert reg["reason"] == why
+    assert run["report"]["kernel"]["registers"] == reg
+    if reg["cap"] is not None:
+        assert run["registers_compiled"] <= reg["cap"]
+    assert words == free_words
+    torch.testing.assert_close(got, free_out, rtol=0, atol=0, equal_nan=True)
+    # a cap given by the setting is used as is
+    run, words, got = _add_exact(dbg, x, y, out, block, "auto", 128)
+    assert run["registers"] == {"cap": 128, "uncapped": None, "reason": "twin_maxnreg=128"}
+    assert run["registers_compiled"] <= 128 < free["registers_compiled"]
+    assert run["report"]["kernel"]["registers"] == run["registers"]
+    with open(run["txt"], encoding="utf-8") as f:
+        assert "registers:       twin capped at 128 per thread (twin_maxnreg=128)" in f.read()
+    assert words == free_words
+    torch.testing.assert_close(got, free_out, rtol=0, atol=0, equal_nan=True)
 
 
 def test_softmax_gpu(dbg):

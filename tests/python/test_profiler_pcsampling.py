@@ -207,3 +207,39 @@ def test_cli_pcsampling_usage_errors(cli, work_dir, args, message):
     r = subprocess.run([str(cli), "profile", *args, "s.py"], capture_output=True, text=True)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
+
+
+def test_pcsampling_start_reloads_loaded_triton_kernels(monkeypatch):
+    """start(mode="pcsampling") makes every loaded Triton kernel load its module again at its next
+    launch (CUPTI gives PC records only for modules loaded while sampling), hands over every
+    cubin, and leaves kernels not loaded yet alone; FLAGPRISM_PCS_RELOAD=0 turns the reload off.
+    Triton's cache layout is played by a JITFunction whose device cache holds stand-in kernels."""
+    from triton.runtime.jit import JITFunction
+
+    class Kernel:
+        def __init__(self, loaded):
+            self.asm = {"cubin": b"\x7fELF-cubin"}
+            self.module = 0x1000 if loaded else None
+            self.function = 0x2000 if loaded else None
+            self._run = object() if loaded else None
+
+    def body(x):
+        return x
+
+    jf = JITFunction(body)
+    loaded, cold = Kernel(True), Kernel(False)
+    jf.device_caches = {0: ({"k1": loaded, "k2": cold}, {}, None, None, None)}
+    handed: list[bytes] = []
+    requests: list[int] = []
+    monkeypatch.setattr(prof._ext, "cupti_pcsampling_add_cubin", handed.append)
+    monkeypatch.setattr(prof._ext, "cupti_pcsampling_request",
+                        lambda sampling_period: requests.append(sampling_period))
+    monkeypatch.setenv("FLAGPRISM_PCS_RELOAD", "0")
+    prof._pcsampling_prepare(None)
+    assert loaded.module == 0x1000 and prof._pcs_reloaded == 0
+    monkeypatch.delenv("FLAGPRISM_PCS_RELOAD")
+    prof._pcsampling_prepare(11)
+    assert loaded.module is None and loaded.function is None and loaded._run is None
+    assert cold.module is None and cold._run is None
+    assert prof._pcs_reloaded >= 1  # this test's kernel (other JITFunctions may exist)
+    assert handed.count(b"\x7fELF-cubin") == 4 and requests == [0, 11]

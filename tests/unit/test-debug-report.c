@@ -288,6 +288,63 @@ TEST(debug_report_num_warps)
 	remove_tree(tmpdir);
 }
 
+/* The twin's register cap: in the JSON kernel object and the text header; null when absent. */
+TEST(debug_report_registers)
+{
+	struct dbgb b;
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *root;
+	struct fp_diag d;
+	char *text;
+
+	make_tmpdir();
+	fixture(&b, false, 0);
+	ASSERT_OK(write_reports(&b, SITES1,
+				launch(", \"registers\": {\"cap\": 168, \"uncapped\": 197,"
+				       " \"reason\": \"12 programs per SM instead of 8\"}"),
+				&out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	root = fp_json_root(doc);
+	ASSERT_EQ(jint(root, "kernel.registers.cap"), 168);
+	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 197);
+	ASSERT_STREQ(jstr(root, "kernel.registers.reason"), "12 programs per SM instead of 8");
+	fp_json_doc_free(doc);
+	text = slurp(out.txt);
+	expect_text(text, "\nregisters:       twin capped at 168 per thread, 197 per thread without a "
+			  "cap (12 programs per SM instead of 8)\n");
+	fp_free(text);
+	fp_dbg_outputs_release(&out);
+
+	/* no cap, uncapped count known */
+	ASSERT_OK(write_reports(&b, SITES1,
+				launch(", \"registers\": {\"cap\": null, \"uncapped\": 64,"
+				       " \"reason\": null}"),
+				&out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	root = fp_json_root(doc);
+	ASSERT(fp_json_type(path(root, "kernel.registers.cap")) == FP_JSON_NULL);
+	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 64);
+	ASSERT(fp_json_type(path(root, "kernel.registers.reason")) == FP_JSON_NULL);
+	fp_json_doc_free(doc);
+	text = slurp(out.txt);
+	expect_text(text, "\nregisters:       twin not capped, 64 per thread without a cap\n");
+	fp_free(text);
+	fp_dbg_outputs_release(&out);
+
+	ASSERT_OK(write_reports(&b, SITES1, launch(""), &out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	root = fp_json_root(doc);
+	ASSERT(fp_json_type(path(root, "kernel.registers")) == FP_JSON_NULL);
+	fp_json_doc_free(doc);
+	text = slurp(out.txt);
+	ASSERT_NULL(strstr(text, "registers:"));
+	fp_free(text);
+	fp_dbg_outputs_release(&out);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
 TEST(debug_report_overflow)
 {
 	struct dbgb b;
@@ -546,6 +603,14 @@ TEST(debug_report_bad_launch)
 		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"num_warps\":{\"kernel\":4,\"twin\":1,"
 		 "\"reason\":7}}",
 		 FP_EFORMAT, "reason"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"registers\":168}", FP_EFORMAT,
+		 "\"registers\" must be"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"registers\":{\"cap\":256}}", FP_EFORMAT,
+		 "registers.cap"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"registers\":{\"uncapped\":\"x\"}}",
+		 FP_EFORMAT, "registers.uncapped"},
+		{"{\"output_dir\":\"/tmp\",\"grid\":[3],\"registers\":{\"reason\":[]}}", FP_EFORMAT,
+		 "reason"},
 	};
 	struct dbgb b;
 	struct fp_dbg_run *run;
