@@ -336,8 +336,12 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                            twin_num_warps=cfg.twin_num_warps)
     try:
         if plan.backend == "cuda":
-            plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
-                                          cfg.twin_maxnreg, plan.buffer.device)
+            try:
+                plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
+                                              cfg.twin_maxnreg, plan.buffer.device)
+            except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
+                plan.registers = {"cap": None, "uncapped": None,
+                                  "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
         if cfg.export_on_error:
