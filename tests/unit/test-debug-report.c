@@ -248,99 +248,69 @@ TEST(debug_report_basic)
 	remove_tree(tmpdir);
 }
 
-/* The twin's warp decision: in the JSON kernel object and the text header; null when absent. */
-TEST(debug_report_num_warps)
+/*
+ * One launch's reports with `extra` in the launch JSON: the report JSON (parsed, *doc) and the
+ * text (*text); the caller frees both.
+ */
+static void twin_reports(struct dbgb *b, const char *extra, struct fp_json_doc **doc, char **text)
+{
+	struct fp_dbg_outputs out;
+	struct fp_diag d;
+
+	ASSERT_OK(write_reports(b, SITES1, launch(extra), &out, &d));
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, doc, NULL));
+	*text = slurp(out.txt);
+	fp_dbg_outputs_release(&out);
+}
+
+/* The twin's warp and register decisions: in the JSON kernel object and the text header; null
+ * and no line when absent. */
+TEST(debug_report_twin_decisions)
 {
 	struct dbgb b;
-	struct fp_dbg_outputs out;
 	struct fp_json_doc *doc;
 	const struct fp_json_value *root;
-	struct fp_diag d;
 	char *text;
 
 	make_tmpdir();
 	fixture(&b, false, 0);
-	ASSERT_OK(write_reports(&b, SITES1,
-				launch(", \"num_warps\": {\"kernel\": 4, \"twin\": 1,"
-				       " \"reason\": \"element-wise\"}"),
-				&out, &d));
-	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	twin_reports(&b,
+		     ", \"num_warps\": {\"kernel\": 4, \"twin\": 1, \"reason\": \"element-wise\"},"
+		     " \"registers\": {\"cap\": 168, \"uncapped\": 197,"
+		     " \"reason\": \"12 programs per SM instead of 8\"}",
+		     &doc, &text);
 	root = fp_json_root(doc);
 	ASSERT_EQ(jint(root, "kernel.num_warps.kernel"), 4);
 	ASSERT_EQ(jint(root, "kernel.num_warps.twin"), 1);
 	ASSERT_STREQ(jstr(root, "kernel.num_warps.reason"), "element-wise");
-	fp_json_doc_free(doc);
-	text = slurp(out.txt);
-	expect_text(text, "\nnum_warps:       kernel 4, twin 1 (element-wise)\n");
-	fp_free(text);
-	fp_dbg_outputs_release(&out);
-
-	ASSERT_OK(write_reports(&b, SITES1, launch(""), &out, &d));
-	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
-	root = fp_json_root(doc);
-	ASSERT(fp_json_type(path(root, "kernel.num_warps")) == FP_JSON_NULL);
-	fp_json_doc_free(doc);
-	text = slurp(out.txt);
-	ASSERT_NULL(strstr(text, "num_warps:"));
-	fp_free(text);
-	fp_dbg_outputs_release(&out);
-	dbgb_free(&b);
-	remove_tree(tmpdir);
-}
-
-/* The twin's register cap: in the JSON kernel object and the text header; null when absent. */
-TEST(debug_report_registers)
-{
-	struct dbgb b;
-	struct fp_dbg_outputs out;
-	struct fp_json_doc *doc;
-	const struct fp_json_value *root;
-	struct fp_diag d;
-	char *text;
-
-	make_tmpdir();
-	fixture(&b, false, 0);
-	ASSERT_OK(write_reports(&b, SITES1,
-				launch(", \"registers\": {\"cap\": 168, \"uncapped\": 197,"
-				       " \"reason\": \"12 programs per SM instead of 8\"}"),
-				&out, &d));
-	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
-	root = fp_json_root(doc);
 	ASSERT_EQ(jint(root, "kernel.registers.cap"), 168);
 	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 197);
 	ASSERT_STREQ(jstr(root, "kernel.registers.reason"), "12 programs per SM instead of 8");
-	fp_json_doc_free(doc);
-	text = slurp(out.txt);
+	expect_text(text, "\nnum_warps:       kernel 4, twin 1 (element-wise)\n");
 	expect_text(text, "\nregisters:       twin capped at 168 per thread, 197 per thread without a "
 			  "cap (12 programs per SM instead of 8)\n");
+	fp_json_doc_free(doc);
 	fp_free(text);
-	fp_dbg_outputs_release(&out);
 
 	/* no cap, uncapped count known */
-	ASSERT_OK(write_reports(&b, SITES1,
-				launch(", \"registers\": {\"cap\": null, \"uncapped\": 64,"
-				       " \"reason\": null}"),
-				&out, &d));
-	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	twin_reports(&b, ", \"registers\": {\"cap\": null, \"uncapped\": 64, \"reason\": null}", &doc,
+		     &text);
 	root = fp_json_root(doc);
 	ASSERT(fp_json_type(path(root, "kernel.registers.cap")) == FP_JSON_NULL);
 	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 64);
 	ASSERT(fp_json_type(path(root, "kernel.registers.reason")) == FP_JSON_NULL);
-	fp_json_doc_free(doc);
-	text = slurp(out.txt);
 	expect_text(text, "\nregisters:       twin not capped, 64 per thread without a cap\n");
-	fp_free(text);
-	fp_dbg_outputs_release(&out);
-
-	ASSERT_OK(write_reports(&b, SITES1, launch(""), &out, &d));
-	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
-	root = fp_json_root(doc);
-	ASSERT(fp_json_type(path(root, "kernel.registers")) == FP_JSON_NULL);
 	fp_json_doc_free(doc);
-	text = slurp(out.txt);
-	ASSERT_NULL(strstr(text, "registers:"));
 	fp_free(text);
-	fp_dbg_outputs_release(&out);
+
+	twin_reports(&b, "", &doc, &text);
+	root = fp_json_root(doc);
+	ASSERT(fp_json_type(path(root, "kernel.num_warps")) == FP_JSON_NULL);
+	ASSERT(fp_json_type(path(root, "kernel.registers")) == FP_JSON_NULL);
+	ASSERT_NULL(strstr(text, "num_warps:"));
+	ASSERT_NULL(strstr(text, "registers:"));
+	fp_json_doc_free(doc);
+	fp_free(text);
 	dbgb_free(&b);
 	remove_tree(tmpdir);
 }
