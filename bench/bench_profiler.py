@@ -24,8 +24,8 @@ Every timed loop is: ``--warm`` untimed launches and a synchronize, then the tim
 a synchronize. A profiled round starts the session *before* its warm-up and finalizes it *after*
 the timed loop, so start(), CUPTI's setup, first-launch caches and finalize() (reported on its
 own, ``finalize_ms``) are never inside the timed region. Each round gives one ratio
-(profiled / bare); the median is reported, with every round's ratio (``ratios``) to show drift
-within the process. The bare per-launch time drifts by tens of percent between processes on
+(profiled / bare); the median is reported, with a bootstrap 95 % interval of it (``ratio_ci95``)
+and every round's ratio (``ratios``) to show drift within the process. The bare per-launch time drifts by tens of percent between processes on
 that machine: only ratios are comparable, never bare times of two workers. By default both
 cases run in one worker, GPU-bound first; ``--separate`` runs each case in its own process (a
 check that repeated sessions of a tool do not change the later case). ``--interleave`` runs all
@@ -167,6 +167,15 @@ def _tensors(n: int) -> tuple[Any, Any, Any]:
             torch.empty(n, device="cuda"))
 
 
+def median_ci95(xs: list[float], resamples: int = 2000) -> list[float]:
+    """A bootstrap 95 % interval of the median of xs (resampled with a fixed seed)."""
+    import random
+
+    rng = random.Random(12345)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(resamples))
+    return [round(meds[int(0.025 * resamples)], 4), round(meds[int(0.975 * resamples) - 1], 4)]
+
+
 def worker_loops(tools: list[Tool], cases: list[tuple[str, int, int]], rounds: int, warm: int) -> None:
     """Rounds of the bare loop and each tool's profiled loop, in an order that rotates every
     round; one row per tool (mode), its ratios taken against the bare loop of the same round."""
@@ -207,6 +216,7 @@ def worker_loops(tools: list[Tool], cases: list[tuple[str, int, int]], rounds: i
                 "profiled_us_per_launch": round(statistics.median(prof[i]), 3),
                 "ratio_median": round(statistics.median(ratios[i]), 4),
                 "ratio_min": round(min(ratios[i]), 4), "ratio_max": round(max(ratios[i]), 4),
+                "ratio_ci95": median_ci95(ratios[i]),
                 "ratios": [round(v, 4) for v in ratios[i]],
                 "bare_us": [round(v, 3) for v in bare],
                 "finalize_ms_median": round(statistics.median(fin_ms[i]), 2),
@@ -294,14 +304,17 @@ TARGETS = {("launch", "shadow"): 1.05, ("launch", "noest"): 1.05, ("gpu64m", "no
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{'case':<9} {'tool':<10} {'mode':<7} {'bare us':>9} {'prof us':>9} "
-             f"{'ratio':>7} {'min':>6} {'max':>6} {'target':>6}  fin ms  per-round ratios"]
+             f"{'ratio':>7} {'median 95% CI':>16} {'min':>6} {'max':>6} {'target':>6}  fin ms  "
+             "per-round ratios"]
     loops = [r for r in rows if r.get("case") in ("launch", "gpu64m") and not r.get("error")]
     for r in sorted(loops, key=lambda r: (r["case"] != "launch", TOOLS.index(r["tool"]),
                                           MODES.index(r["mode"]))):
         tgt = TARGETS.get((r["case"], r["mode"])) if r["tool"] == "flagprism" else None
         lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<7} "
                      f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
-                     f"{r['ratio_median']:>7.3f} {r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f} "
+                     f"{r['ratio_median']:>7.3f} "
+                     f"{'[{:.3f}, {:.3f}]'.format(*r.get('ratio_ci95', [0, 0])):>16} "
+                     f"{r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f} "
                      f"{(f'{tgt:.2f}' if tgt else ''):>6}  {r['finalize_ms_median']:>6.1f}  "
                      + " ".join(f"{v:.3f}" for v in r["ratios"]))
     for r in rows:
