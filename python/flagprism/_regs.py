@@ -56,11 +56,15 @@ def _alloc(regs: int) -> int:
     return -(-regs // REG_STEP) * REG_STEP
 
 
+def _per_scheduler(regs: int) -> int:
+    """Warps one scheduler holds at `regs` registers per thread."""
+    return (REGS_PER_SM // SCHEDULERS) // (32 * _alloc(regs))
+
+
 def programs_per_sm(regs: int, warps: int, limits: tuple[int, int]) -> int:
     """Programs of `warps` warps at `regs` registers per thread that fit on one SM."""
     max_warps, max_blocks = limits
-    per_sched = (REGS_PER_SM // SCHEDULERS) // (32 * _alloc(regs))
-    return min(max_blocks, min(per_sched * SCHEDULERS, max_warps) // warps)
+    return min(max_blocks, min(_per_scheduler(regs) * SCHEDULERS, max_warps) // warps)
 
 
 def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str]:
@@ -72,7 +76,7 @@ def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str
     if now * warps >= MAX_OCCUPANCY * limits[0]:
         return None, (f"no register cap: {now * warps} of the SM's {limits[0]} warps are resident at {regs} "
                       f"registers per thread")
-    per_sched = (REGS_PER_SM // SCHEDULERS) // (32 * _alloc(regs))
+    per_sched = _per_scheduler(regs)
     # the largest cap that fits one more program per SM (several warps per scheduler more, for
     # programs of several warps)
     while True:
@@ -91,6 +95,11 @@ def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str
     return cap, f"{then} programs per SM instead of {now}"
 
 
+#: id(uncapped compiled twin) -> (that kernel, decision): a kernel Triton already built gets the
+#: decision made for it, without building the capped variant again at every launch.
+_decided: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
 def decide(jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setting: Any,
            device: Any) -> dict[str, Any] | None:
     """The twin's register decision for a launch on an NVIDIA GPU: {"cap", "uncapped", "reason"}
@@ -104,7 +113,7 @@ def decide(jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setti
         return {"cap": setting, "uncapped": None, "reason": f"twin_maxnreg={setting}"}
     import torch
 
-    def build(extra: dict[str, Any]) -> tuple[int | None, int | None, int]:
+    def build(extra: dict[str, Any]) -> tuple[Any, int | None, int | None, int]:
         k = jit.warmup(*args, grid=grid, **kw, **extra)
         init = getattr(k, "_init_handles", None)
         if init is not None:
@@ -112,15 +121,27 @@ def decide(jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setti
         regs = getattr(k, "n_regs", None)
         spills = getattr(k, "n_spills", None)  # 4-byte words of local memory per thread
         warps = getattr(getattr(k, "metadata", None), "num_warps", None) or kw.get("num_warps", 4)
-        return regs, spills, int(warps)
+        return k, regs, spills, int(warps)
 
-    regs, spills, warps = build({})
+    k, regs, spills, warps = build({})
+    hit = _decided.get(id(k))
+    if hit is not None and hit[0] is k:
+        return dict(hit[1])
+    decision = _decide_built(build, regs, spills, warps, torch.cuda.get_device_capability(device))
+    _decided[id(k)] = (k, decision)
+    return dict(decision)
+
+
+def _decide_built(build: Any, regs: int | None, spills: int | None, warps: int,
+                  cc: tuple[int, int]) -> dict[str, Any]:
+    """decide() for a twin built without a cap (regs, spills, warps); build({"maxnreg": N})
+    builds the capped variant."""
     if not regs:
         return {"cap": None, "uncapped": None, "reason": "no register cap: the register count is not known"}
-    cap, why = propose(int(regs), warps, torch.cuda.get_device_capability(device))
+    cap, why = propose(int(regs), warps, cc)
     if cap is None:
         return {"cap": None, "uncapped": int(regs), "reason": why}
-    _r2, spills2, _w = build({"maxnreg": cap})
+    _k2, _r2, spills2, _w = build({"maxnreg": cap})
     extra = 4 * ((spills2 or 0) - (spills or 0))
     if extra > MAX_EXTRA_SPILL_BYTES:
         return {"cap": None, "uncapped": int(regs),

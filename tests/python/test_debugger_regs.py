@@ -70,3 +70,40 @@ def test_configure_twin_maxnreg_roundtrip():
         assert debugger.get_config()["twin_maxnreg"] == "auto"
     finally:
         debugger.reset_config()
+
+
+def test_decide_auto_builds_capped_once(monkeypatch):
+    """The "auto" path with Triton's warmup played by a stand-in: the uncapped build's registers
+    decide, the capped build's spills are checked, and a kernel already decided is not built
+    capped again."""
+    import torch
+
+    class Built:
+        def __init__(self, regs, spills):
+            self.n_regs, self.n_spills = regs, spills
+            self.metadata = type("M", (), {"num_warps": 1})()
+
+        def _init_handles(self):
+            pass
+
+    class Jit:
+        def __init__(self, regs, spills_capped):
+            self.plain = Built(regs, 0)
+            self.spills_capped = spills_capped
+            self.calls = []
+
+        def warmup(self, *args, grid, **kw):
+            self.calls.append(kw.get("maxnreg"))
+            return self.plain if "maxnreg" not in kw else Built(kw["maxnreg"], self.spills_capped)
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: H200)
+    jit = Jit(197, 14)  # 56 bytes of spills capped: used
+    want = {"cap": 168, "uncapped": 197, "reason": "12 programs per SM instead of 8"}
+    assert _regs.decide(jit, (), (1,), {}, "auto", None) == want
+    assert _regs.decide(jit, (), (1,), {}, "auto", None) == want
+    assert jit.calls == [None, 168, None]  # the capped variant is built for the first launch only
+    spilly = Jit(197, 64)  # 256 bytes more: not used
+    got = _regs.decide(spilly, (), (1,), {}, "auto", None)
+    assert got["cap"] is None and got["uncapped"] == 197 and "spills 256 more bytes" in got["reason"]
+    full = Jit(72, 0)  # 28 of 64 warps resident: no cap, nothing built capped
+    assert _regs.decide(full, (), (1,), {}, "auto", None)["cap"] is None and full.calls == [None]
