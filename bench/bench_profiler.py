@@ -15,7 +15,12 @@ against the bare loop, in the same process. Cases, each with the same Triton vec
 
 Modes: ``shadow`` (the defaults; FlagPrism attaches IR estimates, through its C launch hook),
 ``noest`` (FlagPrism only: shadow with ``estimates=False``, nothing in Triton's hook chains),
-``hook`` (``hook="triton"``), ``python`` (``context="python"``).
+``floor`` (FlagPrism only, a measurement, not a mode users have: CUPTI's kernel activity records
+without the launch callbacks, ``FLAGPRISM_CUPTI_LAUNCH_CALLBACKS=0``, so nothing is attributed;
+what CUPTI alone costs per launch, the floor under every other mode),
+``hook`` (``hook="triton"``), ``python`` (``context="python"``), ``pypublic`` (FlagPrism only: the
+Python context with the call path read through the public frame API instead of the
+interpreter's frame chain, for comparison).
 
 Method. Each tool and mode runs in its own worker
 process, Proton's first (one CUPTI subscriber per process, never given back). In a worker, after
@@ -37,7 +42,7 @@ Output: one JSON object per line (stdout, and --out: a file, or a directory that
 bench_profiler.jsonl), then tables. Needs a CUDA GPU, Triton with Proton, and FlagPrism.
 Usage: python bench/bench_profiler.py [--quick] [--rounds 7] [--launches 20000]
        [--big-launches 500] [--finalize-launches 1000000] [--warm 200] [--separate]
-       [--tools proton,flagprism] [--modes shadow,noest,hook,python] [--interleave]
+       [--tools proton,flagprism] [--modes shadow,noest,floor,hook,python,pypublic] [--interleave]
        [--no-finalize] [--out PATH]
 --quick: 5 rounds of 20,000 launches (launch) and 300 (gpu64m), finalize after 200,000
 launches (said in its rows); the whole run takes about 2-3 minutes on the H200 machine.
@@ -57,7 +62,8 @@ import tempfile
 import time
 from typing import Any
 
-MODES = ("shadow", "noest", "hook", "python")
+MODES = ("shadow", "noest", "floor", "hook", "python", "pypublic")
+FLAGPRISM_ONLY = ("noest", "floor", "pypublic")
 TOOLS = ("proton", "flagprism")
 
 
@@ -113,11 +119,19 @@ class Tool:
         kw: dict[str, Any] = {"data": data, "backend": "cupti"}
         if self.mode == "hook":
             kw["hook"] = "triton"
-        if self.mode == "python":
+        if self.mode in ("python", "pypublic"):
             kw["context"] = "python"
+        if self.tool == "flagprism" and self.mode.startswith("py"):
+            from flagprism import _ext  # pypublic: the public frame API's walk, for comparison
+
+            _ext.prof_frames("public" if self.mode == "pypublic" else "auto")
         if self.mode == "noest":
             kw["estimates"] = False  # FlagPrism only: shadow without IR estimates, as Proton's
+        if self.mode == "floor":  # CUPTI's kernel activity alone (measurement only)
+            kw["estimates"] = False
+            os.environ["FLAGPRISM_CUPTI_LAUNCH_CALLBACKS"] = "0"
         self.mod.start(self.base, **kw)
+        os.environ.pop("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS", None)
         self.enter_hooks = [getattr(f, "__name__", "?")
                             for f in triton.knobs.runtime.launch_enter_hook.calls]
 
@@ -303,14 +317,14 @@ TARGETS = {("launch", "shadow"): 1.05, ("launch", "noest"): 1.05, ("gpu64m", "no
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'case':<9} {'tool':<10} {'mode':<7} {'bare us':>9} {'prof us':>9} "
+    lines = [f"{'case':<9} {'tool':<10} {'mode':<8} {'bare us':>9} {'prof us':>9} "
              f"{'ratio':>7} {'median 95% CI':>16} {'min':>6} {'max':>6} {'target':>6}  fin ms  "
              "per-round ratios"]
     loops = [r for r in rows if r.get("case") in ("launch", "gpu64m") and not r.get("error")]
     for r in sorted(loops, key=lambda r: (r["case"] != "launch", TOOLS.index(r["tool"]),
                                           MODES.index(r["mode"]))):
         tgt = TARGETS.get((r["case"], r["mode"])) if r["tool"] == "flagprism" else None
-        lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<7} "
+        lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<8} "
                      f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
                      f"{r['ratio_median']:>7.3f} "
                      f"{'[{:.3f}, {:.3f}]'.format(*r.get('ratio_ci95', [0, 0])):>16} "
@@ -349,7 +363,8 @@ def main() -> int:
                     help="one worker per tool running all its modes, interleaved in every round "
                          "(the modes then share the process's noise)")
     ap.add_argument("--tools", default=",".join(TOOLS))
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", default="shadow,noest,floor,hook,python",
+                    help="any of " + ",".join(MODES))
     ap.add_argument("--quick", action="store_true", help="5 rounds; 20,000 launches (launch), "
                     "300 (gpu64m); finalize after 200,000 launches")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per worker process")
@@ -382,14 +397,14 @@ def main() -> int:
 
     groups = [[c] for c in cases] if a.separate else [cases]
     for tool in tools if a.interleave else []:
-        tm = [m for m in modes if m != "noest" or tool == "flagprism"]
+        tm = [m for m in modes if m not in FLAGPRISM_ONLY or tool == "flagprism"]
         for group in groups:
             emit(run_worker({"kind": "loops", "tool": tool, "mode": ",".join(tm), "modes": tm,
                              "cases": group, "rounds": a.rounds, "warm": a.warm}, a.timeout))
     for tool in tools if not a.interleave else []:
         for mode in modes:
-            if mode == "noest" and tool != "flagprism":
-                continue  # Proton has no IR estimates: its shadow row is the same thing
+            if mode in FLAGPRISM_ONLY and tool != "flagprism":
+                continue  # FlagPrism's own measurements (Proton has no IR estimates, no floor switch)
             for group in groups:
                 emit(run_worker({"kind": "loops", "tool": tool, "mode": mode, "cases": group,
                                  "rounds": a.rounds, "warm": a.warm}, a.timeout))

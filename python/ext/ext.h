@@ -12,6 +12,9 @@
 #ifndef FPY_EXT_H
 #define FPY_EXT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <flagprism/status.h>
 
 /* Every part of the module, in the order the exec slot runs them. */
@@ -76,6 +79,26 @@ int fpy_set_item(PyObject *dict, const char *key, PyObject *value);
  * Python exception set, or another negative status. Needs the GIL.
  */
 int fpy_prof_callpath_read(uint32_t *id);
+
+/* One Python frame of the calling thread (frames.c): its code object (borrowed) and where it
+ * is (3.11+: instruction offset in bytes, -1 before the first; before 3.11: the line). */
+struct fpy_frame_key {
+	PyObject *code;
+	int pos;
+};
+
+/*
+ * The calling thread's frames, innermost first, at most cap (*truncated then says that outer
+ * ones were left out); the GIL must be held. Reads the interpreter's frame chain where this
+ * Python's layout is known and checked, else walks the public API (frames.c).
+ */
+size_t fpy_frames_read(struct fpy_frame_key *out, size_t cap, bool *truncated);
+
+/* "interpreter" or "public", and why not the interpreter's chain (NULL when it is used). */
+const char *fpy_frames_method(const char **why);
+
+/* "auto" (check and use the interpreter's chain where possible) or "public": 0, else -1. */
+int fpy_frames_select(const char *method);
 
 struct fp_prof_metadata;
 

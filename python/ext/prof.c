@@ -83,20 +83,16 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 
 /* ---- call paths --------------------------------------------------------------------------------- */
 
-struct cp_key {
-	PyObject *code; /* a strong reference once the key is in the cache */
-	int pos;        /* 3.11+: the frame's last instruction (bytes); before: the line */
-};
+/* A frame's key (frames.c): its code object, a strong reference once in the cache. */
+#define cp_key fpy_frame_key
 
 /*
  * Where a frame is, cheaply: the line number is only computed (a scan of the code's line
  * table) when a call path is built on a cache miss, not on every launch.
  */
 #if PY_VERSION_HEX >= 0x030B0000
-#define FRAME_POS(f) PyFrame_GetLasti(f)
 #define POS_LINE(co, pos) ((pos) >= 0 ? PyCode_Addr2Line((co), (pos)) : (co)->co_firstlineno)
 #else
-#define FRAME_POS(f) PyFrame_GetLineNumber(f)
 #define POS_LINE(co, pos) (pos)
 #endif
 
@@ -231,33 +227,14 @@ static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, ui
 int fpy_prof_callpath_read(uint32_t *id)
 {
 	struct cp_key raw[CP_MAX_WALK];
-	PyFrameObject *f = PyEval_GetFrame();
-	bool truncated = false;
+	bool truncated;
 	struct cp_entry *e;
 	uint64_t h;
-	size_t n = 0, slot;
+	size_t n, slot;
 	int rc;
 
 	/* Every frame on the stack is executing, so its code object outlives this call. */
-	Py_XINCREF(f);
-	while (f) {
-		PyFrameObject *back;
-		PyCodeObject *co;
-
-		if (n == CP_MAX_WALK) {
-			truncated = true;
-			Py_DECREF(f);
-			break;
-		}
-		co = PyFrame_GetCode(f);
-		raw[n].code = (PyObject *)co;
-		raw[n].pos = FRAME_POS(f);
-		Py_DECREF(co);
-		n++;
-		back = PyFrame_GetBack(f);
-		Py_DECREF(f);
-		f = back;
-	}
+	n = fpy_frames_read(raw, CP_MAX_WALK, &truncated);
 	h = keys_hash(raw, n) ^ (truncated ? 1u : 0u);
 	if (!cp_cache) {
 		cp_cache = PyMem_Calloc(CP_CACHE_SLOTS, sizeof(*cp_cache));
@@ -390,6 +367,28 @@ static PyObject *prof_callpath(PyObject *module, PyObject *unused)
 	if (rc)
 		return fpy_raise_null(module, rc, NULL);
 	return callpath_tuple(id);
+}
+
+PyDoc_STRVAR(prof_frames_doc,
+	     "prof_frames(method=None) -> tuple[str, str | None]\n\n"
+	     "How Python call paths read the stack: (\"interpreter\", None) when the interpreter's\n"
+	     "frame chain is read directly (CPython 3.11-3.13, checked against the public API on\n"
+	     "first use), else (\"public\", why). method \"public\" or \"auto\" selects first.");
+
+static PyObject *prof_frames(PyObject *module, PyObject *args)
+{
+	const char *method = NULL, *why, *used;
+
+	(void)module;
+	if (!PyArg_ParseTuple(args, "|z:prof_frames", &method))
+		return NULL;
+	if (method && fpy_frames_select(method) < 0) {
+		PyErr_Format(PyExc_ValueError, "method must be \"auto\" or \"public\", not \"%s\"",
+			     method);
+		return NULL;
+	}
+	used = fpy_frames_method(&why);
+	return Py_BuildValue("(sz)", used, why);
 }
 
 /* ---- sessions ---------------------------------------------------------------------------------- */
@@ -1154,6 +1153,7 @@ static PyMethodDef prof_methods[] = {
 	{"prof_state_exit", prof_state_exit, METH_O, prof_state_exit_doc},
 	{"prof_scope_depth", prof_scope_depth, METH_O, prof_scope_depth_doc},
 	{"prof_host_launch", FN(prof_host_launch), KW, prof_host_launch_doc},
+	{"prof_frames", prof_frames, METH_VARARGS, prof_frames_doc},
 	{"prof_callpath", prof_callpath, METH_NOARGS, prof_callpath_doc},
 	{"prof_set_skip_prefixes", prof_set_skip_prefixes, METH_O, prof_set_skip_prefixes_doc},
 	{"ttir_estimate", FN(ttir_estimate), KW, ttir_estimate_doc},

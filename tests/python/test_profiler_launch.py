@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
 from pathlib import Path
@@ -188,6 +189,79 @@ def test_callpath_read_in_c_skips_our_frames() -> None:
     path = probe()
     assert path[-1] == f"{__file__}:probe@{line - 3}"
     assert path[-2] == f"{__file__}:test_callpath_read_in_c_skips_our_frames@{line}"
+
+
+def _frame_shapes() -> list[tuple[str, ...]]:
+    """Call paths read from frames of every kind CPython links: a generator resumed twice, a
+    coroutine driven by send(), a lambda called back from C (sorted, map), a class body, an
+    except block, and a recursion deeper than the cache's first frames."""
+    out: list[tuple[str, ...]] = []
+
+    def gen():  # noqa: ANN202
+        yield _ext.prof_callpath()
+        yield _ext.prof_callpath()
+
+    async def coro() -> tuple[str, ...]:
+        return _ext.prof_callpath()
+
+    def in_except() -> tuple[str, ...]:
+        try:
+            raise ValueError("x")
+        except ValueError:
+            return _ext.prof_callpath()
+
+    def rec(n: int) -> tuple[str, ...]:
+        return _ext.prof_callpath() if n == 0 else rec(n - 1)
+
+    g = gen()
+    out += [next(g), next(g)]
+    c = coro()
+    try:
+        c.send(None)
+    except StopIteration as e:
+        out.append(e.value)
+    sorted([2, 1], key=lambda x: (out.append(_ext.prof_callpath()), x)[1])
+    out.append(next(map(lambda _: _ext.prof_callpath(), [0])))
+
+    class Body:
+        path = _ext.prof_callpath()
+
+    out += [Body.path, in_except(), rec(40)]
+    return out
+
+
+def test_callpath_frames_interpreter_chain_equals_public_api() -> None:
+    # The direct read of the interpreter's frame chain (CPython 3.11-3.13) must give the call
+    # paths the public frame API gives, for every kind of frame.
+    before = _ext.prof_frames()
+    try:
+        used = {}
+        paths = {}
+        for method in ("auto", "public"):  # one line: the test's own frame is the same
+            used[method], paths[method] = _ext.prof_frames(method), _frame_shapes()
+        if sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and \
+                not sysconfig.get_config_var("Py_GIL_DISABLED"):
+            assert used["auto"] == ("interpreter", None)
+        assert used["public"] == ("public", "selected")
+        a, b = paths["auto"], paths["public"]
+        assert len(a) == 9
+        assert a == b
+        assert a[0][-1].endswith(":gen@" + a[0][-1].rsplit("@", 1)[1])
+        assert a[0] != a[1]  # the two resumptions stop on different lines
+        assert any(":rec@" in fr for fr in a[-1]) and len(a[-1]) > 40
+    finally:
+        _ext.prof_frames("public" if before[0] == "public" else "auto")
+
+
+def test_callpath_frames_env_selects_public_api() -> None:
+    code = ("from flagprism import _ext; print(_ext.prof_frames()); "
+            "print(_ext.prof_callpath()[-1])")
+    env = dict(os.environ, FLAGPRISM_PY_FRAMES="public")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.splitlines()[0] == "('public', 'FLAGPRISM_PY_FRAMES=public')"
+    with pytest.raises(ValueError, match="auto"):
+        _ext.prof_frames("fast")
 
 
 def test_python_context_exact_path_in_a_script(tmp_path: Path) -> None:

@@ -337,6 +337,37 @@ TEST(cupti_backend_enable_disable)
 	fake_close();
 }
 
+/* FLAGPRISM_CUPTI_LAUNCH_CALLBACKS=0 (bench_profiler.py's "floor"): kernel records only. */
+TEST(cupti_backend_floor_without_launch_callbacks)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	ASSERT_OK(setenv("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS", "0", 1));
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	unsetenv("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS");
+	ASSERT_GE(id, 0);
+	ASSERT(!fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	ASSERT(fk.fake_cupti_kind_enabled(FP__CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	ASSERT_OK(fp_prof_scope_enter(id, "outer", 5, 0));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_scope_exit(id, "outer", 5, &d));
+	record(1, "add_kernel", 200, 0);
+	fk.fake_cupti_complete();
+	/* Timed, not attributed: at the root although launched inside "outer", and counted. */
+	ASSERT_DEQ(metric(tree(id), "add_kernel", "time (ns)"), 200);
+	ASSERT_EQ(cstats().kernels, 1);
+	ASSERT_EQ(cstats().misses, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	/* The next session has its launch callbacks again. */
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT(fk.fake_cupti_callback_enabled(DRV, LAUNCH_EX));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
 TEST(cupti_backend_configure)
 {
 	struct fp_cupti_config c = {0};
