@@ -47,9 +47,13 @@
 
 enum { FAST_UNCHECKED, FAST_ON, FAST_OFF };
 
-static int fast_state = FPY_FAST_FRAMES ? FAST_UNCHECKED : FAST_OFF;
-static const char *fast_why = FPY_FAST_FRAMES ? "not checked yet"
-					       : "this Python has no known frame layout";
+/* Before the first read: check on first use where the layout is known, else the public API. */
+#define FAST_INITIAL (FPY_FAST_FRAMES ? FAST_UNCHECKED : FAST_OFF)
+#define FAST_INITIAL_WHY \
+	(FPY_FAST_FRAMES ? "not checked yet" : "this Python has no known frame layout")
+
+static int fast_state = FAST_INITIAL;
+static const char *fast_why = FAST_INITIAL_WHY;
 
 static size_t walk_public(struct fpy_frame_key *out, size_t cap, bool *truncated)
 {
@@ -130,20 +134,13 @@ static void fast_check(void)
 	bool ta, tb;
 	size_t na = walk_public(a, 64, &ta);
 	size_t nb = walk_fast(b, 64, &tb);
+	bool same = na == nb && ta == tb;
 	size_t i;
 
-	fast_state = FAST_OFF;
-	if (na != nb || ta != tb) {
-		fast_why = "the interpreter's frame chain differs from the public API's";
-		return;
-	}
-	for (i = 0; i < na; i++)
-		if (a[i].code != b[i].code || a[i].pos != b[i].pos) {
-			fast_why = "the interpreter's frame chain differs from the public API's";
-			return;
-		}
-	fast_state = FAST_ON;
-	fast_why = NULL;
+	for (i = 0; same && i < na; i++)
+		same = a[i].code == b[i].code && a[i].pos == b[i].pos;
+	fast_state = same ? FAST_ON : FAST_OFF;
+	fast_why = same ? NULL : "the interpreter's frame chain differs from the public API's";
 }
 
 #endif /* FPY_FAST_FRAMES */
@@ -189,8 +186,8 @@ int fpy_frames_select(const char *method)
 		return 0;
 	}
 	if (strcmp(method, "auto") == 0) {
-		fast_state = FPY_FAST_FRAMES ? FAST_UNCHECKED : FAST_OFF;
-		fast_why = FPY_FAST_FRAMES ? "not checked yet" : "this Python has no known frame layout";
+		fast_state = FAST_INITIAL;
+		fast_why = FAST_INITIAL_WHY;
 		return 0;
 	}
 	return -1;
