@@ -83,9 +83,6 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 
 /* ---- call paths --------------------------------------------------------------------------------- */
 
-/* A frame's key (frames.c): its code object, a strong reference once in the cache. */
-#define cp_key fpy_frame_key
-
 /*
  * Where a frame is, cheaply: the line number is only computed (a scan of the code's line
  * table) when a call path is built on a cache miss, not on every launch.
@@ -98,7 +95,7 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 
 struct cp_entry {
 	uint64_t hash;
-	struct cp_key *keys; /* NULL: empty slot */
+	struct fpy_frame_key *keys; /* NULL: empty slot; each code object a strong reference */
 	uint32_t n;
 	uint32_t id;
 };
@@ -119,7 +116,7 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
-static uint64_t keys_hash(const struct cp_key *k, size_t n)
+static uint64_t keys_hash(const struct fpy_frame_key *k, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 	size_t i;
@@ -130,7 +127,7 @@ static uint64_t keys_hash(const struct cp_key *k, size_t n)
 	return h;
 }
 
-static bool keys_equal(const struct cp_key *a, const struct cp_key *b, size_t n)
+static bool keys_equal(const struct fpy_frame_key *a, const struct fpy_frame_key *b, size_t n)
 {
 	size_t i;
 
@@ -170,7 +167,7 @@ static bool skipped_file(const char *file, size_t len)
 }
 
 /* Intern the call path of raw frames (innermost first), skipping flagprism/triton frames. */
-static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, uint32_t *id)
+static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool truncated, uint32_t *id)
 {
 	struct fp_prof_frame fr[CP_MAX_FRAMES + 1];
 	size_t kept = 0, i, j;
@@ -226,7 +223,7 @@ static int callpath_build(const struct cp_key *raw, size_t n, bool truncated, ui
  */
 int fpy_prof_callpath_read(uint32_t *id)
 {
-	struct cp_key raw[CP_MAX_WALK];
+	struct fpy_frame_key raw[CP_MAX_WALK];
 	bool truncated;
 	struct cp_entry *e;
 	uint64_t h;
@@ -257,7 +254,7 @@ int fpy_prof_callpath_read(uint32_t *id)
 		return rc;
 	/* A full cache only costs speed: the path is interned again on the next miss. */
 	if (cp_used < CP_CACHE_SLOTS / 2 && n > 0) {
-		struct cp_key *copy = PyMem_Malloc(n * sizeof(*copy));
+		struct fpy_frame_key *copy = PyMem_Malloc(n * sizeof(*copy));
 		size_t i;
 
 		if (copy) {
