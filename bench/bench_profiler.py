@@ -130,8 +130,10 @@ class Tool:
         if self.mode == "floor":  # CUPTI's kernel activity alone (measurement only)
             kw["estimates"] = False
             os.environ["FLAGPRISM_CUPTI_LAUNCH_CALLBACKS"] = "0"
-        self.mod.start(self.base, **kw)
-        os.environ.pop("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS", None)
+        try:
+            self.mod.start(self.base, **kw)
+        finally:  # read at start only: never left set for the next mode
+            os.environ.pop("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS", None)
         self.enter_hooks = [getattr(f, "__name__", "?")
                             for f in triton.knobs.runtime.launch_enter_hook.calls]
 
