@@ -3,12 +3,15 @@
  * Part `debug` of flagprism._ext: `debug_report()`, the one call the Python Debugger makes after
  * a launch. It hands the record buffer, the site table and the launch JSON to libflagprism,
  * which decodes and validates the buffer and writes every report (fp_dbg_decode(),
- * fp_dbg_write_reports()); the GIL is released for all of that. Python gets back the written
- * paths. Nothing is decoded, formatted or written here.
+ * fp_dbg_report()); the GIL is released for all of that. Python gets back the written
+ * paths. Also the whole-program summary (<flagprism/debug-summary.h>), held in a capsule that
+ * the Debugger keeps and feeds with every launch it sees. Nothing is decoded, formatted or
+ * written here.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <flagprism/debug-summary.h>
 #include <flagprism/debug.h>
 #include <flagprism/status.h>
 
@@ -50,51 +53,329 @@ static PyObject *result_dict(const struct fp_dbg_outputs *out, const char *refus
 	return d;
 }
 
+#define SUMMARY_CAPSULE "flagprism.debug_summary"
+
+static void summary_capsule_free(PyObject *cap)
+{
+	fp_dbg_summary_free(PyCapsule_GetPointer(cap, SUMMARY_CAPSULE));
+}
+
+/* The summary in a capsule argument (None allowed when `none_ok`). NULL without an exception
+ * for None; NULL with one for a wrong object. */
+static struct fp_dbg_summary *summary_arg(PyObject *obj, bool none_ok, bool *err)
+{
+	*err = false;
+	if (obj == Py_None && none_ok)
+		return NULL;
+	if (!PyCapsule_IsValid(obj, SUMMARY_CAPSULE)) {
+		PyErr_SetString(PyExc_TypeError, "expected a summary from debug_summary_new()");
+		*err = true;
+		return NULL;
+	}
+	return PyCapsule_GetPointer(obj, SUMMARY_CAPSULE);
+}
+
 PyDoc_STRVAR(debug_report_doc,
-	     "debug_report(buffer, site_table_json, launch_json) -> dict\n\n"
+	     "debug_report(buffer, site_table_json, launch_json, summary=None, launch_index=0,\n"
+	     "             findings_only=False) -> dict\n\n"
 	     "Decode a Debugger record buffer (any C-contiguous bytes-like object holding the\n"
 	     "whole buffer, docs/record-format.md) with its site table, and write the reports\n"
-	     "the launch JSON asks for (docs/debugger-report-schema.md). Returns a dict with the\n"
+	     "the launch JSON asks for (docs/debugger-report-schema.md); with a summary, add the\n"
+	     "launch's findings to it under launch_index; with findings_only, write the files only\n"
+	     "when the launch has findings or did not record everything. Returns a dict with the\n"
 	     "written paths 'txt', 'json', 'op_log_txt', 'op_log_json', 'raw', 'artifacts_dir',\n"
 	     "'tensor_index' (str, or None when not written), 'artifact_count',\n"
-	     "'overflow_count', 'dump_overflow', 'complete', and 'artifacts_error': None, or why\n"
-	     "level-2 artifacts were refused (the run overflowed; the summary reports are still\n"
-	     "written and marked incomplete). Raises FormatError for a corrupt buffer, site table\n"
-	     "or launch JSON, OSError when a report cannot be written.");
+	     "'overflow_count', 'dump_overflow', 'complete', 'findings' (count), and\n"
+	     "'artifacts_error': None, or why level-2 artifacts were refused (the run overflowed;\n"
+	     "the summary reports are still written and marked incomplete). Raises FormatError for\n"
+	     "a corrupt buffer, site table or launch JSON, OSError when a report cannot be written.");
 
-static PyObject *debug_report(PyObject *module, PyObject *args)
+static PyObject *debug_report(PyObject *module, PyObject *args, PyObject *kwargs)
 {
+	static char *kwlist[] = {"buffer", "site_table_json", "launch_json", "summary",
+				 "launch_index", "findings_only", NULL};
 	const char *sites, *launch;
 	Py_ssize_t sites_len, launch_len;
 	struct fp_dbg_outputs out;
 	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_summary *summary;
 	struct fp_diag diag;
+	PyObject *sobj = Py_None, *res = NULL;
+	unsigned long long index = 0;
+	int findings_only = 0;
+	size_t nfindings = 0;
+	bool bad;
 	Py_buffer buf;
-	PyObject *res = NULL;
 	int st;
 
-	if (!PyArg_ParseTuple(args, "y*s#s#:debug_report", &buf, &sites, &sites_len, &launch,
-			      &launch_len))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*s#s#|OKp:debug_report", kwlist, &buf,
+					 &sites, &sites_len, &launch, &launch_len, &sobj, &index,
+					 &findings_only))
 		return NULL;
+	summary = summary_arg(sobj, true, &bad);
+	if (bad) {
+		PyBuffer_Release(&buf);
+		return NULL;
+	}
 	fp_dbg_outputs_init(&out);
 	fp_diag_clear(&diag);
-	/* The buffer export and both str objects stay alive (and unchanged) through the call. */
+	/* The buffer export, both str objects and the capsule stay alive through the call. */
 	Py_BEGIN_ALLOW_THREADS st =
 		fp_dbg_decode(buf.buf, (size_t)buf.len, sites, (size_t)sites_len, &run, &diag);
 	if (!st)
-		st = fp_dbg_write_reports(run, launch, (size_t)launch_len, &out, &diag);
+		st = fp_dbg_report(run, launch, (size_t)launch_len, summary, index,
+				   findings_only ? FP_DBG_REPORT_FINDINGS_ONLY : 0, &out, &nfindings,
+				   &diag);
 	fp_dbg_run_free(run);
 	Py_END_ALLOW_THREADS PyBuffer_Release(&buf);
-	if (st == FP_OK || st == FP_EOVERFLOW)
+	if (st == FP_OK || st == FP_EOVERFLOW) {
 		res = result_dict(&out, st == FP_EOVERFLOW ? diag.msg : NULL);
-	else
+		if (res && fpy_set_item(res, "findings", PyLong_FromSize_t(nfindings)))
+			Py_CLEAR(res);
+	} else {
 		fpy_raise(module, st, &diag);
+	}
 	fp_dbg_outputs_release(&out);
 	return res;
 }
 
+PyDoc_STRVAR(debug_summary_new_doc,
+	     "debug_summary_new() -> summary\n\n"
+	     "A new, empty whole-program summary (an opaque capsule) for the other\n"
+	     "debug_summary_* functions and debug_report().");
+
+static PyObject *debug_summary_new(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+	struct fp_dbg_summary *s = NULL;
+	PyObject *cap;
+	int st = fp_dbg_summary_new(&s);
+
+	if (st)
+		return fpy_raise_null(module, st, NULL);
+	cap = PyCapsule_New(s, SUMMARY_CAPSULE, summary_capsule_free);
+	if (!cap)
+		fp_dbg_summary_free(s);
+	return cap;
+}
+
+PyDoc_STRVAR(debug_summary_launch_doc,
+	     "debug_summary_launch(summary, kernel, source_file, status, reason=None, count=1,\n"
+	     "                     index=None) -> int\n\n"
+	     "Account for `count` launches of `kernel` with status 0 instrumented, 1 excluded,\n"
+	     "2 unobservable, 3 failed or 4 nothing to observe, and why (None for instrumented).\n"
+	     "`index`: a launch index from debug_summary_reserve() (count must be 1), or None for\n"
+	     "new ones. Returns the index of the first of them.");
+
+static PyObject *debug_summary_launch(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"summary", "kernel",	"source_file", "status",
+				 "reason",  "count",	"index",       NULL};
+	PyObject *sobj, *iobj = Py_None;
+	const char *kernel, *file, *reason = NULL;
+	unsigned long long count = 1, index = FP_DBG_SUMMARY_NEW_INDEX;
+	uint64_t first = 0;
+	struct fp_dbg_summary *s;
+	int status, st;
+	bool bad;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Ossi|zKO:debug_summary_launch", kwlist,
+					 &sobj, &kernel, &file, &status, &reason, &count, &iobj))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s)
+		return NULL;
+	if (iobj != Py_None) {
+		index = PyLong_AsUnsignedLongLong(iobj);
+		if (PyErr_Occurred())
+			return NULL;
+	}
+	if (status < 0 || status >= FP_DBG_LAUNCH_NSTATUS) {
+		PyErr_Format(PyExc_ValueError, "status must be 0..%d, got %d",
+			     FP_DBG_LAUNCH_NSTATUS - 1, status);
+		return NULL;
+	}
+	st = fp_dbg_summary_launch(s, kernel, file, (enum fp_dbg_launch_status)status, reason,
+				   count, index, &first);
+	if (st)
+		return fpy_raise_null(module, st, NULL);
+	return PyLong_FromUnsignedLongLong(first);
+}
+
+static PyObject *debug_summary_reserve(PyObject *module, PyObject *sobj)
+{
+	bool bad;
+	struct fp_dbg_summary *s = summary_arg(sobj, false, &bad);
+
+	(void)module;
+	if (!s)
+		return NULL;
+	return PyLong_FromUnsignedLongLong(fp_dbg_summary_reserve(s));
+}
+
+static PyObject *debug_summary_set(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *value;
+	const char *key;
+	struct fp_dbg_summary *s;
+	bool bad;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OsO:debug_summary_set", &sobj, &key, &value))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s)
+		return NULL;
+	if (PyLong_Check(value) && !PyBool_Check(value)) {
+		long long v = PyLong_AsLongLong(value);
+
+		if (v == -1 && PyErr_Occurred())
+			return NULL;
+		st = fp_dbg_summary_set_int(s, key, v);
+	} else if (value == Py_None || PyUnicode_Check(value)) {
+		const char *str = value == Py_None ? NULL : PyUnicode_AsUTF8(value);
+
+		if (value != Py_None && !str)
+			return NULL;
+		st = fp_dbg_summary_set(s, key, str);
+	} else {
+		PyErr_SetString(PyExc_TypeError, "value must be str, int or None");
+		return NULL;
+	}
+	if (st == FP_EINVAL) {
+		PyErr_Format(PyExc_ValueError, "unknown summary field %R for this value", PyTuple_GET_ITEM(args, 1));
+		return NULL;
+	}
+	if (st)
+		return fpy_raise_null(module, st, NULL);
+	Py_RETURN_NONE;
+}
+
+static PyObject *debug_summary_clear(PyObject *module, PyObject *sobj)
+{
+	bool bad;
+	struct fp_dbg_summary *s = summary_arg(sobj, false, &bad);
+
+	(void)module;
+	if (!s)
+		return NULL;
+	fp_dbg_summary_clear(s);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(debug_summary_format_doc,
+	     "debug_summary_format(summary, format) -> str\n\n"
+	     "The summary as text: format 'txt' (what flagprism debug prints) or 'json'\n"
+	     "(summary.json).");
+
+static PyObject *debug_summary_format(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *res = NULL;
+	const char *format;
+	struct fp_dbg_summary *s;
+	struct fp_diag diag;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	bool bad;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "Os:debug_summary_format", &sobj, &format))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s)
+		return NULL;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return PyErr_NoMemory();
+	fp_diag_clear(&diag);
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_summary_write_format(s, format, f, &diag);
+	Py_END_ALLOW_THREADS if (fclose(f) && !st) st = FP_EIO;
+	if (!st)
+		res = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+	else
+		fpy_raise(module, st, &diag);
+	free(text); /* open_memstream's buffer comes from the C library's malloc */
+	return res;
+}
+
+static PyObject *debug_summary_write(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *dir;
+	struct fp_dbg_summary *s;
+	struct fp_diag diag;
+	bool bad;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OO&:debug_summary_write", &sobj, PyUnicode_FSConverter, &dir))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s) {
+		Py_DECREF(dir);
+		return NULL;
+	}
+	fp_diag_clear(&diag);
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_summary_write(s, PyBytes_AS_STRING(dir), &diag);
+	Py_END_ALLOW_THREADS Py_DECREF(dir);
+	if (st)
+		return fpy_raise_null(module, st, &diag);
+	Py_RETURN_NONE;
+}
+
+static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
+{
+	struct fp_dbg_summary_totals t;
+	PyObject *d, *by;
+	bool bad;
+	int i;
+	struct fp_dbg_summary *s = summary_arg(sobj, false, &bad);
+
+	(void)module;
+	if (!s)
+		return NULL;
+	fp_dbg_summary_totals(s, &t);
+	d = PyDict_New();
+	by = PyDict_New();
+	if (!d || !by)
+		goto fail;
+	for (i = 0; i < FP_DBG_LAUNCH_NSTATUS; i++)
+		if (fpy_set_item(by, fp_dbg_launch_status_name((enum fp_dbg_launch_status)i),
+				 PyLong_FromUnsignedLongLong(t.by_status[i])))
+			goto fail;
+	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(t.kernels)) ||
+	    fpy_set_item(d, "launches", PyLong_FromUnsignedLongLong(t.launches)) ||
+	    fpy_set_item(d, "findings", PyLong_FromUnsignedLongLong(t.findings)) ||
+	    fpy_set_item(d, "launches_with_findings",
+			 PyLong_FromUnsignedLongLong(t.finding_launches)) ||
+	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t.reports)) ||
+	    fpy_set_item(d, "by_status", Py_NewRef(by)))
+		goto fail;
+	Py_DECREF(by);
+	return d;
+fail:
+	Py_XDECREF(by);
+	Py_XDECREF(d);
+	return NULL;
+}
+
 static PyMethodDef debug_methods[] = {
-	{"debug_report", debug_report, METH_VARARGS, debug_report_doc},
+	{"debug_report", (PyCFunction)(void (*)(void))debug_report, METH_VARARGS | METH_KEYWORDS,
+	 debug_report_doc},
+	{"debug_summary_new", debug_summary_new, METH_NOARGS, debug_summary_new_doc},
+	{"debug_summary_launch", (PyCFunction)(void (*)(void))debug_summary_launch,
+	 METH_VARARGS | METH_KEYWORDS, debug_summary_launch_doc},
+	{"debug_summary_reserve", debug_summary_reserve, METH_O,
+	 "debug_summary_reserve(summary) -> int: the next launch index, reserved."},
+	{"debug_summary_set", debug_summary_set, METH_VARARGS,
+	 "debug_summary_set(summary, key, value): a top-level field (mode, checks, command,\n"
+	 "output_dir, incomplete: str or None; exit_status: int)."},
+	{"debug_summary_clear", debug_summary_clear, METH_O,
+	 "debug_summary_clear(summary): forget every launch and finding."},
+	{"debug_summary_format", debug_summary_format, METH_VARARGS, debug_summary_format_doc},
+	{"debug_summary_write", debug_summary_write, METH_VARARGS,
+	 "debug_summary_write(summary, dir): write dir/summary.json and dir/summary.txt."},
+	{"debug_summary_totals", debug_summary_totals, METH_O,
+	 "debug_summary_totals(summary) -> dict: kernels, launches, by_status, findings,\n"
+	 "launches_with_findings, reports."},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -16,13 +16,13 @@ This module does not rewrite kernels (``_rewrite.py``) nor write reports (the C 
 
 from __future__ import annotations
 
-import contextvars
 import math
 import struct
 import types
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
+from flagprism import _devbuf
 from flagprism._rewrite import CTX, Twin
 
 MAGIC = 0x0031764742445046
@@ -148,20 +148,6 @@ def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
     return out
 
 
-def bypassing(orig: Callable[..., Any], flag: contextvars.ContextVar[bool]) -> Callable[..., Any]:
-    """Autotuner._bench wrapped to run with `flag` set: the launches that time autotuning configs
-    are not intercepted (the Debugger and the timeline each pass their own flag)."""
-    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
-        token = flag.set(True)
-        try:
-            return orig(self, *args, **kwargs)
-        finally:
-            flag.reset(token)
-
-    _bench._fp_original = orig  # type: ignore[attr-defined]
-    return _bench
-
-
 def runs_per_program(trips: dict[int, int | None], loops: tuple[int, ...]) -> int:
     """How often a statement inside `loops` (loop ids, outermost first) runs in one program:
     the product of their trip counts, LOOP_TRIPS for one not known on the host."""
@@ -236,8 +222,6 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
             twin_num_warps: str | int = "auto") -> Launch:
     """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
     Debugger's setting, see _warps.decide)."""
-    import torch
-
     from flagprism import _warps
 
     bound, options = bind(jitfn, args, kwargs)
@@ -247,10 +231,7 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     arena = arena_for(twin, bound, programs, dump_capacity)
     backend = backend_of(jitfn)
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
-    hdr = torch.tensor(header(slots, programs, arena, len(twin.sites)), dtype=torch.int64)
-    dev = buffer_device(backend)
-    buf = torch.zeros(words, dtype=torch.int64, device=dev)
-    buf[:HEADER_WORDS].copy_(hdr)
+    buf = _devbuf.new(words, header(slots, programs, arena, len(twin.sites)), buffer_device(backend))
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"))
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
@@ -278,7 +259,7 @@ def launch(twin: Twin, plan: Launch, args: tuple[Any, ...], kwargs: dict[str, An
 
 def buffer_bytes(plan: Launch) -> Any:
     """The record buffer on the host, as an object with the buffer protocol (a NumPy array)."""
-    return plan.buffer.detach().cpu().numpy()
+    return _devbuf.read(plan.buffer)
 
 
 # ------------------------------------------------------------------------------------------------

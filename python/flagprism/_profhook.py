@@ -44,7 +44,7 @@ import threading
 import types
 from typing import Any, Callable
 
-from flagprism import _ext
+from flagprism import _ext, _intercept
 
 # What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
 # finalizes, activates or deactivates (profiler.py calls it with its lock held).
@@ -81,7 +81,7 @@ CUPTI = "cupti"
 _lock = threading.RLock()
 _installed = False
 _notes: list[str] = []  # what install() could not hook, for every session's metadata
-_grid_orig: Callable[..., Any] | None = None
+_grid_orig: _intercept.Handle | None = None  # our interceptor of GridExecutor.__call__
 _hooks_added = False
 _tls = threading.local()
 
@@ -138,15 +138,9 @@ def install() -> list[str]:
             )
             _installed = True
             return list(notes)
-        orig = interpreter.GridExecutor.__dict__.get("__call__")
-        if orig is not None:
-            _grid_orig = orig
-            interpreter.GridExecutor.__call__ = _make_grid_call(orig)  # type: ignore[method-assign]
-        else:
-            notes.append(
-                "triton.runtime.interpreter.GridExecutor has no __call__: interpreted "
-                "launches are not recorded"
-            )
+        _grid_orig = _intercept.add("interp.grid", "profiler", _grid_call, 300)
+        if _grid_orig.note is not None:
+            notes.append(f"interpreted launches are not recorded: {_grid_orig.note}")
         try:
             from triton import knobs
 
@@ -225,9 +219,7 @@ def uninstall() -> None:
         if not _installed:
             return
         if _grid_orig is not None:
-            from triton.runtime import interpreter
-
-            interpreter.GridExecutor.__call__ = _grid_orig  # type: ignore[method-assign]
+            _intercept.remove(_grid_orig)
             _grid_orig = None
         _installed = False
         if _hooks_added:
@@ -399,14 +391,21 @@ def _estimate_from_ttir(text: str) -> tuple[tuple[float, float] | None, str]:
 
 
 def _interpreted_function(frame: Any) -> Any:
-    """The InterpretedFunction whose run() called GridExecutor.__call__, or None."""
+    """The InterpretedFunction whose run() called GridExecutor.__call__ (a few frames up: the
+    interception registry's wrappers sit between them), or None."""
     from triton.runtime.interpreter import InterpretedFunction
 
-    try:
-        obj = frame.f_locals.get("self") if frame is not None else None
-    except Exception:  # noqa: BLE001
-        return None
-    return obj if isinstance(obj, InterpretedFunction) else None
+    for _ in range(8):
+        if frame is None:
+            return None
+        try:
+            obj = frame.f_locals.get("self")
+        except Exception:  # noqa: BLE001
+            return None
+        if isinstance(obj, InterpretedFunction):
+            return obj
+        frame = frame.f_back
+    return None
 
 
 _signatures: dict[Any, inspect.Signature] = {}
@@ -478,45 +477,42 @@ def _launch_metadata(
     return out
 
 
-def _make_grid_call(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        # Interpreted kernels run on the CPU: only host-timed sessions record them.
-        sessions = host_view
-        if not sessions:
-            ret = orig(self, *args, **kwargs)
-            if host_inactive:
-                _count_ignored(getattr(self.fn, "__name__", "kernel"))
-            return ret
-        ifn = _interpreted_function(sys._getframe(1))
-        kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
-            self.fn, "__name__", "kernel"
-        )
-        try:
-            bound = _bind(ifn.fn if ifn is not None else self.fn, args, kwargs)
-            grid: tuple[int, int, int] | None = _grid3(self.grid, bound)
-        except Exception:  # noqa: BLE001 - the launch reports its own argument errors
-            bound, grid = {}, None
-        md = None
-        if grid is not None and ifn is not None and any(s.hook for s in sessions):
-            md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
-        t0 = _ext.prof_clock_ns()
+def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
+    """GridExecutor.__call__ (every interpreted launch), through the interception registry."""
+    # Interpreted kernels run on the CPU: only host-timed sessions record them; FlagPrism's own
+    # launches are never recorded.
+    sessions = host_view
+    if not sessions or _intercept.in_internal():
         ret = orig(self, *args, **kwargs)
-        t1 = _ext.prof_clock_ns()
-        est = None
-        if any(s.estimates for s in sessions) and not _estimates_disabled():
-            if ifn is None:
-                note = "unavailable: the launch did not come through InterpretedFunction.run"
-            elif grid is None:
-                note = "unavailable: the launch grid could not be evaluated"
-            else:
-                est, note = _interp_estimate(ifn, bound)
-            _note_estimate(tuple(s for s in sessions if s.estimates), kernel, note)
-        _record(sessions, kernel, grid or (0, 0, 0), t0, t1, md, est)
+        if host_inactive and not _intercept.in_internal():
+            _count_ignored(getattr(self.fn, "__name__", "kernel"))
         return ret
-
-    __call__._fp_profiler = True  # type: ignore[attr-defined]
-    __call__._fp_original = orig  # type: ignore[attr-defined]
-    return __call__
+    ifn = _interpreted_function(sys._getframe(1))
+    kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
+        self.fn, "__name__", "kernel"
+    )
+    try:
+        bound = _bind(ifn.fn if ifn is not None else self.fn, args, kwargs)
+        grid: tuple[int, int, int] | None = _grid3(self.grid, bound)
+    except Exception:  # noqa: BLE001 - the launch reports its own argument errors
+        bound, grid = {}, None
+    md = None
+    if grid is not None and ifn is not None and any(s.hook for s in sessions):
+        md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
+    t0 = _ext.prof_clock_ns()
+    ret = orig(self, *args, **kwargs)
+    t1 = _ext.prof_clock_ns()
+    est = None
+    if any(s.estimates for s in sessions) and not _estimates_disabled():
+        if ifn is None:
+            note = "unavailable: the launch did not come through InterpretedFunction.run"
+        elif grid is None:
+            note = "unavailable: the launch grid could not be evaluated"
+        else:
+            est, note = _interp_estimate(ifn, bound)
+        _note_estimate(tuple(s for s in sessions if s.estimates), kernel, note)
+    _record(sessions, kernel, grid or (0, 0, 0), t0, t1, md, est)
+    return ret
 
 
 # ------------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from flagprism import _launch, _rewrite, _tlrecords
+from flagprism import _devbuf, _intercept, _launch, _rewrite, _tlrecords
 from flagprism._rewrite import CTX, MarkerError, RewriteError, UnsupportedError, lead_of
 
 TB = "__fp_tb"
@@ -498,7 +498,10 @@ def header(slots: int, programs: int, nscopes: int, clock: int) -> list[int]:
 _lock = threading.RLock()
 #: Active sessions with instrumentation (profiler._Session objects); read by the launch wrapper.
 view: tuple[Any, ...] = ()
-_patches: list[tuple[Any, str, Any, Any]] = []  # (class, attribute, original, our wrapper)
+_patches: list[_intercept.Handle] = []
+#: Inside the Debugger's interceptors (order 100): a launch the Debugger instruments never reaches
+#: the timeline's, and the timeline sees the launches the Debugger lets through.
+_ORDER = 200
 _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_timeline_bypass", default=False)
 _scan_cache: dict[tuple[int, bool], tuple[Any, bool]] = {}
 _twin_cache: dict[tuple[int, bool, str], tuple[Any, TimelineTwin | None]] = {}
@@ -521,44 +524,36 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
 def _install() -> None:
     if _patches:
         return
-    try:
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.interpreter import InterpretedFunction
-        from triton.runtime.jit import JITFunction
-    except Exception:  # noqa: BLE001 - no Triton: nothing to instrument
-        return
-    for cls in (JITFunction, InterpretedFunction):
-        orig = cls.__dict__["run"]
-        wrapper = _make_run(orig)
-        _patches.append((cls, "run", orig, wrapper))
-        setattr(cls, "run", wrapper)
-    orig_bench = Autotuner.__dict__.get("_bench")
-    if orig_bench is not None:
-        wrapper = _launch.bypassing(orig_bench, _bypass)
-        _patches.append((Autotuner, "_bench", orig_bench, wrapper))
-        Autotuner._bench = wrapper
+    _patches.extend([
+        _intercept.add("jit.run", "timeline", _run, _ORDER),
+        _intercept.add("interp.run", "timeline", _run, _ORDER),
+        _intercept.add("autotune.bench", "timeline", _bench, _ORDER),
+    ])
 
 
 def _uninstall() -> None:
     while _patches:
-        cls, name, orig, wrapper = _patches.pop()
-        if cls.__dict__.get(name) is wrapper:  # another tool may have wrapped it since
-            setattr(cls, name, orig)
+        _intercept.remove(_patches.pop())
 
 
-def _make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        sessions = view
-        if warmup or not sessions or _bypass.get() or getattr(self, "_fp_twin", False):
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        auto = any(getattr(s, "auto_scopes", False) for s in sessions)
-        twin = _twin_for(self, auto)
-        if twin is None:
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _instrumented(self, twin, args, kwargs, grid, sessions)
+def _bench(call_next: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Autotuner._bench: the launches that time autotuning configs are not instrumented."""
+    token = _bypass.set(True)
+    try:
+        return call_next(self, *args, **kwargs)
+    finally:
+        _bypass.reset(token)
 
-    run._fp_original = orig  # type: ignore[attr-defined]
-    return run
+
+def _run(call_next: Callable[..., Any], self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+    sessions = view
+    if warmup or not sessions or _bypass.get() or _intercept.in_internal() or getattr(self, "_fp_twin", False):
+        return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+    auto = any(getattr(s, "auto_scopes", False) for s in sessions)
+    twin = _twin_for(self, auto)
+    if twin is None:
+        return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+    return _instrumented(self, twin, args, kwargs, grid, sessions)
 
 
 def _flavour(fn: Any) -> str:
@@ -647,9 +642,8 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     host = backend == "interpreter"
     dev = _launch.buffer_device(backend)
     words = HEADER_WORDS + programs * (1 + RECORD_WORDS * slots)
-    buf = torch.zeros(words, dtype=torch.int64, device=dev)
-    buf[:HEADER_WORDS].copy_(torch.tensor(header(slots, programs, len(twin.scopes),
-                                                 CLOCK_HOST if host else CLOCK_NVIDIA), dtype=torch.int64))
+    buf = _devbuf.new(words, header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA),
+                      dev)
     if host:
         _tlrecords.set_host_buffer(buf.numpy())
     kw = dict(kwargs)
@@ -658,12 +652,13 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     try:
         ret = twin.jit.run(*args, grid=g, warmup=False, **kw)
         if not host and dev.type == "cuda":
-            torch.cuda.synchronize(dev)
+            with _intercept.internal():
+                torch.cuda.synchronize(dev)
     finally:
         if host:
             _tlrecords.set_host_buffer(None)
     t1 = _ext.prof_clock_ns()
-    raw = buf.cpu().numpy()
+    raw = _devbuf.read(buf)
     device_id = dev.index if getattr(dev, "index", None) is not None else 0
     scopes = twin.scope_table()
     for s in sessions:

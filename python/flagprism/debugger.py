@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _launch, _regs, _rewrite, _warps
+from flagprism import _intercept, _launch, _paths, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -38,6 +38,9 @@ __all__ = [
     "take_exported_runs",
     "peek_exported_runs",
     "clear_exported_runs",
+    "summary",
+    "write_summary",
+    "reset_summary",
     "RewriteError",
     "MarkerError",
     "UnsupportedError",
@@ -63,7 +66,10 @@ _addr_level = 1
 _sanitize = False
 _sanitize_skipped: dict[str, str] = {}  # kernels sanitize mode could not instrument: name -> why
 _runs: list[dict[str, Any]] = []
-_run_counter = 0
+_summary: Any = None  # the whole-program summary (a capsule of flagprism._ext), made on first use
+
+#: Launch statuses of the summary (<flagprism/debug-summary.h>, enum fp_dbg_launch_status).
+S_INSTRUMENTED, S_EXCLUDED, S_UNOBSERVABLE, S_FAILED, S_NOTHING = range(5)
 _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_debugger_bypass", default=False)
 
 # id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, sanitize): Twin}
@@ -185,43 +191,335 @@ def clear_exported_runs() -> None:
         _runs.clear()
 
 
+def _summary_obj() -> Any:
+    global _summary
+    if _summary is None:
+        with _lock:
+            if _summary is None:
+                from flagprism import _ext  # type: ignore[attr-defined]
+
+                _summary = _ext.debug_summary_new()
+    return _summary
+
+
+def summary() -> dict[str, Any]:
+    """The account of every launch since the last reset_summary(): totals (kernels, launches,
+    by status: instrumented, excluded, unobservable, failed, nothing_to_observe; findings) and
+    the whole summary as summary.json has it (``summary()["json"]``), and its text."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    s = _summary_obj()
+    return {"totals": _ext.debug_summary_totals(s), "json": json.loads(_ext.debug_summary_format(s, "json")),
+            "text": _ext.debug_summary_format(s, "txt")}
+
+
+def write_summary(output_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+    """Write summary.json and summary.txt into output_dir (default: the configured one)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    with _lock:
+        out = os.fspath(output_dir) if output_dir is not None else _config.output_dir
+    _ext.debug_summary_write(_summary_obj(), out)
+    return os.path.join(out, "summary.json"), os.path.join(out, "summary.txt")
+
+
+def reset_summary() -> None:
+    """Forget every launch of the summary (launch indices start at 0 again)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    _ext.debug_summary_clear(_summary_obj())
+    with _lock:
+        _bench_seen.clear()
+
+
 # ------------------------------------------------------------------------------------------------
-# Interception
+# Interception: one interceptor per launch path, through the shared registry (_intercept.py)
 # ------------------------------------------------------------------------------------------------
 
+#: What the Debugger does on each path (order 100: outside the timelines' interceptors).
+_ORDER = 100
+_handles: list[_intercept.Handle] = []
+_hook_added = False
+_tls = threading.local()  # .within: depth of Debugger interceptors on this thread
+#: Set by the outer interceptors for the JITFunction launch below them: the launch path, and the
+#: autotuner's role ("benchmark"/"chosen") and config.
+_route: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("flagprism_debugger_route",
+                                                                               default=None)
+_bench_seen: set[tuple[int, str]] = set()  # (id(autotuner), config) observed while benchmarking
+#: CUDA graphs being captured on this thread (graph objects), and the kernels each graph holds.
+_graph_kernels: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
 
-def _make_run(orig: Callable[..., Any]) -> Callable[..., Any]:
-    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        if warmup or not _active or _bypass.get() or getattr(self, "_fp_twin", False) or \
-                not (_sanitize or _has_markers(self)):
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if _sanitize and _sanitize_twin(self) is None:
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _instrumented(self, args, kwargs, grid)
 
-    run._fp_original = orig  # type: ignore[attr-defined]
-    return run
+class _Within:
+    """Marks a launch the Debugger has accounted for (the launch-hook observer skips it)."""
+
+    def __enter__(self) -> None:
+        _tls.within = getattr(_tls, "within", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _tls.within -= 1
+
+
+def _account(fn: Any, status: int, reason: str | None, count: int = 1, index: int | None = None) -> int:
+    """Put launches of `fn` into the summary; returns the index of the first."""
+    name, file = _identity(fn)
+    return _summary_launch(name, file, status, reason, count, index)
+
+
+def _summary_launch(name: str, file: str, status: int, reason: str | None, count: int = 1,
+                    index: int | None = None) -> int:
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    return int(_ext.debug_summary_launch(_summary_obj(), name, file, status, reason, count, index))
+
+
+def _identity(fn: Any) -> tuple[str, str]:
+    key = id(fn)
+    hit = _ident_cache.get(key)
+    if hit is not None and hit[0]() is fn:
+        return hit[1]
+    ident = (_paths.kernel_name(fn), _paths.source_file(fn))
+    try:
+        _ident_cache[key] = (weakref.ref(fn), ident)
+    except TypeError:
+        pass
+    return ident
+
+
+_ident_cache: dict[int, tuple[Any, tuple[str, str]]] = {}
+
+
+def _capturing(fn: Any) -> Any:
+    """The CUDA graph being captured on this thread's current stream, True when one is captured
+    but not through torch.cuda.graph, or None."""
+    graph = getattr(_tls, "graph", None)
+    if graph is not None:
+        return graph
+    torch = sys.modules.get("torch")
+    if torch is None or _launch.backend_of(fn) == "interpreter":
+        return None
+    try:
+        return True if torch.cuda.is_current_stream_capturing() else None
+    except Exception:  # noqa: BLE001 - no CUDA
+        return None
+
+
+def _note_captured(fn: Any, graph: Any) -> None:
+    _account(fn, S_UNOBSERVABLE, "launched during CUDA graph capture: it runs at each replay of the graph, "
+                                 "where kernels cannot be instrumented (replays are counted separately)")
+    if graph is not True:
+        entry = _graph_kernels.get(id(graph))
+        if entry is not None:
+            entry[1].append(_identity(fn))
+
+
+def _decide(fn: Any) -> tuple[int, str] | None:
+    """Why this launch is not instrumented (status, reason), or None: instrument it."""
+    if not (_sanitize or _has_markers(fn)):
+        return S_EXCLUDED, "no fpl.collect_start()/collect_end() markers (only marked kernels are observed; " \
+                           "--sanitize observes every kernel)"
+    return None
+
+
+def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+    """JITFunction.run / InterpretedFunction.run: every Triton launch that reaches Triton's own path."""
+    if warmup or not _active or _bypass.get() or _intercept.in_internal() or getattr(self, "_fp_twin", False):
+        return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+    with _Within():
+        graph = _capturing(self)
+        if graph is not None:
+            _note_captured(self, graph)
+            return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+        route = _route.get() or {}
+        if route.get("role") == "benchmark":
+            key = (route["tuner"], route["config"])
+            if key in _bench_seen:
+                _account(self, S_EXCLUDED, "autotuner benchmark repetition (the first launch of each config "
+                                           "is observed)")
+                return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+            _bench_seen.add(key)
+        why = _decide(self)
+        if why is not None:
+            _account(self, why[0], why[1])
+            return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+        return _instrumented(self, args, kwargs, grid, call_next, route)
+
+
+def _autotune_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Autotuner.run: the launch below it runs the chosen config."""
+    if not _active or _intercept.in_internal():
+        return call_next(self, *args, **kwargs)
+    outer = _route.get() or {}
+    path = " > ".join(p for p in (outer.get("path"), "triton.autotune") if p)
+    token = _route.set({**outer, "path": path, "role": "chosen", "tuner": id(self), "config": None,
+                        "autotuner": self})
+    try:
+        return call_next(self, *args, **kwargs)
+    finally:
+        _route.reset(token)
+
+
+def _autotune_bench(call_next: Any, self: Any, *args: Any, config: Any, **kwargs: Any) -> Any:
+    """Autotuner._bench: the launches below it time one config; the first is observed."""
+    if not _active or _intercept.in_internal():
+        return call_next(self, *args, config=config, **kwargs)
+    outer = _route.get() or {}
+    path = " > ".join(p for p in (outer.get("path"), "triton.autotune") if p)
+    token = _route.set({**outer, "path": path, "role": "benchmark", "tuner": id(self),
+                        "config": str(config), "autotuner": None})
+    try:
+        return call_next(self, *args, config=config, **kwargs)
+    finally:
+        _route.reset(token)
+
+
+def _libentry_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """FlagGems' LibEntry.run: its cached path calls a CompiledKernel directly, so a launch the
+    Debugger observes goes the way LibEntry's first launch does (self.fn.run)."""
+    if not _active or _intercept.in_internal() or kwargs.get("warmup"):
+        return call_next(self, *args, **kwargs)
+    jit = getattr(self, "jit_function", None) or _paths.jit_function(self)
+    if jit is None:
+        with _Within():
+            return call_next(self, *args, **kwargs)
+    with _Within():
+        if _capturing(jit) is None and _decide(jit) is not None:
+            why = _decide(jit)
+            assert why is not None
+            _account(jit, why[0], why[1])
+            return call_next(self, *args, **kwargs)
+        token = _route.set({**(_route.get() or {}), "path": "FlagGems LibEntry"})
+        try:
+            ret = self.fn.run(*args, **kwargs)
+        finally:
+            _route.reset(token)
+        return ret, {}
+
+
+def _inductor_run(call_next: Any, self: Any, *args: Any, stream: Any = None, benchmark_run: bool = False,
+                  **kwargs: Any) -> Any:
+    """PyTorch Inductor's CachingAutotuner.run: launches through its own launchers (or PyTorch's
+    static CUDA launcher), never JITFunction.run; translated here (_paths.inductor_launch)."""
+    if benchmark_run or not _active or _intercept.in_internal():
+        return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+    fn = getattr(self, "fn", None)
+    with _Within():
+        if fn is None:
+            _summary_launch(str(getattr(self, "inductor_meta", {}).get("kernel_name", "inductor kernel")), "",
+                            S_FAILED, "the Inductor kernel has no Triton function")
+            return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        graph = _capturing(fn)
+        if graph is not None:
+            _note_captured(fn, graph)
+            return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        why = _decide(fn)
+        if why is not None:
+            _account(fn, why[0], why[1])
+            return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        try:
+            spec = _paths.inductor_launch(self, args, kwargs)
+        except _paths.Unsupported as e:
+            _account(fn, S_FAILED, f"Inductor launch not translatable: {e}")
+            _warn_once(_paths.kernel_name(fn), f"runs unobserved: {e}")
+            return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        route = {"path": "torch.compile (Inductor)", "role": None, "config": spec.config}
+        try:
+            _instrumented(spec.fn, (), spec.kwargs, spec.grid, None, route)
+        except _NotInstrumented:
+            return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        return None
+
+
+def _graph_capture_begin(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    ret = call_next(self, *args, **kwargs)
+    if _active:
+        _tls.graph = self
+        entry = _graph_kernels.get(id(self))
+        if entry is None or entry[0]() is not self:
+            try:
+                _graph_kernels[id(self)] = (weakref.ref(self), [])
+            except TypeError:
+                pass
+    return ret
+
+
+def _graph_capture_end(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    if getattr(_tls, "graph", None) is self:
+        _tls.graph = None
+    return call_next(self, *args, **kwargs)
+
+
+def _graph_replay(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    if _active and not _intercept.in_internal():
+        entry = _graph_kernels.get(id(self))
+        if entry is not None and entry[0]() is self:
+            for name, file in entry[1]:
+                _summary_launch(name, file, S_UNOBSERVABLE,
+                                "replayed from a CUDA graph (kernels inside a graph cannot be instrumented; "
+                                "run the program without graphs, e.g. torch.compile without "
+                                "mode=\"reduce-overhead\", to check them)")
+    return call_next(self, *args, **kwargs)
+
+
+def _observe_launch(metadata: Any) -> None:
+    """Triton's launch_enter_hook, while the Debugger is active on a GPU: a compiled launch that
+    none of the Debugger's interceptors accounted for was launched some other way (a
+    CompiledKernel called directly); it is listed, never silently missing."""
+    if not _active or getattr(_tls, "within", 0) or _intercept.in_internal():
+        return
+    try:
+        data = metadata.data if hasattr(metadata, "data") else dict(metadata or {})
+        name = str(data.get("name") or "kernel")
+    except Exception:  # noqa: BLE001
+        name = "kernel"
+    _summary_launch(name, "", S_UNOBSERVABLE,
+                    "launched through a path FlagPrism does not hook (a compiled kernel called directly, "
+                    "not through JITFunction.run, an autotuner, FlagGems' LibEntry or torch.compile)")
 
 
 def _install() -> None:
-    from triton.runtime.autotuner import Autotuner
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
+    global _hook_added
+    add = _intercept.add
+    _handles.extend([
+        add("jit.run", "debugger", _jit_run, _ORDER),
+        add("interp.run", "debugger", _jit_run, _ORDER),
+        add("autotune.run", "debugger", _autotune_run, _ORDER),
+        add("autotune.bench", "debugger", _autotune_bench, _ORDER),
+        add("libentry.run", "debugger", _libentry_run, _ORDER),
+        add("inductor.run", "debugger", _inductor_run, _ORDER),
+        add("cudagraph.capture_begin", "debugger", _graph_capture_begin, _ORDER),
+        add("cudagraph.capture_end", "debugger", _graph_capture_end, _ORDER),
+        add("cudagraph.replay", "debugger", _graph_replay, _ORDER),
+    ])
+    try:
+        from triton import knobs
 
-    for cls in (JITFunction, InterpretedFunction):
-        orig = cls.__dict__["run"]
-        _patches.append((cls, "run", orig))
-        setattr(cls, "run", _make_run(orig))
-    orig_bench = Autotuner.__dict__.get("_bench")
-    if orig_bench is not None:
-        _patches.append((Autotuner, "_bench", orig_bench))
-        Autotuner._bench = _launch.bypassing(orig_bench, _bypass)
+        chain = knobs.runtime.launch_enter_hook
+        if callable(getattr(chain, "add", None)):
+            chain.add(_observe_launch)
+            _hook_added = True
+    except Exception:  # noqa: BLE001 - Triton < 3.5: no hook chain (launches are still hooked above)
+        _hook_added = False
 
 
 def _uninstall() -> None:
-    while _patches:
-        cls, name, orig = _patches.pop()
-        setattr(cls, name, orig)
+    global _hook_added
+    while _handles:
+        _intercept.remove(_handles.pop())
+    if _hook_added:
+        try:
+            from triton import knobs
+
+            knobs.runtime.launch_enter_hook.remove(_observe_launch)
+        except Exception:  # noqa: BLE001
+            pass
+        _hook_added = False
+
+
+def install_notes() -> dict[str, str | None]:
+    """Which launch paths the Debugger hooks now (None) and why not (text): for doctor and tests."""
+    with _lock:
+        return {h.site: _intercept.note(h.site) for h in _handles}
 
 
 def _forget(key: int) -> Callable[[Any], None]:
@@ -307,31 +605,70 @@ def _remember(fn: Any, tkey: tuple[int, int, str, bool], twin: _rewrite.Twin | N
     hit[1][tkey] = twin
 
 
-def _sanitize_twin(fn: Any) -> _rewrite.Twin | None:
-    """The sanitize twin of a kernel, or None (launch the original) when the kernel cannot be
-    instrumented or has no load or store; the reason is kept for the summary and warned once."""
+_warned: set[str] = set()
+
+
+def _warn_once(name: str, msg: str) -> None:
     import warnings
 
-    name = getattr(getattr(fn, "fn", None), "__name__", repr(fn))
+    if name in _warned:
+        return
+    _warned.add(name)
+    warnings.warn(f"flagprism: {name} {msg}", RuntimeWarning, stacklevel=4)
+
+
+def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | None]:
+    """The kernel's twin, or None and why it is not instrumented (a rewrite error is warned once;
+    in sanitize mode a kernel without loads or stores has nothing to check)."""
+    name = _paths.kernel_name(fn)
     try:
         twin = _twin_for(fn)
-    except RuntimeError:
-        return None
-    except RewriteError as e:
-        _remember(fn, (_level, _addr_level, _flavour(fn), True), None)
-        with _lock:
-            _sanitize_skipped[name] = str(e)
-        warnings.warn(f"flagprism: sanitize: {name} runs unobserved: {e}", RuntimeWarning, stacklevel=3)
-        return None
-    if not twin.sites:
-        return None
-    return twin
+    except (RewriteError, OSError, TypeError) as e:
+        if _sanitize:
+            _remember(fn, (_level, _addr_level, _flavour(fn), True), None)
+            with _lock:
+                _sanitize_skipped[name] = str(e)
+        kind = "cannot read the kernel's source" if isinstance(e, (OSError, TypeError)) else "cannot instrument"
+        _warn_once(name, f"runs unobserved: {e}")
+        return None, (S_FAILED, f"{kind}: {e}")
+    except RuntimeError as e:  # remembered as not instrumentable
+        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(name, e)}")
+    if _sanitize and not twin.sites:
+        return None, (S_NOTHING, "no load or store to check")
+    return twin, None
 
 
-def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> Any:
+def _compile_error(e: BaseException) -> bool:
+    try:
+        from triton.compiler.errors import CompilationError
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(e, CompilationError)
+
+
+def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, call_next: Any,
+                  route: dict[str, Any]) -> Any:
+    """Launch `fn`'s twin in place of `fn`, account for it and export its records. `call_next`
+    (None for paths that translated the launch) launches the original: used when the twin cannot
+    be built, when it fails to compile, and to return the original's compiled kernel to callers
+    that cache it (FlagGems' LibEntry)."""
+    def original() -> Any:
+        if call_next is None:
+            raise RuntimeError("flagprism: no original launch for a translated path")
+        return call_next(fn, *args, grid=grid, warmup=False, **kwargs)
+
+    twin, why = _twin_or_reason(fn)
+    if twin is None:
+        assert why is not None
+        _account(fn, why[0], why[1])
+        if call_next is None:
+            raise _NotInstrumented(why[1])
+        return original()
     with _lock:
         cfg = _Config(**asdict(_config))
-    twin = _twin_for(fn)
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    index = int(_ext.debug_summary_reserve(_summary_obj()))
     plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
                            twin_num_warps=cfg.twin_num_warps)
     try:
@@ -344,15 +681,39 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                                   "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
+        partial = None
         if cfg.export_on_error:
             try:
-                _export(fn, twin, plan, cfg, None, error=e)
+                partial = _export(fn, twin, plan, cfg, None, error=e, index=index, route=route)
             except Exception as ee:  # noqa: BLE001 - the kernel's own error matters more
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
+        where = f"; partial records: {partial.get('txt')}" if partial and partial.get("txt") else ""
+        if _compile_error(e):
+            # the instrumented kernel did not compile: run the kernel itself, say so
+            _summary_launch(*_identity(fn), S_FAILED,
+                            f"the instrumented kernel failed to compile ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented",
+                            index=index)
+            _warn_once(_paths.kernel_name(fn), f"runs unobserved: its instrumented twin failed to compile: {e}")
+            if call_next is None:
+                raise _NotInstrumented(str(e)) from e
+            return original()
+        _summary_launch(*_identity(fn), S_FAILED,
+                        f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
         raise
-    _export(fn, twin, plan, cfg, ret, error=None)
-    return ret
+    _export(fn, twin, plan, cfg, ret, error=None, index=index, route=route)
+    _summary_launch(*_identity(fn), S_INSTRUMENTED, None, index=index)
+    if call_next is None:
+        return ret
+    # what the caller gets is the kernel's own compiled kernel, as without the Debugger (LibEntry
+    # caches it and launches it directly later)
+    return call_next(fn, *args, grid=grid, warmup=True, **kwargs)
+
+
+class _NotInstrumented(Exception):
+    """A translated launch (Inductor) whose twin cannot be built: the caller launches the
+    original its own way."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -369,7 +730,10 @@ def _ext_report(buffer: Any, site_table_json: str, launch_json: str) -> dict[str
     report = getattr(_ext, "debug_report", None)
     if report is None:
         raise RuntimeError("flagprism: this build of flagprism._ext has no debug_report(); rebuild FlagPrism")
-    return report(buffer, site_table_json, launch_json)
+    # the summary and launch index of the launch being exported (_export sets them)
+    ctx = getattr(_tls, "report", None) or {}
+    return report(buffer, site_table_json, launch_json, _summary_obj(), int(ctx.get("index", 0)),
+                  bool(ctx.get("findings_only", False)))
 
 
 #: The function that decodes a record buffer and writes the reports. Tests may replace it.
@@ -397,12 +761,49 @@ def _ttir(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, ret: Any) -> tuple
     return hit
 
 
+def _config_text(route: dict[str, Any]) -> str | None:
+    if route.get("config"):
+        return str(route["config"])
+    tuner = route.get("autotuner")
+    best = getattr(tuner, "best_config", None) if tuner is not None else None
+    return None if best is None else str(best)
+
+
+def _launch_stack(limit: int = 12) -> list[str]:
+    """The Python frames of the launch, outermost first, without FlagPrism's, Triton's and the
+    launching libraries' own (what the user's code called)."""
+    skip = _stack_skip()
+    out: list[str] = []
+    f = sys._getframe(2)
+    while f is not None and len(out) < 64:
+        file = f.f_code.co_filename
+        if not file.startswith(skip) and not file.startswith("<frozen"):
+            out.append(f"{file}:{f.f_lineno} {f.f_code.co_name}")
+        f = f.f_back  # type: ignore[assignment]
+    out.reverse()
+    return out[-limit:]
+
+
+_skip_prefixes: tuple[str, ...] | None = None
+
+
+def _stack_skip() -> tuple[str, ...]:
+    global _skip_prefixes
+    if _skip_prefixes is None:
+        import flagprism
+
+        dirs = [os.path.dirname(os.path.abspath(flagprism.__file__))]
+        for mod in ("triton", "torch", "flag_gems", "runpy", "_pytest", "pluggy"):
+            m = sys.modules.get(mod)
+            if m is not None and getattr(m, "__file__", None):
+                dirs.append(os.path.dirname(os.path.abspath(m.__file__)))
+        _skip_prefixes = tuple(d + os.sep for d in dirs)
+    return _skip_prefixes
+
+
 def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, ret: Any,
-            error: BaseException | None) -> dict[str, Any]:
-    global _run_counter
-    with _lock:
-        index = _run_counter
-        _run_counter += 1
+            error: BaseException | None, index: int = 0, route: dict[str, Any] | None = None) -> dict[str, Any]:
+    route = route or {}
     raw = _launch.buffer_bytes(plan)
     if twin.extra.get("sanitize"):
         ttir, reason = None, "sanitize run: no op log"
@@ -435,9 +836,18 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "sanitize": bool(twin.extra.get("sanitize", False)),
         "num_warps": plan.num_warps,
         "registers": plan.registers,
+        "launch_path": route.get("path") or "JITFunction.run",
+        "autotune": {"role": route["role"], "config": _config_text(route)} if route.get("role") else None,
+        "stack": _launch_stack(),
+        "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
+        "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
     }
     os.makedirs(cfg.output_dir, exist_ok=True)
-    result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
+    _tls.report = {"index": index, "findings_only": False}
+    try:
+        result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
+    finally:
+        _tls.report = None
     report = None
     jpath = result.get("json") if isinstance(result, dict) else None
     if jpath and os.path.exists(jpath):
@@ -491,61 +901,80 @@ _cli_state: dict[str, Any] = {}
 
 def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
-    --sanitize 0|1)."""
+    --sanitize 0|1, --strict 0|1, --export-on-error 0|1, --record-capacity N|"")."""
     level = int(options.get("level", "1"))
     addr_level = int(options.get("addr-level", "1"))
     sanitize = options.get("sanitize", "0") == "1"
     out = os.path.abspath(options.get("output", "fp_debug"))
-    configure(output_dir=out)
+    cap = options.get("record-capacity", "")
+    configure(output_dir=out, export_on_error=options.get("export-on-error", "0") == "1",
+              record_capacity=int(cap) if cap else None)
     clear_exported_runs()
     _sanitize_skipped.clear()
+    _warned.clear()
+    reset_summary()
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    tag = "flagprism debug" + (" --sanitize" if sanitize else "")
+    _ext.debug_summary_set(_summary_obj(), "mode", "sanitize" if sanitize else "markers")
+    _ext.debug_summary_set(_summary_obj(), "command", tag)
+    _ext.debug_summary_set(_summary_obj(), "output_dir", out)
     activate(level=level, addr_level=addr_level, sanitize=sanitize)
     _cli_state.clear()
-    _cli_state.update(output=out, sanitize=sanitize, findings=0)
+    _cli_state.update(output=out, sanitize=sanitize, strict=options.get("strict", "0") == "1", findings=0,
+                      tag=tag)
 
 
 def _cli_end(status: int) -> list[str]:
-    """Deactivate and summarise: launches recorded, where the reports are, the findings."""
+    """Deactivate, write summary.json/summary.txt and return the summary's text to print: every
+    kernel launched, how many launches were instrumented, why the others were not, and every
+    finding (the C library writes all of it)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
     deactivate()
     runs = take_exported_runs()
     out = _cli_state.get("output", "fp_debug")
-    sanitize = bool(_cli_state.get("sanitize"))
-    tag = "flagprism debug" + (" --sanitize" if sanitize else "")
-    kernels = sorted({r["kernel"] for r in runs})
-    of = f" of {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} ({', '.join(kernels)})" if kernels else ""
-    lines = [f"{tag}: {len(runs)} instrumented launch{'es' if len(runs) != 1 else ''}{of}; reports in {out}"]
-    if not runs and not sanitize:
+    tag = _cli_state.get("tag", "flagprism debug")
+    s = _summary_obj()
+    _ext.debug_summary_set(s, "exit_status", int(status))
+    totals = _ext.debug_summary_totals(s)
+    _cli_state["findings"] = int(totals["findings"])
+    _cli_state["not_observed"] = int(totals["by_status"]["unobservable"]) + int(totals["by_status"]["failed"])
+    lines: list[str] = []
+    try:
+        write_summary(out)
+        where = f"{tag}: summary in {os.path.join(out, 'summary.txt')} (and summary.json)"
+    except Exception as e:  # noqa: BLE001 - still print the summary
+        where = f"{tag}: error: the summary could not be written to {out}: {e}"
+    lines.extend(_ext.debug_summary_format(s, "txt").rstrip("\n").split("\n"))
+    if totals["launches"] == 0:
+        lines.append(f"{tag}: no Triton kernel was launched while the Debugger was active")
+    elif int(totals["by_status"]["excluded"]) == int(totals["launches"]) and not _cli_state.get("sanitize"):
         lines.append(f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
-                     "(or use --sanitize to observe every kernel)")
-    # the same finding in many launches of a kernel is listed once
-    groups: dict[tuple[str, str, int, str, str], list[Any]] = {}
-    for r in runs:
-        for f in r.get("findings", []):
-            key = (r["kernel"], f.get("kind", ""), int(f.get("line", 0)), str(f.get("subject", "")),
-                   str(f.get("location", "")))
-            groups.setdefault(key, [f, r, 0])[2] += 1
-    _cli_state["findings"] = len(groups)
-    if groups:
-        lines.append(f"{tag}: {len(groups)} finding{'s' if len(groups) != 1 else ''}:")
-        for (kernel, kind, line, _subj, _loc), (f, r, n) in groups.items():
-            where = f"{os.path.basename(str(r.get('source_file') or ''))}:{line}"
-            times = f" (in {n} launches)" if n > 1 else ""
-            lines.append(f"  {kind} in {kernel} at {where}{times}: {f.get('message', '')}")
-            lines.append(f"      report: {r.get('txt')}")
-    elif runs:
-        lines.append(f"{tag}: no findings")
-    incomplete = [r for r in runs if not r.get("complete", True)]
+                     "(use --sanitize to check every kernel's memory accesses)")
+    incomplete = [r for r in runs if not r.get("complete", True) and r.get("error") is None]
     if incomplete:
         lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
-                     "did not record was not checked")
-    for name, why in sorted(_sanitize_skipped.items()):
-        lines.append(f"{tag}: warning: {name} was not observed: {why}")
+                     "did not record was not checked (raise --record-capacity)")
+    if _cli_state.get("strict") and _cli_state["not_observed"]:
+        lines.append(f"{tag} --strict: {_cli_state['not_observed']} launch(es) could not be observed (listed "
+                     "above): exit status " + str(EXIT_NOT_OBSERVED))
+    lines.append(where)
     return lines
+
+
+#: Exit status of `flagprism debug --strict` when a launch the Debugger was asked to observe was not.
+EXIT_NOT_OBSERVED = 4
 
 
 def _cli_exit_status(status: int) -> int:
     """The process's exit status: the program's own when it failed; with --sanitize, EXIT_FINDINGS
-    when it succeeded but findings were reported (so the command can gate CI)."""
-    if status == 0 and _cli_state.get("sanitize") and _cli_state.get("findings"):
+    when it succeeded but findings were reported (so the command can gate CI); with --strict,
+    EXIT_NOT_OBSERVED when it succeeded, had no findings, but a launch could not be observed."""
+    if status != 0:
+        return status
+    if _cli_state.get("sanitize") and _cli_state.get("findings"):
         return EXIT_FINDINGS
+    if _cli_state.get("strict") and _cli_state.get("not_observed"):
+        return EXIT_NOT_OBSERVED
     return status

@@ -358,7 +358,43 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_kv_int(w, "index", l->run_index);
 	fp_jsonw_kv_string(w, "stem", l->stem);
 	fp_jsonw_object_end(w);
-	fp_jsonw_kv_bool(w, "complete", in->complete);
+	fp_jsonw_kv_bool(w, "complete", in->complete && !l->error);
+	if (l->error)
+		fp_jsonw_kv_string(w, "partial_reason", l->error);
+	else if (!in->complete)
+		fp_jsonw_kv_string(w, "partial_reason",
+				   "records did not fit their buffer (see overflow_count and "
+				   "dump_overflow_words)");
+	else
+		fp_jsonw_kv_null(w, "partial_reason");
+	fp_jsonw_key(w, "origin");
+	fp_jsonw_object_begin(w);
+	if (l->launch_path)
+		fp_jsonw_kv_string(w, "launch_path", l->launch_path);
+	else
+		fp_jsonw_kv_null(w, "launch_path");
+	if (l->autotune_role) {
+		fp_jsonw_key(w, "autotune");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "role", l->autotune_role);
+		if (l->autotune_config)
+			fp_jsonw_kv_string(w, "config", l->autotune_config);
+		else
+			fp_jsonw_kv_null(w, "config");
+		fp_jsonw_object_end(w);
+	} else {
+		fp_jsonw_kv_null(w, "autotune");
+	}
+	if (l->test)
+		fp_jsonw_kv_string(w, "test", l->test);
+	else
+		fp_jsonw_kv_null(w, "test");
+	fp_jsonw_key(w, "stack");
+	fp_jsonw_array_begin(w);
+	for (size_t si = 0; si < l->nstack; si++)
+		fp_jsonw_string(w, l->stack[si]);
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
 	fp_jsonw_kv_uint(w, "overflow_count", in->overflow_count);
 	fp_jsonw_kv_uint(w, "dump_overflow_words", in->dump_overflow);
 	fp_jsonw_kv_uint(w, "record_count", in->record_count);

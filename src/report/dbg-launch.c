@@ -179,6 +179,59 @@ static int parse_helpers(struct fp__dbg_jctx *c, const struct fp_json_value *roo
 	return FP_OK;
 }
 
+/* Optional "stack": an array of strings (frames, innermost last), at most 64 kept. */
+static int parse_stack(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+		       struct fp_dbg_launch *l)
+{
+	const struct fp_json_value *a = fp_json_get(root, "stack"), *v;
+	size_t i, n, len;
+	const char *str;
+
+	if (!a || fp_json_type(a) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(a) != FP_JSON_ARRAY)
+		return fp__dbg_launch_err(c, FP_EFORMAT, a, "\"stack\" must be an array of strings");
+	n = FP_MIN(fp_json_len(a), (size_t)64);
+	if (!n)
+		return FP_OK;
+	l->stack = fp_calloc(n, sizeof(*l->stack));
+	if (!l->stack)
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+	for (i = 0; i < n; i++) {
+		v = fp_json_at(a, i);
+		str = fp_json_string(v, &len);
+		if (!str)
+			return fp__dbg_launch_err(c, FP_EFORMAT, v, "\"stack[%zu]\" must be a string",
+						  i);
+		l->stack[i] = fp_strndup(str, FP_MIN(len, (size_t)1024));
+		if (!l->stack[i])
+			return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+		l->nstack = i + 1;
+	}
+	return FP_OK;
+}
+
+/* Optional "autotune": {"role": "benchmark"|"chosen", "config": "..."}. */
+static int parse_autotune(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			  struct fp_dbg_launch *l)
+{
+	const struct fp_json_value *o = fp_json_get(root, "autotune");
+	int st;
+
+	if (!o || fp_json_type(o) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(o) != FP_JSON_OBJECT)
+		return fp__dbg_launch_err(c, FP_EFORMAT, o, "\"autotune\" must be an object or null");
+	if ((st = opt_str(c, o, "role", &l->autotune_role, NULL)) ||
+	    (st = opt_str(c, o, "config", &l->autotune_config, NULL)))
+		return st;
+	if (l->autotune_role && strcmp(l->autotune_role, "benchmark") &&
+	    strcmp(l->autotune_role, "chosen"))
+		return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_get(o, "role"),
+					  "\"autotune.role\" must be \"benchmark\" or \"chosen\"");
+	return FP_OK;
+}
+
 static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 {
 	char run_s[32];
@@ -255,7 +308,11 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	    (st = opt_str(&c, root, "source_file", &l->source_file, NULL)) ||
 	    (st = opt_str(&c, root, "twin_file", &l->twin_file, NULL)) ||
 	    (st = opt_str(&c, root, "ttir", &l->ttir, &l->ttir_len)) ||
-	    (st = opt_str(&c, root, "ttir_unavailable_reason", &l->ttir_unavailable_reason, NULL)))
+	    (st = opt_str(&c, root, "ttir_unavailable_reason", &l->ttir_unavailable_reason, NULL)) ||
+	    (st = opt_str(&c, root, "test", &l->test, NULL)) ||
+	    (st = opt_str(&c, root, "launch_path", &l->launch_path, NULL)) ||
+	    (st = opt_str(&c, root, "error", &l->error, NULL)) ||
+	    (st = parse_stack(&c, root, l)) || (st = parse_autotune(&c, root, l)))
 		goto fail;
 	if ((st = dflt(&c, &l->script, "script")) ||
 	    (st = dflt(&c, &l->kernel, info->kernel[0] ? info->kernel : "kernel")) ||
@@ -328,6 +385,14 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	fp_free(l->nw_reason);
 	fp_free(l->reg_reason);
 	fp_dbg_findings_free(l->findings);
+	fp_free(l->test);
+	fp_free(l->launch_path);
+	fp_free(l->autotune_role);
+	fp_free(l->autotune_config);
+	fp_free(l->error);
+	for (i = 0; i < l->nstack; i++)
+		fp_free(l->stack[i]);
+	fp_free(l->stack);
 	for (i = 0; i < l->nhelper_files; i++)
 		fp_free(l->helper_files[i]);
 	fp_free(l->helper_files);

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <flagprism/debug-summary.h>
+
 #include "dbg-report.h"
 
 static bool want_raw(const struct fp_dbg_launch *l)
@@ -230,23 +232,45 @@ fail_dir:
 	return st;
 }
 
-int fp_dbg_write_reports(const struct fp_dbg_run *run, const char *launch_json, size_t len,
-			 struct fp_dbg_outputs *out, struct fp_diag *diag)
+int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t len,
+		  struct fp_dbg_summary *summary, uint64_t launch_index, unsigned flags,
+		  struct fp_dbg_outputs *out, size_t *nfindings, struct fp_diag *diag)
 {
 	struct fp_dbg_launch *l = NULL;
 	struct fp__dbg_wctx c;
-	int st;
+	size_t n;
+	int st, st2;
 
 	if (!run || !launch_json || !out)
-		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_write_reports: NULL argument");
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_report: NULL argument");
 	fp_diag_clear(diag);
 	out->overflow_count = fp_dbg_run_info(run)->overflow_count;
 	out->dump_overflow = fp_dbg_run_info(run)->dump_overflow;
 	out->complete = fp_dbg_run_info(run)->complete;
 	if ((st = fp_dbg_launch_parse(run, launch_json, len, &l, diag)))
 		return st;
-	wctx_init(&c, run, l, diag);
-	st = write_all(&c, out);
+	if (l->error)
+		out->complete = false;
+	n = fp_dbg_findings_count(l->findings);
+	if (nfindings)
+		*nfindings = n;
+	st = FP_OK;
+	if (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || n || !out->complete) {
+		wctx_init(&c, run, l, diag);
+		st = write_all(&c, out);
+	}
+	/* the findings count even when a report could not be written */
+	st2 = fp__dbg_summary_add_launch_findings(summary, run, l, launch_index, out->txt);
 	fp_dbg_launch_free(l);
+	if (!st && st2)
+		st = fp_diag_set(diag, st2, 0, "summary: %s", fp_strerror(st2));
 	return st;
+}
+
+int fp_dbg_write_reports(const struct fp_dbg_run *run, const char *launch_json, size_t len,
+			 struct fp_dbg_outputs *out, struct fp_diag *diag)
+{
+	if (!run || !launch_json || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_write_reports: NULL argument");
+	return fp_dbg_report(run, launch_json, len, NULL, 0, 0, out, NULL, diag);
 }

@@ -38,6 +38,16 @@ struct fp_dbg_launch {
 	int64_t reg_cap, reg_uncapped;
 	char *reg_reason;
 	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
+	/* Where the launch came from (optional): the pytest node id, the Python stack of the
+	 * launch (innermost last), the launch path ("JITFunction.run", "Inductor", ...), the
+	 * autotuner's role and config, and the exception the launch raised (the report is then
+	 * partial). NULL/0 when not given. */
+	char *test;
+	char **stack;
+	size_t nstack;
+	char *launch_path;
+	char *autotune_role, *autotune_config;
+	char *error;
 };
 
 /* What every writer gets. */
@@ -79,6 +89,14 @@ int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_
 /* Artifact file name of a record's dump ("value", "addr" or "mask" part), into buf. */
 void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_record *rec,
 			   const char *part, char *buf, size_t size);
+
+struct fp_dbg_summary;
+
+/* Add the findings of a parsed launch to a summary, under launch `launch` and its report path
+ * (NULL: no report file was written). Counts the report. No-op for a NULL summary. */
+int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
+					const struct fp_dbg_launch *l, uint64_t launch,
+					const char *report);
 
 /* Program coordinates from a linear id and the launch grid. */
 void fp__dbg_program_xyz(const struct fp_dbg_launch *l, uint64_t p, uint64_t xyz[3]);

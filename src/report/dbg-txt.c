@@ -92,7 +92,20 @@ static void write_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 	if (in->flags & FP_DBG_FLAG_DUMP_ARENA)
 		fp__tb_printf(t, "dump arena:      %" PRIu64 " of %" PRIu64 " words used\n",
 			      FP_MIN(in->dump_cursor, in->dump_capacity), in->dump_capacity);
-	fp__tb_printf(t, "status:          %s\n", in->complete ? "complete" : "INCOMPLETE");
+	if (l->launch_path)
+		fp__tb_printf(t, "launched via:    %s\n", l->launch_path);
+	if (l->autotune_role)
+		fp__tb_printf(t, "autotune:        %s config%s%s\n", l->autotune_role,
+			      l->autotune_config ? " " : "",
+			      l->autotune_config ? l->autotune_config : "");
+	if (l->test)
+		fp__tb_printf(t, "test:            %s\n", l->test);
+	fp__tb_printf(t, "status:          %s\n",
+		      in->complete && !l->error ? "complete" : "INCOMPLETE");
+	if (l->error)
+		fp__tb_printf(t, "INCOMPLETE: the launch raised, so these are the records written "
+				 "before it stopped: %s\n",
+			      l->error);
 	if (in->overflow_count)
 		fp__tb_printf(t,
 			      "INCOMPLETE: %" PRIu64

@@ -302,19 +302,34 @@ def test_masked_loop_fully_masked_iterations(dbg):
     assert empty and all(q.first_addr is None and q.span == 0 for q in empty)
 
 
-def test_autotune_records_only_the_chosen_config(dbg):
+def test_autotune_records_every_benchmarked_config_and_the_chosen_one(dbg):
     n = 300
     x = torch.randn(n)
     out = torch.zeros(n)
     dbg.activate()
+    dbg.reset_summary()
     tuned.BENCH_CALLS.clear()
     tuned.tuned_scale[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
     np.testing.assert_allclose(out.numpy(), x.numpy() * 2, rtol=1e-6)
-    assert len(tuned.BENCH_CALLS) == 2  # both configs ran, uninstrumented
-    run, dec = _one_run(dbg)
+    assert len(tuned.BENCH_CALLS) == 2  # both configs were benchmarked
+    runs = dbg.take_exported_runs()
+    # the first launch of each benchmarked config, then the chosen one
+    assert len(runs) == 3, runs
+    roles = [ref.launch_info(r)["autotune"] for r in runs]
+    assert [r["role"] for r in roles] == ["benchmark", "benchmark", "chosen"]
+    assert {r["config"] for r in roles[:2]} == {str(c) for c in tuned.tuned_scale.configs}
     block = tuned.tuned_scale.best_config.kwargs["BLOCK"]
-    assert run["programs"] == triton.cdiv(n, block)
-    assert dec.records[0].shape == [block]
+    assert roles[2]["config"] == str(tuned.tuned_scale.best_config)
+    for r, blk in zip(runs, (64, 128, block)):
+        assert r["programs"] == triton.cdiv(n, blk)
+        assert ref.decoded(r).records[0].shape == [blk]
+    assert ref.launch_info(runs[2])["launch_path"] == "triton.autotune"
+    # a second call is cached: only the chosen config runs, and is observed
+    tuned.tuned_scale[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+    (again,) = dbg.take_exported_runs()
+    assert ref.launch_info(again)["autotune"]["role"] == "chosen"
+    tot = dbg.summary()["totals"]
+    assert tot["launches"] == 4 and tot["by_status"]["instrumented"] == 4
 
 
 def test_heuristics(dbg):

@@ -333,7 +333,7 @@ def test_cli_sanitize_gates(cli, tmp_path):
     script.write_text(SCRIPT)
     r = _debug(cli, "--sanitize", "-o", "rep", str(script), "ok_vector_add", "ok_early_exit", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "ran 2" in r.stdout and "2 instrumented launches" in r.stderr and "no findings" in r.stderr
+    assert "ran 2" in r.stdout and "2 launches: 2 instrumented" in r.stderr and "no findings" in r.stderr
     assert str(tmp_path / "rep") in r.stderr
     r = _debug(cli, "--sanitize", "-o", "rep", str(script), "ok_vector_add", "missing_mask_last_block",
                "log_of_negative", cwd=tmp_path)

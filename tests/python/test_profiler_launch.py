@@ -364,9 +364,12 @@ def test_hooks_removed_after_finalize(work_dir: Path) -> None:
     from triton import knobs
     from triton.runtime import interpreter
 
+    from flagprism import _intercept
+
     before = interpreter.GridExecutor.__call__
     sid = profiler.start("h")
-    assert getattr(interpreter.GridExecutor.__call__, "_fp_profiler", False)
+    assert _intercept.installed("interp.grid")
+    assert interpreter.GridExecutor.__call__ is not before
     assert _profhook._gpu_enter in knobs.runtime.launch_enter_hook.calls
     profiler.finalize(sid)
     assert interpreter.GridExecutor.__call__ is before

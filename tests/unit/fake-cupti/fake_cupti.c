@@ -807,3 +807,108 @@ EXPORT int cuCtxSynchronize(void)
 	atomic_fetch_add(&syncs, 1);
 	return 0;
 }
+
+/* ---- the driver calls of <flagprism/devmem.h>: "device" addresses are host addresses -------- */
+
+EXPORT int cuPointerGetAttribute(void *data, int attr, uint64_t ptr);
+EXPORT int cuCtxPushCurrent_v2(void *ctx);
+EXPORT int cuCtxPopCurrent_v2(void **ctx);
+EXPORT int cuMemsetD8Async(uint64_t dptr, unsigned char v, size_t n, uint64_t stream);
+EXPORT int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, uint64_t stream);
+EXPORT int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, uint64_t stream);
+EXPORT int cuStreamSynchronize(uint64_t stream);
+EXPORT int cuGetErrorName(int err, const char **name);
+EXPORT void fake_devmem_fail_next(int rc);
+EXPORT long fake_devmem_calls(void);
+
+static _Atomic int devmem_fail;   /* the next devmem call returns this (once), 0: succeed */
+static _Atomic long devmem_calls; /* memset/memcpy calls made */
+static _Thread_local int ctx_depth;
+
+static int devmem_result(void)
+{
+	atomic_fetch_add(&devmem_calls, 1);
+	return atomic_exchange(&devmem_fail, 0);
+}
+
+EXPORT void fake_devmem_fail_next(int rc)
+{
+	atomic_store(&devmem_fail, rc);
+}
+
+EXPORT long fake_devmem_calls(void)
+{
+	return atomic_load(&devmem_calls);
+}
+
+EXPORT int cuPointerGetAttribute(void *data, int attr, uint64_t ptr)
+{
+	if (attr != 1 || !ptr)
+		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	*(void **)data = &f;
+	return 0;
+}
+
+EXPORT int cuCtxPushCurrent_v2(void *ctx)
+{
+	(void)ctx;
+	ctx_depth++;
+	return 0;
+}
+
+EXPORT int cuCtxPopCurrent_v2(void **ctx)
+{
+	if (ctx_depth <= 0)
+		return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+	ctx_depth--;
+	*ctx = &f;
+	return 0;
+}
+
+EXPORT int cuMemsetD8Async(uint64_t dptr, unsigned char v, size_t n, uint64_t stream)
+{
+	int rc = devmem_result();
+
+	(void)stream;
+	if (ctx_depth <= 0)
+		return 201;
+	if (!rc)
+		memset((void *)(uintptr_t)dptr, v, n);
+	return rc;
+}
+
+EXPORT int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, uint64_t stream)
+{
+	int rc = devmem_result();
+
+	(void)stream;
+	if (ctx_depth <= 0)
+		return 201;
+	if (!rc)
+		memcpy((void *)(uintptr_t)dst, src, n);
+	return rc;
+}
+
+EXPORT int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, uint64_t stream)
+{
+	int rc = devmem_result();
+
+	(void)stream;
+	if (ctx_depth <= 0)
+		return 201;
+	if (!rc)
+		memcpy(dst, (const void *)(uintptr_t)src, n);
+	return rc;
+}
+
+EXPORT int cuStreamSynchronize(uint64_t stream)
+{
+	(void)stream;
+	return 0;
+}
+
+EXPORT int cuGetErrorName(int err, const char **name)
+{
+	*name = err == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_UNKNOWN";
+	return 0;
+}

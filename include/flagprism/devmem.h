@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Moving the bytes of FlagPrism's own device buffers (the Debugger's record buffers, the
+ * timelines' buffers) through the vendor driver directly: zero a buffer, write its header, read it
+ * back. The Python side allocates the buffer with the framework (so the framework's allocator
+ * owns it) but never runs a framework operator on it: an operator could be served by a Triton
+ * kernel library (FlagGems' torch.zeros is a Triton kernel), which the Debugger would then
+ * instrument and the Profiler record as the user's work. These calls launch no kernel.
+ *
+ * One implementation today, NVIDIA's driver API (libcuda.so.1 through dlopen;
+ * FLAGPRISM_CUDA_DRIVER_PATH overrides the path, for tests). Another accelerator adds its own
+ * (docs/backend-adaptation.md); callers fall back to the framework, inside
+ * flagprism._intercept.internal(), where none exists.
+ *
+ * Addresses and streams are the driver's (CUdeviceptr, CUstream) as integers; 0 is the default
+ * stream. The calls are ordered on `stream` after the work already queued there. Thread-safe.
+ */
+#ifndef FLAGPRISM_DEVMEM_H
+#define FLAGPRISM_DEVMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <flagprism/export.h>
+#include <flagprism/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Load the driver (once). FP_OK, or FP_ENOTSUP with `diag` saying why (no driver library, a
+ * missing entry point, cuInit failed).
+ */
+FP_EXTERN int fp_devmem_open(struct fp_diag *diag);
+
+/** Set `nbytes` bytes at device address `dptr` to zero, asynchronously on `stream`. */
+FP_EXTERN int fp_devmem_zero(uint64_t dptr, size_t nbytes, uint64_t stream, struct fp_diag *diag);
+
+/** Copy `n` host bytes to `dptr` on `stream`; returns once `src` may be reused. */
+FP_EXTERN int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream,
+			      struct fp_diag *diag);
+
+/**
+ * Copy `n` bytes from `dptr` to host memory `dst`, after everything queued on `stream`, and wait
+ * for the copy. FP_EVENDOR when the device reports an error (a kernel earlier on the stream
+ * faulted, say): `diag` carries the driver's name for it.
+ */
+FP_EXTERN int fp_devmem_read(void *dst, uint64_t dptr, size_t n, uint64_t stream,
+			     struct fp_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLAGPRISM_DEVMEM_H */

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Launch paths that do not go through ``JITFunction.run``, translated into one that does.
+
+A tool that instruments a kernel (the Debugger's twin) launches it through Triton's own
+``JITFunction.run`` with the kernel's arguments, constexprs, launch options and grid. Kernel
+libraries and compilers launch differently:
+
+* **PyTorch Inductor** (``torch.compile``): ``CachingAutotuner.run(*args, stream=...)`` calls a
+  generated launcher (or PyTorch's static CUDA launcher) with the non-constexpr arguments only;
+  the config (block sizes, warps, stages) comes from autotuning and the grid from the config and
+  the sizes. ``inductor_launch()`` recovers the whole launch.
+* **FlagGems** ``LibEntry.run``: after the first launch of a specialisation it calls the cached
+  ``CompiledKernel`` directly; its first launch goes through the wrapped function's ``run``
+  (Autotuner, Heuristics, JITFunction), which is the path a tool can follow every time.
+
+Each function raises ``Unsupported`` with a reason when the installed version does not look as
+expected, so that the caller can say why a launch was not observed instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+
+class Unsupported(Exception):
+    """This launch cannot be translated; str(e) says why, for the Debugger's summary."""
+
+
+@dataclass
+class Spec:
+    """A launch as JITFunction.run would take it."""
+
+    fn: Any  # the JITFunction (or InterpretedFunction)
+    kwargs: dict[str, Any]  # every parameter by name, constexprs and launch options included
+    grid: tuple[int, ...]
+    config: str  # the chosen config, for the report
+
+
+_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _param_names(fn: Any) -> list[str]:
+    names = getattr(fn, "arg_names", None)
+    if names:
+        return list(names)
+    return list(inspect.signature(fn.fn).parameters)
+
+
+def _constexpr_names(fn: Any) -> set[str]:
+    params = getattr(fn, "params", None)
+    if params is not None:
+        return {p.name for p in params if getattr(p, "is_constexpr", False)}
+    import triton.language as tl
+
+    out = set()
+    for name, p in inspect.signature(fn.fn).parameters.items():
+        ann = p.annotation
+        if ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr"):
+            out.add(name)
+    return out
+
+
+def _config_text(cfg: Any) -> str:
+    parts = [f"{k}={v}" for k, v in sorted(getattr(cfg, "kwargs", {}).items())]
+    for k in _OPTIONS:
+        v = getattr(cfg, k, None)
+        if v is not None:
+            parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def inductor_config(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The config Inductor will launch with, autotuning first when it has not yet (its benchmark
+    launches go through its own launchers, which nothing intercepts)."""
+    if getattr(autotuner, "triton_interpret", False):
+        configs = getattr(autotuner, "configs", None)
+        if not configs:
+            raise Unsupported("the Inductor kernel has no config")
+        return configs[0]
+    launchers = getattr(autotuner, "launchers", None)
+    if launchers is None:
+        raise Unsupported("this PyTorch's CachingAutotuner has no launchers")
+    if len(launchers) == 0:
+        autotuner.precompile()
+        launchers = autotuner.launchers
+    if len(launchers) > 1:
+        autotuner.autotune_to_one_config(*args, **kwargs)
+        launchers = autotuner.launchers
+    if len(launchers) != 1:
+        raise Unsupported(f"Inductor has {len(launchers)} configs left after autotuning")
+    cfg = getattr(launchers[0], "config", None)
+    if cfg is None:
+        raise Unsupported("Inductor's launcher carries no config")
+    return cfg
+
+
+def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Spec:
+    """The launch `CachingAutotuner.run(*args, **kwargs)` is about to make, as a Spec."""
+    fn = getattr(autotuner, "fn", None)
+    if fn is None or not hasattr(fn, "fn"):
+        raise Unsupported("the Inductor kernel is not a @triton.jit function")
+    if kwargs:
+        raise Unsupported(f"Inductor passed keyword arguments {sorted(kwargs)}")
+    cfg = inductor_config(autotuner, args, kwargs)
+    split = getattr(autotuner, "_interpret_args_grid", None)
+    if split is None:
+        raise Unsupported("this PyTorch's CachingAutotuner cannot evaluate its grid (no _interpret_args_grid)")
+    try:
+        call_args, grid = split(tuple(args), cfg)
+    except Exception as e:
+        raise Unsupported(f"evaluating Inductor's grid failed ({type(e).__name__}: {e})") from e
+    names = _param_names(fn)
+    cx = _constexpr_names(fn)
+    plain = [n for n in names if n not in cx]
+    meta = getattr(autotuner, "triton_meta", {}) or {}
+    sig = list((meta.get("signature") or {}).keys())
+    if sig:
+        plain = [n for n in sig if n not in cx and n in names]
+    if len(call_args) != len(plain):
+        raise Unsupported(f"Inductor passed {len(call_args)} arguments for {len(plain)} parameters")
+    out: dict[str, Any] = dict(zip(plain, call_args))
+    constants = meta.get("constants") or {}
+    for key, val in constants.items():
+        name = key
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        if isinstance(key, int) and 0 <= key < len(names):
+            name = names[key]
+        if isinstance(name, str) and name in cx:
+            out[name] = val
+    for k, v in getattr(cfg, "kwargs", {}).items():
+        out[k] = v
+    missing = [n for n in names if n not in out and n in cx and _default(fn, n) is inspect.Parameter.empty]
+    if missing:
+        raise Unsupported(f"the values of constexprs {missing} are not known")
+    for k in _OPTIONS:
+        v = getattr(cfg, k, None)
+        if v is not None and not getattr(autotuner, "triton_interpret", False):
+            out[k] = v
+    if "enable_fp_fusion" in meta and not getattr(autotuner, "triton_interpret", False):
+        out["enable_fp_fusion"] = meta["enable_fp_fusion"]
+    g = tuple(int(x) for x in grid)
+    return Spec(fn=fn, kwargs=out, grid=g, config=_config_text(cfg))
+
+
+def _default(fn: Any, name: str) -> Any:
+    try:
+        return inspect.signature(fn.fn).parameters[name].default
+    except Exception:  # noqa: BLE001
+        return inspect.Parameter.empty
+
+
+def jit_function(obj: Any) -> Any:
+    """The JITFunction under Autotuner/Heuristics/LibEntry wrappers, or None."""
+    from triton.runtime.jit import JITFunction
+
+    seen = 0
+    while obj is not None and not isinstance(obj, JITFunction) and seen < 8:
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return obj if isinstance(obj, JITFunction) else None
+
+
+def kernel_name(fn: Any) -> str:
+    inner = getattr(fn, "fn", fn)
+    return str(getattr(inner, "__name__", None) or getattr(fn, "__name__", None) or "kernel")
+
+
+def source_file(fn: Any) -> str:
+    inner = getattr(fn, "fn", fn)
+    try:
+        return inspect.getsourcefile(inner) or ""
+    except (TypeError, OSError):
+        return ""

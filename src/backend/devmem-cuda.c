@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * <flagprism/devmem.h> on NVIDIA GPUs: the few driver-API calls that zero, write and read
+ * FlagPrism's own device buffers, loaded from libcuda.so.1 once. Each call makes the buffer's own
+ * context current for its duration (the calling thread may have another one, or none), so it
+ * works from any thread. Not here: allocation (the framework's allocator owns the memory) and
+ * anything the profiler's CUPTI backend does with the driver.
+ */
+#include "fp-setup.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <flagprism/devmem.h>
+
+#include "backend/cupti-internal.h" /* FP__LSAN_DISABLE/ENABLE around dlopen */
+
+typedef void *fp__cuctx;
+
+#define FP__DEVMEM_FUNCS(X)                                                               \
+	X(cuInit, (unsigned flags))                                                       \
+	X(cuPointerGetAttribute, (void *data, int attr, uint64_t ptr))                    \
+	X(cuCtxPushCurrent_v2, (fp__cuctx ctx))                                           \
+	X(cuCtxPopCurrent_v2, (fp__cuctx * ctx))                                          \
+	X(cuMemsetD8Async, (uint64_t dptr, unsigned char v, size_t n, uint64_t stream))   \
+	X(cuMemcpyHtoDAsync_v2, (uint64_t dst, const void *src, size_t n, uint64_t strm)) \
+	X(cuMemcpyDtoHAsync_v2, (void *dst, uint64_t src, size_t n, uint64_t strm))       \
+	X(cuStreamSynchronize, (uint64_t stream))                                         \
+	X(cuGetErrorName, (int err, const char **name))
+
+#define X(name, params) typedef int(*fp__devmem_##name##_fn) params;
+FP__DEVMEM_FUNCS(X)
+#undef X
+
+/* CU_POINTER_ATTRIBUTE_CONTEXT */
+#define FP__CU_POINTER_ATTRIBUTE_CONTEXT 1
+
+static struct {
+	pthread_once_t once;
+	int status;
+	char why[256];
+#define X(name, params) fp__devmem_##name##_fn name;
+	FP__DEVMEM_FUNCS(X)
+#undef X
+} drv = {.once = PTHREAD_ONCE_INIT};
+
+static void load(void)
+{
+	const char *path = secure_getenv("FLAGPRISM_CUDA_DRIVER_PATH"), *e;
+	void *h, *p;
+	int rc;
+
+	if (!path || !*path)
+		path = "libcuda.so.1";
+	FP__LSAN_DISABLE();
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	FP__LSAN_ENABLE();
+	if (!h) {
+		e = dlerror();
+		snprintf(drv.why, sizeof(drv.why), "no CUDA driver: %s", e ? e : path);
+		drv.status = FP_ENOTSUP;
+		return;
+	}
+#define X(name, params)                                                               \
+	p = dlsym(h, #name);                                                          \
+	if (!p) {                                                                     \
+		snprintf(drv.why, sizeof(drv.why), "%s has no %s", path, #name);      \
+		drv.status = FP_ENOTSUP;                                              \
+		return;                                                               \
+	}                                                                             \
+	memcpy(&drv.name, &p, sizeof(p));
+	FP__DEVMEM_FUNCS(X)
+#undef X
+	rc = drv.cuInit(0);
+	if (rc) {
+		snprintf(drv.why, sizeof(drv.why), "cuInit failed with CUDA error %d", rc);
+		drv.status = FP_ENOTSUP;
+		return;
+	}
+	drv.status = FP_OK;
+}
+
+int fp_devmem_open(struct fp_diag *diag)
+{
+	pthread_once(&drv.once, load);
+	if (drv.status)
+		return fp_diag_set(diag, drv.status, 0, "%s", drv.why);
+	return FP_OK;
+}
+
+static int cu_fail(struct fp_diag *diag, const char *what, int rc, uint64_t dptr)
+{
+	const char *name = NULL;
+
+	if (drv.cuGetErrorName(rc, &name) || !name)
+		name = "unknown error";
+	return fp_diag_set(diag, FP_EVENDOR, 0, "%s of device buffer 0x%" PRIx64 ": %s (%d)", what,
+			   dptr, name, rc);
+}
+
+/* Make the context that owns `dptr` current; *pushed says whether to pop it afterwards. */
+static int enter(uint64_t dptr, const char *what, bool *pushed, struct fp_diag *diag)
+{
+	fp__cuctx ctx = NULL;
+	int rc, st;
+
+	*pushed = false;
+	if ((st = fp_devmem_open(diag)))
+		return st;
+	rc = drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+	if (rc || !ctx)
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "%s: 0x%" PRIx64 " is not device memory the driver knows (%d)",
+				   what, dptr, rc);
+	rc = drv.cuCtxPushCurrent_v2(ctx);
+	if (rc)
+		return cu_fail(diag, what, rc, dptr);
+	*pushed = true;
+	return FP_OK;
+}
+
+static void leave(bool pushed)
+{
+	fp__cuctx ctx;
+
+	if (pushed)
+		drv.cuCtxPopCurrent_v2(&ctx);
+}
+
+int fp_devmem_zero(uint64_t dptr, size_t nbytes, uint64_t stream, struct fp_diag *diag)
+{
+	bool pushed;
+	int st, rc;
+
+	if (!nbytes)
+		return FP_OK;
+	if ((st = enter(dptr, "zeroing", &pushed, diag)))
+		return st;
+	rc = drv.cuMemsetD8Async(dptr, 0, nbytes, stream);
+	leave(pushed);
+	return rc ? cu_fail(diag, "zeroing", rc, dptr) : FP_OK;
+}
+
+int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream,
+		    struct fp_diag *diag)
+{
+	bool pushed;
+	int st, rc;
+
+	if (!n)
+		return FP_OK;
+	if (!src)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_write: NULL source");
+	if ((st = enter(dptr, "writing", &pushed, diag)))
+		return st;
+	/* from pageable memory the driver stages the bytes before returning: src is free again */
+	rc = drv.cuMemcpyHtoDAsync_v2(dptr, src, n, stream);
+	leave(pushed);
+	return rc ? cu_fail(diag, "writing", rc, dptr) : FP_OK;
+}
+
+int fp_devmem_read(void *dst, uint64_t dptr, size_t n, uint64_t stream, struct fp_diag *diag)
+{
+	bool pushed;
+	int st, rc;
+
+	if (!n)
+		return FP_OK;
+	if (!dst)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_read: NULL destination");
+	if ((st = enter(dptr, "reading", &pushed, diag)))
+		return st;
+	rc = drv.cuMemcpyDtoHAsync_v2(dst, dptr, n, stream);
+	if (!rc)
+		rc = drv.cuStreamSynchronize(stream);
+	leave(pushed);
+	return rc ? cu_fail(diag, "reading", rc, dptr) : FP_OK;
+}

@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Debugger's whole-program summary (<flagprism/debug-summary.h>): a table of kernels with
+ * their launch counts per status and reason, and the findings of every instrumented launch,
+ * deduplicated by (kernel, kind, line, subject) across launches; written as summary.json and
+ * summary.txt. Everything is capped (kernels, reasons, findings, string lengths) and what does
+ * not fit is counted. A mutex serialises every entry point, so launches may be accounted from
+ * any thread. Not here: per-launch reports (dbg-report.c) and the findings rules (findings.c).
+ */
+#include "fp-setup.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <flagprism/debug-summary.h>
+#include <flagprism/hashmap.h>
+#include <flagprism/intern.h>
+#include <flagprism/json.h>
+#include <flagprism/version.h>
+
+#include "dbg-report.h"
+
+struct skernel {
+	uint32_t name, file;              /* interned */
+	uint64_t launches;                /* every status */
+	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
+	uint64_t findings;                /* distinct findings of this kernel */
+	uint64_t first_launch;
+};
+
+struct sreason {
+	uint32_t kernel; /* index into kernels */
+	uint32_t reason; /* interned */
+	enum fp_dbg_launch_status status;
+	uint64_t count, first_launch;
+};
+
+struct sfinding {
+	uint32_t kernel; /* index into kernels */
+	uint32_t kind;   /* enum fp_dbg_finding_kind */
+	uint32_t line;
+	uint32_t file, subject, message, report, param, test, source; /* interned ("" = 0) */
+	uint32_t stack0, nstack; /* interned frames, consecutive entries in `frames` */
+	uint64_t program, launch;   /* first instance */
+	uint64_t launches;          /* launches where it happened */
+	uint64_t programs;          /* summed over launches */
+	uint64_t instances;
+};
+
+struct fp_dbg_summary {
+	pthread_mutex_t lock;
+	struct fp_intern *strs;
+	struct fp_hashmap kernel_ix, reason_ix, finding_ix;
+	struct skernel *kernels;
+	size_t nkernels, kcap;
+	struct sreason *reasons;
+	size_t nreasons, rcap;
+	struct sfinding *findings;
+	size_t nfindings, fcap;
+	uint32_t *frames;
+	size_t nframes, frcap;
+	uint64_t next_index, launches;
+	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
+	uint64_t finding_launches, reports;
+	uint64_t dropped_kernels, dropped_reasons, dropped_findings, dropped_frames;
+	char *mode, *checks, *command, *output_dir, *incomplete;
+	bool has_exit;
+	int64_t exit_status;
+};
+
+static const char *const status_names[FP_DBG_LAUNCH_NSTATUS] = {
+	"instrumented", "excluded", "unobservable", "failed", "nothing_to_observe",
+};
+
+const char *fp_dbg_launch_status_name(enum fp_dbg_launch_status st)
+{
+	return (unsigned)st < FP_DBG_LAUNCH_NSTATUS ? status_names[st] : "unknown";
+}
+
+/* The interner caps its own memory; 64 MiB of distinct strings is far beyond any real run. */
+#define SUMMARY_STRING_BYTES (64u << 20)
+#define SUMMARY_MAX_FRAMES (1u << 20)
+
+int fp_dbg_summary_new(struct fp_dbg_summary **out)
+{
+	struct fp_dbg_summary *s;
+	uint32_t empty;
+
+	if (!out)
+		return FP_EINVAL;
+	*out = NULL;
+	s = fp_calloc(1, sizeof(*s));
+	if (!s)
+		return FP_ENOMEM;
+	s->strs = fp_intern_new_capped(SUMMARY_STRING_BYTES);
+	if (!s->strs)
+		goto fail_strs;
+	/* id 0 is the empty string: "no value" for optional fields */
+	if (fp_intern_add(s->strs, "", 0, &empty) || empty != 0)
+		goto fail_empty;
+	if (pthread_mutex_init(&s->lock, NULL))
+		goto fail_empty;
+	fp_hashmap_init(&s->kernel_ix);
+	fp_hashmap_init(&s->reason_ix);
+	fp_hashmap_init(&s->finding_ix);
+	*out = s;
+	return FP_OK;
+
+fail_empty:
+	fp_intern_free(s->strs);
+fail_strs:
+	fp_free(s);
+	return FP_ENOMEM;
+}
+
+static void clear_locked(struct fp_dbg_summary *s)
+{
+	fp_hashmap_clear(&s->kernel_ix);
+	fp_hashmap_clear(&s->reason_ix);
+	fp_hashmap_clear(&s->finding_ix);
+	s->nkernels = s->nreasons = s->nfindings = s->nframes = 0;
+	s->next_index = s->launches = 0;
+	memset(s->by_status, 0, sizeof(s->by_status));
+	s->finding_launches = s->reports = 0;
+	s->dropped_kernels = s->dropped_reasons = s->dropped_findings = s->dropped_frames = 0;
+}
+
+void fp_dbg_summary_clear(struct fp_dbg_summary *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	clear_locked(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void fp_dbg_summary_free(struct fp_dbg_summary *s)
+{
+	if (!s)
+		return;
+	fp_hashmap_release(&s->kernel_ix);
+	fp_hashmap_release(&s->reason_ix);
+	fp_hashmap_release(&s->finding_ix);
+	fp_intern_free(s->strs);
+	fp_free(s->kernels);
+	fp_free(s->reasons);
+	fp_free(s->findings);
+	fp_free(s->frames);
+	fp_free(s->mode);
+	fp_free(s->checks);
+	fp_free(s->command);
+	fp_free(s->output_dir);
+	fp_free(s->incomplete);
+	pthread_mutex_destroy(&s->lock);
+	fp_free(s);
+}
+
+static int set_str(char **dst, const char *value)
+{
+	char *p = NULL;
+
+	if (value) {
+		p = fp_strndup(value, FP_DBG_SUMMARY_MAX_STRING);
+		if (!p)
+			return FP_ENOMEM;
+	}
+	fp_free(*dst);
+	*dst = p;
+	return FP_OK;
+}
+
+int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *value)
+{
+	char **dst;
+	int st;
+
+	if (!s || !key)
+		return FP_EINVAL;
+	if (!strcmp(key, "mode"))
+		dst = &s->mode;
+	else if (!strcmp(key, "checks"))
+		dst = &s->checks;
+	else if (!strcmp(key, "command"))
+		dst = &s->command;
+	else if (!strcmp(key, "output_dir"))
+		dst = &s->output_dir;
+	else if (!strcmp(key, "incomplete"))
+		dst = &s->incomplete;
+	else
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	st = set_str(dst, value);
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+int fp_dbg_summary_set_int(struct fp_dbg_summary *s, const char *key, int64_t value)
+{
+	if (!s || !key || strcmp(key, "exit_status"))
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	s->has_exit = true;
+	s->exit_status = value;
+	pthread_mutex_unlock(&s->lock);
+	return FP_OK;
+}
+
+/* Intern a string cut to the cap; 0 ("") for NULL. */
+static int intern(struct fp_dbg_summary *s, const char *str, uint32_t *id)
+{
+	size_t n;
+
+	if (!str) {
+		*id = 0;
+		return FP_OK;
+	}
+	n = strnlen(str, FP_DBG_SUMMARY_MAX_STRING);
+	return fp_intern_add(s->strs, str, n, id);
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size, size_t max)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return FP_OK;
+	if (need > max)
+		return FP_ELIMIT;
+	ncap = *cap ? *cap * 2 : 16;
+	if (ncap < need)
+		ncap = need;
+	if (ncap > max)
+		ncap = max;
+	p = fp_reallocarray(*arr, ncap, size);
+	if (!p)
+		return FP_ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return FP_OK;
+}
+
+/* The kernel's index, adding it when new; UINT32_MAX (and dropped counted) beyond the cap. */
+static int kernel_of(struct fp_dbg_summary *s, const char *kernel, const char *file,
+		     uint64_t first, uint32_t *ix)
+{
+	uint32_t nid, fid;
+	uint64_t key, v;
+	struct skernel *k;
+	int st;
+
+	if ((st = intern(s, kernel, &nid)) || (st = intern(s, file ? file : "", &fid)))
+		return st;
+	key = ((uint64_t)nid << 32) | fid;
+	if (fp_hashmap_get(&s->kernel_ix, key, &v)) {
+		*ix = (uint32_t)v;
+		return FP_OK;
+	}
+	st = grow((void **)&s->kernels, &s->kcap, s->nkernels + 1, sizeof(*s->kernels),
+		  FP_DBG_SUMMARY_MAX_KERNELS);
+	if (st == FP_ELIMIT) {
+		s->dropped_kernels++;
+		*ix = UINT32_MAX;
+		return FP_OK;
+	}
+	if (st)
+		return st;
+	if ((st = fp_hashmap_put(&s->kernel_ix, key, s->nkernels)))
+		return st;
+	k = &s->kernels[s->nkernels];
+	memset(k, 0, sizeof(*k));
+	k->name = nid;
+	k->file = fid;
+	k->first_launch = first;
+	*ix = (uint32_t)s->nkernels++;
+	return FP_OK;
+}
+
+uint64_t fp_dbg_summary_reserve(struct fp_dbg_summary *s)
+{
+	uint64_t ix;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	ix = s->next_index++;
+	pthread_mutex_unlock(&s->lock);
+	return ix;
+}
+
+static int add_reason(struct fp_dbg_summary *s, uint32_t kix, enum fp_dbg_launch_status st,
+		      const char *reason, uint64_t count, uint64_t first)
+{
+	uint32_t rid;
+	uint64_t key, v;
+	struct sreason *r;
+	int rc;
+
+	if ((rc = intern(s, reason ? reason : "", &rid)))
+		return rc;
+	key = fp_hash_u64(((uint64_t)kix << 32) ^ ((uint64_t)rid << 3) ^ (uint64_t)st);
+	/* collisions are resolved by probing consecutive keys */
+	while (fp_hashmap_get(&s->reason_ix, key, &v)) {
+		r = &s->reasons[v];
+		if (r->kernel == kix && r->reason == rid && r->status == st) {
+			r->count += count;
+			return FP_OK;
+		}
+		key++;
+	}
+	rc = grow((void **)&s->reasons, &s->rcap, s->nreasons + 1, sizeof(*s->reasons),
+		  FP_DBG_SUMMARY_MAX_REASONS);
+	if (rc == FP_ELIMIT) {
+		s->dropped_reasons++;
+		return FP_OK;
+	}
+	if (rc || (rc = fp_hashmap_put(&s->reason_ix, key, s->nreasons)))
+		return rc;
+	r = &s->reasons[s->nreasons++];
+	r->kernel = kix;
+	r->reason = rid;
+	r->status = st;
+	r->count = count;
+	r->first_launch = first;
+	return FP_OK;
+}
+
+int fp_dbg_summary_launch(struct fp_dbg_summary *s, const char *kernel, const char *source_file,
+			  enum fp_dbg_launch_status st, const char *reason, uint64_t count,
+			  uint64_t index, uint64_t *launch_index)
+{
+	uint64_t first;
+	uint32_t kix;
+	int rc;
+
+	if (!s || !kernel || (unsigned)st >= FP_DBG_LAUNCH_NSTATUS || count == 0 ||
+	    (index != FP_DBG_SUMMARY_NEW_INDEX && count != 1))
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (index == FP_DBG_SUMMARY_NEW_INDEX) {
+		first = s->next_index;
+		s->next_index += count;
+	} else {
+		if (index >= s->next_index) {
+			pthread_mutex_unlock(&s->lock);
+			return FP_EINVAL; /* not reserved */
+		}
+		first = index;
+	}
+	s->launches += count;
+	s->by_status[st] += count;
+	if ((rc = kernel_of(s, kernel, source_file, first, &kix)))
+		goto out;
+	if (kix != UINT32_MAX) {
+		struct skernel *k = &s->kernels[kix];
+
+		k->launches += count;
+		k->by_status[st] += count;
+		if (first < k->first_launch)
+			k->first_launch = first;
+		if (st != FP_DBG_LAUNCH_INSTRUMENTED)
+			rc = add_reason(s, kix, st, reason, count, first);
+	}
+	if (!rc && launch_index)
+		*launch_index = first;
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void fp_dbg_summary_totals(struct fp_dbg_summary *s, struct fp_dbg_summary_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	t->kernels = s->nkernels + s->dropped_kernels;
+	t->launches = s->launches;
+	memcpy(t->by_status, s->by_status, sizeof(t->by_status));
+	t->findings = s->nfindings + s->dropped_findings;
+	t->finding_launches = s->finding_launches;
+	t->reports = s->reports;
+	t->dropped_kernels = s->dropped_kernels;
+	t->dropped_reasons = s->dropped_reasons;
+	t->dropped_findings = s->dropped_findings;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- findings ----------------------------------------------------------------------------- */
+
+static int add_frames(struct fp_dbg_summary *s, const struct fp_dbg_launch *l, uint32_t *first,
+		      uint32_t *n)
+{
+	size_t i;
+	int st;
+
+	*first = (uint32_t)s->nframes;
+	*n = 0;
+	for (i = 0; i < l->nstack; i++) {
+		st = grow((void **)&s->frames, &s->frcap, s->nframes + 1, sizeof(*s->frames),
+			  SUMMARY_MAX_FRAMES);
+		if (st == FP_ELIMIT) {
+			s->dropped_frames += l->nstack - i;
+			return FP_OK;
+		}
+		if (st || (st = intern(s, l->stack[i], &s->frames[s->nframes])))
+			return st;
+		s->nframes++;
+		(*n)++;
+	}
+	return FP_OK;
+}
+
+static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
+		       const struct fp_dbg_launch *l, const struct fp_dbg_finding *f,
+		       uint64_t launch, const char *report)
+{
+	const struct fp_dbg_statement *stmt = fp_dbg_run_statement(run, f->statement);
+	uint32_t line = stmt ? stmt->line : 0, subj, sid;
+	uint64_t key, v;
+	struct sfinding *e;
+	int st;
+
+	if ((st = intern(s, f->subject ? f->subject : "", &subj)))
+		return st;
+	key = fp_hash_u64(((uint64_t)kix << 32) ^ ((uint64_t)f->kind << 24) ^ line ^
+			  ((uint64_t)subj << 40));
+	while (fp_hashmap_get(&s->finding_ix, key, &v)) {
+		e = &s->findings[v];
+		if (e->kernel == kix && e->kind == (uint32_t)f->kind && e->line == line &&
+		    e->subject == subj) {
+			e->launches++;
+			e->programs += f->program_count;
+			e->instances += f->instance_count;
+			if (launch < e->launch) {
+				e->launch = launch;
+				e->program = f->program;
+			}
+			return FP_OK;
+		}
+		key++;
+	}
+	st = grow((void **)&s->findings, &s->fcap, s->nfindings + 1, sizeof(*s->findings),
+		  FP_DBG_SUMMARY_MAX_FINDINGS);
+	if (st == FP_ELIMIT) {
+		s->dropped_findings++;
+		return FP_OK;
+	}
+	if (st || (st = fp_hashmap_put(&s->finding_ix, key, s->nfindings)))
+		return st;
+	e = &s->findings[s->nfindings];
+	memset(e, 0, sizeof(*e));
+	e->kernel = kix;
+	e->kind = (uint32_t)f->kind;
+	e->line = line;
+	e->subject = subj;
+	e->program = f->program;
+	e->launch = launch;
+	e->launches = 1;
+	e->programs = f->program_count;
+	e->instances = f->instance_count;
+	if ((st = intern(s, l->source_file, &e->file)) ||
+	    (st = intern(s, f->message, &e->message)) || (st = intern(s, report, &e->report)) ||
+	    (st = intern(s, f->param, &e->param)) || (st = intern(s, l->test, &e->test)) ||
+	    (st = intern(s, stmt ? stmt->source : NULL, &sid)) ||
+	    (st = add_frames(s, l, &e->stack0, &e->nstack)))
+		return st;
+	e->source = sid;
+	s->nfindings++;
+	s->kernels[kix].findings++;
+	return FP_OK;
+}
+
+int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
+					const struct fp_dbg_launch *l, uint64_t launch,
+					const char *report)
+{
+	size_t i, n = fp_dbg_findings_count(l->findings);
+	uint32_t kix;
+	int st = FP_OK;
+
+	if (!s)
+		return FP_OK;
+	pthread_mutex_lock(&s->lock);
+	if (report)
+		s->reports++;
+	if (n == 0)
+		goto out;
+	s->finding_launches++;
+	if ((st = kernel_of(s, l->kernel, l->source_file, launch, &kix)))
+		goto out;
+	if (kix == UINT32_MAX) {
+		s->dropped_findings += n;
+		goto out;
+	}
+	for (i = 0; i < n && !st; i++)
+		st = add_finding(s, kix, run, l, fp_dbg_findings_at(l->findings, i), launch,
+				 report);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+/* ---- writers ------------------------------------------------------------------------------ */
+
+static const char *str(const struct fp_dbg_summary *s, uint32_t id)
+{
+	const char *p = fp_intern_str(s->strs, id, NULL);
+
+	return p ? p : "";
+}
+
+/* kv string, or null for the empty string */
+static int kv_opt(struct fp_jsonw *w, const char *k, const char *v)
+{
+	return v && v[0] ? fp_jsonw_kv_string(w, k, v) : fp_jsonw_kv_null(w, k);
+}
+
+static int write_json(struct fp_dbg_summary *s, FILE *f)
+{
+	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	size_t i, j;
+	int st;
+
+	if (!w)
+		return FP_ENOMEM;
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "schema", "flagprism.debug.summary");
+	fp_jsonw_kv_int(w, "version", 1);
+	fp_jsonw_kv_string(w, "flagprism_version", FP_VERSION_STRING);
+	kv_opt(w, "mode", s->mode);
+	kv_opt(w, "checks", s->checks);
+	kv_opt(w, "command", s->command);
+	kv_opt(w, "output_dir", s->output_dir);
+	fp_jsonw_kv_bool(w, "complete", !s->incomplete);
+	kv_opt(w, "incomplete_reason", s->incomplete);
+	if (s->has_exit)
+		fp_jsonw_kv_int(w, "exit_status", s->exit_status);
+	else
+		fp_jsonw_kv_null(w, "exit_status");
+	fp_jsonw_key(w, "totals");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "kernels", s->nkernels + s->dropped_kernels);
+	fp_jsonw_kv_uint(w, "launches", s->launches);
+	for (i = 0; i < FP_DBG_LAUNCH_NSTATUS; i++)
+		fp_jsonw_kv_uint(w, status_names[i], s->by_status[i]);
+	fp_jsonw_kv_uint(w, "findings", s->nfindings + s->dropped_findings);
+	fp_jsonw_kv_uint(w, "launches_with_findings", s->finding_launches);
+	fp_jsonw_kv_uint(w, "reports", s->reports);
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "dropped");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "kernels", s->dropped_kernels);
+	fp_jsonw_kv_uint(w, "reasons", s->dropped_reasons);
+	fp_jsonw_kv_uint(w, "findings", s->dropped_findings);
+	fp_jsonw_kv_uint(w, "stack_frames", s->dropped_frames);
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "kernels");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < s->nkernels; i++) {
+		const struct skernel *k = &s->kernels[i];
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "name", str(s, k->name));
+		kv_opt(w, "source_file", str(s, k->file));
+		fp_jsonw_kv_uint(w, "launches", k->launches);
+		fp_jsonw_kv_uint(w, "instrumented", k->by_status[FP_DBG_LAUNCH_INSTRUMENTED]);
+		fp_jsonw_kv_uint(w, "first_launch", k->first_launch);
+		fp_jsonw_kv_uint(w, "findings", k->findings);
+		fp_jsonw_key(w, "not_instrumented");
+		fp_jsonw_array_begin(w);
+		for (j = 0; j < s->nreasons; j++) {
+			const struct sreason *r = &s->reasons[j];
+
+			if (r->kernel != i)
+				continue;
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_string(w, "status", status_names[r->status]);
+			fp_jsonw_kv_string(w, "reason", str(s, r->reason));
+			fp_jsonw_kv_uint(w, "launches", r->count);
+			fp_jsonw_kv_uint(w, "first_launch", r->first_launch);
+			fp_jsonw_object_end(w);
+		}
+		fp_jsonw_array_end(w);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_jsonw_key(w, "findings");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < s->nfindings; i++) {
+		const struct sfinding *e = &s->findings[i];
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "kind",
+				   fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)e->kind));
+		fp_jsonw_kv_string(w, "kernel", str(s, s->kernels[e->kernel].name));
+		kv_opt(w, "file", str(s, e->file));
+		fp_jsonw_kv_uint(w, "line", e->line);
+		kv_opt(w, "source", str(s, e->source));
+		kv_opt(w, "subject", str(s, e->subject));
+		kv_opt(w, "param", str(s, e->param));
+		fp_jsonw_kv_uint(w, "program", e->program);
+		fp_jsonw_kv_uint(w, "launch", e->launch);
+		fp_jsonw_kv_uint(w, "launches", e->launches);
+		fp_jsonw_kv_uint(w, "programs", e->programs);
+		fp_jsonw_kv_uint(w, "instances", e->instances);
+		fp_jsonw_kv_string(w, "message", str(s, e->message));
+		kv_opt(w, "report", str(s, e->report));
+		kv_opt(w, "test", str(s, e->test));
+		fp_jsonw_key(w, "stack");
+		fp_jsonw_array_begin(w);
+		for (j = 0; j < e->nstack; j++)
+			fp_jsonw_string(w, str(s, s->frames[e->stack0 + j]));
+		fp_jsonw_array_end(w);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
+	st = fp_jsonw_finish(w);
+	fp_jsonw_free(w);
+	if (!st)
+		st = fputc('\n', f) == EOF ? FP_EIO : FP_OK;
+	return st;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static void plural(struct fp__tbuf *t, uint64_t n, const char *one, const char *many)
+{
+	fp__tb_printf(t, "%" PRIu64 " %s", n, n == 1 ? one : many);
+}
+
+static int write_txt(struct fp_dbg_summary *s, FILE *f)
+{
+	struct fp__tbuf *t = fp_malloc(sizeof(*t));
+	const char *tag = s->command && s->command[0] ? s->command : "flagprism debug";
+	uint64_t not_instr = s->launches - s->by_status[FP_DBG_LAUNCH_INSTRUMENTED];
+	size_t i, j, width = 6;
+	int st;
+
+	if (!t)
+		return FP_ENOMEM;
+	fp__tb_init(t, f);
+	fp__tb_printf(t, "%s: ", tag);
+	plural(t, s->nkernels + s->dropped_kernels, "kernel", "kernels");
+	fp__tb_str(t, ", ");
+	plural(t, s->launches, "launch", "launches");
+	fp__tb_printf(t, ": %" PRIu64 " instrumented", s->by_status[FP_DBG_LAUNCH_INSTRUMENTED]);
+	if (not_instr)
+		fp__tb_printf(t, ", %" PRIu64 " not", not_instr);
+	fp__tb_ch(t, '\n');
+	if (s->incomplete)
+		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, s->incomplete);
+	if (s->nkernels) {
+		for (i = 0; i < s->nkernels; i++)
+			width = FP_MAX(width, strlen(str(s, s->kernels[i].name)));
+		width = FP_MIN(width, 60);
+		fp__tb_str(t, "  ");
+		fp__tb_left(t, "kernel", (unsigned)width);
+		fp__tb_str(t, "  launches  instrumented  findings  file\n");
+		for (i = 0; i < s->nkernels; i++) {
+			const struct skernel *k = &s->kernels[i];
+
+			fp__tb_str(t, "  ");
+			fp__tb_left(t, str(s, k->name), (unsigned)width);
+			fp__tb_u64(t, k->launches, 10);
+			fp__tb_u64(t, k->by_status[FP_DBG_LAUNCH_INSTRUMENTED], 14);
+			fp__tb_u64(t, k->findings, 10);
+			fp__tb_str(t, "  ");
+			fp__tb_str(t, str(s, k->file)[0] ? str(s, k->file) : "-");
+			fp__tb_ch(t, '\n');
+		}
+	}
+	if (s->nreasons) {
+		fp__tb_str(t, "not instrumented:\n");
+		for (j = 0; j < s->nreasons; j++) {
+			const struct sreason *r = &s->reasons[j];
+
+			fp__tb_printf(t, "  %s: ", str(s, s->kernels[r->kernel].name));
+			plural(t, r->count, "launch", "launches");
+			fp__tb_printf(t, " %s: %s\n", status_names[r->status], str(s, r->reason));
+		}
+	}
+	if (s->dropped_kernels || s->dropped_reasons || s->dropped_findings)
+		fp__tb_printf(t,
+			      "%s: the summary is capped: %" PRIu64 " kernels, %" PRIu64
+			      " reasons and %" PRIu64 " findings are counted but not listed\n",
+			      tag, s->dropped_kernels, s->dropped_reasons, s->dropped_findings);
+	if (s->nfindings) {
+		fp__tb_printf(t, "%s: ", tag);
+		plural(t, s->nfindings + s->dropped_findings, "finding", "findings");
+		fp__tb_str(t, ":\n");
+		for (i = 0; i < s->nfindings; i++) {
+			const struct sfinding *e = &s->findings[i];
+
+			fp__tb_printf(t, "  %s in %s at %s:%u, program %" PRIu64 ", launch %" PRIu64,
+				      fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)e->kind),
+				      str(s, s->kernels[e->kernel].name),
+				      base_name(str(s, e->file)), e->line, e->program, e->launch);
+			if (e->launches > 1)
+				fp__tb_printf(t, " (in %" PRIu64 " launches)", e->launches);
+			fp__tb_printf(t, ": %s\n", str(s, e->message));
+			if (str(s, e->source)[0])
+				fp__tb_printf(t, "      %u | %s\n", e->line, str(s, e->source));
+			if (str(s, e->test)[0])
+				fp__tb_printf(t, "      test: %s\n", str(s, e->test));
+			for (j = 0; j < e->nstack; j++)
+				fp__tb_printf(t, "      %s %s\n", j ? "  " : "at",
+					      str(s, s->frames[e->stack0 + j]));
+			if (str(s, e->report)[0])
+				fp__tb_printf(t, "      report: %s\n", str(s, e->report));
+		}
+	} else if (s->by_status[FP_DBG_LAUNCH_INSTRUMENTED]) {
+		fp__tb_printf(t, "%s: no findings\n", tag);
+	}
+	st = fp__tb_flush(t);
+	fp_free(t);
+	return st;
+}
+
+int fp_dbg_summary_write_format(struct fp_dbg_summary *s, const char *format, FILE *f,
+				struct fp_diag *diag)
+{
+	int st;
+
+	if (!s || !format || !f)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_summary_write_format: NULL argument");
+	pthread_mutex_lock(&s->lock);
+	if (!strcmp(format, "json"))
+		st = write_json(s, f);
+	else if (!strcmp(format, "txt"))
+		st = write_txt(s, f);
+	else
+		st = fp_diag_set(diag, FP_ENOENT, 0, "unknown summary format \"%s\" (json, txt)",
+				 format);
+	pthread_mutex_unlock(&s->lock);
+	if (!st && ferror(f))
+		st = fp_diag_set(diag, FP_EIO, 0, "write error in the %s summary", format);
+	return st;
+}
+
+/* Write <dir>/<name> through <dir>/<name>.tmp.<pid>, renamed into place. */
+static int write_one(struct fp_dbg_summary *s, const char *dir, const char *name,
+		     const char *format, struct fp_diag *diag)
+{
+	size_t n = strlen(dir) + strlen(name) + 48;
+	char *path = fp_malloc(n), *tmp = fp_malloc(n);
+	FILE *f;
+	int st, err;
+
+	if (!path || !tmp) {
+		st = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+		goto out;
+	}
+	snprintf(path, n, "%s/%s", dir, name);
+	snprintf(tmp, n, "%s/%s.tmp.%ld", dir, name, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		st = fp_diag_set(diag, FP_EIO, 0, "cannot create %s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	st = fp_dbg_summary_write_format(s, format, f, diag);
+	err = fclose(f) ? errno : 0;
+	if (!st && err)
+		st = fp_diag_set(diag, FP_EIO, 0, "cannot write %s: %s", tmp, strerror(err));
+	if (!st && rename(tmp, path))
+		st = fp_diag_set(diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
+				 strerror(errno));
+	if (st)
+		remove(tmp);
+out:
+	fp_free(path);
+	fp_free(tmp);
+	return st;
+}
+
+int fp_dbg_summary_write(struct fp_dbg_summary *s, const char *dir, struct fp_diag *diag)
+{
+	struct stat sb;
+	int st;
+
+	if (!s || !dir || !dir[0])
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_summary_write: no directory");
+	if (mkdir(dir, 0777) && !(errno == EEXIST && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)))
+		return fp_diag_set(diag, FP_EIO, 0, "cannot create directory %s: %s", dir,
+				   strerror(errno));
+	if ((st = write_one(s, dir, "summary.json", "json", diag)))
+		return st;
+	return write_one(s, dir, "summary.txt", "txt", diag);
+}

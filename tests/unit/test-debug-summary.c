@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the Debugger's whole-program summary (src/report/dbg-summary.c) and of
+ * fp_dbg_report(), which feeds it: launches per status and reason, reserved indices, findings
+ * deduplicated across launches, reports written only for launches with findings, the JSON read
+ * back field by field, the text form, caps counted, bad arguments, an out-of-memory sweep; and
+ * <flagprism/devmem.h> against the fake driver (host memory standing in for device memory).
+ */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <flagprism/alloc.h>
+#include <flagprism/debug-summary.h>
+#include <flagprism/debug.h>
+#include <flagprism/devmem.h>
+#include <flagprism/json.h>
+#include <flagprism/strbuf.h>
+
+#include "test.h"
+#include "test-debug.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-test-summary-XXXXXX");
+	ASSERT_NOT_NULL(mkdtemp(tmpdir));
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+static char *launch_json(int run, const char *extra)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"version\": 1, \"output_dir\": \"%s/out\", \"script\": \"demo\","
+		 " \"kernel\": \"add_kernel\", \"timestamp\": \"t\", \"run\": %d,"
+		 " \"grid\": [3], \"backend\": \"interpreter\", \"source_file\": \"/u/add.py\"%s}",
+		 tmpdir, run, extra);
+	return buf;
+}
+
+static struct fp_json_doc *read_json(const char *path)
+{
+	struct fp_json_doc *doc = NULL;
+
+	ASSERT_OK(fp_json_parse_file(path, NULL, &doc, NULL));
+	return doc;
+}
+
+static uint64_t u64(const struct fp_json_value *o, const char *key)
+{
+	uint64_t v = 0;
+
+	ASSERT(fp_json_uint64(fp_json_get(o, key), &v));
+	return v;
+}
+
+static const char *jstr(const struct fp_json_value *o, const char *key)
+{
+	const char *s = fp_json_string(fp_json_get(o, key), NULL);
+
+	ASSERT_NOT_NULL(s);
+	return s;
+}
+
+TEST(debug_summary_launches_and_reasons)
+{
+	struct fp_dbg_summary *s;
+	struct fp_dbg_summary_totals t;
+	uint64_t ix = 99, r;
+
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_OK(fp_dbg_summary_launch(s, "a", "/x.py", FP_DBG_LAUNCH_INSTRUMENTED, NULL, 2,
+					FP_DBG_SUMMARY_NEW_INDEX, &ix));
+	ASSERT_EQ(ix, 0);
+	r = fp_dbg_summary_reserve(s);
+	ASSERT_EQ(r, 2);
+	ASSERT_OK(fp_dbg_summary_launch(s, "b", "", FP_DBG_LAUNCH_UNOBSERVABLE, "graph replay", 3,
+					FP_DBG_SUMMARY_NEW_INDEX, &ix));
+	ASSERT_EQ(ix, 3);
+	ASSERT_OK(fp_dbg_summary_launch(s, "b", "", FP_DBG_LAUNCH_UNOBSERVABLE, "graph replay", 1,
+					FP_DBG_SUMMARY_NEW_INDEX, NULL));
+	ASSERT_OK(fp_dbg_summary_launch(s, "a", "/x.py", FP_DBG_LAUNCH_FAILED, "boom", 1, r, &ix));
+	ASSERT_EQ(ix, 2);
+	/* an index never reserved, a count with an index, a bad status */
+	ASSERT_EQ(fp_dbg_summary_launch(s, "a", "", FP_DBG_LAUNCH_FAILED, "x", 1, 100, NULL),
+		  FP_EINVAL);
+	ASSERT_EQ(fp_dbg_summary_launch(s, "a", "", FP_DBG_LAUNCH_FAILED, "x", 2, 0, NULL),
+		  FP_EINVAL);
+	ASSERT_EQ(fp_dbg_summary_launch(s, "a", "", (enum fp_dbg_launch_status)9, "x", 1,
+					FP_DBG_SUMMARY_NEW_INDEX, NULL),
+		  FP_EINVAL);
+	ASSERT_EQ(fp_dbg_summary_launch(s, NULL, "", FP_DBG_LAUNCH_FAILED, "x", 1,
+					FP_DBG_SUMMARY_NEW_INDEX, NULL),
+		  FP_EINVAL);
+	fp_dbg_summary_totals(s, &t);
+	ASSERT_EQ(t.kernels, 2);
+	ASSERT_EQ(t.launches, 7);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_INSTRUMENTED], 2);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_UNOBSERVABLE], 4);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_FAILED], 1);
+	ASSERT_EQ(fp_dbg_summary_set(s, "mode", "sanitize"), FP_OK);
+	ASSERT_EQ(fp_dbg_summary_set(s, "nope", "x"), FP_EINVAL);
+	ASSERT_EQ(fp_dbg_summary_set_int(s, "exit_status", 3), FP_OK);
+	ASSERT_EQ(fp_dbg_summary_set_int(s, "nope", 3), FP_EINVAL);
+
+	make_tmpdir();
+	ASSERT_OK(fp_dbg_summary_write(s, tmpdir, NULL));
+	{
+		char path[512];
+		struct fp_json_doc *doc;
+		const struct fp_json_value *root, *k, *nr;
+		char *txt;
+		size_t len;
+
+		snprintf(path, sizeof(path), "%s/summary.json", tmpdir);
+		doc = read_json(path);
+		root = fp_json_root(doc);
+		ASSERT_STREQ(jstr(root, "schema"), "flagprism.debug.summary");
+		ASSERT_STREQ(jstr(root, "mode"), "sanitize");
+		ASSERT_EQ(u64(root, "exit_status"), 3);
+		ASSERT_EQ(u64(fp_json_get(root, "totals"), "launches"), 7);
+		ASSERT_EQ(u64(fp_json_get(root, "totals"), "unobservable"), 4);
+		ASSERT_EQ(fp_json_len(fp_json_get(root, "kernels")), 2);
+		k = fp_json_at(fp_json_get(root, "kernels"), 1);
+		ASSERT_STREQ(jstr(k, "name"), "b");
+		ASSERT_EQ(fp_json_type(fp_json_get(k, "source_file")), FP_JSON_NULL);
+		ASSERT_EQ(u64(k, "launches"), 4);
+		ASSERT_EQ(u64(k, "instrumented"), 0);
+		nr = fp_json_get(k, "not_instrumented");
+		ASSERT_EQ(fp_json_len(nr), 1); /* the same reason twice is one entry */
+		ASSERT_STREQ(jstr(fp_json_at(nr, 0), "reason"), "graph replay");
+		ASSERT_STREQ(jstr(fp_json_at(nr, 0), "status"), "unobservable");
+		ASSERT_EQ(u64(fp_json_at(nr, 0), "launches"), 4);
+		ASSERT_EQ(u64(fp_json_at(nr, 0), "first_launch"), 3);
+		fp_json_doc_free(doc);
+		snprintf(path, sizeof(path), "%s/summary.txt", tmpdir);
+		txt = fpt_slurp(path, &len);
+		ASSERT_NOT_NULL(strstr(txt, "2 kernels, 7 launches: 2 instrumented, 5 not"));
+		ASSERT_NOT_NULL(strstr(txt, "b: 4 launches unobservable: graph replay"));
+		ASSERT_NOT_NULL(strstr(txt, "a: 1 launch failed: boom"));
+		free(txt);
+		/* no temporary file left behind */
+		snprintf(path, sizeof(path), "ls %s | grep -c tmp", tmpdir);
+		ASSERT_NE(system(path), 0);
+	}
+	remove_tree(tmpdir);
+	fp_dbg_summary_clear(s);
+	fp_dbg_summary_totals(s, &t);
+	ASSERT_EQ(t.launches, 0);
+	ASSERT_EQ(t.kernels, 0);
+	fp_dbg_summary_free(s);
+	fp_dbg_summary_free(NULL);
+}
+
+/* Two launches of the fixture (NaN in x) into one summary: one finding in two launches. */
+TEST(debug_summary_findings_dedup_and_findings_only)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_summary *s;
+	struct fp_dbg_outputs out;
+	struct fp_dbg_summary_totals t;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *fs, *f0;
+	char path[512];
+	size_t nf = 0;
+	int i;
+
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	for (i = 0; i < 2; i++) {
+		const char *lj = launch_json(i, i ? ", \"test\": \"t.py::test_x\", \"stack\": "
+						    "[\"/u/main.py:3 main\", \"/u/add.py:20 run\"]"
+						  : "");
+
+		fp_dbg_outputs_init(&out);
+		ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), s, (uint64_t)i + 5,
+					FP_DBG_REPORT_FINDINGS_ONLY, &out, &nf, NULL));
+		ASSERT_GT(nf, 0);
+		ASSERT_NOT_NULL(out.txt); /* findings: the reports are written */
+		fp_dbg_outputs_release(&out);
+	}
+	fp_dbg_summary_totals(s, &t);
+	ASSERT_EQ(t.finding_launches, 2);
+	ASSERT_EQ(t.reports, 2);
+	ASSERT_OK(fp_dbg_summary_write(s, tmpdir, NULL));
+	snprintf(path, sizeof(path), "%s/summary.json", tmpdir);
+	doc = read_json(path);
+	fs = fp_json_get(fp_json_root(doc), "findings");
+	ASSERT_EQ((int64_t)fp_json_len(fs), (int64_t)nf);
+	f0 = fp_json_at(fs, 0);
+	ASSERT_EQ(u64(f0, "launches"), 2);
+	ASSERT_EQ(u64(f0, "launch"), 5);
+	ASSERT_STREQ(jstr(f0, "kernel"), "add_kernel");
+	ASSERT_STREQ(jstr(f0, "file"), "/u/add.py");
+	ASSERT_GT(u64(f0, "line"), 0);
+	/* the first launch (no test, no stack) described the finding */
+	ASSERT_EQ(fp_json_type(fp_json_get(f0, "test")), FP_JSON_NULL);
+	fp_json_doc_free(doc);
+	fp_dbg_summary_free(s);
+
+	/* a launch without findings writes nothing under FP_DBG_REPORT_FINDINGS_ONLY: use a
+	 * run with no records (all slots empty) */
+	{
+		struct dbgb e;
+		struct fp_dbg_run *er = NULL;
+		const char *lj = launch_json(9, "");
+
+		dbgb_init(&e, DBGB_NS, DBGB_NP, 4, false, 0);
+		ASSERT_OK(fp_dbg_decode(e.w, dbgb_bytes(&e), DBGB_SITES, strlen(DBGB_SITES), &er,
+					NULL));
+		ASSERT_OK(fp_dbg_summary_new(&s));
+		fp_dbg_outputs_init(&out);
+		ASSERT_OK(fp_dbg_report(er, lj, strlen(lj), s, 0, FP_DBG_REPORT_FINDINGS_ONLY,
+					&out, &nf, NULL));
+		ASSERT_EQ(nf, 0);
+		ASSERT_NULL(out.txt);
+		ASSERT_NULL(out.json);
+		fp_dbg_outputs_release(&out);
+		/* without the flag they are written */
+		ASSERT_OK(fp_dbg_report(er, lj, strlen(lj), s, 0, 0, &out, &nf, NULL));
+		ASSERT_NOT_NULL(out.json);
+		fp_dbg_outputs_release(&out);
+		fp_dbg_summary_totals(s, &t);
+		ASSERT_EQ(t.reports, 1);
+		fp_dbg_summary_free(s);
+		fp_dbg_run_free(er);
+		dbgb_free(&e);
+	}
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+/* A launch that raised: the report says partial and why. */
+TEST(debug_report_partial_after_error)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *root;
+	bool complete = true;
+	const char *lj;
+	char *txt;
+	size_t len;
+
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
+	lj = launch_json(0, ", \"error\": \"ValueError('shape mismatch')\", \"launch_path\": "
+			    "\"JITFunction.run\", \"autotune\": {\"role\": \"chosen\", \"config\": "
+			    "\"BLOCK: 64\"}");
+	fp_dbg_outputs_init(&out);
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, NULL, NULL));
+	ASSERT(!out.complete);
+	doc = read_json(out.json);
+	root = fp_json_root(doc);
+	ASSERT(fp_json_bool(fp_json_get(root, "complete"), &complete));
+	ASSERT(!complete);
+	ASSERT_NOT_NULL(strstr(jstr(root, "partial_reason"), "shape mismatch"));
+	ASSERT_STREQ(jstr(fp_json_get(root, "origin"), "launch_path"), "JITFunction.run");
+	ASSERT_STREQ(jstr(fp_json_get(fp_json_get(root, "origin"), "autotune"), "role"), "chosen");
+	fp_json_doc_free(doc);
+	txt = fpt_slurp(out.txt, &len);
+	ASSERT_NOT_NULL(strstr(txt, "status:          INCOMPLETE"));
+	ASSERT_NOT_NULL(strstr(txt, "the launch raised"));
+	ASSERT_NOT_NULL(strstr(txt, "autotune:        chosen config BLOCK: 64"));
+	free(txt);
+	fp_dbg_outputs_release(&out);
+	/* a bad autotune role and a bad stack are positioned errors */
+	lj = launch_json(0, ", \"autotune\": {\"role\": \"other\"}");
+	ASSERT_EQ(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, NULL, NULL), FP_EFORMAT);
+	fp_dbg_outputs_release(&out);
+	lj = launch_json(0, ", \"stack\": [1]");
+	ASSERT_EQ(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, NULL, NULL), FP_EFORMAT);
+	fp_dbg_outputs_release(&out);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+TEST(debug_summary_write_errors)
+{
+	struct fp_dbg_summary *s;
+	struct fp_diag d;
+
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_EQ(fp_dbg_summary_write(s, "/proc/flagprism-no-such/dir", &d), FP_EIO);
+	ASSERT_NOT_NULL(strstr(d.msg, "cannot create directory"));
+	ASSERT_EQ(fp_dbg_summary_write_format(s, "xml", stdout, &d), FP_ENOENT);
+	ASSERT_EQ(fp_dbg_summary_write(s, "", &d), FP_EINVAL);
+	fp_dbg_summary_free(s);
+}
+
+static int oom_run(void *arg)
+{
+	struct fp_dbg_summary *s = NULL;
+	FILE *f;
+	int st;
+
+	(void)arg;
+	if ((st = fp_dbg_summary_new(&s)))
+		return st;
+	if ((st = fp_dbg_summary_launch(s, "k", "f.py", FP_DBG_LAUNCH_FAILED, "why", 2,
+					FP_DBG_SUMMARY_NEW_INDEX, NULL)) ||
+	    (st = fp_dbg_summary_set(s, "mode", "markers")))
+		goto out;
+	f = fopen("/dev/null", "w");
+	if (!f) {
+		st = FP_EIO;
+		goto out;
+	}
+	st = fp_dbg_summary_write_format(s, "json", f, NULL);
+	if (!st)
+		st = fp_dbg_summary_write_format(s, "txt", f, NULL);
+	fclose(f);
+out:
+	fp_dbg_summary_free(s);
+	return st;
+}
+
+TEST(debug_summary_oom_sweep)
+{
+	fpt_oom_sweep(oom_run, NULL, 0, 3, NULL);
+}
+
+/* ---- devmem against the fake driver --------------------------------------------------------- */
+
+TEST(devmem_fake_driver)
+{
+	const char *path = FP_FAKE_CUPTI_PATH;
+	void (*fail_next)(int);
+	void *h, *p;
+	uint64_t buf[8], back[8];
+	struct fp_diag d;
+	int i;
+
+	ASSERT_NOT_NULL(path);
+	/* the library is loaded once per process: this test's fork sets the path first */
+	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NOT_NULL(h);
+	p = dlsym(h, "fake_devmem_fail_next");
+	ASSERT_NOT_NULL(p);
+	memcpy(&fail_next, &p, sizeof(p));
+	ASSERT_OK(fp_devmem_open(NULL));
+	for (i = 0; i < 8; i++)
+		buf[i] = 0x1111111111111111ull * (uint64_t)(i + 1);
+	ASSERT_OK(fp_devmem_zero((uint64_t)(uintptr_t)buf, sizeof(buf), 0, NULL));
+	for (i = 0; i < 8; i++)
+		ASSERT_UEQ(buf[i], 0);
+	back[0] = 42;
+	back[1] = 7;
+	ASSERT_OK(fp_devmem_write((uint64_t)(uintptr_t)buf, back, 2 * sizeof(uint64_t), 0, NULL));
+	memset(back, 0xff, sizeof(back));
+	ASSERT_OK(fp_devmem_read(back, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, NULL));
+	ASSERT_UEQ(back[0], 42);
+	ASSERT_UEQ(back[1], 7);
+	ASSERT_UEQ(back[7], 0);
+	/* a device error is named */
+	fail_next(700);
+	ASSERT_EQ(fp_devmem_read(back, (uint64_t)(uintptr_t)buf, 8, 0, &d), FP_EVENDOR);
+	ASSERT_NOT_NULL(strstr(d.msg, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+	/* not device memory */
+	ASSERT_EQ(fp_devmem_zero(0, 8, 0, &d), FP_EINVAL);
+	ASSERT_OK(fp_devmem_zero(0, 0, 0, NULL)); /* nothing to do */
+	ASSERT_EQ(fp_devmem_write((uint64_t)(uintptr_t)buf, NULL, 8, 0, &d), FP_EINVAL);
+	dlclose(h);
+}
+
+TEST(devmem_no_driver)
+{
+	struct fp_diag d;
+
+	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", "/nonexistent/libcuda.so.1", 1));
+	ASSERT_EQ(fp_devmem_open(&d), FP_ENOTSUP);
+	ASSERT_NOT_NULL(strstr(d.msg, "no CUDA driver"));
+	ASSERT_EQ(fp_devmem_zero(0x1000, 8, 0, &d), FP_ENOTSUP);
+}
