@@ -233,7 +233,8 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
     buf = _devbuf.new(words, header(slots, programs, arena, len(twin.sites)), buffer_device(backend))
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
-                       maxnreg=options.get("maxnreg"))
+                       maxnreg=options.get("maxnreg"),
+                       pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
                   backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None)
 

@@ -20,6 +20,7 @@ expected, so that the caller can say why a launch was not observed instead of sk
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,23 @@ def inductor_config(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     return cfg
 
 
+def user_kernel(fn: Any) -> Any:
+    """For a user's kernel that torch.compile copied into its generated module (a triton_op or
+    wrap_triton kernel), the user's own JITFunction (same name and source), so that reports name
+    the user's file and lines; else `fn` itself."""
+    mod = sys.modules.get("torch._higher_order_ops.triton_kernel_wrap")
+    table = getattr(getattr(mod, "kernel_side_table", None), "id_to_kernel", None) if mod else None
+    src = getattr(fn, "src", None)
+    if not table or not src:
+        return fn
+    name = kernel_name(fn)
+    for k in list(table.values()):
+        orig = jit_function(k)
+        if orig is not None and orig is not fn and kernel_name(orig) == name and getattr(orig, "src", None) == src:
+            return orig
+    return fn
+
+
 def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Spec:
     """The launch `CachingAutotuner.run(*args, **kwargs)` is about to make, as a Spec."""
     fn = getattr(autotuner, "fn", None)
@@ -142,7 +160,7 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     if "enable_fp_fusion" in meta and not getattr(autotuner, "triton_interpret", False):
         out["enable_fp_fusion"] = meta["enable_fp_fusion"]
     g = tuple(int(x) for x in grid)
-    return Spec(fn=fn, kwargs=out, grid=g, config=_config_text(cfg))
+    return Spec(fn=user_kernel(fn), kwargs=out, grid=g, config=_config_text(cfg))
 
 
 def _default(fn: Any, name: str) -> Any:
@@ -153,14 +171,17 @@ def _default(fn: Any, name: str) -> Any:
 
 
 def jit_function(obj: Any) -> Any:
-    """The JITFunction under Autotuner/Heuristics/LibEntry wrappers, or None."""
+    """The JITFunction (or InterpretedFunction) under Autotuner/Heuristics/LibEntry wrappers, or
+    None."""
+    from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
+    kinds = (JITFunction, InterpretedFunction)
     seen = 0
-    while obj is not None and not isinstance(obj, JITFunction) and seen < 8:
+    while obj is not None and not isinstance(obj, kinds) and seen < 8:
         obj = getattr(obj, "fn", None)
         seen += 1
-    return obj if isinstance(obj, JITFunction) else None
+    return obj if isinstance(obj, kinds) else None
 
 
 def kernel_name(fn: Any) -> str:

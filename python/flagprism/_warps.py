@@ -8,7 +8,12 @@ count: Triton's semantics are layout-independent for element-wise code, loads an
 casts, broadcasting, ``tl.arange`` and ``program_id``, but not for reductions and scans
 (floating-point order), ``tl.dot`` (accumulation order), inline assembly and ``tl.extra``
 intrinsics (``num_warps()``, ``smid()``, ...), barriers, atomics, sort/histogram/gather and
-reshapes that may reorder. This module decides it with a static scan of the kernel's AST and of
+reshapes that may reorder. Nor, on NVIDIA GPUs, for the sum or difference of two floating-point
+products: the compiler contracts it into a fused multiply-add, and which product of ``a*b - c*d``
+it fuses depends on the code it generates for the layout, so a twin with fewer warps rounded
+Liger-Kernel's RoPE differently by one unit in the last place (measured on the H200). Products of integers (index arithmetic) are exact and do not count; a small type inference
+over the kernel's assignments tells them apart, and anything it cannot type counts as floating
+point. This module decides it with a static scan of the kernel's AST and of
 every ``@triton.jit`` function it calls, transitively, against a deny list; anything it cannot
 resolve keeps the kernel's warps. The scan is over the user's kernel, never over the twin, so
 the record helpers of ``_records.py`` (whose reductions are over records, not over the user's
@@ -74,7 +79,7 @@ class Scan:
     reason: str
 
 
-_scan_cache: dict[int, tuple[Any, Scan]] = {}
+_scan_cache: dict[tuple[int, frozenset[str], frozenset[str]], tuple[Any, Scan]] = {}
 
 
 def check_setting(v: Any) -> str | int:
@@ -136,7 +141,111 @@ def _scope_of(fn: Any) -> dict[str, Any]:
     return scope
 
 
-def _scan_fn(fn: Any, seen: set[int], where: str) -> Scan:
+_INT_FUNCS = frozenset({"program_id", "num_programs", "arange", "cdiv"})
+_JOIN_FUNCS = frozenset({"where", "maximum", "minimum", "broadcast_to", "expand_dims", "reshape", "trans",
+                         "permute", "ravel", "view"})
+
+
+def _join(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {"int", "ptr"}:
+        return "ptr"
+    return "float"
+
+
+class _Types:
+    """A conservative type for every name of a kernel: "int" (exact integer arithmetic), "ptr"
+    (a pointer or pointer tensor) or "float" (anything else, unknown included)."""
+
+    def __init__(self, fdef: ast.FunctionDef, scope: dict[str, Any], int_params: frozenset[str],
+                 ptr_params: frozenset[str]) -> None:
+        self.scope = scope
+        self.names: dict[str, str] = {}
+        for a in fdef.args.args + fdef.args.kwonlyargs:
+            ann = ast.unparse(a.annotation) if a.annotation is not None else ""
+            if ann.endswith("constexpr") or a.arg in int_params:
+                self.names[a.arg] = "int"
+            elif a.arg in ptr_params:
+                self.names[a.arg] = "ptr"
+        assigns: list[tuple[str, ast.AST]] = []
+        for node in _body_nodes(fdef):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        assigns.append((t.id, node.value))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                assigns.append((node.target.id, node.value))
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                self.names.setdefault(node.target.id, "int")
+        for _ in range(3):  # to a fixed point over loops and reassignments
+            for name, value in assigns:
+                t = self.of(value)
+                self.names[name] = t if name not in self.names else _join(self.names[name], t)
+
+    def of(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Constant):
+            return "int" if isinstance(node.value, (bool, int)) else "float"
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            v = getattr(self.scope.get(node.id), "value", self.scope.get(node.id))
+            return "int" if isinstance(v, int) else "float"
+        if isinstance(node, ast.Subscript):
+            return self.of(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return self.of(node.operand)
+        if isinstance(node, ast.Compare) or isinstance(node, ast.BoolOp):
+            return "int"
+        if isinstance(node, ast.BinOp):
+            return _join(self.of(node.left), self.of(node.right))
+        if isinstance(node, ast.IfExp):
+            return _join(self.of(node.body), self.of(node.orelse))
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            if name in _INT_FUNCS:
+                return "int"
+            if name == "to" and node.args:
+                return "int" if "int" in ast.unparse(node.args[0]) else "float"
+            if name in _JOIN_FUNCS:
+                args = node.args[1:] if name == "where" else node.args[:1]
+                out = "int"
+                for a in args:
+                    out = _join(out, self.of(a))
+                return out
+        return "float"
+
+
+def _contracts(fdef: ast.FunctionDef, types: _Types) -> ast.AST | None:
+    """An addition or subtraction of two floating-point products (``a*b - c*d``, directly or
+    through names), whose fused multiply-add can take either product, or None. One product
+    meeting an addition (``a*b + c``) always contracts the same way."""
+    def fmul(n: ast.AST) -> bool:
+        return isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and types.of(n) == "float"
+
+    products: set[str] = set()
+    for node in _body_nodes(fdef):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and fmul(node.value):
+            products.add(node.targets[0].id)
+
+    def product(n: ast.AST) -> bool:
+        return fmul(n) or (isinstance(n, ast.Name) and n.id in products)
+
+    for node in _body_nodes(fdef):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and types.of(node) == "float" \
+                and product(node.left) and product(node.right):
+            return node
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+                isinstance(node.target, ast.Name) and node.target.id in products and product(node.value):
+            return node
+    return None
+
+
+def _scan_fn(fn: Any, seen: set[int], where: str, int_params: frozenset[str] = frozenset(),
+             ptr_params: frozenset[str] = frozenset()) -> Scan:
     fdef = _parse(fn)
     file = getattr(getattr(fn, "__code__", None), "co_filename", "?")
     first = getattr(getattr(fn, "__code__", None), "co_firstlineno", 1)
@@ -149,6 +258,7 @@ def _scan_fn(fn: Any, seen: set[int], where: str) -> Scan:
 
     def at(node: ast.AST) -> str:
         return f"{where}{fdef.name} ({file.rsplit('/', 1)[-1]}:{first + getattr(node, 'lineno', 1) - 1})"
+
 
     for node in _body_nodes(fdef):
         if not isinstance(node, ast.Call):
@@ -199,20 +309,27 @@ def _scan_fn(fn: Any, seen: set[int], where: str) -> Scan:
         if getattr(obj, "__module__", None) == "triton" and getattr(obj, "__name__", None) == "cdiv":
             continue  # triton.cdiv on constexprs
         return Scan(False, f"calls {text}, which is not a known Triton function, in {at(node)}")
+    fma = _contracts(fdef, _Types(fdef, scope, int_params, ptr_params))
+    if fma is not None:
+        return Scan(False, f"two floating-point products meet in {ast.unparse(fma)[:60]} (which one the "
+                           f"fused multiply-add takes may change with the layout) in {at(fma)}")
     return Scan(True, "")
 
 
-def scan(jitfn: Any) -> Scan:
-    """Whether a kernel's results are the same at any warp count (cached per kernel function)."""
+def scan(jitfn: Any, int_params: frozenset[str] = frozenset(), ptr_params: frozenset[str] = frozenset()) -> Scan:
+    """Whether a kernel's results are the same at any warp count (cached per kernel function and
+    parameter types). int_params/ptr_params: the kernel's parameters known to be integers and
+    pointers at this launch (the others are typed as floating point)."""
     fn = getattr(jitfn, "fn", None)
     if fn is None:
         return Scan(False, "not a @triton.jit kernel")
-    hit = _scan_cache.get(id(fn))
+    key = (id(fn), int_params, ptr_params)
+    hit = _scan_cache.get(key)
     if hit is not None and hit[0]() is fn:
         return hit[1]
-    res = _scan_fn(fn, {id(fn)}, "")
+    res = _scan_fn(fn, {id(fn)}, "", int_params, ptr_params)
     try:
-        _scan_cache[id(fn)] = (weakref.ref(fn), res)
+        _scan_cache[key] = (weakref.ref(fn), res)
     except TypeError:
         pass
     return res
@@ -273,20 +390,23 @@ def largest_tensor(jitfn: Any, env: dict[str, Any]) -> int | None:
 
 
 def decide(jitfn: Any, kernel_warps: Any, env: dict[str, Any], setting: str | int,
-           maxnreg: Any = None) -> dict[str, Any]:
+           maxnreg: Any = None, pointers: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The twin's warp count for one launch: {"kernel": K, "twin": T, "reason": why}.
 
     kernel_warps: the launch's num_warps (None: Triton's default). setting: "auto" (fewer warps
     where results cannot change, see the module text), "same" (the kernel's), or N (N warps
     where results cannot change, else the kernel's). maxnreg: the launch's register cap, if any
-    ("auto" then keeps the kernel's warps: more elements per thread would spill under it)."""
+    ("auto" then keeps the kernel's warps: more elements per thread would spill under it).
+    pointers: the parameters that are tensors (pointers) at this launch; the integer scalars are
+    read from env."""
     k = DEFAULT_NUM_WARPS if kernel_warps is None else int(kernel_warps)
     setting = check_setting(setting)
     if setting == "same":
         return {"kernel": k, "twin": k, "reason": "twin_num_warps=\"same\""}
     if setting == "auto" and maxnreg is not None:
         return {"kernel": k, "twin": k, "reason": f"kept: the launch caps registers (maxnreg={maxnreg})"}
-    s = scan(jitfn)
+    ints = frozenset(k for k, v in env.items() if isinstance(v, int) and not isinstance(v, bool))
+    s = scan(jitfn, ints, pointers)
     if not s.allowed:
         return {"kernel": k, "twin": k, "reason": f"kept: results may depend on the warp count: {s.reason}"}
     if isinstance(setting, int):

@@ -7,7 +7,8 @@
 #   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,tests,bench
 #                                       (default build,doctor,tests,bench)
 # Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S (time limits),
-# FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling"), FP_BENCH_ARGS.
+# FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
+# launch_paths"), FP_BENCH_ARGS.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 FINAL=${OUT:-$PWD/gpu-out}
@@ -24,6 +25,14 @@ t0=$SECONDS
 has() { [[ ",$steps," == *",$1,"* ]]; }
 log() { echo "== +$((SECONDS - t0))s $*"; }
 
+# Third-party kernel libraries the GPU tests run (FlagGems, Liger-Kernel) travel as wheels in
+# .whl/ (the machine reaches no package index); installed without their pinned dependencies.
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+	log "wheels: $(ls .whl | tr '\n' ' ')"
+	$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+		.whl/*.whl >"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
+	export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 if has build; then
 	log "build: $PY -m pip install --no-build-isolation --no-deps ."
 	if ! $PY -m pip install --no-build-isolation --no-deps . >"$OUT/build.log" 2>&1; then
@@ -51,7 +60,7 @@ if has tests; then
 	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -40
 fi
 if has bench; then
-	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling}; do
+	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling launch_paths}; do
 		f=bench/bench_$b.py
 		[ -f "$f" ] || continue
 		log "bench $f"

@@ -40,6 +40,19 @@ DENIED = [
 ]
 
 
+def test_scan_two_float_products_keep_the_warps():
+    """a*c - b*s contracts into a fused multiply-add on either product, depending on the code
+    generated for the layout (Liger's RoPE rounded differently at 1 warp on the H200); products
+    of integers (index arithmetic) and one product meeting an add do not count."""
+    s = _warps.scan(warps.rotate_kernel, frozenset({"n"}), frozenset({"x_ptr", "y_ptr"}))
+    assert not s.allowed and "two floating-point products" in s.reason and "xc - y * s" in s.reason
+    s = _warps.scan(warps.index_products_kernel, frozenset({"stride", "n"}), frozenset({"x_ptr", "out_ptr"}))
+    assert s.allowed, s.reason
+    # a scalar parameter not known to be an integer is typed as floating point
+    s = _warps.scan(warps.index_products_kernel, frozenset({"n"}), frozenset({"x_ptr", "out_ptr"}))
+    assert s.allowed, s.reason  # row * stride * 2 + arange * 2: one unknown product only
+
+
 @pytest.mark.parametrize("kernel", ALLOWED, ids=lambda k: k.fn.__name__)
 def test_scan_allows_elementwise(kernel):
     s = _warps.scan(kernel)

@@ -129,3 +129,22 @@ def tuned_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     s = tl.sum(x, axis=0)
     tl.store(out_ptr + offs, x / s, mask=offs < n)
     fpl.collect_end()
+
+
+@triton.jit
+def rotate_kernel(x_ptr, y_ptr, c, s, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    y = tl.load(y_ptr + offs, mask=m)
+    xc = x * c
+    tl.store(x_ptr + offs, xc - y * s, mask=m)  # two products meet: which one fuses is the compiler's
+
+
+@triton.jit
+def index_products_kernel(x_ptr, out_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = row * stride * 2 + tl.arange(0, BLOCK) * 2  # products of integers only
+    m = tl.arange(0, BLOCK) < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + row * stride + tl.arange(0, BLOCK), x * 3.0 + 1.0, mask=m)
