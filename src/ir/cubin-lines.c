@@ -813,9 +813,13 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 	c.end = unit_end;
 	reset_state(&ls);
 	while (c.pos < c.end) {
-		uint64_t at = c.pos, u;
+		/*
+		 * An operand is used only when its read succeeded; the zeros are for compilers
+		 * (gcc 13 at -O2) that cannot see that and warn -Wmaybe-uninitialized.
+		 */
+		uint64_t at = c.pos, u = 0;
 		int64_t sv = 0;
-		uint16_t h;
+		uint16_t h = 0;
 		uint8_t op = c.d[c.pos++];
 
 		if (op >= opbase) {
@@ -830,7 +834,8 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 			rc = emit_row(r, &ls, false, at);
 		} else if (op == DW_LNS_advance_pc) {
 			rc = get_uleb(r, &c, "advance_pc operand", &u);
-			ls.addr += u * min_inst;
+			if (!rc)
+				ls.addr += u * min_inst;
 		} else if (op == DW_LNS_advance_line) {
 			rc = get_sleb(r, &c, "advance_line operand", &sv);
 			if (!rc && ((sv > 0 && ls.line > INT64_MAX - sv) ||
@@ -844,7 +849,8 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 			ls.addr += (uint64_t)((255u - opbase) / lrange) * min_inst;
 		} else if (op == DW_LNS_fixed_advance_pc) {
 			rc = get_u16(r, &c, "fixed_advance_pc operand", &h);
-			ls.addr += h;
+			if (!rc)
+				ls.addr += h;
 		} else {
 			/* other standard opcodes: skip their ULEB128 operands */
 			for (i = 0; !rc && i < lens[op]; i++)
