@@ -200,7 +200,7 @@ static int get_uleb(struct reader *r, struct cur *c, const char *what, uint64_t 
 
 static int get_sleb(struct reader *r, struct cur *c, const char *what, int64_t *v)
 {
-	uint64_t x;
+	uint64_t x = 0; /* = 0: gcc -O3 cannot see get_leb() set it on success */
 	int rc = get_leb(r, c, what, true, &x);
 
 	if (!rc)
@@ -631,8 +631,9 @@ static void reset_state(struct lstate *ls)
 static int unit_files(struct reader *r, struct cur *c, struct lstate *ls)
 {
 	uint32_t dirs[1024];
-	size_t ndir = 1, n;
-	const char *s;
+	/* = 0 / NULL: gcc -O3 cannot see get_str() set them on success */
+	size_t ndir = 1, n = 0;
+	const char *s = NULL;
 	int rc;
 
 	dirs[0] = 0;
@@ -683,10 +684,11 @@ static int unit_files(struct reader *r, struct cur *c, struct lstate *ls)
 static int extended_op(struct reader *r, struct cur *c, struct lstate *ls, uint64_t sec_off,
 		       uint64_t at)
 {
-	uint64_t len, end, raw = 0, skip;
+	/* = 0 / NULL: gcc -O3 cannot see the readers set them on success */
+	uint64_t len = 0, end, raw = 0, skip;
 	uint8_t sub;
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	int rc;
 
 	rc = get_uleb(r, c, "extended opcode length", &len);
