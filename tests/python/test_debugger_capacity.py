@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,6 +42,12 @@ def test_overflow_is_exact(dbg, capacity):
     assert run["overflow_count"] == 40 - stored == dec.overflow
     for r in dec.records:
         assert r.slot < slots and r.site == r.slot + 1  # the first records of each program are kept
+    # Sites whose records were all dropped say so (with the run's count), never "not executed".
+    text = Path(run["txt"]).read_text()
+    dropped = text.count("no records stored: records dropped (overflow): "
+                         f"{run['overflow_count']} records of this run")
+    assert dropped == 10 - min(slots, 10)
+    assert "not executed in any program" not in text
 
 
 def test_default_sizing_straight_line(dbg):
