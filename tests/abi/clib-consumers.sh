@@ -9,7 +9,8 @@
 #      static, and with pkg-config (shared and --static); each run on a test profile and its output
 #      compared with tests/abi/top-kernels.expected;
 #   4. tests/abi/parent: a parent project that add_subdirectory()s FlagPrism with FP_LIBRARY_ONLY.
-# Usage: tests/abi/clib-consumers.sh CC WORKDIR [JOBS]. Not a place for unit tests.
+# Usage: tests/abi/clib-consumers.sh CC WORKDIR [JOBS]; FP_CLIB_BUILD_TYPE (default Release)
+# picks the build type of step 1. Not a place for unit tests.
 set -euo pipefail
 
 cc=${1:?usage: clib-consumers.sh CC WORKDIR [JOBS]}
@@ -37,9 +38,10 @@ check() {
 	echo "clib: $name: output as expected"
 }
 
-say "build with $cc (Release, -Werror) in $work/build + ctest"
+btype=${FP_CLIB_BUILD_TYPE:-Release}
+say "build with $cc ($btype, -Werror) in $work/build + ctest"
 rm -rf "$work/build" "$prefix"
-cmake -S "$root" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$root" -B "$work/build" "${gen[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE="$btype" \
 	-DFP_WERROR=ON -DFP_BUILD_BENCH=OFF -DFP_BUILD_PYTHON=OFF >/dev/null
 cmake --build "$work/build" -j "$jobs"
 (cd "$work/build" && ctest -j "$jobs" --output-on-failure --no-tests=error | tail -n 3)
