@@ -4,6 +4,9 @@
 #   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
 #   fuzz      scripts/fuzz-smoke.sh for FP_FUZZ_SECONDS (default 20) when clang has libFuzzer
+#   clib      the C library as C users get it, built with a second compiler (clang when build/
+#             is gcc's, else gcc): -Werror Release build + ctest, cmake --install, examples/c
+#             against the installed package (find_package and pkg-config), add_subdirectory
 #   install   pip install --no-build-isolation --no-deps . into the environment
 #   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1)
 #   example   examples/quickstart.py
@@ -79,23 +82,42 @@ generator_args() {
 }
 
 # CUDA 13.0's CUPTI headers, so that the unit tests check our re-declared CUPTI structs (range
-# profiler, PC sampling) against the real layouts: $FP_CUPTI13_HEADERS_DIR, else the headers of
-# the nvidia-cuda-cupti wheel from PyPI, unpacked once under .cache/ (nothing is installed; without
-# a network the check is skipped and says so).
+# profiler, PC sampling) against the real layouts: $FP_CUPTI13_HEADERS_DIR; else those of an
+# nvidia-cuda-cupti (cu13) wheel already installed in FP_PY's environment; else the wheel is
+# downloaded from the package index, one try of at most 30 s, and only its headers are unpacked
+# under .cache/ (nothing is installed). Without them the checks are skipped and it says so. The
+# README says this too.
 cupti13_headers() {
 	if [ -n "${FP_CUPTI13_HEADERS_DIR:-}" ]; then
 		echo "$FP_CUPTI13_HEADERS_DIR"
 		return
 	fi
-	local dir=.cache/cupti13 inc=.cache/cupti13/nvidia/cu13/include
+	local dir=.cache/cupti13 inc=.cache/cupti13/nvidia/cu13/include have
+	have=$("$FP_PY" - 2>/dev/null <<'PY'
+import importlib.util, os
+spec = importlib.util.find_spec("nvidia")
+for loc in (spec.submodule_search_locations or []) if spec else []:
+    inc = os.path.join(loc, "cu13", "include")
+    if os.path.isfile(os.path.join(inc, "cupti_profiler_host.h")):
+        print(inc)
+        break
+PY
+)
+	if [ -n "$have" ]; then
+		fp_note "CUDA 13 CUPTI headers: $have (installed wheel)" >&2
+		echo "$have"
+		return
+	fi
 	if [ ! -f "$inc/cupti_profiler_host.h" ]; then
+		fp_note "downloading the nvidia-cuda-cupti==13.0.85 wheel's headers into $dir (one try)" >&2
 		mkdir -p "$dir/wheel" &&
-			timeout 120 "$FP_PY" -m pip download -q --no-deps -d "$dir/wheel" \
-				"nvidia-cuda-cupti==13.0.85" >&2 &&
+			timeout 30 "$FP_PY" -m pip download -q --no-deps --retries 0 --timeout 10 \
+				-d "$dir/wheel" "nvidia-cuda-cupti==13.0.85" >&2 &&
 			"$FP_PY" -c 'import sys, zipfile, glob
 z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
 z.extractall(sys.argv[1] + "/..", [n for n in z.namelist() if "/include/" in n])' "$dir/wheel" ||
-			fp_note "no CUDA 13.0 CUPTI headers (pip download failed): ABI checks against them skipped" >&2
+			fp_note "no CUDA 13.0 CUPTI headers (no package index, or the download failed):" \
+				"the ABI checks against them are skipped (FP_CUPTI13_HEADERS_DIR names a copy)" >&2
 	fi
 	[ -f "$inc/cupti_profiler_host.h" ] && echo "$PWD/$inc"
 }
@@ -135,6 +157,45 @@ step_fuzz() {
 	fi
 	fp_say "[fuzz] scripts/fuzz-smoke.sh, $FP_FUZZ_SECONDS s"
 	bash scripts/fuzz-smoke.sh
+}
+
+# The compiler the clib step uses: the other of gcc and clang than build/'s, or FP_CLIB_CC.
+second_compiler() {
+	local id
+	if [ -n "${FP_CLIB_CC:-}" ]; then
+		echo "$FP_CLIB_CC"
+		return
+	fi
+	id=$(build_compiler_id)
+	case $id in
+	Clang) command -v gcc ;;
+	*) command -v clang || command -v gcc ;;
+	esac
+}
+
+# The compiler build/ was made with: GNU, Clang, ... (empty when unknown).
+build_compiler_id() {
+	sed -n 's/^set(CMAKE_C_COMPILER_ID "\(.*\)")$/\1/p' \
+		"$BUILD"/CMakeFiles/*/CMakeCCompiler.cmake 2>/dev/null | head -n1
+}
+
+step_clib() {
+	local cc
+	cc=$(second_compiler)
+	if [ -z "$cc" ]; then
+		fp_say "[clib] skipped: neither clang nor gcc found"
+		return 77
+	fi
+	# A second compiler builds at -O3 (Release); without one (no clang here), the same
+	# compiler keeps build/'s optimisation level and the step tests what C users get.
+	local btype=Release
+	case "$(build_compiler_id):$("$cc" --version 2>/dev/null | head -n1)" in
+	GNU:*clang*) ;;
+	Clang:*clang*|GNU:*) btype=RelWithDebInfo; fp_note "no second compiler: $cc again" ;;
+	esac
+	fp_say "[clib] the C library for C users, built with $cc: install, examples/c, add_subdirectory"
+	FP_CLIB_BUILD_TYPE=${FP_CLIB_BUILD_TYPE:-$btype} \
+		bash tests/abi/clib-consumers.sh "$cc" "${FP_CLIB_BUILD_DIR:-build-clib}" "$JOBS"
 }
 
 step_install() {
@@ -221,6 +282,7 @@ fp_env_setup
 run_step build step_build
 run_step asan step_asan
 run_step fuzz step_fuzz
+run_step clib step_clib
 run_step install step_install
 run_step python step_python
 run_step example step_example

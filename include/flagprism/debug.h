@@ -176,6 +176,12 @@ struct fp_dbg_run_info {
 	const char *kernel;         /* site table `kernel` ("" when absent) */
 	const char *file;           /* site table `file` ("" when absent) */
 	bool complete;              /* no record overflow and no dump overflow */
+	/*
+	 * Programs that used all S slots: only they can have dropped records. The buffer counts
+	 * dropped records per run (overflow_count), not per site, so a site of an overflowed run
+	 * may have had more records than it shows, and one without records may have had some.
+	 */
+	uint64_t full_programs;
 };
 
 struct fp_dbg_run; /* opaque; owns copies of everything it needs (not the caller's buffer) */

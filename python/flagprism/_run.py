@@ -16,6 +16,10 @@ script, run as ``python SCRIPT ARGS`` would run it (``__main__``, ``sys.argv``, 
 directory first on ``sys.path``), or ``pytest``, which runs ``pytest.main(ARGS)``. The process
 exits with the program's status (or what ``_cli_exit_status`` made of it).
 
+Before anything else, a machine where the program could launch no kernel (no active Triton
+driver and TRITON_INTERPRET unset) is refused with ``NO_DRIVER`` and exit status 1: the tool is
+not started and writes nothing.
+
 This module parses no user-facing options (the C command did) and knows nothing about what a
 tool does.
 """
@@ -40,6 +44,9 @@ TOOLS = {
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+#: Said instead of Triton's "0 active drivers" traceback, before the program runs.
+NO_DRIVER = "no GPU driver: run with TRITON_INTERPRET=1 to use Triton's interpreter"
 
 
 def _die(msg: str, status: int = EXIT_FAILURE) -> NoReturn:
@@ -96,6 +103,35 @@ def _print_exception(exc: BaseException) -> None:
     traceback.print_exception(type(exc), exc, tb)
 
 
+def _no_gpu_driver() -> bool:
+    """True when Triton's interpreter is off and none of Triton's backends has an active driver,
+    so the program's first kernel launch would fail with Triton's "0 active drivers" error. The
+    check is Triton's own (each backend's ``driver.is_active()``), made before the program runs
+    so that a tool writes nothing for a run that cannot launch anything. Without Triton there is
+    nothing to check."""
+    try:
+        from triton import knobs
+
+        interpret = bool(knobs.runtime.interpret)
+    except Exception:  # noqa: BLE001 - an older Triton without knobs, or none at all
+        interpret = os.environ.get("TRITON_INTERPRET", "").lower() in ("1", "true", "on", "yes")
+    # A CUDA driver named for FlagPrism's CUPTI backend (FLAGPRISM_CUDA_DRIVER_PATH, docs/
+    # cupti-backend.md; the fake-GPU tests use it) is taken as the user's word that there is one.
+    if interpret or os.environ.get("FLAGPRISM_CUDA_DRIVER_PATH"):
+        return False
+    try:
+        from triton.backends import backends
+    except Exception:  # noqa: BLE001 - no (working) Triton: the program's own import will say
+        return False
+    for backend in backends.values():
+        try:
+            if backend.driver.is_active():
+                return False
+        except Exception:  # noqa: BLE001 - a broken backend counts as inactive, as in Triton
+            continue
+    return True
+
+
 def _run_script(path: str, args: list[str]) -> None:
     sys.argv = [path, *args]
     script_dir = os.path.dirname(os.path.abspath(path))
@@ -123,6 +159,8 @@ def _join_threads() -> None:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     tool, options, target, args = parse(sys.argv[1:] if argv is None else argv)
+    if _no_gpu_driver():
+        _die(f"{NO_DRIVER} ({tool} ran nothing and wrote nothing)")
     module: Any = importlib.import_module(TOOLS[tool])
     try:
         module._cli_begin(options)

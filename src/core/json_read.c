@@ -351,7 +351,7 @@ static int parse_string(struct reader *r, const unsigned char **pp, const char *
 	unsigned char *dst, *d;
 	size_t raw_len, bad, seq;
 	bool esc = false, trunc;
-	uint32_t cp, lo;
+	uint32_t cp = 0, lo; /* = 0: gcc -O3 cannot see read_u4() set it before use */
 	uint64_t x;
 	int rc;
 

@@ -889,6 +889,7 @@ int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size
 	if ((st = build(&d)))
 		goto fail;
 	run->info.complete = !run->info.overflow_count && !run->info.dump_overflow;
+	run->info.full_programs = full;
 	dec_release(&d);
 	*out = run;
 	return FP_OK;

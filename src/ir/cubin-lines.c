@@ -200,7 +200,7 @@ static int get_uleb(struct reader *r, struct cur *c, const char *what, uint64_t 
 
 static int get_sleb(struct reader *r, struct cur *c, const char *what, int64_t *v)
 {
-	uint64_t x;
+	uint64_t x = 0; /* = 0: gcc -O3 cannot see get_leb() set it on success */
 	int rc = get_leb(r, c, what, true, &x);
 
 	if (!rc)
@@ -631,8 +631,9 @@ static void reset_state(struct lstate *ls)
 static int unit_files(struct reader *r, struct cur *c, struct lstate *ls)
 {
 	uint32_t dirs[1024];
-	size_t ndir = 1, n;
-	const char *s;
+	/* = 0 / NULL: gcc -O3 cannot see get_str() set them on success */
+	size_t ndir = 1, n = 0;
+	const char *s = NULL;
 	int rc;
 
 	dirs[0] = 0;
@@ -683,10 +684,11 @@ static int unit_files(struct reader *r, struct cur *c, struct lstate *ls)
 static int extended_op(struct reader *r, struct cur *c, struct lstate *ls, uint64_t sec_off,
 		       uint64_t at)
 {
-	uint64_t len, end, raw = 0, skip;
+	/* = 0 / NULL: gcc -O3 cannot see the readers set them on success */
+	uint64_t len = 0, end, raw = 0, skip;
 	uint8_t sub;
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	int rc;
 
 	rc = get_uleb(r, c, "extended opcode length", &len);
@@ -813,9 +815,13 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 	c.end = unit_end;
 	reset_state(&ls);
 	while (c.pos < c.end) {
-		uint64_t at = c.pos, u;
+		/*
+		 * An operand is used only when its read succeeded; the zeros are for compilers
+		 * (gcc 13 at -O2) that cannot see that and warn -Wmaybe-uninitialized.
+		 */
+		uint64_t at = c.pos, u = 0;
 		int64_t sv = 0;
-		uint16_t h;
+		uint16_t h = 0;
 		uint8_t op = c.d[c.pos++];
 
 		if (op >= opbase) {
@@ -830,7 +836,8 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 			rc = emit_row(r, &ls, false, at);
 		} else if (op == DW_LNS_advance_pc) {
 			rc = get_uleb(r, &c, "advance_pc operand", &u);
-			ls.addr += u * min_inst;
+			if (!rc)
+				ls.addr += u * min_inst;
 		} else if (op == DW_LNS_advance_line) {
 			rc = get_sleb(r, &c, "advance_line operand", &sv);
 			if (!rc && ((sv > 0 && ls.line > INT64_MAX - sv) ||
@@ -844,7 +851,8 @@ static int decode_unit(struct reader *r, const struct section *ls_sec, struct cu
 			ls.addr += (uint64_t)((255u - opbase) / lrange) * min_inst;
 		} else if (op == DW_LNS_fixed_advance_pc) {
 			rc = get_u16(r, &c, "fixed_advance_pc operand", &h);
-			ls.addr += h;
+			if (!rc)
+				ls.addr += h;
 		} else {
 			/* other standard opcodes: skip their ULEB128 operands */
 			for (i = 0; !rc && i < lens[op]; i++)

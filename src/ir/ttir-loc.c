@@ -181,7 +181,7 @@ static int parse_inner(struct fp__ttir_parser *p, unsigned depth, uint32_t *node
 	size_t start, w;
 	const char *str;
 	size_t len;
-	uint32_t a, b, idx;
+	uint32_t a, b, idx = 0; /* = 0: gcc -O3 cannot see alias_get() set it on success */
 	int rc;
 
 	if (depth > LOC_MAX_PARSE_DEPTH)
@@ -313,7 +313,7 @@ int fp__ttir_loc_parse(struct fp__ttir_parser *p, uint32_t *node)
 
 int fp__ttir_loc_define(struct fp__ttir_parser *p, const char *name, size_t len, size_t def_off)
 {
-	uint32_t idx, node;
+	uint32_t idx = 0, node; /* = 0: as in the parser above */
 	int rc;
 
 	rc = alias_get(p, name, len, def_off, &idx);

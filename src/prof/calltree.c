@@ -511,7 +511,7 @@ int fp__calltree_cell_get(struct fp_calltree *t, uint32_t node, uint32_t metric,
 
 int fp_calltree_add_metric(struct fp_calltree *t, uint32_t node, uint32_t metric, double value)
 {
-	struct fp__ct_cell *c;
+	struct fp__ct_cell *c = NULL; /* NULL: gcc -O3 cannot see cell_get() set it on success */
 	int rc;
 
 	if (!t)

@@ -221,6 +221,14 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 		fp_jsonw_kv_null(w, "shape");
 	}
 	fp_jsonw_kv_uint(w, "instance_count", n);
+	/* false after a record overflow: dropped records are counted per run, not per site */
+	fp_jsonw_kv_bool(w, "instances_complete", !fp_dbg_run_info(c->run)->overflow_count);
+	if (n)
+		fp_jsonw_kv_null(w, "no_records");
+	else
+		fp_jsonw_kv_string(w, "no_records",
+				   fp_dbg_run_info(c->run)->overflow_count ? "records dropped (overflow)" :
+									     "not executed");
 	fp_jsonw_key(w, "instances");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)
@@ -396,6 +404,7 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	fp_jsonw_kv_uint(w, "overflow_count", in->overflow_count);
+	fp_jsonw_kv_uint(w, "full_programs", in->full_programs);
 	fp_jsonw_kv_uint(w, "dump_overflow_words", in->dump_overflow);
 	fp_jsonw_kv_uint(w, "record_count", in->record_count);
 	fp_jsonw_kv_uint(w, "dump_count", in->dump_count);

@@ -377,7 +377,23 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 		fp__tb_printf(t, "  [%s %s]",
 			      s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to", s->name);
 	if (!n) {
-		fp__tb_str(t, "  no records (not executed in any program)\n");
+		const struct fp_dbg_run_info *in = fp_dbg_run_info(c->run);
+
+		/*
+		 * After an overflow a site without records may well have run: the buffer counts
+		 * the records it dropped for the whole run, not per site.
+		 */
+		if (in->overflow_count)
+			fp__tb_printf(t,
+				      "  no records stored: records dropped (overflow): %" PRIu64
+				      " records of this run were dropped after %" PRIu64
+				      " of its %" PRIu64 " programs filled their %" PRIu64
+				      " slots, and the buffer does not say which sites they came "
+				      "from (raise record_capacity)\n",
+				      in->overflow_count, in->full_programs, in->programs,
+				      in->slots_per_program);
+		else
+			fp__tb_str(t, "  no records (not executed in any program)\n");
 		return;
 	}
 	fp__tb_str(t, "  ");
@@ -389,6 +405,9 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	fp__tb_printf(t, "    instances: %zu", n);
 	if (s->ndumps)
 		fp__tb_printf(t, " (%zu with a level-2 dump)", s->ndumps);
+	if (fp_dbg_run_info(c->run)->overflow_count)
+		fp__tb_printf(t, ", maybe more: records dropped (overflow): %" PRIu64 " in this run",
+			      fp_dbg_run_info(c->run)->overflow_count);
 	fp__tb_ch(t, '\n');
 	if (s->kind == FP_DBG_KIND_VALUE)
 		value_table(t, c, s, r, n);

@@ -25,6 +25,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "gpu: needs a CUDA GPU (torch.cuda.is_available()); skipped elsewhere"
     )
+    config.addinivalue_line(
+        "markers",
+        "compat(feature): needs `feature` (e.g. 'runtime-loops'); skipped, with the row's words,"
+        " where a row of flagprism's known-bad table (flagprism.compat) stops it",
+    )
 
 
 def _cuda_available() -> bool:
@@ -37,7 +42,23 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def _skip_known_bad(items: list[pytest.Item]) -> None:
+    """Skip tests marked compat(feature) where the known-bad table says the feature cannot work
+    with the installed versions, in the mode the tests run in (TRITON_INTERPRET)."""
+    reasons: dict[str, str | None] = {}
+    for item in items:
+        for mark in item.iter_markers("compat"):
+            feature = mark.args[0]
+            if feature not in reasons:
+                from flagprism.compat import skip_reason
+
+                reasons[feature] = skip_reason(feature)
+            if reasons[feature]:
+                item.add_marker(pytest.mark.skip(reason=f"known-bad combination: {reasons[feature]}"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _skip_known_bad(items)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or _cuda_available():
         return

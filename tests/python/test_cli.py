@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -211,12 +212,14 @@ def test_doctor_bad_cupti_path_is_reported_not_fatal() -> None:
         assert json.loads(r.stdout)["verdicts"]["profiler_cupti"]["ready"] is False
 
 
-def test_doctor_without_python_fails() -> None:
-    r = run("doctor", env={"FLAGPRISM_PYTHON": "/nonexistent"})
+def test_doctor_without_python_fails(tmp_path: Path) -> None:
+    # A path made here, so it cannot exist (`/nonexistent` does on some machines).
+    missing = str(tmp_path / "no-such-python")
+    r = run("doctor", env={"FLAGPRISM_PYTHON": missing})
     assert r.returncode == EXIT_FAILURE
     assert r.stdout == ""
     assert "flagprism: error:" in r.stderr
-    assert "FLAGPRISM_PYTHON=/nonexistent" in r.stderr
-    r = run("doctor", "--json", env={"FLAGPRISM_PYTHON": "/nonexistent"})
+    assert f"FLAGPRISM_PYTHON={missing}" in r.stderr
+    r = run("doctor", "--json", env={"FLAGPRISM_PYTHON": missing})
     assert r.returncode == EXIT_FAILURE
     assert r.stdout == ""

@@ -53,8 +53,14 @@ def dbg(tmp_path):
 # ------------------------------------------------------------------------------------------------
 
 
+def _params(cases):
+    """The cases as pytest parameters, each marked with what its kernel needs."""
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.compat(f) for f in c.features])
+            for c in cases]
+
+
 @pytest.mark.parametrize("addr_level", [1, 2])
-@pytest.mark.parametrize("case", MARKED, ids=[c.name for c in MARKED])
+@pytest.mark.parametrize("case", _params(MARKED))
 def test_planted_suite(dbg, case, addr_level):
     dbg.activate(level=1, addr_level=addr_level)
     planted.launch(case, "cpu")
@@ -72,7 +78,7 @@ def test_planted_suite(dbg, case, addr_level):
                 assert f["lanes_out"] is None
 
 
-@pytest.mark.parametrize("case", planted.CASES, ids=[c.name for c in planted.CASES])
+@pytest.mark.parametrize("case", _params(planted.CASES))
 def test_sanitize_suite(dbg, case):
     dbg.activate(sanitize=True)
     planted.launch(case, "cpu")

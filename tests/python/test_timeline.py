@@ -54,6 +54,7 @@ def _node(tree: dict[str, Any], *names: str) -> dict[str, Any]:
     return cur
 
 
+@pytest.mark.compat("runtime-loops")  # the kernel loops over a runtime bound
 def test_scoped_kernel_end_to_end(tmp_path: Path, cli: Path) -> None:
     x = torch.arange(200, dtype=torch.float32)
     y = torch.empty_like(x)
@@ -141,6 +142,7 @@ def test_auto_scopes_one_per_statement(tmp_path: Path) -> None:
     assert table["auto"] and all(s["statement"]["line"] == s["line"] for s in table["scopes"])
 
 
+@pytest.mark.compat("runtime-loops")  # the kernel loops over a runtime bound
 def test_overflow_is_exact(tmp_path: Path) -> None:
     x = torch.arange(200, dtype=torch.float32)
     y = torch.empty_like(x)

@@ -337,12 +337,56 @@ TEST(debug_report_overflow)
 	text = slurp(out.txt);
 	expect_text(text, "overflow:        5\n");
 	expect_text(text, "INCOMPLETE: 5 records did not fit (record_capacity=6)\n");
-	expect_text(text, "instances: 5\n"); /* site x: 3 programs, program 1 three times */
+	/* site x: 3 programs, program 1 three times; the dropped ones are not attributed */
+	expect_text(text, "instances: 5, maybe more: records dropped (overflow): 5 in this run\n");
 	fp_free(text);
 	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
 	ASSERT(fp_json_type(path(fp_json_root(doc), "complete")) == FP_JSON_FALSE);
 	ASSERT_EQ(jint(fp_json_root(doc), "overflow_count"), 5);
 	ASSERT_EQ(jint(fp_json_root(doc), "statements.0.results.0.instances.3.execution"), 2);
+	fp_json_doc_free(doc);
+	fp_dbg_outputs_release(&out);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+/*
+ * Sites whose records were all dropped: the report says "records dropped (overflow)" with the
+ * run's count, not "not executed", and the JSON says why the site has no instances.
+ */
+TEST(debug_report_sites_dropped_by_overflow)
+{
+	uint64_t shape[1] = {4}, addrs[4] = {0x7f0000001000, 0x7f0000001004, 0x7f0000001008,
+					     0x7f000000100c};
+	double x[4] = {1, 2, 3, 4};
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	struct fp_diag d;
+	struct dbgb b;
+	uint64_t p;
+	char *text;
+
+	make_tmpdir();
+	/* 2 slots per program: the load and x fit, y and the store (sites 3, 4) never do */
+	dbgb_init(&b, 2, DBGB_NP, 4, false, 0);
+	for (p = 0; p < DBGB_NP; p++) {
+		dbgb_addr(&b, p, 0, 1, 2, FP_DTYPE_FLOAT32, shape, 1, addrs, NULL, false);
+		dbgb_value(&b, p, 1, 2, FP_DTYPE_FLOAT32, shape, 1, x, false);
+	}
+	b.w[4] = 2 * DBGB_NP;
+	ASSERT_OK(write_reports(&b, SITES1, launch(""), &out, &d));
+	text = slurp(out.txt);
+	expect_text(text, "no records stored: records dropped (overflow): 6 records of this run "
+			  "were dropped after 3 of its 3 programs filled their 2 slots");
+	ASSERT_NULL(strstr(text, "not executed in any program"));
+	fp_free(text);
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	ASSERT_EQ(jint(fp_json_root(doc), "full_programs"), 3);
+	ASSERT_STREQ(fp_json_string(path(fp_json_root(doc), "statements.1.results.0.no_records"),
+				    NULL),
+		     "records dropped (overflow)");
+	ASSERT(fp_json_type(path(fp_json_root(doc), "statements.0.results.0.instances_complete")) ==
+	       FP_JSON_FALSE);
 	fp_json_doc_free(doc);
 	fp_dbg_outputs_release(&out);
 	dbgb_free(&b);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <flagprism/compat.h>
 #include <flagprism/cupti.h>
 #include <flagprism/json.h>
 #include <flagprism/version.h>
@@ -123,7 +124,7 @@ static const char probe_script[] =
 #define PROBE_MAX_ITEMS 64
 #define PROBE_MAX_BYTES (256u * 1024u)
 #define CUPTI_MAX_DIRS 16
-#define REASON_MAX 768
+#define REASON_MAX 2048
 
 struct probe {
 	struct {
@@ -137,6 +138,7 @@ struct verdict {
 	const char *title; /* for people */
 	const char *key;   /* for JSON */
 	bool ready;
+	size_t known_issues; /* rows of the known-bad table (compat.h) said in `reason` */
 	char reason[REASON_MAX];
 };
 
@@ -310,18 +312,43 @@ static void require_gpu(struct doctor *d, struct verdict *v, bool nvidia_only)
 	}
 }
 
-static int numpy_too_new(const char *v)
+/*
+ * The rows of the library's known-bad table (compat.h) that apply to what the probe found, for
+ * kernels running in `modes`. Stores up to `cap` in `out` and returns how many apply.
+ */
+static size_t known_issues(const struct doctor *d, unsigned modes,
+			   const struct fp_compat_issue **out, size_t cap)
 {
-	long major, minor;
-	char *end;
+	static const struct {
+		const char *component, *key;
+	} keys[] = {{"python", "python.version"},
+		    {"triton", "triton.version"},
+		    {"numpy", "numpy.version"},
+		    {"torch", "torch.version"}};
+	struct fp_compat_have have[FPT_ARRAY_SIZE(keys)];
+	size_t i;
 
-	if (!pkg_ok(v))
-		return 0;
-	major = strtol(v, &end, 10);
-	if (*end != '.')
-		return 0;
-	minor = strtol(end + 1, NULL, 10);
-	return major > 2 || (major == 2 && minor >= 5);
+	for (i = 0; i < FPT_ARRAY_SIZE(keys); i++) {
+		const char *v = pv(d, keys[i].key);
+
+		have[i].component = keys[i].component;
+		have[i].version = pkg_ok(v) ? v : NULL;
+	}
+	return fp_compat_check(have, FPT_ARRAY_SIZE(have), modes, out, cap);
+}
+
+/* Add "but <what breaks>; <workaround> [id]" to `v` for each known-bad row in `modes`. */
+static void add_known_issues(const struct doctor *d, struct verdict *v, unsigned modes)
+{
+	const struct fp_compat_issue *hit[8];
+	size_t i, n = known_issues(d, modes, hit, FPT_ARRAY_SIZE(hit));
+
+	for (i = 0; i < n && i < FPT_ARRAY_SIZE(hit); i++)
+		add_reason(v, "but %s; %s [%s]", hit[i]->breaks, hit[i]->workaround, hit[i]->id);
+	if (n > FPT_ARRAY_SIZE(hit))
+		add_reason(v, "and %zu more known problems (flagprism doctor --json lists them)",
+			   n - FPT_ARRAY_SIZE(hit));
+	v->known_issues = n;
 }
 
 static const char *describe_exit(const struct fpt_capture *cap, char *buf, size_t size)
@@ -370,11 +397,7 @@ static void judge(struct doctor *d)
 	require_pkg(d, v, "torch", "torch.version");
 	if (v->ready) {
 		add_reason(v, interp ? "TRITON_INTERPRET is set" : "run with TRITON_INTERPRET=1");
-		if (numpy_too_new(pv(d, "numpy.version")))
-			add_reason(v,
-				   "but numpy %s breaks loops with runtime bounds in Triton 3.6's "
-				   "interpreter (use numpy<2.5)",
-				   pv(d, "numpy.version"));
+		add_known_issues(d, v, FP_COMPAT_INTERPRETER);
 	}
 
 	v = &d->verdicts[1];
@@ -393,6 +416,7 @@ static void judge(struct doctor *d)
 		if (interp)
 			add_reason(v, "TRITON_INTERPRET is set, so kernels run on the interpreter; "
 				      "unset it for the GPU");
+		add_known_issues(d, v, FP_COMPAT_GPU);
 	}
 
 	v = &d->verdicts[2];
@@ -589,7 +613,10 @@ static void print_text(const struct doctor *d)
 	for (i = 0; i < FPT_ARRAY_SIZE(d->verdicts); i++) {
 		const struct verdict *vd = &d->verdicts[i];
 
-		printf("  %-25s %s%s%s\n", vd->title, vd->ready ? "ready" : "not ready",
+		printf("  %-25s %s%s%s\n", vd->title,
+		       !vd->ready	      ? "not ready" :
+		       vd->known_issues ? "ready, with a known problem" :
+					  "ready",
 		       vd->reason[0] ? ": " : "", vd->reason);
 	}
 	for (i = 0; i < d->n_notes; i++)
@@ -615,6 +642,45 @@ static void json_pkg(struct fp_jsonw *w, const struct doctor *d, const char *nam
 	if (strcmp(name, "triton") == 0)
 		fp_jsonw_kv_string(w, "dir", pv(d, "triton.dir"));
 	fp_jsonw_object_end(w);
+}
+
+/* "known_issues": the rows of the known-bad table that apply here, in either mode. */
+static void json_known_issues(struct fp_jsonw *w, const struct doctor *d)
+{
+	size_t cap = fp_compat_issue_count(), i, j, n;
+	const struct fp_compat_issue **hit = calloc(cap ? cap : 1, sizeof(*hit));
+
+	/* room for every row of the table, so none that applies is left out */
+	n = hit ? known_issues(d, FP_COMPAT_ANY, hit, cap) : 0;
+	fp_jsonw_key(w, "known_issues");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n && i < cap; i++) {
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "id", hit[i]->id);
+		fp_jsonw_key(w, "modes");
+		fp_jsonw_array_begin(w);
+		if (hit[i]->modes & FP_COMPAT_INTERPRETER)
+			fp_jsonw_string(w, "interpreter");
+		if (hit[i]->modes & FP_COMPAT_GPU)
+			fp_jsonw_string(w, "gpu");
+		fp_jsonw_array_end(w);
+		fp_jsonw_key(w, "when");
+		fp_jsonw_array_begin(w);
+		for (j = 0; j < FP_COMPAT_MAX_RANGES && hit[i]->when[j].component; j++) {
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_string(w, "component", hit[i]->when[j].component);
+			fp_jsonw_kv_string(w, "min", hit[i]->when[j].min);
+			fp_jsonw_kv_string(w, "below", hit[i]->when[j].below);
+			fp_jsonw_object_end(w);
+		}
+		fp_jsonw_array_end(w);
+		fp_jsonw_kv_string(w, "feature", hit[i]->feature);
+		fp_jsonw_kv_string(w, "breaks", hit[i]->breaks);
+		fp_jsonw_kv_string(w, "workaround", hit[i]->workaround);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	free(hit);
 }
 
 static const char *runtime_or_null(const char *v)
@@ -715,9 +781,12 @@ static int print_json(const struct doctor *d)
 		fp_jsonw_kv_string(w, "title", d->verdicts[i].title);
 		fp_jsonw_kv_bool(w, "ready", d->verdicts[i].ready);
 		fp_jsonw_kv_string(w, "reason", d->verdicts[i].reason);
+		fp_jsonw_kv_uint(w, "known_issues", d->verdicts[i].known_issues);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_object_end(w);
+
+	json_known_issues(w, d);
 
 	fp_jsonw_key(w, "notes");
 	fp_jsonw_array_begin(w);

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The table of known-bad software combinations and the version comparison that matches rows
+ * against what a caller found installed (include/flagprism/compat.h). Only facts that were
+ * reproduced belong in the table, each with the versions checked. Not a place for detecting
+ * versions, printing advice or deciding what a caller does about a row.
+ */
+#include "fp-setup.h"
+
+#include <flagprism/compat.h>
+
+/*
+ * One row per known-bad combination. Keep `breaks` and `workaround` one sentence each: the
+ * doctor prints them after "but", and the test suite uses them as skip reasons. Add the row's
+ * line to docs/compatibility.md (tests/python/test_compat.py compares them).
+ */
+static const struct fp_compat_issue issues[] = {
+	{
+		/* Checked: NumPy 2.4.6 and 2.5.2 fail, 2.3.5 works (Triton 3.6.0). */
+		.id = "triton3.6-interpreter-numpy2.4",
+		.modes = FP_COMPAT_INTERPRETER,
+		.when = {{"triton", "3.6", "3.7"}, {"numpy", "2.4", NULL}},
+		.feature = "runtime-loops",
+		.breaks = "Triton 3.6's interpreter fails on loops with runtime bounds "
+			  "(`for k in range(0, K, BLOCK)`, `tl.range`) with \"only 0-dimensional arrays "
+			  "can be converted to Python scalars\" under NumPy 2.4 and later",
+		.workaround = "use numpy<2.4 where the interpreter runs (pip install 'numpy<2.4'), "
+			      "or run the kernels on a GPU",
+	},
+};
+
+size_t fp_compat_issue_count(void)
+{
+	return FP_ARRAY_SIZE(issues);
+}
+
+const struct fp_compat_issue *fp_compat_issue_at(size_t i)
+{
+	return i < FP_ARRAY_SIZE(issues) ? &issues[i] : NULL;
+}
+
+const struct fp_compat_issue *fp_compat_issue_find(const char *id)
+{
+	size_t i;
+
+	if (!id)
+		return NULL;
+	for (i = 0; i < FP_ARRAY_SIZE(issues); i++)
+		if (strcmp(issues[i].id, id) == 0)
+			return &issues[i];
+	return NULL;
+}
+
+/*
+ * The next dotted number of a version: *s points at a digit on entry (or at the end of the
+ * numeric prefix, then the part is 0). Advances past it and one following '.' that is followed
+ * by a digit. FP_EINVAL when a part does not fit 32 bits.
+ */
+static int next_part(const char **s, uint32_t *part)
+{
+	uint64_t v = 0;
+	const char *p = *s;
+
+	*part = 0;
+	if (!(*p >= '0' && *p <= '9'))
+		return FP_OK; /* past the numeric prefix: missing parts are 0 */
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > UINT32_MAX)
+			return FP_EINVAL;
+		p++;
+	}
+	if (p[0] == '.' && p[1] >= '0' && p[1] <= '9')
+		p++;
+	else
+		while (*p)
+			p++; /* a suffix ("rc1", "+cpu", ".dev0") ends the numbers */
+	*part = (uint32_t)v;
+	*s = p;
+	return FP_OK;
+}
+
+int fp_compat_version_cmp(const char *a, const char *b, int *out)
+{
+	uint32_t x, y;
+	int rc;
+
+	if (!out)
+		return FP_EINVAL;
+	*out = 0;
+	if (!a || !b || !(*a >= '0' && *a <= '9') || !(*b >= '0' && *b <= '9'))
+		return FP_EINVAL;
+	while (*a || *b) {
+		if ((rc = next_part(&a, &x)) || (rc = next_part(&b, &y)))
+			return rc;
+		if (x != y) {
+			*out = x < y ? -1 : 1;
+			return FP_OK;
+		}
+	}
+	return FP_OK;
+}
+
+bool fp_compat_version_in(const char *version, const char *min, const char *below)
+{
+	int c;
+
+	if (!version || !(*version >= '0' && *version <= '9'))
+		return false;
+	if (min && (fp_compat_version_cmp(version, min, &c) || c < 0))
+		return false;
+	if (below && (fp_compat_version_cmp(version, below, &c) || c >= 0))
+		return false;
+	return true;
+}
+
+static const char *have_version(const struct fp_compat_have *have, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; have && i < n; i++)
+		if (have[i].component && strcmp(have[i].component, name) == 0)
+			return have[i].version;
+	return NULL;
+}
+
+bool fp_compat_issue_applies(const struct fp_compat_issue *issue,
+			     const struct fp_compat_have *have, size_t n, unsigned modes)
+{
+	size_t i;
+
+	if (!issue || !(issue->modes & modes))
+		return false;
+	for (i = 0; i < FP_COMPAT_MAX_RANGES && issue->when[i].component; i++) {
+		const struct fp_compat_range *r = &issue->when[i];
+
+		if (!fp_compat_version_in(have_version(have, n, r->component), r->min, r->below))
+			return false;
+	}
+	return i > 0; /* a row without ranges would match everything: never */
+}
+
+size_t fp_compat_check(const struct fp_compat_have *have, size_t n, unsigned modes,
+		       const struct fp_compat_issue **out, size_t cap)
+{
+	size_t i, found = 0;
+
+	for (i = 0; i < FP_ARRAY_SIZE(issues); i++) {
+		if (!fp_compat_issue_applies(&issues[i], have, n, modes))
+			continue;
+		if (out && found < cap)
+			out[found] = &issues[i];
+		found++;
+	}
+	return found;
+}
