@@ -761,6 +761,14 @@ def _ttir(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, ret: Any) -> tuple
     return hit
 
 
+def _current_test() -> str | None:
+    """The pytest node id of the test running in this process, or None (a child process of a
+    test inherits PYTEST_CURRENT_TEST without running the test)."""
+    if "_pytest.runner" not in sys.modules:
+        return None
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None
+
+
 def _config_text(route: dict[str, Any]) -> str | None:
     if route.get("config"):
         return str(route["config"])
@@ -777,7 +785,7 @@ def _launch_stack(limit: int = 12) -> list[str]:
     f = sys._getframe(2)
     while f is not None and len(out) < 64:
         file = f.f_code.co_filename
-        if not file.startswith(skip) and not file.startswith("<frozen"):
+        if not file.startswith(skip) and not file.startswith("<"):
             out.append(f"{file}:{f.f_lineno} {f.f_code.co_name}")
         f = f.f_back  # type: ignore[assignment]
     out.reverse()
@@ -839,7 +847,7 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "launch_path": route.get("path") or "JITFunction.run",
         "autotune": {"role": route["role"], "config": _config_text(route)} if route.get("role") else None,
         "stack": _launch_stack(),
-        "test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None,
+        "test": _current_test(),
         "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
     }
     os.makedirs(cfg.output_dir, exist_ok=True)
