@@ -124,6 +124,7 @@ FP_EXTERN int fp_dbg_summary_write(struct fp_dbg_summary *s, const char *dir,
 
 /* fp_dbg_report() flags */
 #define FP_DBG_REPORT_FINDINGS_ONLY 1u /* write per-launch files only when there are findings */
+#define FP_DBG_REPORT_NO_FILES 2u      /* write no per-launch file (findings reach the summary) */
 
 /**
  * The whole host side of one instrumented launch: parse `launch_json` for `run`, compute the

@@ -49,6 +49,38 @@ FP_EXTERN int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t
 FP_EXTERN int fp_devmem_read(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 			     struct fp_diag *diag);
 
+/* ---- asynchronous reads (the Debugger's pipeline: no host stall per launch) ------------------- */
+
+/**
+ * Page-locked host memory of `n` bytes (so that reads into it are truly asynchronous), usable
+ * from every context; `dptr` is any device address of the context to allocate in. Free it with
+ * fp_devmem_host_free(). FP_OK, FP_ENOTSUP (no driver), FP_EVENDOR, FP_EINVAL.
+ */
+FP_EXTERN int fp_devmem_host_alloc(uint64_t dptr, size_t n, void **out, struct fp_diag *diag);
+
+/** Free memory from fp_devmem_host_alloc(). NULL is a no-op. */
+FP_EXTERN void fp_devmem_host_free(void *p);
+
+struct fp_devmem_event; /* opaque: the point on a stream after an asynchronous read */
+
+/**
+ * Queue a copy of `n` bytes from `dptr` into host memory `dst` (from fp_devmem_host_alloc()) on
+ * `stream`, after the work already queued there, and return at once with *ev set to the point
+ * where it completes (wait for it with fp_devmem_event_wait(), free it with
+ * fp_devmem_event_free()). `dst` must not be touched until then.
+ */
+FP_EXTERN int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
+				   struct fp_devmem_event **ev, struct fp_diag *diag);
+
+/**
+ * Wait, from any thread, until the event's stream has reached it. FP_OK, or FP_EVENDOR with the
+ * driver's name for the error (a kernel queued before it faulted, say).
+ */
+FP_EXTERN int fp_devmem_event_wait(struct fp_devmem_event *ev, struct fp_diag *diag);
+
+/** Free an event (after waiting for it, or when giving up on it). NULL is a no-op. */
+FP_EXTERN void fp_devmem_event_free(struct fp_devmem_event *ev);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <flagprism/debug-pipe.h>
 #include <flagprism/debug-summary.h>
 #include <flagprism/debug.h>
 #include <flagprism/status.h>
@@ -357,6 +358,283 @@ fail:
 	return NULL;
 }
 
+
+/* ---- the launch pipeline (<flagprism/debug-pipe.h>) ----------------------------------------- */
+
+#define PIPE_CAPSULE "flagprism.debug_pipe"
+
+/* The pipeline keeps a reference to its summary's capsule so that the summary outlives it. */
+struct pipe_box {
+	struct fp_dbg_pipe *pipe;
+	PyObject *summary; /* strong reference */
+};
+
+static void pipe_capsule_free(PyObject *cap)
+{
+	struct pipe_box *b = PyCapsule_GetPointer(cap, PIPE_CAPSULE);
+
+	if (!b)
+		return;
+	Py_BEGIN_ALLOW_THREADS fp_dbg_pipe_free(b->pipe);
+	Py_END_ALLOW_THREADS Py_XDECREF(b->summary);
+	PyMem_Free(b);
+}
+
+static struct fp_dbg_pipe *pipe_arg(PyObject *obj)
+{
+	struct pipe_box *b;
+
+	if (!PyCapsule_IsValid(obj, PIPE_CAPSULE)) {
+		PyErr_SetString(PyExc_TypeError, "expected a pipeline from debug_pipe_new()");
+		return NULL;
+	}
+	b = PyCapsule_GetPointer(obj, PIPE_CAPSULE);
+	return b ? b->pipe : NULL;
+}
+
+PyDoc_STRVAR(debug_pipe_new_doc,
+	     "debug_pipe_new(summary, pool_bytes, device_pool, findings_only, max_reports) -> pipe\n\n"
+	     "A launch pipeline feeding `summary`: a host pool of pool_bytes (page-locked, paired\n"
+	     "with the device pool at address device_pool; 0: host only), one background thread.");
+
+static PyObject *debug_pipe_new(PyObject *module, PyObject *args)
+{
+	struct fp_dbg_pipe_options opt = {0};
+	unsigned long long pool, dev, max_reports;
+	struct fp_dbg_summary *s;
+	struct fp_diag diag;
+	struct pipe_box *b;
+	PyObject *sobj, *cap;
+	int findings_only, st;
+	bool bad;
+
+	if (!PyArg_ParseTuple(args, "OKKpK:debug_pipe_new", &sobj, &pool, &dev, &findings_only,
+			      &max_reports))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s)
+		return NULL;
+	opt.pool_bytes = (size_t)pool;
+	opt.device_pool = dev;
+	opt.report_flags = findings_only ? FP_DBG_REPORT_FINDINGS_ONLY : 0;
+	opt.max_reports = max_reports;
+	b = PyMem_Calloc(1, sizeof(*b));
+	if (!b)
+		return PyErr_NoMemory();
+	fp_diag_clear(&diag);
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_new(&b->pipe, s, &opt, &diag);
+	Py_END_ALLOW_THREADS if (st)
+	{
+		PyMem_Free(b);
+		return fpy_raise_null(module, st, &diag);
+	}
+	b->summary = Py_NewRef(sobj);
+	cap = PyCapsule_New(b, PIPE_CAPSULE, pipe_capsule_free);
+	if (!cap) {
+		fp_dbg_pipe_free(b->pipe);
+		Py_DECREF(b->summary);
+		PyMem_Free(b);
+	}
+	return cap;
+}
+
+static PyObject *debug_pipe_reserve(PyObject *module, PyObject *args)
+{
+	unsigned long long bytes;
+	struct fp_dbg_pipe *p;
+	struct fp_diag diag;
+	PyObject *pobj;
+	size_t off = 0;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OK:debug_pipe_reserve", &pobj, &bytes) || !(p = pipe_arg(pobj)))
+		return NULL;
+	fp_diag_clear(&diag);
+	/* may wait for older launches: without the GIL */
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_reserve(p, (size_t)bytes, &off, &diag);
+	Py_END_ALLOW_THREADS if (st == FP_ELIMIT) Py_RETURN_NONE;
+	if (st)
+		return fpy_raise_null(module, st, &diag);
+	return PyLong_FromSize_t(off);
+}
+
+static PyObject *debug_pipe_unreserve(PyObject *module, PyObject *args)
+{
+	unsigned long long off;
+	struct fp_dbg_pipe *p;
+	PyObject *pobj;
+
+	(void)module;
+	if (!PyArg_ParseTuple(args, "OK:debug_pipe_unreserve", &pobj, &off) || !(p = pipe_arg(pobj)))
+		return NULL;
+	fp_dbg_pipe_unreserve(p, (size_t)off);
+	Py_RETURN_NONE;
+}
+
+static PyObject *debug_pipe_fill(PyObject *module, PyObject *args)
+{
+	unsigned long long off;
+	struct fp_dbg_pipe *p;
+	struct fp_diag diag;
+	PyObject *pobj;
+	Py_buffer buf;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OKy*:debug_pipe_fill", &pobj, &off, &buf))
+		return NULL;
+	if (!(p = pipe_arg(pobj))) {
+		PyBuffer_Release(&buf);
+		return NULL;
+	}
+	fp_diag_clear(&diag);
+	st = fp_dbg_pipe_fill(p, (size_t)off, buf.buf, (size_t)buf.len, &diag);
+	PyBuffer_Release(&buf);
+	if (st)
+		return fpy_raise_null(module, st, &diag);
+	Py_RETURN_NONE;
+}
+
+static PyObject *debug_pipe_prepare(PyObject *module, PyObject *args)
+{
+	unsigned long long off, bytes, stream;
+	struct fp_dbg_pipe *p;
+	struct fp_diag diag;
+	PyObject *pobj;
+	Py_buffer hdr;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OKKy*K:debug_pipe_prepare", &pobj, &off, &bytes, &hdr, &stream))
+		return NULL;
+	if (!(p = pipe_arg(pobj))) {
+		PyBuffer_Release(&hdr);
+		return NULL;
+	}
+	fp_diag_clear(&diag);
+	st = fp_dbg_pipe_prepare(p, (size_t)off, (size_t)bytes, hdr.buf, (size_t)hdr.len, stream,
+				 &diag);
+	PyBuffer_Release(&hdr);
+	if (st)
+		return fpy_raise_null(module, st, &diag);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(debug_pipe_submit_doc,
+	     "debug_pipe_submit(pipe, offset, bytes, stream, kernel, source_file, site_table_json,\n"
+	     "                  launch_json, launch_index)\n\n"
+	     "Hand the launch whose record buffer is the reserved slice at offset to the pipeline:\n"
+	     "its read back is queued on the stream; it is decoded, reported and accounted for in\n"
+	     "the summary in the background.");
+
+static PyObject *debug_pipe_submit(PyObject *module, PyObject *args)
+{
+	unsigned long long off, bytes, stream, index;
+	const char *kernel, *file, *sites, *launch;
+	Py_ssize_t site_len, launch_len;
+	struct fp_dbg_pipe_job job;
+	struct fp_dbg_pipe *p;
+	struct fp_diag diag;
+	PyObject *pobj;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OKKKsss#s#K:debug_pipe_submit", &pobj, &off, &bytes, &stream,
+			      &kernel, &file, &sites, &site_len, &launch, &launch_len, &index) ||
+	    !(p = pipe_arg(pobj)))
+		return NULL;
+	job = (struct fp_dbg_pipe_job){.kernel = kernel,
+				       .source_file = file,
+				       .site_table = sites,
+				       .site_len = (size_t)site_len,
+				       .launch_json = launch,
+				       .launch_len = (size_t)launch_len,
+				       .launch_index = index};
+	fp_diag_clear(&diag);
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_submit(p, (size_t)off, (size_t)bytes, stream, &job,
+						       &diag);
+	Py_END_ALLOW_THREADS if (st) return fpy_raise_null(module, st, &diag);
+	Py_RETURN_NONE;
+}
+
+static PyObject *debug_pipe_drain(PyObject *module, PyObject *pobj)
+{
+	struct fp_dbg_pipe *p = pipe_arg(pobj);
+
+	(void)module;
+	if (!p)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS fp_dbg_pipe_drain(p);
+	Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *pipe_result_dict(const struct fp_dbg_pipe_result *r)
+{
+	PyObject *d = result_dict(&r->out, r->status == FP_EOVERFLOW ? r->message : NULL);
+
+	if (!d)
+		return NULL;
+	if (fpy_set_item(d, "launch_index", PyLong_FromUnsignedLongLong(r->launch_index)) ||
+	    fpy_set_item(d, "findings", PyLong_FromSize_t(r->nfindings)) ||
+	    fpy_set_item(d, "status", PyUnicode_FromString(fp_status_name(r->status))) ||
+	    fpy_set_item(d, "error", r->message && r->status != FP_EOVERFLOW ?
+					     PyUnicode_DecodeUTF8(r->message,
+								  (Py_ssize_t)strlen(r->message),
+								  "replace") :
+					     Py_NewRef(Py_None))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyObject *debug_pipe_take(PyObject *module, PyObject *pobj)
+{
+	struct fp_dbg_pipe_result *r = NULL;
+	struct fp_dbg_pipe *p = pipe_arg(pobj);
+	PyObject *list;
+	size_t n, i;
+
+	(void)module;
+	if (!p)
+		return NULL;
+	n = fp_dbg_pipe_take(p, &r);
+	list = PyList_New((Py_ssize_t)n);
+	for (i = 0; list && i < n; i++) {
+		PyObject *d = pipe_result_dict(&r[i]);
+
+		if (!d) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+	}
+	fp_dbg_pipe_results_free(r, n);
+	return list;
+}
+
+static PyObject *debug_pipe_stats(PyObject *module, PyObject *pobj)
+{
+	struct fp_dbg_pipe_stats st;
+	struct fp_dbg_pipe *p = pipe_arg(pobj);
+	PyObject *d;
+
+	(void)module;
+	if (!p)
+		return NULL;
+	fp_dbg_pipe_stats(p, &st);
+	d = PyDict_New();
+	if (d && (fpy_set_item(d, "submitted", PyLong_FromUnsignedLongLong(st.submitted)) ||
+		  fpy_set_item(d, "done", PyLong_FromUnsignedLongLong(st.done)) ||
+		  fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
+		  fpy_set_item(d, "pool_waits", PyLong_FromUnsignedLongLong(st.pool_waits)) ||
+		  fpy_set_item(d, "results_dropped",
+			       PyLong_FromUnsignedLongLong(st.results_dropped)) ||
+		  fpy_set_item(d, "reports_suppressed",
+			       PyLong_FromUnsignedLongLong(st.reports_suppressed)) ||
+		  fpy_set_item(d, "pool_bytes", PyLong_FromSize_t(st.pool_bytes)) ||
+		  fpy_set_item(d, "in_flight_bytes", PyLong_FromSize_t(st.in_flight_bytes))))
+		Py_CLEAR(d);
+	return d;
+}
+
 static PyMethodDef debug_methods[] = {
 	{"debug_report", (PyCFunction)(void (*)(void))debug_report, METH_VARARGS | METH_KEYWORDS,
 	 debug_report_doc},
@@ -376,6 +654,27 @@ static PyMethodDef debug_methods[] = {
 	{"debug_summary_totals", debug_summary_totals, METH_O,
 	 "debug_summary_totals(summary) -> dict: kernels, launches, by_status, findings,\n"
 	 "launches_with_findings, reports."},
+	{"debug_pipe_new", debug_pipe_new, METH_VARARGS, debug_pipe_new_doc},
+	{"debug_pipe_reserve", debug_pipe_reserve, METH_VARARGS,
+	 "debug_pipe_reserve(pipe, bytes) -> offset, or None when it does not fit the pool\n"
+	 "(waits while the pool is full)."},
+	{"debug_pipe_unreserve", debug_pipe_unreserve, METH_VARARGS,
+	 "debug_pipe_unreserve(pipe, offset): give back a slice no launch used."},
+	{"debug_pipe_prepare", debug_pipe_prepare, METH_VARARGS,
+	 "debug_pipe_prepare(pipe, offset, bytes, header, stream): zero the slice and write\n"
+	 "its header, queued on the stream."},
+	{"debug_pipe_submit", debug_pipe_submit, METH_VARARGS, debug_pipe_submit_doc},
+	{"debug_pipe_fill", debug_pipe_fill, METH_VARARGS,
+	 "debug_pipe_fill(pipe, offset, buffer): copy a host record buffer into a reserved slice\n"
+	 "of a host-only pipeline."},
+	{"debug_pipe_drain", debug_pipe_drain, METH_O,
+	 "debug_pipe_drain(pipe): wait until every submitted launch is done."},
+	{"debug_pipe_take", debug_pipe_take, METH_O,
+	 "debug_pipe_take(pipe) -> [dict]: the finished launches, in order (paths, findings,\n"
+	 "status, error)."},
+	{"debug_pipe_stats", debug_pipe_stats, METH_O,
+	 "debug_pipe_stats(pipe) -> dict: submitted, done, failed, pool_waits,\n"
+	 "results_dropped, reports_suppressed, pool_bytes, in_flight_bytes."},
 	{NULL, NULL, 0, NULL},
 };
 

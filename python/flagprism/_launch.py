@@ -58,6 +58,10 @@ class Launch:
     #: the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; _regs.decide), or
     #: None (not decided: other backends); the twin is launched with maxnreg=cap (launch_kwargs)
     registers: dict[str, Any] | None = None
+    #: the device the record buffer lives on
+    buffer_device: Any = None
+    #: byte offset of the buffer in the launch pipeline's device pool, or None (its own buffer)
+    pipe_offset: int | None = None
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -219,9 +223,10 @@ def buffer_device(backend: str) -> Any:
 
 def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
             record_capacity: int | None, dump_capacity: int | None,
-            twin_num_warps: str | int = "auto") -> Launch:
+            twin_num_warps: str | int = "auto", alloc: Any = None) -> Launch:
     """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
-    Debugger's setting, see _warps.decide)."""
+    Debugger's setting, see _warps.decide). alloc(words, header, device) -> (buffer, pool
+    offset or None) allocates the record buffer (default: a buffer of its own)."""
     from flagprism import _warps
 
     bound, options = bind(jitfn, args, kwargs)
@@ -231,12 +236,19 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     arena = arena_for(twin, bound, programs, dump_capacity)
     backend = backend_of(jitfn)
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
-    buf = _devbuf.new(words, header(slots, programs, arena, len(twin.sites)), buffer_device(backend))
+    dev = buffer_device(backend)
+    hdr = header(slots, programs, arena, len(twin.sites))
+    offset = None
+    if alloc is not None:
+        buf, offset = alloc(words, hdr, dev)
+    else:
+        buf = _devbuf.new(words, hdr, dev)
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"),
                        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
-                  backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None)
+                  backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None,
+                  buffer_device=dev, pipe_offset=offset)
 
 
 def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:

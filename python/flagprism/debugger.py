@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _intercept, _launch, _paths, _regs, _rewrite, _warps
+from flagprism import _dbgexport, _intercept, _launch, _paths, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -47,6 +47,12 @@ __all__ = [
 ]
 
 
+#: The checks of check mode (docs/debugger.md, "Check mode"); "bounds" is what sanitize does.
+CHECKS = ("bounds", "nan", "inf", "precision", "domain")
+#: Default bytes of the launch pipeline's pool per device (record buffers of launches in flight).
+POOL_BYTES = 256 << 20
+
+
 @dataclass
 class _Config:
     output_dir: str = "fp_debug"
@@ -56,27 +62,34 @@ class _Config:
     dump_capacity: int | None = None
     twin_num_warps: str | int = "auto"
     twin_maxnreg: str | int | None = "auto"
+    pipeline: bool = True
+    pool_bytes: int = POOL_BYTES
+    all_reports: bool | None = None
+    max_reports: int | None = None
+    kernel: str | None = None
+    launch: tuple[int, int] | None = None
+    max_runs: int = 10000
 
 
 _lock = threading.RLock()
 _config = _Config()
+_kernel_re: Any = None  # compiled _config.kernel
 _active = False
 _level = 1
 _addr_level = 1
 _sanitize = False
+_checks: frozenset[str] = frozenset()
 _sanitize_skipped: dict[str, str] = {}  # kernels sanitize mode could not instrument: name -> why
-_runs: list[dict[str, Any]] = []
 _summary: Any = None  # the whole-program summary (a capsule of flagprism._ext), made on first use
 
 #: Launch statuses of the summary (<flagprism/debug-summary.h>, enum fp_dbg_launch_status).
 S_INSTRUMENTED, S_EXCLUDED, S_UNOBSERVABLE, S_FAILED, S_NOTHING = range(5)
 _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_debugger_bypass", default=False)
 
-# id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, sanitize): Twin}
+# id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, checks): Twin}
 _marker_cache: dict[int, tuple[Any, bool]] = {}
-_twin_cache: dict[int, tuple[Any, dict[tuple[int, int, str, bool], _rewrite.Twin | None]]] = {}
+_twin_cache: dict[int, tuple[Any, dict[tuple[int, int, str, frozenset[str]], _rewrite.Twin | None]]] = {}
 _ttir_cache: dict[tuple[int, str], tuple[str | None, str | None]] = {}
-_patches: list[tuple[Any, str, Any]] = []
 
 
 def _check_level(name: str, v: int) -> int:
@@ -85,18 +98,48 @@ def _check_level(name: str, v: int) -> int:
     return v
 
 
+#: Largest record_capacity / dump_capacity accepted: 2**31 records of 64 bytes is 128 GiB.
+MAX_CAPACITY = 1 << 31
+
+
 def _check_capacity(name: str, v: int | None) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{name} must be None or an integer >= 0, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_CAPACITY:
+        raise ValueError(f"{name} must be None or an integer from 0 to {MAX_CAPACITY}, got {v!r}")
     return v
+
+
+def _check_launch(v: Any) -> tuple[int, int] | None:
+    """None, N, (N, M), "N" or "N-M": the launch indices to instrument (inclusive)."""
+    if v is None:
+        return None
+    lo: Any
+    hi: Any
+    if isinstance(v, str):
+        parts = v.split("-", 1)
+        try:
+            lo = int(parts[0])
+            hi = int(parts[1]) if len(parts) == 2 else lo
+        except ValueError:
+            raise ValueError(f"launch must be N or N-M (launch indices from 0), got {v!r}") from None
+    elif isinstance(v, int) and not isinstance(v, bool):
+        lo = hi = v
+    elif isinstance(v, (tuple, list)) and len(v) == 2:
+        lo, hi = v
+    else:
+        raise ValueError(f"launch must be None, N, (N, M) or \"N-M\", got {v!r}")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)) or not 0 <= lo <= hi:
+        raise ValueError(f"launch must name indices 0 <= N <= M, got {v!r}")
+    return (lo, hi)
 
 
 def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
               export_on_error: bool = False, export_raw_records: bool = False,
               dump_capacity: int | None = None, twin_num_warps: str | int = "auto",
-              twin_maxnreg: str | int | None = "auto") -> None:
+              twin_maxnreg: str | int | None = "auto", pipeline: bool = True, pool_bytes: int = POOL_BYTES,
+              all_reports: bool | None = None, max_reports: int | None = None, kernel: str | None = None,
+              launch: Any = None, max_runs: int = 10000) -> None:
     """Set every option of the Debugger (options not given take their default).
 
     output_dir: where reports are written. record_capacity: total records of one launch (None:
@@ -108,56 +151,105 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
     (Triton's maxnreg): "auto" (cap at the next occupancy step where that step is close and the
     capped build does not spill, see docs/debugger.md), None (never cap) or an integer from 16 to
-    255 (always that cap)."""
-    global _config
+    255 (always that cap). pipeline: report launches in the background without waiting for each
+    (the default; docs/debugger.md, "The launch pipeline"). pool_bytes: the pipeline's pool per
+    device (records of launches in flight; 1 MiB to 64 GiB). all_reports: write every launch's
+    report files (default: yes in marker mode, only launches with findings in check mode).
+    max_reports: per-launch reports written at most (None: no limit; findings of later launches
+    still reach the summary). kernel: a regular expression; only kernels whose name it finds
+    (re.search) are instrumented. launch: N, (N, M) or "N-M": only those launch indices (from 0,
+    in the order the Debugger sees launches) are instrumented. max_runs: run dicts kept for
+    take_exported_runs() (older ones are dropped and counted)."""
+    global _config, _kernel_re
+    import re
+
+    if isinstance(output_dir, bytes) or not isinstance(output_dir, (str, os.PathLike)):
+        raise TypeError(f"output_dir must be a str or os.PathLike of str, got {type(output_dir).__name__}")
+    if not isinstance(pool_bytes, int) or isinstance(pool_bytes, bool) or not (1 << 20) <= pool_bytes <= (64 << 30):
+        raise ValueError(f"pool_bytes must be an integer from 1 MiB to 64 GiB, got {pool_bytes!r}")
+    if max_reports is not None and (isinstance(max_reports, bool) or not isinstance(max_reports, int)
+                                    or max_reports < 0):
+        raise ValueError(f"max_reports must be None or an integer >= 0, got {max_reports!r}")
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise ValueError(f"max_runs must be an integer >= 1, got {max_runs!r}")
+    kre = None
+    if kernel is not None:
+        try:
+            kre = re.compile(kernel)
+        except (re.error, TypeError) as e:
+            raise ValueError(f"kernel must be a regular expression, got {kernel!r}: {e}") from None
     cfg = _Config(output_dir=os.fspath(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
                   dump_capacity=_check_capacity("dump_capacity", dump_capacity),
                   twin_num_warps=_warps.check_setting(twin_num_warps),
-                  twin_maxnreg=_regs.check_setting(twin_maxnreg))
+                  twin_maxnreg=_regs.check_setting(twin_maxnreg), pipeline=bool(pipeline), pool_bytes=pool_bytes,
+                  all_reports=None if all_reports is None else bool(all_reports), max_reports=max_reports,
+                  kernel=kernel, launch=_check_launch(launch), max_runs=max_runs)
     with _lock:
         _config = cfg
+        _kernel_re = kre
 
 
 def get_config() -> dict[str, Any]:
     """The current options plus activation state (``active``, ``level``, ``addr_level``,
-    ``sanitize``)."""
+    ``sanitize``, ``check``)."""
     with _lock:
         d = asdict(_config)
-        d.update(active=_active, level=_level, addr_level=_addr_level, sanitize=_sanitize)
+        d.update(active=_active, level=_level, addr_level=_addr_level, sanitize=_sanitize,
+                 check=tuple(c for c in CHECKS if c in _checks))
         return d
 
 
 def reset_config() -> None:
     """Restore every ``configure()`` option to its default (activation is left as it is)."""
-    global _config
+    global _config, _kernel_re
     with _lock:
         _config = _Config()
+        _kernel_re = None
 
 
-def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False) -> None:
+def _check_checks(check: Any) -> frozenset[str]:
+    if check is None:
+        return frozenset()
+    items = [c.strip() for c in check.split(",")] if isinstance(check, str) else list(check)
+    bad = [c for c in items if c not in CHECKS]
+    if bad or not items:
+        raise ValueError(f"check must name one or more of {', '.join(CHECKS)}, got {check!r}")
+    return frozenset(items)
+
+
+def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False, check: Any = None) -> None:
     """Start instrumenting kernels with markers. level: 0 no values, 1 value summaries, 2 summaries
     and full dumps. addr_level: 0 no addresses, 1 address summaries, 2 summaries and every lane.
-    sanitize: instead, observe every load and store of every kernel (markers or not) with address
-    summaries only and report only the findings (out-of-bounds accesses); level and addr_level
-    are then ignored."""
-    global _active, _level, _addr_level, _sanitize
+    check: instead, check mode: every launch of every kernel, markers or not, over its whole body,
+    recording only what the checks need; a comma list or iterable of "bounds" (every load and
+    store against the tensors' extents), "nan", "inf" (where NaN/Inf first appear),
+    "precision" (narrowing casts, cancellation), "domain" (division by zero, log/sqrt/pow
+    outside their domain); reports are written only for launches with findings (see
+    docs/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
+    global _active, _level, _addr_level, _sanitize, _checks
     lv = _check_level("level", level)
     al = _check_level("addr_level", addr_level)
+    checks = _check_checks(check)
+    if sanitize:
+        checks = checks | {"bounds"}
     with _lock:
-        _level, _addr_level, _sanitize = lv, al, bool(sanitize)
+        _level, _addr_level, _checks = lv, al, checks
+        _sanitize = bool(checks)
         if not _active:
             _install()
             _active = True
 
 
 def deactivate() -> None:
-    """Stop instrumenting; every kernel launches through Triton's own path again."""
+    """Stop instrumenting; every kernel launches through Triton's own path again. Launches still
+    in the pipeline are finished first."""
     global _active
     with _lock:
         if _active:
             _uninstall()
             _active = False
+    _dbgexport.close_all()
 
 
 def is_available() -> bool:
@@ -173,22 +265,33 @@ def is_available() -> bool:
 
 
 def take_exported_runs() -> list[dict[str, Any]]:
-    """The runs exported since the last take/clear, oldest first; the list is then emptied."""
-    with _lock:
-        out = list(_runs)
-        _runs.clear()
+    """The runs exported since the last take/clear, oldest first (launches still in the pipeline
+    are finished first); the list is then emptied. At most ``max_runs`` are kept."""
+    _dbgexport.drain()
+    with _dbgexport._lock:
+        out = list(_dbgexport._runs)
+        _dbgexport._runs.clear()
         return out
 
 
 def peek_exported_runs() -> list[dict[str, Any]]:
     """The runs exported since the last take/clear, without removing them."""
-    with _lock:
-        return list(_runs)
+    _dbgexport.drain()
+    with _dbgexport._lock:
+        return list(_dbgexport._runs)
 
 
 def clear_exported_runs() -> None:
-    with _lock:
-        _runs.clear()
+    _dbgexport.drain()
+    with _dbgexport._lock:
+        _dbgexport._runs.clear()
+
+
+def stats() -> dict[str, Any]:
+    """The pipeline's counters per device (launches submitted, done, failed, waits for the pool,
+    results dropped, reports suppressed by max_reports, pool bytes in use) and ``runs_dropped``
+    (run dicts beyond max_runs)."""
+    return _dbgexport.stats()
 
 
 def _summary_obj() -> Any:
@@ -208,6 +311,7 @@ def summary() -> dict[str, Any]:
     the whole summary as summary.json has it (``summary()["json"]``), and its text."""
     from flagprism import _ext  # type: ignore[attr-defined]
 
+    _dbgexport.drain()
     s = _summary_obj()
     return {"totals": _ext.debug_summary_totals(s), "json": json.loads(_ext.debug_summary_format(s, "json")),
             "text": _ext.debug_summary_format(s, "txt")}
@@ -219,6 +323,7 @@ def write_summary(output_dir: str | os.PathLike[str] | None = None) -> tuple[str
 
     with _lock:
         out = os.fspath(output_dir) if output_dir is not None else _config.output_dir
+    _dbgexport.drain()
     _ext.debug_summary_write(_summary_obj(), out)
     return os.path.join(out, "summary.json"), os.path.join(out, "summary.txt")
 
@@ -227,6 +332,7 @@ def reset_summary() -> None:
     """Forget every launch of the summary (launch indices start at 0 again)."""
     from flagprism import _ext  # type: ignore[attr-defined]
 
+    _dbgexport.drain()
     _ext.debug_summary_clear(_summary_obj())
     with _lock:
         _bench_seen.clear()
@@ -306,15 +412,28 @@ def _capturing(fn: Any) -> Any:
 
 def _note_captured(fn: Any, graph: Any) -> None:
     _account(fn, S_UNOBSERVABLE, "launched during CUDA graph capture: it runs at each replay of the graph, "
-                                 "where kernels cannot be instrumented (replays are counted separately)")
+                                 "where kernels cannot be instrumented (replays are counted separately)",
+             index=_reserve())
     if graph is not True:
         entry = _graph_kernels.get(id(graph))
         if entry is not None:
             entry[1].append(_identity(fn))
 
 
-def _decide(fn: Any) -> tuple[int, str] | None:
-    """Why this launch is not instrumented (status, reason), or None: instrument it."""
+def _reserve() -> int:
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    return int(_ext.debug_summary_reserve(_summary_obj()))
+
+
+def _decide(fn: Any, index: int) -> tuple[int, str] | None:
+    """Why launch `index` of `fn` is not instrumented (status, reason), or None: instrument it."""
+    kre = _kernel_re
+    if kre is not None and not kre.search(_paths.kernel_name(fn)):
+        return S_EXCLUDED, f"filtered out: the kernel's name does not match --kernel {kre.pattern!r}"
+    rng = _config.launch
+    if rng is not None and not rng[0] <= index <= rng[1]:
+        return S_EXCLUDED, f"filtered out: --launch {rng[0]}-{rng[1]} (launch indices from 0)"
     if not (_sanitize or _has_markers(fn)):
         return S_EXCLUDED, "no fpl.collect_start()/collect_end() markers (only marked kernels are observed; " \
                            "--sanitize observes every kernel)"
@@ -331,18 +450,19 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
             _note_captured(self, graph)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
         route = _route.get() or {}
+        index = _reserve()
         if route.get("role") == "benchmark":
             key = (route["tuner"], route["config"])
             if key in _bench_seen:
                 _account(self, S_EXCLUDED, "autotuner benchmark repetition (the first launch of each config "
-                                           "is observed)")
+                                           "is observed)", index=index)
                 return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
             _bench_seen.add(key)
-        why = _decide(self)
+        why = _decide(self, index)
         if why is not None:
-            _account(self, why[0], why[1])
+            _account(self, why[0], why[1], index=index)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
-        return _instrumented(self, args, kwargs, grid, call_next, route)
+        return _instrumented(self, args, kwargs, grid, call_next, route, index)
 
 
 def _autotune_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -383,10 +503,10 @@ def _libentry_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         with _Within():
             return call_next(self, *args, **kwargs)
     with _Within():
-        if _capturing(jit) is None and _decide(jit) is not None:
-            why = _decide(jit)
-            assert why is not None
-            _account(jit, why[0], why[1])
+        if _capturing(jit) is None and not (_sanitize or _has_markers(jit)):
+            # not selected whatever the launch index: LibEntry's own path (cached kernel)
+            _account(jit, S_EXCLUDED, "no fpl.collect_start()/collect_end() markers (only marked kernels are "
+                                      "observed; --sanitize observes every kernel)", index=_reserve())
             return call_next(self, *args, **kwargs)
         token = _route.set({**(_route.get() or {}), "path": "FlagGems LibEntry"})
         try:
@@ -406,25 +526,26 @@ def _inductor_run(call_next: Any, self: Any, *args: Any, stream: Any = None, ben
     with _Within():
         if fn is None:
             _summary_launch(str(getattr(self, "inductor_meta", {}).get("kernel_name", "inductor kernel")), "",
-                            S_FAILED, "the Inductor kernel has no Triton function")
+                            S_FAILED, "the Inductor kernel has no Triton function", index=_reserve())
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         graph = _capturing(fn)
         if graph is not None:
             _note_captured(fn, graph)
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
-        why = _decide(fn)
+        index = _reserve()
+        why = _decide(fn, index)
         if why is not None:
-            _account(fn, why[0], why[1])
+            _account(fn, why[0], why[1], index=index)
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         try:
             spec = _paths.inductor_launch(self, args, kwargs)
         except _paths.Unsupported as e:
-            _account(fn, S_FAILED, f"Inductor launch not translatable: {e}")
+            _account(fn, S_FAILED, f"Inductor launch not translatable: {e}", index=index)
             _warn_once(_paths.kernel_name(fn), f"runs unobserved: {e}")
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         route = {"path": "torch.compile (Inductor)", "role": None, "config": spec.config}
         try:
-            _instrumented(spec.fn, (), spec.kwargs, spec.grid, None, route)
+            _instrumented(spec.fn, (), spec.kwargs, spec.grid, None, route, index)
         except _NotInstrumented:
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         return None
@@ -577,7 +698,7 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
 def _twin_for(fn: Any) -> _rewrite.Twin:
     key = id(fn)
     flavour = _flavour(fn)
-    tkey = (_level, _addr_level, flavour, _sanitize)
+    tkey = (_level, _addr_level, flavour, _checks)
     hit = _twin_cache.get(key)
     if hit is not None and hit[0]() is fn and tkey in hit[1]:
         twin = hit[1][tkey]
@@ -593,7 +714,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
     return twin
 
 
-def _remember(fn: Any, tkey: tuple[int, int, str, bool], twin: _rewrite.Twin | None) -> None:
+def _remember(fn: Any, tkey: tuple[int, int, str, frozenset[str]], twin: _rewrite.Twin | None) -> None:
     key = id(fn)
     hit = _twin_cache.get(key)
     if hit is None or hit[0]() is not fn:
@@ -625,7 +746,7 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
         twin = _twin_for(fn)
     except (RewriteError, OSError, TypeError) as e:
         if _sanitize:
-            _remember(fn, (_level, _addr_level, _flavour(fn), True), None)
+            _remember(fn, (_level, _addr_level, _flavour(fn), _checks), None)
             with _lock:
                 _sanitize_skipped[name] = str(e)
         kind = "cannot read the kernel's source" if isinstance(e, (OSError, TypeError)) else "cannot instrument"
@@ -647,11 +768,11 @@ def _compile_error(e: BaseException) -> bool:
 
 
 def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, call_next: Any,
-                  route: dict[str, Any]) -> Any:
-    """Launch `fn`'s twin in place of `fn`, account for it and export its records. `call_next`
-    (None for paths that translated the launch) launches the original: used when the twin cannot
-    be built, when it fails to compile, and to return the original's compiled kernel to callers
-    that cache it (FlagGems' LibEntry)."""
+                  route: dict[str, Any], index: int) -> Any:
+    """Launch `fn`'s twin in place of `fn` as launch `index`, account for it and export its
+    records. `call_next` (None for paths that translated the launch) launches the original:
+    used when the twin cannot be built, when it fails to compile, and to return the original's
+    compiled kernel to callers that cache it (FlagGems' LibEntry)."""
     def original() -> Any:
         if call_next is None:
             raise RuntimeError("flagprism: no original launch for a translated path")
@@ -660,17 +781,20 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     twin, why = _twin_or_reason(fn)
     if twin is None:
         assert why is not None
-        _account(fn, why[0], why[1])
+        _account(fn, why[0], why[1], index=index)
         if call_next is None:
             raise _NotInstrumented(why[1])
         return original()
     with _lock:
         cfg = _Config(**asdict(_config))
-    from flagprism import _ext  # type: ignore[attr-defined]
-
-    index = int(_ext.debug_summary_reserve(_summary_obj()))
+    findings_only = _sanitize if cfg.all_reports is None else not cfg.all_reports
+    entry = None
+    if cfg.pipeline and _report_fn is _ext_report:
+        entry = _dbgexport.pipeline_for(_launch.buffer_device(_launch.backend_of(fn)), _summary_obj(), cfg,
+                                        findings_only)
     plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
-                           twin_num_warps=cfg.twin_num_warps)
+                           twin_num_warps=cfg.twin_num_warps,
+                           alloc=_dbgexport.allocator(entry) if entry is not None else None)
     try:
         if plan.backend == "cuda":
             try:
@@ -684,10 +808,11 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         partial = None
         if cfg.export_on_error:
             try:
-                partial = _export(fn, twin, plan, cfg, None, error=e, index=index, route=route)
+                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only)
             except Exception as ee:  # noqa: BLE001 - the kernel's own error matters more
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
+        _dbgexport.unreserve(entry, plan)
         where = f"; partial records: {partial.get('txt')}" if partial and partial.get("txt") else ""
         if _compile_error(e):
             # the instrumented kernel did not compile: run the kernel itself, say so
@@ -702,8 +827,7 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         _summary_launch(*_identity(fn), S_FAILED,
                         f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
         raise
-    _export(fn, twin, plan, cfg, ret, error=None, index=index, route=route)
-    _summary_launch(*_identity(fn), S_INSTRUMENTED, None, index=index)
+    _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only)
     if call_next is None:
         return ret
     # what the caller gets is the kernel's own compiled kernel, as without the Debugger (LibEntry
@@ -810,90 +934,31 @@ def _stack_skip() -> tuple[str, ...]:
 
 
 def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, ret: Any,
-            error: BaseException | None, index: int = 0, route: dict[str, Any] | None = None) -> dict[str, Any]:
-    route = route or {}
-    raw = _launch.buffer_bytes(plan)
+            error: BaseException | None, index: int, route: dict[str, Any], entry: Any,
+            findings_only: bool) -> dict[str, Any]:
+    """Describe the launch and hand its records to the pipeline (`entry`) or, without one, to the
+    report function now; the launch is accounted for in the summary either way."""
     if twin.extra.get("sanitize"):
-        ttir, reason = None, "sanitize run: no op log"
+        ttir: tuple[str | None, str | None] = (None, "sanitize run: no op log")
+    elif error is not None:
+        ttir = (None, "the launch raised an exception")
     else:
-        ttir, reason = _ttir(fn, twin, plan, ret) if error is None else (None, "the launch raised an exception")
-    now = datetime.datetime.now(datetime.timezone.utc)
-    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
-    script_stem = os.path.splitext(os.path.basename(script))[0] or "python"
-    stem = f"{script_stem}_{twin.kernel_name}_{now.strftime('%Y%m%dT%H%M%SZ')}_run{index}"
-    launch_info = {
-        "kernel": twin.kernel_name,
-        "grid": list(plan.grid),
-        "backend": plan.backend,
-        "script": script,
-        "timestamp": now.isoformat(timespec="seconds"),
-        "run_index": index,
-        "run": index,
-        "output_dir": os.path.abspath(cfg.output_dir),
-        "stem": stem,
-        "level": twin.level,
-        "addr_level": twin.addr_level,
-        "export_raw_records": cfg.export_raw_records,
-        "ttir": ttir,
-        "ttir_unavailable_reason": None if ttir is not None else (reason or "unknown"),
-        "source_file": twin.source_file,
-        "twin_file": twin.path,
-        "record_capacity": plan.slots,
-        "args": _launch.describe_args(fn, plan.bound, plan.backend),
-        "sanitize": bool(twin.extra.get("sanitize", False)),
-        "num_warps": plan.num_warps,
-        "registers": plan.registers,
-        "launch_path": route.get("path") or "JITFunction.run",
-        "autotune": {"role": route["role"], "config": _config_text(route)} if route.get("role") else None,
-        "stack": _launch_stack(),
-        "test": _current_test(),
-        "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
-    }
+        ttir = _ttir(fn, twin, plan, ret)
+    launch = _dbgexport.launch_json(fn, twin, plan, cfg, ret if error is None else None, error, index, route,
+                                    ttir, _launch_stack(), _current_test(), _config_text(route))
+    sites = _dbgexport.site_table_json(twin)
+    run = _dbgexport.new_run(twin, plan, index, ret, error)
     os.makedirs(cfg.output_dir, exist_ok=True)
-    _tls.report = {"index": index, "findings_only": False}
+    if error is None and entry is not None and \
+            _dbgexport.submit(entry, plan, launch, sites, twin, index, run, cfg.max_runs):
+        return run  # the pipeline's thread accounts for it
+    _tls.report = {"index": index, "findings_only": findings_only}
     try:
-        result = _report_fn(raw, json.dumps(twin.site_table()), json.dumps(launch_info))
+        _dbgexport.report_sync(_report_fn, plan, launch, sites, run, cfg.max_runs)
     finally:
         _tls.report = None
-    report = None
-    jpath = result.get("json") if isinstance(result, dict) else None
-    if jpath and os.path.exists(jpath):
-        with open(jpath, encoding="utf-8") as f:
-            report = json.load(f)
-    header = _launch.read_header(raw)
-    run: dict[str, Any] = {
-        "kernel": twin.kernel_name,
-        "run_index": index,
-        "backend": plan.backend,
-        "grid": list(plan.grid),
-        "programs": plan.programs,
-        "slots_per_program": plan.slots,
-        "dump_capacity_words": plan.arena_words,
-        "level": twin.level,
-        "addr_level": twin.addr_level,
-        "source_file": twin.source_file,
-        "twin_file": twin.path,
-        "overflow_count": int(result.get("overflow_count", header[4])) if isinstance(result, dict) else header[4],
-        "dump_words_requested": header[5],
-        "error": None if error is None else repr(error),
-        "paths": dict(result) if isinstance(result, dict) else {},
-        "report": report,
-        "findings": list(report.get("findings", [])) if isinstance(report, dict) else [],
-        "sanitize": launch_info["sanitize"],
-        "complete": bool(result.get("complete", True)) if isinstance(result, dict) else True,
-        "num_warps": dict(plan.num_warps) if plan.num_warps else None,
-        # what the compiled twin really ran with (None on the interpreter)
-        "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
-        # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
-        "registers": dict(plan.registers) if plan.registers else None,
-        "registers_compiled": getattr(ret, "n_regs", None),
-    }
-    if isinstance(result, dict):
-        for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):
-            run[k] = result.get(k)
-    with _lock:
-        _runs.append(run)
+    if error is None:
+        _summary_launch(*_identity(fn), S_INSTRUMENTED, None, index=index)
     return run
 
 
@@ -909,27 +974,41 @@ _cli_state: dict[str, Any] = {}
 
 def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
-    --sanitize 0|1, --strict 0|1, --export-on-error 0|1, --record-capacity N|"")."""
+    --sanitize 0|1, --check LIST|"", --strict 0|1, --all-reports 0|1, --kernel REGEX|"",
+    --launch N[-M]|"", --max-reports N|"", --export-on-error 0|1, --record-capacity N|"")."""
     level = int(options.get("level", "1"))
     addr_level = int(options.get("addr-level", "1"))
+    check = options.get("check") or None
     sanitize = options.get("sanitize", "0") == "1"
     out = os.path.abspath(options.get("output", "fp_debug"))
     cap = options.get("record-capacity", "")
+    maxr = options.get("max-reports", "")
     configure(output_dir=out, export_on_error=options.get("export-on-error", "0") == "1",
-              record_capacity=int(cap) if cap else None)
+              record_capacity=int(cap) if cap else None,
+              all_reports=True if options.get("all-reports", "0") == "1" else None,
+              max_reports=int(maxr) if maxr else None, kernel=options.get("kernel") or None,
+              launch=options.get("launch") or None)
     clear_exported_runs()
     _sanitize_skipped.clear()
     _warned.clear()
     reset_summary()
     from flagprism import _ext  # type: ignore[attr-defined]
 
-    tag = "flagprism debug" + (" --sanitize" if sanitize else "")
-    _ext.debug_summary_set(_summary_obj(), "mode", "sanitize" if sanitize else "markers")
+    checks = _check_checks(check) | ({"bounds"} if sanitize else set())
+    if check:
+        tag = f"flagprism debug --check {','.join(c for c in CHECKS if c in checks)}"
+    else:
+        tag = "flagprism debug" + (" --sanitize" if sanitize else "")
+    _ext.debug_summary_set(_summary_obj(), "mode", ("check" if check else "sanitize") if checks else "markers")
+    _ext.debug_summary_set(_summary_obj(), "checks", ",".join(c for c in CHECKS if c in checks) or None)
     _ext.debug_summary_set(_summary_obj(), "command", tag)
     _ext.debug_summary_set(_summary_obj(), "output_dir", out)
-    activate(level=level, addr_level=addr_level, sanitize=sanitize)
+    activate(level=level, addr_level=addr_level, check=checks or None)
+    # `flagprism debug ... pytest`: the pytest plugin attributes findings to tests, this command
+    # owns the Debugger (flagprism/pytest_plugin.py)
+    os.environ["FLAGPRISM_DEBUG_MANAGED"] = "1"
     _cli_state.clear()
-    _cli_state.update(output=out, sanitize=sanitize, strict=options.get("strict", "0") == "1", findings=0,
+    _cli_state.update(output=out, sanitize=bool(checks), strict=options.get("strict", "0") == "1", findings=0,
                       tag=tag)
 
 
@@ -959,7 +1038,7 @@ def _cli_end(status: int) -> list[str]:
         lines.append(f"{tag}: no Triton kernel was launched while the Debugger was active")
     elif int(totals["by_status"]["excluded"]) == int(totals["launches"]) and not _cli_state.get("sanitize"):
         lines.append(f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
-                     "(use --sanitize to check every kernel's memory accesses)")
+                     "(use --check to check every kernel without markers)")
     incomplete = [r for r in runs if not r.get("complete", True) and r.get("error") is None]
     if incomplete:
         lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "

@@ -26,7 +26,13 @@ typedef void *fp__cuctx;
 	X(cuMemcpyHtoDAsync_v2, (uint64_t dst, const void *src, size_t n, uint64_t strm)) \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, uint64_t src, size_t n, uint64_t strm))       \
 	X(cuStreamSynchronize, (uint64_t stream))                                         \
-	X(cuGetErrorName, (int err, const char **name))
+	X(cuGetErrorName, (int err, const char **name))                                   \
+	X(cuMemHostAlloc, (void **pp, size_t n, unsigned flags))                          \
+	X(cuMemFreeHost, (void *p))                                                       \
+	X(cuEventCreate, (void **ev, unsigned flags))                                     \
+	X(cuEventRecord, (void *ev, uint64_t stream))                                     \
+	X(cuEventSynchronize, (void *ev))                                                 \
+	X(cuEventDestroy_v2, (void *ev))
 
 #define X(name, params) typedef int(*fp__devmem_##name##_fn) params;
 FP__DEVMEM_FUNCS(X)
@@ -34,6 +40,14 @@ FP__DEVMEM_FUNCS(X)
 
 /* CU_POINTER_ATTRIBUTE_CONTEXT */
 #define FP__CU_POINTER_ATTRIBUTE_CONTEXT 1
+/* CU_MEMHOSTALLOC_PORTABLE, CU_EVENT_DISABLE_TIMING */
+#define FP__CU_MEMHOSTALLOC_PORTABLE 1u
+#define FP__CU_EVENT_DISABLE_TIMING 2u
+
+struct fp_devmem_event {
+	void *ev;  /* CUevent */
+	void *ctx; /* CUcontext it was recorded in */
+};
 
 static struct {
 	pthread_once_t once;
@@ -177,4 +191,97 @@ int fp_devmem_read(void *dst, uint64_t dptr, size_t n, uint64_t stream, struct f
 		rc = drv.cuStreamSynchronize(stream);
 	leave(pushed);
 	return rc ? cu_fail(diag, "reading", rc, dptr) : FP_OK;
+}
+
+/* ---- asynchronous reads ----------------------------------------------------------------------- */
+
+int fp_devmem_host_alloc(uint64_t dptr, size_t n, void **out, struct fp_diag *diag)
+{
+	bool pushed;
+	int st, rc;
+
+	if (!out || !n)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_host_alloc: no size or output");
+	*out = NULL;
+	if ((st = enter(dptr, "allocating host memory for", &pushed, diag)))
+		return st;
+	rc = drv.cuMemHostAlloc(out, n, FP__CU_MEMHOSTALLOC_PORTABLE);
+	leave(pushed);
+	if (rc) {
+		*out = NULL;
+		return cu_fail(diag, "page-locked host allocation for", rc, dptr);
+	}
+	return FP_OK;
+}
+
+void fp_devmem_host_free(void *p)
+{
+	if (p && drv.status == FP_OK)
+		drv.cuMemFreeHost(p);
+}
+
+int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
+			 struct fp_devmem_event **ev, struct fp_diag *diag)
+{
+	struct fp_devmem_event *e;
+	fp__cuctx ctx = NULL;
+	bool pushed;
+	int st, rc;
+
+	if (!dst || !ev)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_read_async: NULL argument");
+	*ev = NULL;
+	e = fp_calloc(1, sizeof(*e));
+	if (!e)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	if ((st = enter(dptr, "reading", &pushed, diag)))
+		goto fail;
+	drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+	e->ctx = ctx;
+	rc = n ? drv.cuMemcpyDtoHAsync_v2(dst, dptr, n, stream) : 0;
+	if (!rc)
+		rc = drv.cuEventCreate(&e->ev, FP__CU_EVENT_DISABLE_TIMING);
+	if (!rc)
+		rc = drv.cuEventRecord(e->ev, stream);
+	leave(pushed);
+	if (rc) {
+		st = cu_fail(diag, "queueing the read", rc, dptr);
+		if (e->ev)
+			drv.cuEventDestroy_v2(e->ev);
+		goto fail;
+	}
+	*ev = e;
+	return FP_OK;
+
+fail:
+	fp_free(e);
+	return st;
+}
+
+int fp_devmem_event_wait(struct fp_devmem_event *ev, struct fp_diag *diag)
+{
+	fp__cuctx prev;
+	int rc;
+
+	if (!ev)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_event_wait: NULL event");
+	rc = drv.cuCtxPushCurrent_v2(ev->ctx);
+	if (rc)
+		return cu_fail(diag, "waiting for the read", rc, 0);
+	rc = drv.cuEventSynchronize(ev->ev);
+	drv.cuCtxPopCurrent_v2(&prev);
+	return rc ? cu_fail(diag, "waiting for the read", rc, 0) : FP_OK;
+}
+
+void fp_devmem_event_free(struct fp_devmem_event *ev)
+{
+	fp__cuctx prev;
+
+	if (!ev)
+		return;
+	if (ev->ev && !drv.cuCtxPushCurrent_v2(ev->ctx)) {
+		drv.cuEventDestroy_v2(ev->ev);
+		drv.cuCtxPopCurrent_v2(&prev);
+	}
+	fp_free(ev);
 }

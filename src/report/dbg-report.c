@@ -255,7 +255,8 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	if (nfindings)
 		*nfindings = n;
 	st = FP_OK;
-	if (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || n || !out->complete) {
+	if (!(flags & FP_DBG_REPORT_NO_FILES) &&
+	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || n || !out->complete)) {
 		wctx_init(&c, run, l, diag);
 		st = write_all(&c, out);
 	}

@@ -391,3 +391,212 @@ TEST(devmem_no_driver)
 	ASSERT_NOT_NULL(strstr(d.msg, "no CUDA driver"));
 	ASSERT_EQ(fp_devmem_zero(0x1000, 8, 0, &d), FP_ENOTSUP);
 }
+
+/* ---- the launch pipeline ------------------------------------------------------------------ */
+
+#include <flagprism/debug-pipe.h>
+
+/* Submit the fixture (NaN in x) n times through a host-only pipeline of `pool` bytes. */
+static void pipe_run(struct fp_dbg_pipe *p, struct fp_dbg_summary *s, struct dbgb *b, int n,
+		     unsigned first_run)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		size_t off = 0, bytes = dbgb_bytes(b);
+		uint64_t index = fp_dbg_summary_reserve(s);
+		const char *lj = launch_json((int)(first_run + (unsigned)i), "");
+		struct fp_dbg_pipe_job job = {
+			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.launch_index = index,
+		};
+
+		ASSERT_OK(fp_dbg_pipe_reserve(p, bytes, &off, NULL));
+		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b->w, 64, 0, NULL));
+		memcpy(fp_dbg_pipe_host(p, off), b->w, bytes); /* the "device" wrote its records */
+		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
+	}
+}
+
+TEST(debug_pipe_host_launches_reported_in_order)
+{
+	struct fp_dbg_pipe_options opt = {.pool_bytes = 8192,
+					  .report_flags = FP_DBG_REPORT_FINDINGS_ONLY,
+					  .max_reports = 3};
+	struct fp_dbg_summary *s;
+	struct fp_dbg_pipe *p;
+	struct fp_dbg_pipe_result *r;
+	struct fp_dbg_pipe_stats st;
+	struct fp_dbg_summary_totals t;
+	struct dbgb b;
+	size_t n, i;
+
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	ASSERT_LE((int64_t)dbgb_bytes(&b), 4096); /* two buffers fit the pool at once, not three */
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
+	pipe_run(p, s, &b, 10, 0);
+	fp_dbg_pipe_drain(p);
+	n = fp_dbg_pipe_take(p, &r);
+	ASSERT_EQ(n, 10);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(r[i].launch_index, i);
+		ASSERT_EQ(r[i].status, FP_OK);
+		ASSERT_GT(r[i].nfindings, 0);
+		if (i < 3)
+			ASSERT_NOT_NULL(r[i].out.txt);
+		else
+			ASSERT_NULL(r[i].out.txt); /* over max_reports: findings only in the summary */
+	}
+	fp_dbg_pipe_results_free(r, n);
+	fp_dbg_pipe_stats(p, &st);
+	ASSERT_EQ(st.submitted, 10);
+	ASSERT_EQ(st.done, 10);
+	ASSERT_EQ(st.reports_suppressed, 7);
+	ASSERT_EQ(st.in_flight_bytes, 0);
+	fp_dbg_summary_totals(s, &t);
+	ASSERT_EQ(t.launches, 10);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_INSTRUMENTED], 10);
+	ASSERT_EQ(t.finding_launches, 10);
+	ASSERT_EQ(t.reports, 3);
+	/* a buffer larger than the pool is the caller's to run synchronously */
+	{
+		size_t off;
+
+		ASSERT_EQ(fp_dbg_pipe_reserve(p, 9000, &off, NULL), FP_ELIMIT);
+		ASSERT_OK(fp_dbg_pipe_reserve(p, 100, &off, NULL));
+		fp_dbg_pipe_unreserve(p, off);
+		fp_dbg_pipe_stats(p, &st);
+		ASSERT_EQ(st.in_flight_bytes, 0);
+	}
+	fp_dbg_pipe_free(p);
+	fp_dbg_summary_free(s);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+TEST(debug_pipe_corrupt_buffer_fails_that_launch_only)
+{
+	struct fp_dbg_pipe_options opt = {.pool_bytes = 1 << 16};
+	struct fp_dbg_summary *s;
+	struct fp_dbg_pipe *p;
+	struct fp_dbg_pipe_result *r;
+	struct fp_dbg_summary_totals t;
+	struct dbgb b;
+	size_t n, off, bytes;
+	const char *lj;
+
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	bytes = dbgb_bytes(&b);
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
+	pipe_run(p, s, &b, 1, 0);
+	/* the second launch's magic is wrong */
+	lj = launch_json(1, "");
+	{
+		struct fp_dbg_pipe_job job = {
+			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.launch_index = fp_dbg_summary_reserve(s),
+		};
+
+		ASSERT_OK(fp_dbg_pipe_reserve(p, bytes, &off, NULL));
+		memcpy(fp_dbg_pipe_host(p, off), b.w, bytes);
+		((unsigned char *)fp_dbg_pipe_host(p, off))[0] ^= 0xff;
+		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
+	}
+	pipe_run(p, s, &b, 1, 2);
+	fp_dbg_pipe_drain(p);
+	n = fp_dbg_pipe_take(p, &r);
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(r[0].status, FP_OK);
+	ASSERT_EQ(r[1].status, FP_EFORMAT);
+	ASSERT_NOT_NULL(strstr(r[1].message, "decoding the records failed"));
+	ASSERT_EQ(r[2].status, FP_OK);
+	fp_dbg_pipe_results_free(r, n);
+	fp_dbg_summary_totals(s, &t);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_INSTRUMENTED], 2);
+	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_FAILED], 1);
+	/* submitting an unreserved slice is refused */
+	{
+		struct fp_dbg_pipe_job job = {.kernel = "k", .site_table = "{}", .launch_json = "{}"};
+
+		ASSERT_EQ(fp_dbg_pipe_submit(p, 12345, 8, 0, &job, NULL), FP_EINVAL);
+	}
+	fp_dbg_pipe_free(p);
+	fp_dbg_summary_free(s);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+/* The device path against the fake driver: the read back is queued, a device error fails the
+ * launch with the driver's name for it, events are freed. */
+TEST(debug_pipe_device_fake_driver)
+{
+	const char *path = FP_FAKE_CUPTI_PATH;
+	void (*fail_event)(int);
+	long (*events_live)(void);
+	struct fp_dbg_summary *s;
+	struct fp_dbg_pipe *p;
+	struct fp_dbg_pipe_result *r;
+	struct dbgb b;
+	void *h, *sym, *pool;
+	size_t n, off, bytes;
+	int i;
+
+	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ASSERT_NOT_NULL(h);
+	sym = dlsym(h, "fake_devmem_fail_event");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&fail_event, &sym, sizeof(sym));
+	sym = dlsym(h, "fake_devmem_events_live");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&events_live, &sym, sizeof(sym));
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	bytes = dbgb_bytes(&b);
+	pool = calloc(1, 1 << 16); /* the "device" pool: host memory for the fake */
+	ASSERT_NOT_NULL(pool);
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	{
+		struct fp_dbg_pipe_options opt = {.pool_bytes = 1 << 16,
+						  .device_pool = (uint64_t)(uintptr_t)pool};
+
+		ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
+	}
+	for (i = 0; i < 2; i++) {
+		const char *lj = launch_json(i, "");
+		struct fp_dbg_pipe_job job = {
+			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.launch_index = fp_dbg_summary_reserve(s),
+		};
+
+		ASSERT_OK(fp_dbg_pipe_reserve(p, bytes, &off, NULL));
+		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b.w, 64, 0, NULL));
+		/* the twin writes its records into the device slice */
+		memcpy((char *)pool + off + 64, (char *)b.w + 64, bytes - 64);
+		if (i == 1)
+			fail_event(700);
+		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
+		fp_dbg_pipe_drain(p);
+	}
+	n = fp_dbg_pipe_take(p, &r);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(r[0].status, FP_OK);
+	ASSERT_GT(r[0].nfindings, 0);
+	ASSERT_EQ(r[1].status, FP_EVENDOR);
+	ASSERT_NOT_NULL(strstr(r[1].message, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+	fp_dbg_pipe_results_free(r, n);
+	fp_dbg_pipe_free(p);
+	ASSERT_EQ(events_live(), 0);
+	fp_dbg_summary_free(s);
+	free(pool);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+	dlclose(h);
+}

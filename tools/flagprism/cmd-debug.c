@@ -11,20 +11,72 @@
  */
 #include "tool.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char cmd_debug_summary[] = "run a Python script or pytest under the Debugger";
 const char cmd_debug_usage[] =
-	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize] [--strict]\n"
-	"                [--export-on-error] [--record-capacity N] SCRIPT [ARGS...]\n"
+	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize | --check LIST]\n"
+	"                [--strict] [--all-reports] [--kernel REGEX] [--launch N[-M]]\n"
+	"                [--max-reports N] [--export-on-error] [--record-capacity N]\n"
+	"                SCRIPT [ARGS...]\n"
 	"flagprism debug [OPTIONS] pytest [PYTEST-ARGS...]";
+
+/* The checks of --check, as docs/cli/flagprism-debug.md lists them. */
+static const char *const checks[] = {"bounds", "nan", "inf", "precision", "domain"};
+
+/* A comma list of known checks, each once: 0, or the usage error's exit status. */
+static int check_list(const char *cmd, const char *list)
+{
+	char word[32], seen[(sizeof(checks) / sizeof(checks[0]))] = {0};
+	const char *p = list, *end;
+	size_t n, i;
+
+	if (!list[0])
+		return fpt_usage(cmd, "option '--check' needs a list (bounds,nan,inf,precision,domain)");
+	for (;;) {
+		end = strchr(p, ',');
+		n = end ? (size_t)(end - p) : strlen(p);
+		for (i = 0; i < (sizeof(checks) / sizeof(checks[0])); i++)
+			if (n == strlen(checks[i]) && !strncmp(p, checks[i], n))
+				break;
+		snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), p);
+		if (i == (sizeof(checks) / sizeof(checks[0])))
+			return fpt_usage(cmd,
+					 "unknown check '%s' in '--check' (bounds, nan, inf, precision, "
+					 "domain)",
+					 word);
+		if (seen[i]++)
+			return fpt_usage(cmd, "check '%s' given twice in '--check'", word);
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* N or N-M with 0 <= N <= M: 0, or the usage error's exit status. */
+static int launch_range(const char *cmd, const char *s)
+{
+	char *end;
+	long long lo, hi;
+
+	errno = 0;
+	lo = strtoll(s, &end, 10);
+	hi = lo;
+	if (end != s && *end == '-')
+		hi = strtoll(end + 1, &end, 10);
+	if (errno || end == s || *end || lo < 0 || hi < lo || !isdigit((unsigned char)s[0]))
+		return fpt_usage(cmd, "option '--launch' needs N or N-M (launch indices from 0, N <= M)");
+	return 0;
+}
 
 int cmd_debug(int argc, char **argv)
 {
-	long level = 1, addr_level = 1;
-	const char *out = "fp_debug";
-	bool sanitize = false, strict = false, export_on_error = false;
-	long record_capacity = -1;
+	long level = 1, addr_level = 1, record_capacity = -1, max_reports = -1;
+	const char *out = "fp_debug", *check = NULL, *kernel = NULL, *launch = NULL;
+	bool sanitize = false, strict = false, export_on_error = false, all_reports = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_INT("level", 0, &level, "N",
 			    "0 no values, 1 value summaries (default), 2 also every element", 0, 2),
@@ -33,23 +85,34 @@ int cmd_debug(int argc, char **argv)
 			    2),
 		FPT_OPT_STRING("output", 'o', &out, "DIR",
 			       "directory for the reports (default: fp_debug)"),
-		FPT_OPT_BOOL(
-			"sanitize", 0, &sanitize,
-			"observe every load/store of every kernel, report findings only, exit 3 "
-			"when there is any"),
+		FPT_OPT_STRING("check", 0, &check, "LIST",
+			       "check mode: every kernel, no markers; LIST of bounds, nan, inf, "
+			       "precision, domain; exit 3 on findings"),
+		FPT_OPT_BOOL("sanitize", 0, &sanitize, "the same as --check bounds"),
 		FPT_OPT_BOOL("strict", 0, &strict,
 			     "exit 4 when a launch the Debugger was asked to observe could not be "
 			     "(graph replays, failed instrumentation, unhooked launch paths)"),
+		FPT_OPT_BOOL("all-reports", 0, &all_reports,
+			     "in check mode, write every launch's report files, not only those with "
+			     "findings"),
+		FPT_OPT_STRING("kernel", 0, &kernel, "REGEX",
+			       "instrument only kernels whose name matches (Python re.search)"),
+		FPT_OPT_STRING("launch", 0, &launch, "N[-M]",
+			       "instrument only these launch indices (from 0, in launch order)"),
+		FPT_OPT_INT("max-reports", 0, &max_reports, "N",
+			    "write at most N per-launch reports (findings still reach the summary)", 0,
+			    1L << 40),
 		FPT_OPT_BOOL("export-on-error", 0, &export_on_error,
 			     "when a kernel raises, still write the records it made (marked partial)"),
 		FPT_OPT_INT("record-capacity", 0, &record_capacity, "N",
 			    "records of one launch (default: sized from the launch); what does not "
 			    "fit is counted as overflow",
-			    0, 1L << 40),
+			    0, 1L << 31),
 		FPT_OPT_END(),
 	};
-	char level_s[8], addr_s[8], cap_s[24];
-	const char *words[17];
+	char level_s[8], addr_s[8], cap_s[24], maxr_s[24];
+	const char *words[32];
+	size_t n = 0;
 	int rc, nargs;
 
 	rc = fpt_parse_options(argc, argv, opts, FPT_PARSE_STOP_AT_POSITIONAL, &nargs);
@@ -59,25 +122,37 @@ int cmd_debug(int argc, char **argv)
 		return fpt_usage(argv[0], "missing the script to run (or 'pytest')");
 	if (!out[0])
 		return fpt_usage(argv[0], "option '--output' needs a non-empty directory");
+	if (check && (rc = check_list(argv[0], check)))
+		return rc;
+	if (launch && (rc = launch_range(argv[0], launch)))
+		return rc;
+	if (kernel && !kernel[0])
+		return fpt_usage(argv[0], "option '--kernel' needs a regular expression");
 	snprintf(level_s, sizeof(level_s), "%ld", level);
 	snprintf(addr_s, sizeof(addr_s), "%ld", addr_level);
-	words[0] = "debug";
-	words[1] = "--level";
-	words[2] = level_s;
-	words[3] = "--addr-level";
-	words[4] = addr_s;
-	words[5] = "--output";
-	words[6] = out;
-	words[7] = "--sanitize";
-	words[8] = sanitize ? "1" : "0";
-	words[9] = "--strict";
-	words[10] = strict ? "1" : "0";
-	words[11] = "--export-on-error";
-	words[12] = export_on_error ? "1" : "0";
-	cap_s[0] = '\0';
+	cap_s[0] = maxr_s[0] = '\0';
 	if (record_capacity >= 0)
 		snprintf(cap_s, sizeof(cap_s), "%ld", record_capacity);
-	words[13] = "--record-capacity";
-	words[14] = cap_s;
-	return fpt_python_run_tool(words, 15, &argv[1], nargs);
+	if (max_reports >= 0)
+		snprintf(maxr_s, sizeof(maxr_s), "%ld", max_reports);
+#define WORD(k, v)                \
+	do {                      \
+		words[n++] = (k); \
+		words[n++] = (v); \
+	} while (0)
+	words[n++] = "debug";
+	WORD("--level", level_s);
+	WORD("--addr-level", addr_s);
+	WORD("--output", out);
+	WORD("--sanitize", sanitize ? "1" : "0");
+	WORD("--check", check ? check : "");
+	WORD("--strict", strict ? "1" : "0");
+	WORD("--all-reports", all_reports ? "1" : "0");
+	WORD("--kernel", kernel ? kernel : "");
+	WORD("--launch", launch ? launch : "");
+	WORD("--max-reports", maxr_s);
+	WORD("--export-on-error", export_on_error ? "1" : "0");
+	WORD("--record-capacity", cap_s);
+#undef WORD
+	return fpt_python_run_tool(words, n, &argv[1], nargs);
 }

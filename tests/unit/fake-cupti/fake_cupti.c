@@ -912,3 +912,72 @@ EXPORT int cuGetErrorName(int err, const char **name)
 	*name = err == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_UNKNOWN";
 	return 0;
 }
+
+EXPORT int cuMemHostAlloc(void **pp, size_t n, unsigned flags);
+EXPORT int cuMemFreeHost(void *p);
+EXPORT int cuEventCreate(void **ev, unsigned flags);
+EXPORT int cuEventRecord(void *ev, uint64_t stream);
+EXPORT int cuEventSynchronize(void *ev);
+EXPORT int cuEventDestroy_v2(void *ev);
+EXPORT void fake_devmem_fail_event(int rc);
+EXPORT long fake_devmem_events_live(void);
+
+static _Atomic int event_fail;   /* the next event wait returns this (once) */
+static _Atomic long events_live; /* created, not destroyed */
+
+EXPORT void fake_devmem_fail_event(int rc)
+{
+	atomic_store(&event_fail, rc);
+}
+
+EXPORT long fake_devmem_events_live(void)
+{
+	return atomic_load(&events_live);
+}
+
+EXPORT int cuMemHostAlloc(void **pp, size_t n, unsigned flags)
+{
+	(void)flags;
+	if (ctx_depth <= 0)
+		return 201;
+	*pp = malloc(n);
+	return *pp ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+
+EXPORT int cuMemFreeHost(void *p)
+{
+	free(p);
+	return 0;
+}
+
+EXPORT int cuEventCreate(void **ev, unsigned flags)
+{
+	(void)flags;
+	if (ctx_depth <= 0)
+		return 201;
+	*ev = malloc(1);
+	if (!*ev)
+		return 2;
+	atomic_fetch_add(&events_live, 1);
+	return 0;
+}
+
+EXPORT int cuEventRecord(void *ev, uint64_t stream)
+{
+	(void)ev;
+	(void)stream;
+	return ctx_depth > 0 ? 0 : 201;
+}
+
+EXPORT int cuEventSynchronize(void *ev)
+{
+	(void)ev;
+	return atomic_exchange(&event_fail, 0);
+}
+
+EXPORT int cuEventDestroy_v2(void *ev)
+{
+	free(ev);
+	atomic_fetch_sub(&events_live, 1);
+	return 0;
+}

@@ -1,0 +1,356 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the Debugger does after an instrumented launch: describe it (the launch JSON), hand its
+record buffer to the C library, and keep a small run dict for ``take_exported_runs()``.
+
+Two ways, the same result:
+
+* **The pipeline** (default with the native report writer): the record buffer is a slice of a
+  bounded pool (``include/flagprism/debug-pipe.h``). On a GPU the slice is zeroed, given its
+  header and read back on the launch's stream, so the host never waits for a launch (only for
+  the oldest one when the pool is full); one C thread decodes it, writes the reports and
+  accounts for the launch in the summary. On the interpreter the twin's host buffer is copied
+  into the slice after the launch. Results join their run dicts when the caller drains
+  (``take_exported_runs()``, ``summary()``, ``deactivate()``).
+* **Synchronously**, through ``debugger._report_fn`` (a replaced report function, as the tests
+  use; a launch whose buffer does not fit the pool; ``configure(pipeline=False)``).
+
+A run dict holds paths and counts; its ``report`` (the statement report JSON) and ``findings``
+are read from the report file on first access, so a big launch costs no JSON round trip and
+thousands of runs stay small. At most ``max_runs`` runs are kept (the oldest are dropped and
+counted).
+
+Nothing here decodes or formats records: that is C's work.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import struct
+import sys
+import threading
+from typing import Any, Callable
+
+from flagprism import _devbuf, _intercept, _launch
+
+_lock = threading.RLock()
+_runs: list[dict[str, Any]] = []
+_pending: dict[int, dict[str, Any]] = {}  # launch index -> run waiting for its pipeline result
+runs_dropped = 0
+#: device key -> (pool tensor or None, pipeline capsule, flags the pipeline was made with)
+_pipes: dict[Any, tuple[Any, Any, tuple[Any, ...]]] = {}
+_ttir_json: dict[int, tuple[Any, str]] = {}  # id(compiled kernel) -> (kernel, its TTIR as JSON)
+
+
+class Run(dict):  # type: ignore[type-arg]
+    """A run dict whose "report" and "findings" are read from the JSON report when first used."""
+
+    _LAZY = ("report", "findings")
+
+    def _load(self) -> None:
+        path = dict.get(self, "json")
+        report = None
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                report = json.load(f)
+        dict.__setitem__(self, "report", report)
+        dict.__setitem__(self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else [])
+
+    def __getitem__(self, key: Any) -> Any:
+        if key in self._LAZY and dict.get(self, key, _UNLOADED) is _UNLOADED:
+            self._load()
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key in self._LAZY and dict.get(self, key, _UNLOADED) is _UNLOADED:
+            self._load()
+        return dict.get(self, key, default)
+
+
+_UNLOADED = object()
+
+
+def _keep(run: dict[str, Any], max_runs: int) -> None:
+    global runs_dropped
+    with _lock:
+        _runs.append(run)
+        over = len(_runs) - max_runs
+        if over > 0:
+            del _runs[:over]
+            runs_dropped += over
+
+
+# ------------------------------------------------------------------------------------------------
+# Describing a launch
+# ------------------------------------------------------------------------------------------------
+
+
+def _ttir_text(ret: Any) -> str | None:
+    asm = getattr(ret, "asm", None)
+    if asm is None:
+        return None
+    try:
+        return str(asm["ttir"])
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
+                index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
+                stack: list[str], test: str | None, config_text: str | None) -> str:
+    """The launch JSON (docs/debugger-report-schema.md); a compiled twin's TTIR is encoded once
+    per compiled kernel and spliced in."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+    script_stem = os.path.splitext(os.path.basename(script))[0] or "python"
+    stem = f"{script_stem}_{twin.kernel_name}_{now.strftime('%Y%m%dT%H%M%SZ')}_run{index}"
+    text, reason = ttir
+    info = {
+        "kernel": twin.kernel_name,
+        "grid": list(plan.grid),
+        "backend": plan.backend,
+        "script": script,
+        "timestamp": now.isoformat(timespec="seconds"),
+        "run_index": index,
+        "run": index,
+        "output_dir": os.path.abspath(cfg.output_dir),
+        "stem": stem,
+        "level": twin.level,
+        "addr_level": twin.addr_level,
+        "export_raw_records": cfg.export_raw_records,
+        "ttir_unavailable_reason": None if text is not None else (reason or "unknown"),
+        "source_file": twin.source_file,
+        "twin_file": twin.path,
+        "record_capacity": plan.slots,
+        "args": _launch.describe_args(fn, plan.bound, plan.backend),
+        "sanitize": bool(twin.extra.get("sanitize", False)),
+        "num_warps": plan.num_warps,
+        "registers": plan.registers,
+        "launch_path": route.get("path") or "JITFunction.run",
+        "autotune": {"role": route["role"], "config": config_text} if route.get("role") else None,
+        "stack": stack,
+        "test": test,
+        "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
+    }
+    body = json.dumps(info)
+    if text is None:
+        return body[:-1] + ', "ttir": null}'
+    key = id(ret) if ret is not None else id(text)
+    hit = _ttir_json.get(key)
+    if hit is None or hit[0] is not (ret if ret is not None else text):
+        hit = (ret if ret is not None else text, json.dumps(text))
+        if len(_ttir_json) > 256:
+            _ttir_json.clear()
+        _ttir_json[key] = hit
+    return body[:-1] + ', "ttir": ' + hit[1] + "}"
+
+
+def site_table_json(twin: Any) -> str:
+    s = twin.extra.get("site_table_json")
+    if s is None:
+        s = json.dumps(twin.site_table())
+        twin.extra["site_table_json"] = s
+    return s
+
+
+def new_run(twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None) -> Run:
+    run = Run({
+        "kernel": twin.kernel_name,
+        "run_index": index,
+        "backend": plan.backend,
+        "grid": list(plan.grid),
+        "programs": plan.programs,
+        "slots_per_program": plan.slots,
+        "dump_capacity_words": plan.arena_words,
+        "level": twin.level,
+        "addr_level": twin.addr_level,
+        "source_file": twin.source_file,
+        "twin_file": twin.path,
+        "overflow_count": None,
+        "dump_words_requested": None,
+        "error": None if error is None else repr(error),
+        "paths": {},
+        "report": _UNLOADED,
+        "findings": _UNLOADED,
+        "sanitize": bool(twin.extra.get("sanitize", False)),
+        "complete": None,
+        "num_warps": dict(plan.num_warps) if plan.num_warps else None,
+        # what the compiled twin really ran with (None on the interpreter)
+        "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
+        # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
+        "registers": dict(plan.registers) if plan.registers else None,
+        "registers_compiled": getattr(ret, "n_regs", None),
+    })
+    return run
+
+
+def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None:
+    """Join a report writer's result (sync or pipeline) with its run dict."""
+    dict.update(run, {
+        "paths": dict(result),
+        "overflow_count": int(result.get("overflow_count", header[4] if header else 0)),
+        "complete": bool(result.get("complete", True)),
+        "findings_count": int(result.get("findings", 0)),
+    })
+    if header is not None:
+        dict.__setitem__(run, "dump_words_requested", header[5])
+    if result.get("error"):
+        dict.__setitem__(run, "report_error", result["error"])
+    for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):
+        dict.__setitem__(run, k, result.get(k))
+
+
+# ------------------------------------------------------------------------------------------------
+# The pipeline
+# ------------------------------------------------------------------------------------------------
+
+
+def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
+    """The pipeline of a device (made on first use), or None when it cannot be used there."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    key = (str(dev),)
+    flags = (cfg.pool_bytes, findings_only, cfg.max_reports)
+    with _lock:
+        hit = _pipes.get(key)
+        if hit is not None and hit[2] == flags:
+            return hit
+        if hit is not None:
+            _close(key)
+        pool = None
+        dptr = 0
+        if dev.type != "cpu":
+            if not (_devbuf._is_nvidia(dev) and _devbuf._driver_ok()):
+                return None
+            import torch
+
+            with _intercept.internal():
+                pool = torch.empty(cfg.pool_bytes // 8, dtype=torch.int64, device=dev)
+            dptr = int(pool.data_ptr())
+        pipe = _ext.debug_pipe_new(summary, int(cfg.pool_bytes), dptr, bool(findings_only), int(cfg.max_reports or 0))
+        _pipes[key] = (pool, pipe, flags)
+        return _pipes[key]
+
+
+def _close(key: Any) -> None:
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    pool, pipe, _flags = _pipes.pop(key)
+    _ext.debug_pipe_drain(pipe)
+    _merge(pipe)
+
+
+def _merge(pipe: Any) -> None:
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    for res in _ext.debug_pipe_take(pipe):
+        with _lock:
+            run = _pending.pop(int(res["launch_index"]), None)
+        if run is not None:
+            fill_run(run, res, None)
+
+
+def drain() -> None:
+    """Wait for every launch in the pipelines and join their results with their run dicts."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    with _lock:
+        pipes = [p for _pool, p, _f in _pipes.values()]
+    for pipe in pipes:
+        _ext.debug_pipe_drain(pipe)
+        _merge(pipe)
+
+
+def close_all() -> None:
+    with _lock:
+        for key in list(_pipes):
+            _close(key)
+
+
+def stats() -> dict[str, Any]:
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    out: dict[str, Any] = {"runs_dropped": runs_dropped, "pipelines": {}}
+    with _lock:
+        for key, (_pool, pipe, _f) in _pipes.items():
+            out["pipelines"][key[0]] = _ext.debug_pipe_stats(pipe)
+    return out
+
+
+def stream_of(buf: Any) -> int:
+    dev = buf.device
+    if dev.type == "cpu":
+        return 0
+    return _devbuf._stream(dev)
+
+
+def allocator(entry: Any) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
+    """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
+    its header on the current stream; on the host (or when it does not fit), a buffer of its
+    own (a host buffer is copied into a slice after the launch)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    pool, pipe, _f = entry
+
+    def alloc(words: int, header: list[int], dev: Any) -> tuple[Any, int | None]:
+        if pool is not None and dev.type != "cpu":
+            nbytes = words * 8
+            off = _ext.debug_pipe_reserve(pipe, nbytes)
+            if off is not None:
+                view = pool[off // 8: off // 8 + words]
+                try:
+                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header), _devbuf._stream(dev))
+                except BaseException:
+                    _ext.debug_pipe_unreserve(pipe, off)
+                    raise
+                return view, off
+        return _devbuf.new(words, header, dev), None
+
+    return alloc
+
+
+def unreserve(entry: Any, plan: _launch.Launch) -> None:
+    """Give back a launch's slice when it will not be submitted (the launch raised)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    if entry is not None and plan.pipe_offset is not None:
+        _ext.debug_pipe_unreserve(entry[1], plan.pipe_offset)
+
+
+def submit(pipe_entry: Any, plan: _launch.Launch, launch: str, sites: str, twin: Any, index: int,
+           run: Run, max_runs: int) -> bool:
+    """Hand the launch to the pipeline (after the twin ran); False when its buffer does not fit
+    the pool (then the caller reports it synchronously)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    _pool, pipe, _f = pipe_entry
+    nbytes = plan.buffer.numel() * 8
+    off = plan.pipe_offset
+    if off is None:
+        # a host buffer (the interpreter): copy it into a slice now
+        off = _ext.debug_pipe_reserve(pipe, nbytes)
+        if off is None:
+            return False
+        with _intercept.internal():
+            _ext.debug_pipe_fill(pipe, off, plan.buffer.detach().numpy())
+    with _lock:
+        _pending[index] = run
+    _keep(run, max_runs)
+    _ext.debug_pipe_submit(pipe, off, nbytes, stream_of(plan.buffer), twin.kernel_name, twin.source_file or "",
+                           sites, launch, index)
+    return True
+
+
+def report_sync(report_fn: Callable[..., Any], plan: _launch.Launch, launch: str, sites: str, run: Run,
+                max_runs: int) -> Run:
+    raw = _launch.buffer_bytes(plan)
+    result = report_fn(raw, sites, launch)
+    fill_run(run, result if isinstance(result, dict) else {}, _launch.read_header(raw))
+    _keep(run, max_runs)
+    return run
+
+
+def header_bytes(words: list[int]) -> bytes:
+    return struct.pack(f"<{len(words)}q", *words)
