@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Check mode on a real workload, side by side in one run: Liger-Kernel's ops forward and backward
+(tests/gpu/_workloads.py: RMSNorm, LayerNorm, SwiGLU, CrossEntropy, RoPE) per pass, bare against
+`debugger.activate(check="bounds")` and `check="nan,inf"`, interleaved in one process (median
+of --rounds rounds, after a warm-up of each mode); the same script under compute-sanitizer
+memcheck (one child process, --memcheck-passes passes, when compute-sanitizer is on PATH); the
+host cost per instrumented launch (from a host-only timing of the pass with the GPU work already
+done: the time the launching thread spends per launch); and the 64M-element vector add at level
+1 + addr_level 1, end to end (twin, read back, decode, reports, run dict), with the pipeline and
+without.
+
+Output: one JSON object per line (stdout, and --out FILE), then a table.
+Usage: python bench/bench_check.py [--quick] [--rounds N] [--out results.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "gpu"))
+sys.path.insert(0, str(HERE.parent / "tests" / "python"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+import _workloads as wl  # noqa: E402
+from flagprism import debugger  # noqa: E402
+
+
+def _emit(row: dict[str, Any], out: Any) -> None:
+    line = json.dumps(row, sort_keys=True)
+    print(line, flush=True)
+    if out is not None:
+        out.write(line + "\n")
+        out.flush()
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
+MODES = {"bare": None, "bounds": "bounds", "nan,inf": "nan,inf"}
+
+
+def liger(rounds: int, outdir: str) -> list[dict[str, Any]]:
+    t = wl.liger_inputs()
+
+    def run() -> None:
+        wl.liger_pass(t)
+
+    debugger.configure(output_dir=outdir)
+    launches: dict[str, int] = {}
+    for name, check in MODES.items():  # warm-up: compiles kernels and twins
+        if check:
+            debugger.reset_summary()
+            debugger.activate(check=check)
+        run()
+        if check:
+            debugger.deactivate()
+            launches[name] = debugger.summary()["totals"]["by_status"]["instrumented"]
+    times: dict[str, list[float]] = {k: [] for k in MODES}
+    order = list(MODES)
+    for i in range(rounds):
+        for name in order[i % len(order):] + order[:i % len(order)]:
+            check = MODES[name]
+            if check:
+                debugger.activate(check=check)
+            times[name].append(_timed(run))
+            if check:
+                debugger.deactivate()
+                debugger.clear_exported_runs()
+    bare = statistics.median(times["bare"])
+    rows = []
+    for name in MODES:
+        m = statistics.median(times[name])
+        row = {"bench": "check", "workload": "liger fwd+bwd", "mode": name, "rounds": rounds,
+               "pass_ms": m * 1e3, "ratio": m / bare}
+        if name in launches:
+            row["instrumented_launches_per_pass"] = launches[name]
+            row["findings"] = debugger.summary()["totals"]["findings"]
+        rows.append(row)
+    return rows
+
+
+def host_cost(check: str, outdir: str, launches: int = 200) -> dict[str, Any]:
+    """The launching thread's time per instrumented launch of a small kernel (the GPU is idle)."""
+    from kernels import vector_add
+
+    n = 4096
+    x = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    grid = (triton.cdiv(n, 1024),)
+    debugger.configure(output_dir=outdir)
+    for mode in (None, check):
+        if mode:
+            debugger.activate(check=mode)
+        vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(launches):
+            vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)
+        host = (time.perf_counter() - t) / launches
+        torch.cuda.synchronize()
+        if mode:
+            debugger.deactivate()
+            debugger.clear_exported_runs()
+        else:
+            bare = host
+    return {"bench": "check", "workload": "add 4096", "mode": check, "measure": "host_per_launch",
+            "bare_us": bare * 1e6, "instrumented_us": host * 1e6, "added_us": (host - bare) * 1e6}
+
+
+MEMCHECK_PROG = """\
+import sys, time
+sys.path.insert(0, {gpu!r})
+import _workloads as wl
+import torch
+t = wl.liger_inputs()
+wl.liger_pass(t)
+torch.cuda.synchronize()
+s = time.perf_counter()
+for _ in range({passes}):
+    wl.liger_pass(t)
+torch.cuda.synchronize()
+print("PASS_S", (time.perf_counter() - s) / {passes})
+"""
+
+
+def memcheck(passes: int, tmp: Path) -> dict[str, Any] | None:
+    exe = shutil.which("compute-sanitizer")
+    if exe is None:
+        return None
+    prog = tmp / "liger_prog.py"
+    prog.write_text(MEMCHECK_PROG.format(gpu=str(HERE.parent / "tests" / "gpu"), passes=passes))
+    r = subprocess.run([exe, "--tool", "memcheck", sys.executable, str(prog)], capture_output=True, text=True,
+                       timeout=1800)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PASS_S")), None)
+    if line is None:
+        return {"bench": "check", "workload": "liger fwd+bwd", "mode": "memcheck", "error": r.stderr[-500:]}
+    return {"bench": "check", "workload": "liger fwd+bwd", "mode": "memcheck", "passes": passes,
+            "pass_ms": float(line.split()[1]) * 1e3,
+            "errors_line": next((ln for ln in r.stdout.splitlines() if "ERROR SUMMARY" in ln), None)}
+
+
+def add_64m(outdir: str) -> list[dict[str, Any]]:
+    from kernels import vector_add
+
+    n = 1 << 26
+    x = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    grid = (triton.cdiv(n, 1024),)
+    rows = []
+    for pipeline in (True, False):
+        debugger.configure(output_dir=outdir, pipeline=pipeline)
+        debugger.activate(level=1, addr_level=1)
+        vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)  # compiles the twin
+        debugger.take_exported_runs()
+        best = None
+        for _ in range(3):
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)
+            (run,) = debugger.take_exported_runs()  # waits for the reports
+            dt = time.perf_counter() - t
+            best = dt if best is None else min(best, dt)
+        debugger.deactivate()
+        rows.append({"bench": "check", "workload": "add 64M level 1", "mode": "pipeline" if pipeline else "sync",
+                     "measure": "end_to_end", "seconds": best, "records": run["programs"] * run["slots_per_program"],
+                     "complete": run["complete"]})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--memcheck-passes", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rounds = args.rounds or (7 if args.quick else 21)
+    out = open(args.out, "a", encoding="utf-8") if args.out else None
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as td:
+        tmp = Path(td)
+        if wl.missing("liger_kernel") is None:
+            for r in liger(rounds, str(tmp / "dbg")):
+                rows.append(r)
+                _emit(r, out)
+            m = memcheck(args.memcheck_passes, tmp)
+            if m is not None:
+                rows.append(m)
+                _emit(m, out)
+        else:
+            print(f"# skipped Liger-Kernel: {wl.missing('liger_kernel')}", file=sys.stderr)
+        for check in ("bounds", "nan,inf"):
+            rows.append(host_cost(check, str(tmp / "dbg2")))
+            _emit(rows[-1], out)
+        for r in add_64m(str(tmp / "dbg3")):
+            rows.append(r)
+            _emit(r, out)
+    bare = next((r["pass_ms"] for r in rows if r.get("mode") == "bare"), None)
+    for r in rows:
+        if "pass_ms" in r:
+            print(f"{r['workload']:18} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  "
+                  f"{r['pass_ms'] / bare if bare else float('nan'):6.2f}x bare")
+        elif r.get("measure") == "host_per_launch":
+            print(f"{r['workload']:18} {r['mode']:9} host {r['instrumented_us']:8.1f} us/launch "
+                  f"(bare {r['bare_us']:.1f}, added {r['added_us']:.1f})")
+        elif r.get("measure") == "end_to_end":
+            print(f"{r['workload']:18} {r['mode']:9} {r['seconds']:8.3f} s end to end")
+    mc = next((r for r in rows if r.get("mode") == "memcheck" and "pass_ms" in r), None)
+    if mc:
+        for r in rows:
+            if r.get("mode") in ("bounds", "nan,inf") and "pass_ms" in r:
+                print(f"memcheck / {r['mode']}: {mc['pass_ms'] / r['pass_ms']:.1f}x")
+    if out is not None:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
