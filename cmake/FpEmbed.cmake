@@ -3,7 +3,9 @@
 # NUL-terminated byte arrays, so the library writes a self-contained page without reading any
 # file at run time. Run as a script at build time:
 #   cmake -DOUT=<file.c> -DNAMES="a;b" -DFILES="x;y" -P FpEmbed.cmake
-# Each array is `const unsigned char fp__html_<name>[]` with `const size_t fp__html_<name>_len`.
+# Each array is `const unsigned char fp__html_<name>[]` with `const size_t fp__html_<name>_len`
+# and `const char fp__html_<name>_sha256[]`, the SHA-256 of its bytes in hex (the page's content
+# security policy names its script by that hash).
 # Not a general resource compiler.
 cmake_minimum_required(VERSION 3.20)
 
@@ -22,6 +24,8 @@ foreach(i RANGE ${last})
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
   string(APPEND text "\nconst unsigned char fp__html_${name}[] = {\n${bytes}0x00};\n")
   string(APPEND text "const size_t fp__html_${name}_len = ${len};\n")
+  file(SHA256 "${file}" digest)
+  string(APPEND text "const char fp__html_${name}_sha256[] = \"${digest}\";\n")
 endforeach()
 file(WRITE "${OUT}.tmp" "${text}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HTML report's script (page.html holds it inline): reads the data blocks the library wrote
-// (<script type="application/json">), and draws the Debugger page (findings, annotated source,
+// (script elements of type application/json), and draws the Debugger page (findings, annotated source,
 // per-statement heatmaps over the program grid, per-execution series, address ranges against the
 // tensors, coverage, dump histograms) or the profile page (icicle, sortable table, roofline,
 // timeline, comparison). It aggregates nothing the library can: the data arrive pre-aggregated.

@@ -1109,6 +1109,7 @@ static int launch_block(struct rep *r, struct fp_strbuf *sb)
 /* Where a failed report leaves the page: everything it added is taken back. */
 struct checkpoint {
 	size_t nblocks, findings_len, launches_len, nnotes;
+	uint64_t notes_dropped;
 	struct fp_html_stats st;
 };
 
@@ -1118,6 +1119,7 @@ static void checkpoint_take(const struct fp_html_page *p, struct checkpoint *c)
 	c->findings_len = p->findings.len;
 	c->launches_len = p->launches.len;
 	c->nnotes = p->nnotes;
+	c->notes_dropped = p->notes_dropped;
 	c->st = p->st;
 }
 
@@ -1126,11 +1128,14 @@ static void checkpoint_restore(struct fp_html_page *p, const struct checkpoint *
 	while (p->nblocks > c->nblocks)
 		fp_strbuf_release(&p->blocks[--p->nblocks].json);
 	p->findings.len = c->findings_len;
-	p->findings.buf[p->findings.len] = '\0';
+	if (p->findings.alloc)
+		p->findings.buf[p->findings.len] = '\0';
 	p->launches.len = c->launches_len;
-	p->launches.buf[p->launches.len] = '\0';
+	if (p->launches.alloc)
+		p->launches.buf[p->launches.len] = '\0';
 	while (p->nnotes > c->nnotes)
 		fp_free(p->notes[--p->nnotes]);
+	p->notes_dropped = c->notes_dropped;
 	p->st = c->st;
 }
 

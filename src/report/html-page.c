@@ -102,8 +102,10 @@ int fp_html_page_note(struct fp_html_page *p, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	p->notes[p->nnotes] = fp_strdup(buf);
-	if (!p->notes[p->nnotes])
+	if (!p->notes[p->nnotes]) {
+		p->notes_dropped++; /* the page still says that a note is missing */
 		return FP_ENOMEM;
+	}
 	p->nnotes++;
 	return FP_OK;
 }
@@ -470,18 +472,18 @@ static int main_data(const struct fp_html_page *p, struct fp_strbuf *sb)
 
 /* Template pieces between the markers. */
 struct tmpl {
-	const char *s[4];
-	size_t n[4];
+	const char *s[5];
+	size_t n[5];
 };
 
 static int split_template(struct tmpl *t)
 {
-	static const char *const marks[3] = {FP__HTML_MARK_STYLE, FP__HTML_MARK_DATA,
-					     FP__HTML_MARK_SCRIPT};
+	static const char *const marks[4] = {FP__HTML_MARK_CSP, FP__HTML_MARK_STYLE,
+					     FP__HTML_MARK_DATA, FP__HTML_MARK_SCRIPT};
 	const char *at = (const char *)fp__html_page_html, *m;
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		m = strstr(at, marks[i]);
 		if (!m)
 			return FP_ESTATE;
@@ -489,8 +491,47 @@ static int split_template(struct tmpl *t)
 		t->n[i] = (size_t)(m - at);
 		at = m + strlen(marks[i]);
 	}
-	t->s[3] = at;
-	t->n[3] = strlen(at);
+	t->s[4] = at;
+	t->n[4] = strlen(at);
+	return FP_OK;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* "'sha256-<base64>'" of the script, from the hex digest the build computed. */
+static int csp_source(char *buf, size_t size)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char d[33];
+	size_t i, n = 0;
+	int hi, lo;
+
+	if (strlen(fp__html_page_js_sha256) != 64 || size < 60)
+		return FP_ESTATE;
+	for (i = 0; i < 32; i++) {
+		hi = hexval(fp__html_page_js_sha256[2 * i]);
+		lo = hexval(fp__html_page_js_sha256[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return FP_ESTATE;
+		d[i] = (unsigned char)(hi << 4 | lo);
+	}
+	d[32] = 0;
+	n = (size_t)snprintf(buf, size, "'sha256-");
+	for (i = 0; i < 33; i += 3) { /* 32 bytes: 10 full groups and one of two bytes */
+		unsigned v = (unsigned)d[i] << 16 | (i + 1 < 32 ? (unsigned)d[i + 1] << 8 : 0) |
+			     (i + 2 < 32 ? d[i + 2] : 0);
+
+		buf[n++] = b64[v >> 18 & 63];
+		buf[n++] = b64[v >> 12 & 63];
+		buf[n++] = i + 1 < 32 ? b64[v >> 6 & 63] : '=';
+		buf[n++] = i + 2 < 32 ? b64[v & 63] : '=';
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
 	return FP_OK;
 }
 
@@ -503,7 +544,7 @@ static bool put_block(FILE *f, const char *id, const char *json, size_t len)
 int fp_html_page_write(const struct fp_html_page *p, FILE *f)
 {
 	struct fp_strbuf main;
-	char id[FP__HTML_BLOCK_ID];
+	char id[FP__HTML_BLOCK_ID], csp[64];
 	struct tmpl t;
 	bool ok;
 	size_t i;
@@ -514,20 +555,23 @@ int fp_html_page_write(const struct fp_html_page *p, FILE *f)
 	if (p->kind == FP_HTML_DEBUGGER ? p->st.launches == 0 : p->profile.len == 0)
 		return FP_EINVAL;
 	rc = split_template(&t);
+	if (!rc)
+		rc = csp_source(csp, sizeof(csp));
 	if (rc)
 		return rc;
 	fp_strbuf_init(&main, 0);
 	rc = main_data(p, &main);
 	if (rc)
 		goto out;
-	ok = put(f, t.s[0], t.n[0]) && put(f, fp__html_page_css, fp__html_page_css_len) &&
-	     put(f, t.s[1], t.n[1]) && put_block(f, "fp-data", main.buf, main.len);
+	ok = put(f, t.s[0], t.n[0]) && put(f, csp, strlen(csp)) && put(f, t.s[1], t.n[1]) &&
+	     put(f, fp__html_page_css, fp__html_page_css_len) && put(f, t.s[2], t.n[2]) &&
+	     put_block(f, "fp-data", main.buf, main.len);
 	for (i = 0; ok && i < p->nblocks; i++) {
 		fp__html_block_id(i, id);
 		ok = put_block(f, id, p->blocks[i].json.buf, p->blocks[i].json.len);
 	}
-	ok = ok && put(f, t.s[2], t.n[2]) && put(f, fp__html_page_js, fp__html_page_js_len) &&
-	     put(f, t.s[3], t.n[3]);
+	ok = ok && put(f, t.s[3], t.n[3]) && put(f, fp__html_page_js, fp__html_page_js_len) &&
+	     put(f, t.s[4], t.n[4]);
 	rc = ok && fflush(f) == 0 && !ferror(f) ? FP_OK : FP_EIO;
 out:
 	fp_strbuf_release(&main);
