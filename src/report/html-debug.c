@@ -955,6 +955,17 @@ static int statement(struct rep *r, struct fp_jsonw *w, const struct fp_json_val
 	fp_jsonw_array_begin(w);
 	rd = get(st, "reads");
 	for (i = 0; i < fp_json_len(rd) && i < 64; i++) {
+		const char *nm = fp_json_string(get(fp_json_at(rd, i), "name"), NULL);
+
+		/* each site lists what it reads: a name read by two sites is shown once */
+		for (j = 0; nm && j < i; j++) {
+			const char *prev = fp_json_string(get(fp_json_at(rd, j), "name"), NULL);
+
+			if (prev && strcmp(prev, nm) == 0)
+				break;
+		}
+		if (nm && j < i)
+			continue;
 		fp_jsonw_object_begin(w);
 		fp_jsonw_key(w, "name");
 		fp__html_copy_json(w, get(fp_json_at(rd, i), "name"), 0, 0, 256, &r->cut);
