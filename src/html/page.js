@@ -86,12 +86,13 @@
 	// ---- colours ---------------------------------------------------------------------------------
 	const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
 		[31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37]];
-	function ramp(t) {
+	function rampRGB(t) {
 		t = Math.max(0, Math.min(1, t));
 		const x = t * (VIRIDIS.length - 1), i = Math.min(VIRIDIS.length - 2, Math.floor(x)), f = x - i;
 		const a = VIRIDIS[i], b = VIRIDIS[i + 1];
-		return "rgb(" + [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f)).join(",") + ")";
+		return [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
 	}
+	function ramp(t) { return "rgb(" + rampRGB(t).join(",") + ")"; }
 	function diverge(t) { // -1 blue (less), 0 white, +1 red (more)
 		t = Math.max(-1, Math.min(1, t));
 		const s = Math.abs(t);
@@ -391,16 +392,23 @@
 				const v = val(k, i);
 				if (C.count[i] && v != null && isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
 			}
-			g.fillStyle = "#fff";
-			g.fillRect(0, 0, W * cs, H * cs);
+			// one pixel per cell into an image, then scaled up without smoothing
+			const img = new ImageData(W, H), px = img.data, lut = [];
+			for (let j = 0; j < 256; j++) lut.push(rampRGB(j / 255));
 			for (let i = 0; i < nx * ny; i++) {
 				const x = wrap ? i % W : i % nx, y = wrap ? Math.floor(i / W) : Math.floor(i / nx);
-				const v = val(k, i);
-				if (!C.count[i]) g.fillStyle = "#e9ecf1";
-				else if (v == null || !isFinite(v)) g.fillStyle = "#bbb";
-				else g.fillStyle = ramp(hi > lo ? (v - lo) / (hi - lo) : 0.5);
-				g.fillRect(x * cs, y * cs, cs, cs);
+				const v = val(k, i), o = 4 * (y * W + x);
+				const rgb = !C.count[i] ? [233, 236, 241] : v == null || !isFinite(v) ? [187, 187, 187]
+					: lut[Math.round(255 * (hi > lo ? (v - lo) / (hi - lo) : 0.5))];
+				px[o] = rgb[0]; px[o + 1] = rgb[1]; px[o + 2] = rgb[2]; px[o + 3] = 255;
 			}
+			const off = document.createElement("canvas");
+			off.width = W; off.height = H;
+			off.getContext("2d").putImageData(img, 0, 0);
+			g.fillStyle = "#fff";
+			g.fillRect(0, 0, W * cs, H * cs);
+			g.imageSmoothingEnabled = false;
+			g.drawImage(off, 0, 0, W * cs, H * cs);
 			add(clear(legend), 
 				h("span", { style: "--c:" + ramp(0) }, (k === "lo" || k === "hi" ? hex(lo) : fmt(lo === Infinity ? null : lo))),
 				h("span", { style: "--c:" + ramp(1) }, (k === "lo" || k === "hi" ? hex(hi) : fmt(hi === -Infinity ? null : hi))),
