@@ -40,16 +40,16 @@ enum fp_html_kind {
 };
 
 /* Defaults of struct fp_html_options (a 0 field takes its default). */
-#define FP_HTML_DEFAULT_MAX_CELLS 65536u      /* heatmap cells per site */
-#define FP_HTML_DEFAULT_MAX_SERIES 4096u      /* executions per per-execution series */
-#define FP_HTML_DEFAULT_MAX_NODES 20000u      /* call-tree rows embedded */
-#define FP_HTML_DEFAULT_MAX_FINDINGS 1000u    /* findings embedded, over all launches */
-#define FP_HTML_DEFAULT_MAX_LAUNCHES 256u     /* reports read */
-#define FP_HTML_DEFAULT_MAX_DUMPS 256u        /* level-2 dump histograms per launch */
-#define FP_HTML_DEFAULT_MAX_SLICES 200000u    /* trace slices embedded */
+#define FP_HTML_DEFAULT_MAX_CELLS 65536u       /* heatmap cells per site */
+#define FP_HTML_DEFAULT_MAX_SERIES 4096u       /* executions per per-execution series */
+#define FP_HTML_DEFAULT_MAX_NODES 20000u       /* call-tree rows embedded */
+#define FP_HTML_DEFAULT_MAX_FINDINGS 1000u     /* findings embedded, over all launches */
+#define FP_HTML_DEFAULT_MAX_LAUNCHES 256u      /* reports read */
+#define FP_HTML_DEFAULT_MAX_DUMPS 256u         /* level-2 dump histograms per launch */
+#define FP_HTML_DEFAULT_MAX_SLICES 200000u     /* trace slices embedded */
 #define FP_HTML_DEFAULT_MAX_SOURCE_LINES 2000u /* kernel source lines shown per launch */
-#define FP_HTML_DEFAULT_MAX_ROOFLINE 500u     /* kernel nodes placed on the roofline */
-#define FP_HTML_HIST_BINS 64u                 /* bins of a dump histogram */
+#define FP_HTML_DEFAULT_MAX_ROOFLINE 500u      /* kernel nodes placed on the roofline */
+#define FP_HTML_HIST_BINS 64u                  /* bins of a dump histogram */
 
 /** What to embed. Initialise with fp_html_options_init(); strings are borrowed until the page
  *  is freed. */
@@ -137,8 +137,8 @@ FP_EXTERN int fp_html_debug_read(struct fp_html_page *p, const char *path, struc
  */
 FP_EXTERN int fp_html_profile_set(struct fp_html_page *p, struct fp_calltree *t, const char *path,
 				  const struct fp_view_read_info *info, struct fp_calltree *other,
-				  const char *other_path, const struct fp_view_read_info *other_info,
-				  struct fp_diag *diag);
+				  const char *other_path,
+				  const struct fp_view_read_info *other_info, struct fp_diag *diag);
 
 /**
  * Add the timeline of a Chrome trace (the profile's `<stem>.chrome_trace.json`): its complete

@@ -174,13 +174,15 @@ int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out, struct fp
 	if (!out || (!buf && len))
 		return fp_diag_set(diag, FP_EINVAL, 0, "npy: no buffer or no output");
 	if (len < MAGIC_LEN + 4 || memcmp(b, MAGIC, MAGIC_LEN) != 0)
-		return fp_diag_set(diag, FP_EFORMAT, 0, "npy: not a .npy file (no \\x93NUMPY magic)");
+		return fp_diag_set(diag, FP_EFORMAT, 0,
+				   "npy: not a .npy file (no \\x93NUMPY magic)");
 	if (b[6] == 1) {
 		hlen = (size_t)b[8] | (size_t)b[9] << 8;
 		pre = 10;
 	} else if (b[6] == 2 || b[6] == 3) {
 		if (len < 12)
-			return fp_diag_set(diag, FP_EFORMAT, len, "npy: the file ends in its prefix");
+			return fp_diag_set(diag, FP_EFORMAT, len,
+					   "npy: the file ends in its prefix");
 		hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
 		pre = 12;
 	} else {
@@ -188,9 +190,10 @@ int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out, struct fp
 				   b[6], b[7]);
 	}
 	if (hlen > len - pre)
-		return fp_diag_set(diag, FP_EFORMAT, len,
-				   "npy: the header says %zu bytes, the file has %zu after its prefix",
-				   hlen, len - pre);
+		return fp_diag_set(
+			diag, FP_EFORMAT, len,
+			"npy: the header says %zu bytes, the file has %zu after its prefix", hlen,
+			len - pre);
 	memset(&v, 0, sizeof(v));
 	c.s = (const char *)b + pre;
 	c.n = hlen;

@@ -426,7 +426,9 @@ static void write_args(struct rep *r, struct fp_jsonw *w)
 	}
 	fp_jsonw_array_end(w);
 	fp_jsonw_kv_string(w, "args_from",
-			   r->args_from_report ? "report" : r->nargs ? "findings" : "none");
+			   r->args_from_report ? "report" :
+			   r->nargs            ? "findings" :
+						 "none");
 }
 
 static bool ident_char(char c)
@@ -584,8 +586,24 @@ static int read_findings(struct rep *r)
 
 /* ---- sites --------------------------------------------------------------------------------- */
 
-enum { V_MIN, V_MAX, V_SUM, V_FIN, V_NAN, V_INF, V_ZERO, V_N };
-enum { A_ACTIVE, A_LANES, A_SPAN, A_LO, A_HI, A_N };
+enum {
+	V_MIN,
+	V_MAX,
+	V_SUM,
+	V_FIN,
+	V_NAN,
+	V_INF,
+	V_ZERO,
+	V_N
+};
+enum {
+	A_ACTIVE,
+	A_LANES,
+	A_SPAN,
+	A_LO,
+	A_HI,
+	A_N
+};
 
 struct agg {
 	size_t n;
@@ -705,11 +723,12 @@ static int read_instance(struct rep *r, const struct site_in *s, const struct fp
 		    !num_or_null(get(sm, "min_addr"), &lo, &pl) ||
 		    !num_or_null(get(sm, "max_addr"), &hi, &ph) || act > lanes || pl != ph ||
 		    (pl && lo > hi) || span < 0)
-			return bad(r, sm ? sm : inst,
-				   "statements[%zu].%s[%zu].instances[%zu]: 'address_summary' needs "
-				   "active_lane_count <= lane_count, address_span_bytes >= 0 and "
-				   "min_addr <= max_addr (numbers, or both null)",
-				   s->si, s->list, s->ri, k);
+			return bad(
+				r, sm ? sm : inst,
+				"statements[%zu].%s[%zu].instances[%zu]: 'address_summary' needs "
+				"active_lane_count <= lane_count, address_span_bytes >= 0 and "
+				"min_addr <= max_addr (numbers, or both null)",
+				s->si, s->list, s->ri, k);
 		x[A_ACTIVE] = (double)act;
 		x[A_LANES] = (double)lanes;
 		x[A_SPAN] = span;
@@ -809,7 +828,8 @@ static int site(struct rep *r, struct fp_jsonw *w, const struct site_in *s)
 		if (maxexec + 1 > nser)
 			fp_html_page_note(r->p,
 					  "%s line %" PRId64 ": executions %zu to %" PRIu64
-					  " of site %" PRIu64 " are not in its series (--max-series)",
+					  " of site %" PRIu64
+					  " are not in its series (--max-series)",
 					  r->kernel, s->line, nser, maxexec, sid);
 	}
 	rc = agg_init(&cells, (size_t)(r->nx * r->ny), s->access ? A_N : V_N);
@@ -907,9 +927,9 @@ static int site(struct rep *r, struct fp_jsonw *w, const struct site_in *s)
 		fp_jsonw_kv_double(w, "nan", all.v[V_NAN][0]);
 		fp_jsonw_kv_double(w, "inf", all.v[V_INF][0]);
 		fp_jsonw_kv_double(w, "zero", all.v[V_ZERO][0]);
-		fp_jsonw_kv_double(w, "mean", all.v[V_FIN][0] > 0 && n ?
-						      all.v[V_SUM][0] / all.v[V_FIN][0] :
-						      NAN);
+		fp_jsonw_kv_double(w, "mean",
+				   all.v[V_FIN][0] > 0 && n ? all.v[V_SUM][0] / all.v[V_FIN][0] :
+							      NAN);
 		fp_jsonw_kv_double(w, "min", n ? all.v[V_MIN][0] : NAN);
 		fp_jsonw_kv_double(w, "max", n ? all.v[V_MAX][0] : NAN);
 		fp_jsonw_object_end(w);
@@ -1018,6 +1038,13 @@ static void plan_cells(struct rep *r)
 	if (Y == 1) {
 		r->bx = ceil_div(X, max);
 	} else {
+		if ((double)X * (double)Y > (double)max) {
+			/* start near square bins, then grow the side with more cells */
+			double f = floor(sqrt((double)X * (double)Y / (double)max));
+
+			r->bx = f > (double)X ? X : f < 1 ? 1 : (uint64_t)f;
+			r->by = f > (double)Y ? Y : f < 1 ? 1 : (uint64_t)f;
+		}
 		while (ceil_div(X, r->bx) * ceil_div(Y, r->by) > max) {
 			if (ceil_div(X, r->bx) >= ceil_div(Y, r->by))
 				r->bx++;
@@ -1065,10 +1092,11 @@ static void write_launch_summary(struct rep *r, struct fp_jsonw *w, size_t block
 
 static int launch_block(struct rep *r, struct fp_strbuf *sb)
 {
-	static const char *const copied[] = {"kernel",       "config",         "run",
-					     "complete",     "overflow_count", "dump_overflow_words",
-					     "record_count", "dump_count",     "artifacts",
-					     "coverage"};
+	static const char *const copied[] = {
+		"kernel",       "config",         "run",
+		"complete",     "overflow_count", "dump_overflow_words",
+		"record_count", "dump_count",     "artifacts",
+		"coverage"};
 	const struct fp_json_value *sts = get(r->root, "statements"), *art;
 	struct fp_jsonw *w = fp_jsonw_new_strbuf(sb, 0);
 	char adir[4096];
@@ -1185,7 +1213,9 @@ static int check_root(struct rep *r)
 			      r->grid[i] > UINT32_MAX))
 			return bad(r, fp_json_at(g, i), "kernel.grid[%zu] must be an integer >= 1",
 				   i);
-		r->programs *= r->grid[i];
+		/* saturated: only shown (each dimension is checked on its own) */
+		r->programs = r->programs > UINT64_MAX / r->grid[i] ? UINT64_MAX :
+								      r->programs * r->grid[i];
 	}
 	/* statement lines for the source window */
 	r->stmt_first = r->stmt_last = -1;
@@ -1298,8 +1328,8 @@ done:
 	return rc;
 }
 
-int fp_html_debug_add_report(struct fp_html_page *p, const char *text, size_t len,
-			     const char *path, struct fp_diag *diag)
+int fp_html_debug_add_report(struct fp_html_page *p, const char *text, size_t len, const char *path,
+			     struct fp_diag *diag)
 {
 	struct fp_json_doc *doc = NULL;
 	int rc;
@@ -1461,8 +1491,9 @@ static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *dia
 		return fp_diag_set(diag, FP_EIO, 0, "cannot open the directory '%s': %s", dir,
 				   strerror(errno));
 	while ((de = readdir(d)) != NULL) {
-		if (!report_name(de->d_name) || !fp__html_join(dir, de->d_name, full, sizeof(full)) ||
-		    stat(full, &st) != 0 || !S_ISREG(st.st_mode))
+		if (!report_name(de->d_name) ||
+		    !fp__html_join(dir, de->d_name, full, sizeof(full)) || stat(full, &st) != 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		if (n == cap) {
 			char **x;
@@ -1498,9 +1529,9 @@ static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *dia
 				       "(--max-launches)",
 				       skipped, dir, p->o.max_launches);
 	if (!rc && p->st.launches == 0)
-		rc = fp_diag_set(diag, FP_ENOENT, 0,
-				 "no Debugger report (<script>_<kernel>_<time>_run<N>.json) in '%s'",
-				 dir);
+		rc = fp_diag_set(
+			diag, FP_ENOENT, 0,
+			"no Debugger report (<script>_<kernel>_<time>_run<N>.json) in '%s'", dir);
 out:
 	for (i = 0; i < n; i++)
 		fp_free(names[i]);

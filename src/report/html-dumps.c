@@ -71,9 +71,9 @@ static bool plain_name(const char *s)
 static void one_dump(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 		     const struct fp_json_value *e, const char *launch_name)
 {
-	static const char *const copied[] = {"file",    "site",      "statement_line", "name",
-					     "kind",    "access",    "program",        "execution",
-					     "dtype",   "source_dtype", "shape"};
+	static const char *const copied[] = {"file",  "site",         "statement_line", "name",
+					     "kind",  "access",       "program",        "execution",
+					     "dtype", "source_dtype", "shape"};
 	const char *file = fp_json_string(fp_json_get(e, "file"), NULL);
 	char path[4096], err[320] = "";
 	struct fp_strbuf sb;
@@ -163,7 +163,8 @@ int fp__html_dumps(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 			size_t more = 0, j;
 
 			for (j = i; j < n; j++) {
-				kind = fp_json_string(fp_json_get(fp_json_at(list, j), "kind"), NULL);
+				kind = fp_json_string(fp_json_get(fp_json_at(list, j), "kind"),
+						      NULL);
 				more += !kind || strcmp(kind, "mask") != 0;
 			}
 			fp_html_page_note(p, "%s: %zu more dumps are not shown (--max-dumps %zu)",

@@ -25,9 +25,9 @@ void fp_html_options_init(struct fp_html_options *o)
 
 static void defaults(struct fp_html_options *o)
 {
-#define DEF(f, v)                  \
-	do {                       \
-		if (!o->f)         \
+#define DEF(f, v)                   \
+	do {                        \
+		if (!o->f)          \
 			o->f = (v); \
 	} while (0)
 	DEF(max_cells, FP_HTML_DEFAULT_MAX_CELLS);
@@ -421,7 +421,9 @@ static int main_data(const struct fp_html_page *p, struct fp_strbuf *sb)
 	fp_jsonw_kv_string(w, "version", fp_version_string());
 	fp_jsonw_object_end(w);
 	fp_jsonw_kv_string(w, "title",
-			   p->o.title ? p->o.title : p->title ? p->title : "FlagPrism report");
+			   p->o.title ? p->o.title :
+			   p->title   ? p->title :
+					"FlagPrism report");
 	fp_jsonw_key(w, "notes");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < p->nnotes; i++)

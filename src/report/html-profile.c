@@ -18,14 +18,14 @@
 #include "report/html-internal.h"
 
 /* Candidates for the table when the options name no metrics, in column order. */
-static const char *const derived[] = {"time/ms",     "count",       "avg_time/us",
-				      "gbyte/s",     "tflop/s",     "est_gbyte/s",
-				      "est_tflop/s", "util",        "est_util"};
+static const char *const derived[] = {"time/ms",     "count",   "avg_time/us",
+				      "gbyte/s",     "tflop/s", "est_gbyte/s",
+				      "est_tflop/s", "util",    "est_util"};
 
 /* Raw metrics the derived ones already show, or that are not numbers. */
 static bool covered(const char *name)
 {
-	static const char *const prefixes[] = {"time (ns)", "count", "bytes", "flops",
+	static const char *const prefixes[] = {"time (ns)", "count",     "bytes",      "flops",
 					       "est_",      "device_id", "device_type"};
 	size_t i;
 
@@ -706,17 +706,17 @@ int fp_html_profile_set(struct fp_html_page *p, struct fp_calltree *t, const cha
 	if (rc)
 		goto out;
 	if (left)
-		fp_html_page_note(p,
-				  "table: %zu more metrics are not columns (at most %u; -m chooses)",
-				  left, FP_VIEW_MAX_COLUMNS);
+		fp_html_page_note(
+			p, "table: %zu more metrics are not columns (at most %u; -m chooses)", left,
+			FP_VIEW_MAX_COLUMNS);
 	if (o.others)
-		fp_html_page_note(p,
-				  "call tree: the %zu heaviest of %zu rows are shown (--max-nodes); "
-				  "the rest is summarised in %zu \"more\" rows",
-				  o.n - o.others, fp_view_row_count(other ? vd : a.v), o.others);
+		fp_html_page_note(
+			p,
+			"call tree: the %zu heaviest of %zu rows are shown (--max-nodes); "
+			"the rest is summarised in %zu \"more\" rows",
+			o.n - o.others, fp_view_row_count(other ? vd : a.v), o.others);
 	rc = fp__html_title_default(p, "%s%s%s: FlagPrism profile",
-				    path ? fp__html_basename(path) : "profile",
-				    other ? " vs " : "",
+				    path ? fp__html_basename(path) : "profile", other ? " vs " : "",
 				    other ? (other_path ? fp__html_basename(other_path) : "other") :
 					    "");
 	if (rc)

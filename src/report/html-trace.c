@@ -133,8 +133,8 @@ static int strings(struct fp_strbuf *sb, const struct fp_intern *in)
 }
 
 /* Tracks of the kept slices (sorted by track), with their names; sets slice->track. */
-static int tracks(struct fp_strbuf *sb, struct slice *s, size_t n, const struct meta *m,
-		  size_t nm, size_t *ntracks)
+static int tracks(struct fp_strbuf *sb, struct slice *s, size_t n, const struct meta *m, size_t nm,
+		  size_t *ntracks)
 {
 	struct fp_jsonw *w = fp_jsonw_new_strbuf(sb, 0);
 	const struct meta *tn, *pn, *so;
@@ -238,7 +238,8 @@ int fp_html_profile_add_trace(struct fp_html_page *p, const char *text, size_t l
 	root = fp_json_root(doc);
 	events = fp_json_type(root) == FP_JSON_ARRAY ? root : fp_json_get(root, "traceEvents");
 	if (fp_json_type(events) != FP_JSON_ARRAY) {
-		rc = fp__html_bad(diag, doc, root, path, "not a Chrome trace: no 'traceEvents' array");
+		rc = fp__html_bad(diag, doc, root, path,
+				  "not a Chrome trace: no 'traceEvents' array");
 		goto out;
 	}
 	n = fp_json_len(events);
@@ -328,11 +329,12 @@ int fp_html_profile_add_trace(struct fp_html_page *p, const char *text, size_t l
 	rc = rc ? rc : strings(&sb, names);
 	rc = rc ? rc : fp_strbuf_addstr(&sb, ",\"cats\":");
 	rc = rc ? rc : strings(&sb, cats);
-	rc = rc ? rc : fp_strbuf_addf(&sb, ",\"total\":%zu,\"kept\":%zu,\"t0\":%.3f,\"span\":%.3f", ns,
-				      kept, t0, t1 - t0);
+	rc = rc ? rc :
+		  fp_strbuf_addf(&sb, ",\"total\":%zu,\"kept\":%zu,\"t0\":%.3f,\"span\":%.3f", ns,
+				 kept, t0, t1 - t0);
 	{
-		static const char *const keys[] = {"ts", "dur", "track", "name", "cat", "depth",
-						   "program"};
+		static const char *const keys[] = {"ts",  "dur",   "track",  "name",
+						   "cat", "depth", "program"};
 
 		for (i = 0; i < 7 && !rc; i++) {
 			rc = fp_strbuf_addf(&sb, ",\"%s\":", keys[i]);

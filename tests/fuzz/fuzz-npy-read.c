@@ -16,13 +16,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
 			fprintf(stderr, "fuzz-npy-read: check failed: %s (line %d)\n", #cond, \
-				__LINE__);                                                   \
-			abort();                                                             \
-		}                                                                            \
+				__LINE__);                                                    \
+			abort();                                                              \
+		}                                                                             \
 	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -209,7 +209,8 @@ TEST(html_debug_report_aggregates)
 	ASSERT_NULL(strstr(page, "/*fp:"));
 	/* injected names never reach the document as markup */
 	ASSERT_NULL(strstr(page, "<img"));
-	ASSERT_NOT_NULL(strstr(page, "\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e"));
+	ASSERT_NOT_NULL(
+		strstr(page, "\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e"));
 
 	md = block_doc(page, "fp-data");
 	main = fp_json_root(md);
@@ -220,7 +221,8 @@ TEST(html_debug_report_aggregates)
 	ASSERT_EQ(num(at(f, "launch")), 0);
 	/* no source file: the statement's own text stands for the line */
 	ASSERT_STREQ(fp_json_string(at(f, "source_line"), NULL), "x = tl.load(x_ptr + offs)");
-	ldoc = block_doc(page, fp_json_string(at(fp_json_at(at(main, "launches"), 0), "block"), NULL));
+	ldoc = block_doc(page,
+			 fp_json_string(at(fp_json_at(at(main, "launches"), 0), "block"), NULL));
 	launch = fp_json_root(ldoc);
 	ASSERT_EQ(num(at(at(launch, "cells"), "nx")), 4);
 	ASSERT_EQ(num(at(at(launch, "cells"), "ny")), 2);
@@ -287,23 +289,51 @@ TEST(html_debug_bins_large_grids)
 
 	ASSERT_OK(fp_html_debug_add_report(p, REPORT, strlen(REPORT), NULL, NULL));
 	ASSERT_EQ(fp_html_page_note_count(p), 1);
-	ASSERT_NOT_NULL(strstr(fp_html_page_note_at(p, 0), "aggregates 4x1 programs"));
+	ASSERT_NOT_NULL(strstr(fp_html_page_note_at(p, 0), "aggregates 2x2 programs"));
 	page = page_text(p, NULL);
 	md = block_doc(page, "fp-data");
-	ld = block_doc(page, fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0),
-						"block"),
-					    NULL));
+	ld = block_doc(
+		page,
+		fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0), "block"), NULL));
 	launch = fp_json_root(ld);
-	ASSERT_EQ(num(at(at(launch, "cells"), "nx")), 1);
-	ASSERT_EQ(num(at(at(launch, "cells"), "ny")), 2);
-	ASSERT_EQ(num(at(at(launch, "cells"), "bx")), 4);
+	/* 4x2 programs in at most 2 cells: square bins of 2x2 */
+	ASSERT_EQ(num(at(at(launch, "cells"), "nx")), 2);
+	ASSERT_EQ(num(at(at(launch, "cells"), "ny")), 1);
+	ASSERT_EQ(num(at(at(launch, "cells"), "bx")), 2);
+	ASSERT_EQ(num(at(at(launch, "cells"), "by")), 2);
 	xd = block_doc(page, fp_json_string(at(site_of(launch, "value"), "block"), NULL));
 	c = at(fp_json_root(xd), "cells");
 	ASSERT_EQ(fp_json_len(at(c, "count")), 2);
-	ASSERT_EQ(num_at(at(c, "count"), 0), 2); /* row y = 0: program (0,0) twice */
-	ASSERT_EQ(num_at(at(c, "count"), 1), 1);
+	ASSERT_EQ(num_at(at(c, "count"), 0), 2); /* x 0-1: program (0,0) twice */
+	ASSERT_EQ(num_at(at(c, "count"), 1), 1); /* x 2-3: program (3,1) */
 	ASSERT_EQ(num_at(at(c, "max"), 1), 5);
 	fp_json_doc_free(xd);
+	fp_json_doc_free(ld);
+	fp_json_doc_free(md);
+	free(page);
+	fp_html_page_free(p);
+}
+
+TEST(html_debug_bins_huge_grids_quickly)
+{
+	/* a 2-D grid of 2^32-1 x 2^32-1 programs (no instance): bins found without stepping */
+	static const char huge[] =
+		"{\"schema_version\":1,\"kernel\":{\"name\":\"k\",\"grid\":[4294967295,4294967295,"
+		"3]},\"statements\":[],\"findings\":[]}";
+	struct fp_html_page *p = page_new(FP_HTML_DEBUGGER, 0, 0);
+	struct fp_json_doc *md, *ld;
+	const struct fp_json_value *cells;
+	char *page;
+
+	ASSERT_OK(fp_html_debug_add_report(p, huge, strlen(huge), NULL, NULL));
+	page = page_text(p, NULL);
+	md = block_doc(page, "fp-data");
+	ld = block_doc(
+		page,
+		fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0), "block"), NULL));
+	cells = at(fp_json_root(ld), "cells");
+	ASSERT_LE(num(at(cells, "nx")) * num(at(cells, "ny")), FP_HTML_DEFAULT_MAX_CELLS);
+	ASSERT_GE(num(at(cells, "nx")) * num(at(cells, "ny")), FP_HTML_DEFAULT_MAX_CELLS / 2);
 	fp_json_doc_free(ld);
 	fp_json_doc_free(md);
 	free(page);
@@ -354,9 +384,10 @@ static void expect_bad(const char *from, const char *to, int status, const char 
 
 TEST(html_debug_rejects_bad_reports)
 {
-	expect_bad("\"program\":[3,1,0],\"execution\":0,\"summary\"",
-		   "\"program\":[4,1,0],\"execution\":0,\"summary\"", FP_EFORMAT,
-		   "statements[0].results[0].instances[2]: program id 0 is not an integer in [0, 4)");
+	expect_bad(
+		"\"program\":[3,1,0],\"execution\":0,\"summary\"",
+		"\"program\":[4,1,0],\"execution\":0,\"summary\"", FP_EFORMAT,
+		"statements[0].results[0].instances[2]: program id 0 is not an integer in [0, 4)");
 	expect_bad("\"nan_count\":1,", "\"nan_count\":9,", FP_EFORMAT,
 		   "statements[0].results[0].instances[0]: 'summary' needs");
 	expect_bad("\"min_addr\":1396", "\"min_addr\":null", FP_EFORMAT,
@@ -457,16 +488,18 @@ TEST(html_debug_reads_directories)
 	fp_html_page_stats(p, &st);
 	ASSERT_EQ(st.launches, 2);
 	for (i = 0; i < fp_html_page_note_count(p); i++)
-		skipped |= strstr(fp_html_page_note_at(p, i), "other.json: not a Debugger report") != NULL;
+		skipped |= strstr(fp_html_page_note_at(p, i),
+				  "other.json: not a Debugger report") != NULL;
 	ASSERT(skipped);
 	fp_html_page_free(p);
 
 	/* a summary.json names the reports; its content is kept as is */
 	p = page_new(FP_HTML_DEBUGGER, 0, 0);
-	write_file(dir, "summary.json",
-		   "{\"schema_version\":1,\"launches\":[{\"kernel\":\"k\",\"report\":\"s_k_1_run1.json\","
-		   "\"instrumented\":true},{\"kernel\":\"j\",\"instrumented\":false,\"reason\":\"no "
-		   "markers\"}]}");
+	write_file(
+		dir, "summary.json",
+		"{\"schema_version\":1,\"launches\":[{\"kernel\":\"k\",\"report\":\"s_k_1_run1.json\","
+		"\"instrumented\":true},{\"kernel\":\"j\",\"instrumented\":false,\"reason\":\"no "
+		"markers\"}]}");
 	ASSERT_OK(fp_html_debug_read(p, dir, &d));
 	fp_html_page_stats(p, &st);
 	ASSERT_EQ(st.launches, 1);
@@ -500,21 +533,23 @@ TEST(html_debug_histograms_dumps)
 	snprintf(path, sizeof(path), "%s/site2_v.npy", adir);
 	ASSERT_OK(fp_npy_write_file(path, FP_DTYPE_FLOAT32, shape, 1, v, sizeof(v), NULL));
 	write_file(adir, "bad.npy", "\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'}");
-	write_file(adir, "tensor_index.json",
-		   "{\"artifacts\":[{\"file\":\"site2_v.npy\",\"site\":2,\"statement_line\":3,"
-		   "\"name\":\"x\",\"kind\":\"value\",\"program\":[0,0,0],\"execution\":0,"
-		   "\"dtype\":\"float32\"},{\"file\":\"m.npy\",\"kind\":\"mask\"},"
-		   "{\"file\":\"bad.npy\",\"kind\":\"value\"},{\"file\":\"../x.npy\",\"kind\":\"value\"}]}");
-	report = patched(REPORT, "\"complete\":true,",
-			 "\"complete\":true,\"artifacts\":{\"written\":true,\"dir\":\"r_artifacts\"},");
+	write_file(
+		adir, "tensor_index.json",
+		"{\"artifacts\":[{\"file\":\"site2_v.npy\",\"site\":2,\"statement_line\":3,"
+		"\"name\":\"x\",\"kind\":\"value\",\"program\":[0,0,0],\"execution\":0,"
+		"\"dtype\":\"float32\"},{\"file\":\"m.npy\",\"kind\":\"mask\"},"
+		"{\"file\":\"bad.npy\",\"kind\":\"value\"},{\"file\":\"../x.npy\",\"kind\":\"value\"}]}");
+	report = patched(
+		REPORT, "\"complete\":true,",
+		"\"complete\":true,\"artifacts\":{\"written\":true,\"dir\":\"r_artifacts\"},");
 	write_file(dir, "r.json", report);
 	snprintf(path, sizeof(path), "%s/r.json", dir);
 	ASSERT_OK(fp_html_debug_read(p, path, NULL));
 	page = page_text(p, NULL);
 	md = block_doc(page, "fp-data");
-	ld = block_doc(page, fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0),
-						"block"),
-					    NULL));
+	ld = block_doc(
+		page,
+		fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0), "block"), NULL));
 	dumps = at(fp_json_root(ld), "dumps");
 	ASSERT_EQ(fp_json_len(dumps), 3); /* the mask is not a histogram of its own */
 	d0 = fp_json_at(dumps, 0);
@@ -557,7 +592,8 @@ TEST(html_debug_shows_source)
 			 "\"line\":4,\"col\":4,\"end_line\":4");
 	{
 		char *r2 = patched(report, "/nonexistent/k.py", "k.py");
-		char *r3 = patched(r2, "\"statement_id\":0,\"line\":3", "\"statement_id\":0,\"line\":4");
+		char *r3 = patched(r2, "\"statement_id\":0,\"line\":3",
+				   "\"statement_id\":0,\"line\":4");
 
 		free(report);
 		free(r2);
@@ -571,9 +607,9 @@ TEST(html_debug_shows_source)
 	md = block_doc(page, "fp-data");
 	f = fp_json_at(at(fp_json_root(md), "findings"), 0);
 	ASSERT_STREQ(fp_json_string(at(f, "source_line"), NULL), "x = tl.load(x_ptr + offs)");
-	ld = block_doc(page, fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0),
-						"block"),
-					    NULL));
+	ld = block_doc(
+		page,
+		fp_json_string(at(fp_json_at(at(fp_json_root(md), "launches"), 0), "block"), NULL));
 	src = at(fp_json_root(ld), "source");
 	ASSERT_EQ(fp_json_type(at(src, "available")), FP_JSON_TRUE);
 	/* from the decorator to the end of the body, without the trailing blank line */
@@ -901,7 +937,8 @@ TEST(npy_parse_rejects)
 	struct fp_npy_view a;
 
 	ASSERT_OK(npy_status("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", 8, &d));
-	ASSERT_OK(npy_status("{\"shape\": (), \"descr\": \"|b1\", \"fortran_order\": True}", 1, &d));
+	ASSERT_OK(
+		npy_status("{\"shape\": (), \"descr\": \"|b1\", \"fortran_order\": True}", 1, &d));
 	ASSERT_EQ(npy_status("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 7, &d),
 		  FP_EFORMAT);
 	ASSERT_NOT_NULL(strstr(d.msg, "need 8 bytes of data, the file has 7"));

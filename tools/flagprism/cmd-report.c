@@ -192,8 +192,9 @@ int cmd_report(int argc, char **argv)
 		return fpt_die("cannot open '%s': %s", argv[1], strerror(errno));
 	profile = is_profile(argv[1]);
 	if (!profile && (other_path || metrics || no_trace))
-		return fpt_usage(argv[0], "options '--diff', '--metrics' and '--no-trace' are for "
-					  "profiles, and '%s' is a Debugger output",
+		return fpt_usage(argv[0],
+				 "options '--diff', '--metrics' and '--no-trace' are for "
+				 "profiles, and '%s' is a Debugger output",
 				 argv[1]);
 	if (profile && no_source)
 		return fpt_usage(argv[0], "option '--no-source' is for Debugger outputs");
