@@ -596,6 +596,7 @@
 		add(main, icicleSection(), tableSection());
 		if (P.devices && P.devices.length) add(main, devicesSection(P.devices));
 		if (P.roofline) add(main, rooflineSection(P.roofline));
+		else if (P.diff) add(main, section("fp-roofline", "Roofline", h("p", { class: "fp-muted" }, "The roofline places one profile's kernels: open each profile's own page.")));
 		if (D.timeline) add(main, timelineSection(block(D.timeline)));
 	}
 

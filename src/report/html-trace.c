@@ -374,7 +374,6 @@ int fp_html_profile_add_trace(struct fp_html_page *p, const char *text, size_t l
 		fp_html_page_note(p,
 				  "timeline: the first %zu of %zu slices are shown (--max-slices)",
 				  kept, ns);
-	(void)ntracks;
 out:
 	fp_strbuf_release(&sb);
 	fp_intern_free(names);

@@ -4,7 +4,8 @@
  * the input is a report's JSON text. Adding it must succeed or fail cleanly (FP_EFORMAT,
  * FP_EVERSION, FP_ELIMIT, FP_ENOMEM) and leave the page as it was; an added launch must write a
  * page. Small caps make binning, series and the findings cap reachable. No file is read (no
- * path is given). A violated invariant aborts.
+ * path is given). The same text is also read as a run's summary.json (any JSON object is kept,
+ * cut to the page's limits). A violated invariant aborts.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(st.launches == 0 && st.findings == 0 && st.sites == 0);
 		CHECK(fp_html_page_note_count(p) == 0);
 	}
+	fp_html_page_free(p);
+	if (fp_html_page_new(FP_HTML_DEBUGGER, &o, &p) != FP_OK)
+		return 0;
+	rc = fp_html_debug_add_summary(p, (const char *)data, size, "summary.json", &d);
+	CHECK(rc == FP_OK || rc == FP_EFORMAT || rc == FP_ELIMIT || rc == FP_ENOMEM);
 	fp_html_page_free(p);
 	return 0;
 }

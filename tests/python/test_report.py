@@ -251,6 +251,14 @@ def test_broken_trace_keeps_the_tree(cli: Path, data: dict[str, Any], tmp_path: 
     assert "0 trace slices" in r.stdout and "warning" not in r.stderr
 
 
+def test_title_option(cli: Path, data: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "t.html"
+    _run(cli, "report", "-q", "--title", "My <run> & co", str(data["prof_a"]), "-o", str(out))
+    text = out.read_text()
+    main = json.loads(re.search(r'id="fp-data">(.*?)</script>', text, re.S).group(1))
+    assert main["title"] == "My <run> & co" and "My <run>" not in text
+
+
 def test_pages_are_self_contained(cli: Path, data: dict[str, Any], tmp_path: Path) -> None:
     for src, name in ((data["debug_dir"], "d.html"), (data["inject_dir"], "i.html"), (data["prof_a"], "p.html")):
         out = tmp_path / name
