@@ -379,7 +379,7 @@
 		// a 1-D grid with many programs is laid out row by row
 		let W = nx, H = ny, wrap = false;
 		if (ny === 1 && nx > 512) { W = Math.pow(2, Math.ceil(Math.log2(Math.sqrt(nx)))); H = Math.ceil(nx / W); wrap = true; }
-		const cs = Math.max(1, Math.min(32, Math.floor(640 / W), Math.floor(640 / H) || 1));
+		const cs = Math.max(1, Math.min(48, Math.floor(640 / W), Math.floor(640 / H) || 1));
 		const sel = h("select", { class: "fp-metric" }, metrics.map(([k, l]) => h("option", { value: k }, l)));
 		const c = canvas(W * cs, H * cs, "fp-heat");
 		const legend = h("div", { class: "fp-legend" });
@@ -515,9 +515,10 @@
 			const x = pad + k * cw, w = Math.max(1, cw - (cw > 3 ? 1 : 0));
 			const inLo = Math.max(clo[k], 0), inHi = Math.min(chi[k], vend);
 			if (inHi > inLo) { g.fillStyle = "#2f6fdb"; g.fillRect(x, Y(inHi), w, Math.max(1, Y(inLo) - Y(inHi))); }
+			// what falls outside the view, at least 3 pixels high so that a few bytes show
 			g.fillStyle = "#c62828";
-			if (chi[k] > vend) g.fillRect(x, Y(chi[k]), w, Math.max(1, Y(Math.max(vend, clo[k])) - Y(chi[k])));
-			if (clo[k] < 0) g.fillRect(x, Y(Math.min(0, chi[k])), w, Math.max(1, Y(clo[k]) - Y(Math.min(0, chi[k]))));
+			if (chi[k] > vend) g.fillRect(x, Y(chi[k]) - 1, w, Math.max(3, Y(Math.max(vend, clo[k])) - Y(chi[k])));
+			if (clo[k] < 0) g.fillRect(x, Y(Math.min(0, chi[k])) - 1, w, Math.max(3, Y(clo[k]) - Y(Math.min(0, chi[k]))));
 		}
 		g.fillStyle = "#5f6b7d";
 		g.font = "11px sans-serif";
@@ -533,7 +534,7 @@
 		c.addEventListener("mouseleave", hideTip);
 		add(box, h("div", { class: "fp-toolbar" }, "Addresses against " + arg.name + " (view " + fmtBytes(vend) + (st ? ", allocation " + fmtBytes(st[1] - st[0]) : "") + ")"), c,
 			h("div", { class: "fp-legend" }, h("span", { style: "--c:#dbe7fb" }, "tensor view"), st ? h("span", { style: "--c:#eef1f6" }, "allocation") : null, h("span", { style: "--c:#2f6fdb" }, "bytes reached inside"), h("span", { style: "--c:#c62828" }, "outside the view")),
-			outside ? h("p", { class: "fp-error fp-oob-note" }, outside + " program cells reach outside " + arg.name) : null);
+			outside ? h("p", { class: "fp-error fp-oob-note" }, outside + (outside === 1 ? " program cell reaches" : " program cells reach") + " outside " + arg.name) : null);
 		return box;
 	}
 

@@ -1623,6 +1623,15 @@ int fp_html_debug_read(struct fp_html_page *p, const char *path, struct fp_diag 
 		return fp_diag_set(diag, errno == ENOENT ? FP_ENOENT : FP_EIO, 0,
 				   "cannot open '%s': %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
+		/* a run of several launches is named by its directory, not its first kernel */
+		char name[256];
+		size_t n = strlen(path);
+
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		snprintf(name, sizeof(name), "%.*s", (int)n, path);
+		if (fp__html_title_default(p, "%s: FlagPrism Debugger", fp__html_basename(name)))
+			return FP_ENOMEM;
 		if (fp__html_join(path, "summary.json", sum, sizeof(sum)) && stat(sum, &st) == 0 &&
 		    S_ISREG(st.st_mode))
 			return read_summary(p, sum, diag);

@@ -298,7 +298,8 @@ def pages(cli: Path, data: dict[str, Any]) -> dict[str, Path]:
     root = data["root"] / "pages"
     root.mkdir(exist_ok=True)
     out = {"debug": root / "debug.html", "inject": root / "inject.html", "profile": root / "profile.html",
-           "diff": root / "diff.html", "binned": root / "binned.html"}
+           "diff": root / "diff.html", "binned": root / "binned.html", "inject_file": root / "inject1.html"}
+    _run(cli, "report", "-q", str(data["inject_dir"] / "inj_k_0_run0.json"), "-o", str(out["inject_file"]))
     _run(cli, "report", "-q", str(data["debug_dir"]), "-o", str(out["debug"]))
     _run(cli, "report", "-q", str(data["inject_dir"]), "-o", str(out["inject"]))
     _run(cli, "report", "-q", str(data["prof_a"]), "-o", str(out["profile"]))
@@ -345,7 +346,7 @@ def test_debugger_page(browser: _browser.Browser, pages: dict[str, Path], data: 
     assert b.eval("document.querySelectorAll('#fp-detail canvas.fp-heat').length") >= 1
     # its load is drawn against x_ptr, and the part past the end is marked
     assert b.eval("document.querySelectorAll('#fp-detail canvas.fp-addr').length") >= 1
-    assert "reach outside" in b.eval("(document.querySelector('#fp-detail .fp-oob-note') || {}).textContent || ''")
+    assert "outside x_ptr" in b.eval("(document.querySelector('#fp-detail .fp-oob-note') || {}).textContent || ''")
     # a finding row leads to its launch and statement
     _launch(b, "add_kernel")
     _click(b, "#fp-findings-table tr.fp-finding", 0)
@@ -389,7 +390,12 @@ def test_injected_names_render_as_text(browser: _browser.Browser, pages: dict[st
         dialogs = [e for e in b.events if e.get("method") == "Page.javascriptDialogOpening"]
         assert dialogs == []
     _open(b, pages["inject"])
-    assert b.eval("document.title").startswith(INJECT)
+    assert b.eval("document.title") == "inject: FlagPrism Debugger"  # a directory names the page
+    assert b.eval("document.querySelector('#fp-launch h2').textContent") == "Launch 0: " + INJECT
+    _open(b, pages["inject_file"])  # one report: its kernel names the page
+    assert b.eval("document.title") == INJECT + ": FlagPrism Debugger"
+    assert b.eval("document.getElementById('fp-title').textContent") == INJECT + ": FlagPrism Debugger"
+    assert b.eval("document.querySelectorAll('img').length") == 0
     # the source line with the tag, shown as code
     _open(b, pages["debug"])
     _launch(b, "grid2d_kernel")
