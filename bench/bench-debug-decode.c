@@ -5,8 +5,10 @@
  * summaries of the loads of x and y and of the store, value summaries of x, y and the output).
  * It synthesises the record buffer per docs/record-format.md, then times fp_dbg_decode() and
  * fp_dbg_write_reports() (text, JSON, op log) into a temporary directory, best of a few rounds,
- * and prints one JSON line. Usage: bench-debug-decode [programs] [rounds] [raw], where a
- * third argument "1" also writes the raw record dump. Not a correctness test
+ * and prints one JSON line. Usage: bench-debug-decode [programs] [rounds] [raw] [keep_dir], where a
+ * third argument "1" also writes the raw record dump, and a fourth names a directory where the
+ * last round's reports are kept (with the tensor arguments in the launch, so they carry
+ * extents: bench/bench_report.py renders them). Not a correctness test
  * (tests/unit/test-debug-*.c are).
  */
 #define _GNU_SOURCE 1
@@ -102,10 +104,11 @@ int main(int argc, char **argv)
 {
 	uint64_t P = argc > 1 ? strtoull(argv[1], NULL, 10) : 65536, p;
 	int rounds = argc > 2 ? atoi(argv[2]) : 3, r, raw = argc > 3 && !strcmp(argv[3], "1");
+	const char *keep = argc > 4 ? argv[4] : NULL;
 	size_t words = 8 + (size_t)P * SLOTS * 8, len = words * 8;
 	uint64_t *buf = calloc(words, 8);
 	double best_dec = 1e9, best_wr = 1e9, best_tot = 1e9;
-	char dir[64], launch[512], path[600];
+	char dir[2048], launch[8192], args[2048], path[2100];
 	struct fp_dbg_outputs out;
 	struct fp_dbg_run *run;
 	struct fp_diag d;
@@ -130,14 +133,34 @@ int main(int argc, char **argv)
 		value_rec(s + 32, 5, 4, 2.0);
 		addr_rec(s + 40, 6, 3, 5, 0x7f3000000000, p);
 	}
-	snprintf(dir, sizeof(dir), "/tmp/fp-bench-debug-XXXXXX");
-	if (!mkdtemp(dir))
-		return 2;
+	args[0] = '\0';
+	if (keep) {
+		static const char *const names[] = {"x_ptr", "y_ptr", "output_ptr"};
+		size_t n = 0;
+
+		snprintf(dir, sizeof(dir), "%s", keep);
+		for (r = 0; r < 3; r++) {
+			uint64_t base = UINT64_C(0x7f1000000000) + (uint64_t)r * UINT64_C(0x1000000000);
+
+			n += (size_t)snprintf(args + n, sizeof(args) - n,
+					      "%s{\"name\":\"%s\",\"kind\":\"tensor\",\"dtype\":"
+					      "\"float32\",\"shape\":[%" PRIu64 "],\"strides\":[1],"
+					      "\"data_ptr\":%" PRIu64 ",\"storage_ptr\":%" PRIu64
+					      ",\"storage_nbytes\":%" PRIu64 ",\"element_size\":4}",
+					      r ? "," : ",\"args\":[", names[r], P * BLOCK, base, base,
+					      P * BLOCK * 4);
+		}
+		snprintf(args + n, sizeof(args) - n, "]");
+	} else {
+		snprintf(dir, sizeof(dir), "/tmp/fp-bench-debug-XXXXXX");
+		if (!mkdtemp(dir))
+			return 2;
+	}
 	snprintf(launch, sizeof(launch),
 		 "{\"output_dir\":\"%s\",\"stem\":\"bench\",\"grid\":[%" PRIu64 "],"
 		 "\"backend\":\"cuda\",\"ttir\":null,\"ttir_unavailable_reason\":\"benchmark\","
-		 "\"export_raw_records\":%s}",
-		 dir, P, raw ? "true" : "false");
+		 "\"kernel\":\"add_kernel\",\"export_raw_records\":%s%s}",
+		 dir, P, raw ? "true" : "false", args);
 	for (r = 0; r < rounds; r++) {
 		double t0 = now(), t1, t2;
 
@@ -158,12 +181,14 @@ int main(int argc, char **argv)
 			txt = (long)sb.st_size;
 		if (!stat(out.json, &sb))
 			json = (long)sb.st_size;
-		remove(out.txt);
-		remove(out.json);
-		remove(out.op_log_txt);
-		remove(out.op_log_json);
-		if (out.raw)
-			remove(out.raw);
+		if (!keep || r + 1 < rounds) {
+			remove(out.txt);
+			remove(out.json);
+			remove(out.op_log_txt);
+			remove(out.op_log_json);
+			if (out.raw)
+				remove(out.raw);
+		}
 		fp_dbg_outputs_release(&out);
 		fp_dbg_run_free(run);
 		best_dec = fmin(best_dec, t1 - t0);
@@ -171,7 +196,8 @@ int main(int argc, char **argv)
 		best_tot = fmin(best_tot, t2 - t0);
 	}
 	snprintf(path, sizeof(path), "%s", dir);
-	rmdir(path);
+	if (!keep)
+		rmdir(path);
 	printf("{\"bench\": \"debug-decode\", \"raw\": %s, \"programs\": %" PRIu64
 	       ", \"records\": %" PRIu64
 	       ", \"buffer_bytes\": %zu, \"rounds\": %d, \"decode_s\": %.4f, \"write_s\": %.4f,"

@@ -10,7 +10,9 @@ below), then:
    written as text and JSON reports plus a per-IR-op log (`fp_quickstart/debug/`);
 2. profiles both kernels inside user scopes, with Triton's launch metadata and IR-based
    estimates, written as a Hatchet call tree, a Chrome trace and metadata
-   (`fp_quickstart/profile.*`), and shows the tree with `flagprism view`.
+   (`fp_quickstart/profile.*`), and shows the tree with `flagprism view`;
+3. writes both as self-contained HTML pages with `flagprism report`
+   (`fp_quickstart/debug/report.html`, `fp_quickstart/profile.html`).
 
     python3 examples/quickstart.py [--rows R] [--cols C] [--out DIR]
 """
@@ -143,6 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     if view.returncode != 0:
         print(view.stderr, end="", file=sys.stderr)
         return 1
+
+    # 3. The same data as pages to open in a browser (offline, one file each).
+    for source in (out / "debug", hatchet):
+        page = subprocess.run([str(binary_path()), "report", str(source)], capture_output=True, text=True)
+        print("report: " + page.stdout.strip())
+        if page.returncode != 0:
+            print(page.stderr, end="", file=sys.stderr)
+            return 1
     print("quickstart: OK")
     return 0
 

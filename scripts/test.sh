@@ -8,7 +8,8 @@
 #             is gcc's, else gcc): -Werror Release build + ctest, cmake --install, examples/c
 #             against the installed package (find_package and pkg-config), add_subdirectory
 #   install   pip install --no-build-isolation --no-deps . into the environment
-#   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1)
+#   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1); the
+#             HTML report's pages in headless Chromium when there is one (it says when not)
 #   example   examples/quickstart.py
 #   gpu       pytest tests/gpu -m gpu, only where PyTorch sees a CUDA GPU
 # Every step runs even after one fails (FP_FAIL_FAST=1 stops at the first failure); the exit
@@ -254,9 +255,26 @@ need_install() {
 	fi
 }
 
+# Say, before pytest runs, whether the HTML report's browser tests can run (never a silent skip).
+browser_note() {
+	local exe=${FP_CHROMIUM:-}
+	if [ -z "$exe" ]; then
+		exe=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+	fi
+	if [ -n "$exe" ]; then
+		fp_note "browser tests (tests/python/test_report.py): $("$exe" --version 2>/dev/null | head -n1)"
+	elif [ "${FP_REQUIRE_BROWSER:-0}" = 1 ]; then
+		fp_note "browser tests: FP_REQUIRE_BROWSER=1 but no chromium: they will FAIL"
+	else
+		fp_note "browser tests (tests/python/test_report.py) will be SKIPPED: no chromium on PATH"
+		fp_note "(apt-get install chromium, or set FP_CHROMIUM; .ci/run installs it)"
+	fi
+}
+
 step_python() {
 	need_install || return 1
 	fp_say "[python] pytest tests/python -m 'not gpu' on the Triton interpreter"
+	browser_note
 	test_env
 	TRITON_INTERPRET=1 pytest_expecting tests/python -m "not gpu"
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writer for NumPy `.npy` files (format version 1.0), used for full tensor and address dumps so
- * that `numpy.load()` reads them with no FlagPrism code at all. Output is byte-identical to what
+ * that `numpy.load()` reads them with no FlagPrism code at all, and a reader of the same files
+ * (for the HTML report's histograms of dumps). Output is byte-identical to what
  * current `numpy.save()` writes for the same array (tested against NumPy 2.4): same header
  * dictionary, same spare space, same 64-byte alignment of the data. C order only; elements are
- * written in host byte order, which the header states. This module does not read .npy files.
+ * written in host byte order, which the header states. The reader accepts the simple arrays
+ * these files hold (no structured or object dtypes, no pickles).
  *
  * dtype mapping (docs/npy.md has the full table):
  *   bool '|b1', int8 '|i1', uint8 '|u1', int16..int64 '<i2' '<i4' '<i8',
@@ -18,6 +20,7 @@
 #ifndef FLAGPRISM_NPY_H
 #define FLAGPRISM_NPY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +77,32 @@ FP_EXTERN int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_
  */
 FP_EXTERN int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape,
 				  unsigned ndim, const void *data, size_t nbytes);
+
+/** A parsed .npy file: a view into the caller's buffer (nothing is allocated or copied). */
+struct fp_npy_view {
+	enum fp_dtype dtype; /* float16/32/64, bool, signed and unsigned 8..64-bit integers */
+	unsigned ndim;
+	uint64_t shape[FP_NPY_MAX_NDIM];
+	uint64_t numel;      /* product of the shape (1 for a scalar) */
+	bool fortran_order;  /* data is in Fortran order (elements are still all there) */
+	const void *data;    /* numel * fp_dtype_size(dtype) bytes, borrowed, maybe unaligned */
+	size_t nbytes;
+};
+
+/**
+ * Parse `len` bytes of a .npy file (format versions 1.0, 2.0 and 3.0): the magic, the header
+ * dictionary ('descr', 'fortran_order', 'shape' in any order; a Python literal of strings,
+ * booleans and a tuple of integers) and the data, whose length must be exactly what the shape
+ * and dtype say. `descr` must be one of the type strings fp_npy_descr() writes in host byte order
+ * ('=' is accepted for host order too). FP_OK and *out; FP_EFORMAT (diag names the byte offset
+ * and what is wrong), FP_ENOTSUP (another byte order or dtype, e.g. '>f4', '<c8', '|O'),
+ * FP_EINVAL (NULL arguments). *out is untouched on failure.
+ */
+FP_EXTERN int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out,
+			   struct fp_diag *diag);
+
+/** Element `i` of a parsed array as a double (integers above 2^53 round). */
+FP_EXTERN double fp_npy_get(const struct fp_npy_view *a, uint64_t i);
 
 #ifdef __cplusplus
 }

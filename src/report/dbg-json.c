@@ -428,6 +428,31 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_object_end(w);
 }
 
+static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi);
+
+/* The tensor arguments the out-of-bounds checks used (their views and allocations), so readers
+ * such as the HTML report can draw accesses against them. */
+static void args(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	size_t i, n;
+	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->launch->findings, &n);
+
+	fp_jsonw_key(w, "args");
+	fp_jsonw_array_begin(w);
+	for (i = 0; a && i < n; i++) {
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "name", a[i].name);
+		fp_jsonw_kv_uint(w, "element_size", a[i].element_size);
+		range(w, "view", a[i].view_lo, a[i].view_hi);
+		if (a[i].storage_hi > a[i].storage_lo)
+			range(w, "storage", a[i].storage_lo, a[i].storage_hi);
+		else
+			fp_jsonw_kv_null(w, "storage");
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+}
+
 static void program_array(struct fp_jsonw *w, const struct fp_dbg_launch *l, uint64_t p)
 {
 	uint64_t xyz[3];
@@ -522,6 +547,7 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
 	fp_jsonw_object_begin(w);
 	header(w, c);
+	args(w, c);
 	fp_jsonw_key(w, "statements");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n && !c->launch->findings_only; i++)

@@ -27,6 +27,7 @@ static const struct fpt_command commands[] = {
 	 "flagprism diff [view options] [-o OUT] A B"},
 	{"merge", cmd_merge, "merge profiles of several processes or ranks into one",
 	 "flagprism merge -o OUT PROFILE..."},
+	{"report", cmd_report, cmd_report_summary, cmd_report_usage},
 	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
 	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},
 	{"help", cmd_help, "show help for flagprism or one of its commands",
