@@ -1540,74 +1540,33 @@ out:
 	return rc;
 }
 
-/* The report path of summary entry `e`: a string, or an object's "report"/"json"/"path". */
-static const char *summary_report(const struct fp_json_value *e)
-{
-	static const char *const keys[] = {"report", "json", "report_json", "path"};
-	const char *s = fp_json_string(e, NULL);
-	size_t i;
-
-	for (i = 0; !s && i < sizeof(keys) / sizeof(keys[0]); i++)
-		s = fp_json_string(get(e, keys[i]), NULL);
-	return s;
-}
-
+/*
+ * A Debugger summary (summary.json, docs/debugger-report-schema.md "Summary"): shown as its own
+ * section; the launches it reports are the report files beside it (check mode writes one only
+ * for a launch with findings, or every one with --all-reports), read from its directory.
+ */
 static int read_summary(struct fp_html_page *p, const char *path, struct fp_diag *diag)
 {
-	static const char *const lists[] = {"launches", "reports"};
-	struct fp_json_doc *doc = NULL;
-	const struct fp_json_value *root, *l;
 	struct fp_strbuf sb;
-	char dir[4096], full[4096];
-	size_t i, j, n, listed = 0;
-	const char *rel;
+	char dir[4096];
 	int rc;
 
 	rc = read_text(path, &sb, diag);
 	if (!rc)
 		rc = fp_html_debug_add_summary(p, sb.buf, sb.len, path, diag);
-	if (!rc)
-		rc = fp_json_parse(sb.buf, sb.len, NULL, &doc, diag);
 	fp_strbuf_release(&sb);
 	if (rc)
 		return rc;
-	if (!fp__html_dirname(path, dir, sizeof(dir))) {
-		rc = fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", path);
-		goto out;
-	}
-	root = fp_json_root(doc);
-	for (j = 0; j < 2 && !rc; j++) {
-		l = get(root, lists[j]);
-		n = fp_json_len(l);
-		for (i = 0; i < n && !rc; i++) {
-			rel = summary_report(fp_json_at(l, i));
-			if (!rel)
-				continue;
-			listed++;
-			if (p->st.launches == p->o.max_launches) {
-				rc = fp_html_page_note(p,
-						       "%s: reports after the first %zu were not "
-						       "read (--max-launches)",
-						       path, p->o.max_launches);
-				goto out;
-			}
-			if (!fp__html_join(dir, rel, full, sizeof(full))) {
-				rc = fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", rel);
-				break;
-			}
-			rc = add_report_file(p, full, false, diag);
-		}
-	}
-	if (!rc && !listed) {
-		rc = fp_html_page_note(p,
-				       "%s names no report (launches[].report or reports[]): "
-				       "reading the directory",
+	if (!fp__html_dirname(path, dir, sizeof(dir)))
+		return fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", path);
+	rc = read_dir(p, dir, diag);
+	if (rc == FP_ENOENT && p->st.launches == 0) {
+		/* a clean check-mode run writes no per-launch report: the summary is the page */
+		fp_diag_clear(diag);
+		rc = fp_html_page_note(p, "%s: no per-launch report beside the summary (no launch had "
+					  "findings, or --all-reports was not given)",
 				       path);
-		if (!rc)
-			rc = read_dir(p, dir, diag);
 	}
-out:
-	fp_json_doc_free(doc);
 	return rc;
 }
 

@@ -267,3 +267,20 @@ def test_cli_usage_errors(cli, tmp_path, args, msg):
     r = subprocess.run([str(cli), "debug", *args, "prog.py"], capture_output=True, text=True, cwd=tmp_path,
                        env=_env(tmp_path), timeout=60)
     assert r.returncode == 2 and msg in r.stderr, r.stderr
+
+
+def test_report_page_of_a_clean_check_run(cli, tmp_path):
+    """A clean check-mode run writes only the summary: `flagprism report` makes its page from it."""
+    (tmp_path / "ck_kernels.py").write_text(KERNELS)
+    prog = tmp_path / "prog.py"
+    prog.write_text("import ck_kernels as k\nk.run(k.scale)\n")
+    r = subprocess.run([str(cli), "debug", "--check", "bounds", "-o", "rep", str(prog)],
+                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["summary.json", "summary.txt"]
+    r = subprocess.run([str(cli), "report", "rep", "-o", "page.html"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "no per-launch report beside the summary" in r.stderr
+    page = (tmp_path / "page.html").read_text()
+    assert "flagprism.debug.summary" in page and "scale" in page
