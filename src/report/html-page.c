@@ -554,7 +554,9 @@ int fp_html_page_write(const struct fp_html_page *p, FILE *f)
 
 	if (!p || !f)
 		return FP_EINVAL;
-	if (p->kind == FP_HTML_DEBUGGER ? p->st.launches == 0 : p->profile.len == 0)
+	/* a Debugger page needs a launch or a summary (a clean check run has only the summary) */
+	if (p->kind == FP_HTML_DEBUGGER ? p->st.launches == 0 && p->summary.len == 0 :
+					  p->profile.len == 0)
 		return FP_EINVAL;
 	rc = split_template(&t);
 	if (!rc)

@@ -446,6 +446,15 @@ TEST(html_debug_caps_findings)
 	fp_html_page_free(p);
 }
 
+/* dir/name in a static buffer (one at a time). */
+static const char *path_in(const char *dir, const char *name)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
 static void write_file(const char *dir, const char *name, const char *text)
 {
 	char path[1024];
@@ -493,24 +502,23 @@ TEST(html_debug_reads_directories)
 	ASSERT(skipped);
 	fp_html_page_free(p);
 
-	/* a summary.json names the reports; its content is kept as is */
+	/* a summary.json: its content is kept as is, the reports beside it are the launches */
 	p = page_new(FP_HTML_DEBUGGER, 0, 0);
-	write_file(
-		dir, "summary.json",
-		"{\"schema_version\":1,\"launches\":[{\"kernel\":\"k\",\"report\":\"s_k_1_run1.json\","
-		"\"instrumented\":true},{\"kernel\":\"j\",\"instrumented\":false,\"reason\":\"no "
-		"markers\"}]}");
-	ASSERT_OK(fp_html_debug_read(p, dir, &d));
+	write_file(dir, "summary.json",
+		   "{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[{\"name\":\"k\","
+		   "\"launches\":3,\"instrumented\":2,\"not_instrumented\":[{\"status\":\"excluded\","
+		   "\"reason\":\"no markers\",\"launches\":1}]}],\"findings\":[]}");
+	memset(&d, 0, sizeof(d));
+	ASSERT_OK(fp_html_debug_read(p, path_in(dir, "summary.json"), &d));
 	fp_html_page_stats(p, &st);
-	ASSERT_EQ(st.launches, 1);
+	ASSERT_EQ(st.launches, 2);
 	fp_html_page_free(p);
 
 	/* a report that does not parse is an error naming the file and the place */
 	p = page_new(FP_HTML_DEBUGGER, 0, 0);
-	write_file(dir, "summary.json", "{\"reports\":[\"broken.json\"]}");
-	write_file(dir, "broken.json", "{\"schema_version\":1,\n \"statements\": [}");
-	ASSERT_EQ(fp_html_debug_read(p, dir, &d), FP_EFORMAT);
-	ASSERT_NOT_NULL(strstr(d.msg, "broken.json:2:"));
+	write_file(dir, "s_k_1_run2.json", "{\"schema_version\":1,\n \"statements\": [}");
+	ASSERT_EQ(fp_html_debug_read(p, path_in(dir, "s_k_1_run2.json"), &d), FP_EFORMAT);
+	ASSERT_NOT_NULL(strstr(d.msg, "s_k_1_run2.json:2:"));
 	fp_html_page_free(p);
 	rm_tree(dir);
 }
