@@ -101,11 +101,12 @@ FP_EXTERN char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len);
 FP_EXTERN int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag);
 
 /**
- * Write the contents to `path`, replacing it: the bytes go to a temporary file in the same
- * directory (`<path>.tmp.<pid>`), which is then renamed over `path`, so readers never see a half
- * written file. New files get mode 0666 minus the umask. Not synced to disk: a power loss can
- * still lose the file. Returns FP_OK, FP_EIO (`diag` names the path and the reason; the
- * temporary file is removed) or FP_ENOMEM.
+ * Write the contents to `path`, replacing it as include/flagprism/outfile.h says: a regular file
+ * through a temporary file in the same directory renamed over it, so readers never see a half
+ * written file; a device or FIFO written through, never replaced; a symbolic link's target
+ * written. New files get mode 0666 minus the umask. Not synced to disk. Returns FP_OK, FP_EIO
+ * (`diag` names the path and the reason with its errno name; the temporary file is removed),
+ * FP_EINVAL (a destination that is refused) or FP_ENOMEM.
  */
 FP_EXTERN int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path,
 				   struct fp_diag *diag);

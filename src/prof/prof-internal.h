@@ -178,7 +178,9 @@ int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
 /* Integral doubles within 2^53 as JSON integers, others as doubles. */
 int fp__prof_write_number(struct fp_jsonw *w, double v);
 
-/* Write a JSON file through `<path>.tmp.<pid>` and a rename; fn writes the document. */
+/* Write a JSON file through fp_outfile (temporary file and rename, or written through); fn
+ * writes the document. flags: fp_jsonw flags and FP__SAVE_DASH_STDOUT. */
+#define FP__SAVE_DASH_STDOUT FP_CALLTREE_SAVE_DASH_STDOUT
 int fp__prof_save_json(const char *path, unsigned flags, int (*fn)(void *arg, struct fp_jsonw *w),
 		       void *arg, struct fp_diag *diag);
 

@@ -201,11 +201,19 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 	struct fp_strbuf text;
 	struct fp_diag d;
 	int rc, ret = FPT_EXIT_FAILURE;
+	bool to_stdout;
 
 	memset(&st, 0, sizeof(st));
+	to_stdout = !strcmp(out, "-");
+	if (to_stdout && o->json)
+		return fpt_usage("import-ncu", "options '--json' and '--output -' both write to "
+					       "standard output");
 	if (!vendor) {
-		if (!fpt_ncu_sibling(out, ".vendor.json", vendor_buf, sizeof(vendor_buf)))
-			return fpt_die("path too long: %s", out);
+		/* With the profile on standard output, the vendor file goes next to --into. */
+		const char *base = to_stdout ? o->into : out;
+
+		if (!fpt_ncu_sibling(base, ".vendor.json", vendor_buf, sizeof(vendor_buf)))
+			return fpt_die("path too long: %s", base);
 		vendor = vendor_buf;
 	}
 	if (!trace && !o->no_trace) {
@@ -274,7 +282,7 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 			      vendor);
 		goto out;
 	}
-	rc = fp_calltree_save_hatchet(t, out, 0, &d);
+	rc = fp_calltree_save_hatchet(t, out, FP_CALLTREE_SAVE_DASH_STDOUT, &d);
 	if (rc) {
 		ret = fpt_status_error(rc, &d, NULL, "cannot write the profile");
 		goto out;
@@ -282,11 +290,12 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 	if (o->json)
 		ret = print_json(o, r, &st, out, vendor, trace);
 	else {
-		if (!o->quiet)
+		/* The profile is standard output with -o -: no summary in it. */
+		if (!o->quiet && !to_stdout)
 			print_text(o, r, &st, out, vendor, trace);
 		ret = FPT_EXIT_OK;
 	}
-	if (o->quiet && st.unmatched)
+	if ((o->quiet || to_stdout) && st.unmatched)
 		fpt_warn("%" PRIu64 " Nsight Compute launches were not attached (see %s)",
 			 st.unmatched, vendor);
 out:
