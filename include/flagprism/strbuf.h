@@ -96,7 +96,10 @@ FP_EXTERN char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len);
  * Append the whole contents of the file at `path`. Returns FP_OK, FP_EIO (cannot open or read;
  * `diag` names the path and the system's reason), FP_ELIMIT (the file would take `len` past the
  * cap) or FP_ENOMEM. On failure the buffer's previous contents are kept and nothing is appended.
- * Works on regular files and on pipes or /proc files whose size is not known in advance.
+ * Works on regular files and on pipes, FIFOs or /proc files whose size is not known in advance
+ * (read up to the cap as they go); a directory, a device (/dev/zero) or a socket is refused
+ * with FP_EIO before anything is read. A FIFO without a writer blocks in the open, as any
+ * reader does.
  */
 FP_EXTERN int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag);
 

@@ -190,8 +190,20 @@ int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *
 	f = fopen(path, "rb");
 	if (!f)
 		return fp_diag_set(diag, FP_EIO, 0, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) != 0)
+		goto fail_io;
+	/* Files, pipes and FIFOs hold data to read; a device such as /dev/zero is endless. */
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		r = fp_diag_set(diag, FP_EIO, 0, "cannot read '%s': it is %s, not a file", path,
+				S_ISDIR(st.st_mode)  ? "a directory" :
+				S_ISCHR(st.st_mode)  ? "a character device" :
+				S_ISBLK(st.st_mode)  ? "a block device" :
+				S_ISSOCK(st.st_mode) ? "a socket" :
+						       "not a regular file");
+		goto fail_read;
+	}
 	/* A regular file's size lets us allocate once (plus a byte to see EOF without growing). */
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		if ((uint64_t)st.st_size > (uint64_t)(sb->cap - sb->len)) {
 			r = fp_diag_set(diag, FP_ELIMIT, 0,
 					"'%s' is %" PRIu64 " bytes, over the limit of %zu bytes",
