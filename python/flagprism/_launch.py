@@ -199,8 +199,10 @@ def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: i
     return max(1, min(want, MAX_DUMP_WORDS))
 
 
-def header(slots: int, programs: int, arena_words: int, nsites: int) -> list[int]:
-    flags = 1 if arena_words > 0 else 0
+def header(slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None) -> list[int]:
+    # A twin that dumps has an arena even of 0 words (dump_capacity=0): its dump helper still
+    # advances the cursor, and the decoder counts what did not fit as dump overflow.
+    flags = 1 if (arena_words > 0 if has_arena is None else has_arena) else 0
     layout = VERSION | (RECORD_WORDS << 16) | (HEADER_WORDS << 32) | (flags << 48)
     return [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
 
@@ -247,7 +249,7 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     arena = arena_for(twin, bound, programs, dump_capacity)
     backend = backend_of(jitfn)
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
-    hdr = torch.tensor(header(slots, programs, arena, len(twin.sites)), dtype=torch.int64)
+    hdr = torch.tensor(header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps), dtype=torch.int64)
     dev = buffer_device(backend)
     buf = torch.zeros(words, dtype=torch.int64, device=dev)
     buf[:HEADER_WORDS].copy_(hdr)

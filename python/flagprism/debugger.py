@@ -79,12 +79,32 @@ def _check_level(name: str, v: int) -> int:
     return v
 
 
+#: Largest record_capacity (records of one launch, 64 bytes each: a 16 GiB buffer) and
+#: dump_capacity (8-byte words: 16 GiB) that configure() accepts.
+MAX_RECORD_CAPACITY = 1 << 28
+MAX_DUMP_CAPACITY = 1 << 31
+_CAPACITY_MAX = {"record_capacity": MAX_RECORD_CAPACITY, "dump_capacity": MAX_DUMP_CAPACITY}
+
+
 def _check_capacity(name: str, v: int | None) -> int | None:
+    top = _CAPACITY_MAX[name]
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{name} must be None or an integer >= 0, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+        raise ValueError(f"{name} must be None or an integer from 0 to {top} (2**{top.bit_length() - 1}), "
+                         f"got {v!r}")
     return v
+
+
+def _check_output_dir(v: Any) -> str:
+    """output_dir as a str path: bytes (or a PathLike of bytes) and empty paths are refused here,
+    not at the first launch."""
+    path = os.fspath(v) if isinstance(v, (str, os.PathLike)) else v
+    if not isinstance(path, str):
+        raise TypeError(f"output_dir must be a str path or os.PathLike of str, not {type(v).__name__}")
+    if not path or "\0" in path:
+        raise ValueError(f"output_dir must be a non-empty path without NUL characters, got {path!r}")
+    return path
 
 
 def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
@@ -93,10 +113,11 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
               twin_maxnreg: str | int | None = "auto") -> None:
     """Set every option of the Debugger (options not given take their default).
 
-    output_dir: where reports are written. record_capacity: total records of one launch (None:
-    sized from the launch). export_on_error: export what was captured when the kernel raises.
-    export_raw_records: also write the raw record buffer. dump_capacity: words of the level-2 dump
-    arena of one launch (None: sized from the launch). twin_num_warps: warps of the instrumented
+    output_dir: where reports are written (a str path). record_capacity: total records of one
+    launch, 0 to 2**28 (None: sized from the launch). export_on_error: export what was captured
+    when the kernel raises. export_raw_records: also write the raw record buffer. dump_capacity:
+    words of the level-2 dump arena of one launch, 0 to 2**31 (None: sized from the launch; 0:
+    every dump is counted as overflow). twin_num_warps: warps of the instrumented
     twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
     docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
     cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
@@ -104,7 +125,7 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     capped build does not spill, see docs/debugger.md), None (never cap) or an integer from 16 to
     255 (always that cap)."""
     global _config
-    cfg = _Config(output_dir=os.fspath(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
+    cfg = _Config(output_dir=_check_output_dir(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
                   dump_capacity=_check_capacity("dump_capacity", dump_capacity),
                   twin_num_warps=_warps.check_setting(twin_num_warps),
@@ -351,8 +372,31 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
         raise
-    _export(fn, twin, plan, cfg, ret, error=None)
+    try:
+        _export(fn, twin, plan, cfg, ret, error=None)
+    except OSError as e:
+        # The kernel ran: a report that cannot be written (read-only directory, full disk) is
+        # said, counted and reported at the end, never raised into the program.
+        _note_write_failure(twin.kernel_name, e)
     return ret
+
+
+#: Launches whose reports could not be written: count and the first few causes.
+_write_failures: dict[str, Any] = {"count": 0, "causes": []}
+
+
+def _note_write_failure(kernel: str, e: OSError) -> None:
+    import warnings
+
+    cause = f"{kernel}: {e}"
+    with _lock:
+        _write_failures["count"] += 1
+        first = cause not in _write_failures["causes"]
+        if first and len(_write_failures["causes"]) < 4:
+            _write_failures["causes"].append(cause)
+    if first:
+        warnings.warn(f"flagprism: the Debugger's reports of a launch could not be written: {cause}",
+                      RuntimeWarning, stacklevel=4)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -489,6 +533,23 @@ EXIT_FINDINGS = 3
 _cli_state: dict[str, Any] = {}
 
 
+def _check_output_location(out: str) -> None:
+    """Before the program runs: the report directory exists (or is made) and takes files, so a
+    read-only or unwritable -o fails now rather than at the first launch."""
+    from flagprism import _ext
+
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        import errno
+
+        name = errno.errorcode.get(e.errno or 0, str(e.errno))
+        raise OSError(e.errno, f"cannot create the report directory {out}: {e.strerror} ({name})") from None
+    if not os.path.isdir(out):
+        raise OSError(f"the report directory {out} is not a directory")
+    _ext.check_output(os.path.join(out, "report.json"))
+
+
 def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
     --sanitize 0|1)."""
@@ -496,12 +557,14 @@ def _cli_begin(options: dict[str, str]) -> None:
     addr_level = int(options.get("addr-level", "1"))
     sanitize = options.get("sanitize", "0") == "1"
     out = os.path.abspath(options.get("output", "fp_debug"))
+    _check_output_location(out)
     configure(output_dir=out)
     clear_exported_runs()
     _sanitize_skipped.clear()
     activate(level=level, addr_level=addr_level, sanitize=sanitize)
     _cli_state.clear()
     _cli_state.update(output=out, sanitize=sanitize, findings=0)
+    _write_failures.update(count=0, causes=[])
 
 
 def _cli_end(status: int) -> list[str]:
@@ -540,12 +603,19 @@ def _cli_end(status: int) -> list[str]:
                      "did not record was not checked")
     for name, why in sorted(_sanitize_skipped.items()):
         lines.append(f"{tag}: warning: {name} was not observed: {why}")
+    if _write_failures["count"]:
+        n = _write_failures["count"]
+        lines.append(f"{tag}: error: the reports of {n} launch{'es' if n != 1 else ''} could not be written: "
+                     + "; ".join(_write_failures["causes"]))
     return lines
 
 
 def _cli_exit_status(status: int) -> int:
-    """The process's exit status: the program's own when it failed; with --sanitize, EXIT_FINDINGS
-    when it succeeded but findings were reported (so the command can gate CI)."""
+    """The process's exit status: the program's own when it failed; 1 when it succeeded but
+    reports could not be written; with --sanitize, EXIT_FINDINGS when it succeeded but findings
+    were reported (so the command can gate CI)."""
+    if status == 0 and _write_failures["count"]:
+        return 1  # reports are missing: the run did not give what it was asked for
     if status == 0 and _cli_state.get("sanitize") and _cli_state.get("findings"):
         return EXIT_FINDINGS
     return status

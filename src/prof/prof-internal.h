@@ -100,6 +100,7 @@ enum {
 
 #define FP__MAX_DROP_REASONS 8
 #define FP__MAX_ENV 64
+#define FP__INCOMPLETE_LEN 192
 
 struct fp_prof_session {
 	pthread_mutex_t lock;
@@ -138,7 +139,7 @@ struct fp_prof_session {
 	char *env_keys[FP__MAX_ENV];
 	char *env_values[FP__MAX_ENV];
 	size_t nenv;
-	char *incomplete[8]; /* static strings: why the session did not end cleanly */
+	char incomplete[8][FP__INCOMPLETE_LEN]; /* why the session did not end cleanly */
 	size_t nincomplete;
 	char *written[4]; /* writer names written successfully (static strings) */
 	size_t nwritten;
