@@ -214,3 +214,22 @@ def test_a_directory_is_not_a_script(cli: Path, tmp_path: Path, command: str) ->
     assert r.returncode == 1, r.stderr
     assert "'pkg' is a directory without a __main__.py" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_profile_write_failure_at_the_end_names_the_cause(cli: Path, tmp_path: Path) -> None:
+    """The program ran fine but its outputs cannot be written (it put a file where the output
+    directory was): the cause is named with its errno and the exit status says so."""
+    (tmp_path / "prog.py").write_text(
+        "import shutil\nshutil.rmtree('out')\nopen('out', 'w').write('in the way')\n"
+    )
+    r = subprocess.run(
+        [str(cli), "profile", "-n", "out/p", "prog.py"],
+        cwd=tmp_path,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 1, r.stderr
+    assert "writing the outputs failed" in r.stderr and "(ENOTDIR)" in r.stderr, r.stderr
+    assert leftovers(tmp_path) == []

@@ -44,7 +44,7 @@ int cmd_merge(int argc, char **argv)
 	rc = fpt_check_output_option(argv[0], out_path);
 	if (rc != FPT_CONTINUE)
 		return rc;
-	to_stdout = !strcmp(out_path, "-");
+	to_stdout = fpt_output_is_stdout(out_path);
 	in = calloc((size_t)nargs, sizeof(*in));
 	if (!in)
 		return fpt_die("out of memory");

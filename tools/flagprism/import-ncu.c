@@ -21,6 +21,7 @@
 #include <flagprism/json.h>
 
 #include "import-ncu.h"
+#include "view-common.h"
 
 extern char **environ;
 
@@ -205,7 +206,7 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 	bool to_stdout;
 
 	memset(&st, 0, sizeof(st));
-	to_stdout = !strcmp(out, "-");
+	to_stdout = fpt_output_is_stdout(out);
 	if (to_stdout && o->json)
 		return fpt_usage("import-ncu", "options '--json' and '--output -' both write to "
 					       "standard output");

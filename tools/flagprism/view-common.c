@@ -179,3 +179,13 @@ int fpt_check_output_option(const char *cmd, const char *path)
 				 "option '--output' needs a path (or '-' for standard output)");
 	return FPT_CONTINUE;
 }
+
+bool fpt_output_is_stdout(const char *path)
+{
+	struct stat a, b;
+
+	if (!strcmp(path, "-"))
+		return true;
+	return stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}

@@ -81,4 +81,8 @@ bool fpt_metric_kind_conflict(struct fp_calltree *const *trees, const char *cons
  */
 int fpt_check_output_option(const char *cmd, const char *path);
 
+/** Whether output path `path` is this process's standard output ("-", /dev/stdout, or the file
+ *  standard output is redirected to): summaries must then go elsewhere. */
+bool fpt_output_is_stdout(const char *path);
+
 #endif /* FLAGPRISM_TOOL_VIEW_COMMON_H */
