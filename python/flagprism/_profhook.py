@@ -284,7 +284,9 @@ def _flight_begin(sessions: tuple[Any, ...]) -> None:
             s.inflight += 1
 
 
-def _flight_end(sessions: tuple[Any, ...], deliver: Callable[[tuple[Any, ...]], None] | None) -> None:
+def _flight_end(
+    sessions: tuple[Any, ...], deliver: Callable[[tuple[Any, ...]], None] | None
+) -> None:
     """The launch that began with `sessions` ended: deliver(live) files it in those not closed
     since (under the lock, so that a finalize cannot come between the check and the filing);
     deliver=None when the launch raised (nothing to file)."""

@@ -448,8 +448,8 @@ def start(
     with ``fpl.scope`` scopes as instrumented twins recording each program's scope times.
     auto_scopes: instead, one scope per top-level statement of each ``fpl.collect_start()``/
     ``collect_end()`` region (implies instrumentation). timeline_tracks: ``"sm"`` (one trace
-    track per SM) or ``"program"``. timeline_capacity: records per program, 1 to 2**24 (None: sized from
-    the launch; what does not fit is counted).
+    track per SM) or ``"program"``. timeline_capacity: records per program, 1 to 2**24 (None:
+    sized from the launch; what does not fit is counted).
 
     mode: None (kernel times) or ``"pcsampling"``: CUPTI PC sampling with stall reasons, filed
     under each kernel as one child per source line (``file:line``) with ``num_samples``,
@@ -566,7 +566,8 @@ def _check_name_path(name: Any) -> str:
         except OSError as e:
             code = errno.errorcode.get(e.errno or 0, str(e.errno))
             raise OSError(
-                e.errno, f"cannot create the directory {parent!r} for the profile: {e.strerror} ({code})"
+                e.errno,
+                f"cannot create the directory {parent!r} for the profile: {e.strerror} ({code})",
             ) from None
     return path
 

@@ -25,10 +25,12 @@ H100 = PROFILES / "proton-h100.json"
 RUN2 = PROFILES / "proton-h100-run2.json"
 
 
-def run(cli: Path, *args: str | Path, cwd: Path | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([str(cli), *map(str, args)], cwd=cwd, capture_output=True,
-                          timeout=timeout, check=False)
+def run(
+    cli: Path, *args: str | Path, cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [str(cli), *map(str, args)], cwd=cwd, capture_output=True, timeout=timeout, check=False
+    )
 
 
 def device_id(path: str) -> tuple[int, int, int]:
@@ -39,8 +41,11 @@ def device_id(path: str) -> tuple[int, int, int]:
 @pytest.mark.parametrize("command", ["merge", "diff"])
 def test_dev_null_is_written_through_never_replaced(cli: Path, command: str) -> None:
     before = device_id("/dev/null")
-    args = ["merge", "-q", "-o", "/dev/null", H100] if command == "merge" else [
-        "diff", "-o", "/dev/null", H100, RUN2]
+    args = (
+        ["merge", "-q", "-o", "/dev/null", H100]
+        if command == "merge"
+        else ["diff", "-o", "/dev/null", H100, RUN2]
+    )
     r = run(cli, *args)
     assert r.returncode == 0, r.stderr
     assert device_id("/dev/null") == before
@@ -114,7 +119,11 @@ def test_symlink_target_written_link_kept(cli: Path, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "real.hatchet").read_text())[0]["frame"]["name"] == "ROOT"
     assert json.loads((tmp_path / "made.hatchet").read_text())[0]["frame"]["name"] == "ROOT"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "dangling.hatchet", "link.hatchet", "made.hatchet", "real.hatchet"]
+        "dangling.hatchet",
+        "link.hatchet",
+        "made.hatchet",
+        "real.hatchet",
+    ]
 
 
 @pytest.mark.parametrize("command", ["merge", "diff", "import-ncu"])
@@ -123,8 +132,14 @@ def test_empty_output_and_directory_refused(cli: Path, command: str, tmp_path: P
     args = {
         "merge": ["merge", "-o", "{o}", H100],
         "diff": ["diff", "-o", "{o}", H100, RUN2],
-        "import-ncu": ["import-ncu", "-i", tmp_path / "prof.hatchet", "-o", "{o}",
-                       REPO / "tests" / "data" / "ncu" / "raw-base.csv"],
+        "import-ncu": [
+            "import-ncu",
+            "-i",
+            tmp_path / "prof.hatchet",
+            "-o",
+            "{o}",
+            REPO / "tests" / "data" / "ncu" / "raw-base.csv",
+        ],
     }[command]
     r = run(cli, *[str(a).replace("{o}", "") for a in args])
     assert r.returncode == 2
@@ -164,12 +179,16 @@ def test_view_refuses_a_device_before_reading(cli: Path, device: str) -> None:
 
 def test_kind_mismatch_names_the_metric(cli: Path, tmp_path: Path) -> None:
     a = [{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 5, "count": 1}, "children": []}, {}]
-    b = [{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": "slow", "count": 2},
-          "children": []}, {}]
+    b = [
+        {"frame": {"name": "ROOT"}, "metrics": {"time (ns)": "slow", "count": 2}, "children": []},
+        {},
+    ]
     (tmp_path / "a.hatchet").write_text(json.dumps(a))
     (tmp_path / "b.hatchet").write_text(json.dumps(b))
-    for args in (["diff", "-o", "d.hatchet", "a.hatchet", "b.hatchet"],
-                 ["merge", "-o", "m.hatchet", "a.hatchet", "b.hatchet"]):
+    for args in (
+        ["diff", "-o", "d.hatchet", "a.hatchet", "b.hatchet"],
+        ["merge", "-o", "m.hatchet", "a.hatchet", "b.hatchet"],
+    ):
         r = run(cli, *args, cwd=tmp_path)
         assert r.returncode == 1, r.stderr
         msg = r.stderr.decode()
@@ -179,7 +198,8 @@ def test_kind_mismatch_names_the_metric(cli: Path, tmp_path: Path) -> None:
 
 def test_duplicate_metric_keys_keep_the_last(cli: Path, tmp_path: Path) -> None:
     (tmp_path / "d.hatchet").write_text(
-        '[{"frame":{"name":"ROOT"},"metrics":{"count":1,"count":7},"children":[]}]')
+        '[{"frame":{"name":"ROOT"},"metrics":{"count":1,"count":7},"children":[]}]'
+    )
     r = run(cli, "merge", "-o", "-", "d.hatchet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)[0]["metrics"]["count"] == 7

@@ -114,7 +114,7 @@ def test_profiler_writers_with_hostile_names(sandbox: Path) -> None:
     def md(grid: Any, meta: Any, args: dict[str, Any]) -> dict[str, Any]:
         return {"name": current["name"], "bytes": 64}  # hook="triton": the launch's name
 
-    plain = load_kernel(sandbox / "we\"ird <script> name.py")
+    plain = load_kernel(sandbox / 'we"ird <script> name.py')
     kern = triton.jit(plain.fn, launch_metadata=md)
     x = torch.zeros(16)
     sid = profiler.start("prof", context="python", data="trace", hook="triton")
@@ -139,7 +139,7 @@ def test_profiler_writers_with_hostile_names(sandbox: Path) -> None:
     names = frames(hatchet[0])
     for name in PROFILER_NAMES:
         assert name in names, repr(name)[:80]  # kept exactly, escaped in the file
-    assert any("we\"ird <script> name.py" in n for n in names)  # the call path's file
+    assert any('we"ird <script> name.py' in n for n in names)  # the call path's file
     events = {e.get("name") for e in trace["traceEvents"]}
     assert "<script>alert(1)</script>" in events
     # the CLI reads them back, and writes them again as strict JSON
@@ -148,18 +148,24 @@ def test_profiler_writers_with_hostile_names(sandbox: Path) -> None:
         r = subprocess.run([cli, "view", "prof.hatchet"], capture_output=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert b"\x1b[2J" not in r.stdout and b"\x01" not in r.stdout
-        r = subprocess.run([cli, "merge", "-q", "-o", "merged.hatchet", "prof.hatchet",
-                            "prof.hatchet"], capture_output=True, timeout=120)
+        r = subprocess.run(
+            [cli, "merge", "-q", "-o", "merged.hatchet", "prof.hatchet", "prof.hatchet"],
+            capture_output=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         assert name in frames(strict_json(sandbox / "merged.hatchet")[0])
-        r = subprocess.run([cli, "diff", "-o", "-", "prof.hatchet", "merged.hatchet"],
-                           capture_output=True, timeout=120)
+        r = subprocess.run(
+            [cli, "diff", "-o", "-", "prof.hatchet", "merged.hatchet"],
+            capture_output=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         json.loads(r.stdout.decode("utf-8"))
 
 
 def test_debugger_writers_with_hostile_names(sandbox: Path) -> None:
-    kern = load_kernel(sandbox / "we\"ird <script> name.py")
+    kern = load_kernel(sandbox / 'we"ird <script> name.py')
     debugger.configure(output_dir="reports")
     debugger.activate(level=2, addr_level=2)
     x = torch.zeros(16)

@@ -184,8 +184,10 @@ def test_finalize_racing_a_launch_never_raises_and_counts_it(work_dir: Path) -> 
     m = meta("racing")
     assert m["counts"]["kernels"] == 0
     assert m["incomplete"] is True
-    assert any("1 launch began while the session was open and were still running" in r
-               for r in m["incomplete_reasons"]), m["incomplete_reasons"]
+    assert any(
+        "1 launch began while the session was open and were still running" in r
+        for r in m["incomplete_reasons"]
+    ), m["incomplete_reasons"]
     assert torch.equal(x, torch.ones(16))  # the kernel itself ran
 
 
@@ -264,6 +266,8 @@ def test_start_checks_the_output_location_first(work_dir: Path) -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, 2**24 + 1, 2**31, 10**30, 1.5, True, "8"])
 def test_timeline_capacity_range(work_dir: Path, bad: Any) -> None:
-    with pytest.raises(ValueError, match=r"timeline_capacity must be None or an int from 1 to 16777216"):
+    with pytest.raises(
+        ValueError, match=r"timeline_capacity must be None or an int from 1 to 16777216"
+    ):
         profiler.start("tl", timeline_capacity=bad)
     assert profiler.sessions() == []

@@ -93,7 +93,9 @@ def finish(p: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 def leftovers(d: Path) -> list[str]:
-    return sorted(f.name for f in d.iterdir() if ".tmp" in f.name or f.name.startswith(".flagprism"))
+    return sorted(
+        f.name for f in d.iterdir() if ".tmp" in f.name or f.name.startswith(".flagprism")
+    )
 
 
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
@@ -208,7 +210,11 @@ def test_debug_checks_the_output_location_before_running(cli: Path, tmp_path: Pa
 def test_a_directory_is_not_a_script(cli: Path, tmp_path: Path, command: str) -> None:
     (tmp_path / "pkg").mkdir()
     r = subprocess.run(
-        [str(cli), command, "pkg"], cwd=tmp_path, env=env(), capture_output=True, text=True,
+        [str(cli), command, "pkg"],
+        cwd=tmp_path,
+        env=env(),
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert r.returncode == 1, r.stderr
