@@ -233,6 +233,19 @@ def buffer_device(backend: str) -> Any:
     return torch.device("cuda", torch.cuda.current_device())
 
 
+def alloc_buffer(words: int, device: Any, settings: str) -> Any:
+    """A zeroed int64 buffer of `words` on `device`; one that does not fit raises MemoryError
+    naming its size and the settings that sized it, not the allocator's raw error."""
+    import torch
+
+    try:
+        return torch.zeros(words, dtype=torch.int64, device=device)
+    except (RuntimeError, MemoryError) as e:  # torch.OutOfMemoryError is a RuntimeError
+        raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+                          f"on {device} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                          ) from e
+
+
 def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
             record_capacity: int | None, dump_capacity: int | None,
             twin_num_warps: str | int = "auto") -> Launch:
@@ -251,7 +264,8 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
     hdr = torch.tensor(header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps), dtype=torch.int64)
     dev = buffer_device(backend)
-    buf = torch.zeros(words, dtype=torch.int64, device=dev)
+    buf = alloc_buffer(words, dev, f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; "
+                       "None: sized from the launch")
     buf[:HEADER_WORDS].copy_(hdr)
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"))

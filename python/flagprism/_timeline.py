@@ -647,7 +647,7 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     host = backend == "interpreter"
     dev = _launch.buffer_device(backend)
     words = HEADER_WORDS + programs * (1 + RECORD_WORDS * slots)
-    buf = torch.zeros(words, dtype=torch.int64, device=dev)
+    buf = _launch.alloc_buffer(words, dev, f"timeline_capacity={cap}; None: sized from the launch")
     buf[:HEADER_WORDS].copy_(torch.tensor(header(slots, programs, len(twin.scopes),
                                                  CLOCK_HOST if host else CLOCK_NVIDIA), dtype=torch.int64))
     if host:

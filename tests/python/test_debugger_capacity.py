@@ -214,3 +214,12 @@ def test_reports_that_cannot_be_written_do_not_raise_into_the_program(tmp_path):
         debugger.reset_config()
     assert debugger._write_failures["count"] == 2
     assert "File exists" in debugger._write_failures["causes"][0]
+
+
+def test_a_buffer_that_does_not_fit_names_its_size_and_settings():
+    """A capacity within its range that still does not fit the device's memory fails with a
+    MemoryError naming the buffer's size and the settings that sized it (not torch's raw
+    error)."""
+    with pytest.raises(MemoryError, match=r"the 9,007,199,254,740,992-byte record buffer .* "
+                                          r"\(record_capacity=5, dump_capacity=None"):
+        _launch.alloc_buffer(1 << 50, torch.device("cpu"), "record_capacity=5, dump_capacity=None")
