@@ -291,11 +291,14 @@ def _flight_end(
     since (under the lock, so that a finalize cannot come between the check and the filing);
     deliver=None when the launch raised (nothing to file)."""
     with _flight:
+        closed = False
         for s in sessions:
             s.inflight -= 1
-        live = tuple(s for s in sessions if not s.closed)
-        if live and deliver is not None:
-            deliver(live)
+            closed = closed or s.closed
+        if deliver is not None:
+            live = tuple(s for s in sessions if not s.closed) if closed else sessions
+            if live:
+                deliver(live)
 
 
 def session_closing(s: Any) -> int:
@@ -600,11 +603,10 @@ def _gpu_enter(launch_metadata: Any) -> None:
     if not opened:
         stack.append(None)  # every enter has its entry, so that exits pair with them
         return
-    host = tuple(s for s in opened if s.active)  # what the launch is prepared for
     raw = getattr(launch_metadata, "data", None) or {}
     base = raw.get("name")  # the kernel's symbol, before launch_metadata may rename it
     data: dict[str, Any] | None = None
-    if launch_metadata is not None and any(s.hook for s in host):
+    if launch_metadata is not None and any(s.hook and s.active for s in opened):
         # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does. It
         # may launch kernels itself: those are done before this launch is described below.
         data = dict(launch_metadata.get())
