@@ -311,6 +311,8 @@ static int open_tmp(struct fp_outfile *of, const struct stat *old, struct fp_dia
 	of->tmp = fp_malloc(n);
 	if (!of->tmp || !dir) {
 		fp_free(dir);
+		fp_free(of->tmp);
+		of->tmp = NULL;
 		return fp_diag_set(diag, FP_ENOMEM, 0, "%s: out of memory", of->name);
 	}
 	for (attempt = 0; attempt < 100; attempt++) {
@@ -371,8 +373,11 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		exists = true;
 		kind = refused_kind(st.st_mode);
 		if (kind) {
+			char buf[128];
+
 			rc = fp_diag_set(diag, FP_EINVAL, 0,
-					 "%s: is %s; refusing to write a file onto it", path, kind);
+					 "%s: is %s; refusing to write a file onto it",
+					 short_path(buf, sizeof(buf), path), kind);
 			goto fail;
 		}
 		if (!S_ISREG(st.st_mode)) {
@@ -511,10 +516,13 @@ int fp_outfile_check(const char *path, struct fp_diag *diag)
 		return FP_OK;
 	if (stat(path, &st) == 0) {
 		kind = refused_kind(st.st_mode);
-		if (kind)
+		if (kind) {
+			char buf[128];
+
 			return fp_diag_set(diag, FP_EINVAL, 0,
-					   "%s: is %s; refusing to write a file onto it", path,
-					   kind);
+					   "%s: is %s; refusing to write a file onto it",
+					   short_path(buf, sizeof(buf), path), kind);
+		}
 		if (!S_ISREG(st.st_mode))
 			return FP_OK; /* written through when the time comes */
 	} else if (errno != ENOENT) {
