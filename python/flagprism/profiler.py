@@ -87,6 +87,9 @@ class _Session:
 
 _lock = threading.RLock()
 _sessions: dict[int, _Session] = {}
+#: Ids of finalized sessions: a scope or state context left after its session was finalized
+#: (from another thread, say) exits quietly; its scope was counted as unfinished there.
+_finalized: set[int] = set()
 _cli_session: int | None = None  # set by `flagprism profile` (flagprism._run)
 _atexit_registered = False
 
@@ -642,6 +645,7 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
         for sid in targets:
             _profhook.session_ending(_sessions[sid])  # estimate notes, before the files
             s = _sessions.pop(sid)
+            _finalized.add(sid)
             _refresh()
             try:
                 running = _profhook.session_closing(s)
@@ -707,6 +711,14 @@ def sessions() -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 # Scopes and states
 # ------------------------------------------------------------------------------------------------
+
+
+def _finalized_meanwhile(session: int | None) -> bool:
+    """Whether a context manager's explicit session was finalized while it was open."""
+    if session is None or isinstance(session, bool) or not isinstance(session, int):
+        return False
+    with _lock:
+        return session in _finalized
 
 
 def _check_name(name: Any) -> str:
@@ -795,6 +807,8 @@ class scope:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if _finalized_meanwhile(self.session):
+            return
         _ext.prof_scope_exit(_session_id(self.session), self.name)
 
     def __call__(self, func: F) -> F:
@@ -834,6 +848,8 @@ class state:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if _finalized_meanwhile(self.session):
+            return
         exit_state(session=self.session)
 
     def __call__(self, func: F) -> F:

@@ -271,3 +271,20 @@ def test_timeline_capacity_range(work_dir: Path, bad: Any) -> None:
     ):
         profiler.start("tl", timeline_capacity=bad)
     assert profiler.sessions() == []
+
+
+def test_scope_and_state_outliving_their_session_exit_quietly(work_dir: Path) -> None:
+    """A `with scope(..., session=sid)` or `state` whose session is finalized while it is open
+    (by another thread, say) exits without raising; the scope is counted as unfinished."""
+    sid = profiler.start("outlived", estimates=False)
+    done = threading.Event()
+    with profiler.scope("outer", session=sid):
+        with profiler.state("st", session=sid):
+            t = threading.Thread(target=lambda: (profiler.finalize(sid), done.set()))
+            t.start()
+            t.join()
+    assert done.is_set()
+    m = meta("outlived")
+    assert m["lost"]["unfinished_scopes"] == 1 and m["incomplete"] is True
+    with pytest.raises(ValueError, match="no open profiling session"):
+        profiler.enter_scope("x", session=sid + 1000)  # an id that never existed still raises
