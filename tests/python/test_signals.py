@@ -175,7 +175,11 @@ def test_signal_during_debug_prints_the_summary(cli: Path, tmp_path: Path) -> No
 def test_profile_checks_the_output_location_before_running(cli: Path, tmp_path: Path) -> None:
     (tmp_path / "prog.py").write_text("open('ran', 'w').write('yes')\n")
     (tmp_path / "plainfile").write_text("x")
-    for name, why in (("plainfile/p", "cannot create the directory"), ("n" * 300, "ENAMETOOLONG")):
+    cases = [("plainfile/p", "cannot create the directory"), ("n" * 300, "ENAMETOOLONG")]
+    if os.path.isdir("/sys"):
+        # sysfs takes no new file, even from root: read-only (EROFS) or refused (EACCES/EPERM)
+        cases.append(("/sys/p", ""))
+    for name, why in cases:
         r = subprocess.run(
             [str(cli), "profile", "-n", name, "prog.py"],
             cwd=tmp_path,
@@ -186,6 +190,8 @@ def test_profile_checks_the_output_location_before_running(cli: Path, tmp_path: 
         )
         assert r.returncode == 1, r.stderr
         assert why in r.stderr, r.stderr
+        if name == "/sys/p":
+            assert any(e in r.stderr for e in ("(EROFS)", "(EACCES)", "(EPERM)")), r.stderr
         assert "Traceback" not in r.stderr
     assert not (tmp_path / "ran").exists()  # the program never ran
 
