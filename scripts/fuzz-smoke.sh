@@ -37,6 +37,7 @@ cmake --build "$build" --target fuzzers
 
 status=0
 found=0
+summary=
 for exe in "$build"/tests/fuzz/fuzz-*; do
 	[ -f "$exe" ] && [ -x "$exe" ] || continue
 	name=${exe##*/fuzz-}
@@ -55,7 +56,13 @@ for exe in "$build"/tests/fuzz/fuzz-*; do
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" $seeds \
 		>"$work/log.txt" 2>&1); then
 		tail -n 12 "$work/log.txt" | grep -E "^stat::number_of_executed_units|^Done" || true
-		echo "fuzz-smoke: fuzz-$name OK"
+		# Coverage at the start (seeds loaded) and at the end: a target whose edges never grow
+		# is not reaching its parser's branches.
+		start=$(sed -n 's/.*INITED cov: \([0-9]*\).*/\1/p' "$work/log.txt" | head -n 1)
+		end=$(sed -n 's/.*DONE *cov: \([0-9]*\).*/\1/p' "$work/log.txt" | tail -n 1)
+		summary="$summary
+  fuzz-$name: edges ${start:-?} -> ${end:-?}"
+		echo "fuzz-smoke: fuzz-$name OK (edges ${start:-?} -> ${end:-?})"
 	else
 		tail -n 40 "$work/log.txt" >&2
 		echo "fuzz-smoke: fuzz-$name FAILED; log: $work/log.txt, inputs: $work/artifacts/" >&2
@@ -65,5 +72,8 @@ done
 if [ "$found" -eq 0 ]; then
 	echo "fuzz-smoke: no fuzzers were built in $build/tests/fuzz" >&2
 	exit 2
+fi
+if [ -n "$summary" ]; then
+	echo "fuzz-smoke: coverage (edges at start -> end):$summary"
 fi
 exit $status

@@ -256,9 +256,15 @@ FP_EXTERN int fp_calltree_device_at(const struct fp_calltree *t, size_t i,
  */
 FP_EXTERN int fp_calltree_write_hatchet(struct fp_calltree *t, struct fp_jsonw *w);
 
+/* With the fp_jsonw flags of the save functions: the path "-" means standard output. */
+#define FP_CALLTREE_SAVE_DASH_STDOUT (1u << 16)
+
 /**
- * Write the Hatchet file at `path` (via `<path>.tmp.<pid>` and a rename). `flags` are
- * fp_jsonw flags (FP_JSONW_PRETTY). FP_OK, FP_EIO (diag names the path), FP_ENOMEM.
+ * Write the Hatchet file at `path` as include/flagprism/outfile.h writes files (a temporary
+ * file renamed onto a regular file; a device, FIFO or /dev/stdout written through; a symbolic
+ * link's target written). `flags` are fp_jsonw flags (FP_JSONW_PRETTY), plus
+ * FP_CALLTREE_SAVE_DASH_STDOUT. FP_OK, FP_EIO (diag names the path and the errno), FP_EINVAL
+ * (a destination that is refused: a directory...), FP_ENOMEM.
  */
 FP_EXTERN int fp_calltree_save_hatchet(struct fp_calltree *t, const char *path, unsigned flags,
 				       struct fp_diag *diag);

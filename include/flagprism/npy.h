@@ -59,12 +59,15 @@ FP_EXTERN int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint6
  * Write `data` as a .npy file at `path`, replacing any file there. `data` holds numel elements
  * of `t` in C order and host byte order (bfloat16: raw bit patterns), numel being the product
  * of the `ndim` dimensions in `shape` (1 for ndim 0); `nbytes` must equal numel *
- * fp_dtype_size(t). `data` may be NULL when nbytes is 0. The file is written under a temporary
- * name in the same directory and renamed into place, so no reader sees a partial file; a
- * failure leaves no temporary file behind. New files get mode 0666 minus the umask.
+ * fp_dtype_size(t). `data` may be NULL when nbytes is 0. The file is written as
+ * include/flagprism/outfile.h says: under a temporary name in the same directory and renamed
+ * into place, so no reader sees a partial file, and a failure leaves no temporary file behind
+ * (a device or FIFO is written through, a symbolic link's target written). New files get mode
+ * 0666 minus the umask.
  *
- * Returns FP_OK, FP_EINVAL (bad dtype, shape or size; NULL path), FP_ENOTSUP (float8, pointer),
- * FP_ENOMEM or FP_EIO. `diag` (may be NULL) names the path and the reason.
+ * Returns FP_OK, FP_EINVAL (bad dtype, shape or size; NULL path; a destination that is
+ * refused, such as a directory), FP_ENOTSUP (float8, pointer), FP_ENOMEM or FP_EIO. `diag`
+ * (may be NULL) names the path and the reason.
  */
 FP_EXTERN int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape,
 				unsigned ndim, const void *data, size_t nbytes,

@@ -11,7 +11,8 @@
  * FP_PROF_ALL, meaning every open session (and, for events, every *active* one). A deactivated
  * session keeps its scope stacks in step (so a later activation does not see mismatched exits)
  * but ignores events and metrics. fp_prof_finalize() stops the backend, flushes it, writes the
- * files and frees the session; the id is never reused in the process.
+ * files and frees the session; the id is never reused in the process. Two open sessions never
+ * share a name (fp_prof_start() refuses the second): their files would overwrite each other.
  *
  * Context. Each session keeps a scope stack per thread. With context "shadow" a kernel's node is
  * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / call-path frames... /
@@ -202,10 +203,23 @@ struct fp_prof_session;
 
 /**
  * Create a session with `opt` (NULL: all defaults), start its backend and activate it; store
- * its id in *session. FP_OK, FP_EINVAL (bad option; diag says which), FP_ENOENT (unknown
- * backend), FP_ELIMIT (FP_PROF_MAX_SESSIONS open), FP_ENOMEM, or the backend's start error.
+ * its id in *session. Before anything starts, the output location is checked (its directory
+ * takes a new file and the longest output name fits the file system: fp_outfile_check()), so a
+ * run is not wasted on outputs that cannot be written. FP_OK, FP_EINVAL (bad option, or an
+ * output name that is too long; diag says which), FP_EIO (the directory is missing, read-only
+ * or not ours: diag names the errno), FP_EBUSY (an open session already has this name: its
+ * files would overwrite each other's), FP_ENOENT (unknown backend), FP_ELIMIT
+ * (FP_PROF_MAX_SESSIONS open), FP_ENOMEM, or the backend's start error.
  */
 FP_EXTERN int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag);
+
+/**
+ * Record why a session (or FP_PROF_ALL) will not be whole: the metadata file says
+ * "incomplete": true with `reason` (copied; at most 8 reasons of 191 bytes are kept, the same
+ * reason once). For what the library cannot see itself: a signal that ended the program,
+ * launches still running at finalize. FP_OK, FP_EINVAL (empty reason), FP_ENOENT.
+ */
+FP_EXTERN int fp_prof_mark_incomplete(int session, const char *reason);
 
 /** (De)activate a session or FP_PROF_ALL. FP_OK or FP_ENOENT. */
 FP_EXTERN int fp_prof_activate(int session);
@@ -213,6 +227,9 @@ FP_EXTERN int fp_prof_deactivate(int session);
 
 /**
  * Stop and flush the backend, write the outputs and free the session (or every open session).
+ * The metadata file is written first marked incomplete ("finalize did not finish"), then the
+ * data files, then the metadata again: a process killed while writing leaves files marked
+ * incomplete, never a set that looks whole.
  * `format`: NULL or "" writes the data option's files ("hatchet", plus "chrome_trace" for
  * trace data); otherwise a comma list of writer names ("hatchet", "chrome_trace"). The
  * metadata file is always written, last. Returns FP_OK or the first error (the session is freed

@@ -96,16 +96,20 @@ FP_EXTERN char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len);
  * Append the whole contents of the file at `path`. Returns FP_OK, FP_EIO (cannot open or read;
  * `diag` names the path and the system's reason), FP_ELIMIT (the file would take `len` past the
  * cap) or FP_ENOMEM. On failure the buffer's previous contents are kept and nothing is appended.
- * Works on regular files and on pipes or /proc files whose size is not known in advance.
+ * Works on regular files and on pipes, FIFOs or /proc files whose size is not known in advance
+ * (read up to the cap as they go); a directory, a device (/dev/zero) or a socket is refused
+ * with FP_EIO before anything is read. A FIFO without a writer blocks in the open, as any
+ * reader does.
  */
 FP_EXTERN int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag);
 
 /**
- * Write the contents to `path`, replacing it: the bytes go to a temporary file in the same
- * directory (`<path>.tmp.<pid>`), which is then renamed over `path`, so readers never see a half
- * written file. New files get mode 0666 minus the umask. Not synced to disk: a power loss can
- * still lose the file. Returns FP_OK, FP_EIO (`diag` names the path and the reason; the
- * temporary file is removed) or FP_ENOMEM.
+ * Write the contents to `path`, replacing it as include/flagprism/outfile.h says: a regular file
+ * through a temporary file in the same directory renamed over it, so readers never see a half
+ * written file; a device or FIFO written through, never replaced; a symbolic link's target
+ * written. New files get mode 0666 minus the umask. Not synced to disk. Returns FP_OK, FP_EIO
+ * (`diag` names the path and the reason with its errno name; the temporary file is removed),
+ * FP_EINVAL (a destination that is refused) or FP_ENOMEM.
  */
 FP_EXTERN int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path,
 				   struct fp_diag *diag);

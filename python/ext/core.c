@@ -2,11 +2,13 @@
 /*
  * Part `core` of flagprism._ext: the library version and the status-code tables, plus
  * `_raise_status`, which exists so the tests can check the status-to-exception mapping of
- * fpy_raise() without a failing library call. Nothing about the Debugger or the Profiler here.
+ * fpy_raise() without a failing library call, and `check_output`, the check of an output location
+ * before a long run (fp_outfile_check()). Nothing about the Debugger or the Profiler here.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <flagprism/outfile.h>
 #include <flagprism/status.h>
 #include <flagprism/version.h>
 
@@ -85,7 +87,34 @@ static PyObject *core_raise_status(PyObject *module, PyObject *args, PyObject *k
 	return NULL;
 }
 
+PyDoc_STRVAR(check_output_doc,
+	     "check_output(path)\n\n"
+	     "Check that a file could be written at `path` later (fp_outfile_check()): its\n"
+	     "directory exists and takes a new file, its name fits the file system, and it is\n"
+	     "not a directory or another destination FlagPrism refuses. Writes nothing. Raises\n"
+	     "OSError (the message names the errno: EROFS, EACCES, ENOENT...) or ValueError.");
+
+static PyObject *core_check_output(PyObject *module, PyObject *arg)
+{
+	struct fp_diag diag;
+	const char *path;
+	int rc;
+
+	if (!PyUnicode_Check(arg))
+		return PyErr_Format(PyExc_TypeError, "check_output() takes a str path, not %s",
+				    Py_TYPE(arg)->tp_name);
+	path = PyUnicode_AsUTF8(arg);
+	if (!path)
+		return NULL;
+	fp_diag_clear(&diag);
+	rc = fp_outfile_check(path, &diag);
+	if (rc)
+		return fpy_raise_null(module, rc, &diag);
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef core_methods[] = {
+	{"check_output", core_check_output, METH_O, check_output_doc},
 	{"version", core_version, METH_NOARGS, version_doc},
 	{"status_name", core_status_name, METH_O, status_name_doc},
 	{"strerror", core_strerror, METH_O, strerror_doc},

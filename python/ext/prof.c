@@ -559,6 +559,28 @@ static PyObject *prof_set_meta(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(prof_mark_incomplete_doc,
+	     "prof_mark_incomplete(session, reason)\n\n"
+	     "Mark a session (None: all) incomplete with `reason` in its metadata file\n"
+	     "(fp_prof_mark_incomplete()): a signal that ended the program, launches still\n"
+	     "running at finalize.");
+
+static PyObject *prof_mark_incomplete(PyObject *module, PyObject *args)
+{
+	const char *reason;
+	PyObject *sobj;
+	int sid, rc;
+
+	if (!PyArg_ParseTuple(args, "Os:prof_mark_incomplete", &sobj, &reason))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	rc = fp_prof_mark_incomplete(sid, reason);
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(prof_stats_doc,
 	     "prof_stats(session) -> dict\n\n"
 	     "Counters of an open session: kernels, scopes, trace_records, nodes, open_scopes and\n"
@@ -593,7 +615,7 @@ static PyObject *prof_stats(PyObject *module, PyObject *arg)
 	    fpy_set_item(d, "pending", PyLong_FromUnsignedLongLong(st.pending)) ||
 	    fpy_set_item(d, "ignored_inactive", PyLong_FromUnsignedLongLong(st.ignored_inactive)) ||
 	    fpy_set_item(d, "exits_without_enter",
-		     PyLong_FromUnsignedLongLong(st.exits_without_enter)) ||
+			 PyLong_FromUnsignedLongLong(st.exits_without_enter)) ||
 	    fpy_set_item(d, "clamped_timestamps",
 			 PyLong_FromUnsignedLongLong(st.clamped_timestamps)) ||
 	    fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
@@ -1015,7 +1037,7 @@ static PyObject *class_dict(const uint64_t *v)
 		return NULL;
 	for (c = 0; c < FP_TTIR_NCLASS; c++) {
 		if (fpy_set_item(d, fp_ttir_dclass_name((enum fp_ttir_dclass)c),
-			     PyLong_FromUnsignedLongLong(v[c]))) {
+				 PyLong_FromUnsignedLongLong(v[c]))) {
 			Py_DECREF(d);
 			return NULL;
 		}
@@ -1066,7 +1088,7 @@ static PyObject *estimate_dict(const struct fp_ttir_estimate *e, const char *fun
 	    fpy_set_item(d, "has_dynamic_loops", PyBool_FromLong(e->has_dynamic_loops)) ||
 	    fpy_set_item(d, "saturated", PyBool_FromLong(e->saturated)) ||
 	    fpy_set_item(d, "bytes",
-		     U64(sat_add(sat_add(e->load_bytes, e->store_bytes), e->atomic_bytes)))) {
+			 U64(sat_add(sat_add(e->load_bytes, e->store_bytes), e->atomic_bytes)))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -1140,6 +1162,7 @@ static PyMethodDef prof_methods[] = {
 	{"prof_deactivate", prof_deactivate, METH_O, prof_deactivate_doc},
 	{"prof_shutdown", prof_shutdown, METH_NOARGS, prof_shutdown_doc},
 	{"prof_set_meta", prof_set_meta, METH_VARARGS, prof_set_meta_doc},
+	{"prof_mark_incomplete", prof_mark_incomplete, METH_VARARGS, prof_mark_incomplete_doc},
 	{"prof_stats", prof_stats, METH_O, prof_stats_doc},
 	{"prof_backends", prof_backends, METH_NOARGS, prof_backends_doc},
 	{"prof_clock_ns", prof_clock_ns, METH_NOARGS, prof_clock_ns_doc},

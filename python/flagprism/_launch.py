@@ -189,8 +189,10 @@ def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: i
     return max(1, min(want, MAX_DUMP_WORDS))
 
 
-def header(slots: int, programs: int, arena_words: int, nsites: int) -> list[int]:
-    flags = 1 if arena_words > 0 else 0
+def header(slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None) -> list[int]:
+    # A twin that dumps has an arena even of 0 words (dump_capacity=0): its dump helper still
+    # advances the cursor, and the decoder counts what did not fit as dump overflow.
+    flags = 1 if (arena_words > 0 if has_arena is None else has_arena) else 0
     layout = VERSION | (RECORD_WORDS << 16) | (HEADER_WORDS << 32) | (flags << 48)
     return [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
 
@@ -221,6 +223,18 @@ def buffer_device(backend: str) -> Any:
     return torch.device("cuda", torch.cuda.current_device())
 
 
+def alloc_buffer(words: int, device: Any, settings: str, header_words: list[int] | None = None) -> Any:
+    """An int64 buffer of `words` on `device`, zero but for `header_words` at its start
+    (_devbuf.new: no framework operator touches it); one that does not fit raises MemoryError
+    naming its size and the settings that sized it, not the allocator's raw error."""
+    try:
+        return _devbuf.new(words, list(header_words or []), device)
+    except (RuntimeError, MemoryError) as e:  # torch.OutOfMemoryError is a RuntimeError
+        raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+                          f"on {device} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                          ) from e
+
+
 def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
             record_capacity: int | None, dump_capacity: int | None,
             twin_num_warps: str | int = "auto", alloc: Any = None) -> Launch:
@@ -237,12 +251,18 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     backend = backend_of(jitfn)
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
     dev = buffer_device(backend)
-    hdr = header(slots, programs, arena, len(twin.sites))
+    hdr = header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps)
+    settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
     offset = None
     if alloc is not None:
-        buf, offset = alloc(words, hdr, dev)
+        try:
+            buf, offset = alloc(words, hdr, dev)
+        except (RuntimeError, MemoryError) as e:
+            raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+                              f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                              ) from e
     else:
-        buf = _devbuf.new(words, hdr, dev)
+        buf = alloc_buffer(words, dev, settings, hdr)
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"),
                        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))

@@ -66,8 +66,9 @@ device_needs = False
 device_kest = False
 #: Ids of open, deactivated, host-timed sessions: they count the launches they ignore.
 host_inactive: tuple[int, ...] = ()
-#: Every open session is host-timed, so one call may target all of them (FP_PROF_ALL).
-all_host = True
+#: Every open host-timed session, active or not, read ONCE by a launch when it begins: each of
+#: them gets the launch when it ends (recorded if active then, else counted as ignored, by C).
+host_open: tuple[Any, ...] = ()
 
 #: File-name prefixes left out of Python call paths besides flagprism's and Triton's own.
 extra_skip: list[str] = []
@@ -84,6 +85,10 @@ _notes: list[str] = []  # what install() could not hook, for every session's met
 _grid_orig: _intercept.Handle | None = None  # our interceptor of GridExecutor.__call__
 _hooks_added = False
 _tls = threading.local()
+#: Launches in flight and the sessions finalize closes: a launch's end and a session's close
+#: take this lock, so that each launch is filed in a session exactly once, or counted by its
+#: finalize as still running (see _flight_begin/_flight_end/session_closing).
+_flight = threading.Lock()
 
 # (id(fn) or kernel hash, specialization) -> (fn or kernel, per-program (bytes, flops) or None,
 # note for the metadata)
@@ -235,7 +240,7 @@ def forget_estimates() -> None:
 def publish(open_sessions: tuple[Any, ...]) -> None:
     """Give the hooks a new picture of the open sessions (profiler._Session objects)."""
     global view, host_view, device_view, device_hook, device_estimates, device_python
-    global device_needs, device_kest, host_inactive, all_host
+    global device_needs, device_kest, host_inactive, host_open
     active = tuple(s for s in open_sessions if s.active)
     dev = tuple(s for s in active if s.backend == CUPTI)
     # A launch racing with publish() may see old values of some of these and new values of
@@ -251,7 +256,7 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
     host_inactive = tuple(
         s.id for s in open_sessions if not s.active and s.backend in HOST_TIMED
     )
-    all_host = all(s.backend in HOST_TIMED for s in open_sessions)
+    host_open = tuple(s for s in open_sessions if s.backend in HOST_TIMED)
     view = active
     with _lock:
         ids = {s.id for s in open_sessions}
@@ -262,6 +267,39 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
                 _kest_epochs[s.id] = _ext.cupti_kest_epoch()
         if _installed and _hooks_added:
             _sync_chains()
+
+
+def _flight_begin(sessions: tuple[Any, ...]) -> None:
+    """A launch begins while `sessions` are open: each counts it as in flight."""
+    with _flight:
+        for s in sessions:
+            s.inflight += 1
+
+
+def _flight_end(
+    sessions: tuple[Any, ...], deliver: Callable[[tuple[Any, ...]], None] | None
+) -> None:
+    """The launch that began with `sessions` ended: deliver(live) files it in those not closed
+    since (under the lock, so that a finalize cannot come between the check and the filing);
+    deliver=None when the launch raised (nothing to file)."""
+    with _flight:
+        closed = False
+        for s in sessions:
+            s.inflight -= 1
+            closed = closed or s.closed
+        if deliver is not None:
+            live = tuple(s for s in sessions if not s.closed) if closed else sessions
+            if live:
+                deliver(live)
+
+
+def session_closing(s: Any) -> int:
+    """Finalize is about to write session `s`: no launch files anything in it from now on.
+    Returns how many launches that began while it was open are still running (they are not in
+    its files; finalize says so in the metadata)."""
+    with _flight:
+        s.closed = True
+        return int(s.inflight)
 
 
 def session_ending(s: Any) -> None:
@@ -292,7 +330,10 @@ def _note_estimate(sessions: tuple[Any, ...], kernel: str, note: str) -> None:
     for s in sessions:
         if s.notes.get(key) != note:
             s.notes[key] = note
-            _ext.prof_set_meta(s.id, key, note)
+            try:
+                _ext.prof_set_meta(s.id, key, note)
+            except OSError:
+                pass  # finalized by another thread meanwhile: a note, never the launch's error
 
 
 def _record(
@@ -305,28 +346,12 @@ def _record(
     est: tuple[float, float] | None,
     device: int = 0,
 ) -> None:
-    """File one launch in the active sessions. With hook="triton" a session takes the launch
-    metadata, whose "name" (if a str) replaces the kernel's, as on Triton's GPU path."""
+    """File one launch in `sessions` (host-timed, open when the launch began, not closed since):
+    C records it in each that is active now and counts it as ignored in each that is not, one
+    call per session, so that a session started meanwhile gets nothing and a toggle racing the
+    launch cannot lose it. With hook="triton" a session takes the launch metadata, whose "name"
+    (if a str) replaces the kernel's, as on Triton's GPU path."""
     named = md["name"] if md and isinstance(md.get("name"), str) else kernel
-    first = sessions[0]
-    python_ctx = any(s.context == "python" for s in sessions)
-    if all_host and all(
-        s.hook == first.hook and s.estimates == first.estimates for s in sessions
-    ):
-        # One call files the launch in every active session (and counts it as ignored in the
-        # deactivated ones). Never with a CUPTI session open: it has the device's record.
-        _ext.prof_host_launch(
-            None,
-            named if first.hook else kernel,
-            grid,
-            t0,
-            t1,
-            md if first.hook else None,
-            est if first.estimates else None,
-            python_ctx,
-            device,
-        )
-        return
     for s in sessions:
         try:
             _ext.prof_host_launch(
@@ -341,18 +366,7 @@ def _record(
                 device,
             )
         except OSError:
-            pass  # finalized by another thread since the launch began: nothing to file it in
-    _count_ignored(kernel)
-
-
-def _count_ignored(kernel: str) -> None:
-    """A launch the deactivated host-timed sessions count as ignored (a CUPTI session counts
-    its own, from the device record)."""
-    for sid in host_inactive:
-        try:
-            _ext.prof_host_launch(sid, kernel, (0,), 0, 0)
-        except OSError:
-            pass  # finalized meanwhile
+            pass  # finalized from C directly (shutdown): nothing to file it in
 
 
 def _summary(e: dict[str, Any]) -> str:
@@ -478,41 +492,53 @@ def _launch_metadata(
 
 
 def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
-    """GridExecutor.__call__ (every interpreted launch), through the interception registry."""
-    # Interpreted kernels run on the CPU: only host-timed sessions record them; FlagPrism's own
-    # launches are never recorded.
-    sessions = host_view
-    if not sessions or _intercept.in_internal():
-        ret = orig(self, *args, **kwargs)
-        if host_inactive and not _intercept.in_internal():
-            _count_ignored(getattr(self.fn, "__name__", "kernel"))
-        return ret
+    """GridExecutor.__call__ (every interpreted launch), through the interception registry.
+    Interpreted kernels run on the CPU: only host-timed sessions record them, and FlagPrism's own
+    launches never. The open sessions are read once; each gets the launch when it ends (recorded
+    if active then, else counted as ignored), whatever activate, deactivate or finalize do
+    meanwhile."""
+    opened = host_open
+    if not opened or _intercept.in_internal():
+        return orig(self, *args, **kwargs)
+    sessions = tuple(s for s in opened if s.active)  # what the launch is prepared for
     ifn = _interpreted_function(sys._getframe(1))
     kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
         self.fn, "__name__", "kernel"
     )
+    _flight_begin(opened)
+    filed = False
     try:
-        bound = _bind(ifn.fn if ifn is not None else self.fn, args, kwargs)
-        grid: tuple[int, int, int] | None = _grid3(self.grid, bound)
-    except Exception:  # noqa: BLE001 - the launch reports its own argument errors
-        bound, grid = {}, None
-    md = None
-    if grid is not None and ifn is not None and any(s.hook for s in sessions):
-        md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
-    t0 = _ext.prof_clock_ns()
-    ret = orig(self, *args, **kwargs)
-    t1 = _ext.prof_clock_ns()
-    est = None
-    if any(s.estimates for s in sessions) and not _estimates_disabled():
-        if ifn is None:
-            note = "unavailable: the launch did not come through InterpretedFunction.run"
-        elif grid is None:
-            note = "unavailable: the launch grid could not be evaluated"
-        else:
-            est, note = _interp_estimate(ifn, bound)
-        _note_estimate(tuple(s for s in sessions if s.estimates), kernel, note)
-    _record(sessions, kernel, grid or (0, 0, 0), t0, t1, md, est)
-    return ret
+        try:
+            bound = _bind(ifn.fn if ifn is not None else self.fn, args, kwargs)
+            grid: tuple[int, int, int] | None = _grid3(self.grid, bound)
+        except Exception:  # noqa: BLE001 - the launch reports its own argument errors
+            bound, grid = {}, None
+        md = None
+        if grid is not None and ifn is not None and any(s.hook for s in sessions):
+            md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
+        t0 = _ext.prof_clock_ns()
+        ret = orig(self, *args, **kwargs)
+        t1 = _ext.prof_clock_ns()
+        est, note = None, None
+        if any(s.estimates for s in sessions) and not _estimates_disabled():
+            if ifn is None:
+                note = "unavailable: the launch did not come through InterpretedFunction.run"
+            elif grid is None:
+                note = "unavailable: the launch grid could not be evaluated"
+            else:
+                est, note = _interp_estimate(ifn, bound)
+
+        def deliver(live: tuple[Any, ...]) -> None:
+            if note is not None:
+                _note_estimate(tuple(s for s in live if s.estimates), kernel, note)
+            _record(live, kernel, grid or (0, 0, 0), t0, t1, md, est)
+
+        _flight_end(opened, deliver)
+        filed = True
+        return ret
+    finally:
+        if not filed:
+            _flight_end(opened, None)  # the launch raised: nothing to file
 
 
 # ------------------------------------------------------------------------------------------------
@@ -566,25 +592,24 @@ def _gpu_estimate(kernel: Any) -> tuple[tuple[float, float] | None, str]:
 
 def _gpu_enter(launch_metadata: Any) -> None:
     """Enter hook of host-timed sessions (in the chain only while one is open): note the
-    launch and its start time for _gpu_exit. CUPTI sessions have their own hook, cupti_hook."""
-    host = host_view
-    if not host:
-        if host_inactive:
-            _count_ignored(
-                str((getattr(launch_metadata, "data", None) or {}).get("name", "kernel"))
-            )
+    launch, the sessions open now and its start time for _gpu_exit, which files it. CUPTI
+    sessions have their own hook, cupti_hook."""
+    opened = host_open
+    stack = _tls.__dict__.setdefault("launches", [])
+    if not opened:
+        stack.append(None)  # every enter has its entry, so that exits pair with them
         return
     raw = getattr(launch_metadata, "data", None) or {}
     base = raw.get("name")  # the kernel's symbol, before launch_metadata may rename it
     data: dict[str, Any] | None = None
-    if launch_metadata is not None and any(s.hook for s in host):
+    if launch_metadata is not None and any(s.hook and s.active for s in opened):
         # LazyDict.get() runs the kernel's launch_metadata function, as Proton's hook does. It
         # may launch kernels itself: those are done before this launch is described below.
         data = dict(launch_metadata.get())
     grid, kernel = _gpu_launch_info(sys._getframe(1))
     name = base if isinstance(base, str) else str(getattr(kernel, "name", "kernel"))
-    stack = _tls.__dict__.setdefault("launches", [])
-    stack.append((host, name, data, grid, kernel, _ext.prof_clock_ns()))
+    _flight_begin(opened)
+    stack.append((opened, name, data, grid, kernel, _ext.prof_clock_ns()))
 
 
 def _gpu_kernel(frame: Any) -> Any:
@@ -735,14 +760,16 @@ def _gpu_exit(launch_metadata: Any) -> None:
     stack = getattr(_tls, "launches", None)
     if not stack:
         return
-    sessions, name, data, grid, kernel, t0 = stack.pop()
-    est = None
-    if any(s.estimates for s in sessions) and not _estimates_disabled():
+    entry = stack.pop()
+    if entry is None:
+        return
+    opened, name, data, grid, kernel, t0 = entry
+    est, note = None, None
+    if any(s.estimates and s.active for s in opened) and not _estimates_disabled():
         if kernel is None or grid is None:
             note = "unavailable: the launch's grid or compiled kernel was not found"
         else:
             est, note = _gpu_estimate(kernel)
-        _note_estimate(tuple(s for s in sessions if s.estimates), name, note)
     device = 0
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -750,4 +777,10 @@ def _gpu_exit(launch_metadata: Any) -> None:
             device = int(torch.cuda.current_device())
         except Exception:  # noqa: BLE001
             pass
-    _record(sessions, name, grid or (0, 0, 0), t0, t1, data, est, device)
+
+    def deliver(live: tuple[Any, ...]) -> None:
+        if note is not None:
+            _note_estimate(tuple(s for s in live if s.estimates), name, note)
+        _record(live, name, grid or (0, 0, 0), t0, t1, data, est, device)
+
+    _flight_end(opened, deliver)

@@ -1335,23 +1335,43 @@ def twin_cache_dir() -> Path:
     return root / "twins"
 
 
+def file_stem(name: str, cap: int = 64) -> str:
+    """A kernel's name made safe as part of a file name: letters, digits and '_' kept, anything
+    else (a '/', '..', quotes, control characters, NUL) '_', at most `cap` characters. The
+    name itself may be anything: its __name__ can be set to any string."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name[:cap])
+    return safe or "kernel"
+
+
 def write_twin_file(twin: Twin) -> str:
-    """Store the twin's text in a content-addressed file and return its path."""
+    """Store the twin's text in a content-addressed file inside the cache directory and return
+    its path. The file name is a sanitized, length-capped form of the kernel's name plus the
+    text's digest; a temporary file that cannot be renamed into place is removed."""
     digest = hashlib.sha256(twin.text.encode("utf-8")).hexdigest()[:32]
-    name = f"{twin.kernel_name}-{digest}.py"
+    name = f"{file_stem(twin.kernel_name)}-{digest}.py"
+    errors: list[str] = []
     for d in (twin_cache_dir(), Path(tempfile.gettempdir()) / f"flagprism-twins-{os.getuid()}"):
+        tmp = None
         try:
             d.mkdir(parents=True, exist_ok=True)
             path = d / name
             if not path.exists() or path.read_text(encoding="utf-8") != twin.text:
-                fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+                fd, tmp = tempfile.mkstemp(dir=d, prefix=".twin-", suffix=".tmp")
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(twin.text)
                 os.replace(tmp, path)
+                tmp = None
             return str(path)
-        except OSError:
-            continue
-    raise RewriteError(f"cannot write the twin of {twin.kernel_name} to a cache directory")
+        except OSError as e:
+            errors.append(f"{d}: {e.strerror or e}")
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+    raise RewriteError(f"cannot write the twin of {file_stem(twin.kernel_name)} to a cache directory "
+                       f"({'; '.join(errors)})")
 
 
 def jit_options(jitfn: Any) -> dict[str, Any]:
@@ -1392,7 +1412,8 @@ def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
     code = compile(twin.text, twin.path, "exec")
     ns: dict[str, Any] = {}
     exec(code, scope, ns)
-    twin.fn = ns[fn.__name__]
+    # The def's own name: __name__ may have been set to anything since.
+    twin.fn = ns[getattr(getattr(fn, "__code__", None), "co_name", None) or fn.__name__]
     twin.fn.__qualname__ = fn.__qualname__
     twin.extra["scope"] = scope
     cls = type(jitfn)

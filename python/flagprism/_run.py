@@ -20,6 +20,14 @@ Before anything else, a machine where the program could launch no kernel (no act
 driver and TRITON_INTERPRET unset) is refused with ``NO_DRIVER`` and exit status 1: the tool is
 not started and writes nothing.
 
+Signals. SIGTERM and SIGHUP (what batch schedulers, ``timeout`` and a closed terminal send) end
+the program the way SIGINT does: they raise ``Terminated``, a KeyboardInterrupt, in the main
+thread, so programs and pytest stop as they stop on Ctrl-C. The tool then writes what was
+recorded, told through ``_cli_incomplete(reason)`` (when the module has it) that the program did
+not finish, and the process exits with 128 + the signal's number. A signal that arrives while the
+outputs are written is noted and the writing finishes first: outputs are never left half written
+or mixed with temporary files. A signal the parent set to be ignored (nohup) stays ignored.
+
 This module parses no user-facing options (the C command did) and knows nothing about what a
 tool does.
 """
@@ -29,6 +37,7 @@ from __future__ import annotations
 import importlib
 import os
 import runpy
+import signal
 import sys
 import threading
 import traceback
@@ -47,6 +56,51 @@ EXIT_INTERRUPTED = 130
 
 #: Said instead of Triton's "0 active drivers" traceback, before the program runs.
 NO_DRIVER = "no GPU driver: run with TRITON_INTERPRET=1 to use Triton's interpreter"
+
+#: Signals that end the program with the outputs written, marked incomplete.
+SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread: a KeyboardInterrupt, so that programs and
+    pytest stop on it as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"ended by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class _SignalState:
+    received: int | None = None  # the first of SIGNALS that arrived
+    writing = False  # the outputs are being written: note signals, raise nothing
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if _SignalState.received is None:
+        _SignalState.received = signum
+    if _SignalState.writing:
+        return  # finish the outputs first; the exit status says what happened
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _install_signal_handlers() -> None:
+    for name in SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        current = signal.getsignal(sig)
+        if current is signal.SIG_IGN:
+            continue  # ignored by the parent (nohup, a background job): keep it so
+        if sig == signal.SIGINT and current is not signal.default_int_handler:
+            continue  # someone else's handler
+        signal.signal(sig, _on_signal)
+
+
+def _signal_reason(signum: int) -> str:
+    name = signal.Signals(signum).name
+    return f"the program was ended by {name} (signal {signum}) before it finished"
 
 
 def _die(msg: str, status: int = EXIT_FAILURE) -> NoReturn:
@@ -157,49 +211,95 @@ def _join_threads() -> None:
             t.join()
 
 
+def _say(text: str) -> None:
+    """Write to stderr; a terminal that hung up (SIGHUP) must not stop the outputs."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _run_program(target: str, args: list[str]) -> int:
+    """Run the program; its exit status (128 + N when a signal ended it)."""
+    try:
+        if target == "pytest":
+            return _run_pytest(args)
+        _run_script(target, args)
+        return 0
+    except SystemExit as e:
+        return _exit_status(e)
+    except Terminated as e:
+        _say(f"flagprism: {e}\n")
+        return 128 + e.signum
+    except KeyboardInterrupt as e:
+        _print_exception(e)
+        return EXIT_INTERRUPTED
+    except BaseException as e:  # noqa: BLE001 - the program's own failure: report, then exit 1
+        _print_exception(e)
+        return EXIT_FAILURE
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     tool, options, target, args = parse(sys.argv[1:] if argv is None else argv)
     if _no_gpu_driver():
         _die(f"{NO_DRIVER} ({tool} ran nothing and wrote nothing)")
     module: Any = importlib.import_module(TOOLS[tool])
-    try:
-        module._cli_begin(options)
-    except Exception as e:  # noqa: BLE001 - a bad option or environment: say it, run nothing
-        _die(f"{tool}: {type(e).__name__}: {e}")
+    _install_signal_handlers()
     status = 0
     try:
-        if target == "pytest":
-            status = _run_pytest(args)
-        else:
-            _run_script(target, args)
-    except SystemExit as e:
-        status = _exit_status(e)
-    except KeyboardInterrupt as e:
-        _print_exception(e)
-        status = EXIT_INTERRUPTED
-    except BaseException as e:  # noqa: BLE001 - the program's own failure: report, then exit 1
-        _print_exception(e)
-        status = EXIT_FAILURE
-    try:
-        _join_threads()
+        try:
+            module._cli_begin(options)
+        except Exception as e:  # noqa: BLE001 - a bad option or environment: say it, run nothing
+            _die(f"{tool}: {type(e).__name__}: {e}")
+        status = _run_program(target, args)
+        try:
+            _join_threads()
+        except KeyboardInterrupt:
+            status = status or EXIT_INTERRUPTED
     except KeyboardInterrupt:
+        # A signal between the program and the outputs (or while the tool started).
         status = status or EXIT_INTERRUPTED
-    sys.stdout.flush()
+    # From here on a signal is noted, not raised: the outputs are written whole.
+    _SignalState.writing = True
+    received = _SignalState.received
+    if received is not None:
+        status = 128 + received
+        reason = _signal_reason(received)
+        mark = getattr(module, "_cli_incomplete", None)
+        try:
+            if mark is not None:
+                mark(reason)
+        except Exception as e:  # noqa: BLE001 - the outputs come first
+            _say(f"flagprism: warning: {tool}: cannot mark the outputs incomplete: {e}\n")
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
     try:
         lines = module._cli_end(status)
     except Exception as e:  # noqa: BLE001
-        sys.stderr.write(
-            f"flagprism: error: {tool}: writing the outputs failed: {type(e).__name__}: {e}\n"
-        )
+        _say(f"flagprism: error: {tool}: writing the outputs failed: {type(e).__name__}: {e}\n")
         status = status or EXIT_FAILURE
         lines = []
     # A tool may turn its results into the exit status (`debug --sanitize` with findings).
     exit_status = getattr(module, "_cli_exit_status", None)
     if exit_status is not None:
         status = int(exit_status(status))
-    for line in lines:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    if received is not None:
+        lines.append(
+            f"flagprism: {tool}: {_signal_reason(received)}; what it recorded until then was "
+            "written, marked incomplete"
+        )
+    late = _SignalState.received if received is None else None
+    if late is not None:
+        # The program had finished; the outputs are whole. The signal still decides the status.
+        status = 128 + late
+        lines.append(
+            f"flagprism: {tool}: {signal.Signals(late).name} arrived while the outputs were "
+            "written; they were finished first"
+        )
+    _say("".join(line + "\n" for line in lines))
     raise SystemExit(status)
 
 

@@ -642,8 +642,8 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     host = backend == "interpreter"
     dev = _launch.buffer_device(backend)
     words = HEADER_WORDS + programs * (1 + RECORD_WORDS * slots)
-    buf = _devbuf.new(words, header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA),
-                      dev)
+    buf = _launch.alloc_buffer(words, dev, f"timeline_capacity={cap}; None: sized from the launch",
+                               header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA))
     if host:
         _tlrecords.set_host_buffer(buf.numpy())
     kw = dict(kwargs)

@@ -98,15 +98,20 @@ def _check_level(name: str, v: int) -> int:
     return v
 
 
-#: Largest record_capacity / dump_capacity accepted: 2**31 records of 64 bytes is 128 GiB.
-MAX_CAPACITY = 1 << 31
+#: Largest record_capacity (records of one launch, 64 bytes each: a 16 GiB buffer) and
+#: dump_capacity (8-byte words: 16 GiB) that configure() accepts.
+MAX_RECORD_CAPACITY = 1 << 28
+MAX_DUMP_CAPACITY = 1 << 31
+_CAPACITY_MAX = {"record_capacity": MAX_RECORD_CAPACITY, "dump_capacity": MAX_DUMP_CAPACITY}
 
 
 def _check_capacity(name: str, v: int | None) -> int | None:
+    top = _CAPACITY_MAX[name]
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_CAPACITY:
-        raise ValueError(f"{name} must be None or an integer from 0 to {MAX_CAPACITY}, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+        raise ValueError(f"{name} must be None or an integer from 0 to {top} (2**{top.bit_length() - 1}), "
+                         f"got {v!r}")
     return v
 
 
@@ -134,6 +139,17 @@ def _check_launch(v: Any) -> tuple[int, int] | None:
     return (lo, hi)
 
 
+def _check_output_dir(v: Any) -> str:
+    """output_dir as a str path: bytes (or a PathLike of bytes) and empty paths are refused here,
+    not at the first launch."""
+    path = os.fspath(v) if isinstance(v, (str, os.PathLike)) else v
+    if not isinstance(path, str):
+        raise TypeError(f"output_dir must be a str path or os.PathLike of str, not {type(v).__name__}")
+    if not path or "\0" in path:
+        raise ValueError(f"output_dir must be a non-empty path without NUL characters, got {path!r}")
+    return path
+
+
 def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
               export_on_error: bool = False, export_raw_records: bool = False,
               dump_capacity: int | None = None, twin_num_warps: str | int = "auto",
@@ -142,10 +158,11 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
               launch: Any = None, max_runs: int = 10000) -> None:
     """Set every option of the Debugger (options not given take their default).
 
-    output_dir: where reports are written. record_capacity: total records of one launch (None:
-    sized from the launch). export_on_error: export what was captured when the kernel raises.
-    export_raw_records: also write the raw record buffer. dump_capacity: words of the level-2 dump
-    arena of one launch (None: sized from the launch). twin_num_warps: warps of the instrumented
+    output_dir: where reports are written (a str path). record_capacity: total records of one
+    launch, 0 to 2**28 (None: sized from the launch). export_on_error: export what was captured
+    when the kernel raises. export_raw_records: also write the raw record buffer. dump_capacity:
+    words of the level-2 dump arena of one launch, 0 to 2**31 (None: sized from the launch; 0:
+    every dump is counted as overflow). twin_num_warps: warps of the instrumented
     twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
     docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
     cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
@@ -163,8 +180,6 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     global _config, _kernel_re
     import re
 
-    if isinstance(output_dir, bytes) or not isinstance(output_dir, (str, os.PathLike)):
-        raise TypeError(f"output_dir must be a str or os.PathLike of str, got {type(output_dir).__name__}")
     if not isinstance(pool_bytes, int) or isinstance(pool_bytes, bool) or not (1 << 20) <= pool_bytes <= (64 << 30):
         raise ValueError(f"pool_bytes must be an integer from 1 MiB to 64 GiB, got {pool_bytes!r}")
     if max_reports is not None and (isinstance(max_reports, bool) or not isinstance(max_reports, int)
@@ -178,7 +193,7 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
             kre = re.compile(kernel)
         except (re.error, TypeError) as e:
             raise ValueError(f"kernel must be a regular expression, got {kernel!r}: {e}") from None
-    cfg = _Config(output_dir=os.fspath(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
+    cfg = _Config(output_dir=_check_output_dir(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
                   dump_capacity=_check_capacity("dump_capacity", dump_capacity),
                   twin_num_warps=_warps.check_setting(twin_num_warps),
@@ -827,7 +842,12 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         _summary_launch(*_identity(fn), S_FAILED,
                         f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
         raise
-    _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only)
+    try:
+        _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only)
+    except OSError as e:
+        # The kernel ran: a report that cannot be written (read-only directory, full disk) is
+        # said, counted and reported at the end, never raised into the program.
+        _note_write_failure(twin.kernel_name, e)
     if call_next is None:
         return ret
     # what the caller gets is the kernel's own compiled kernel, as without the Debugger (LibEntry
@@ -838,6 +858,24 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
 class _NotInstrumented(Exception):
     """A translated launch (Inductor) whose twin cannot be built: the caller launches the
     original its own way."""
+
+
+#: Launches whose reports could not be written: count and the first few causes.
+_write_failures: dict[str, Any] = {"count": 0, "causes": []}
+
+
+def _note_write_failure(kernel: str, e: OSError) -> None:
+    import warnings
+
+    cause = f"{kernel}: {e}"
+    with _lock:
+        _write_failures["count"] += 1
+        first = cause not in _write_failures["causes"]
+        if first and len(_write_failures["causes"]) < 4:
+            _write_failures["causes"].append(cause)
+    if first:
+        warnings.warn(f"flagprism: the Debugger's reports of a launch could not be written: {cause}",
+                      RuntimeWarning, stacklevel=4)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -972,6 +1010,23 @@ EXIT_FINDINGS = 3
 _cli_state: dict[str, Any] = {}
 
 
+def _check_output_location(out: str) -> None:
+    """Before the program runs: the report directory exists (or is made) and takes files, so a
+    read-only or unwritable -o fails now rather than at the first launch."""
+    from flagprism import _ext
+
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        import errno
+
+        name = errno.errorcode.get(e.errno or 0, str(e.errno))
+        raise OSError(e.errno, f"cannot create the report directory {out}: {e.strerror} ({name})") from None
+    if not os.path.isdir(out):
+        raise OSError(f"the report directory {out} is not a directory")
+    _ext.check_output(os.path.join(out, "report.json"))
+
+
 def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
     --sanitize 0|1, --check LIST|"", --strict 0|1, --all-reports 0|1, --kernel REGEX|"",
@@ -981,6 +1036,7 @@ def _cli_begin(options: dict[str, str]) -> None:
     check = options.get("check") or None
     sanitize = options.get("sanitize", "0") == "1"
     out = os.path.abspath(options.get("output", "fp_debug"))
+    _check_output_location(out)
     cap = options.get("record-capacity", "")
     maxr = options.get("max-reports", "")
     configure(output_dir=out, export_on_error=options.get("export-on-error", "0") == "1",
@@ -1010,6 +1066,7 @@ def _cli_begin(options: dict[str, str]) -> None:
     _cli_state.clear()
     _cli_state.update(output=out, sanitize=bool(checks), strict=options.get("strict", "0") == "1", findings=0,
                       tag=tag)
+    _write_failures.update(count=0, causes=[])
 
 
 def _cli_end(status: int) -> list[str]:
@@ -1043,6 +1100,10 @@ def _cli_end(status: int) -> list[str]:
     if incomplete:
         lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
                      "did not record was not checked (raise --record-capacity)")
+    if _write_failures["count"]:
+        n = _write_failures["count"]
+        lines.append(f"{tag}: error: the reports of {n} launch{'es' if n != 1 else ''} could not be written: "
+                     + "; ".join(_write_failures["causes"]))
     if _cli_state.get("strict") and _cli_state["not_observed"]:
         lines.append(f"{tag} --strict: {_cli_state['not_observed']} launch(es) could not be observed (listed "
                      "above): exit status " + str(EXIT_NOT_OBSERVED))
@@ -1055,11 +1116,14 @@ EXIT_NOT_OBSERVED = 4
 
 
 def _cli_exit_status(status: int) -> int:
-    """The process's exit status: the program's own when it failed; with --sanitize, EXIT_FINDINGS
-    when it succeeded but findings were reported (so the command can gate CI); with --strict,
-    EXIT_NOT_OBSERVED when it succeeded, had no findings, but a launch could not be observed."""
+    """The process's exit status: the program's own when it failed; 1 when it succeeded but
+    reports could not be written; with --sanitize/--check, EXIT_FINDINGS when it succeeded but
+    findings were reported (so the command can gate CI); with --strict, EXIT_NOT_OBSERVED when it
+    succeeded, had no findings, but a launch could not be observed."""
     if status != 0:
         return status
+    if _write_failures["count"]:
+        return 1  # reports are missing: the run did not give what it was asked for
     if _cli_state.get("sanitize") and _cli_state.get("findings"):
         return EXIT_FINDINGS
     if _cli_state.get("strict") and _cli_state.get("not_observed"):

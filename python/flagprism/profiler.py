@@ -18,6 +18,7 @@ a ``session`` applies to all open sessions when it is None. docs/profiler.md is 
 from __future__ import annotations
 
 import atexit
+import errno
 import functools
 import json
 import os
@@ -52,6 +53,8 @@ __all__ = [
 
 #: Output path (without suffix) of a session started without a name.
 DEFAULT_PROFILE_NAME = "flagprism"
+#: Largest timeline_capacity start() accepts (records per program).
+MAX_TIMELINE_CAPACITY = 1 << 24
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
@@ -76,10 +79,17 @@ class _Session:
     auto_scopes: bool = False
     timeline_tracks: str = "sm"
     timeline_capacity: int | None = None
+    # launches in flight that began while the session was open, and whether finalize closed it
+    # (_profhook._flight_begin/_flight_end/session_closing; both under _profhook._flight)
+    inflight: int = 0
+    closed: bool = False
 
 
 _lock = threading.RLock()
 _sessions: dict[int, _Session] = {}
+#: Ids of finalized sessions: a scope or state context left after its session was finalized
+#: (from another thread, say) exits quietly; its scope was counted as unfinished there.
+_finalized: set[int] = set()
 _cli_session: int | None = None  # set by `flagprism profile` (flagprism._run)
 _atexit_registered = False
 
@@ -271,8 +281,11 @@ def _environment(sid: int, backend: str, notes: list[str], fallback: str | None 
 def _at_exit() -> None:
     with _lock:
         left = sorted(_sessions)
+        closing = list(_sessions.values())
         _sessions.clear()
         _refresh()
+    for s in closing:
+        _profhook.session_closing(s)  # a daemon thread's launch files nothing from now on
     if left:
         sys.stderr.write(
             f"flagprism: profiling session(s) {', '.join(map(str, left))} were never finalized; "
@@ -438,8 +451,8 @@ def start(
     with ``fpl.scope`` scopes as instrumented twins recording each program's scope times.
     auto_scopes: instead, one scope per top-level statement of each ``fpl.collect_start()``/
     ``collect_end()`` region (implies instrumentation). timeline_tracks: ``"sm"`` (one trace
-    track per SM) or ``"program"``. timeline_capacity: records per program (None: sized from
-    the launch; what does not fit is counted).
+    track per SM) or ``"program"``. timeline_capacity: records per program, 1 to 2**24 (None:
+    sized from the launch; what does not fit is counted).
 
     mode: None (kernel times) or ``"pcsampling"``: CUPTI PC sampling with stall reasons, filed
     under each kernel as one child per source line (``file:line``) with ``num_samples``,
@@ -463,10 +476,11 @@ def start(
         if timeline_capacity is not None and (
             isinstance(timeline_capacity, bool)
             or not isinstance(timeline_capacity, int)
-            or timeline_capacity < 1
+            or not 1 <= timeline_capacity <= MAX_TIMELINE_CAPACITY
         ):
             raise ValueError(
-                f"timeline_capacity must be None or an int >= 1, got {timeline_capacity!r}"
+                f"timeline_capacity must be None or an int from 1 to {MAX_TIMELINE_CAPACITY} "
+                f"(2**24 records per program), got {timeline_capacity!r}"
             )
         if backend == "instrumentation":
             # timelines, with kernel times from the best backend there is (as backend=None)
@@ -479,12 +493,7 @@ def start(
         if pcs:
             backend = _pcsampling_backend(backend)
         be, auto = _pick_backend(backend)
-        path = os.fspath(name) if name is not None else DEFAULT_PROFILE_NAME
-        if not isinstance(path, str) or not path:
-            raise ValueError("name must be a non-empty path")
-        parent = os.path.dirname(path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
+        path = _check_name_path(name)
         notes = _profhook.install()
         try:
             if mlist is not None:
@@ -529,6 +538,41 @@ def start(
             atexit.register(_at_exit)
             _atexit_registered = True
         return sid
+
+
+def _check_name_path(name: Any) -> str:
+    """The session's output path (without suffix), checked before anything starts (lock held):
+    a str (bytes are refused), not the name of an open session (the two would overwrite each
+    other's files), its directory made. Whether files can be written there, and whether the
+    names fit the file system, the C core checks at start."""
+    if name is None:
+        path: Any = DEFAULT_PROFILE_NAME
+    elif isinstance(name, (str, os.PathLike)):
+        path = os.fspath(name)
+    else:
+        path = name
+    if not isinstance(path, str):
+        raise TypeError(f"name must be a str path or os.PathLike of str, not {type(path).__name__}")
+    if not path or "\0" in path:
+        raise ValueError(f"name must be a non-empty path without NUL characters, got {path!r}")
+    full = os.path.abspath(path)
+    for s in _sessions.values():
+        if os.path.abspath(s.name) == full:
+            raise ValueError(
+                f"profiling session {s.id} already writes {s.name!r}: finalize it first or give "
+                "this session another name"
+            )
+    parent = os.path.dirname(path)
+    if parent:
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as e:
+            code = errno.errorcode.get(e.errno or 0, str(e.errno))
+            raise OSError(
+                e.errno,
+                f"cannot create the directory {parent!r} for the profile: {e.strerror} ({code})",
+            ) from None
+    return path
 
 
 def _start_backend(
@@ -601,8 +645,16 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
         for sid in targets:
             _profhook.session_ending(_sessions[sid])  # estimate notes, before the files
             s = _sessions.pop(sid)
+            _finalized.add(sid)
             _refresh()
             try:
+                running = _profhook.session_closing(s)
+                if running:
+                    _ext.prof_mark_incomplete(
+                        sid,
+                        f"{running} launch{'es' if running != 1 else ''} began while the "
+                        "session was open and were still running at finalize: not recorded",
+                    )
                 _ext.prof_finalize(sid, output_format or None)
             except Exception as e:  # noqa: BLE001 - finalize the others, then raise the first
                 error = error or e
@@ -659,6 +711,14 @@ def sessions() -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 # Scopes and states
 # ------------------------------------------------------------------------------------------------
+
+
+def _finalized_meanwhile(session: int | None) -> bool:
+    """Whether a context manager's explicit session was finalized while it was open."""
+    if session is None or isinstance(session, bool) or not isinstance(session, int):
+        return False
+    with _lock:
+        return session in _finalized
 
 
 def _check_name(name: Any) -> str:
@@ -747,6 +807,8 @@ class scope:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if _finalized_meanwhile(self.session):
+            return
         _ext.prof_scope_exit(_session_id(self.session), self.name)
 
     def __call__(self, func: F) -> F:
@@ -786,6 +848,8 @@ class state:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if _finalized_meanwhile(self.session):
+            return
         exit_state(session=self.session)
 
     def __call__(self, func: F) -> F:
@@ -863,6 +927,16 @@ def _cli_begin(options: Mapping[str, str]) -> None:
     _ext.prof_set_meta(sid, "command", "flagprism profile")
     with _lock:
         _cli_session = sid
+
+
+def _cli_incomplete(reason: str) -> None:
+    """The program did not finish (a signal ended it): the command's session is written marked
+    incomplete with `reason`."""
+    with _lock:
+        sid = _cli_session
+        if sid is None or sid not in _sessions:
+            return
+        _ext.prof_mark_incomplete(sid, reason)
 
 
 def _cli_end(status: int) -> list[str]:

@@ -36,6 +36,7 @@
 #include <flagprism/calltree.h>
 #include <flagprism/cupti-metrics.h>
 #include <flagprism/json.h>
+#include <flagprism/outfile.h>
 #include <flagprism/prof.h>
 
 #include "backend/cupti-abi.h"
@@ -1471,23 +1472,20 @@ static int save_vendor(struct fp_prof_session *s, const struct collected *c, cha
 		       size_t size)
 {
 	const char *name = fp_prof_session_name(s);
-	char tmp[4200];
+	struct fp_outfile of;
 	struct fp_jsonw *w;
-	FILE *f;
 	int rc;
 
 	if (!name || !*name)
 		return FP_EINVAL;
-	if ((size_t)snprintf(path, size, "%s.vendor.json", name) >= size ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp))
+	if ((size_t)snprintf(path, size, "%s.vendor.json", name) >= size)
 		return FP_ELIMIT;
-	f = fopen(tmp, "wb");
-	if (!f)
-		return FP_EIO;
-	w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	rc = fp_outfile_open(&of, path, 0, NULL);
+	if (rc)
+		return rc;
+	w = fp_jsonw_new_file(of.f, FP_JSONW_PRETTY);
 	if (!w) {
-		fclose(f);
-		remove(tmp);
+		fp_outfile_abort(&of);
 		return FP_ENOMEM;
 	}
 	{
@@ -1496,13 +1494,7 @@ static int save_vendor(struct fp_prof_session *s, const struct collected *c, cha
 		rc = fp_prof_session_tree_apply(s, vendor_fn, &va);
 	}
 	fp_jsonw_free(w);
-	if (fclose(f) != 0 && !rc)
-		rc = FP_EIO;
-	if (!rc && rename(tmp, path) != 0)
-		rc = FP_EIO;
-	if (rc)
-		remove(tmp);
-	return rc;
+	return fp_outfile_finish(&of, rc, NULL);
 }
 
 void fp__cupti_metrics_stop(struct fp_prof_session *s, void *lib)

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The .npy writer: header formatting that mirrors numpy.save() byte for byte, and output to a
- * file (temporary name + rename) or a strbuf. bfloat16 is widened to float32 in fixed-size
+ * file (through fp_outfile: temporary name + rename, or written through a device) or a strbuf. bfloat16 is widened to float32 in fixed-size
  * chunks, so writing never allocates in proportion to the array. Reading .npy is not our job.
  */
 #include "fp-setup.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdatomic.h>
-#include <unistd.h>
 
 #include <flagprism/npy.h>
+#include <flagprism/outfile.h>
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -200,62 +198,16 @@ int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *s
 	return FP_OK;
 }
 
-/* write(2) all of it, riding out short writes and EINTR. */
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static atomic_uint tmp_counter;
-
-/* Create a fresh temporary file next to `path`; set *tmp (caller frees) and return the fd. */
-static int open_tmp(const char *path, char **tmp, int *err)
-{
-	size_t n = strlen(path) + 64;
-	char *name = fp_malloc(n);
-	int attempt, fd = -1;
-
-	if (!name)
-		return -2;
-	for (attempt = 0; attempt < 100; attempt++) {
-		snprintf(name, n, "%s.tmp.%ld.%u", path, (long)getpid(),
-			 atomic_fetch_add(&tmp_counter, 1u));
-		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0 || errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		*err = errno;
-		fp_free(name);
-		return -1;
-	}
-	*tmp = name;
-	return fd;
-}
-
 int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
 		      const void *data, size_t nbytes, struct fp_diag *diag)
 {
 	char hdr[FP_NPY_HEADER_MAX];
 	const unsigned char *src = data;
 	size_t hdr_len, out_bytes, left;
-	const char *why = "", *step;
+	const char *why = "";
 	float chunk[BF16_CHUNK];
-	char *tmp = NULL;
-	int rc, fd, err = 0;
+	struct fp_outfile of;
+	int rc;
 
 	if (!path)
 		return fp_diag_set(diag, FP_EINVAL, 0, "npy: path is NULL");
@@ -266,47 +218,28 @@ int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape, 
 	if (rc)
 		return fp_diag_set(diag, rc, 0, "npy %s: cannot build header", path);
 
-	fd = open_tmp(path, &tmp, &err);
-	if (fd == -2)
-		return fp_diag_set(diag, FP_ENOMEM, 0, "npy %s: out of memory", path);
-	if (fd < 0)
-		return fp_diag_set(diag, FP_EIO, 0, "npy %s: cannot create temporary file: %s",
-				   path, strerror(err));
-
-	step = "write";
-	if (write_all(fd, hdr, hdr_len))
+	rc = fp_outfile_open(&of, path, 0, diag);
+	if (rc)
+		return rc;
+	if (fwrite(hdr, 1, hdr_len, of.f) != hdr_len)
 		goto fail_write;
 	if (t != FP_DTYPE_BFLOAT16) {
-		if (write_all(fd, data, nbytes))
+		if (nbytes && fwrite(data, 1, nbytes, of.f) != nbytes)
 			goto fail_write;
 	} else {
 		for (left = nbytes / 2; left;) {
 			size_t k = widen_bf16(chunk, src, left);
 
-			if (write_all(fd, chunk, k * sizeof(float)))
+			if (fwrite(chunk, sizeof(float), k, of.f) != k)
 				goto fail_write;
 			src += 2 * k;
 			left -= k;
 		}
 	}
-	step = "close";
-	if (close(fd)) {
-		err = errno;
-		goto fail_close;
-	}
-	step = "rename";
-	if (rename(tmp, path)) {
-		err = errno;
-		goto fail_close;
-	}
-	fp_free(tmp);
-	return FP_OK;
-
+	return fp_outfile_commit(&of, diag);
 fail_write:
-	err = errno;
-	close(fd);
-fail_close:
-	unlink(tmp);
-	fp_free(tmp);
-	return fp_diag_set(diag, FP_EIO, 0, "npy %s: %s failed: %s", path, step, strerror(err));
+	/* the commit reports the write's errno */
+	if (!of.err)
+		of.err = EIO;
+	return fp_outfile_commit(&of, diag);
 }

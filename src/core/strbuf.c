@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
 
 /* What `buf` points to while nothing is allocated. Only ever read. */
@@ -189,8 +190,20 @@ int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *
 	f = fopen(path, "rb");
 	if (!f)
 		return fp_diag_set(diag, FP_EIO, 0, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) != 0)
+		goto fail_io;
+	/* Files, pipes and FIFOs hold data to read; a device such as /dev/zero is endless. */
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		r = fp_diag_set(diag, FP_EIO, 0, "cannot read '%s': it is %s, not a file", path,
+				S_ISDIR(st.st_mode)  ? "a directory" :
+				S_ISCHR(st.st_mode)  ? "a character device" :
+				S_ISBLK(st.st_mode)  ? "a block device" :
+				S_ISSOCK(st.st_mode) ? "a socket" :
+						       "not a regular file");
+		goto fail_read;
+	}
 	/* A regular file's size lets us allocate once (plus a byte to see EOF without growing). */
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		if ((uint64_t)st.st_size > (uint64_t)(sb->cap - sb->len)) {
 			r = fp_diag_set(diag, FP_ELIMIT, 0,
 					"'%s' is %" PRIu64 " bytes, over the limit of %zu bytes",
@@ -253,51 +266,13 @@ fail_read:
 
 int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
 {
-	size_t tmp_len, done = 0;
-	char *tmp;
-	ssize_t n;
-	int fd, r, err;
+	struct fp_outfile of;
+	int r;
 
-	tmp_len = strlen(path) + 32;
-	tmp = fp_malloc(tmp_len);
-	if (!tmp)
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory writing '%s'", path);
-	snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		r = fp_diag_set(diag, FP_EIO, 0, "cannot create '%s': %s", tmp, strerror(errno));
-		goto fail_open;
-	}
-	while (done < sb->len) {
-		n = write(fd, sb->buf + done, sb->len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? errno : EIO;
-			r = fp_diag_set(diag, FP_EIO, done, "cannot write '%s': %s", tmp,
-					strerror(err));
-			goto fail_write;
-		}
-		done += (size_t)n;
-	}
-	if (close(fd) != 0) {
-		r = fp_diag_set(diag, FP_EIO, done, "cannot write '%s': %s", tmp, strerror(errno));
-		goto fail_close;
-	}
-	if (rename(tmp, path) != 0) {
-		r = fp_diag_set(diag, FP_EIO, 0, "cannot rename '%s' to '%s': %s", tmp, path,
-				strerror(errno));
-		goto fail_close;
-	}
-	fp_free(tmp);
-	return FP_OK;
-
-fail_write:
-	close(fd);
-fail_close:
-	unlink(tmp);
-fail_open:
-	fp_free(tmp);
-	return r;
+	r = fp_outfile_open(&of, path, 0, diag);
+	if (r)
+		return r;
+	if (sb->len && fwrite(sb->buf, 1, sb->len, of.f) != sb->len && !of.err)
+		of.err = EIO;
+	return fp_outfile_commit(&of, diag);
 }

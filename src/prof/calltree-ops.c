@@ -345,18 +345,27 @@ static int copy_property(struct fp_calltree *out, uint32_t node, uint32_t m,
 	return fp_calltree_add_metric(out, node, m, c->self);
 }
 
-/* Register `name` + suffix in `out` with `kind`. */
+/* Register `name` + suffix in `out` with `kind` (any length the tree's names allow). */
 static int metric_suffixed(struct fp_calltree *out, const char *name, size_t len,
 			   const char *suffix, enum fp_metric_kind kind, uint32_t *id)
 {
-	char buf[512];
+	char small[512], *buf = small;
 	size_t sl = strlen(suffix);
+	int rc;
 
-	if (len + sl > sizeof(buf))
+	if (len > SIZE_MAX - sl)
 		return FP_ELIMIT;
+	if (len + sl > sizeof(small)) {
+		buf = fp_malloc(len + sl);
+		if (!buf)
+			return FP_ENOMEM;
+	}
 	memcpy(buf, name, len);
 	memcpy(buf + len, suffix, sl);
-	return fp_calltree_metric(out, buf, len + sl, kind, id);
+	rc = fp_calltree_metric(out, buf, len + sl, kind, id);
+	if (buf != small)
+		fp_free(buf);
+	return rc;
 }
 
 struct merge_ids {

@@ -197,6 +197,9 @@ static int read_metrics(struct rd *r, const struct fp_json_value *node, uint32_t
 		double d;
 		int rc;
 
+		/* Of duplicate keys the last wins, as in llnl-hatchet and JSON readers. */
+		if (fp_json_get_n(metrics, key, klen) != v)
+			continue;
 		if ((ty != FP_JSON_NUMBER && ty != FP_JSON_STRING) ||
 		    (klen == 12 && !memcmp(key, "_hatchet_nid", 12)) ||
 		    fp_calltree_metric_find(r->t, key, klen, &m) != FP_OK ||

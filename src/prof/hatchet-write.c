@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <flagprism/json.h>
+#include <flagprism/outfile.h>
 
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
@@ -287,56 +288,29 @@ out:
 int fp__prof_save_json(const char *path, unsigned flags, int (*fn)(void *arg, struct fp_jsonw *w),
 		       void *arg, struct fp_diag *diag)
 {
-	struct fp_strbuf tmp;
+	struct fp_outfile of;
 	struct fp_jsonw *w;
-	FILE *f;
-	int rc, cerr = 0;
+	int rc;
 
-	fp_strbuf_init(&tmp, 0);
-	rc = fp_strbuf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	rc = fp_outfile_open(&of, path, flags & FP__SAVE_DASH_STDOUT ? FP_OUTFILE_DASH_STDOUT : 0,
+			     diag);
 	if (rc)
-		goto fail_name;
-	f = fopen(tmp.buf, "wb");
-	if (!f) {
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: cannot create: %s", path, strerror(errno));
-		goto fail_name;
-	}
-	w = fp_jsonw_new_file(f, flags);
+		return rc;
+	w = fp_jsonw_new_file(of.f, flags & ~FP__SAVE_DASH_STDOUT);
 	if (!w) {
-		rc = FP_ENOMEM;
-		goto fail_writer;
+		fp_outfile_abort(&of);
+		return fp_diag_set(diag, FP_ENOMEM, 0, "%s: out of memory", path);
 	}
 	rc = fn(arg, w);
 	if (!rc)
 		rc = fp_jsonw_finish(w);
 	fp_jsonw_free(w);
-	if (!rc && fputc('\n', f) == EOF)
+	if (!rc && fputc('\n', of.f) == EOF)
 		rc = FP_EIO;
-	if (fclose(f) != 0 && !rc)
-		cerr = errno, rc = FP_EIO;
-	f = NULL;
-	if (rc) {
-		if (rc == FP_EIO)
-			fp_diag_set(diag, rc, 0, "%s: write failed%s%s", path, cerr ? ": " : "",
-				    cerr ? strerror(cerr) : "");
-		else
-			fp_diag_set(diag, rc, 0, "%s: %s", path, fp_strerror(rc));
-		remove(tmp.buf);
-		goto fail_name;
-	}
-	if (rename(tmp.buf, path) != 0) {
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: cannot rename: %s", path, strerror(errno));
-		remove(tmp.buf);
-	}
-	fp_strbuf_release(&tmp);
-	return rc;
-
-fail_writer:
-	fclose(f);
-	remove(tmp.buf);
-fail_name:
-	fp_strbuf_release(&tmp);
-	return rc;
+	if (rc)
+		fp_diag_set(diag, rc, 0, "%s: %s", path, fp_strerror(rc));
+	/* A failed write is reported by the finish with its errno. */
+	return fp_outfile_finish(&of, rc, diag);
 }
 
 static int save_tree(void *arg, struct fp_jsonw *w)

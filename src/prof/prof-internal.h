@@ -100,6 +100,7 @@ enum {
 
 #define FP__MAX_DROP_REASONS 8
 #define FP__MAX_ENV 64
+#define FP__INCOMPLETE_LEN 192
 
 struct fp_prof_session {
 	pthread_mutex_t lock;
@@ -138,7 +139,7 @@ struct fp_prof_session {
 	char *env_keys[FP__MAX_ENV];
 	char *env_values[FP__MAX_ENV];
 	size_t nenv;
-	char *incomplete[8]; /* static strings: why the session did not end cleanly */
+	char incomplete[8][FP__INCOMPLETE_LEN]; /* why the session did not end cleanly */
 	size_t nincomplete;
 	char *written[4]; /* writer names written successfully (static strings) */
 	size_t nwritten;
@@ -178,7 +179,9 @@ int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
 /* Integral doubles within 2^53 as JSON integers, others as doubles. */
 int fp__prof_write_number(struct fp_jsonw *w, double v);
 
-/* Write a JSON file through `<path>.tmp.<pid>` and a rename; fn writes the document. */
+/* Write a JSON file through fp_outfile (temporary file and rename, or written through); fn
+ * writes the document. flags: fp_jsonw flags and FP__SAVE_DASH_STDOUT. */
+#define FP__SAVE_DASH_STDOUT FP_CALLTREE_SAVE_DASH_STDOUT
 int fp__prof_save_json(const char *path, unsigned flags, int (*fn)(void *arg, struct fp_jsonw *w),
 		       void *arg, struct fp_diag *diag);
 

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
 
 #include "prof/calltree-internal.h"
@@ -169,6 +170,34 @@ fail:
 	return FP_ENOMEM;
 }
 
+/*
+ * Whether the session's files can be written, checked before anything runs: the directory of
+ * `name` takes a new file and the longest file name (name plus the longest writer suffix) fits
+ * the file system. A failure at finalize would otherwise come after the whole program ran.
+ */
+static int check_outputs(const char *name, struct fp_diag *diag)
+{
+	const char *longest = "";
+	struct fp_strbuf path;
+	size_t i;
+	int rc;
+
+	for (i = 0; fp_prof_writer_at(i); i++)
+		if (strlen(fp_prof_writer_at(i)->suffix) > strlen(longest))
+			longest = fp_prof_writer_at(i)->suffix;
+	fp_strbuf_init(&path, 0);
+	rc = fp_strbuf_addstr(&path, name);
+	if (!rc)
+		rc = fp_strbuf_addstr(&path, longest);
+	if (rc) {
+		fp_strbuf_release(&path);
+		return fp_diag_set(diag, rc, 0, "out of memory");
+	}
+	rc = fp_outfile_check(path.buf, diag);
+	fp_strbuf_release(&path);
+	return rc;
+}
+
 /* Registry lock held. */
 static struct fp_prof_session *find_locked(int id)
 {
@@ -191,8 +220,27 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	rc = session_new(opt, &s, diag);
 	if (rc)
 		return rc;
+	rc = check_outputs(s->name, diag);
+	if (rc) {
+		session_free(s);
+		return rc;
+	}
 	/* Registered inactive first, so the backend's start can already address it by id. */
 	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++) {
+		if (sessions[i] && !strcmp(sessions[i]->name, s->name)) {
+			int other = sessions[i]->id;
+
+			pthread_mutex_unlock(&reg_lock);
+			session_free(s);
+			return fp_diag_set(
+				diag, FP_EBUSY, 0,
+				"profiling session %d already writes '%.120s': finalize it "
+				"first or give this session another name",
+				other,
+				opt && opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
+		}
+	}
 	for (i = 0; i < FP_PROF_MAX_SESSIONS && sessions[i]; i++)
 		;
 	if (i == FP_PROF_MAX_SESSIONS) {
@@ -1230,15 +1278,30 @@ int fp_prof_session_write(struct fp_prof_session *s, const struct fp_writer_ops 
 	return rc;
 }
 
+/* Session lock held, or the session is ours alone (finalize). A reason is kept once; the ones
+ * past the eighth, or past FP__INCOMPLETE_LEN bytes, are cut. */
 static void note_incomplete(struct fp_prof_session *s, const char *why)
 {
 	size_t i;
 
 	for (i = 0; i < s->nincomplete; i++)
-		if (!strcmp(s->incomplete[i], why))
+		if (!strncmp(s->incomplete[i], why, FP__INCOMPLETE_LEN - 1))
 			return;
 	if (s->nincomplete < FP_ARRAY_SIZE(s->incomplete))
-		s->incomplete[s->nincomplete++] = (char *)why;
+		snprintf(s->incomplete[s->nincomplete++], FP__INCOMPLETE_LEN, "%s", why);
+}
+
+static int incomplete_fn(struct fp_prof_session *s, void *arg)
+{
+	note_incomplete(s, arg);
+	return FP_OK;
+}
+
+int fp_prof_mark_incomplete(int session, const char *reason)
+{
+	if (!reason || !*reason)
+		return FP_EINVAL;
+	return for_sessions(session, incomplete_fn, (void *)reason);
 }
 
 static int write_one(struct fp_prof_session *s, const struct fp_writer_ops *wr,
@@ -1322,6 +1385,20 @@ static int finalize_session(struct fp_prof_session *s, const char *format, struc
 	if (r) {
 		rc = r;
 		note_incomplete(s, "unknown output format requested");
+	}
+	/*
+	 * The metadata first, marked incomplete, then the data files, then the metadata again: a
+	 * process killed while writing (SIGKILL, a crash) leaves a meta file that says so, never
+	 * a set of files that looks whole. Its failure here is reported by the last write.
+	 */
+	if (n) {
+		size_t keep = s->nincomplete;
+
+		note_incomplete(s, "finalize did not finish: the process ended while writing the "
+				   "outputs");
+		write_one(s, fp_prof_writer_find("meta"), NULL);
+		s->nincomplete = keep;
+		s->nwritten = 0;
 	}
 	for (i = 0; i < n; i++) {
 		r = write_one(s, fmts[i], rc ? NULL : diag);

@@ -232,6 +232,24 @@ static int parse_autotune(struct fp__dbg_jctx *c, const struct fp_json_value *ro
 	return FP_OK;
 }
 
+/*
+ * A stem longer than STEM_MAX bytes keeps its start and its end (the timestamp and run index
+ * that make it unique) around a '~', so that every report name (stem + the longest suffix)
+ * fits a file system's 255-byte name limit whatever the kernel's name.
+ */
+#define STEM_MAX 180
+#define STEM_TAIL 60
+
+static void cap_stem(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= STEM_MAX)
+		return;
+	s[STEM_MAX - STEM_TAIL - 1] = '~';
+	memmove(s + STEM_MAX - STEM_TAIL, s + n - STEM_TAIL, STEM_TAIL + 1);
+}
+
 static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 {
 	char run_s[32];
@@ -241,6 +259,7 @@ static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 		if (!l->stem[0])
 			return fp__dbg_launch_err(c, FP_EFORMAT, NULL, "\"stem\" is empty");
 		sanitize(l->stem);
+		cap_stem(l->stem);
 		return FP_OK;
 	}
 	snprintf(run_s, sizeof(run_s), "%" PRId64, l->run_index);
@@ -250,6 +269,7 @@ static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
 	snprintf(l->stem, n, "%s_%s_%s_run%s", l->script, l->kernel, l->timestamp, run_s);
 	sanitize(l->stem);
+	cap_stem(l->stem);
 	return FP_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include <flagprism/json.h>
 #include <flagprism/npy.h>
+#include <flagprism/outfile.h>
 
 #include "dbg-report.h"
 
@@ -251,8 +252,8 @@ int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_
 {
 	struct art a = {.c = c, .dir = dir};
 	size_t nsites = fp_dbg_run_site_count(c->run), i, j, n, maxn = 1;
+	struct fp_outfile of;
 	char path[4096];
-	FILE *f;
 	int st = FP_OK, st2;
 
 	*count = 0;
@@ -266,12 +267,10 @@ int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_
 		st = fp_diag_set(c->diag, FP_ELIMIT, 0, "artifact path too long: %s", dir);
 		goto fail_open;
 	}
-	f = fopen(path, "w");
-	if (!f) {
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot create %s: %s", path, strerror(errno));
+	st = fp_outfile_open(&of, path, 0, c->diag);
+	if (st)
 		goto fail_open;
-	}
-	a.index = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	a.index = fp_jsonw_new_file(of.f, FP_JSONW_PRETTY);
 	if (!a.index) {
 		st = fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
 		goto fail_writer;
@@ -290,13 +289,16 @@ int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_
 	}
 	fp_jsonw_array_end(a.index);
 	fp_jsonw_object_end(a.index);
+	/* The index lists what was written, also when an artifact failed: it is committed on its
+	 * own status. */
 	st2 = fp_jsonw_finish(a.index);
-	if (!st && st2)
-		st = fp_diag_set(c->diag, st2, 0, "cannot write %s", path);
 	fp_jsonw_free(a.index);
+	st2 = fp_outfile_finish(&of, st2, st ? NULL : c->diag);
+	if (!st && st2)
+		st = st2;
+	goto fail_open;
 fail_writer:
-	if (fclose(f) && !st)
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot write %s: %s", path, strerror(errno));
+	fp_outfile_abort(&of);
 fail_open:
 	fp_free(a.scratch);
 	*count = a.count;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <flagprism/debug-summary.h>
+#include <flagprism/outfile.h>
 
 #include "dbg-report.h"
 
@@ -128,39 +129,20 @@ static int make_dir(const char *path, struct fp_diag *diag)
 			   strerror(errno));
 }
 
-/* Write one report to `path` through a temporary file renamed into place. */
+/* Write one report to `path` through fp_outfile (a temporary file renamed into place). */
 static int write_file(const struct fp__dbg_writer *wr, const struct fp__dbg_wctx *c,
 		      const char *path)
 {
-	size_t n = strlen(path) + 32;
-	char *tmp = fp_malloc(n);
-	FILE *f;
+	struct fp_outfile of;
 	int st;
 
-	if (!tmp)
-		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot create %s: %s", tmp, strerror(errno));
-		goto fail_open;
-	}
-	st = wr->write(c, f);
-	if (!st && ferror(f))
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot write %s", tmp);
-	if (fclose(f) && !st)
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot write %s: %s", tmp, strerror(errno));
-	if (!st && rename(tmp, path))
-		st = fp_diag_set(c->diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
-				 strerror(errno));
-	if (st) {
-		if (st == FP_EIO && c->diag && !c->diag->msg[0])
-			fp_diag_set(c->diag, st, 0, "cannot write %s", path);
-		remove(tmp);
-	}
-fail_open:
-	fp_free(tmp);
-	return st;
+	st = fp_outfile_open(&of, path, 0, c->diag);
+	if (st)
+		return st;
+	st = wr->write(c, of.f);
+	if (!st && ferror(of.f))
+		st = fp_diag_set(c->diag, FP_EIO, 0, "%s: cannot write", path);
+	return fp_outfile_finish(&of, st, c->diag);
 }
 
 /* FP_EOVERFLOW with a message that names what overflowed. */
@@ -263,13 +245,8 @@ static int write_reports(const struct fp__dbg_wctx *c, struct fp_dbg_outputs *ou
 			j->path = NULL;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		if (jobs[i].path && !jobs[i].st && st) {
-			/* written, but another format failed: the launch's reports are all or none */
-			remove(jobs[i].path);
-		}
+	for (i = 0; i < n; i++)
 		fp_free(jobs[i].path);
-	}
 	return st;
 }
 

@@ -19,6 +19,7 @@
 #include <flagprism/hashmap.h>
 #include <flagprism/intern.h>
 #include <flagprism/json.h>
+#include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
 #include "dbg-report.h"
@@ -747,38 +748,24 @@ int fp_dbg_summary_write_format(struct fp_dbg_summary *s, const char *format, FI
 	return st;
 }
 
-/* Write <dir>/<name> through <dir>/<name>.tmp.<pid>, renamed into place. */
+/* Write <dir>/<name> through fp_outfile (a temporary file renamed into place). */
 static int write_one(struct fp_dbg_summary *s, const char *dir, const char *name,
 		     const char *format, struct fp_diag *diag)
 {
-	size_t n = strlen(dir) + strlen(name) + 48;
-	char *path = fp_malloc(n), *tmp = fp_malloc(n);
-	FILE *f;
-	int st, err;
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *path = fp_malloc(n);
+	struct fp_outfile of;
+	int st;
 
-	if (!path || !tmp) {
-		st = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-		goto out;
-	}
+	if (!path)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
 	snprintf(path, n, "%s/%s", dir, name);
-	snprintf(tmp, n, "%s/%s.tmp.%ld", dir, name, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		st = fp_diag_set(diag, FP_EIO, 0, "cannot create %s: %s", tmp, strerror(errno));
-		goto out;
+	st = fp_outfile_open(&of, path, 0, diag);
+	if (!st) {
+		st = fp_dbg_summary_write_format(s, format, of.f, diag);
+		st = fp_outfile_finish(&of, st, diag);
 	}
-	st = fp_dbg_summary_write_format(s, format, f, diag);
-	err = fclose(f) ? errno : 0;
-	if (!st && err)
-		st = fp_diag_set(diag, FP_EIO, 0, "cannot write %s: %s", tmp, strerror(err));
-	if (!st && rename(tmp, path))
-		st = fp_diag_set(diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
-				 strerror(errno));
-	if (st)
-		remove(tmp);
-out:
 	fp_free(path);
-	fp_free(tmp);
 	return st;
 }
 

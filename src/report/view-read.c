@@ -79,7 +79,8 @@ struct sval {
 /* What the scanner knows of a metric key: where its name is, what kinds of values it took. */
 struct skey {
 	uint32_t off, len;
-	uint8_t flags; /* 1 strings seen, 2 numbers seen */
+	uint32_t stamp; /* the metrics object (scan.mstamp) that last had this key */
+	uint8_t flags;  /* 1 strings seen, 2 numbers seen */
 };
 
 struct scan {
@@ -90,6 +91,7 @@ struct scan {
 	size_t vchunk_n, nv;
 	struct fp_intern *keys; /* metric names, local ids (scanner only) */
 	struct skey *kinfo;     /* by local id; fixed capacity max_keys */
+	uint32_t mstamp;        /* metrics objects scanned so far */
 	uint32_t max_keys;
 	uint32_t kcache[KEY_CACHE]; /* local key id last seen at each position, or UINT32_MAX */
 	uint32_t max_depth;
@@ -365,6 +367,7 @@ static int scan_metrics(struct scan *s, struct snode *n)
 	if (!take(s, '{'))
 		return FALLBACK;
 	n->vals = (uint32_t)s->nv;
+	s->mstamp++;
 	if (take(s, '}'))
 		return FP_OK;
 	do {
@@ -388,6 +391,9 @@ static int scan_metrics(struct scan *s, struct snode *n)
 		rc = key_id(s, off, len, pos++, &id);
 		if (rc)
 			return rc;
+		if (s->kinfo[id].stamp == s->mstamp)
+			return FALLBACK; /* a duplicate key: the DOM reader keeps the last value */
+		s->kinfo[id].stamp = s->mstamp;
 		v.key = id;
 		v.str_len = 0;
 		if (*s->p == '"') {
@@ -1084,11 +1090,24 @@ static void presize(struct fp_strbuf *sb, const char *path)
 #endif
 }
 
-static bool file_exists(const char *path)
+/* A sidecar file is read only when it is a regular file: a FIFO there would block the reader
+ * and a device would never end. Anything else there is said in the warning. */
+static bool sidecar_exists(const char *path, struct fp_view_read_info *info)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0;
+	if (stat(path, &st) != 0)
+		return false;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(info->meta_warning, sizeof(info->meta_warning),
+			 "%s: not a regular file (%s); not read", path,
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISDIR(st.st_mode)  ? "a directory" :
+			 S_ISCHR(st.st_mode)  ? "a character device" :
+						"not a file");
+		return false;
+	}
+	return true;
 }
 
 /* "path:line:col: msg" from a reader's diag; the structural messages' own " at line L col C"
@@ -1150,7 +1169,7 @@ int fp_view_read_profile(const char *path, const struct fp_calltree_limits *lim,
 		snprintf(hatchet, n + 16, "%s", path);
 		snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
 	}
-	if (file_exists(meta))
+	if (sidecar_exists(meta, info))
 		read_meta(meta, info);
 
 	fp_strbuf_init(&sb, MAX_FILE_BYTES);

@@ -146,3 +146,88 @@ def test_records_of_unobserved_programs_stay_zero(dbg):
     (run,) = dbg.take_exported_runs()
     dec = ref.decoded(run)
     assert run["slots_per_program"] == 20 and len(dec.records) == 40 and run["overflow_count"] == 0
+
+
+def _real_reports(tmp_path, **config):
+    """The Debugger with its real C reporter (not the reference decoder of `dbg`)."""
+    import flagprism.debugger as debugger
+
+    debugger.reset_config()
+    debugger.clear_exported_runs()
+    debugger.configure(output_dir=str(tmp_path / "reports"), **config)
+    return debugger
+
+
+def test_dump_capacity_zero_counts_every_dump_as_overflow(tmp_path):
+    """dump_capacity=0 at level 2: the launch runs, every dump is counted as overflow and the
+    reports say so (the twin's dump helper used to advance a cursor the header said did not
+    exist, and every launch failed with FormatError: header word 5 (dump cursor))."""
+    debugger = _real_reports(tmp_path, dump_capacity=0)
+    try:
+        debugger.activate(level=2, addr_level=0)
+        x = torch.randn(128)
+        out = torch.empty(128)
+        vector_add.add_kernel[(2,)](x, x, out, 128, BLOCK=64)
+        np.testing.assert_array_equal(out.numpy(), (x + x).numpy())
+        (run,) = debugger.take_exported_runs()
+    finally:
+        debugger.deactivate()
+        debugger.reset_config()
+    assert run["dump_capacity_words"] == 0
+    assert run["dump_words_requested"] > 0 and run["complete"] is False
+    assert run["report"]["dump_overflow_words"] == run["dump_words_requested"]
+    assert run["report"]["complete"] is False
+
+
+@pytest.mark.parametrize("name,bad", [("record_capacity", 2**28 + 1), ("record_capacity", 10**30),
+                                      ("dump_capacity", 2**31 + 1), ("dump_capacity", -1),
+                                      ("record_capacity", 1.5), ("dump_capacity", True)])
+def test_capacities_are_checked_at_configure(name, bad):
+    import flagprism.debugger as debugger
+
+    with pytest.raises(ValueError, match=rf"{name} must be None or an integer from 0 to \d+"):
+        debugger.configure(**{name: bad})
+
+
+def test_output_dir_must_be_a_str_path():
+    import flagprism.debugger as debugger
+
+    with pytest.raises(TypeError, match="output_dir must be a str path"):
+        debugger.configure(output_dir=b"reports")
+    with pytest.raises(ValueError, match="non-empty"):
+        debugger.configure(output_dir="")
+    debugger.reset_config()
+
+
+def test_reports_that_cannot_be_written_do_not_raise_into_the_program(tmp_path):
+    """A report directory that cannot be made (here a file is in the way): the kernel runs, the
+    program goes on, the failure is warned about once and counted for the summary."""
+    import flagprism.debugger as debugger
+
+    blocker = tmp_path / "reports"
+    blocker.write_text("a file where the directory should be")
+    debugger.reset_config()
+    debugger.configure(output_dir=str(blocker))
+    debugger._write_failures.update(count=0, causes=[])
+    try:
+        debugger.activate()
+        x = torch.randn(64)
+        out = torch.empty(64)
+        with pytest.warns(RuntimeWarning, match="reports of a launch could not be written"):
+            vector_add.add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+        vector_add.add_kernel[(1,)](x, x, out, 64, BLOCK=64)  # warned once per cause
+        np.testing.assert_array_equal(out.numpy(), (x + x).numpy())
+    finally:
+        debugger.deactivate()
+        debugger.reset_config()
+    assert debugger._write_failures["count"] == 2
+    assert "File exists" in debugger._write_failures["causes"][0]
+
+
+def test_a_buffer_that_does_not_fit_names_its_size_and_settings():
+    """A capacity within its range that still does not fit the device's memory fails with a
+    MemoryError naming the buffer's size and the settings that sized it (not torch's raw
+    error)."""
+    with pytest.raises(MemoryError, match=r"the 9,007,199,254,740,992-byte record buffer .* "
+                                          r"\(record_capacity=5, dump_capacity=None"):
+        _launch.alloc_buffer(1 << 50, torch.device("cpu"), "record_capacity=5, dump_capacity=None")

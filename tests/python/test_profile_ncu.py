@@ -43,14 +43,19 @@ UNITS = '"","","","","","","","","","","","byte","nsecond","%"'
 
 FAKE_NCU = textwrap.dedent(f"""\
     #!{sys.executable}
-    import json, os, subprocess, sys
+    import json, os, signal, subprocess, sys
     args = sys.argv[1:]
     log = args[args.index("--log-file") + 1]
     with open(os.environ["FAKE_NCU_ARGV"], "w") as f:
         json.dump(args, f)
     # The target starts at the interpreter (ncu's own options and --ncu-args come first).
     t = next(i for i, a in enumerate(args) if a == {sys.executable!r})
-    rc = subprocess.call(args[t:])
+    child = subprocess.Popen(args[t:])
+    # Like a profiler that runs a program: a signal is passed on, then the report is written.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, f: child.send_signal(s))
+    rc = child.wait()
+    rc = 128 - rc if rc < 0 else rc
     trace = log[: -len(".ncu.csv")] + ".chrome_trace.json"
     events = [e for e in json.load(open(trace))["traceEvents"]
               if e.get("ph") == "X" and e.get("cat") == "kernel"]
@@ -142,3 +147,42 @@ def test_profile_ncu_script_status_and_errors(cli: Path, env: dict[str, str],
     assert r.returncode == 1 and "cannot run" in r.stderr
     r = run(cli, env, tmp_path, "-m", "default", "-b", "host", "prog.py")
     assert r.returncode == 2 and "needs the cupti backend" in r.stderr
+
+
+def test_profile_ncu_passes_a_signal_on(cli: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """SIGTERM to `flagprism profile --ncu` goes on to ncu and the program (which writes what
+    it recorded) instead of ending the command and orphaning them; the import still runs and
+    the command exits with 128 + 15."""
+    import signal as sig
+
+    (tmp_path / "loop.py").write_text(textwrap.dedent(f"""\
+        import sys, time
+        sys.path.insert(0, {str(HERE)!r})
+        import torch
+        import _profkernels as pk
+        x = torch.rand(1024)
+        for n in range(1, 1000000):
+            pk.add(x, x)
+            if n == 2:
+                print("ready", flush=True)
+            time.sleep(0.005)
+        """))
+    p = subprocess.Popen([str(cli), "profile", "--ncu", "-n", "sig", "loop.py"], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "ready"
+        p.send_signal(sig.SIGTERM)
+        _out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:  # ncu or the program left running: stop them all
+            os.killpg(p.pid, sig.SIGKILL)
+            p.communicate()
+    assert p.returncode == 128 + sig.SIGTERM, err
+    assert "ended by signal 15" in err, err
+    meta = json.loads((tmp_path / "sig.meta.json").read_text())
+    assert meta["incomplete"] is True and "SIGTERM" in meta["incomplete_reasons"][0]
+    root = json.loads((tmp_path / "sig.hatchet").read_text())[0]
+    add = next(c for c in root["children"] if c["frame"]["name"] == "add_kernel")["metrics"]
+    assert add["count"] >= 2 and add["ncu:dram__bytes_read.sum (byte)"] > 0

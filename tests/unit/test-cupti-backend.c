@@ -42,6 +42,15 @@ static struct {
 } fk;
 
 static char out_dir[] = "/tmp/fp-cupti-test-XXXXXX";
+static bool out_dir_made;
+
+/* The directory for the sessions' files, made once (mkdtemp's name may end in 'X' itself). */
+static void make_out_dir(void)
+{
+	if (!out_dir_made)
+		ASSERT_NOT_NULL(mkdtemp(out_dir));
+	out_dir_made = true;
+}
 
 /* Load a fake libcupti and point the backend (and its device table) at it. */
 static void fake_open(const char *path)
@@ -50,8 +59,7 @@ static void fake_open(const char *path)
 	FAKE_CUPTI_CONTROL(FAKE_BIND_X)
 	fk.fake_cupti_reset();
 	ASSERT_OK(fp_cupti_register());
-	if (out_dir[sizeof(out_dir) - 2] == 'X')
-		ASSERT_NOT_NULL(mkdtemp(out_dir));
+	make_out_dir();
 }
 
 static const char *out_path(const char *name);
@@ -68,13 +76,16 @@ static void fake_close(void)
 	dlclose(fk.h);
 	unsetenv(FP_CUPTI_PATH_ENV);
 	unsetenv("FLAGPRISM_CUDA_DRIVER_PATH");
-	if (out_dir[sizeof(out_dir) - 2] != 'X') {
+	if (out_dir_made) {
 		for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 			snprintf(path, sizeof(path), "%s%s", out_path("cupti"), suffixes[i]);
+			unlink(path);
+			snprintf(path, sizeof(path), "%s%s", out_path("cupti-b"), suffixes[i]);
 			unlink(path);
 		}
 		rmdir(out_dir);
 		memcpy(out_dir + sizeof(out_dir) - 7, "XXXXXX", 6);
+		out_dir_made = false;
 	}
 }
 
@@ -86,16 +97,23 @@ static const char *out_path(const char *name)
 	return buf;
 }
 
-static int start(enum fp_prof_context ctx, struct fp_diag *d)
+/* A session on the CUPTI backend named `name` (in out_dir). */
+static int start_named(enum fp_prof_context ctx, const char *name, struct fp_diag *d)
 {
 	struct fp_prof_options o = {0};
 	int id = -1, rc;
 
-	o.name = out_path("cupti");
+	make_out_dir();
+	o.name = out_path(name);
 	o.backend = FP_CUPTI_BACKEND;
 	o.context = ctx;
 	rc = fp_prof_start(&o, &id, d);
 	return rc ? rc : id;
+}
+
+static int start(enum fp_prof_context ctx, struct fp_diag *d)
+{
+	return start_named(ctx, "cupti", d);
 }
 
 static uint64_t now_ns(void)
@@ -962,7 +980,10 @@ TEST(cupti_backend_two_sessions)
 	fake_open(FP_FAKE_CUPTI_PATH);
 	a = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(a, 0);
-	b = start(FP_PROF_CONTEXT_PYTHON, &d);
+	/* the same name again is refused: the two sessions' files would overwrite each other */
+	ASSERT_EQ(start(FP_PROF_CONTEXT_PYTHON, &d), FP_EBUSY);
+	ASSERT(strstr(d.msg, "already writes") != NULL);
+	b = start_named(FP_PROF_CONTEXT_PYTHON, "cupti-b", &d);
 	ASSERT_GE(b, 0);
 	ASSERT_EQ(cstats().sessions, 2);
 	ASSERT_OK(fp_prof_callpath_intern(&fr, 1, &cp));

@@ -17,11 +17,15 @@
 
 static int open_session(enum fp_prof_context ctx)
 {
+	static unsigned n;
 	struct fp_prof_options o = {0};
 	struct fp_diag d;
+	char name[64];
 	int id = -1;
 
-	o.name = "/tmp/fp-cupti-lctx";
+	/* Open sessions never share a name (their files would overwrite each other's). */
+	snprintf(name, sizeof(name), "/tmp/fp-cupti-lctx-%u", n++);
+	o.name = name;
 	o.backend = "null";
 	o.context = ctx;
 	ASSERT_OK(fp_prof_start(&o, &id, &d));

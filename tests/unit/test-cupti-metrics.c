@@ -271,10 +271,15 @@ static void close_fake(void)
 
 static int start_session(struct fp_diag *d)
 {
+	static unsigned n;
 	struct fp_prof_options o = {0};
+	char suffix[32] = "";
 	int id = -1, rc;
 
-	o.name = path("");
+	/* A second open session gets a name of its own (two sessions never share one). */
+	if (fp_prof_session_count())
+		snprintf(suffix, sizeof(suffix), "-%u", ++n);
+	o.name = path(suffix);
 	o.backend = FP_CUPTI_BACKEND;
 	rc = fp_prof_start(&o, &id, d);
 	return rc ? rc : id;

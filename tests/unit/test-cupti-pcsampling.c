@@ -88,7 +88,13 @@ static int start(struct fp_diag *d)
 	char name[300];
 	int id = -1, rc;
 
-	snprintf(name, sizeof(name), "%s/pcs", out_dir);
+	static unsigned n;
+
+	/* A second open session gets a name of its own (two sessions never share one). */
+	if (fp_prof_session_count())
+		snprintf(name, sizeof(name), "%s/pcs-%u", out_dir, ++n);
+	else
+		snprintf(name, sizeof(name), "%s/pcs", out_dir);
 	o.name = name;
 	o.backend = FP_CUPTI_BACKEND;
 	rc = fp_prof_start(&o, &id, d);

@@ -219,6 +219,36 @@ static int merge_and_diff(void *ab)
 	return rc;
 }
 
+/* A metric name longer than any fixed buffer still gets its " (min)" and " (max)" partners. */
+TEST(prof_merge_long_metric_name)
+{
+	struct fp_calltree *in[2], *o = NULL;
+	struct fp_calltree_value v;
+	char name[3000];
+	uint32_t m, i;
+
+	memset(name, 'm', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < 2; i++) {
+		in[i] = fp_calltree_new(NULL);
+		ASSERT_NOT_NULL(in[i]);
+		ASSERT_OK(fp_calltree_metric(in[i], name, strlen(name), FP_METRIC_INCLUSIVE, &m));
+		ASSERT_OK(fp_calltree_add_metric(in[i], FP_CALLTREE_ROOT, m, 10.0 * (i + 1)));
+	}
+	ASSERT_OK(fp_calltree_merge(in, 2, &o));
+	{
+		char withmax[3010];
+
+		snprintf(withmax, sizeof(withmax), "%s (max)", name);
+		ASSERT_OK(fp_calltree_metric_find(o, withmax, strlen(withmax), &m));
+		ASSERT_OK(fp_calltree_get(o, FP_CALLTREE_ROOT, m, &v));
+		ASSERT_DEQ(v.self, 20);
+	}
+	fp_calltree_free(o);
+	fp_calltree_free(in[0]);
+	fp_calltree_free(in[1]);
+}
+
 TEST(prof_merge_oom)
 {
 	struct fp_calltree *ab[2];

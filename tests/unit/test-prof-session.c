@@ -4,7 +4,10 @@
  * accounting, the backend registry, and the OOM sweep over a whole session. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
@@ -762,6 +765,101 @@ TEST(prof_session_incomplete)
 	cleanup_dir();
 }
 
+/* Where a session's files would go is checked at start; two open sessions never share a name;
+ * what the library cannot see (a signal) is marked incomplete through the API. */
+TEST(prof_session_outputs_checked_at_start)
+{
+	struct fp_prof_options o = {0};
+	struct fp_json_doc *doc;
+	const struct fp_json_value *m, *reasons;
+	char longname[400];
+	struct fp_diag d;
+	int id, id2;
+	size_t i;
+
+	o.backend = "null";
+	o.name = "/nonexistent-fp-dir/p";
+	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "/nonexistent-fp-dir/p.chrome_trace.json") != NULL);
+	ASSERT(strstr(d.msg, "ENOENT") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 0);
+	snprintf(longname, sizeof(longname), "%s/", out_path(""));
+	for (i = strlen(longname); i < 300; i++)
+		longname[i] = 'n';
+	longname[300] = '\0';
+	o.name = longname;
+	ASSERT_NE(fp_prof_start(&o, &id, &d), FP_OK);
+	ASSERT(strstr(d.msg, "ENAMETOOLONG") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 0);
+
+	o.name = out_path("same");
+	ASSERT_OK(fp_prof_start(&o, &id, &d));
+	ASSERT_EQ(fp_prof_start(&o, &id2, &d), FP_EBUSY);
+	ASSERT(strstr(d.msg, "already writes") != NULL);
+	ASSERT_EQ(fp_prof_session_count(), 1);
+	ASSERT_EQ(fp_prof_mark_incomplete(id, ""), FP_EINVAL);
+	ASSERT_EQ(fp_prof_mark_incomplete(id + 100, "x"), FP_ENOENT);
+	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
+	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	doc = parse(out_path("same.meta.json"));
+	m = fp_json_root(doc);
+	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
+	reasons = fp_json_get(m, "incomplete_reasons");
+	ASSERT_EQ(fp_json_len(reasons), 1);
+	ASSERT_STREQ(fp_json_string(fp_json_at(reasons, 0), NULL),
+		     "the program was ended by SIGTERM");
+	ASSERT_NOT_NULL(get_path(m, "outputs", "hatchet"));
+	fp_json_doc_free(doc);
+	/* the name is free again once the first session is finalized */
+	ASSERT_OK(fp_prof_start(&o, &id2, &d));
+	ASSERT_OK(fp_prof_finalize(id2, NULL, &d));
+	cleanup_dir();
+}
+
+/* A process killed while finalize writes (here by a file size limit, SIGXFSZ, in the middle of
+ * the Chrome trace) leaves a metadata file that says so: it is written first, marked. */
+TEST(prof_session_killed_while_writing_leaves_meta_marked)
+{
+	struct fp_prof_launch l = launch("a_kernel_with_a_long_enough_name", FP_PROF_NO_CALLPATH);
+	struct fp_prof_options o = {0};
+	struct fp_json_doc *doc;
+	const struct fp_json_value *m, *reasons;
+	int id, status, i;
+	pid_t pid;
+
+	o.name = out_path("killed");
+	o.data = FP_PROF_DATA_TRACE;
+	o.backend = "null";
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rlimit lim;
+
+		if (fp_prof_start(&o, &id, NULL))
+			_exit(3);
+		for (i = 0; i < 20000; i++)
+			fp_host_launch(id, &l, (uint64_t)i * 10, (uint64_t)i * 10 + 5);
+		getrlimit(RLIMIT_FSIZE, &lim);
+		lim.rlim_cur = 256 << 10; /* the meta and Hatchet files fit, the trace does not */
+		setrlimit(RLIMIT_FSIZE, &lim);
+		fp_prof_finalize(id, NULL, NULL);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT(WIFSIGNALED(status));
+	ASSERT_EQ(WTERMSIG(status), SIGXFSZ);
+	doc = parse(out_path("killed.meta.json"));
+	m = fp_json_root(doc);
+	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
+	reasons = fp_json_get(m, "incomplete_reasons");
+	ASSERT_EQ(fp_json_len(reasons), 1);
+	ASSERT(strstr(fp_json_string(fp_json_at(reasons, 0), NULL), "finalize did not finish") !=
+	       NULL);
+	fp_json_doc_free(doc);
+	cleanup_dir();
+}
+
 static int failing_start(struct fp_prof_session *s, struct fp_diag *diag)
 {
 	(void)s;
@@ -807,8 +905,14 @@ TEST(prof_backend_registry)
 	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EINVAL);
 	o.context = FP_PROF_CONTEXT_SHADOW;
 	o.backend = "null";
-	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
+	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "reg-%d", i);
+		o.name = out_path(name);
 		ASSERT_OK(fp_prof_start(&o, &ids[i], NULL));
+	}
+	o.name = out_path("reg-one-more");
 	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_ELIMIT);
 	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
 		ASSERT_OK(fp_prof_deactivate(ids[i]));

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE 1
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
@@ -779,6 +780,69 @@ TEST(view_read_fast_cases)
 	vt_same_str("[{\"frame\":{\"name\":\"R\"},\"metrics\":{}}] x", false);
 	vt_same_str("[{\"frame\":{\"name\":\"R\"},\"metrics\":{}},{\"CUDA\":1}]", false);
 	vt_same_str("[{\"frame\":{\"name\":\"R\"},\"metrics\":{\"a\":\"\x01\"}}]", false);
+}
+
+/* Duplicate metric keys in one node: the last value wins in both readers, as in llnl-hatchet
+ * and JSON readers (never their sum). */
+TEST(view_read_duplicate_metric_keys_last_wins)
+{
+	const char *dup = "[{\"frame\":{\"name\":\"R\"},\"metrics\":{\"count\":1,\"x\":2,"
+			  "\"count\":7},\"children\":[{\"frame\":{\"name\":\"k\"},\"metrics\":"
+			  "{\"s\":\"first\",\"s\":\"last\",\"count\":3}}]}]";
+	struct fp_calltree *t = NULL;
+	struct fp_view_read_info info;
+	struct fp_calltree_value v;
+	struct fp_diag d;
+	uint32_t m, k;
+	unsigned flags[] = {0, FP_VIEW_READ_STRICT, FP_VIEW_READ_NO_THREAD};
+	size_t i;
+
+	vt_same_str(dup, false); /* the streaming reader hands duplicates to the DOM reader */
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		ASSERT_OK(fp_view_parse_profile(dup, strlen(dup), NULL, flags[i], &t, &info, &d));
+		ASSERT_OK(fp_calltree_metric_find(t, "count", 5, &m));
+		ASSERT_OK(fp_calltree_finalize(t));
+		ASSERT_OK(fp_calltree_get(t, FP_CALLTREE_ROOT, m, &v));
+		ASSERT_DEQ(v.self, 7);
+		ASSERT_DEQ(v.total, 10);
+		ASSERT_EQ(fp_calltree_node_child_count(t, FP_CALLTREE_ROOT), 1);
+		k = fp_calltree_node_first_child(t, FP_CALLTREE_ROOT);
+		ASSERT_OK(fp_calltree_metric_find(t, "s", 1, &m));
+		ASSERT_OK(fp_calltree_get(t, k, m, &v));
+		ASSERT_NOT_NULL(v.str);
+		ASSERT_MEMEQ(v.str, "last", 4);
+		fp_calltree_free(t);
+	}
+}
+
+/* A FIFO where the meta file would be is not read (it would block); a device as the profile
+ * is refused before anything is read. */
+TEST(view_read_fifo_meta_and_device_input)
+{
+	char dir[] = "/tmp/fp-view-fifo-XXXXXX", path[256], meta[256];
+	struct fp_calltree *t = NULL;
+	struct fp_view_read_info info;
+	struct fp_diag d;
+	FILE *f;
+
+	ASSERT_NOT_NULL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/p.hatchet", dir);
+	snprintf(meta, sizeof(meta), "%s/p.meta.json", dir);
+	f = fopen(path, "w");
+	fputs("[{\"frame\":{\"name\":\"ROOT\"},\"metrics\":{}}]", f);
+	fclose(f);
+	ASSERT_OK(mkfifo(meta, 0600));
+	ASSERT_OK(fp_view_read_profile(path, NULL, 0, &t, &info, &d));
+	ASSERT(!info.has_meta);
+	ASSERT(strstr(info.meta_warning, "not a regular file (a FIFO)") != NULL);
+	fp_calltree_free(t);
+	ASSERT_EQ(fp_view_read_profile("/dev/zero", NULL, 0, &t, &info, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "a character device, not a file") != NULL);
+	ASSERT_EQ(fp_view_read_profile(dir, NULL, 0, &t, &info, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "a directory") != NULL);
+	unlink(meta);
+	unlink(path);
+	rmdir(dir);
 }
 
 TEST(view_read_limits_fall_back)

@@ -20,7 +20,8 @@ int cmd_diff(int argc, char **argv)
 	bool pretty = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_STRING("output", 'o', &out_path, "OUT",
-			       "write B - A as a Hatchet profile to OUT instead of printing it"),
+			       "write B - A as a Hatchet profile to OUT ('-': standard output) "
+			       "instead of printing the comparison"),
 		FPT_OPT_BOOL("pretty", 0, &pretty, "with -o: indent the JSON"),
 		FPT_VIEW_OPTIONS(va),
 		FPT_OPT_END(),
@@ -41,6 +42,8 @@ int cmd_diff(int argc, char **argv)
 		return nargs < 2 ? fpt_usage(argv[0], "expected two profiles A and B") :
 				   fpt_usage(argv[0], "unexpected argument '%s'", argv[3]);
 	rc = fpt_view_args_apply(argv[0], &va, &o);
+	if (rc == FPT_CONTINUE)
+		rc = fpt_check_output_option(argv[0], out_path);
 	if (rc != FPT_CONTINUE)
 		return rc;
 	rc = fpt_load_profile(argv[1], &a, &ia);
@@ -52,10 +55,25 @@ int cmd_diff(int argc, char **argv)
 	memset(&diag, 0, sizeof(diag));
 	if (out_path) {
 		rc = fp_calltree_diff(a, b, &d);
+		if (rc == FP_EINVAL) {
+			struct fp_calltree *both[2] = {a, b};
+			const char *names[2] = {argv[1], argv[2]};
+			char why[512];
+
+			if (fpt_metric_kind_conflict(both, names, 2, why, sizeof(why)))
+				rc = fpt_die("cannot diff: %s", why);
+			else
+				rc = fpt_die("cannot diff: the profiles disagree on the kind of a "
+					     "metric");
+			goto out;
+		}
 		if (rc == FP_OK)
-			rc = fp_calltree_save_hatchet(d, out_path, pretty ? FP_JSONW_PRETTY : 0,
+			rc = fp_calltree_save_hatchet(d, out_path,
+						      (pretty ? FP_JSONW_PRETTY : 0) |
+							      FP_CALLTREE_SAVE_DASH_STDOUT,
 						      &diag);
-		rc = rc == FP_OK ? FPT_EXIT_OK : fpt_view_error(argv[0], rc, &diag);
+		rc = rc == FP_OK ? FPT_EXIT_OK :
+				   fpt_die("%s", diag.msg[0] ? diag.msg : fp_strerror(rc));
 	} else {
 		rc = fp_view_new(a, b, &o, &v, &diag);
 		if (rc != FP_OK) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "import-ncu.h"
+#include "view-common.h"
 
 int cmd_import_ncu(int argc, char **argv)
 {
@@ -18,7 +19,8 @@ int cmd_import_ncu(int argc, char **argv)
 		FPT_OPT_STRING("into", 'i', &o.into, "FILE",
 			       "the profile (.hatchet) to attach the metrics to (required)"),
 		FPT_OPT_STRING("output", 'o', &o.out, "FILE",
-			       "write the profile there (default: replace the --into file)"),
+			       "write the profile there ('-': standard output, without the "
+			       "summary; default: replace the --into file)"),
 		FPT_OPT_STRING("trace", 't', &o.trace, "FILE",
 			       "Chrome trace giving the launch order (default: the profile's own "
 			       "<name>.chrome_trace.json when it exists)"),
@@ -42,6 +44,9 @@ int cmd_import_ncu(int argc, char **argv)
 		return fpt_usage(argv[0], "unexpected argument '%s'", argv[2]);
 	if (!o.into)
 		return fpt_usage(argv[0], "option '--into PROFILE.hatchet' is required");
+	rc = fpt_check_output_option(argv[0], o.out);
+	if (rc != FPT_CONTINUE)
+		return rc;
 	if (o.trace && o.no_trace)
 		return fpt_usage(argv[0], "options '--trace' and '--no-trace' exclude each other");
 	o.csv = argv[1];

@@ -18,9 +18,10 @@
 int cmd_merge(int argc, char **argv)
 {
 	const char *out_path = NULL;
-	bool pretty = false, quiet = false;
+	bool pretty = false, quiet = false, to_stdout;
 	const struct fpt_option opts[] = {
-		FPT_OPT_STRING("output", 'o', &out_path, "OUT", "the merged profile (required)"),
+		FPT_OPT_STRING("output", 'o', &out_path, "OUT",
+			       "the merged profile (required; '-' for standard output)"),
 		FPT_OPT_BOOL("pretty", 0, &pretty, "indent the JSON"),
 		FPT_OPT_BOOL("quiet", 'q', &quiet, "print no summary"),
 		FPT_OPT_END(),
@@ -40,6 +41,10 @@ int cmd_merge(int argc, char **argv)
 		return fpt_usage(argv[0], "at most %d profiles can be merged at once", MAX_INPUTS);
 	if (!out_path)
 		return fpt_usage(argv[0], "option '--output OUT' is required");
+	rc = fpt_check_output_option(argv[0], out_path);
+	if (rc != FPT_CONTINUE)
+		return rc;
+	to_stdout = fpt_output_is_stdout(out_path);
 	in = calloc((size_t)nargs, sizeof(*in));
 	if (!in)
 		return fpt_die("out of memory");
@@ -53,22 +58,30 @@ int cmd_merge(int argc, char **argv)
 	}
 	memset(&diag, 0, sizeof(diag));
 	rc = fp_calltree_merge(in, n, &merged);
-	if (rc == FP_OK)
-		rc = fp_calltree_save_hatchet(merged, out_path, pretty ? FP_JSONW_PRETTY : 0,
-					      &diag);
 	if (rc == FP_EINVAL) {
-		rc = fpt_die("cannot merge: the profiles disagree on the kind of a metric (a "
-			     "number in one, text or a min/max in another)");
+		char why[512];
+
+		if (fpt_metric_kind_conflict(in, (const char *const *)&argv[1], n, why,
+					     sizeof(why)))
+			rc = fpt_die("cannot merge: %s", why);
+		else
+			rc = fpt_die("cannot merge: the profiles disagree on the kind of a metric");
 		goto out;
 	}
+	if (rc == FP_OK)
+		rc = fp_calltree_save_hatchet(
+			merged, out_path,
+			(pretty ? FP_JSONW_PRETTY : 0) | FP_CALLTREE_SAVE_DASH_STDOUT, &diag);
 	if (rc != FP_OK) {
-		rc = fpt_view_error(argv[0], rc, &diag);
+		rc = fpt_die("%s", diag.msg[0] ? diag.msg : fp_strerror(rc));
 		goto out;
 	}
+	/* With -o - the profile is standard output: the summary goes to stderr. */
 	if (!quiet)
-		printf("merged %zu profile%s into %s: %zu nodes%s\n", n, n == 1 ? "" : "s",
-		       out_path, fp_calltree_node_count(merged),
-		       incomplete ? " (some inputs are incomplete)" : "");
+		fprintf(to_stdout ? stderr : stdout, "merged %zu profile%s into %s: %zu nodes%s\n",
+			n, n == 1 ? "" : "s", to_stdout ? "standard output" : out_path,
+			fp_calltree_node_count(merged),
+			incomplete ? " (some inputs are incomplete)" : "");
 	rc = FPT_EXIT_OK;
 out:
 	fp_calltree_free(merged);

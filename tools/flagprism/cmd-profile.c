@@ -68,7 +68,7 @@ static int run_ncu(const char *cmd, const char *name, const char *const *words, 
 	char **argv = NULL, *extra_copy = NULL, *tok, *save = NULL;
 	char csv[FPT_PATH_MAX], hatchet[FPT_PATH_MAX];
 	size_t ntarget, nargv, n = 0, i, first_target;
-	int rc, status = 0;
+	int rc, status = 0, signalled = 0;
 
 	if ((size_t)snprintf(csv, sizeof(csv), "%s.ncu.csv", name) >= sizeof(csv) ||
 	    (size_t)snprintf(hatchet, sizeof(hatchet), "%s.hatchet", name) >= sizeof(hatchet))
@@ -107,7 +107,7 @@ static int run_ncu(const char *cmd, const char *name, const char *const *words, 
 		all[n++] = argv[i];
 	all[n] = NULL;
 	remove(csv);
-	if (fpt_ncu_run((char *const *)all, &status) != FP_OK) {
+	if (fpt_ncu_run((char *const *)all, &status, &signalled) != FP_OK) {
 		rc = FPT_EXIT_FAILURE;
 		goto out;
 	}
@@ -122,6 +122,12 @@ static int run_ncu(const char *cmd, const char *name, const char *const *words, 
 		rc = status;
 	else if (status < 0)
 		rc = 128 - status;
+	if (signalled) {
+		/* Passed on to ncu and the program, which wrote what they had: the signal's status. */
+		fprintf(stderr, "flagprism: profile: ended by signal %d; what was recorded was written\n",
+			signalled);
+		rc = 128 + signalled;
+	}
 out:
 	free(extra_copy);
 	free(all);

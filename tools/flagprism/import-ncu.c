@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <flagprism/json.h>
 
 #include "import-ncu.h"
+#include "view-common.h"
 
 extern char **environ;
 
@@ -201,11 +203,19 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 	struct fp_strbuf text;
 	struct fp_diag d;
 	int rc, ret = FPT_EXIT_FAILURE;
+	bool to_stdout;
 
 	memset(&st, 0, sizeof(st));
+	to_stdout = fpt_output_is_stdout(out);
+	if (to_stdout && o->json)
+		return fpt_usage("import-ncu", "options '--json' and '--output -' both write to "
+					       "standard output");
 	if (!vendor) {
-		if (!fpt_ncu_sibling(out, ".vendor.json", vendor_buf, sizeof(vendor_buf)))
-			return fpt_die("path too long: %s", out);
+		/* With the profile on standard output, the vendor file goes next to --into. */
+		const char *base = to_stdout ? o->into : out;
+
+		if (!fpt_ncu_sibling(base, ".vendor.json", vendor_buf, sizeof(vendor_buf)))
+			return fpt_die("path too long: %s", base);
 		vendor = vendor_buf;
 	}
 	if (!trace && !o->no_trace) {
@@ -274,7 +284,7 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 			      vendor);
 		goto out;
 	}
-	rc = fp_calltree_save_hatchet(t, out, 0, &d);
+	rc = fp_calltree_save_hatchet(t, out, FP_CALLTREE_SAVE_DASH_STDOUT, &d);
 	if (rc) {
 		ret = fpt_status_error(rc, &d, NULL, "cannot write the profile");
 		goto out;
@@ -282,11 +292,12 @@ int fpt_ncu_import(const struct fpt_ncu_import *o)
 	if (o->json)
 		ret = print_json(o, r, &st, out, vendor, trace);
 	else {
-		if (!o->quiet)
+		/* The profile is standard output with -o -: no summary in it. */
+		if (!o->quiet && !to_stdout)
 			print_text(o, r, &st, out, vendor, trace);
 		ret = FPT_EXIT_OK;
 	}
-	if (o->quiet && st.unmatched)
+	if ((o->quiet || to_stdout) && st.unmatched)
 		fpt_warn("%" PRIu64 " Nsight Compute launches were not attached (see %s)",
 			 st.unmatched, vendor);
 out:
@@ -296,23 +307,64 @@ out:
 	return ret;
 }
 
-int fpt_ncu_run(char *const *argv, int *status)
+static volatile sig_atomic_t ncu_child;
+static volatile sig_atomic_t ncu_signal;
+
+/* While ncu runs, TERM/HUP/INT go on to it (and through it to the program, which writes what
+ * it recorded) instead of ending this process and orphaning them. */
+static void forward_signal(int sig)
 {
+	if (!ncu_signal)
+		ncu_signal = sig;
+	if (ncu_child > 0)
+		kill((pid_t)ncu_child, sig);
+}
+
+int fpt_ncu_run(char *const *argv, int *status, int *signalled)
+{
+	static const int sigs[] = {SIGTERM, SIGHUP, SIGINT};
+	struct sigaction sa, old[3];
 	pid_t pid;
-	int rc, ws;
+	int rc, ws, err = 0;
+	size_t i;
 
 	fflush(stdout);
 	fflush(stderr);
+	*signalled = 0;
+	ncu_signal = 0;
+	ncu_child = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++) {
+		sigaction(sigs[i], NULL, &old[i]);
+		/* A signal the parent ignores (nohup) stays ignored, in the child too. */
+		if (old[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	if (!rc) {
+		ncu_child = pid;
+		if (ncu_signal)
+			kill(pid, ncu_signal); /* it came while ncu was starting */
+		while (waitpid(pid, &ws, 0) < 0) {
+			if (errno != EINTR) {
+				err = errno;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	ncu_child = 0;
+	*signalled = ncu_signal;
 	if (rc) {
 		fpt_die("cannot run %s: %s", argv[0], strerror(rc));
 		return FP_ENOENT;
 	}
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR) {
-			fpt_die("cannot wait for %s: %s", argv[0], strerror(errno));
-			return FP_EIO;
-		}
+	if (err) {
+		fpt_die("cannot wait for %s: %s", argv[0], strerror(err));
+		return FP_EIO;
 	}
 	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? -WTERMSIG(ws) : -1;
 	return FP_OK;

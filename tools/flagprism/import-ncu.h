@@ -36,11 +36,13 @@ struct fpt_ncu_import {
 int fpt_ncu_import(const struct fpt_ncu_import *opt);
 
 /**
- * Run `argv` (argv[0] searched on PATH, as ncu) and wait for it, stdin inherited. Returns
+ * Run `argv` (argv[0] searched on PATH, as ncu) and wait for it, stdin inherited. SIGTERM,
+ * SIGHUP and SIGINT arriving meanwhile are passed on to it (so that it and the program write
+ * what they have) instead of ending this process; *signalled gets the first (0: none). Returns
  * FP_OK with its exit status in *status (-N for signal N), FP_ENOENT when it cannot start or
  * FP_EIO when waiting fails (a message was printed in both cases).
  */
-int fpt_ncu_run(char *const *argv, int *status);
+int fpt_ncu_run(char *const *argv, int *status, int *signalled);
 
 /** `<name>` of a `<name>.hatchet` path (the path itself without that suffix) followed by
  *  `suffix`, in `buf`. False when it does not fit. */

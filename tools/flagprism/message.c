@@ -84,6 +84,13 @@ int fpt_status_error(int status, const struct fp_diag *diag, const char *file, c
 	bool has_diag = diag && diag->status != 0 && diag->msg[0];
 
 	fflush(stdout);
+	if (has_diag && !file && !diag->offset && !diag->line) {
+		/* A message that names its own place (a file that cannot be written): say it as
+		 * it is, not as "input/output error at byte offset 0". */
+		fprintf(stderr, "flagprism: error: %s%s%s\n", what ? what : "", what ? ": " : "",
+			diag->msg);
+		return FPT_EXIT_FAILURE;
+	}
 	fprintf(stderr, "flagprism: error: %s%s%s", what ? what : "", what ? ": " : "",
 		fp_strerror(status));
 	if (has_diag) {

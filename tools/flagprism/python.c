@@ -380,8 +380,20 @@ int fpt_python_tool_argv(struct fpt_python *py, const char *const *words, size_t
 	int rc, j;
 
 	/* A missing script is said here, before Python and Triton take seconds to start. */
-	if (strcmp(prog[0], "pytest") != 0 && access(prog[0], R_OK) != 0)
-		return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
+	if (strcmp(prog[0], "pytest") != 0) {
+		struct stat st;
+		char main_py[FPT_PATH_MAX];
+
+		if (access(prog[0], R_OK) != 0)
+			return fpt_die("cannot read script '%s': %s", prog[0], strerror(errno));
+		/* Python runs a directory only through its __main__.py. */
+		if (stat(prog[0], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    ((size_t)snprintf(main_py, sizeof(main_py), "%s/__main__.py", prog[0]) >=
+			     sizeof(main_py) ||
+		     access(main_py, R_OK) != 0))
+			return fpt_die("cannot run '%s': '%s' is a directory without a __main__.py",
+				       prog[0], prog[0]);
+	}
 	rc = fpt_python_find(py);
 	if (rc != FP_OK)
 		return fpt_die("%s", py->error);

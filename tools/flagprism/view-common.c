@@ -123,3 +123,69 @@ int fpt_view_error(const char *cmd, int status, const struct fp_diag *diag)
 		return fpt_usage(cmd, "%s", msg);
 	return fpt_die("%s", msg);
 }
+
+static const char *kind_words(enum fp_metric_kind k)
+{
+	switch (k) {
+	case FP_METRIC_INCLUSIVE:
+		return "a number summed over subtrees (inclusive)";
+	case FP_METRIC_EXCLUSIVE:
+		return "a number of the node alone (exclusive)";
+	case FP_METRIC_PROPERTY:
+		return "a property (text or a value not summed)";
+	case FP_METRIC_MIN:
+		return "a minimum";
+	case FP_METRIC_MAX:
+		return "a maximum";
+	}
+	return "of an unknown kind";
+}
+
+bool fpt_metric_kind_conflict(struct fp_calltree *const *trees, const char *const *paths, size_t n,
+			      char *buf, size_t size)
+{
+	size_t i, j;
+	uint32_t m, k;
+
+	for (i = 0; i < n; i++) {
+		for (m = 0; m < fp_calltree_metric_count(trees[i]); m++) {
+			enum fp_metric_kind ki, kj;
+			size_t li, lj;
+			const char *ni = fp_calltree_metric_name(trees[i], m, &li, &ki);
+
+			for (j = i + 1; j < n; j++) {
+				for (k = 0; k < fp_calltree_metric_count(trees[j]); k++) {
+					const char *nj =
+						fp_calltree_metric_name(trees[j], k, &lj, &kj);
+
+					if (li != lj || memcmp(ni, nj, li) != 0 || ki == kj)
+						continue;
+					snprintf(buf, size,
+						 "metric '%.*s' is %s in %s but %s in %s",
+						 (int)(li < 200 ? li : 200), ni, kind_words(ki),
+						 paths[i], kind_words(kj), paths[j]);
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+int fpt_check_output_option(const char *cmd, const char *path)
+{
+	if (path && !path[0])
+		return fpt_usage(cmd,
+				 "option '--output' needs a path (or '-' for standard output)");
+	return FPT_CONTINUE;
+}
+
+bool fpt_output_is_stdout(const char *path)
+{
+	struct stat a, b;
+
+	if (!strcmp(path, "-"))
+		return true;
+	return stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}

@@ -68,4 +68,21 @@ void fpt_warn_incomplete(const char *path, const struct fp_view_read_info *info)
  */
 int fpt_view_error(const char *cmd, int status, const struct fp_diag *diag);
 
+/**
+ * Explain why profiles cannot be combined (merge, diff): the first metric whose kind differs
+ * between two of the `n` trees, as "metric 'M' is KIND in A but KIND in B" in `buf`. False when
+ * every metric agrees.
+ */
+bool fpt_metric_kind_conflict(struct fp_calltree *const *trees, const char *const *paths, size_t n,
+			      char *buf, size_t size);
+
+/**
+ * Check an output path option (-o): FPT_CONTINUE, or a usage error for an empty one.
+ */
+int fpt_check_output_option(const char *cmd, const char *path);
+
+/** Whether output path `path` is this process's standard output ("-", /dev/stdout, or the file
+ *  standard output is redirected to): summaries must then go elsewhere. */
+bool fpt_output_is_stdout(const char *path);
+
 #endif /* FLAGPRISM_TOOL_VIEW_COMMON_H */
