@@ -456,6 +456,7 @@ struct fp_dbg_outputs {
 	size_t artifact_count;   /* .npy files written */
 	uint64_t overflow_count; /* records that did not fit */
 	uint64_t dump_overflow;  /* dump words that did not fit */
+	uint64_t dump_cursor;    /* dump words the launch asked for (header word 5) */
 	bool complete;           /* no overflow of any kind */
 };
 

@@ -43,6 +43,7 @@ static PyObject *result_dict(const struct fp_dbg_outputs *out, const char *refus
 	    fpy_set_item(d, "artifact_count", PyLong_FromSize_t(out->artifact_count)) ||
 	    fpy_set_item(d, "overflow_count", PyLong_FromUnsignedLongLong(out->overflow_count)) ||
 	    fpy_set_item(d, "dump_overflow", PyLong_FromUnsignedLongLong(out->dump_overflow)) ||
+	    fpy_set_item(d, "dump_words_requested", PyLong_FromUnsignedLongLong(out->dump_cursor)) ||
 	    fpy_set_item(d, "complete", PyBool_FromLong(out->complete)) ||
 	    fpy_set_item(d, "artifacts_error",
 		     refused ?

@@ -196,6 +196,8 @@ def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None
     })
     if header is not None:
         dict.__setitem__(run, "dump_words_requested", header[5])
+    elif "dump_words_requested" in result:
+        dict.__setitem__(run, "dump_words_requested", int(result["dump_words_requested"]))
     if result.get("error"):
         dict.__setitem__(run, "report_error", result["error"])
     for k in ("txt", "json", "op_log_txt", "op_log_json", "raw", "artifacts_dir"):
@@ -242,6 +244,10 @@ def _close(key: Any) -> None:
     _merge(pipe)
 
 
+#: Called with (kernel, message) for a launch whose reports the pipeline could not write.
+on_write_failure: Callable[[str, str], None] | None = None
+
+
 def _merge(pipe: Any) -> None:
     from flagprism import _ext  # type: ignore[attr-defined]
 
@@ -250,6 +256,8 @@ def _merge(pipe: Any) -> None:
             run = _pending.pop(int(res["launch_index"]), None)
         if run is not None:
             fill_run(run, res, None)
+        if res.get("status") == "FP_EIO" and on_write_failure is not None:
+            on_write_failure(run["kernel"] if run is not None else "kernel", str(res.get("error")))
 
 
 def drain() -> None:

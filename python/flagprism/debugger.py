@@ -864,6 +864,14 @@ class _NotInstrumented(Exception):
 _write_failures: dict[str, Any] = {"count": 0, "causes": []}
 
 
+def _pipeline_write_failure(kernel: str, message: str) -> None:
+    """A launch the pipeline decoded but whose reports it could not write."""
+    _note_write_failure(kernel, OSError(message))
+
+
+_dbgexport.on_write_failure = _pipeline_write_failure
+
+
 def _note_write_failure(kernel: str, e: OSError) -> None:
     import warnings
 
@@ -1109,6 +1117,13 @@ def _cli_end(status: int) -> list[str]:
                      "above): exit status " + str(EXIT_NOT_OBSERVED))
     lines.append(where)
     return lines
+
+
+def _cli_incomplete(reason: str) -> None:
+    """The program did not finish (a signal ended it): the summary says so (flagprism._run)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    _ext.debug_summary_set(_summary_obj(), "incomplete", reason)
 
 
 #: Exit status of `flagprism debug --strict` when a launch the Debugger was asked to observe was not.

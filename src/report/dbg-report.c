@@ -299,6 +299,7 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	fp_diag_clear(diag);
 	out->overflow_count = fp_dbg_run_info(run)->overflow_count;
 	out->dump_overflow = fp_dbg_run_info(run)->dump_overflow;
+	out->dump_cursor = fp_dbg_run_info(run)->dump_cursor;
 	out->complete = fp_dbg_run_info(run)->complete;
 	if ((st = fp_dbg_launch_parse(run, launch_json, len, &l, diag)))
 		return st;

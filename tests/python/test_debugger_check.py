@@ -65,6 +65,7 @@ def fresh(tmp_path):
     debugger.deactivate()
     debugger.reset_config()
     debugger.clear_exported_runs()
+    debugger._report_fn = debugger._ext_report  # the native writer: the pipeline
     debugger.configure(output_dir=tmp_path / "out")
     debugger.reset_summary()
     yield debugger

@@ -167,7 +167,8 @@ def test_signal_during_debug_prints_the_summary(cli: Path, tmp_path: Path) -> No
     p.send_signal(signal.SIGTERM)
     rc, err = finish(p)
     assert rc == 128 + signal.SIGTERM, err
-    assert "flagprism debug --sanitize:" in err and "instrumented launch" in err, err
+    assert "flagprism debug --sanitize:" in err and "3 instrumented" in err, err
+    assert "INCOMPLETE: the program was ended by SIGTERM" in err, err
     assert "ended by SIGTERM" in err, err
     assert leftovers(tmp_path / "dbg") == []
 
