@@ -164,7 +164,7 @@ static int set_str(char **dst, const char *value)
 	char *p = NULL;
 
 	if (value) {
-		p = fp_strndup(value, FP_DBG_SUMMARY_MAX_STRING);
+		p = fp_strndup(value, strnlen(value, FP_DBG_SUMMARY_MAX_STRING));
 		if (!p)
 			return FP_ENOMEM;
 	}
