@@ -78,22 +78,78 @@ struct fp_dbg_record {
 	uint32_t reserved;
 };
 
-/* A statement of the site table: one Triton source statement inside the collected region. */
+/*
+ * A statement of the site table: one Triton source statement inside the collected region, or
+ * inside a @triton.jit helper called from it (then `frame` names the call site, and `line` is a
+ * line of the helper's file, fp_dbg_run_frame(run, frame)->file).
+ */
 struct fp_dbg_statement {
 	uint32_t id;           /* statement id of the site table */
-	uint32_t line;         /* 1-based line in the user's file */
+	uint32_t line;         /* 1-based line in the user's file (the helper's, in a frame) */
 	uint32_t col;          /* column as the rewriter gave it */
 	uint32_t end_line;     /* last line of the statement (>= line) */
 	uint32_t loop_depth;   /* loops around it inside the kernel */
+	uint32_t frame;        /* 0: the kernel's own body; else the helper call site (frame id) */
 	const char *source;    /* statement text, NUL-terminated */
 	const uint32_t *sites; /* indices of its sites (fp_dbg_run_site()), by ascending site id */
 	size_t nsites;
 };
 
-/* A name a site reads that an earlier statement defined (site table `reads`). */
+/*
+ * A name a site reads that an earlier statement defined (site table `reads`). Inside a helper,
+ * a parameter the caller passed a variable stands for that variable: `frame`/`var` say which
+ * (`frame` is then the caller's frame); otherwise `frame` is the site's own and `var` = `name`.
+ */
 struct fp_dbg_read {
 	const char *name;
 	uint32_t statement; /* index of the defining statement, or UINT32_MAX if none was found */
+	uint32_t frame;     /* frame of the variable read */
+	const char *var;    /* its name there */
+};
+
+/*
+ * A @triton.jit helper call site the twin observes inside (site table `frames`). Frame ids are
+ * 1..n, parents before their callees; frame 0 is the kernel's own body and has no entry.
+ */
+struct fp_dbg_frame {
+	uint32_t id;
+	uint32_t parent;         /* calling frame (0: the kernel's body) */
+	uint32_t depth;          /* frames from the kernel to this one: 1 for a direct call */
+	uint32_t call_line;      /* line of the calling statement (in call_file) */
+	uint32_t call_col;       /* its column */
+	const char *function;    /* the helper's name */
+	const char *file;        /* the helper's file (its statements' lines are lines of it) */
+	const char *call_file;   /* the calling statement's file */
+	const char *call_source; /* the calling statement's text */
+};
+
+/* What an unobserved entry is (site table `unobserved`). */
+enum fp_dbg_unobserved_what {
+	FP_DBG_UNOBSERVED_MEMORY = 1,    /* a load, store, atomic or descriptor access */
+	FP_DBG_UNOBSERVED_STATEMENT = 2, /* a statement (or a helper call) */
+};
+
+/* Something the region holds that the twin does not observe, and why (the coverage account). */
+struct fp_dbg_unobserved {
+	enum fp_dbg_unobserved_what what;
+	uint32_t line;
+	uint32_t col;
+	uint32_t frame; /* as in fp_dbg_statement */
+	const char *source;
+	const char *reason;
+};
+
+/*
+ * The coverage account of a run (docs/debugger.md, "Coverage"): memory sites are the loads,
+ * stores, atomics and descriptor accesses of the observed code (helpers included, once per call
+ * site), observed ones those with an address site; statements are the statements with something
+ * to observe at the run's levels, observed ones those with a site.
+ */
+struct fp_dbg_coverage {
+	uint64_t memory_sites;
+	uint64_t memory_sites_observed;
+	uint64_t statements;
+	uint64_t statements_observed;
 };
 
 /*
@@ -128,6 +184,8 @@ struct fp_dbg_check {
 	enum fp_dbg_role role;
 	enum fp_dtype target_dtype; /* FP_DBG_ROLE_CAST_SRC: the dtype converted to */
 	const char *name;
+	uint32_t frame;  /* frame of the variable (as in fp_dbg_read) */
+	const char *var; /* its name there */
 };
 
 /*
@@ -137,6 +195,7 @@ struct fp_dbg_check {
 struct fp_dbg_site {
 	uint32_t id;        /* site id written in the records (>= 1) */
 	uint32_t statement; /* index of its statement (fp_dbg_run_statement()) */
+	uint32_t frame;     /* its statement's frame */
 	enum fp_dbg_kind kind;
 	const char *name; /* value name or pointer expression, NUL-terminated */
 	const struct fp_dbg_read *reads;
@@ -205,12 +264,32 @@ FP_EXTERN void fp_dbg_run_free(struct fp_dbg_run *run);
 /** Header facts and totals; borrowed, valid until fp_dbg_run_free(). Never NULL for a run. */
 FP_EXTERN const struct fp_dbg_run_info *fp_dbg_run_info(const struct fp_dbg_run *run);
 
-/** Number of statements; they are indexed in source order (line, then column, then id). */
+/**
+ * Number of statements; they are indexed in source order: by the (line, column) of the call
+ * statements leading to them and then their own (line, column), so that a helper's statements
+ * follow the statement that calls it; then frame, then id.
+ */
 FP_EXTERN size_t fp_dbg_run_statement_count(const struct fp_dbg_run *run);
 
 /** Statement `i` in source order, or NULL if out of range. Borrowed. */
 FP_EXTERN const struct fp_dbg_statement *fp_dbg_run_statement(const struct fp_dbg_run *run,
 							      size_t i);
+
+/** Number of helper call frames (ids 1..n). */
+FP_EXTERN size_t fp_dbg_run_frame_count(const struct fp_dbg_run *run);
+
+/** Frame `id` (1..n), or NULL (also for 0, the kernel's body). Borrowed. */
+FP_EXTERN const struct fp_dbg_frame *fp_dbg_run_frame(const struct fp_dbg_run *run, uint32_t id);
+
+/** Number of unobserved entries of the site table. */
+FP_EXTERN size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run);
+
+/** Unobserved entry `i`, in site table order, or NULL. Borrowed. */
+FP_EXTERN const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run,
+								 size_t i);
+
+/** The run's coverage account. */
+FP_EXTERN void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out);
 
 /** Number of sites (= header word 7). */
 FP_EXTERN size_t fp_dbg_run_site_count(const struct fp_dbg_run *run);

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import triton.language as tl
 
-from flagprism import _findsites
+from flagprism import _calltwins, _findsites, _memforms
 
 #: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
 CTX = "__fp_ctx"
@@ -76,10 +76,35 @@ class Statement:
     end_line: int
     source: str
     loop_depth: int
+    frame: int = 0  # 0: the kernel's own body; else the helper call site (_calltwins.Frame)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "source": self.source, "loop_depth": self.loop_depth}
+        d = {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
+             "source": self.source, "loop_depth": self.loop_depth}
+        if self.frame:
+            d["frame"] = self.frame
+        return d
+
+
+@dataclass
+class Unobserved:
+    """Something the region holds that the twin does not observe, and why (the coverage account
+    of docs/debugger.md). `what`: "memory" (a load, store, atomic or descriptor access) or
+    "statement"."""
+
+    what: str
+    line: int
+    col: int
+    source: str
+    reason: str
+    frame: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"what": self.what, "line": self.line, "col": self.col, "source": self.source,
+             "reason": self.reason}
+        if self.frame:
+            d["frame"] = self.frame
+        return d
 
 
 @dataclass
@@ -107,6 +132,8 @@ class Loop:
     kind: str  # "for" or "while"
     range_args: list[str] | None  # host-evaluable range(...) arguments, if the loop has them
     parent: int | None
+    frame: int = 0  # the frame whose names range_args uses (_calltwins.Frame)
+    extra_trip: bool = False  # a `while` test: one more run than the body
 
 
 @dataclass
@@ -126,6 +153,10 @@ class Twin:
     fn: Callable[..., Any] | None = None
     jit: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    frames: list[Any] = field(default_factory=list)  # _calltwins.Frame, ids 1..n
+    subtwins: list[Any] = field(default_factory=list)  # _calltwins.SubTwin, callees first
+    unobserved: list[Unobserved] = field(default_factory=list)
+    desc_params: list[str] = field(default_factory=list)  # kernel params passed a host TensorDescriptor
 
     @property
     def has_dumps(self) -> bool:
@@ -140,7 +171,22 @@ class Twin:
             "addr_level": self.addr_level,
             "statements": [s.to_json() for s in self.statements],
             "sites": [s.to_json() for s in self.sites],
+            "frames": [f.to_json() for f in self.frames],
+            "unobserved": [u.to_json() for u in self.unobserved],
         }
+
+
+class _Shared:
+    """The tables a kernel and the twins of its helpers fill together (ids are global)."""
+
+    def __init__(self) -> None:
+        self.statements: list[Statement] = []
+        self.sites: list[Site] = []
+        self.loops: list[Loop] = []
+        self.frames: list[Any] = []
+        self.subtwins: list[Any] = []
+        self.unobserved: list[Unobserved] = []
+        self.desc_params: list[str] = []
 
 
 # ------------------------------------------------------------------------------------------------
@@ -234,6 +280,14 @@ class _Access:
     name: str
 
 
+@dataclass
+class _Header:
+    """A compound statement's header whose accesses are evaluated ahead of it."""
+
+    pre: list[str]  # statements evaluating the header expressions into temporaries
+    exprs: list[ast.AST]  # what the header reads instead of its own expressions
+
+
 class _Source:
     """The kernel's source lines, dedented, and how to map them back to the user's file."""
 
@@ -301,13 +355,14 @@ class _Source:
 
 class _Rewriter:
 
-    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> None:
+    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False,
+                 src: _Source | None = None) -> None:
         self.jitfn = jitfn
         # sanitize: the whole body is one region observing addresses only, markers or not, and
         # constructs that cannot be observed are left as they are instead of refused
         self.sanitize = sanitize
         self.fn = jitfn.fn
-        self.src = _Source(self.fn)
+        self.src = src if src is not None else _Source(self.fn)
         self.scope: dict[str, Any] = dict(self.fn.__globals__)
         try:
             self.scope.update(inspect.getclosurevars(self.fn).nonlocals)
@@ -315,13 +370,23 @@ class _Rewriter:
             pass
         self.level = level
         self.addr_level = addr_level
-        self.statements: list[Statement] = []
-        self.sites: list[Site] = []
-        self.loops: list[Loop] = []
+        # tables shared with the twins of the helpers this kernel calls (_calltwins.py)
+        self.shared = _Shared()
+        self.statements: list[Statement] = self.shared.statements
+        self.sites: list[Site] = self.shared.sites
+        self.loops: list[Loop] = self.shared.loops
+        self.frame = 0  # the kernel's own body
+        self.depth = 0  # helper nesting
+        self.parent_rw: _Rewriter | None = None
         self.host_defs: list[tuple[int, str, str]] = []
+        self.forms = _memforms.Forms(self)  # block pointers and descriptors this function tracks
         # dedented line index (1-based) -> replacement text for whole simple-statement groups
         self.line_edits: dict[int, str] = {}
         self.blank_lines: set[int] = set()
+        self.header_override: dict[int, str] = {}  # line -> rewritten header of a compound statement
+        self.onelines: set[int] = set()  # header lines whose one-line body was written with them
+        self.prologue_extra: list[str] = []  # statements for the `def` line (a first header's accesses)
+        self.assigned_here: set[str] = set()  # names this function assigned so far (helpers' reads)
         self.defined: set[str] = set()
         self.reg_level = level
         self.reg_addr = addr_level
@@ -361,6 +426,7 @@ class _Rewriter:
         self.params = [a.arg for a in fdef.args.args
                        if a.annotation is None or not self._is_constexpr_annotation(a.annotation)]
         self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self._access_kind)
+        self.forms.scan(fdef, {})
         if self.sanitize:
             return self._run_sanitize(fdef)
         regions = self._find_regions(fdef)
@@ -381,9 +447,14 @@ class _Rewriter:
         text = self._emit(fdef)
         levels = [r.level for r in regions]
         addrs = [r.addr_level for r in regions]
+        return self._twin(text, max(levels), max(addrs))
+
+    def _twin(self, text: str, level: int, addr_level: int) -> Twin:
+        sh = self.shared
         return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
-                    level=max(levels), addr_level=max(addrs), statements=self.statements, sites=self.sites,
-                    loops=self.loops, host_defs=self.host_defs)
+                    level=level, addr_level=addr_level, statements=self.statements, sites=self.sites,
+                    loops=self.loops, host_defs=self.host_defs, frames=sh.frames, subtwins=sh.subtwins,
+                    unobserved=sh.unobserved, desc_params=sh.desc_params)
 
     def _run_sanitize(self, fdef: ast.FunctionDef) -> Twin:
         """The whole body as one region, every load and store an address site (level 0, addr 1)."""
@@ -403,9 +474,74 @@ class _Rewriter:
         self.reg_level, self.reg_addr = 0, 1
         self._block(fdef.body, fdef.body, 0, ())
         text = self._emit(fdef)
-        return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="", level=0,
-                    addr_level=1, statements=self.statements, sites=self.sites, loops=self.loops,
-                    host_defs=self.host_defs)
+        return self._twin(text, 0, 1)
+
+    # -- coverage ------------------------------------------------------------------------------------
+
+    @property
+    def lenient(self) -> bool:
+        """Leave what cannot be observed unobserved (with a reason) instead of refusing the kernel:
+        in sanitize mode and inside helpers."""
+        return self.sanitize or self.frame != 0
+
+    def frame_stack(self) -> list[Any]:
+        """The helper call frames from this function up to the kernel (their _calltwins.Frame)."""
+        out = []
+        rw: _Rewriter | None = self
+        while rw is not None and rw.frame:
+            out.append(rw.frame_obj)  # type: ignore[attr-defined]
+            rw = rw.parent_rw
+        return out
+
+    def _note_unobserved(self, what: str, node: ast.AST, source: str, reason: str) -> None:
+        self.shared.unobserved.append(Unobserved(what=what, line=self.src.abs_line(getattr(node, "lineno", 1)),
+                                                 col=self.src.col(node) if hasattr(node, "col_offset") else 0,
+                                                 source=source, reason=reason, frame=self.frame))
+
+    def _unobserved_access(self, st: ast.stmt, call: ast.Call, reason: str) -> None:
+        if self.reg_addr >= 1:
+            self._note_unobserved("memory", st, ast.unparse(call), reason)
+
+    def _unobserved_header(self, st: ast.stmt, reason: str) -> None:
+        """Every access and helper call of a header that cannot be evaluated ahead of it."""
+        for e in self._header_exprs(st):
+            for sub in ast.walk(e):
+                if not isinstance(sub, ast.Call):
+                    continue
+                if self._access_kind(sub) is not None:
+                    self._unobserved_access(st, sub, f"in the header of a compound statement: {reason}")
+                else:
+                    helper = _calltwins.user_helper(self._resolve_obj(sub.func))
+                    if helper is not None:
+                        self._note_unobserved("statement", st, self._header_text(st),
+                                              f"helper {helper.fn.__name__} called in the header of a compound "
+                                              f"statement is not observed: {reason}")
+
+    def _unobserved_block(self, st: ast.stmt, reason: str) -> None:
+        """Every access of a block left as it is."""
+        for sub in ast.walk(st):
+            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                self._unobserved_access(st, sub, reason)
+        self._note_unobserved("statement", st, self.src.lines[st.lineno - 1].strip(), reason)
+
+    def _unobserved_helper(self, h: "_Hoister", helper: Any, fdef: ast.FunctionDef | None, src: "_Source | None",
+                           reason: str) -> None:
+        """A helper call left as it is: the call counts as one unobserved statement, and every access
+        in the helper's body as an unobserved memory site."""
+        self._note_unobserved("statement", h.orig, self.src.segment(h.orig).split("\n")[0], reason)
+        if fdef is None:
+            try:
+                src = _Source(helper.fn)
+                fdef = src.parse_function()
+            except RewriteError:
+                return
+        if self.reg_addr < 1 or src is None:
+            return
+        for sub in ast.walk(fdef):
+            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                self.shared.unobserved.append(Unobserved(
+                    what="memory", line=src.abs_line(sub.lineno), col=src.col(sub), source=ast.unparse(sub),
+                    reason=reason, frame=self.frame))
 
     # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
 
@@ -428,7 +564,9 @@ class _Rewriter:
             return
         if isinstance(operand, ast.Name):
             if operand.id in self.defined:
-                h.checks.append({"role": role, "name": operand.id, **extra})
+                ref = self._read_ref(operand.id)
+                cross = {"frame": ref["frame"], "var": ref["var"]} if isinstance(ref, dict) else {}
+                h.checks.append({"role": role, "name": operand.id, **extra, **cross})
                 return
             if operand.id in self.params or self._resolve_obj(operand) is not None:
                 return  # a launch argument or a global: not a value of this program
@@ -622,7 +760,9 @@ class _Rewriter:
                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                         self.host_defs.append((line, sub.id, ""))  # set in a nested block: unknown
 
-    def _new_loop(self, node: ast.AST, parent: int | None) -> int:
+    def _new_loop(self, node: ast.AST, parent: int | None, header_only: bool = False) -> int:
+        """A loop of the site table's sizing. header_only: the loop of a `while` test, which runs
+        once more than the body (counted as one more iteration)."""
         range_args: list[str] | None = None
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             obj = _resolve(node.iter.func, self.scope)
@@ -635,7 +775,7 @@ class _Rewriter:
                     range_args = [ast.unparse(a) for a in node.iter.args]
         lid = len(self.loops)
         self.loops.append(Loop(lid, self.src.abs_line(node.lineno), "for" if isinstance(node, ast.For) else "while",
-                               range_args, parent))
+                               range_args, parent, self.frame, extra_trip=header_only))
         return lid
 
     # -- region bodies --------------------------------------------------------------------------------
@@ -665,26 +805,15 @@ class _Rewriter:
     def _compound(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> None:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.AsyncFor,
                            ast.AsyncWith)) or type(st).__name__ in ("Match", "TryStar"):
+            if self.lenient:
+                self._unobserved_block(st, f"`{type(st).__name__}` is not supported by the Debugger")
+                return
             raise self.unsupported(st, f"`{type(st).__name__}` inside a collection region")
-        heads: list[ast.AST] = []
-        if isinstance(st, ast.For):
-            heads = [st.iter]
-        elif isinstance(st, (ast.While, ast.If)):
-            heads = [st.test]
-        elif isinstance(st, ast.With):
-            heads = [it.context_expr for it in st.items]
-        for h in heads:
-            for sub in ast.walk(h):
-                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None and not self.sanitize:
-                    raise self.unsupported(st, "a tl.load/tl.store in the header of a for/while/if/with "
-                                           "statement; assign it to a variable first")
-        body_line = st.body[0].lineno
-        if body_line == st.lineno:
-            if self.sanitize:
-                return  # a body on its header's line cannot be edited: left unobserved
-            if self._needs_edit(st.body):
-                raise self.unsupported(st, "a statement on the same line as its for/while/if header; "
-                                       "put the body on its own line")
+        if isinstance(st, ast.If) and st.orelse and st.orelse[0].lineno == st.lineno:
+            if self.lenient:
+                self._unobserved_block(st, "an else branch on the header line")
+                return
+            raise self.unsupported(st, "an else branch on the header line")
         if isinstance(st, ast.For):
             for t in ast.walk(st.target):
                 if isinstance(t, ast.Name):
@@ -693,6 +822,11 @@ class _Rewriter:
         # for a loop, every name the loop assigns: a later iteration sees them changed) and its
         # own entries end with it; after the statement, entries of names it assigns are gone.
         assigned = _stored_names(st)
+        if isinstance(st, ast.While):
+            self._forget(assigned)
+        head = self._header(st, depth, loops)  # loads, stores and helper calls of the header
+        if head is not None:
+            self.header_override[st.lineno] = self._header_text(st, head.exprs)
         saved = self._caches()
         if isinstance(st, (ast.For, ast.While)):
             self._forget(assigned)
@@ -705,14 +839,188 @@ class _Rewriter:
         elif isinstance(st, ast.If):
             self._block(st.body, st.body, depth, loops)
             if st.orelse:
-                if st.orelse[0].lineno == st.lineno:
-                    raise self.unsupported(st, "an else branch on the header line")
                 self._set_caches(saved)
                 self._block(st.orelse, st.orelse, depth, loops)
         else:
             self._block(st.body, st.body, depth, loops)
+        if head is not None:
+            self._place_header(st, head)
         self._set_caches(saved)
         self._forget(assigned)
+
+    # -- compound statement headers -------------------------------------------------------------------
+
+    def _header_text(self, st: ast.stmt, exprs: list[ast.AST] | None = None) -> str:
+        """`for t in it:`, `while c:`, `if c:` (`elif c:`), `with a as b:` of a compound statement,
+        with `exprs` (rewritten header expressions) in place of its own when given."""
+        line = self.src.lines[st.lineno - 1]
+        if isinstance(st, ast.For):
+            it = exprs[0] if exprs else st.iter
+            return f"for {ast.unparse(st.target)} in {ast.unparse(it)}:"
+        if isinstance(st, (ast.While, ast.If)):
+            test = exprs[0] if exprs else st.test
+            word = "while" if isinstance(st, ast.While) else ("elif" if line.lstrip().startswith("elif") else "if")
+            return f"{word} {ast.unparse(test)}:"
+        if isinstance(st, ast.With):
+            items = []
+            for i, it in enumerate(st.items):
+                e = exprs[i] if exprs else it.context_expr
+                items.append(ast.unparse(e) + (f" as {ast.unparse(it.optional_vars)}" if it.optional_vars else ""))
+            return f"with {', '.join(items)}:"
+        return line.strip()
+
+    def _header_exprs(self, st: ast.stmt) -> list[ast.AST]:
+        if isinstance(st, ast.For):
+            return [st.iter]
+        if isinstance(st, (ast.While, ast.If)):
+            return [st.test]
+        if isinstance(st, ast.With):
+            return [it.context_expr for it in st.items]
+        return []
+
+    def _header(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> "_Header | None":
+        """Observe the loads, stores, atomics and helper calls of a compound statement's header: they
+        are evaluated on the line before it (and, for a `while`, again at the end of its body)
+        into temporaries the header then reads. None when the header has nothing to observe."""
+        exprs = self._header_exprs(st)
+        if not any(isinstance(sub, ast.Call) and (self._access_kind(sub) is not None or
+                                                   _calltwins.user_helper(self._resolve_obj(sub.func)))
+                   for e in exprs for sub in ast.walk(e)):
+            return None
+        value_on, addr_on = self.reg_level >= 1, self.reg_addr >= 1
+        if not value_on and not addr_on:
+            return None
+        why = self._header_slot_problem(st)
+        if why is not None:
+            self._unobserved_header(st, why)
+            return None
+        holder: list[Statement] = []
+        text = self._header_text(st)
+
+        def statement() -> Statement:
+            if not holder:
+                s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
+                              end_line=self.src.abs_line(st.lineno), source=text, loop_depth=depth,
+                              frame=self.frame)
+                self.statements.append(s)
+                holder.append(s)
+            return holder[0]
+
+        work = [copy.deepcopy(e) for e in exprs]
+        pre: list[str] = []
+        # the header's own reads; a `while` test runs in its loop, once per iteration and once more
+        hloops = loops
+        if isinstance(st, ast.While):
+            hloops = loops + (self._new_loop(st, loops[-1] if loops else None, header_only=True),)
+        expr_stmt = ast.Expr(value=ast.Tuple(elts=work, ctx=ast.Load()))
+        ast.copy_location(expr_stmt, st)
+        hoister = _Hoister(self, expr_stmt, pre, statement, self._reads_of(ast.Module(body=[ast.Expr(e) for e in exprs],
+                                                                                      type_ignores=[])),
+                           hloops, addr_on, value_on, orig=st, depth=depth)
+        hoister.run()
+        new_exprs = list(expr_stmt.value.elts)
+        if not pre:
+            return None
+        if isinstance(st, ast.While):
+            # the test itself becomes a loop-carried flag, computed before the loop and at the end
+            # of each iteration
+            flag = f"__fpu_w{self.ntemps}"
+            self.ntemps += 1
+            pre = pre + [f"{flag} = {ast.unparse(new_exprs[0])}"]
+            new_exprs = [ast.Name(id=flag, ctx=ast.Load())]
+        return _Header(pre=pre, exprs=new_exprs)
+
+    def _header_slot_problem(self, st: ast.stmt) -> str | None:
+        """Why the header of `st` cannot be evaluated on the line before it, or None. That line
+        must be the last line of the previous simple statement of the same block, a blank or
+        comment line inside the block, or the function's `def` line (the twin's prologue)."""
+        if self._header_slot(st) is None:
+            return "no line before it in its block to evaluate the header on"
+        if isinstance(st, ast.If) and self.src.lines[st.lineno - 1].lstrip().startswith("elif"):
+            return "an `elif` header (evaluated only when the branches before it are not taken)"
+        if isinstance(st, ast.While) and self._is_compound(st.body[-1]):
+            return "the `while` body ends with a block, so its test cannot be evaluated again at its end"
+        return None
+
+    def _header_slot(self, st: ast.stmt) -> str | None:
+        """Where the header of `st` is evaluated: "prev" (appended to the previous statement),
+        "def" (the function's `def` line), "free" (a blank or comment line), or None."""
+        block, i = self.parent_block[id(st)]
+        line = st.lineno - 1
+        owner = self.parent_stmt.get(id(st))
+        if i > 0 and not self._is_compound(block[i - 1]) and block[i - 1].end_lineno == line:
+            return "prev"
+        if i == 0 and owner is self.fdef:
+            return "def"  # everything before the first statement is the `def`: the prologue line
+        if line < 1 or line in self.blank_lines or line in self.line_edits:
+            return None
+        text = self.src.lines[line - 1].strip()
+        if text and not text.startswith("#"):
+            return None
+        if i == 0 and line <= getattr(owner, "lineno", 0):
+            return None
+        if owner is self.fdef and line <= self.fdef.lineno:
+            return None
+        return "free"
+
+    def _place_header(self, st: ast.stmt, head: "_Header") -> None:
+        """Write the header's evaluation before the statement (and at the end of a `while` body) and
+        the rewritten header line."""
+        block, i = self.parent_block[id(st)]
+        pre = "; ".join(head.pre)
+        slot = self._header_slot(st)
+        if slot == "prev":
+            self._append_after(block[i - 1], pre)
+        elif slot == "def":
+            self.prologue_extra.append(pre)
+        else:
+            self.line_edits[st.lineno - 1] = lead_of(self.src.lines[st.lineno - 1]) + pre
+        if isinstance(st, ast.While):
+            self._append_after(st.body[-1], pre)
+        # the header line itself (a one-line body written by _group already used the new header)
+        if st.body[0].lineno == st.lineno:
+            self._write_oneline(st)
+            return
+        lead = lead_of(self.src.lines[st.lineno - 1])
+        self.line_edits[st.lineno] = lead + self.header_override[st.lineno]
+        for ln in range(st.lineno + 1, st.body[0].lineno):
+            self.blank_lines.add(ln)
+
+    def _write_oneline(self, st: ast.stmt) -> None:
+        """Header and unchanged one-line body of `st` on its header line."""
+        if st.lineno in self.onelines:
+            return
+        lead = lead_of(self.src.lines[st.lineno - 1])
+        parts = [self._stmt_text(b) for b in st.body if b.lineno == st.lineno]
+        self.line_edits[st.lineno] = lead + self.header_override[st.lineno] + " " + "; ".join(parts)
+        self.onelines.add(st.lineno)
+
+    def _stmt_text(self, st: ast.stmt) -> str:
+        seg = self.src.segment(st)
+        return seg if "\n" not in seg else ast.unparse(st)
+
+    def _append_after(self, st: ast.stmt, text: str) -> None:
+        """Append `text` (statements) to the line holding simple statement `st` (and the statements
+        sharing its lines)."""
+        block, i = self.parent_block[id(st)]
+        while i > 0 and block[i - 1].end_lineno >= block[i].lineno:
+            i -= 1
+        first = block[i]
+        if first.lineno in self.line_edits:
+            self.line_edits[first.lineno] += "; " + text
+            return
+        j = i
+        while j + 1 < len(block) and block[j + 1].lineno <= block[j].end_lineno:
+            j += 1
+        line = self.src.lines[first.lineno - 1]
+        prefix = line[:first.col_offset]
+        if prefix.strip():  # a body on its header's line
+            prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
+        self.line_edits[first.lineno] = prefix + "; ".join(self._stmt_text(b) for b in block[i:j + 1]) + "; " + text
+        if prefix.strip():
+            self.onelines.add(first.lineno)
+        for ln in range(first.lineno + 1, block[j].end_lineno + 1):
+            self.blank_lines.add(ln)
 
     def _caches(self) -> tuple[dict, ...]:
         return dict(self.vcache), dict(self.ocache), dict(self.acache), dict(self.ccache)
@@ -788,19 +1096,19 @@ class _Rewriter:
             j += 1
             after.append(self.src.segment(block[j]))
         first, last_st = block[i], block[j]
-        owner = self.parent_stmt.get(id(first))
-        if owner is not None and owner is not self.fdef and getattr(owner, "lineno", -1) == first.lineno:
-            raise self.unsupported(first, "a statement on the same line as its for/while/if header; "
-                                   "put the body on its own line")
         line = self.src.lines[first.lineno - 1]
-        lead = line[:len(line) - len(line.lstrip())]
-        self.line_edits[first.lineno] = lead + "; ".join(before + parts + after)
+        prefix = line[:first.col_offset]
+        if prefix.strip():  # a body on its header's line (`if c: x = ...`, `else: y = ...`)
+            prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
+            self.onelines.add(first.lineno)
+        self.line_edits[first.lineno] = prefix + "; ".join(before + parts + after)
         for ln in range(first.lineno + 1, last_st.end_lineno + 1):
             self.blank_lines.add(ln)
 
     def _new_statement(self, st: ast.stmt, depth: int) -> Statement:
         s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
-                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth)
+                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth,
+                      frame=self.frame)
         self.statements.append(s)
         return s
 
@@ -815,6 +1123,8 @@ class _Rewriter:
     def _simple(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
         """Instrumented text of one simple statement, and whether it changed."""
         if isinstance(st, ast.Return):
+            if self.frame:
+                return self._helper_return(st, depth, loops)
             if self.sanitize and not any(isinstance(c, ast.Call) and self._access_kind(c) for c in ast.walk(st)):
                 return self.src.segment(st), False
             raise self.unsupported(st, "`return` inside a collection region")
@@ -841,9 +1151,10 @@ class _Rewriter:
                 stmt_holder.append(self._new_statement(st, depth))
             return stmt_holder[0]
 
-        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on)
+        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on, orig=st, depth=depth)
         hoister.run()
         self._forget(_stored_names(st))
+        targets = [(n, t) for n, t in targets if not self.forms.is_form_name(n)]
         post: list[str] = []
         closed = None
         if value_on and self.reg_level < 2 and len(targets) == 1 and isinstance(work, ast.Assign) \
@@ -873,6 +1184,7 @@ class _Rewriter:
             for t in ([st.target] if not isinstance(st, ast.Assign) else st.targets):
                 for name, _n in _target_names(t):
                     self.defined.add(name)
+        self.assigned_here |= _stored_names(st)
         if value_on:
             self._annotate(st, work, hoister, stmt_holder[0] if stmt_holder else None)
         if not pre and not post:
@@ -880,7 +1192,31 @@ class _Rewriter:
         body = ast.unparse(work)
         if "\n" in body:
             raise self.unsupported(st, "a statement that cannot be written on one line")
-        return "; ".join(pre + [body] + post), True
+        if isinstance(work, ast.Expr) and isinstance(work.value, ast.Constant) and work.value.value is None:
+            body = ""  # the statement was a call of a helper without a value, now made before it
+        return "; ".join(pre + ([body] if body else []) + post), True
+
+    def _helper_return(self, st: ast.Return, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
+        """`return X` of a helper twin: X's accesses observed, X returned with the record counter."""
+        work = copy.deepcopy(st)
+        pre: list[str] = []
+        stmt_holder: list[Statement] = []
+
+        def statement() -> Statement:
+            if not stmt_holder:
+                stmt_holder.append(self._new_statement(st, depth))
+            return stmt_holder[0]
+
+        hoister = _Hoister(self, work, pre, statement, self._reads_of(st), loops, self.reg_addr >= 1,
+                           self.reg_level >= 1, orig=st, depth=depth)
+        hoister.run()
+        if work.value is None:
+            ret = f"return {SEQ}"
+        elif self.returns_value:
+            ret = f"return ({ast.unparse(work.value)}), {SEQ}"
+        else:  # `return None` in a helper without a value
+            ret = f"return {SEQ}"
+        return "; ".join(pre + [ret]), True
 
     # -- closed-form records of index arithmetic ------------------------------------------------------
 
@@ -972,8 +1308,14 @@ class _Rewriter:
         sid = len(self.sites) + 1
         if sid > 0xFFFF:
             raise RewriteError("more than 65535 observed sites in one kernel", self.src.file, stmt.line)
-        self.sites.append(Site(sid, stmt.id, kind, name, list(reads), loops, dumps))
+        self.sites.append(Site(sid, stmt.id, kind, name, [self._read_ref(r) for r in reads], loops, dumps))
         return sid
+
+    def _read_ref(self, name: str) -> Any:
+        """A read of `name` for the site table: the name itself (this frame's variable), or for a
+        helper parameter not reassigned yet, a reference to the caller's variable it was given
+        ({"name": param, "frame": F, "var": caller's name})."""
+        return name
 
     def _is_constexpr_annotation(self, ann: ast.AST) -> bool:
         obj = _resolve(ann, self.scope)
@@ -997,9 +1339,10 @@ class _Rewriter:
         for ln in self.blank_lines:
             lines[ln - 1] = ""
         # New header one line above the original `def`; the prologue takes the `def` line.
-        header = twin_header(fdef)
+        header = twin_header(fdef, self.shared.desc_params)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX})"
+        prologue = "; ".join([prologue] + self.prologue_extra)
         abs_def = self.src.abs_line(def_idx)
         if abs_def < 2:
             raise self.unsupported(fdef, "a kernel whose `def` is on the first line of its file")
@@ -1007,6 +1350,103 @@ class _Rewriter:
         # index of absolute line k is k - 1
         full[abs_def - 2] = header
         full[abs_def - 1] = prologue
+        return "\n".join(full) + "\n"
+
+
+class _HelperRewriter(_Rewriter):
+    """The twin of one helper call site (a frame): the helper's whole body observed with the
+    caller's levels, its statements and sites added to the kernel's tables (see _calltwins.py)."""
+
+    def __init__(self, helper: Any, parent: _Rewriter, frame: Any, fdef: ast.FunctionDef, src: _Source,
+                 binding: dict[str, ast.AST], shadows: dict[str, Any], loops: tuple[int, ...], depth: int) -> None:
+        super().__init__(helper, parent.reg_level, parent.reg_addr, parent.sanitize, src=src)
+        self.shared = parent.shared
+        self.statements = self.shared.statements
+        self.sites = self.shared.sites
+        self.loops = self.shared.loops
+        self.frame = frame.id
+        self.frame_obj = frame
+        self.depth = parent.depth + 1
+        self.parent_rw = parent
+        self.fdef = fdef
+        self.binding = binding
+        self.shadows = shadows
+        self.caller_loops = loops
+        self.caller_depth = depth
+        self.reg_level, self.reg_addr = parent.reg_level, parent.reg_addr
+        self.returns_value = _calltwins.returns_value(fdef)
+        self.name = f"__fp_h{frame.id}_{fdef.name}"
+
+    def _read_ref(self, name: str) -> Any:
+        caller = self.frame_obj.args.get(name)
+        if caller is None or name in self.assigned_here:
+            return name
+        up = self.parent_rw._read_ref(caller) if self.parent_rw is not None else caller
+        if isinstance(up, dict):
+            return {"name": name, "frame": up["frame"], "var": up["var"]}
+        return {"name": name, "frame": self.frame_obj.parent, "var": up}
+
+    def run_helper(self) -> Any:
+        fdef = self.fdef
+        self._check_reserved(fdef)
+        for a in fdef.args.args + fdef.args.kwonlyargs:
+            if a.arg.startswith(_RESERVED_PREFIX):
+                raise self.unsupported(fdef, f"the name {a.arg!r} is reserved for the Debugger's twin")
+        self.params = []
+        parent = self.parent_rw
+        assert parent is not None
+        init = {p: frozenset(parent.bases.arg_bases(self.binding[p])) for p in self.binding}
+        self.bases = _findsites.PointerBases(fdef, [], self._resolve_obj, self._access_kind, initial=init,
+                                             order=parent.bases.order)
+        self.forms.scan(fdef, self.shadows)
+        self.parent_block = {}
+        self.parent_stmt = {}
+
+        def index(block: list[ast.stmt], owner: ast.AST) -> None:
+            for i, st in enumerate(block):
+                self.parent_block[id(st)] = (block, i)
+                self.parent_stmt[id(st)] = owner
+                if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for sub in self._blocks(st):
+                        index(sub, st)
+
+        index(fdef.body, fdef)
+        self._collect_host_defs(fdef)
+        self.frame_obj.host_defs = list(self.host_defs)
+        # a parameter given a variable the caller observes reads that variable (across the call)
+        self.defined = {p for p, caller in self.frame_obj.args.items()
+                        if caller in parent.defined or isinstance(parent._read_ref(caller), dict)}
+        self._block(fdef.body, fdef.body, self.caller_depth, self.caller_loops)
+        text = self._emit_helper(fdef)
+        return _calltwins.SubTwin(name=self.name, frame=self.frame, jitfn=self.jitfn, text=text,
+                                  returns_value=self.returns_value, kernel_name=self.name)
+
+    def _emit_helper(self, fdef: ast.FunctionDef) -> str:
+        lines = list(self.src.lines)
+        def_idx = fdef.lineno
+        for i in range(1, def_idx):
+            lines[i - 1] = ""  # decorators
+        body_first = fdef.body[0].lineno
+        if body_first == def_idx:
+            raise self.unsupported(fdef, "a helper whose body starts on the `def` line")
+        for ln in range(def_idx, body_first):
+            lines[ln - 1] = ""
+        for ln, text in self.line_edits.items():
+            lines[ln - 1] = text
+        for ln in self.blank_lines:
+            lines[ln - 1] = ""
+        lead = lead_of(self.src.lines[body_first - 1]) or "    "
+        if self.prologue_extra:
+            lines[def_idx - 1] = lead + "; ".join(self.prologue_extra)
+        shadow_params = list(self.shadows)
+        header = _calltwins.twin_def_line(fdef, self.name, shadow_params)
+        abs_def = self.src.abs_line(def_idx)
+        if abs_def < 2:
+            raise self.unsupported(fdef, "a helper whose `def` is on the first line of its file")
+        full = [""] * (self.src.first - 1) + lines
+        full[abs_def - 2] = header
+        if not self.returns_value:
+            full.append(f"{lead}return {SEQ}")
         return "\n".join(full) + "\n"
 
 
@@ -1036,9 +1476,12 @@ class _Hoister:
     store) before the statement."""
 
     def __init__(self, rw: _Rewriter, stmt: ast.stmt, pre: list[str], statement: Callable[[], Statement],
-                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool) -> None:
+                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool,
+                 orig: ast.stmt | None = None, depth: int = 0) -> None:
         self.rw = rw
         self.stmt = stmt
+        self.orig = orig if orig is not None else stmt  # the statement as the user wrote it
+        self.depth = depth
         self.pre = pre
         self.statement = statement
         self.reads = reads
@@ -1050,6 +1493,9 @@ class _Hoister:
 
     def run(self) -> None:
         self._visit(self.stmt, conditional=False)
+
+    def statement_depth(self) -> int:
+        return self.depth
 
     def _operand_texts(self, node: ast.AST) -> dict[int, str]:
         """The user's text of `node`'s checked operands, taken before temporaries replace parts."""
@@ -1075,45 +1521,63 @@ class _Hoister:
         self.pre.append(f"{name} = {ast.unparse(expr)}")
         return ast.Name(id=name, ctx=ast.Load())
 
-    def _visit(self, node: ast.AST, conditional: bool) -> None:
+    def _visit(self, node: ast.AST, conditional: bool) -> ast.AST:
+        """Visit `node` and return what takes its place (itself, or the result of a helper call
+        moved before the statement)."""
         # Children first, in Python's evaluation order, then this node.
         if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             conditional = True
         texts = self._operand_texts(node)
         if isinstance(node, ast.Call):
-            self._visit(node.func, conditional)
-            for a in node.args:
-                self._visit(a, conditional)
+            orig_call = copy.deepcopy(node)
+            node.func = self._visit(node.func, conditional)
+            node.args = [self._visit(a, conditional) for a in node.args]
             for kw in node.keywords:
-                self._visit(kw.value, conditional)
+                kw.value = self._visit(kw.value, conditional)
             kind = self.rw._access_kind(node)
             if kind is not None:
                 if conditional:
-                    if self.rw.sanitize:
-                        return  # left unobserved
+                    if self.rw.sanitize or self.rw.frame:
+                        self.rw._unobserved_access(self.orig, node, "inside a conditional expression, boolean "
+                                                   "operator, lambda or comprehension")
+                        return node
                     raise self.rw.unsupported(self.stmt, "a tl.load/tl.store inside a conditional expression, "
                                               "boolean operator, lambda or comprehension")
                 self._access(node, *kind)
-            else:
-                self._operands(node, conditional, texts)
-            return
+                return node
+            helper = _calltwins.user_helper(self.rw._resolve_obj(node.func))
+            if helper is not None and (self.addr_on or self.value_on):
+                if conditional:
+                    self.rw._unobserved_helper(self, helper, None, None,
+                                               f"helper {helper.fn.__name__} is not observed: it is called "
+                                               "inside a conditional expression, boolean operator, lambda or "
+                                               "comprehension")
+                    return node
+                return _calltwins.twin_helper_call(self, node, helper, orig_call)
+            self._operands(node, conditional, texts)
+            return node
         if isinstance(node, ast.Assign):
-            self._visit(node.value, conditional)
-            for t in node.targets:
-                self._visit(t, conditional)
-            return
+            node.value = self._visit(node.value, conditional)
+            node.targets = [self._visit(t, conditional) for t in node.targets]
+            return node
         if isinstance(node, ast.AugAssign):
-            self._visit(node.value, conditional)
+            node.value = self._visit(node.value, conditional)
             if isinstance(node.op, ast.Div):  # `x /= d`: d is a divisor (a temporary may replace it)
                 div = ast.BinOp(left=node.target, op=node.op, right=node.value)
                 self._operands(div, conditional, {id(node.value): ast.unparse(node.value)})
                 node.value = div.right
-            return
-        for child in ast.iter_child_nodes(node):
-            self._visit(child, conditional)
+            return node
+        for fname, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        value[i] = self._visit(item, conditional)
+            elif isinstance(value, ast.AST):
+                setattr(node, fname, self._visit(value, conditional))
         if isinstance(node, ast.BinOp):
             self._operands(node, conditional, texts)
+        return node
 
     def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
         want_value = kind == "store" and self.value_on
@@ -1287,9 +1751,10 @@ def lead_of(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def twin_header(fdef: ast.FunctionDef) -> str:
+def twin_header(fdef: ast.FunctionDef, desc_params: list[str] | None = None) -> str:
     """The twin's `def` line: the kernel's parameters and the context parameter CTX (with a
-    default where the kernel's last parameters have some)."""
+    default where the kernel's last parameters have some), then one `__fp_db_<p>` parameter (the
+    base address) per parameter passed a host TensorDescriptor (_memforms.py), default None."""
     header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
                                 decorator_list=[], returns=fdef.returns, type_comment=None)
     if hasattr(ast, "TypeAlias"):
@@ -1297,6 +1762,9 @@ def twin_header(fdef: ast.FunctionDef) -> str:
     args = header_fn.args
     args.args.append(ast.arg(arg=CTX))
     if args.defaults:
+        args.defaults.append(ast.Constant(None))
+    for p in desc_params or []:
+        args.args.append(ast.arg(arg=f"__fp_db_{p}"))
         args.defaults.append(ast.Constant(None))
     return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
 
@@ -1389,6 +1857,9 @@ def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         pass
     scope.update(helpers)
+    subs = getattr(twin, "subtwins", None)
+    if subs:
+        scope.update(_calltwins.load_subtwins(subs, helpers))
     code = compile(twin.text, twin.path, "exec")
     ns: dict[str, Any] = {}
     exec(code, scope, ns)
@@ -1401,6 +1872,12 @@ def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
     for hook in getattr(jitfn, "pre_run_hooks", []) or []:
         twin.jit.add_pre_run_hook(_strip_ctx(hook))
     twin.jit._fp_twin = True
+
+
+def frame_files(twin: Any) -> list[str | None]:
+    """The twin file of every helper call site (frame 1, 2, ...), for the op log."""
+    by_frame = {s.frame: s.path for s in getattr(twin, "subtwins", [])}
+    return [by_frame.get(f.id) or None for f in getattr(twin, "frames", [])]
 
 
 def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:

@@ -430,6 +430,7 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "ttir_unavailable_reason": None if ttir is not None else (reason or "unknown"),
         "source_file": twin.source_file,
         "twin_file": twin.path,
+        "frame_files": _rewrite.frame_files(twin),
         "record_capacity": plan.slots,
         "args": _launch.describe_args(fn, plan.bound, plan.backend),
         "sanitize": bool(twin.extra.get("sanitize", False)),

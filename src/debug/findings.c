@@ -724,7 +724,7 @@ static int walk_init(struct ctx *x, struct walk *w)
 		w->name_of[i] = UINT32_MAX;
 		if (!tracked(&run->sites[i]))
 			continue;
-		if ((st = fp_intern_add_str(names, run->sites[i].name, &id)))
+		if ((st = fp__dbg_var_key(names, run->sites[i].frame, run->sites[i].name, true, &id)))
 			goto fail_st;
 		w->name_of[i] = id;
 	}
@@ -734,17 +734,17 @@ static int walk_init(struct ctx *x, struct walk *w)
 
 		w->read_first[i] = nreads;
 		for (k = 0; k < s->nreads; k++) {
-			const char *nm = s->reads[k].name;
+			const struct fp_dbg_read *r = &s->reads[k];
 
 			w->read_ids[nreads++] =
-				fp_intern_find(names, nm, strlen(nm), &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, r->frame, r->var, false, &id) ? UINT32_MAX : id;
 		}
 		w->check_first[i] = nchecks;
 		for (k = 0; k < s->nchecks; k++) {
-			const char *nm = s->checks[k].name;
+			const struct fp_dbg_check *ck = &s->checks[k];
 
 			w->check_ids[nchecks++] =
-				fp_intern_find(names, nm, strlen(nm), &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, ck->frame, ck->var, false, &id) ? UINT32_MAX : id;
 		}
 	}
 	w->read_first[ns] = nreads;

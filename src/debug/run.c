@@ -36,6 +36,45 @@ const struct fp_dbg_statement *fp_dbg_run_statement(const struct fp_dbg_run *run
 	return i < run->nstmts ? &run->stmts[i] : NULL;
 }
 
+size_t fp_dbg_run_frame_count(const struct fp_dbg_run *run)
+{
+	return run->nframes;
+}
+
+const struct fp_dbg_frame *fp_dbg_run_frame(const struct fp_dbg_run *run, uint32_t id)
+{
+	return id >= 1 && id <= run->nframes ? &run->frames[id - 1] : NULL;
+}
+
+size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run)
+{
+	return run->nunobserved;
+}
+
+const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run, size_t i)
+{
+	return i < run->nunobserved ? &run->unobserved[i] : NULL;
+}
+
+void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < run->nsites; i++)
+		if (run->sites[i].kind != FP_DBG_KIND_VALUE)
+			out->memory_sites_observed++;
+	out->statements_observed = run->nstmts;
+	out->memory_sites = out->memory_sites_observed;
+	out->statements = out->statements_observed;
+	for (i = 0; i < run->nunobserved; i++) {
+		if (run->unobserved[i].what == FP_DBG_UNOBSERVED_MEMORY)
+			out->memory_sites++;
+		else
+			out->statements++;
+	}
+}
+
 size_t fp_dbg_run_site_count(const struct fp_dbg_run *run)
 {
 	return run->nsites;

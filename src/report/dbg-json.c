@@ -229,6 +229,21 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 	fp_jsonw_object_end(w);
 }
 
+/* "frame", "file", "function" and "chain" of a statement, finding or unobserved entry. */
+static void where(struct fp_jsonw *w, const struct fp__dbg_wctx *c, uint32_t frame)
+{
+	const struct fp_dbg_frame *f = fp_dbg_run_frame(c->run, frame);
+
+	fp_jsonw_kv_uint(w, "frame", frame);
+	fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, frame));
+	if (f)
+		fp_jsonw_kv_string(w, "function", f->function);
+	else
+		fp_jsonw_kv_string(w, "function", c->launch->kernel);
+	fp_jsonw_key(w, "chain");
+	fp__dbg_json_chain(w, c->run, frame);
+}
+
 static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 		  const struct fp_dbg_statement *st)
 {
@@ -243,6 +258,11 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 			fp_jsonw_object_begin(w);
 			fp_jsonw_kv_uint(w, "site", s->id);
 			fp_jsonw_kv_string(w, "name", s->reads[j].name);
+			if (s->reads[j].frame != st->frame || strcmp(s->reads[j].var, s->reads[j].name)) {
+				/* a helper's parameter: the caller's variable it stands for */
+				fp_jsonw_kv_uint(w, "frame", s->reads[j].frame);
+				fp_jsonw_kv_string(w, "var", s->reads[j].var);
+			}
 			if (s->reads[j].statement == UINT32_MAX)
 				fp_jsonw_kv_null(w, "line");
 			else
@@ -268,6 +288,7 @@ static void statement(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t i
 	fp_jsonw_kv_uint(w, "end_line", st->end_line);
 	fp_jsonw_kv_uint(w, "loop_depth", st->loop_depth);
 	fp_jsonw_kv_string(w, "source", st->source);
+	where(w, c, st->frame);
 	reads(w, c, st);
 	for (pass = 0; pass < 2; pass++) { /* results, then memory */
 		fp_jsonw_key(w, pass ? "memory" : "results");
@@ -418,6 +439,7 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_string(w, "statement", st->source);
 	fp_jsonw_kv_uint(w, "statement_id", st->id);
 	fp_jsonw_kv_uint(w, "line", st->line);
+	where(w, c, st->frame);
 	fp_jsonw_kv_uint(w, "site", s->id);
 	fp_jsonw_kv_string(w, "subject", f->subject);
 	fp_jsonw_key(w, "program");
@@ -467,6 +489,64 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_object_end(w);
 }
 
+static void frames(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	size_t i, n = fp_dbg_run_frame_count(c->run);
+
+	fp_jsonw_key(w, "frames");
+	fp_jsonw_array_begin(w);
+	for (i = 1; i <= n; i++) {
+		const struct fp_dbg_frame *f = fp_dbg_run_frame(c->run, (uint32_t)i);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "id", f->id);
+		fp_jsonw_kv_string(w, "function", f->function);
+		fp_jsonw_kv_string(w, "file", f->file);
+		fp_jsonw_kv_uint(w, "parent", f->parent);
+		fp_jsonw_key(w, "call");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "file", f->call_file);
+		fp_jsonw_kv_uint(w, "line", f->call_line);
+		fp_jsonw_kv_uint(w, "col", f->call_col);
+		fp_jsonw_kv_string(w, "source", f->call_source);
+		fp_jsonw_object_end(w);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+}
+
+/* docs/debugger-report-schema.md, "coverage" */
+static void coverage(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	struct fp_dbg_coverage cov;
+	size_t i, n = fp_dbg_run_unobserved_count(c->run);
+
+	fp_dbg_run_coverage(c->run, &cov);
+	fp_jsonw_key(w, "coverage");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "memory_sites", cov.memory_sites);
+	fp_jsonw_kv_uint(w, "memory_sites_observed", cov.memory_sites_observed);
+	fp_jsonw_kv_uint(w, "statements", cov.statements);
+	fp_jsonw_kv_uint(w, "statements_observed", cov.statements_observed);
+	fp_jsonw_key(w, "unobserved");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_unobserved *u = fp_dbg_run_unobserved(c->run, i);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "line", u->line);
+		fp_jsonw_kv_string(w, "source", u->source);
+		fp_jsonw_kv_string(w, "reason", u->reason);
+		fp_jsonw_kv_string(w, "what",
+				   u->what == FP_DBG_UNOBSERVED_MEMORY ? "memory" : "statement");
+		fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, u->frame));
+		fp_jsonw_kv_uint(w, "frame", u->frame);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
+}
+
 int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 {
 	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
@@ -477,6 +557,8 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
 	fp_jsonw_object_begin(w);
 	header(w, c);
+	coverage(w, c);
+	frames(w, c);
 	fp_jsonw_key(w, "statements");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n && !c->launch->findings_only; i++)

@@ -218,7 +218,8 @@ def test_control_flow_and_helper(dbg):
         v = np.where(mask, xs[np.minimum(offs, n - 1)], 0).astype(np.float32)
         recs = [q for q in dec.records if q.program == p]
         names = [table[q.site]["name"] for q in recs]
-        # load, v, i, then (v, i) per while iteration, then the if branch, helper, total, store
+        # load, v, i, then (v, i) per while iteration, then the if branch, the helper's own
+        # statement (w, inside scale_helper), the call's result, total, store
         assert names[:3] == ["x_ptr + offs", "v", "i"]
         assert names[3:3 + 2 * steps] == ["v", "i"] * steps
         for k in range(steps):
@@ -228,10 +229,13 @@ def test_control_flow_and_helper(dbg):
         v = v + np.float32(100.0) if p % 2 == 0 else v - np.float32(100.0)
         branch = recs[3 + 2 * steps]
         ref.check_value(branch, v.astype(np.float32))
-        v = (v * np.float32(2.0) + np.float32(1.0)).astype(np.float32)
-        ref.check_value(recs[4 + 2 * steps], v)
+        w = (v * np.float32(2.0)).astype(np.float32)
+        assert names[4 + 2 * steps] == "w"
+        ref.check_value(recs[4 + 2 * steps], w)
+        v = (w + np.float32(1.0)).astype(np.float32)
+        ref.check_value(recs[5 + 2 * steps], v)
         total = np.where(mask, v, 0).sum(dtype=np.float32)
-        assert abs(recs[5 + 2 * steps].mean - total) <= 1e-3 * abs(total)
+        assert abs(recs[6 + 2 * steps].mean - total) <= 1e-3 * abs(total)
         np.testing.assert_allclose(out.numpy()[offs[mask]], v[mask], rtol=1e-6)
     # execution indices within a program follow the loop
     v_site = next(s["id"] for s in table.values() if s["name"] == "v" and s["id"] > 3)
