@@ -47,10 +47,17 @@ extern "C" {
 
 /* Site and record kinds; the values are the record's kind field. */
 enum fp_dbg_kind {
-	FP_DBG_KIND_VALUE = 1, /* numerical summary of a tensor value */
-	FP_DBG_KIND_LOAD = 2,  /* address summary of a tl.load */
-	FP_DBG_KIND_STORE = 3, /* address summary of a tl.store */
+	FP_DBG_KIND_VALUE = 1,  /* numerical summary of a tensor value */
+	FP_DBG_KIND_LOAD = 2,   /* address summary of a tl.load (or a descriptor load, gather) */
+	FP_DBG_KIND_STORE = 3,  /* address summary of a tl.store (or a descriptor store, scatter) */
+	FP_DBG_KIND_ATOMIC = 4, /* address summary of a tl.atomic_* (reads and writes) */
+	/* the memory a tensor descriptor made on the device can address (its whole shape): active
+	 * lanes count its elements (capped at 2^32 - 1), not the lanes of the record's shape */
+	FP_DBG_KIND_DESCRIPTOR = 5,
 };
+
+/* Load, store, atomic or descriptor: a record whose words 2-7 are an address summary. */
+#define FP_DBG_KIND_IS_ADDR(k) ((k) >= FP_DBG_KIND_LOAD && (k) <= FP_DBG_KIND_DESCRIPTOR)
 
 /* Status of an address summary (record word 2, bits 32-63). */
 enum fp_dbg_addr_status {
@@ -217,6 +224,13 @@ struct fp_dbg_site {
 	size_t nbase_params;
 	const struct fp_dbg_check *checks; /* rules applied to earlier values at this site */
 	size_t nchecks;
+	/* Memory sites, from the site table (optional there): */
+	const char *op;   /* FP_DBG_KIND_ATOMIC: "add", "cas", "xchg", ... ("" when not given) */
+	const char *form; /* "pointer", "block_pointer", "tensor_descriptor" ("" when not given) */
+	/* block pointers and descriptors: what a load gives the lanes outside the shape (masked
+	 * off): "zero" or "nan"; "" when not given */
+	const char *padding;
+	const char *desc_param; /* a host TensorDescriptor's parameter, or NULL */
 };
 
 /* Everything about the run that is not per statement or per site. */
@@ -288,8 +302,23 @@ FP_EXTERN size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run);
 FP_EXTERN const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run,
 								 size_t i);
 
-/** The run's coverage account. */
+/**
+ * The run's coverage account. A load, store or atomic site whose every record says its
+ * addresses are not observable (fp_dbg_run_site_unobservable()) counts as a memory site that
+ * was not observed.
+ */
 FP_EXTERN void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out);
+
+/**
+ * For a load, store or atomic site with records that all carry an address status other than
+ * complete (a block pointer or descriptor the rewriter could not follow): that status; else 0
+ * (FP_DBG_ADDR_COMPLETE). Reports list such sites as unobserved, with
+ * fp_dbg_addr_status_reason().
+ */
+FP_EXTERN uint32_t fp_dbg_run_site_unobservable(const struct fp_dbg_run *run, size_t i);
+
+/** Why addresses with `status` are not observable, in plain words. Static storage. */
+FP_EXTERN const char *fp_dbg_addr_status_reason(uint32_t status);
 
 /** Number of sites (= header word 7). */
 FP_EXTERN size_t fp_dbg_run_site_count(const struct fp_dbg_run *run);
@@ -375,7 +404,7 @@ FP_EXTERN void fp_dbg_record_addr_summary(const struct fp_dbg_record *rec,
 /** Dump offset in words into the arena, or FP_DBG_NO_DUMP. */
 FP_EXTERN uint64_t fp_dbg_record_dump_offset(const struct fp_dbg_record *rec);
 
-/** "value", "load", "store" or "unknown". Static storage. */
+/** "value", "load", "store", "atomic", "descriptor" or "unknown". Static storage. */
 FP_EXTERN const char *fp_dbg_kind_name(enum fp_dbg_kind kind);
 
 /** "complete", "block_pointer", "tensor_descriptor", "unsupported" or "unknown". */
@@ -397,6 +426,9 @@ enum fp_dbg_finding_kind {
 	FP_DBG_FINDING_DIVISION_BY_ZERO = 4,
 	FP_DBG_FINDING_INVALID_DOMAIN = 5,
 	FP_DBG_FINDING_PRECISION_LOSS = 6,
+	/* a tensor descriptor whose shape and strides reach outside the tensor it was built from
+	 * (host descriptors: checked at launch; device ones: at their creation) */
+	FP_DBG_FINDING_DESCRIPTOR_EXTENT = 7,
 };
 
 /* Where an out-of-bounds access went, once it left the view its pointer derives from. */
@@ -418,6 +450,15 @@ struct fp_dbg_arg {
 	uint64_t view_lo, view_hi;
 	uint64_t storage_lo, storage_hi;
 	uint32_t element_size;
+	/*
+	 * A host tensor descriptor (triton.tools.tensor_descriptor.TensorDescriptor): the view is
+	 * its base tensor's; [desc_lo, desc_hi) are the bytes its own shape and strides address
+	 * from the same data_ptr (fp_dbg_arg_set_view() on them). `desc_text` describes them
+	 * ("shape [64, 64], strides [64, 1]") for the message; borrowed like `name`.
+	 */
+	bool descriptor;
+	uint64_t desc_lo, desc_hi;
+	const char *desc_text;
 };
 
 /**
@@ -505,7 +546,7 @@ FP_EXTERN const struct fp_dbg_finding *fp_dbg_findings_at(const struct fp_dbg_fi
 FP_EXTERN const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_findings *f, size_t *n);
 
 /** "out_of_bounds", "nan_origin", "inf_origin", "division_by_zero", "invalid_domain",
- *  "precision_loss", or "unknown". Static storage. */
+ *  "precision_loss", "descriptor_extent", or "unknown". Static storage. */
 FP_EXTERN const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind);
 
 /** "inside_storage", "other_storage", "outside_allocations" or "none". Static storage. */

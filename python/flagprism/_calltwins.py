@@ -178,9 +178,9 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
                   args={p: n for p, n in caller_names.items()},
                   arg_exprs={p: ast.unparse(a) for p, a in binding.items()})
     shared.frames.append(frame)
-    # shadows of block pointers / descriptors handed to the helper (_memforms.py)
-    shadows = {p: rw.forms.shadow_of(caller_names[p]) for p in caller_names
-               if rw.forms.shadow_of(caller_names[p]) is not None}
+    # shadows of block pointers / descriptors handed to the helper (_memforms.py): param -> (kind, var)
+    shadows = {p: rw.forms.param_shadow(caller_names[p]) for p in caller_names
+               if rw.forms.param_shadow(caller_names[p]) is not None}
     from flagprism._rewrite import _HelperRewriter
 
     try:
@@ -197,7 +197,7 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
     new.func = ast.Name(id=name, ctx=ast.Load())
     new.keywords = list(call.keywords) + [ast.keyword(arg=p, value=ast.Name(id=p, ctx=ast.Load()))
                                           for p in CTX_PARAMS]
-    for p, sh in shadows.items():
+    for p, (_kind, sh) in shadows.items():
         new.keywords.append(ast.keyword(arg=f"__fp_s_{p}", value=ast.Name(id=sh, ctx=ast.Load())))
     text = ast.unparse(new)
     if sub.returns_value:

@@ -44,6 +44,20 @@ _RESERVED_PREFIX = ("__fp_", "__fpu_")  # the twin's own names and its hoisted t
 
 _LOAD_FNS = ("load",)
 _STORE_FNS = ("store",)
+_ATOMIC_OPS = ("add", "max", "min", "and", "or", "xor", "xchg", "cas")
+#: Parameters of tl.atomic_cas and of the other tl.atomic_* (Triton 3.x).
+_CAS_PARAMS = ("pointer", "cmp", "val", "sem", "scope")
+_ATOMIC_PARAMS = ("pointer", "val", "mask", "sem", "scope")
+#: Descriptor methods and what they do: (kind, op).
+_DESC_METHODS = {"load": ("load", ""), "store": ("store", ""), "gather": ("load", "gather"),
+                 "scatter": ("store", "scatter")} | {f"atomic_{o}": ("atomic", o)
+                                                      for o in ("add", "min", "max", "and", "or", "xor")}
+H_BPMAKE = "__fp_bpmake"  # block pointers and descriptors (_memforms.py, _records.py)
+H_BPADV = "__fp_bpadv"
+H_BPADDR = "__fp_bpaddr"
+H_DESCADDR = "__fp_descaddr"
+H_DESCGATHER = "__fp_descgather"
+H_DEXT = "__fp_dext"
 # Parameters of tl.load/tl.store in order (Triton 3.x). Written out because the interpreter may
 # leave triton.language.core patched with wrappers that hide the real signatures.
 _LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
@@ -387,6 +401,7 @@ class _Rewriter:
         self.onelines: set[int] = set()  # header lines whose one-line body was written with them
         self.prologue_extra: list[str] = []  # statements for the `def` line (a first header's accesses)
         self.assigned_here: set[str] = set()  # names this function assigned so far (helpers' reads)
+        self.visited: set[int] = set()  # ids of the statements rewritten (the others keep their text)
         self.defined: set[str] = set()
         self.reg_level = level
         self.reg_addr = addr_level
@@ -444,6 +459,7 @@ class _Rewriter:
             block, i0, i1 = self._region_span(reg)
             depth = self._loop_depth_of(reg.start)
             self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
+        self._shadows_outside(fdef)
         text = self._emit(fdef)
         levels = [r.level for r in regions]
         addrs = [r.addr_level for r in regions]
@@ -455,6 +471,20 @@ class _Rewriter:
                     level=level, addr_level=addr_level, statements=self.statements, sites=self.sites,
                     loops=self.loops, host_defs=self.host_defs, frames=sh.frames, subtwins=sh.subtwins,
                     unobserved=sh.unobserved, desc_params=sh.desc_params)
+
+    def _shadows_outside(self, fdef: ast.FunctionDef) -> None:
+        """Block pointers and descriptors made or moved outside the regions still need their
+        shadows kept (a region may access them): the updates are appended to those statements."""
+        if not self.forms.kind:
+            return
+        for node in _memforms._own_nodes(fdef):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or id(node) in self.visited:
+                continue
+            if id(node) not in self.parent_block:
+                continue
+            ups = self.forms.after_assign(node)
+            if ups:
+                self._append_after(node, "; ".join(ups))
 
     def _run_sanitize(self, fdef: ast.FunctionDef) -> Twin:
         """The whole body as one region, every load and store an address site (level 0, addr 1)."""
@@ -1052,7 +1082,8 @@ class _Rewriter:
     # -- simple statements ----------------------------------------------------------------------------
 
     def _access_kind(self, call: ast.Call) -> tuple[str, bool] | None:
-        """('load'|'store', is_descriptor) if call is a memory access the Debugger observes."""
+        """('load'|'store'|'atomic', is_descriptor) if call is a memory access the Debugger
+        observes."""
         func = call.func
         obj = _resolve(func, self.scope)
         if obj is not _MISSING:
@@ -1060,16 +1091,33 @@ class _Rewriter:
                 return "load", False
             if _is_tl(obj, _STORE_FNS):
                 return "store", False
+            if _is_tl(obj, tuple(f"atomic_{o}" for o in _ATOMIC_OPS)):
+                return "atomic", False
             if _is_tl(obj, ("load_tensor_descriptor",)):
                 return "load", True
             if _is_tl(obj, ("store_tensor_descriptor",)):
                 return "store", True
             return None
-        if isinstance(func, ast.Attribute) and func.attr in ("load", "store"):
+        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS:
             base = _resolve(func.value, self.scope)
-            if base is _MISSING:  # a local object: a tensor descriptor is the only one with load/store
-                return func.attr, True
+            if base is _MISSING:  # a local object: a tensor descriptor is the one with these methods
+                return _DESC_METHODS[func.attr][0], True
         return None
+
+    def _atomic_op(self, call: ast.Call) -> str:
+        """"add", "cas"... of a tl.atomic_* call or a descriptor's atomic method."""
+        func = call.func
+        obj = _resolve(func, self.scope)
+        for o in _ATOMIC_OPS:
+            if obj is not _MISSING and _is_tl(obj, (f"atomic_{o}",)):
+                return o
+        if isinstance(func, ast.Attribute) and func.attr.startswith("atomic_"):
+            return func.attr[len("atomic_"):]
+        return ""
+
+    def _kernel_name_of(self, name: str) -> str | None:
+        """The kernel's own variable (or parameter) a name of this function stands for."""
+        return name
 
     def _group(self, group: list[ast.stmt], depth: int, loops: tuple[int, ...]) -> None:
         parts: list[str] = []
@@ -1122,6 +1170,7 @@ class _Rewriter:
 
     def _simple(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
         """Instrumented text of one simple statement, and whether it changed."""
+        self.visited.add(id(st))
         if isinstance(st, ast.Return):
             if self.frame:
                 return self._helper_return(st, depth, loops)
@@ -1178,6 +1227,7 @@ class _Rewriter:
                 post.append(f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
                             f"{1 if self.reg_level >= 2 else 0}, True)")
                 self.vcache[name] = words
+        post.extend(self._form_updates(st, statement, reads, loops))
         for name, _node in targets:
             self.defined.add(name)
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -1195,6 +1245,27 @@ class _Rewriter:
         if isinstance(work, ast.Expr) and isinstance(work.value, ast.Constant) and work.value.value is None:
             body = ""  # the statement was a call of a helper without a value, now made before it
         return "; ".join(pre + ([body] if body else []) + post), True
+
+    def _form_updates(self, st: ast.stmt, statement: Callable[[], Statement], reads: list[str],
+                      loops: tuple[int, ...]) -> list[str]:
+        """After `st`: the shadows of the block pointers and descriptors it assigns (_memforms.py),
+        and for a descriptor made on the device, the record of the memory it can address."""
+        out = self.forms.after_assign(st)
+        if not out:
+            return out
+        value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
+        target = (st.targets[0] if isinstance(st, ast.Assign) else st.target)  # type: ignore[union-attr]
+        if self.reg_addr >= 1 and isinstance(value, ast.Call) and isinstance(target, ast.Name) and \
+                self.forms.classify(value) == (_memforms.DESC, None):
+            base = _memforms.bind(value, ("base",)).get("base")
+            sid = self._new_site(statement(), "descriptor", ast.unparse(base) if base is not None else target.id,
+                                 reads, loops, False)
+            cands = self.bases.arg_bases(base) if base is not None else []
+            self.sites[sid - 1].info.update(base_param=cands[0] if len(cands) == 1 else None, base_params=cands,
+                                            form="tensor_descriptor")
+            out.append(f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
+                       f"{self.forms.shadow_of(target.id)})")
+        return out
 
     def _helper_return(self, st: ast.Return, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
         """`return X` of a helper twin: X's accesses observed, X returned with the record counter."""
@@ -1376,6 +1447,12 @@ class _HelperRewriter(_Rewriter):
         self.reg_level, self.reg_addr = parent.reg_level, parent.reg_addr
         self.returns_value = _calltwins.returns_value(fdef)
         self.name = f"__fp_h{frame.id}_{fdef.name}"
+
+    def _kernel_name_of(self, name: str) -> str | None:
+        caller = self.frame_obj.args.get(name)
+        if caller is None or name in self.assigned_here or self.parent_rw is None:
+            return None
+        return self.parent_rw._kernel_name_of(caller)
 
     def _read_ref(self, name: str) -> Any:
         caller = self.frame_obj.args.get(name)
@@ -1580,16 +1657,20 @@ class _Hoister:
         return node
 
     def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
-        want_value = kind == "store" and self.value_on
+        want_value = kind in ("store", "atomic") and self.value_on
         if not self.addr_on and not want_value:
             return
         dump_addr = 1 if self.rw.reg_addr >= 2 else 0
         dump_val = 1 if self.rw.reg_level >= 2 else 0
-        kcode = 2 if kind == "load" else 3
+        kcode = {"load": 2, "store": 3, "atomic": 4}[kind]
         if desc:
-            self._desc_access(call, kind, kcode, want_value, dump_val)
+            self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
             return
-        params = _LOAD_PARAMS if kind == "load" else _STORE_PARAMS
+        op = self.rw._atomic_op(call) if kind == "atomic" else ""
+        if kind == "atomic":
+            params = _CAS_PARAMS if op == "cas" else _ATOMIC_PARAMS
+        else:
+            params = _LOAD_PARAMS if kind == "load" else _STORE_PARAMS
         bound: dict[str, tuple[str, Any]] = {}  # param -> ("arg", index) | ("kw", keyword)
         for i, _a in enumerate(call.args):
             if isinstance(_a, ast.Starred):
@@ -1619,6 +1700,10 @@ class _Hoister:
         if ptr is None:
             raise self.rw.unsupported(self.stmt, f"tl.{kind} without a pointer argument")
         ptr_name = ast.unparse(ptr)
+        bp_shadow = self.rw.forms.bp_shadow_expr(ptr) if kind != "atomic" else None
+        if bp_shadow is not None:
+            self._bp_access(call, kind, kcode, ptr, ptr_name, bp_shadow, get, put, want_value, dump_addr, dump_val)
+            return
         # `base + offsets`: hand the two parts to the address helper as well, which summarises
         # the offsets instead of the pointers when base is a scalar pointer (records.py,
         # _affine_ok) and can share that summary with later accesses through the same names.
@@ -1635,13 +1720,17 @@ class _Hoister:
         put("pointer", ptr_t)
         value_t = None
         value_text = ""
-        if kind == "store":
-            v = get("value")
+        vparam = "value" if kind == "store" else "val"
+        if kind in ("store", "atomic"):
+            v = get(vparam)
             if v is None:
-                raise self.rw.unsupported(self.stmt, "tl.store without a value argument")
+                raise self.rw.unsupported(self.stmt, f"tl.{kind if kind == 'store' else 'atomic_' + op} without a "
+                                          "value argument")
             value_text = ast.unparse(v)
+            if isinstance(v, ast.Constant):
+                want_value = False  # a literal: nothing to summarise
             value_t = self._temp(v, "v")
-            put("value", value_t)
+            put(vparam, value_t)
         m = get("mask")
         mask_t: ast.AST | None = None
         if m is not None:
@@ -1651,6 +1740,8 @@ class _Hoister:
         if self.addr_on:
             sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
+            if op:
+                self.rw.sites[sid - 1].info["op"] = op
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
             head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
                     f"{dump_addr}")
@@ -1695,50 +1786,139 @@ class _Hoister:
                 self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
                                 f"{ast.unparse(value_t)}, {dump_val})")
 
-    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int) -> None:
+    def _store_value(self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None],
+                     dump_val: int) -> None:
+        """A value site for the value a store or atomic writes (not for a literal)."""
+        if isinstance(node, ast.Constant):
+            return
+        vt = self._temp(node, "v")
+        put(vt)
+        sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
+        self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, {dump_val})")
+
+    def _bp_access(self, call: ast.Call, kind: str, kcode: int, ptr: ast.AST, ptr_name: str, shadow: str,
+                   get: Callable[[str], ast.AST | None], put: Callable[[str, ast.AST], None], want_value: bool,
+                   dump_addr: int, dump_val: int) -> None:
+        """A load or store through a block pointer the rewriter follows: a closed-form address record
+        from its shadow (_records.bp_addr_*)."""
+        ptr_t = self._temp(ptr, "p")
+        put("pointer", ptr_t)
+        check = get("boundary_check")
+        check_text = ast.unparse(check) if check is not None else "()"
+        if check is not None and not self.rw._pure(check):
+            ct = self._temp(check, "c")
+            put("boundary_check", ct)
+            check_text = ast.unparse(ct)
+        st = self.statement()
+        if self.addr_on:
+            sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
+            self.rw._note_access(self, sid, call)
+            info = self.rw.sites[sid - 1].info
+            info["form"] = "block_pointer"
+            if kind == "load":
+                pad = get("padding_option")
+                info["padding"] = pad.value if isinstance(pad, ast.Constant) and isinstance(pad.value, str) else \
+                    ("zero" if pad is None else "unknown")
+            self.pre.append(f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
+                            f"{shadow}, {check_text}, {dump_addr})")
+        if want_value and kind == "store":
+            v = get("value")
+            if v is not None:
+                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
+
+    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int,
+                     dump_addr: int) -> None:
+        """A tensor-descriptor access: desc.load/store/atomic_*/gather/scatter(...) or
+        tl.load_tensor_descriptor / tl.store_tensor_descriptor. With the descriptor's base (its
+        shadow) the record is the closed-form summary of the block (TMA semantics); without it,
+        a record saying the addresses are not observable."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("load", "store") and \
+        method = ""
+        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS and \
                 _resolve(func.value, self.rw.scope) is _MISSING:
             desc_node = func.value
-            desc_name = ast.unparse(desc_node)
-            desc_t = self._temp(desc_node, "d")
-            func.value = desc_t
-            value_idx = 1  # desc.store(offsets, value)
-            args = call.args
+            method = func.attr
+            rest = list(range(len(call.args)))  # indices of the method's arguments
+
+            def set_desc(n: ast.AST, f: ast.Attribute = func) -> None:
+                f.value = n
         else:  # tl.load_tensor_descriptor(desc, offsets) / tl.store_tensor_descriptor(desc, offsets, value)
             if not call.args:
                 raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without arguments")
             desc_node = call.args[0]
-            desc_name = ast.unparse(desc_node)
-            desc_t = self._temp(desc_node, "d")
-            call.args[0] = desc_t
-            value_idx = 2
-            args = call.args
+            method = "load" if kind == "load" else "store"
+            rest = list(range(1, len(call.args)))
+
+            def set_desc(n: ast.AST, c: ast.Call = call) -> None:
+                c.args[0] = n
+        kw = {k.arg: k for k in call.keywords if k.arg}
+        names = {"load": ("offsets",), "store": ("offsets", "value"), "gather": ("x_offsets", "y_offset"),
+                 "scatter": ("value", "x_offsets", "y_offset")}.get(method, ("offsets", "value"))
+
+        def get(name: str) -> ast.AST | None:
+            i = names.index(name) if name in names else -1
+            if 0 <= i < len(rest):
+                return call.args[rest[i]]
+            return kw[name].value if name in kw else None
+
+        def put(name: str, node: ast.AST) -> None:
+            i = names.index(name)
+            if i < len(rest):
+                call.args[rest[i]] = node
+            else:
+                kw[name].value = node
+
+        desc_name = ast.unparse(desc_node)
+        desc_t = self._temp(desc_node, "d")
+        set_desc(desc_t)
+        shadow = None
+        if isinstance(desc_node, ast.Name) and self.rw.forms.kind_of(desc_node.id) == "desc":
+            shadow = self.rw.forms.shadow_of(desc_node.id)
+        op = _DESC_METHODS.get(method, ("", ""))[1]
         st = self.statement()
         if self.addr_on:
-            sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, False)
+            sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
-            self.pre.append(f"{SEQ} = {H_DESC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(desc_t)})")
-        if want_value:
-            vnode = None
-            if len(args) > value_idx:
-                vnode = args[value_idx]
+            info = self.rw.sites[sid - 1].info
+            info["form"] = "tensor_descriptor"
+            if kind == "atomic":
+                info["op"] = op
+            if isinstance(desc_node, ast.Name):
+                kname = self.rw._kernel_name_of(desc_node.id)
+                if kname is not None and kname in self.rw.shared.desc_params:
+                    info["desc_param"] = kname
+            if kind == "load":
+                info["padding"] = self.rw.forms.padding_of(desc_node)
+            sh = shadow if shadow is not None else "None"
+            if method in ("gather", "scatter"):
+                x = get("x_offsets")
+                y = get("y_offset")
+                if x is None or y is None:
+                    raise self.rw.unsupported(self.stmt, f"a descriptor {method} without row and column offsets")
+                xt = self._temp(x, "o")
+                put("x_offsets", xt)
+                yt = self._temp(y, "o")
+                put("y_offset", yt)
+                self.pre.append(f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                                f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, {dump_addr})")
             else:
-                for kw in call.keywords:
-                    if kw.arg == "value":
-                        vnode = kw.value
-            if vnode is not None:
-                text = ast.unparse(vnode)
-                vt = self._temp(vnode, "v")
-                if len(args) > value_idx:
-                    args[value_idx] = vt
+                offs = get("offsets")
+                if offs is None:
+                    raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without offsets")
+                if isinstance(offs, (ast.List, ast.Tuple)):
+                    elts = [self._temp(e, "o") if not self.rw._pure(e) else e for e in offs.elts]
+                    offs.elts = elts
+                    offs_text = "(" + "".join(ast.unparse(e) + ", " for e in elts) + ")"
                 else:
-                    for kw in call.keywords:
-                        if kw.arg == "value":
-                            kw.value = vt
-                sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
-                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, "
-                                f"{dump_val})")
+                    ot = self._temp(offs, "o")
+                    put("offsets", ot)
+                    offs_text = ast.unparse(ot)
+                self.pre.append(f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                                f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})")
+        if want_value:
+            v = get("value")
+            if v is not None:
+                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
 
 
 # ------------------------------------------------------------------------------------------------

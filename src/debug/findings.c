@@ -83,6 +83,8 @@ const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind)
 		return "invalid_domain";
 	case FP_DBG_FINDING_PRECISION_LOSS:
 		return "precision_loss";
+	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
+		return "descriptor_extent";
 	}
 	return "unknown";
 }
@@ -322,7 +324,7 @@ static bool lanes_out(const struct fp_dbg_run *run, const struct fp_dbg_record *
 }
 
 static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
-		       const struct fp_dbg_record *rec)
+		       const struct fp_dbg_record *rec, enum fp_dbg_finding_kind kind)
 {
 	const struct fp_dbg_findings *fs = x->fs;
 	struct fp_dbg_addr_summary a;
@@ -398,7 +400,7 @@ static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
 	} else {
 		addr = past ? a.max_addr : a.min_addr;
 	}
-	g = aggregate(x, FP_DBG_FINDING_OUT_OF_BOUNDS, (uint32_t)si, 0, ref, other, 0, rec);
+	g = aggregate(x, kind, (uint32_t)si, 0, ref, other, 0, rec);
 	if (!g)
 		return;
 	if (g->f.instance_count == 1) {
@@ -420,6 +422,68 @@ static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
 		g->f.lanes_known = false;
 }
 
+/*
+ * Host tensor descriptors, checked at launch: the bytes a descriptor's shape and strides address
+ * against its base tensor's view. The finding is attached to the first observed access through
+ * it (site table `desc_param`), at its first record; without one there is nowhere to show it.
+ */
+static void check_host_descriptors(struct ctx *x)
+{
+	const struct fp_dbg_run *run = x->run;
+	const struct fp_dbg_findings *fs = x->fs;
+	size_t j, k, si;
+
+	for (j = 0; j < fs->nargs && !x->err; j++) {
+		const struct fp_dbg_arg *a = &fs->args[j];
+		const struct fp_dbg_record *r = NULL;
+		uint64_t slo, shi, before, past;
+		struct agg *g;
+		size_t n;
+
+		if (!a->descriptor || inside(a->view_lo, a->view_hi, a->desc_lo, a->desc_hi) ||
+		    a->desc_lo == a->desc_hi)
+			continue;
+		si = SIZE_MAX;
+		for (k = 0; k < run->nstmts && si == SIZE_MAX; k++) {
+			const struct fp_dbg_statement *st = &run->stmts[k];
+			size_t m;
+
+			for (m = 0; m < st->nsites; m++) {
+				const struct fp_dbg_site *s = &run->sites[st->sites[m]];
+
+				if (s->desc_param && !strcmp(s->desc_param, a->name) &&
+				    (r = fp_dbg_run_records(run, st->sites[m], &n))) {
+					si = st->sites[m];
+					break;
+				}
+			}
+		}
+		if (si == SIZE_MAX)
+			continue;
+		before = a->desc_lo < a->view_lo ? a->view_lo - a->desc_lo : 0;
+		past = a->desc_hi > a->view_hi ? a->desc_hi - a->view_hi : 0;
+		g = aggregate(x, FP_DBG_FINDING_DESCRIPTOR_EXTENT, (uint32_t)si, 1, (uint32_t)j,
+			      UINT32_MAX, 0, r);
+		if (!g)
+			return;
+		storage_of(a, &slo, &shi);
+		g->f.param = a->name;
+		g->f.param_known = true;
+		g->f.where = inside(slo, shi, a->desc_lo, a->desc_hi) ? FP_DBG_OOB_INSIDE_STORAGE :
+									FP_DBG_OOB_OUTSIDE;
+		g->f.view_lo = a->view_lo;
+		g->f.view_hi = a->view_hi;
+		g->f.storage_lo = slo;
+		g->f.storage_hi = shi;
+		g->f.address = past ? a->desc_hi - 1 : a->desc_lo;
+		g->f.bytes_before = before;
+		g->f.bytes_past = past;
+		g->f.lanes_known = false;
+		g->f.subject = a->name;
+		g->inputs = a->desc_text ? a->desc_text : "";
+	}
+}
+
 static void check_bounds(struct ctx *x)
 {
 	const struct fp_dbg_run *run = x->run;
@@ -433,7 +497,7 @@ static void check_bounds(struct ctx *x)
 		uint64_t esize;
 		uint32_t base;
 
-		if (s->kind != FP_DBG_KIND_LOAD && s->kind != FP_DBG_KIND_STORE)
+		if (!FP_DBG_KIND_IS_ADDR(s->kind))
 			continue;
 		r = fp_dbg_run_records(run, si, &n);
 		esize = fp_dtype_size(s->dtype);
@@ -441,8 +505,11 @@ static void check_bounds(struct ctx *x)
 			esize = 1;
 		base = base_arg(x->fs, s);
 		for (i = 0; i < n && !x->err; i++)
-			oob_record(x, si, base, esize, &r[i]);
+			oob_record(x, si, base, esize, &r[i],
+				   s->kind == FP_DBG_KIND_DESCRIPTOR ? FP_DBG_FINDING_DESCRIPTOR_EXTENT :
+								      FP_DBG_FINDING_OUT_OF_BOUNDS);
 	}
+	check_host_descriptors(x);
 }
 
 /* ---- numerical rules ------------------------------------------------------------------------ */
@@ -952,15 +1019,75 @@ static void check_walk(struct ctx *x)
 
 /* ---- messages ------------------------------------------------------------------------------- */
 
+/* "tl.load from", "reads"... for a memory site's message. */
+static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, const char **verb)
+{
+	bool desc = s->form && !strcmp(s->form, "tensor_descriptor");
+	bool bp = s->form && !strcmp(s->form, "block_pointer");
+
+	switch (s->kind) {
+	case FP_DBG_KIND_STORE:
+		fp_strbuf_addstr(sb, desc ? "the descriptor store to" :
+				     bp	  ? "tl.store through the block pointer" :
+					    "tl.store to");
+		*verb = "writes";
+		break;
+	case FP_DBG_KIND_ATOMIC:
+		fp_strbuf_addf(sb, "tl.atomic_%s on", s->op && s->op[0] ? s->op : "rmw");
+		*verb = "reads and writes";
+		break;
+	default:
+		fp_strbuf_addstr(sb, desc ? "the descriptor load from" :
+				     bp	  ? "tl.load through the block pointer" :
+					    "tl.load from");
+		*verb = "reads";
+		break;
+	}
+}
+
+/* A tensor descriptor that reaches outside the tensor it was built from. */
+static void desc_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
+{
+	const struct fp_dbg_finding *f = &g->f;
+	const struct fp_dbg_site *s = &run->sites[f->site];
+	uint64_t vbytes = f->view_hi - f->view_lo;
+	bool host = g->sub == 1;
+
+	if (host)
+		fp_strbuf_addf(sb, "the tensor descriptor `%s` (%s) addresses ", f->param,
+			       g->inputs && g->inputs[0] ? g->inputs : "its shape and strides");
+	else
+		fp_strbuf_addf(sb, "the tensor descriptor made from `%s` addresses ", s->name);
+	if (f->bytes_before && f->bytes_past)
+		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start and %" PRIu64
+				   " bytes past the end of ",
+			       f->bytes_before, f->bytes_past);
+	else if (f->bytes_before)
+		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
+	else
+		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
+	fp_strbuf_addf(sb, "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
+		       f->param, vbytes);
+	fp_strbuf_addf(sb,
+		       ": its shape and strides are larger than the tensor, and a TMA load or "
+		       "store inside the descriptor's shape is not checked against the tensor, so "
+		       "it %s (first address outside 0x%" PRIx64 ").",
+		       f->where == FP_DBG_OOB_INSIDE_STORAGE ?
+			       "silently reads or overwrites neighbouring data of the same allocation" :
+			       "reads or writes memory outside every allocation the launch knows of",
+		       f->address);
+}
+
 static void oob_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
 {
 	const struct fp_dbg_finding *f = &g->f;
 	const struct fp_dbg_site *s = &run->sites[f->site];
-	bool store = s->kind == FP_DBG_KIND_STORE;
+	bool store = s->kind == FP_DBG_KIND_STORE || s->kind == FP_DBG_KIND_ATOMIC;
 	uint64_t vbytes = f->view_hi - f->view_lo, sbytes = f->storage_hi - f->storage_lo;
+	const char *verb;
 
-	fp_strbuf_addf(sb, "%s `%s` %s ", store ? "tl.store to" : "tl.load from", s->name,
-		       store ? "writes" : "reads");
+	access_words(s, sb, &verb);
+	fp_strbuf_addf(sb, " `%s` %s ", s->name, verb);
 	if (f->bytes_before && f->bytes_past)
 		fp_strbuf_addf(sb,
 			       "up to %" PRIu64 " bytes before the start and %" PRIu64
@@ -1014,7 +1141,8 @@ static bool loads(const struct fp_dbg_run *run, uint32_t stmt)
 	size_t i;
 
 	for (i = 0; i < st->nsites; i++)
-		if (run->sites[st->sites[i]].kind == FP_DBG_KIND_LOAD)
+		if (run->sites[st->sites[i]].kind == FP_DBG_KIND_LOAD ||
+		    run->sites[st->sites[i]].kind == FP_DBG_KIND_ATOMIC)
 			return true;
 	return false;
 }
@@ -1100,6 +1228,7 @@ static void num_message(const struct fp_dbg_run *run, const struct agg *g, struc
 				f->subject, f->value);
 		break;
 	case FP_DBG_FINDING_OUT_OF_BOUNDS:
+	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
 		break;
 	}
 	fp_strbuf_addch(sb, '.');
@@ -1139,6 +1268,8 @@ static int finish(struct ctx *x)
 		fp_strbuf_reset(&sb);
 		if (g->f.kind == FP_DBG_FINDING_OUT_OF_BOUNDS)
 			oob_message(x->run, g, &sb);
+		else if (g->f.kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT)
+			desc_message(x->run, g, &sb);
 		else
 			num_message(x->run, g, &sb);
 		g->f.message = keep(x, sb.buf ? sb.buf : "");
@@ -1167,6 +1298,8 @@ static int copy_args(struct ctx *x, const struct fp_dbg_arg *args, size_t nargs)
 		fs->args[i] = args[i];
 		fs->args[i].name = keep(x, args[i].name ? args[i].name : "?");
 		if (!fs->args[i].name)
+			return x->err;
+		if (args[i].desc_text && !(fs->args[i].desc_text = keep(x, args[i].desc_text)))
 			return x->err;
 	}
 	fs->nargs = nargs;
@@ -1266,9 +1399,69 @@ static int int_list(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_
 	return FP_OK;
 }
 
+/*
+ * The `descriptor` member of a tensor entry (a host TensorDescriptor: {"shape": [...],
+ * "strides": [...]}): the bytes it addresses from the same data_ptr, and their description.
+ */
+#define DESC_TEXT 320
+
+/* Append to a DESC_TEXT buffer, silently cut at its end. */
+FP_PRINTF(3, 4)
+static void text_add(char *buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= DESC_TEXT - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, DESC_TEXT - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = FP_MIN(*len + (size_t)n, DESC_TEXT - 1);
+}
+
+static int parse_descriptor(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+			    struct fp_dbg_arg *a, char *text)
+{
+	const struct fp_json_value *d = fp_json_get(o, "descriptor");
+	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
+	struct fp_dbg_arg v = *a;
+	size_t nd, ns, k, len = 0;
+	int st;
+
+	if (!d || fp_json_type(d) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(d) != FP_JSON_OBJECT)
+		return fp__dbg_launch_err(c, FP_EFORMAT, d, "args[%zu].descriptor must be an object",
+					  i);
+	if ((st = int_list(c, d, i, "shape", shape, &nd)) ||
+	    (st = int_list(c, d, i, "strides", strides, &ns)))
+		return st;
+	if (nd != ns)
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor: shape and strides differ in length", i);
+	if (fp_dbg_arg_set_view(&v, a->data_ptr, a->element_size, nd, shape, strides))
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor: invalid shape/strides", i);
+	a->descriptor = true;
+	a->desc_lo = v.view_lo;
+	a->desc_hi = v.view_hi;
+	/* "shape [64, 64], strides [64, 1]": the message's words (at most 8 dims shown) */
+	text_add(text, &len, "shape [");
+	for (k = 0; k < nd && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", shape[k]);
+	text_add(text, &len, "], strides [");
+	for (k = 0; k < ns && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", strides[k]);
+	text_add(text, &len, "]");
+	a->desc_text = text;
+	return FP_OK;
+}
+
 /* One tensor entry into *a; *use = false for entries without addresses (skipped). */
 static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
-		     struct fp_dbg_arg *a, bool *use)
+		     struct fp_dbg_arg *a, bool *use, char *text)
 {
 	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
 	size_t nd, ns;
@@ -1309,6 +1502,8 @@ static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size
 		a->storage_lo = sptr;
 		a->storage_hi = sptr + sbytes;
 	}
+	if ((st = parse_descriptor(c, o, i, a, text)))
+		return st;
 	*use = true;
 	return FP_OK;
 }
@@ -1320,6 +1515,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	struct fp_json_doc *doc = NULL;
 	const struct fp_json_value *root, *arr;
 	struct fp_dbg_arg *args = NULL;
+	char *texts = NULL;
 	struct fp__dbg_jctx c = {.diag = diag};
 	size_t i, n = 0, used = 0;
 	int st;
@@ -1345,7 +1541,8 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 			goto fail;
 		}
 		args = fp_calloc(n ? n : 1, sizeof(*args));
-		if (!args) {
+		texts = fp_calloc(n ? n : 1, DESC_TEXT);
+		if (!args || !texts) {
 			st = fp_diag_set(diag, FP_ENOMEM, 0, "launch: out of memory");
 			goto fail;
 		}
@@ -1365,7 +1562,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 			kind = k ? fp_json_string(k, &kl) : NULL;
 			if (!kind || kl != 6 || memcmp(kind, "tensor", 6))
 				continue; /* scalars and constexprs have no extent */
-			if ((st = parse_arg(&c, o, i, &args[used], &use)))
+			if ((st = parse_arg(&c, o, i, &args[used], &use, texts + used * DESC_TEXT)))
 				goto fail;
 			used += use;
 		}
@@ -1374,6 +1571,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	st = fp_dbg_findings_new(run, args, used, out, diag);
 fail:
 	fp_free(args);
+	fp_free(texts);
 	fp_json_doc_free(doc);
 	return st;
 }

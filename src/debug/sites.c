@@ -261,6 +261,10 @@ static int parse_kind(const char *s, enum fp_dbg_kind *k)
 		*k = FP_DBG_KIND_LOAD;
 	else if (!strcmp(s, "store"))
 		*k = FP_DBG_KIND_STORE;
+	else if (!strcmp(s, "atomic"))
+		*k = FP_DBG_KIND_ATOMIC;
+	else if (!strcmp(s, "descriptor"))
+		*k = FP_DBG_KIND_DESCRIPTOR;
 	else
 		return FP_EFORMAT;
 	return FP_OK;
@@ -437,6 +441,14 @@ static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o
 	int st;
 
 	site->load_site = UINT32_MAX;
+	if ((st = get_str(c, o, what, "op", false, &site->op)) ||
+	    (st = get_str(c, o, what, "form", false, &site->form)) ||
+	    (st = get_str(c, o, what, "padding", false, &site->padding)))
+		return st;
+	if ((st = opt_cstr(c, o, what, "desc_param", &s, &n)))
+		return st;
+	if (s && !(site->desc_param = fp_arena_strndup(&c->run->arena, s, n)))
+		return nomem(c);
 	if ((st = opt_cstr(c, o, what, "role", &s, &n)))
 		return st;
 	site->role = role_of(s, n);
@@ -536,7 +548,9 @@ static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
 			return st;
 		if (parse_kind(kind, &s->kind))
 			return st_err(c, FP_EFORMAT, fp_json_get(o, "kind"),
-				      "%s.kind: expected \"value\", \"load\" or \"store\"", what);
+				      "%s.kind: expected \"value\", \"load\", \"store\", \"atomic\" or "
+				      "\"descriptor\"",
+				      what);
 		if ((st = get_str(c, o, what, "name", true, &s->name)) ||
 		    (st = parse_reads(c, o, what, s)) ||
 		    (st = parse_findings_inputs(c, o, what, s, n)))

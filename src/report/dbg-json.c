@@ -207,8 +207,14 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 	r = fp_dbg_run_records(c->run, si, &n);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_uint(w, "site", s->id);
-	if (s->kind != FP_DBG_KIND_VALUE)
-		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_LOAD ? "load" : "store");
+	if (s->kind != FP_DBG_KIND_VALUE) {
+		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
+		if (s->op[0])
+			fp_jsonw_kv_string(w, "op", s->op);
+		fp_jsonw_kv_string(w, "form", s->form[0] ? s->form : "pointer");
+		if (s->padding[0])
+			fp_jsonw_kv_string(w, "padding", s->padding);
+	}
 	fp_jsonw_kv_string(w, "name", s->name);
 	if (n) {
 		fp_jsonw_kv_string(w, "dtype", fp_dtype_name(s->dtype));
@@ -453,8 +459,10 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_uint(w, "program_count", f->program_count);
 	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
 	fp_jsonw_kv_string(w, "message", f->message);
-	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS) {
-		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_STORE ? "store" : "load");
+	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS || f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
+		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
+		if (s->op[0])
+			fp_jsonw_kv_string(w, "op", s->op);
 		fp_jsonw_kv_string(w, "param", f->param);
 		fp_jsonw_kv_bool(w, "param_known", f->param_known);
 		fp_jsonw_kv_string(w, "location", fp_dbg_oob_where_name(f->where));
@@ -541,6 +549,24 @@ static void coverage(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 				   u->what == FP_DBG_UNOBSERVED_MEMORY ? "memory" : "statement");
 		fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, u->frame));
 		fp_jsonw_kv_uint(w, "frame", u->frame);
+		fp_jsonw_object_end(w);
+	}
+	/* memory sites whose records say their addresses are not observable */
+	for (i = 0; i < fp_dbg_run_site_count(c->run); i++) {
+		uint32_t why = fp_dbg_run_site_unobservable(c->run, i);
+		const struct fp_dbg_site *s = fp_dbg_run_site(c->run, i);
+		const struct fp_dbg_statement *st;
+
+		if (!why)
+			continue;
+		st = fp_dbg_run_statement(c->run, s->statement);
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "line", st->line);
+		fp_jsonw_kv_string(w, "source", st->source);
+		fp_jsonw_kv_string(w, "reason", fp_dbg_addr_status_reason(why));
+		fp_jsonw_kv_string(w, "what", "memory");
+		fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, st->frame));
+		fp_jsonw_kv_uint(w, "frame", st->frame);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);

@@ -360,9 +360,17 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	r = fp_dbg_run_records(c->run, si, &n);
 	if (s->kind == FP_DBG_KIND_VALUE)
 		fp__tb_printf(t, "  [result %s]", s->name);
+	else if (s->kind == FP_DBG_KIND_ATOMIC)
+		fp__tb_printf(t, "  [atomic_%s on %s]", s->op[0] ? s->op : "rmw", s->name);
+	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_printf(t, "  [descriptor made from %s]", s->name);
 	else
-		fp__tb_printf(t, "  [%s %s]",
-			      s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to", s->name);
+		fp__tb_printf(t, "  [%s %s%s]", s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to",
+			      s->form[0] && strcmp(s->form, "pointer") ?
+				      (!strcmp(s->form, "block_pointer") ? "block pointer " :
+									   "descriptor ") :
+				      "",
+			      s->name);
 	if (!n) {
 		fp__tb_str(t, "  no records (not executed in any program)\n");
 		return;
@@ -524,6 +532,18 @@ static void write_coverage(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 			      u->what == FP_DBG_UNOBSERVED_MEMORY ? "memory" : "statement", where);
 		fp__tb_mem(t, p, nl ? (size_t)(nl - p) : strlen(p));
 		fp__tb_printf(t, "\n      %s\n", u->reason);
+	}
+	for (i = 0; i < fp_dbg_run_site_count(c->run); i++) {
+		uint32_t why = fp_dbg_run_site_unobservable(c->run, i);
+		const struct fp_dbg_statement *st;
+		char where[512];
+
+		if (!why)
+			continue;
+		st = fp_dbg_run_statement(c->run, fp_dbg_run_site(c->run, i)->statement);
+		fp__dbg_where(c->run, st->frame, st->line, where, sizeof(where));
+		fp__tb_printf(t, "  not observed (memory) at %s: %s\n      addresses of `%s`: %s\n", where,
+			      st->source, fp_dbg_run_site(c->run, i)->name, fp_dbg_addr_status_reason(why));
 	}
 }
 
