@@ -231,6 +231,9 @@ struct fp_dbg_site {
 	 * off): "zero" or "nan"; "" when not given */
 	const char *padding;
 	const char *desc_param; /* a host TensorDescriptor's parameter, or NULL */
+	/* value sites: the statement writes an infinity literal (float("-inf")...): its Inf
+	 * values are meant, not an origin (site table `inf_literal`) */
+	bool inf_literal;
 };
 
 /* Everything about the run that is not per statement or per site. */

@@ -230,6 +230,14 @@ def classify_other(node: ast.AST | None) -> str:
     return "finite"
 
 
+def has_inf_literal(node: ast.AST) -> bool:
+    """Does the statement write an infinity as a literal (float("-inf"), -math.inf, ...)?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Call, ast.Attribute, ast.Constant)) and classify_other(sub) == "inf":
+            return True
+    return False
+
+
 def load_other(call: ast.Call) -> str:
     """classify_other() of a tl.load call's `other` (positional index 2 or keyword)."""
     for kw in call.keywords:

@@ -619,6 +619,9 @@ class _Rewriter:
         values = [s for s in reversed(mine) if s.kind == "value"]
         if h.checks and values:
             values[0].info.setdefault("checks", []).extend(h.checks)
+        if _findsites.has_inf_literal(st):
+            for s in values:
+                s.info["inf_literal"] = True
         if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):
             return
         v = work.value

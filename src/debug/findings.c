@@ -920,28 +920,40 @@ static void origin(struct ctx *x, const struct walk *w, size_t si, const struct 
 {
 	const struct fp_dbg_site *s = &x->run->sites[si];
 	struct fp_dbg_value_summary v;
-	bool finite_reads = true, lower_nan = false, lower_inf = false;
+	bool nan_reads = false, inf_reads = false, lower_nan = false, lower_inf = false;
 	uint64_t nan, inf;
 	size_t k;
 	int pass;
 
 	fp_dbg_record_value_summary(rec, &v);
 	nan = *found_nan ? 0 : v.nan_count;
-	inf = *found_inf ? 0 : v.inf_count;
+	/* an infinity written as a literal in the statement (-inf padding, a running max's start)
+	 * is meant: not an origin */
+	inf = *found_inf || s->inf_literal ? 0 : v.inf_count;
 	if (!nan && !inf)
 		return;
 	if (s->role == FP_DBG_ROLE_LOADED) {
 		nan = from_memory(x, s, rec, nan, FP_DBG_OTHER_NAN, &lower_nan);
 		inf = from_memory(x, s, rec, inf, FP_DBG_OTHER_INF, &lower_inf);
 	} else {
-		for (k = 0; k < s->nreads && finite_reads; k++) {
+		/* a NaN is born here when nothing read held NaN (inf - inf makes one); an Inf when
+		 * everything read was finite */
+		for (k = 0; k < s->nreads; k++) {
 			const struct fp_dbg_record *r =
 				latest(x, w, w->read_ids[w->read_first[si] + k], gen);
 
-			if (r && fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE && r->words[2])
-				finite_reads = false;
+			if (!r || fp_dbg_record_kind(r) != FP_DBG_KIND_VALUE)
+				continue;
+			if (r->words[2] & 0xffffffffu)
+				nan_reads = true;
+			if (r->words[2] >> 32)
+				inf_reads = true;
 		}
-		if (!finite_reads)
+		if (nan_reads)
+			nan = 0;
+		if (nan_reads || inf_reads)
+			inf = 0;
+		if (!nan && !inf)
 			return;
 	}
 	for (pass = 0; pass < 2; pass++) {
@@ -958,6 +970,7 @@ static void origin(struct ctx *x, const struct walk *w, size_t si, const struct 
 			g->f.subject = s->name;
 			g->f.from_memory = s->role == FP_DBG_ROLE_LOADED;
 			g->inputs = g->f.from_memory ? "" : inputs_text(x, w, si, gen);
+			g->sub = !pass && inf_reads; /* NaN from infinite inputs */
 		}
 		g->f.count += cnt;
 		g->f.count_is_lower_bound |= pass ? lower_inf : lower_nan;
@@ -1066,8 +1079,12 @@ static void desc_message(const struct fp_dbg_run *run, const struct agg *g, stru
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
 	else
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
-	fp_strbuf_addf(sb, "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
-		       f->param, vbytes);
+	if (host)
+		fp_strbuf_addf(sb, "the tensor it was built from (its base, a view of %" PRIu64 " bytes)",
+			       vbytes);
+	else
+		fp_strbuf_addf(sb, "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
+			       f->param, vbytes);
 	fp_strbuf_addf(sb,
 		       ": its shape and strides are larger than the tensor, and a TMA load or "
 		       "store inside the descriptor's shape is not checked against the tensor, so "
@@ -1169,10 +1186,12 @@ static void num_message(const struct fp_dbg_run *run, const struct agg *g, struc
 			fp_strbuf_addf(
 				sb,
 				"`%s` is the first value holding %s (%" PRIu64
-				" element%s) while every value the statement reads was "
-				"finite: the %s is produced here%s%s%s",
-				f->subject, what, f->count, f->count == 1 ? "" : "s", what,
-				g->inputs && g->inputs[0] ? "; " : "", g->inputs ? g->inputs : "",
+				" element%s) while %s: the %s is produced here%s%s%s",
+				f->subject, what, f->count, f->count == 1 ? "" : "s",
+				g->sub ? "no value the statement reads held NaN (some held "
+					 "infinities: inf - inf, 0 * inf and inf / inf make NaN)" :
+					 "every value the statement reads was finite",
+				what, g->inputs && g->inputs[0] ? "; " : "", g->inputs ? g->inputs : "",
 				loads(run, f->statement) ?
 					" (the statement also loads from memory: the data may "
 					"already hold it)" :

@@ -445,6 +445,11 @@ static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o
 	    (st = get_str(c, o, what, "form", false, &site->form)) ||
 	    (st = get_str(c, o, what, "padding", false, &site->padding)))
 		return st;
+	if ((v = fp_json_get(o, "inf_literal")) && fp_json_type(v) != FP_JSON_NULL) {
+		if (fp_json_type(v) != FP_JSON_TRUE && fp_json_type(v) != FP_JSON_FALSE)
+			return st_err(c, FP_EFORMAT, v, "%s.inf_literal: expected a boolean", what);
+		site->inf_literal = fp_json_type(v) == FP_JSON_TRUE;
+	}
 	if ((st = opt_cstr(c, o, what, "desc_param", &s, &n)))
 		return st;
 	if (s && !(site->desc_param = fp_arena_strndup(&c->run->arena, s, n)))

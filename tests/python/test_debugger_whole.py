@@ -26,7 +26,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 import flagprism.debugger as debugger  # noqa: E402
 from flagprism import _rewrite  # noqa: E402
 
-from kernels import planted, whole  # noqa: E402
+from kernels import planted, tutorial_style, whole  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not debugger.is_available(), reason="flagprism._ext is not built")
 
@@ -459,3 +459,55 @@ def k(a_ptr, out_ptr, M, N, BM: tl.constexpr):
     assert (cov["memory_sites"], cov["memory_sites_observed"]) == (2, 1)
     (e,) = cov["unobserved"]
     assert e["line"] == 17 and "block pointer" in e["reason"]
+
+
+# ------------------------------------------------------------------------------------------------
+# The tutorial-style kernels at small sizes (their GPU versions: tests/gpu/test_whole_gpu.py)
+# ------------------------------------------------------------------------------------------------
+
+TUTORIAL = {
+    "attn_fwd": (lambda pl: tutorial_style.make_attn_fwd("cpu", z=1, h=2, n_ctx=64, head_dim=16, block_m=16,
+                                                         block_n=16, overrun=pl, dtype=torch.float32),
+                 [("out_of_bounds", "_attn_fwd_inner", "k = tl.load(K_block_ptr)", "K"),
+                  ("out_of_bounds", "_attn_fwd_inner", "v = tl.load(V_block_ptr)", "V")]),
+    "attn_bwd": (lambda pl: tutorial_style.make_attn_bwd("cpu", z=1, h=2, n_ctx=32, head_dim=16, block=16,
+                                                         overrun=pl, dtype=torch.float32),
+                 [("out_of_bounds", "_attn_bwd_dkdv", "qT = tl.load(qT_ptrs)", "Q"),
+                  ("out_of_bounds", "_attn_bwd_dkdv", "m = tl.load(M + offs_m)", "M"),
+                  ("out_of_bounds", "_attn_bwd_dkdv", "do = tl.load(do_ptrs)", "DO"),
+                  ("out_of_bounds", "_attn_bwd_dkdv", "Di = tl.load(D + offs_m)", "D")]),
+    "matmul_tma": (lambda pl: tutorial_style.make_matmul("cpu", m=64, n=64, k=64, planted=pl, num_sms=2, block_m=32,
+                                                         block_n=32, block_k=16),
+                   [("out_of_bounds", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc"),
+                    ("descriptor_extent", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc")]),
+    "layer_norm_bwd": (lambda pl: tutorial_style.make_layer_norm_bwd("cpu", m=32, n=64, group=4, count_off=pl),
+                       [("out_of_bounds", "layer_norm_bwd_dx_kernel", "count = tl.load(Count)", "Lock"),
+                        ("out_of_bounds", "layer_norm_bwd_dx_kernel", "tl.atomic_xchg(Count, 1)", "Lock")]),
+}
+
+
+def _source_line(fn_name: str, needle: str) -> int:
+    return _line_of(getattr(tutorial_style, fn_name), needle)
+
+
+@pytest.mark.parametrize("sanitize", [True, False])
+@pytest.mark.parametrize("name", list(TUTORIAL))
+def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
+    make, expect = TUTORIAL[name]
+    launch, check = make(False)
+    dbg.activate(level=1, addr_level=1, sanitize=sanitize)
+    launch()
+    dbg.deactivate()
+    check()
+    runs = dbg.take_exported_runs()
+    assert runs and all(r["complete"] and r["findings"] == [] for r in runs), [r["findings"] for r in runs]
+    for r in runs:
+        _full_coverage(r)
+    launch, _check = make(True)
+    dbg.activate(level=1, addr_level=1, sanitize=sanitize)
+    launch()
+    dbg.deactivate()
+    found = [(f["kind"], f["function"], f["line"], f["param"]) for r in dbg.take_exported_runs()
+             for f in r["findings"]]
+    want = [(k, fn, _source_line(fn, needle), p) for k, fn, needle, p in expect]
+    assert sorted(found) == sorted(want)
