@@ -300,6 +300,8 @@ class _Header:
 
     pre: list[str]  # statements evaluating the header expressions into temporaries
     exprs: list[ast.AST]  # what the header reads instead of its own expressions
+    sites: list[int] = field(default_factory=list)  # the header's sites (ids)
+    outer_loops: tuple[int, ...] = ()  # the loops around the statement
 
 
 class _Source:
@@ -943,8 +945,10 @@ class _Rewriter:
         pre: list[str] = []
         # the header's own reads; a `while` test runs in its loop, once per iteration and once more
         hloops = loops
-        if isinstance(st, ast.While):
+        spin = isinstance(st, ast.While) and all(isinstance(b, ast.Pass) for b in st.body)
+        if isinstance(st, ast.While) and not spin:
             hloops = loops + (self._new_loop(st, loops[-1] if loops else None, header_only=True),)
+        first_site = len(self.sites) + 1
         expr_stmt = ast.Expr(value=ast.Tuple(elts=work, ctx=ast.Load()))
         ast.copy_location(expr_stmt, st)
         hoister = _Hoister(self, expr_stmt, pre, statement, self._reads_of(ast.Module(body=[ast.Expr(e) for e in exprs],
@@ -954,6 +958,7 @@ class _Rewriter:
         new_exprs = list(expr_stmt.value.elts)
         if not pre:
             return None
+        sites = list(range(first_site, len(self.sites) + 1))
         if isinstance(st, ast.While):
             # the test itself becomes a loop-carried flag, computed before the loop and at the end
             # of each iteration
@@ -961,7 +966,7 @@ class _Rewriter:
             self.ntemps += 1
             pre = pre + [f"{flag} = {ast.unparse(new_exprs[0])}"]
             new_exprs = [ast.Name(id=flag, ctx=ast.Load())]
-        return _Header(pre=pre, exprs=new_exprs)
+        return _Header(pre=pre, exprs=new_exprs, sites=sites, outer_loops=loops)
 
     def _header_slot_problem(self, st: ast.stmt) -> str | None:
         """Why the header of `st` cannot be evaluated on the line before it, or None. That line
@@ -1009,6 +1014,10 @@ class _Rewriter:
         else:
             self.line_edits[st.lineno - 1] = lead_of(self.src.lines[st.lineno - 1]) + pre
         if isinstance(st, ast.While):
+            if all(isinstance(b, ast.Pass) for b in st.body) and head.sites:
+                # A spin-wait (`while <test>: pass`) may turn any number of times: each evaluation
+                # of the test overwrites the records of the one before, so the last one is kept.
+                pre = f"{SEQ} = {SEQ} - {len(head.sites)}; {pre}"
             self._append_after(st.body[-1], pre)
         # the header line itself (a one-line body written by _group already used the new header)
         if st.body[0].lineno == st.lineno:

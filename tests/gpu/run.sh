@@ -7,7 +7,7 @@
 #   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,tests,bench
 #                                       (default build,doctor,tests,bench)
 # Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S (time limits),
-# FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling"), FP_BENCH_ARGS.
+# FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling whole"), FP_BENCH_ARGS.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 FINAL=${OUT:-$PWD/gpu-out}
@@ -51,7 +51,7 @@ if has tests; then
 	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -40
 fi
 if has bench; then
-	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling}; do
+	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling whole}; do
 		f=bench/bench_$b.py
 		[ -f "$f" ] || continue
 		log "bench $f"
