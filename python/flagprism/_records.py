@@ -1293,6 +1293,12 @@ def desc_extent_np(ctx, base, slots, n, SITE: tl.constexpr, desc, dbase):
     return _desc_extent(ctx, base, slots, n, SITE, desc, dbase, False)
 
 
+@triton.jit
+def mask_and(mask, cond):
+    """A load's mask restricted to a scalar condition (a branch of a conditional expression)."""
+    return tl.where(cond, mask, False)
+
+
 @constexpr_function
 def desc_word0(site, kind, desc):
     ty = desc.type.block_type

@@ -58,6 +58,7 @@ H_BPADDR = "__fp_bpaddr"
 H_DESCADDR = "__fp_descaddr"
 H_DESCGATHER = "__fp_descgather"
 H_DEXT = "__fp_dext"
+H_MAND = "__fp_mand"  # a mask ANDed with a branch condition (conditional expressions)
 # Parameters of tl.load/tl.store in order (Triton 3.x). Written out because the interpreter may
 # leave triton.language.core patched with wrappers that hide the real signatures.
 _LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
@@ -1331,6 +1332,25 @@ class _Rewriter:
                     return ast.unparse(k), a[0], a[1]
         return None
 
+    def _static_cond(self, node: ast.AST) -> bool:
+        """Is `node` known at compile time: literals, constexpr parameters and constexpr or plain
+        globals, combined with comparisons and boolean or arithmetic operators?"""
+        cx = {a.arg for a in self.fdef.args.args if a.annotation is not None and
+              self._is_constexpr_annotation(a.annotation)}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                if sub.id in cx:
+                    continue
+                obj = self._resolve_obj(sub)
+                if isinstance(obj, tl.constexpr) or isinstance(obj, (bool, int, float)) or obj is None and \
+                        sub.id == "None":
+                    continue
+                return False
+            if not isinstance(sub, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.cmpop,
+                                    ast.boolop, ast.unaryop, ast.operator, ast.expr_context)):
+                return False
+        return True
+
     def _pure(self, node: ast.AST) -> bool:
         """No call but tl.program_id/tl.num_programs/.to(): evaluating the expression once more
         (in a record helper's arguments) gives the same value and has no effect."""
@@ -1539,6 +1559,18 @@ class _HelperRewriter(_Rewriter):
         return "\n".join(full) + "\n"
 
 
+def _guard(text: str, cond: str) -> str:
+    """`lhs = rhs` made conditional on a compile-time `cond`: `lhs = (rhs) if cond else d`, d the
+    record counter for __fp_n and None for temporaries (never read when cond is false)."""
+    st = ast.parse(text).body[0]
+    assert isinstance(st, ast.Assign) and len(st.targets) == 1, text
+    t = st.targets[0]
+    names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id]  # type: ignore[attr-defined]
+    dflt = [SEQ if n == SEQ else "None" for n in names]
+    other = dflt[0] if len(dflt) == 1 else "(" + ", ".join(dflt) + ")"
+    return f"{ast.unparse(t)} = ({ast.unparse(st.value)}) if {cond} else {other}"
+
+
 def _binop_text(op: ast.operator) -> str:
     return ast.unparse(ast.BinOp(ast.Name("a"), op, ast.Name("b")))[2:-2]
 
@@ -1578,6 +1610,9 @@ class _Hoister:
         self.addr_on = addr_on
         self.value_on = value_on
         self.accessed: list[tuple[ast.Call, int]] = []  # (load/store call, its address site id)
+        # inside a branch of a conditional expression with a run-time condition: the condition
+        # (text) under which the branch runs, ANDed into the records' masks (_ifexp)
+        self.record_cond: str | None = None
         self.checks: list[dict[str, Any]] = []  # checks by reference for the statement's first value site
 
     def run(self) -> None:
@@ -1614,6 +1649,8 @@ class _Hoister:
         """Visit `node` and return what takes its place (itself, or the result of a helper call
         moved before the statement)."""
         # Children first, in Python's evaluation order, then this node.
+        if isinstance(node, ast.IfExp) and not conditional and self._has_work(node.body, node.orelse):
+            return self._ifexp(node)
         if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             conditional = True
@@ -1668,8 +1705,86 @@ class _Hoister:
             self._operands(node, conditional, texts)
         return node
 
+    # -- conditional expressions ------------------------------------------------------------------
+
+    def _has_work(self, *nodes: ast.AST) -> bool:
+        """Do `nodes` hold a memory access or a helper call (something to observe)?"""
+        for n in nodes:
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Call) and (self.rw._access_kind(sub) is not None or
+                                                  _calltwins.user_helper(self.rw._resolve_obj(sub.func))):
+                    return True
+        return False
+
+    def _ifexp(self, node: ast.IfExp) -> ast.AST:
+        """`A if C else B` with accesses or helper calls in A or B. With a compile-time condition
+        (constexpr parameters and globals, literals) each branch's temporaries and records are
+        guarded by the same condition (`t = (e) if (C) else None`): only the taken branch is
+        compiled, as in the user's expression. With a run-time condition (a scalar) both branches
+        are compiled: loads and stores whose arguments are plain arithmetic are recorded with the
+        condition ANDed into their mask (the access itself stays in its branch); anything else in
+        the branch is listed unobserved."""
+        node.test = self._visit(node.test, False)
+        if self.rw._static_cond(node.test):
+            cond = ast.unparse(node.test)
+            node.body = self._guarded_branch(node.body, f"({cond})")
+            node.orelse = self._guarded_branch(node.orelse, f"not ({cond})")
+            return node
+        ct = self._temp(node.test, "c")
+        node.test = ct
+        cname = ast.unparse(ct)
+        for attr, cond in (("body", cname), ("orelse", f"({cname}) == 0")):
+            branch = getattr(node, attr)
+            if not self._has_work(branch):
+                continue
+            why = self._runtime_branch_problem(branch)
+            if why is not None:
+                for sub in ast.walk(branch):
+                    if isinstance(sub, ast.Call) and self.rw._access_kind(sub) is not None:
+                        self.rw._unobserved_access(self.orig, sub, f"inside a conditional expression with a "
+                                                   f"run-time condition: {why}")
+                continue
+            saved = self.record_cond
+            self.record_cond = cond
+            try:
+                setattr(node, attr, self._visit(branch, False))
+            finally:
+                self.record_cond = saved
+        return node
+
+    def _guarded_branch(self, branch: ast.AST, cond: str) -> ast.AST:
+        saved_pre = self.pre
+        self.pre = []
+        caches = self.rw._caches()
+        try:
+            branch = self._visit(branch, False)
+        finally:
+            sub, self.pre = self.pre, saved_pre
+            self.rw._set_caches(caches)  # what the branch made may be None when it is not taken
+        for text in sub:
+            self.pre.append(_guard(text, cond))
+        return branch
+
+    def _runtime_branch_problem(self, branch: ast.AST) -> str | None:
+        for sub in ast.walk(branch):
+            if not isinstance(sub, ast.Call):
+                continue
+            kind = self.rw._access_kind(sub)
+            if _calltwins.user_helper(self.rw._resolve_obj(sub.func)):
+                return "a helper call cannot be made conditional on one line"
+            if kind is None:
+                continue
+            if kind[1] or kind[0] == "atomic":
+                return "descriptor accesses and atomics are not supported there"
+            for a in list(sub.args) + [k.value for k in sub.keywords]:
+                if not self.rw._pure(a):
+                    return "an argument with calls would be evaluated in both branches"
+            if self.rw.forms.bp_shadow_expr(sub.args[0] if sub.args else ast.Constant(None)) is not None:
+                return "block-pointer accesses are not supported there"
+        return None
+
     def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
-        want_value = kind in ("store", "atomic") and self.value_on
+        want_value = kind in ("store", "atomic") and self.value_on and self.record_cond is None
         if not self.addr_on and not want_value:
             return
         dump_addr = 1 if self.rw.reg_addr >= 2 else 0
@@ -1720,7 +1835,8 @@ class _Hoister:
         # the offsets instead of the pointers when base is a scalar pointer (records.py,
         # _affine_ok) and can share that summary with later accesses through the same names.
         split = (self.addr_on and dump_addr == 0 and isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add)
-                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant))
+                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant)
+                 and self.record_cond is None)
         base_t = off_t = None
         if split:
             off_is_name = isinstance(ptr.right, ast.Name)
@@ -1755,6 +1871,9 @@ class _Hoister:
             if op:
                 self.rw.sites[sid - 1].info["op"] = op
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
+            if self.record_cond is not None:  # a branch of a run-time conditional expression
+                mask_text = f"{H_MAND}({mask_text}, {self.record_cond})" if mask_t is not None else \
+                    self.record_cond
             head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
                     f"{dump_addr}")
             aff = self.rw.acache.get(off_t.id) if isinstance(off_t, ast.Name) and off_is_name else None

@@ -279,6 +279,7 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
         _rewrite.H_DESCADDR: ns["desc_addr_fused" if fused else "desc_addr_np"],
         _rewrite.H_DESCGATHER: ns["desc_gather_fused" if fused else "desc_gather_np"],
         _rewrite.H_DEXT: ns["desc_extent_fused" if fused else "desc_extent_np"],
+        _rewrite.H_MAND: ns["mask_and"],
     }
 
 

@@ -511,3 +511,36 @@ def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
              for f in r["findings"]]
     want = [(k, fn, _source_line(fn, needle), p) for k, fn, needle, p in expect]
     assert sorted(found) == sorted(want)
+
+
+# ------------------------------------------------------------------------------------------------
+# Conditional expressions
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("has_b", [True, False])
+def test_conditional_expressions_observed(dbg, has_b):
+    n, block = 50, 64
+    tw = _rewrite.rewrite(whole.ifexp_kernel, 1, 1)
+    assert tw.unobserved == []
+    assert [s.name for s in tw.sites if s.kind == "load"] == ["x_ptr + offs", "b_ptr + offs", "x_ptr + BLOCK + offs"]
+
+    def case(pos: bool):
+        x = planted.outside(2 * block, "cpu", fill=planted._randn(2 * block).abs() * (1 if pos else -1))
+        b = torch.randn(n) if has_b else None
+        out = torch.zeros(n)
+        whole.ifexp_kernel[(1,)](x, b, out, n, HAS_B=has_b, BLOCK=block)
+        return x, b, out
+
+    for pos in (True, False):
+        run, (x, b, out) = _run(dbg, lambda: case(pos))
+        want = x[:n] + (b if has_b else 0) + (x[block:block + n] if pos else x[:n])
+        assert torch.allclose(out, want) and run["findings"] == []
+        _full_coverage(run)
+        loads = {s["source"].split(" = ")[0]: s["memory"] for s in run["report"]["statements"] if s["memory"]}
+        # the run-time branch: recorded with its condition in the mask (no active lane when not taken)
+        (y,) = [m for m in loads["y"] if m["name"] == "x_ptr + BLOCK + offs"]
+        assert y["instances"][0]["address_summary"]["active_lane_count"] == (n if pos else 0)
+        # the compile-time branch: records only when it is compiled in
+        (bl,) = loads["b"]
+        assert bl["instance_count"] == (1 if has_b else 0)

@@ -159,3 +159,19 @@ def awkward_kernel(x_ptr, n_ptr, out_ptr, BLOCK: tl.constexpr):
     if tl.load(n_ptr) > 1:
         tl.store(out_ptr + BLOCK + offs, acc)  # the header above has no line before it: listed unobserved
     fpl.collect_end()
+
+
+# -- loads in conditional expressions: a compile-time and a run-time condition ------------------
+
+
+@triton.jit
+def ifexp_kernel(x_ptr, b_ptr, out_ptr, n, HAS_B: tl.constexpr, BLOCK: tl.constexpr):
+    fpl.collect_start()
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0) if HAS_B else 0.0
+    s = tl.sum(x, axis=0)
+    y = tl.load(x_ptr + BLOCK + offs, mask=mask, other=0.0) if s > 0 else x
+    tl.store(out_ptr + offs, x + b + y, mask=mask)
+    fpl.collect_end()
