@@ -470,6 +470,8 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         "paths": dict(result) if isinstance(result, dict) else {},
         "report": report,
         "findings": list(report.get("findings", [])) if isinstance(report, dict) else [],
+        # what was observed out of what exists (docs/debugger.md, "Coverage")
+        "coverage": report.get("coverage") if isinstance(report, dict) else None,
         "sanitize": launch_info["sanitize"],
         "complete": bool(result.get("complete", True)) if isinstance(result, dict) else True,
         "num_warps": dict(plan.num_warps) if plan.num_warps else None,
@@ -542,6 +544,16 @@ def _cli_end(status: int) -> list[str]:
             lines.append(f"      report: {r.get('txt')}")
     elif runs:
         lines.append(f"{tag}: no findings")
+    unobserved = {(r["kernel"], u.get("file"), u.get("line"), u.get("reason")) for r in runs
+                  for u in (r.get("coverage") or {}).get("unobserved", [])}
+    if runs:
+        cov = [r["coverage"] for r in runs if r.get("coverage")]
+        lines.append(f"{tag}: coverage: {sum(c['memory_sites_observed'] for c in cov)} of "
+                     f"{sum(c['memory_sites'] for c in cov)} memory sites, "
+                     f"{sum(c['statements_observed'] for c in cov)} of {sum(c['statements'] for c in cov)} "
+                     f"statements observed over {len(cov)} launch{'es' if len(cov) != 1 else ''}"
+                     + (f"; {len(unobserved)} place(s) not observed (see the reports' coverage)" if unobserved
+                        else ""))
     incomplete = [r for r in runs if not r.get("complete", True)]
     if incomplete:
         lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "

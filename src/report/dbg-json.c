@@ -143,9 +143,29 @@ static void addr_field(struct ib *x, const char *key, uint64_t v, bool present)
 		ib_str(x, "null");
 }
 
-static void addr_summary(struct ib *x, const struct fp_dbg_record *r)
+/*
+ * What TMA (descriptors) or the boundary check (block pointers) does with the lanes outside the
+ * shape of an access: "zero_fill", "nan_fill", "dropped", or NULL for other accesses.
+ */
+static const char *outside_effect(const struct fp_dbg_site *s)
+{
+	bool desc = !strcmp(s->form, "tensor_descriptor"), bp = !strcmp(s->form, "block_pointer");
+
+	if ((!desc && !bp) || s->kind == FP_DBG_KIND_DESCRIPTOR)
+		return NULL;
+	if (s->kind != FP_DBG_KIND_LOAD)
+		return "dropped";
+	if (!strcmp(s->padding, "nan"))
+		return "nan_fill";
+	if (!strcmp(s->padding, "zero") || bp)
+		return "zero_fill";
+	return "fill";
+}
+
+static void addr_summary(struct ib *x, const struct fp_dbg_site *s, const struct fp_dbg_record *r)
 {
 	struct fp_dbg_addr_summary a;
+	const char *effect = outside_effect(s);
 
 	fp_dbg_record_addr_summary(r, &a);
 	addr_field(x, ",\"address_summary\":{\"first_addr\":", a.first_addr, a.has_addresses);
@@ -157,7 +177,15 @@ static void addr_summary(struct ib *x, const struct fp_dbg_record *r)
 	addr_field(x, ",\"address_span_bytes\":", a.address_span_bytes, true);
 	ib_str(x, ",\"status\":\"");
 	ib_str(x, fp_dbg_addr_status_name(a.status));
-	ib_str(x, "\"}");
+	ib_str(x, "\"");
+	if (effect && a.status == FP_DBG_ADDR_COMPLETE) {
+		addr_field(x, ",\"lanes_outside_shape\":",
+			   a.lanes - FP_MIN(a.active_lane_count, a.lanes), true);
+		ib_str(x, ",\"outside_shape\":\"");
+		ib_str(x, effect);
+		ib_str(x, "\"");
+	}
+	ib_str(x, "}");
 }
 
 static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struct fp_dbg_record *r)
@@ -183,7 +211,7 @@ static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struc
 }
 
 static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
-		     const struct fp_dbg_record *r)
+		     const struct fp_dbg_site *s, const struct fp_dbg_record *r)
 {
 	struct ib x;
 
@@ -192,7 +220,7 @@ static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE)
 		value_summary(&x, r);
 	else
-		addr_summary(&x, r);
+		addr_summary(&x, s, r);
 	artifacts_of(&x, c, r);
 	x.b[x.n++] = '}';
 	fp_jsonw_raw(w, x.b, x.n);
@@ -230,7 +258,7 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 	fp_jsonw_key(w, "instances");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)
-		instance(w, c, &r[i]);
+		instance(w, c, s, &r[i]);
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 }

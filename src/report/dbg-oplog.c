@@ -529,6 +529,7 @@ static void json_op(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const stru
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_uint(w, "id", s->id);
 		fp_jsonw_kv_uint(w, "line", s->line);
+		fp_jsonw_kv_uint(w, "frame", s->frame);
 		fp_jsonw_object_end(w);
 		fp_jsonw_key(w, "sites");
 		json_sites(w, c, s);
@@ -627,6 +628,7 @@ static int json_statements(struct fp_jsonw *w, const struct fp__dbg_wctx *c, con
 		fp_jsonw_kv_uint(w, "id", s->id);
 		fp_jsonw_kv_uint(w, "line", s->line);
 		fp_jsonw_kv_uint(w, "end_line", s->end_line);
+		fp_jsonw_kv_uint(w, "frame", s->frame);
 		fp_jsonw_kv_string(w, "source", s->source);
 		fp_jsonw_key(w, "user_ops");
 		fp_jsonw_array_begin(w);

@@ -381,6 +381,18 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 		fp__tb_str(t, " pointers ");
 	write_shape(t, s);
 	fp__tb_printf(t, "  site %u\n", s->id);
+	if (!strcmp(s->form, "tensor_descriptor") && s->kind != FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_printf(t, "    tensor descriptor: lanes outside its shape are %s (TMA), not "
+				 "accessed\n",
+			      s->kind == FP_DBG_KIND_LOAD ?
+				      (!strcmp(s->padding, "nan") ? "filled with NaN" : "zero-filled") :
+				      "dropped");
+	else if (!strcmp(s->form, "block_pointer"))
+		fp__tb_str(t, "    block pointer: lanes outside its shape on the boundary_check "
+			      "dimensions are inactive; on the others they are accessed\n");
+	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_str(t, "    the bytes the descriptor's shape and strides address (active: its "
+			      "element count)\n");
 	fp__tb_printf(t, "    instances: %zu", n);
 	if (s->ndumps)
 		fp__tb_printf(t, " (%zu with a level-2 dump)", s->ndumps);
