@@ -527,23 +527,6 @@ def _cli_end(status: int) -> list[str]:
     if not runs and not sanitize:
         lines.append(f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
                      "(or use --sanitize to observe every kernel)")
-    # the same finding in many launches of a kernel is listed once
-    groups: dict[tuple[str, str, int, str, str], list[Any]] = {}
-    for r in runs:
-        for f in r.get("findings", []):
-            key = (r["kernel"], f.get("kind", ""), int(f.get("line", 0)), str(f.get("subject", "")),
-                   str(f.get("location", "")))
-            groups.setdefault(key, [f, r, 0])[2] += 1
-    _cli_state["findings"] = len(groups)
-    if groups:
-        lines.append(f"{tag}: {len(groups)} finding{'s' if len(groups) != 1 else ''}:")
-        for (kernel, kind, line, _subj, _loc), (f, r, n) in groups.items():
-            where = f"{os.path.basename(str(r.get('source_file') or ''))}:{line}"
-            times = f" (in {n} launches)" if n > 1 else ""
-            lines.append(f"  {kind} in {kernel} at {where}{times}: {f.get('message', '')}")
-            lines.append(f"      report: {r.get('txt')}")
-    elif runs:
-        lines.append(f"{tag}: no findings")
     unobserved = {(r["kernel"], u.get("file"), u.get("line"), u.get("reason")) for r in runs
                   for u in (r.get("coverage") or {}).get("unobserved", [])}
     if runs:
@@ -554,6 +537,24 @@ def _cli_end(status: int) -> list[str]:
                      f"statements observed over {len(cov)} launch{'es' if len(cov) != 1 else ''}"
                      + (f"; {len(unobserved)} place(s) not observed (see the reports' coverage)" if unobserved
                         else ""))
+    # the same finding in many launches of a kernel is listed once
+    groups: dict[tuple[str, str, int, str, str], list[Any]] = {}
+    for r in runs:
+        for f in r.get("findings", []):
+            key = (r["kernel"], f.get("kind", ""), int(f.get("line", 0)), str(f.get("subject", "")),
+                   str(f.get("location", "")), str(f.get("file", "")))
+            groups.setdefault(key, [f, r, 0])[2] += 1
+    _cli_state["findings"] = len(groups)
+    if groups:
+        lines.append(f"{tag}: {len(groups)} finding{'s' if len(groups) != 1 else ''}:")
+        for (kernel, kind, line, _subj, _loc, _file), (f, r, n) in groups.items():
+            # a helper's line is a line of the helper's file
+            where = f"{os.path.basename(str(f.get('file') or r.get('source_file') or ''))}:{line}"
+            times = f" (in {n} launches)" if n > 1 else ""
+            lines.append(f"  {kind} in {kernel} at {where}{times}: {f.get('message', '')}")
+            lines.append(f"      report: {r.get('txt')}")
+    elif runs:
+        lines.append(f"{tag}: no findings")
     incomplete = [r for r in runs if not r.get("complete", True)]
     if incomplete:
         lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
