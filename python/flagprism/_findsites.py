@@ -230,10 +230,20 @@ def classify_other(node: ast.AST | None) -> str:
     return "finite"
 
 
-def has_inf_literal(node: ast.AST) -> bool:
-    """Does the statement write an infinity as a literal (float("-inf"), -math.inf, ...)?"""
+def has_inf_literal(node: ast.AST, is_load: Callable[[ast.Call], bool]) -> bool:
+    """Does the statement write an infinity as a literal (float("-inf"), -math.inf, ...)? A
+    load's `other` does not count: what padding lanes hold is the load's rule (load_other)."""
+    skip: set[int] = set()
     for sub in ast.walk(node):
-        if isinstance(sub, (ast.Call, ast.Attribute, ast.Constant)) and classify_other(sub) == "inf":
+        if isinstance(sub, ast.Call) and is_load(sub):
+            other = next((k.value for k in sub.keywords if k.arg == "other"), None)
+            if other is None and len(sub.args) > 2:
+                other = sub.args[2]
+            if other is not None:
+                skip.update(id(n) for n in ast.walk(other))
+    for sub in ast.walk(node):
+        if id(sub) not in skip and isinstance(sub, (ast.Call, ast.Attribute, ast.Constant)) and \
+                classify_other(sub) == "inf":
             return True
     return False
 

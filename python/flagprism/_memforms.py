@@ -26,6 +26,7 @@ It rewrites no statement itself: ``_rewrite.py`` asks it what to emit.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any, Callable
 
 import triton.language as tl
@@ -262,6 +263,17 @@ def _own_nodes(fdef: ast.FunctionDef):
                 todo.append(c)
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(fn: Any) -> ast.FunctionDef | None:
+    """A helper's parsed `def` (cached: every parameter of a kernel asks about the same helpers)."""
+    from flagprism import _rewrite
+
+    try:
+        return _rewrite._Source(fn).parse_function()
+    except _rewrite.RewriteError:
+        return None
+
+
 def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast.AST], Any], seen: set[int],
                        depth: int = 0) -> bool:
     """Is `param` of `fdef` used as a tensor descriptor (method call, tl.load/store_tensor_descriptor,
@@ -282,10 +294,8 @@ def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast
         helper = _calltwins.user_helper(obj)
         if helper is None or depth >= _calltwins.MAX_DEPTH or id(helper) in seen:
             continue
-        try:
-            src = _rewrite._Source(helper.fn)
-            hdef = src.parse_function()
-        except _rewrite.RewriteError:
+        hdef = _parsed(helper.fn)
+        if hdef is None:
             continue
         binding = _calltwins.bind_call(hdef, node)
         if binding is None:

@@ -622,7 +622,7 @@ class _Rewriter:
         values = [s for s in reversed(mine) if s.kind == "value"]
         if h.checks and values:
             values[0].info.setdefault("checks", []).extend(h.checks)
-        if _findsites.has_inf_literal(st):
+        if _findsites.has_inf_literal(st, lambda c: self._access_kind(c) == ("load", False)):
             for s in values:
                 s.info["inf_literal"] = True
         if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):

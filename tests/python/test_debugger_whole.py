@@ -544,3 +544,24 @@ def test_conditional_expressions_observed(dbg, has_b):
         # the compile-time branch: records only when it is compiled in
         (bl,) = loads["b"]
         assert bl["instance_count"] == (1 if has_b else 0)
+
+
+def test_descriptor_gather_summary(dbg):
+    """A descriptor gather: rows from an index block, TMA semantics for a row outside the shape
+    (zero-filled, an inactive lane row, not an out-of-bounds access)."""
+    m, n, r = 12, 16, 8
+    a = torch.randn(m, n)
+    idx = torch.tensor([0, 3, 5, 11, 2, 12, 7, 1], dtype=torch.int32)  # 12: one past the last row
+    out = torch.full((r, n), 7.0)
+    run, _ = _run(dbg, lambda: whole.gather_kernel[(1,)](a, idx, out, m, n, R=r, BN=n))
+    want = torch.cat([a, torch.zeros(1, n)])[idx.long()]
+    assert torch.equal(out, want)
+    assert run["findings"] == []
+    _full_coverage(run)
+    st = next(s for s in run["report"]["statements"] if "desc.gather" in s["source"])
+    (g,) = st["memory"]
+    s0 = g["instances"][0]["address_summary"]
+    assert g["form"] == "tensor_descriptor" and s0["active_lane_count"] == (r - 1) * n
+    assert s0["lanes_outside_shape"] == n and s0["outside_shape"] == "zero_fill"
+    assert s0["min_addr"] == a.data_ptr() and s0["max_addr"] == a.data_ptr() + (11 * n + n - 1) * 4
+    assert s0["first_addr"] == a.data_ptr()

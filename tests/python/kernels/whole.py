@@ -175,3 +175,16 @@ def ifexp_kernel(x_ptr, b_ptr, out_ptr, n, HAS_B: tl.constexpr, BLOCK: tl.conste
     y = tl.load(x_ptr + BLOCK + offs, mask=mask, other=0.0) if s > 0 else x
     tl.store(out_ptr + offs, x + b + y, mask=mask)
     fpl.collect_end()
+
+
+# -- a descriptor gather: rows picked by an index block ------------------------------------------
+
+
+@triton.jit
+def gather_kernel(a_ptr, idx_ptr, out_ptr, M, N, R: tl.constexpr, BN: tl.constexpr):
+    fpl.collect_start()
+    desc = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BN])
+    rows = tl.load(idx_ptr + tl.arange(0, R))
+    t = desc.gather(rows, 0)
+    tl.store(out_ptr + tl.arange(0, R)[:, None] * BN + tl.arange(0, BN)[None, :], t)
+    fpl.collect_end()
