@@ -303,7 +303,7 @@ FP_EXTERN size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run);
 
 /** Unobserved entry `i`, in site table order, or NULL. Borrowed. */
 FP_EXTERN const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run,
-								 size_t i);
+								size_t i);
 
 /**
  * The run's coverage account. A load, store or atomic site whose every record says its

@@ -506,8 +506,9 @@ static void check_bounds(struct ctx *x)
 		base = base_arg(x->fs, s);
 		for (i = 0; i < n && !x->err; i++)
 			oob_record(x, si, base, esize, &r[i],
-				   s->kind == FP_DBG_KIND_DESCRIPTOR ? FP_DBG_FINDING_DESCRIPTOR_EXTENT :
-								      FP_DBG_FINDING_OUT_OF_BOUNDS);
+				   s->kind == FP_DBG_KIND_DESCRIPTOR ?
+					   FP_DBG_FINDING_DESCRIPTOR_EXTENT :
+					   FP_DBG_FINDING_OUT_OF_BOUNDS);
 	}
 	check_host_descriptors(x);
 }
@@ -791,7 +792,8 @@ static int walk_init(struct ctx *x, struct walk *w)
 		w->name_of[i] = UINT32_MAX;
 		if (!tracked(&run->sites[i]))
 			continue;
-		if ((st = fp__dbg_var_key(names, run->sites[i].frame, run->sites[i].name, true, &id)))
+		if ((st = fp__dbg_var_key(names, run->sites[i].frame, run->sites[i].name, true,
+					  &id)))
 			goto fail_st;
 		w->name_of[i] = id;
 	}
@@ -804,14 +806,17 @@ static int walk_init(struct ctx *x, struct walk *w)
 			const struct fp_dbg_read *r = &s->reads[k];
 
 			w->read_ids[nreads++] =
-				fp__dbg_var_key(names, r->frame, r->var, false, &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, r->frame, r->var, false, &id) ? UINT32_MAX :
+										       id;
 		}
 		w->check_first[i] = nchecks;
 		for (k = 0; k < s->nchecks; k++) {
 			const struct fp_dbg_check *ck = &s->checks[k];
 
 			w->check_ids[nchecks++] =
-				fp__dbg_var_key(names, ck->frame, ck->var, false, &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, ck->frame, ck->var, false, &id) ?
+					UINT32_MAX :
+					id;
 		}
 	}
 	w->read_first[ns] = nreads;
@@ -1041,7 +1046,7 @@ static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, cons
 	switch (s->kind) {
 	case FP_DBG_KIND_STORE:
 		fp_strbuf_addstr(sb, desc ? "the descriptor store to" :
-				     bp	  ? "tl.store through the block pointer" :
+				     bp   ? "tl.store through the block pointer" :
 					    "tl.store to");
 		*verb = "writes";
 		break;
@@ -1051,7 +1056,7 @@ static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, cons
 		break;
 	default:
 		fp_strbuf_addstr(sb, desc ? "the descriptor load from" :
-				     bp	  ? "tl.load through the block pointer" :
+				     bp   ? "tl.load through the block pointer" :
 					    "tl.load from");
 		*verb = "reads";
 		break;
@@ -1072,27 +1077,31 @@ static void desc_message(const struct fp_dbg_run *run, const struct agg *g, stru
 	else
 		fp_strbuf_addf(sb, "the tensor descriptor made from `%s` addresses ", s->name);
 	if (f->bytes_before && f->bytes_past)
-		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start and %" PRIu64
-				   " bytes past the end of ",
+		fp_strbuf_addf(sb,
+			       "up to %" PRIu64 " bytes before the start and %" PRIu64
+			       " bytes past the end of ",
 			       f->bytes_before, f->bytes_past);
 	else if (f->bytes_before)
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
 	else
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
 	if (host)
-		fp_strbuf_addf(sb, "the tensor it was built from (its base, a view of %" PRIu64 " bytes)",
-			       vbytes);
+		fp_strbuf_addf(
+			sb, "the tensor it was built from (its base, a view of %" PRIu64 " bytes)",
+			vbytes);
 	else
-		fp_strbuf_addf(sb, "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
+		fp_strbuf_addf(sb,
+			       "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
 			       f->param, vbytes);
-	fp_strbuf_addf(sb,
-		       ": its shape and strides are larger than the tensor, and a TMA load or "
-		       "store inside the descriptor's shape is not checked against the tensor, so "
-		       "it %s (first address outside 0x%" PRIx64 ").",
-		       f->where == FP_DBG_OOB_INSIDE_STORAGE ?
-			       "silently reads or overwrites neighbouring data of the same allocation" :
-			       "reads or writes memory outside every allocation the launch knows of",
-		       f->address);
+	fp_strbuf_addf(
+		sb,
+		": its shape and strides are larger than the tensor, and a TMA load or "
+		"store inside the descriptor's shape is not checked against the tensor, so "
+		"it %s (first address outside 0x%" PRIx64 ").",
+		f->where == FP_DBG_OOB_INSIDE_STORAGE ?
+			"silently reads or overwrites neighbouring data of the same allocation" :
+			"reads or writes memory outside every allocation the launch knows of",
+		f->address);
 }
 
 static void oob_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
@@ -1191,7 +1200,8 @@ static void num_message(const struct fp_dbg_run *run, const struct agg *g, struc
 				g->sub ? "no value the statement reads held NaN (some held "
 					 "infinities: inf - inf, 0 * inf and inf / inf make NaN)" :
 					 "every value the statement reads was finite",
-				what, g->inputs && g->inputs[0] ? "; " : "", g->inputs ? g->inputs : "",
+				what, g->inputs && g->inputs[0] ? "; " : "",
+				g->inputs ? g->inputs : "",
 				loads(run, f->statement) ?
 					" (the statement also loads from memory: the data may "
 					"already hold it)" :
@@ -1452,14 +1462,15 @@ static int parse_descriptor(struct fp__dbg_jctx *c, const struct fp_json_value *
 	if (!d || fp_json_type(d) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(d) != FP_JSON_OBJECT)
-		return fp__dbg_launch_err(c, FP_EFORMAT, d, "args[%zu].descriptor must be an object",
-					  i);
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor must be an object", i);
 	if ((st = int_list(c, d, i, "shape", shape, &nd)) ||
 	    (st = int_list(c, d, i, "strides", strides, &ns)))
 		return st;
 	if (nd != ns)
-		return fp__dbg_launch_err(c, FP_EFORMAT, d,
-					  "args[%zu].descriptor: shape and strides differ in length", i);
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, d,
+			"args[%zu].descriptor: shape and strides differ in length", i);
 	if (fp_dbg_arg_set_view(&v, a->data_ptr, a->element_size, nd, shape, strides))
 		return fp__dbg_launch_err(c, FP_EFORMAT, d,
 					  "args[%zu].descriptor: invalid shape/strides", i);

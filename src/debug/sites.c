@@ -154,8 +154,8 @@ static int cmp_key(const void *a, const void *b)
 }
 
 /* key[0..n) of a statement of `frame` at (line, col) */
-static uint32_t frame_key(const struct fp_dbg_run *run, uint32_t frame, uint32_t line,
-			  uint32_t col, uint64_t *key)
+static uint32_t frame_key(const struct fp_dbg_run *run, uint32_t frame, uint32_t line, uint32_t col,
+			  uint64_t *key)
 {
 	uint32_t n, d = frame ? run->frames[frame - 1].depth : 0;
 
@@ -552,10 +552,11 @@ static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
 		if ((st = get_str(c, o, what, "kind", true, &kind)))
 			return st;
 		if (parse_kind(kind, &s->kind))
-			return st_err(c, FP_EFORMAT, fp_json_get(o, "kind"),
-				      "%s.kind: expected \"value\", \"load\", \"store\", \"atomic\" or "
-				      "\"descriptor\"",
-				      what);
+			return st_err(
+				c, FP_EFORMAT, fp_json_get(o, "kind"),
+				"%s.kind: expected \"value\", \"load\", \"store\", \"atomic\" or "
+				"\"descriptor\"",
+				what);
 		if ((st = get_str(c, o, what, "name", true, &s->name)) ||
 		    (st = parse_reads(c, o, what, s)) ||
 		    (st = parse_findings_inputs(c, o, what, s, n)))
@@ -600,8 +601,8 @@ int fp__dbg_var_key(struct fp_intern *names, uint32_t frame, const char *name, b
 	if (n > sizeof(small) && !(buf = fp_malloc(n)))
 		return FP_ENOMEM;
 	len = snprintf(buf, n, "%u:%s", frame, name);
-	st = add ? fp_intern_add(names, buf, (size_t)len, id)
-		 : fp_intern_find(names, buf, (size_t)len, id);
+	st = add ? fp_intern_add(names, buf, (size_t)len, id) :
+		   fp_intern_find(names, buf, (size_t)len, id);
 	if (buf != small)
 		fp_free(buf);
 	return st;
@@ -674,8 +675,7 @@ static int resolve_reads(struct st_ctx *c)
 	for (i = 0; i < run->nstmts; i++) {
 		const struct fp_dbg_statement *stmt = &run->stmts[i];
 
-		while (npending &&
-		       !calls_into(run, &run->stmts[pending[npending - 1]], stmt))
+		while (npending && !calls_into(run, &run->stmts[pending[npending - 1]], stmt))
 			if ((st = add_defs(&d, run, pending[--npending])))
 				goto fail;
 		for (j = 0; j < stmt->nsites; j++) {
@@ -684,7 +684,8 @@ static int resolve_reads(struct st_ctx *c)
 			for (k = 0; k < s->nreads; k++) {
 				struct fp_dbg_read *r = (struct fp_dbg_read *)&s->reads[k];
 
-				if (!fp__dbg_var_key(d.names, r->frame, r->var, false, &id) && id < d.ndef)
+				if (!fp__dbg_var_key(d.names, r->frame, r->var, false, &id) &&
+				    id < d.ndef)
 					r->statement = d.def[id];
 			}
 		}
@@ -744,8 +745,8 @@ static int parse_frames(struct st_ctx *c, const struct fp_json_value *root)
 			return st;
 		call = fp_json_get(o, "call");
 		if (!call || fp_json_type(call) != FP_JSON_OBJECT)
-			return st_err(c, FP_EFORMAT, call ? call : o,
-				      "%s.call: expected an object", what);
+			return st_err(c, FP_EFORMAT, call ? call : o, "%s.call: expected an object",
+				      what);
 		snprintf(what, sizeof(what), "frames[%zu].call", i);
 		if ((st = get_int(c, call, what, "line", true, 1, UINT32_MAX, &line)) ||
 		    (st = get_int(c, call, what, "col", false, 0, UINT32_MAX, &col)) ||

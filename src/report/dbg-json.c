@@ -210,8 +210,8 @@ static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struc
 	}
 }
 
-static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
-		     const struct fp_dbg_site *s, const struct fp_dbg_record *r)
+static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const struct fp_dbg_site *s,
+		     const struct fp_dbg_record *r)
 {
 	struct ib x;
 
@@ -292,7 +292,8 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 			fp_jsonw_object_begin(w);
 			fp_jsonw_kv_uint(w, "site", s->id);
 			fp_jsonw_kv_string(w, "name", s->reads[j].name);
-			if (s->reads[j].frame != st->frame || strcmp(s->reads[j].var, s->reads[j].name)) {
+			if (s->reads[j].frame != st->frame ||
+			    strcmp(s->reads[j].var, s->reads[j].name)) {
 				/* a helper's parameter: the caller's variable it stands for */
 				fp_jsonw_kv_uint(w, "frame", s->reads[j].frame);
 				fp_jsonw_kv_string(w, "var", s->reads[j].var);
@@ -487,7 +488,8 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_uint(w, "program_count", f->program_count);
 	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
 	fp_jsonw_kv_string(w, "message", f->message);
-	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS || f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
+	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS ||
+	    f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
 		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
 		if (s->op[0])
 			fp_jsonw_kv_string(w, "op", s->op);

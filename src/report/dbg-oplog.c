@@ -266,7 +266,8 @@ static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
 
 		oi->op = op;
 		user_position(l, oi);
-		oi->stmt = oi->in_twin ? stmt_of_line(c->run, o, oi->frame, oi->upos.line) : NO_STMT;
+		oi->stmt =
+			oi->in_twin ? stmt_of_line(c->run, o, oi->frame, oi->upos.line) : NO_STMT;
 		/* the name at its position (an op of a helper's twin without a name of its own
 		 * must not take the name of the assignment around the helper's call) */
 		name = oi->in_twin && oi->frame ? oi->upos.name : op->var_name;
@@ -279,7 +280,8 @@ static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
 	for (i = 0; i < o->nops; i++) {
 		struct opinfo *oi = &o->ops[i];
 
-		if (!oi->instr && oi->in_twin && oi->inlined && in_sorted(calls, ncall, pos_key(oi)))
+		if (!oi->instr && oi->in_twin && oi->inlined &&
+		    in_sorted(calls, ncall, pos_key(oi)))
 			oi->instr = true;
 		if (oi->instr) {
 			o->ninstr++;

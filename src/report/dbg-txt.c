@@ -365,7 +365,8 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
 		fp__tb_printf(t, "  [descriptor made from %s]", s->name);
 	else
-		fp__tb_printf(t, "  [%s %s%s]", s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to",
+		fp__tb_printf(t, "  [%s %s%s]",
+			      s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to",
 			      s->form[0] && strcmp(s->form, "pointer") ?
 				      (!strcmp(s->form, "block_pointer") ? "block pointer " :
 									   "descriptor ") :
@@ -382,17 +383,20 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	write_shape(t, s);
 	fp__tb_printf(t, "  site %u\n", s->id);
 	if (!strcmp(s->form, "tensor_descriptor") && s->kind != FP_DBG_KIND_DESCRIPTOR)
-		fp__tb_printf(t, "    tensor descriptor: lanes outside its shape are %s (TMA), not "
-				 "accessed\n",
-			      s->kind == FP_DBG_KIND_LOAD ?
-				      (!strcmp(s->padding, "nan") ? "filled with NaN" : "zero-filled") :
-				      "dropped");
+		fp__tb_printf(
+			t,
+			"    tensor descriptor: lanes outside its shape are %s (TMA), not "
+			"accessed\n",
+			s->kind == FP_DBG_KIND_LOAD ?
+				(!strcmp(s->padding, "nan") ? "filled with NaN" : "zero-filled") :
+				"dropped");
 	else if (!strcmp(s->form, "block_pointer"))
 		fp__tb_str(t, "    block pointer: lanes outside its shape on the boundary_check "
 			      "dimensions are inactive; on the others they are accessed\n");
 	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
-		fp__tb_str(t, "    the bytes the descriptor's shape and strides address (active: its "
-			      "element count)\n");
+		fp__tb_str(t,
+			   "    the bytes the descriptor's shape and strides address (active: its "
+			   "element count)\n");
 	fp__tb_printf(t, "    instances: %zu", n);
 	if (s->ndumps)
 		fp__tb_printf(t, " (%zu with a level-2 dump)", s->ndumps);
@@ -554,8 +558,9 @@ static void write_coverage(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 			continue;
 		st = fp_dbg_run_statement(c->run, fp_dbg_run_site(c->run, i)->statement);
 		fp__dbg_where(c->run, st->frame, st->line, where, sizeof(where));
-		fp__tb_printf(t, "  not observed (memory) at %s: %s\n      addresses of `%s`: %s\n", where,
-			      st->source, fp_dbg_run_site(c->run, i)->name, fp_dbg_addr_status_reason(why));
+		fp__tb_printf(t, "  not observed (memory) at %s: %s\n      addresses of `%s`: %s\n",
+			      where, st->source, fp_dbg_run_site(c->run, i)->name,
+			      fp_dbg_addr_status_reason(why));
 	}
 }
 

@@ -23,13 +23,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "fuzz-debug-sites: check failed: %s (line %d)\n", #cond,  \
-				__LINE__);                                                        \
-			abort();                                                                  \
-		}                                                                                 \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "fuzz-debug-sites: check failed: %s (line %d)\n", #cond, \
+				__LINE__);                                                       \
+			abort();                                                                 \
+		}                                                                                \
 	} while (0)
 
 static void check_run(const struct fp_dbg_run *run)
@@ -55,7 +55,8 @@ static void check_run(const struct fp_dbg_run *run)
 			CHECK(fp_dbg_run_site(run, st->sites[j])->statement == i);
 		}
 		/* a kernel statement's successor in the same frame is at or after it */
-		if (i + 1 < nst && fp_dbg_run_statement(run, i + 1)->frame == st->frame && !st->frame)
+		if (i + 1 < nst && fp_dbg_run_statement(run, i + 1)->frame == st->frame &&
+		    !st->frame)
 			CHECK(fp_dbg_run_statement(run, i + 1)->line >= st->line);
 	}
 	for (i = 0; i < ns; i++) {
@@ -89,7 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		" \"args\": [{\"name\": \"x\", \"kind\": \"tensor\", \"data_ptr\": 4096, \"element_size\": 4,"
 		" \"shape\": [8], \"strides\": [1], \"descriptor\": {\"shape\": [16], \"strides\": [1]}}]}";
 	uint64_t buf[8] = {UINT64_C(0x0031764742445046),
-			   1 | (uint64_t)8 << 16 | (uint64_t)8 << 32, 0, 1, 0, 0, 0, 0};
+			   1 | (uint64_t)8 << 16 | (uint64_t)8 << 32,
+			   0,
+			   1,
+			   0,
+			   0,
+			   0,
+			   0};
 	struct fp_dbg_run *run = NULL;
 	struct fp_dbg_launch *launch = NULL;
 	struct fp_diag d;

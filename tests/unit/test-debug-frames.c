@@ -156,19 +156,22 @@ static void bad_table(const char *from, const char *to, int st, const char *need
 
 TEST(debug_frames_bad_tables)
 {
-	bad_table("\"id\": 2, \"function\"", "\"id\": 3, \"function\"", FP_EFORMAT, "1..n in order");
+	bad_table("\"id\": 2, \"function\"", "\"id\": 3, \"function\"", FP_EFORMAT,
+		  "1..n in order");
 	bad_table("\"parent\": 1,", "\"parent\": 2,", FP_EFORMAT, "parent");
-	bad_table("\"frame\": 2, \"source\": \"q", "\"frame\": 3, \"source\": \"q", FP_EFORMAT, "frame");
-	bad_table("{\"name\": \"x\", \"frame\": 0, \"var\": \"x\"}", "{\"name\": \"x\", \"frame\": 0}",
-		  FP_EFORMAT, "var");
+	bad_table("\"frame\": 2, \"source\": \"q", "\"frame\": 3, \"source\": \"q", FP_EFORMAT,
+		  "frame");
+	bad_table("{\"name\": \"x\", \"frame\": 0, \"var\": \"x\"}",
+		  "{\"name\": \"x\", \"frame\": 0}", FP_EFORMAT, "var");
 	bad_table("{\"name\": \"x\", \"frame\": 0, \"var\": \"x\"}", "7", FP_EFORMAT,
 		  "a string or an object");
 	bad_table("\"what\": \"memory\"", "\"what\": \"lunch\"", FP_EFORMAT, "\"memory\" or");
 	bad_table("\"kind\": \"atomic\"", "\"kind\": \"atom\"", FP_EFORMAT, "\"atomic\"");
 	bad_table("\"inf_literal\": true", "\"inf_literal\": 1", FP_EFORMAT, "boolean");
-	bad_table("\"call\": {\"file\": \"/u/k.py\", \"line\": 20,", "\"call\": {\"file\": 1, \"line\": 20,",
-		  FP_EFORMAT, "call.file");
-	bad_table(" \"frames\": [", " \"frames\": 3, \"x\": [", FP_EFORMAT, "\"frames\" must be an array");
+	bad_table("\"call\": {\"file\": \"/u/k.py\", \"line\": 20,",
+		  "\"call\": {\"file\": 1, \"line\": 20,", FP_EFORMAT, "call.file");
+	bad_table(" \"frames\": [", " \"frames\": 3, \"x\": [", FP_EFORMAT,
+		  "\"frames\" must be an array");
 }
 
 /* A chain of 40 nested frames: deeper than the site table allows. */
@@ -183,8 +186,10 @@ TEST(debug_frames_too_deep)
 	ASSERT_NOT_NULL(t);
 	p = t + sprintf(t, "{\"version\": 1, \"statements\": [], \"sites\": [], \"frames\": [");
 	for (i = 1; i <= 40; i++)
-		p += sprintf(p, "%s{\"id\": %d, \"function\": \"f\", \"parent\": %d, \"call\": {\"line\": 1}}",
-			     i > 1 ? "," : "", i, i - 1);
+		p += sprintf(
+			p,
+			"%s{\"id\": %d, \"function\": \"f\", \"parent\": %d, \"call\": {\"line\": 1}}",
+			i > 1 ? "," : "", i, i - 1);
 	strcpy(p, "]}");
 	dbgb_init(&b, 0, 1, 0, false, 0);
 	ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), t, strlen(t), &run, &d), FP_ELIMIT);
@@ -287,7 +292,8 @@ TEST(debug_frames_atomic_out_of_bounds)
 	run = decode_sites(&b, FRAME_SITES);
 	memset(args, 0, sizeof(args));
 	args[0].name = "p";
-	ASSERT_OK(fp_dbg_arg_set_view(&args[0], 0x2000, 4, 1, shape, strides)); /* 3 floats: lane 3 past */
+	ASSERT_OK(fp_dbg_arg_set_view(&args[0], 0x2000, 4, 1, shape,
+				      strides)); /* 3 floats: lane 3 past */
 	args[0].storage_lo = 0x2000;
 	args[0].storage_hi = 0x2100;
 	args[1].name = "out";
@@ -300,7 +306,8 @@ TEST(debug_frames_atomic_out_of_bounds)
 	ASSERT_STREQ(f->param, "p");
 	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
 	ASSERT_UEQ(f->bytes_past, 4);
-	ASSERT(!strncmp(f->message, "tl.atomic_add on `p + o` reads and writes up to 4 bytes past", 60));
+	ASSERT(!strncmp(f->message, "tl.atomic_add on `p + o` reads and writes up to 4 bytes past",
+			60));
 	ASSERT(strstr(f->message, "overwrites"));
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
@@ -348,7 +355,8 @@ static void desc_record(struct dbgb *b, uint64_t p, uint64_t k, uint64_t base, u
 	uint64_t bs[2] = {4, 4};
 	uint64_t last = base + (elems - 1) * 4;
 
-	w[0] = 2 | (uint64_t)5 << 16 | (uint64_t)FP_DTYPE_FLOAT32 << 24 | (uint64_t)2 << 32 | k << 40;
+	w[0] = 2 | (uint64_t)5 << 16 | (uint64_t)FP_DTYPE_FLOAT32 << 24 | (uint64_t)2 << 32 |
+	       k << 40;
 	w[1] = bs[0] | bs[1] << 21;
 	w[2] = elems;
 	w[3] = base;
@@ -379,8 +387,8 @@ TEST(debug_frames_forms_and_descriptors)
 		addrs[i] = 8192 + 4 * (uint64_t)i;
 	dbgb_init(&b, 3, 1, 3, false, 0);
 	/* status 1: a block pointer not followed (no addresses) */
-	dbgb_slot(&b, 0, 0)[0] = 1 | (uint64_t)2 << 16 | (uint64_t)FP_DTYPE_FLOAT32 << 24 |
-				 (uint64_t)2 << 32;
+	dbgb_slot(&b, 0, 0)[0] =
+		1 | (uint64_t)2 << 16 | (uint64_t)FP_DTYPE_FLOAT32 << 24 | (uint64_t)2 << 32;
 	dbgb_slot(&b, 0, 0)[1] = bs[0] | bs[1] << 21;
 	dbgb_slot(&b, 0, 0)[2] = (uint64_t)1 << 32;
 	dbgb_slot(&b, 0, 0)[7] = UINT64_MAX;
@@ -409,12 +417,14 @@ TEST(debug_frames_forms_and_descriptors)
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	/* an ordinary load may not claim more active lanes than its shape has */
-	dbgb_slot(&b, 0, 1)[0] = (dbgb_slot(&b, 0, 1)[0] & ~((uint64_t)0xff << 16)) | (uint64_t)2 << 16;
+	dbgb_slot(&b, 0, 1)[0] = (dbgb_slot(&b, 0, 1)[0] & ~((uint64_t)0xff << 16)) | (uint64_t)2
+											      << 16;
 	{
-		const char *s2 = "{\"version\": 1, \"statements\": [{\"id\": 0, \"line\": 1, \"source\": \"s\"}],"
-				 " \"sites\": [{\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"a\"},"
-				 " {\"id\": 2, \"statement\": 0, \"kind\": \"load\", \"name\": \"b\"},"
-				 " {\"id\": 3, \"statement\": 0, \"kind\": \"load\", \"name\": \"c\"}]}";
+		const char *s2 =
+			"{\"version\": 1, \"statements\": [{\"id\": 0, \"line\": 1, \"source\": \"s\"}],"
+			" \"sites\": [{\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"a\"},"
+			" {\"id\": 2, \"statement\": 0, \"kind\": \"load\", \"name\": \"b\"},"
+			" {\"id\": 3, \"statement\": 0, \"kind\": \"load\", \"name\": \"c\"}]}";
 
 		run = NULL;
 		ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), s2, strlen(s2), &run, &d), FP_EFORMAT);
@@ -432,7 +442,8 @@ TEST(debug_frames_reports)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	static const char lj[] = "{\"output_dir\": \"/tmp\", \"grid\": [1], \"source_file\": \"/u/k.py\"}";
+	static const char lj[] =
+		"{\"output_dir\": \"/tmp\", \"grid\": [1], \"source_file\": \"/u/k.py\"}";
 
 	frame_run(&b, true);
 	run = decode_sites(&b, FRAME_SITES);
