@@ -565,3 +565,24 @@ def test_descriptor_gather_summary(dbg):
     assert s0["lanes_outside_shape"] == n and s0["outside_shape"] == "zero_fill"
     assert s0["min_addr"] == a.data_ptr() and s0["max_addr"] == a.data_ptr() + (11 * n + n - 1) * 4
     assert s0["first_addr"] == a.data_ptr()
+
+
+def test_descriptor_scatter_summary(dbg):
+    """A descriptor scatter: a row index outside the shape is dropped (TMA), not written."""
+    m, n, r = 12, 16, 8
+    a = torch.zeros(m, n)
+    idx = torch.tensor([0, 3, 5, 11, 2, 12, 7, 1], dtype=torch.int32)
+    src = torch.randn(r, n)
+    run, _ = _run(dbg, lambda: whole.scatter_kernel[(1,)](a, idx, src, m, n, R=r, BN=n))
+    want = torch.zeros(m, n)
+    for i, row in enumerate(idx.tolist()):
+        if row < m:
+            want[row] = src[i]
+    assert torch.equal(a, want) and run["findings"] == []
+    st = next(s for s in run["report"]["statements"] if "desc.scatter" in s["source"])
+    (sc,) = st["memory"]
+    s0 = sc["instances"][0]["address_summary"]
+    assert sc["access"] == "store" and s0["active_lane_count"] == (r - 1) * n
+    assert s0["outside_shape"] == "dropped" and s0["last_addr"] == a.data_ptr() + (1 * n + n - 1) * 4
+    (v,) = st["results"]  # the value the scatter writes
+    assert v["name"] == "v"

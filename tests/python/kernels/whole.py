@@ -188,3 +188,13 @@ def gather_kernel(a_ptr, idx_ptr, out_ptr, M, N, R: tl.constexpr, BN: tl.constex
     t = desc.gather(rows, 0)
     tl.store(out_ptr + tl.arange(0, R)[:, None] * BN + tl.arange(0, BN)[None, :], t)
     fpl.collect_end()
+
+
+@triton.jit
+def scatter_kernel(a_ptr, idx_ptr, src_ptr, M, N, R: tl.constexpr, BN: tl.constexpr):
+    fpl.collect_start()
+    desc = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[1, BN])
+    rows = tl.load(idx_ptr + tl.arange(0, R))
+    v = tl.load(src_ptr + tl.arange(0, R)[:, None] * BN + tl.arange(0, BN)[None, :])
+    desc.scatter(v, rows, 0)
+    fpl.collect_end()
