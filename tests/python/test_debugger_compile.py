@@ -65,6 +65,7 @@ WHOLE_CASES = [
     ("whole", "dev_desc_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
      {"EXTRA": 0, "BM": 16, "BN": 16}),
     ("whole", "awkward_kernel", {"x_ptr": "*fp32", "n_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 16}),
+    ("whole", "desc_atomic_kernel", {"a_ptr": "*fp32", "M": 64, "N": 32}, {"BM": 16, "BN": 32}),
     ("tutorial_style", "attn_fwd_kernel", _ATTN,
      {"N_CTX": 256, "HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32, "STAGE": 3, "OVERRUN": 0}),
     ("tutorial_style", "attn_bwd_kernel", {"Q": _F16, "K": _F16, "V": _F16, "sm_scale": 0.5, "DO": _F16,

@@ -198,3 +198,12 @@ def scatter_kernel(a_ptr, idx_ptr, src_ptr, M, N, R: tl.constexpr, BN: tl.conste
     v = tl.load(src_ptr + tl.arange(0, R)[:, None] * BN + tl.arange(0, BN)[None, :])
     desc.scatter(v, rows, 0)
     fpl.collect_end()
+
+
+@triton.jit
+def desc_atomic_kernel(a_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """A descriptor atomic (TMA reduce): compiled for GPUs only (the interpreter has none)."""
+    fpl.collect_start()
+    d = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    d.atomic_add([tl.program_id(0) * BM, 0], tl.full((BM, BN), 1.0, tl.float32))
+    fpl.collect_end()
