@@ -274,3 +274,23 @@ def test_block_pointer_closed_form_matches_every_lane_gpu(dbg):
         return out_rows
 
     assert summaries(1) == summaries(2)
+
+
+def test_descriptor_atomic_gpu(dbg):
+    """A descriptor atomic (TMA reduce), which the interpreter cannot run: observed as an atomic
+    site (op add, through the descriptor), with exact addresses and no finding."""
+    if not _hopper():
+        pytest.skip("tensor descriptors (TMA) need compute capability 9.0 or newer")
+    a = torch.zeros(64, 32, device="cuda")
+    dbg.activate(level=1, addr_level=1)
+    whole.desc_atomic_kernel[(4,)](a, 64, 32, BM=16, BN=32)
+    torch.cuda.synchronize()
+    dbg.deactivate()
+    (run,) = dbg.take_exported_runs()
+    assert torch.equal(a, torch.ones(64, 32, device="cuda"))
+    assert run["findings"] == [] and run["complete"]
+    _full_coverage([run])
+    (m,) = [m for s in run["report"]["statements"] for m in s["memory"] if m["access"] == "atomic"]
+    assert m["op"] == "add" and m["form"] == "tensor_descriptor"
+    s1 = next(i["address_summary"] for i in m["instances"] if i["program"][0] == 1)
+    assert s1["first_addr"] == a.data_ptr() + 16 * 32 * 4 and s1["active_lane_count"] == 16 * 32
