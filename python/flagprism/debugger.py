@@ -538,7 +538,7 @@ def _cli_end(status: int) -> list[str]:
                      + (f"; {len(unobserved)} place(s) not observed (see the reports' coverage)" if unobserved
                         else ""))
     # the same finding in many launches of a kernel is listed once
-    groups: dict[tuple[str, str, int, str, str], list[Any]] = {}
+    groups: dict[tuple[str, str, int, str, str, str], list[Any]] = {}
     for r in runs:
         for f in r.get("findings", []):
             key = (r["kernel"], f.get("kind", ""), int(f.get("line", 0)), str(f.get("subject", "")),
