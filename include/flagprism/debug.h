@@ -47,10 +47,17 @@ extern "C" {
 
 /* Site and record kinds; the values are the record's kind field. */
 enum fp_dbg_kind {
-	FP_DBG_KIND_VALUE = 1, /* numerical summary of a tensor value */
-	FP_DBG_KIND_LOAD = 2,  /* address summary of a tl.load */
-	FP_DBG_KIND_STORE = 3, /* address summary of a tl.store */
+	FP_DBG_KIND_VALUE = 1,  /* numerical summary of a tensor value */
+	FP_DBG_KIND_LOAD = 2,   /* address summary of a tl.load (or a descriptor load, gather) */
+	FP_DBG_KIND_STORE = 3,  /* address summary of a tl.store (or a descriptor store, scatter) */
+	FP_DBG_KIND_ATOMIC = 4, /* address summary of a tl.atomic_* (reads and writes) */
+	/* the memory a tensor descriptor made on the device can address (its whole shape): active
+	 * lanes count its elements (capped at 2^32 - 1), not the lanes of the record's shape */
+	FP_DBG_KIND_DESCRIPTOR = 5,
 };
+
+/* Load, store, atomic or descriptor: a record whose words 2-7 are an address summary. */
+#define FP_DBG_KIND_IS_ADDR(k) ((k) >= FP_DBG_KIND_LOAD && (k) <= FP_DBG_KIND_DESCRIPTOR)
 
 /* Status of an address summary (record word 2, bits 32-63). */
 enum fp_dbg_addr_status {
@@ -78,22 +85,78 @@ struct fp_dbg_record {
 	uint32_t reserved;
 };
 
-/* A statement of the site table: one Triton source statement inside the collected region. */
+/*
+ * A statement of the site table: one Triton source statement inside the collected region, or
+ * inside a @triton.jit helper called from it (then `frame` names the call site, and `line` is a
+ * line of the helper's file, fp_dbg_run_frame(run, frame)->file).
+ */
 struct fp_dbg_statement {
 	uint32_t id;           /* statement id of the site table */
-	uint32_t line;         /* 1-based line in the user's file */
+	uint32_t line;         /* 1-based line in the user's file (the helper's, in a frame) */
 	uint32_t col;          /* column as the rewriter gave it */
 	uint32_t end_line;     /* last line of the statement (>= line) */
 	uint32_t loop_depth;   /* loops around it inside the kernel */
+	uint32_t frame;        /* 0: the kernel's own body; else the helper call site (frame id) */
 	const char *source;    /* statement text, NUL-terminated */
 	const uint32_t *sites; /* indices of its sites (fp_dbg_run_site()), by ascending site id */
 	size_t nsites;
 };
 
-/* A name a site reads that an earlier statement defined (site table `reads`). */
+/*
+ * A name a site reads that an earlier statement defined (site table `reads`). Inside a helper,
+ * a parameter the caller passed a variable stands for that variable: `frame`/`var` say which
+ * (`frame` is then the caller's frame); otherwise `frame` is the site's own and `var` = `name`.
+ */
 struct fp_dbg_read {
 	const char *name;
 	uint32_t statement; /* index of the defining statement, or UINT32_MAX if none was found */
+	uint32_t frame;     /* frame of the variable read */
+	const char *var;    /* its name there */
+};
+
+/*
+ * A @triton.jit helper call site the twin observes inside (site table `frames`). Frame ids are
+ * 1..n, parents before their callees; frame 0 is the kernel's own body and has no entry.
+ */
+struct fp_dbg_frame {
+	uint32_t id;
+	uint32_t parent;         /* calling frame (0: the kernel's body) */
+	uint32_t depth;          /* frames from the kernel to this one: 1 for a direct call */
+	uint32_t call_line;      /* line of the calling statement (in call_file) */
+	uint32_t call_col;       /* its column */
+	const char *function;    /* the helper's name */
+	const char *file;        /* the helper's file (its statements' lines are lines of it) */
+	const char *call_file;   /* the calling statement's file */
+	const char *call_source; /* the calling statement's text */
+};
+
+/* What an unobserved entry is (site table `unobserved`). */
+enum fp_dbg_unobserved_what {
+	FP_DBG_UNOBSERVED_MEMORY = 1,    /* a load, store, atomic or descriptor access */
+	FP_DBG_UNOBSERVED_STATEMENT = 2, /* a statement (or a helper call) */
+};
+
+/* Something the region holds that the twin does not observe, and why (the coverage account). */
+struct fp_dbg_unobserved {
+	enum fp_dbg_unobserved_what what;
+	uint32_t line;
+	uint32_t col;
+	uint32_t frame; /* as in fp_dbg_statement */
+	const char *source;
+	const char *reason;
+};
+
+/*
+ * The coverage account of a run (docs/debugger.md, "Coverage"): memory sites are the loads,
+ * stores, atomics and descriptor accesses of the observed code (helpers included, once per call
+ * site), observed ones those with an address site; statements are the statements with something
+ * to observe at the run's levels, observed ones those with a site.
+ */
+struct fp_dbg_coverage {
+	uint64_t memory_sites;
+	uint64_t memory_sites_observed;
+	uint64_t statements;
+	uint64_t statements_observed;
 };
 
 /*
@@ -128,6 +191,8 @@ struct fp_dbg_check {
 	enum fp_dbg_role role;
 	enum fp_dtype target_dtype; /* FP_DBG_ROLE_CAST_SRC: the dtype converted to */
 	const char *name;
+	uint32_t frame;  /* frame of the variable (as in fp_dbg_read) */
+	const char *var; /* its name there */
 };
 
 /*
@@ -137,6 +202,7 @@ struct fp_dbg_check {
 struct fp_dbg_site {
 	uint32_t id;        /* site id written in the records (>= 1) */
 	uint32_t statement; /* index of its statement (fp_dbg_run_statement()) */
+	uint32_t frame;     /* its statement's frame */
 	enum fp_dbg_kind kind;
 	const char *name; /* value name or pointer expression, NUL-terminated */
 	const struct fp_dbg_read *reads;
@@ -158,6 +224,16 @@ struct fp_dbg_site {
 	size_t nbase_params;
 	const struct fp_dbg_check *checks; /* rules applied to earlier values at this site */
 	size_t nchecks;
+	/* Memory sites, from the site table (optional there): */
+	const char *op;   /* FP_DBG_KIND_ATOMIC: "add", "cas", "xchg", ... ("" when not given) */
+	const char *form; /* "pointer", "block_pointer", "tensor_descriptor" ("" when not given) */
+	/* block pointers and descriptors: what a load gives the lanes outside the shape (masked
+	 * off): "zero" or "nan"; "" when not given */
+	const char *padding;
+	const char *desc_param; /* a host TensorDescriptor's parameter, or NULL */
+	/* value sites: the statement writes an infinity literal (float("-inf")...): its Inf
+	 * values are meant, not an origin (site table `inf_literal`) */
+	bool inf_literal;
 };
 
 /* Everything about the run that is not per statement or per site. */
@@ -211,12 +287,47 @@ FP_EXTERN void fp_dbg_run_free(struct fp_dbg_run *run);
 /** Header facts and totals; borrowed, valid until fp_dbg_run_free(). Never NULL for a run. */
 FP_EXTERN const struct fp_dbg_run_info *fp_dbg_run_info(const struct fp_dbg_run *run);
 
-/** Number of statements; they are indexed in source order (line, then column, then id). */
+/**
+ * Number of statements; they are indexed in source order: by the (line, column) of the call
+ * statements leading to them and then their own (line, column), so that a helper's statements
+ * follow the statement that calls it; then frame, then id.
+ */
 FP_EXTERN size_t fp_dbg_run_statement_count(const struct fp_dbg_run *run);
 
 /** Statement `i` in source order, or NULL if out of range. Borrowed. */
 FP_EXTERN const struct fp_dbg_statement *fp_dbg_run_statement(const struct fp_dbg_run *run,
 							      size_t i);
+
+/** Number of helper call frames (ids 1..n). */
+FP_EXTERN size_t fp_dbg_run_frame_count(const struct fp_dbg_run *run);
+
+/** Frame `id` (1..n), or NULL (also for 0, the kernel's body). Borrowed. */
+FP_EXTERN const struct fp_dbg_frame *fp_dbg_run_frame(const struct fp_dbg_run *run, uint32_t id);
+
+/** Number of unobserved entries of the site table. */
+FP_EXTERN size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run);
+
+/** Unobserved entry `i`, in site table order, or NULL. Borrowed. */
+FP_EXTERN const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run,
+								size_t i);
+
+/**
+ * The run's coverage account. A load, store or atomic site whose every record says its
+ * addresses are not observable (fp_dbg_run_site_unobservable()) counts as a memory site that
+ * was not observed.
+ */
+FP_EXTERN void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out);
+
+/**
+ * For a load, store or atomic site with records that all carry an address status other than
+ * complete (a block pointer or descriptor the rewriter could not follow): that status; else 0
+ * (FP_DBG_ADDR_COMPLETE). Reports list such sites as unobserved, with
+ * fp_dbg_addr_status_reason().
+ */
+FP_EXTERN uint32_t fp_dbg_run_site_unobservable(const struct fp_dbg_run *run, size_t i);
+
+/** Why addresses with `status` are not observable, in plain words. Static storage. */
+FP_EXTERN const char *fp_dbg_addr_status_reason(uint32_t status);
 
 /** Number of sites (= header word 7). */
 FP_EXTERN size_t fp_dbg_run_site_count(const struct fp_dbg_run *run);
@@ -302,7 +413,7 @@ FP_EXTERN void fp_dbg_record_addr_summary(const struct fp_dbg_record *rec,
 /** Dump offset in words into the arena, or FP_DBG_NO_DUMP. */
 FP_EXTERN uint64_t fp_dbg_record_dump_offset(const struct fp_dbg_record *rec);
 
-/** "value", "load", "store" or "unknown". Static storage. */
+/** "value", "load", "store", "atomic", "descriptor" or "unknown". Static storage. */
 FP_EXTERN const char *fp_dbg_kind_name(enum fp_dbg_kind kind);
 
 /** "complete", "block_pointer", "tensor_descriptor", "unsupported" or "unknown". */
@@ -324,6 +435,9 @@ enum fp_dbg_finding_kind {
 	FP_DBG_FINDING_DIVISION_BY_ZERO = 4,
 	FP_DBG_FINDING_INVALID_DOMAIN = 5,
 	FP_DBG_FINDING_PRECISION_LOSS = 6,
+	/* a tensor descriptor whose shape and strides reach outside the tensor it was built from
+	 * (host descriptors: checked at launch; device ones: at their creation) */
+	FP_DBG_FINDING_DESCRIPTOR_EXTENT = 7,
 };
 
 /* Where an out-of-bounds access went, once it left the view its pointer derives from. */
@@ -345,6 +459,15 @@ struct fp_dbg_arg {
 	uint64_t view_lo, view_hi;
 	uint64_t storage_lo, storage_hi;
 	uint32_t element_size;
+	/*
+	 * A host tensor descriptor (triton.tools.tensor_descriptor.TensorDescriptor): the view is
+	 * its base tensor's; [desc_lo, desc_hi) are the bytes its own shape and strides address
+	 * from the same data_ptr (fp_dbg_arg_set_view() on them). `desc_text` describes them
+	 * ("shape [64, 64], strides [64, 1]") for the message; borrowed like `name`.
+	 */
+	bool descriptor;
+	uint64_t desc_lo, desc_hi;
+	const char *desc_text;
 };
 
 /**
@@ -432,7 +555,7 @@ FP_EXTERN const struct fp_dbg_finding *fp_dbg_findings_at(const struct fp_dbg_fi
 FP_EXTERN const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_findings *f, size_t *n);
 
 /** "out_of_bounds", "nan_origin", "inf_origin", "division_by_zero", "invalid_domain",
- *  "precision_loss", or "unknown". Static storage. */
+ *  "precision_loss", "descriptor_extent", or "unknown". Static storage. */
 FP_EXTERN const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind);
 
 /** "inside_storage", "other_storage", "outside_allocations" or "none". Static storage. */

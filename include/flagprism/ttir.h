@@ -83,6 +83,9 @@ struct fp_ttir_value {
 	struct fp_ttir_type type;
 };
 
+/* Most frames kept per location (fp_ttir_op.frames). */
+#define FP_TTIR_MAX_FRAMES 16
+
 /* fp_ttir_op.flags: what the op is. */
 #define FP_TTIR_OP_REGIONS (1u << 0)   /* owns regions: ops [index + 1, end) are nested in it */
 #define FP_TTIR_OP_GENERIC (1u << 1)   /* printed in generic form: "tt.reduce"(%x) <{...}> ({ }) */
@@ -133,6 +136,15 @@ struct fp_ttir_op {
 	 */
 	struct fp_ttir_loc loc;
 	struct fp_ttir_loc caller;
+	/*
+	 * Every frame of the location, innermost first: frames[0] is `loc`, frames[n_frames - 1]
+	 * is `caller`, and between them the call sites of the @triton.jit functions the op was
+	 * inlined through (a helper's line when the op comes from a tl.sum inside that helper).
+	 * At most FP_TTIR_MAX_FRAMES; a deeper chain keeps its innermost frame and the outermost
+	 * ones (the kernel's and its helpers' call sites are the outer frames).
+	 */
+	uint32_t n_frames;
+	const struct fp_ttir_loc *frames;
 	/* The Python variable name: loc.name if set, else caller.name, else NULL. */
 	const char *var_name;
 

@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from flagprism import _devbuf, _intercept, _launch
+from flagprism import _devbuf, _intercept, _launch, _rewrite
 
 _lock = threading.RLock()
 _runs: list[dict[str, Any]] = []
@@ -46,7 +46,7 @@ _ttir_json: dict[int, tuple[Any, str]] = {}  # id(compiled kernel) -> (kernel, i
 class Run(dict):  # type: ignore[type-arg]
     """A run dict whose "report" and "findings" are read from the JSON report when first used."""
 
-    _LAZY = ("report", "findings")
+    _LAZY = ("report", "findings", "coverage")
 
     def _load(self) -> None:
         path = dict.get(self, "json")
@@ -56,6 +56,8 @@ class Run(dict):  # type: ignore[type-arg]
                 report = json.load(f)
         dict.__setitem__(self, "report", report)
         dict.__setitem__(self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else [])
+        # what was observed out of what exists (docs/debugger.md, "Coverage")
+        dict.__setitem__(self, "coverage", report.get("coverage") if isinstance(report, dict) else None)
 
     def __getitem__(self, key: Any) -> Any:
         if key in self._LAZY and dict.get(self, key, _UNLOADED) is _UNLOADED:
@@ -123,6 +125,7 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         "ttir_unavailable_reason": None if text is not None else (reason or "unknown"),
         "source_file": twin.source_file,
         "twin_file": twin.path,
+        "frame_files": _rewrite.frame_files(twin),
         "record_capacity": plan.slots,
         "args": _launch.describe_args(fn, plan.bound, plan.backend),
         "sanitize": bool(twin.extra.get("sanitize", False)),
@@ -174,6 +177,7 @@ def new_run(twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseEx
         "paths": {},
         "report": _UNLOADED,
         "findings": _UNLOADED,
+        "coverage": _UNLOADED,
         "sanitize": bool(twin.extra.get("sanitize", False)),
         "complete": None,
         "num_warps": dict(plan.num_warps) if plan.num_warps else None,

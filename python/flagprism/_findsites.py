@@ -49,18 +49,29 @@ class PointerBases:
     """Candidate base parameters of every load/store pointer of a kernel, by call position."""
 
     def __init__(self, fdef: ast.FunctionDef, params: list[str], resolve: Callable[[ast.AST], Any],
-                 access_kind: Callable[[ast.Call], tuple[str, bool] | None]) -> None:
+                 access_kind: Callable[[ast.Call], tuple[str, bool] | None],
+                 initial: dict[str, frozenset[str]] | None = None, order: dict[str, int] | None = None) -> None:
+        """params: the kernel parameters (each its own base). A helper's twin passes none, and
+        instead `initial` (its parameters' candidates at the call) and the kernel's `order`."""
         self.params = params
-        self.order = {p: i for i, p in enumerate(params)}
+        self.roots = set(params)
+        self.order = order if order is not None else {p: i for i, p in enumerate(params)}
         self.resolve = resolve
         self.access_kind = access_kind
         self.found: dict[Key, frozenset[str]] = {}
-        self._block(fdef.body, {})
+        self.arg_found: dict[tuple[int, int, int, int], frozenset[str]] = {}  # call arguments
+        self._block(fdef.body, dict(initial or {}))
 
     def of(self, call: ast.Call) -> list[str]:
         """Candidates for the access `call` (a node of the original tree or a copy of it)."""
         got = self.found.get((call.lineno, call.col_offset), frozenset())
         return sorted(got, key=lambda p: self.order.get(p, 1 << 30))
+
+    def arg_bases(self, arg: ast.AST) -> list[str]:
+        """Candidates for an argument of a call (a node of the original tree or a copy of it):
+        what a helper's parameter may derive from."""
+        key = (arg.lineno, arg.col_offset, arg.end_lineno or 0, arg.end_col_offset or 0)
+        return sorted(self.arg_found.get(key, frozenset()), key=lambda p: self.order.get(p, 1 << 30))
 
     # -- expressions ------------------------------------------------------------------------------
 
@@ -71,7 +82,7 @@ class PointerBases:
         if isinstance(node, ast.Name):
             if node.id in env:
                 return env[node.id]
-            return frozenset((node.id,)) if node.id in self.order else none
+            return frozenset((node.id,)) if node.id in self.roots else none
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, (ast.Add, ast.Sub)):
                 return self.expr(node.left, env) | self.expr(node.right, env)
@@ -121,6 +132,9 @@ class PointerBases:
         for sub in ast.walk(node):
             if not isinstance(sub, ast.Call):
                 continue
+            for a in list(sub.args) + [k.value for k in sub.keywords]:
+                key = (a.lineno, a.col_offset, a.end_lineno or 0, a.end_col_offset or 0)
+                self.arg_found[key] = self.arg_found.get(key, frozenset()) | self.expr(a, env)
             kind = self.access_kind(sub)
             if kind is None:
                 continue
@@ -214,6 +228,24 @@ def classify_other(node: ast.AST | None) -> str:
     if math.isinf(v):
         return "inf"
     return "finite"
+
+
+def has_inf_literal(node: ast.AST, is_load: Callable[[ast.Call], bool]) -> bool:
+    """Does the statement write an infinity as a literal (float("-inf"), -math.inf, ...)? A
+    load's `other` does not count: what padding lanes hold is the load's rule (load_other)."""
+    skip: set[int] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and is_load(sub):
+            other = next((k.value for k in sub.keywords if k.arg == "other"), None)
+            if other is None and len(sub.args) > 2:
+                other = sub.args[2]
+            if other is not None:
+                skip.update(id(n) for n in ast.walk(other))
+    for sub in ast.walk(node):
+        if id(sub) not in skip and isinstance(sub, (ast.Call, ast.Attribute, ast.Constant)) and \
+                classify_other(sub) == "inf":
+            return True
+    return False
 
 
 def load_other(call: ast.Call) -> str:

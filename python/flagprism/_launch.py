@@ -62,6 +62,9 @@ class Launch:
     buffer_device: Any = None
     #: byte offset of the buffer in the launch pipeline's device pool, or None (its own buffer)
     pipe_offset: int | None = None
+    #: extra twin arguments: the base tensor of each host TensorDescriptor argument
+    #: (``__fp_db_<param>``, _memforms.py)
+    extra: dict[str, Any] | None = None
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -133,13 +136,56 @@ def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, An
     return env
 
 
+def _frame_env(twin: Twin, bound: dict[str, Any], frame: int, upto_line: int,
+               memo: dict[tuple[int, int], dict[str, Any]]) -> dict[str, Any]:
+    """Names a loop bound inside a helper's twin (frame) may use on the host: the helper's
+    parameters, evaluated from the call's argument expressions in the caller's names, and the
+    helper's earlier top-level assignments."""
+    key = (frame, upto_line)
+    if key in memo:
+        return memo[key]
+    frames = getattr(twin, "frames", [])
+    f = frames[frame - 1] if 0 < frame <= len(frames) else None
+    if f is None:
+        return {}
+    caller = _host_env(twin, bound, f.call_line) if f.parent == 0 else \
+        _frame_env(twin, bound, f.parent, f.call_line, memo)
+    env: dict[str, Any] = {k: v for k, v in caller.items() if not isinstance(v, (bool, int, float))}
+    for p, expr in f.arg_exprs.items():
+        try:
+            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, caller)
+        except Exception:  # noqa: BLE001 - not known on the host
+            continue
+        v = v.value if hasattr(v, "value") else v
+        if isinstance(v, (bool, int, float)):
+            env[p] = v
+    for line, name, expr in f.host_defs:
+        if line >= upto_line:
+            break
+        try:
+            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env) if expr else None
+        except Exception:  # noqa: BLE001
+            v = None
+        v = v.value if hasattr(v, "value") else v
+        if isinstance(v, (bool, int, float)):
+            env[name] = v
+        else:
+            env.pop(name, None)
+    memo[key] = env
+    return env
+
+
 def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
-    """Host-evaluated trip count of every loop of the twin (None: not known on the host)."""
+    """Host-evaluated trip count of every loop of the twin (None: not known on the host). A
+    `while` test's loop (extra_trip) runs once more than its body."""
     out: dict[int, int | None] = {}
+    memo: dict[tuple[int, int], dict[str, Any]] = {}
     for loop in twin.loops:
         trips = None
         if loop.range_args is not None and 1 <= len(loop.range_args) <= 3:
-            env = _host_env(twin, bound, loop.line)
+            frame = getattr(loop, "frame", 0)
+            env = _host_env(twin, bound, loop.line) if not frame else _frame_env(twin, bound, frame, loop.line,
+                                                                                   memo)
             try:
                 vals = [eval(compile(a, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env)
                         for a in loop.range_args]
@@ -148,6 +194,8 @@ def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
                     trips = len(range(*vals))
             except Exception:  # noqa: BLE001
                 trips = None
+        if getattr(loop, "extra_trip", False):
+            trips = (LOOP_TRIPS if trips is None else trips) + 1
         out[loop.id] = trips
     return out
 
@@ -266,9 +314,16 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"),
                        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
+    extra = {f"__fp_db_{p}": bound[p].base for p in getattr(twin, "desc_params", [])
+             if _is_host_descriptor(bound.get(p))}
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
                   backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None,
-                  buffer_device=dev, pipe_offset=offset)
+                  buffer_device=dev, pipe_offset=offset, extra=extra)
+
+
+def _is_host_descriptor(v: Any) -> bool:
+    """A triton.tools.tensor_descriptor.TensorDescriptor (duck-typed: base tensor, block shape)."""
+    return hasattr(v, "base") and hasattr(v, "block_shape") and hasattr(getattr(v, "base", None), "data_ptr")
 
 
 def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -277,6 +332,7 @@ def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
     register cap when one was decided."""
     kw = dict(kwargs)
     kw[CTX] = plan.buffer
+    kw.update(plan.extra or {})
     nw = plan.num_warps
     if nw is not None and (plan.num_warps_given or nw["twin"] != nw["kernel"]):
         kw["num_warps"] = nw["twin"]
@@ -374,9 +430,12 @@ def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None)
                         "value": _json_value(v)})
         elif hasattr(v, "data_ptr") and hasattr(v, "dtype"):
             out.append(_tensor_entry(name, v, backend))
-        elif hasattr(v, "base") and hasattr(v, "block_shape") and hasattr(v.base, "data_ptr"):
+        elif _is_host_descriptor(v):
             e = _tensor_entry(name, v.base, backend)  # host-side TensorDescriptor: its base is the allocation
             e["value"] = {"block_shape": _json_value(list(v.block_shape))}
+            e["descriptor"] = {"shape": [int(x) for x in v.shape], "strides": [int(x) for x in v.strides],
+                               "block_shape": [int(x) for x in v.block_shape],
+                               "padding": str(getattr(v, "padding", "zero"))}
             out.append(e)
         else:
             out.append({"name": name, "kind": "scalar", "dtype": _scalar_dtype(v), "shape": None, "strides": None,

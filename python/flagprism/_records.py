@@ -948,6 +948,357 @@ def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, ma
     return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, False)
 
 
+# --------------------------------------------------------------------------------------------
+# Block pointers and tensor descriptors (docs/debugger.md, "Block pointers and tensor
+# descriptors")
+#
+# A block pointer's lanes are not visible as addresses in Triton's language, and neither are a
+# descriptor's. The rewriter keeps a *shadow* of each one it can follow (_memforms.py): for a
+# block pointer (base pointer, shape, strides, offsets) as given to tl.make_block_ptr and moved
+# by tl.advance, for a descriptor its base pointer (its shape and strides are the descriptor's
+# own). The address summary of an access is then computed in closed form from those scalars:
+# lane i of dimension d sits at offsets[d] + i for i in [0, block_shape[d]); lanes outside
+# [0, shape[d]) on a checked dimension (boundary_check; every dimension of a descriptor, whose
+# TMA accesses zero-fill or drop them) are inactive, so the active lanes form a box and its
+# first, last, lowest and highest addresses follow per dimension.
+# --------------------------------------------------------------------------------------------
+
+
+@constexpr_function
+def _ntuple(t):
+    return len(t)
+
+
+@constexpr_function
+def _in_dims(check, d):
+    """Is dimension d in the constexpr tuple `check` (boundary_check), or is check True (all)?"""
+    if check is True:
+        return True
+    if check is None or check is False:
+        return False
+    if isinstance(check, int):
+        return check == d
+    return d in [int(c) for c in check]
+
+
+@constexpr_function
+def _block_shape_of(ptr):
+    """Block shape of a block pointer (its pointee block type)."""
+    return [int(d) for d in ptr.type.element_ty.shape]
+
+
+@constexpr_function
+def _desc_block_shape(desc):
+    return [int(d) for d in desc.block_shape]
+
+
+@constexpr_function
+def _desc_code(desc):
+    return _code_of(desc.type.block_type.element_ty)
+
+
+@constexpr_function
+def _desc_es(desc):
+    return max(1, desc.type.block_type.element_ty.primitive_bitwidth // 8)
+
+
+@constexpr_function
+def _bp_code(ptr):
+    return _code_of(ptr.type.element_ty.element_ty)
+
+
+@constexpr_function
+def _bp_es(ptr):
+    return max(1, ptr.type.element_ty.element_ty.primitive_bitwidth // 8)
+
+
+@constexpr_function
+def _shape_word0(site, kind, shape, code):
+    flags = _pack_shape(shape)[1]
+    return site | (kind << 16) | (code << 24) | (len(shape) << 32) | (flags << 36)
+
+
+@constexpr_function
+def _shape_word1(shape):
+    return _pack_shape(shape)[0]
+
+
+@constexpr_function
+def _is_none(x):
+    return x is None
+
+
+@triton.jit
+def _as_i64(x):
+    if _is_tensor(x):
+        return x.to(tl.int64)
+    else:
+        return tl.full((), x, tl.int64)
+
+
+@triton.jit
+def _box_summary(base, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr, ES: tl.constexpr):
+    """(active lanes, first, last, min, max address) of the box of lanes offs[d] + [0, BS[d]) with
+    strides (elements) from the int64 address base; checked dimensions keep [0, shape[d])."""
+    ND: tl.constexpr = _ntuple(BS)
+    cnt = tl.full((), 1, tl.int64)
+    first = base
+    last = base
+    mn = base
+    mx = base
+    for d in tl.static_range(ND):
+        o = _as_i64(offs[d])
+        st = _as_i64(strides[d]) * ES
+        lo = tl.full((), 0, tl.int64)
+        hi = tl.full((), BS[d], tl.int64)
+        if _in_dims(CHECK, d):
+            n = _as_i64(shape[d])
+            lo = tl.maximum(lo, -o)
+            hi = tl.minimum(hi, n - o)
+            hi = tl.maximum(hi, lo)
+        cnt = cnt * (hi - lo)
+        a = (o + lo) * st
+        b = (o + hi - 1) * st
+        first = first + a
+        last = last + b
+        mn = mn + tl.minimum(a, b)
+        mx = mx + tl.maximum(a, b)
+    some = cnt > 0
+    zero = tl.full((), 0, tl.int64)
+    return (tl.where(some, cnt, zero), tl.where(some, first, zero), tl.where(some, last, zero),
+            tl.where(some, mn, zero), tl.where(some, mx, zero))
+
+
+@triton.jit
+def _box_lanes(bptr, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr):
+    """Every lane's pointer and activity of the box (1 to 3 dimensions), for level-2 dumps."""
+    ND: tl.constexpr = _ntuple(BS)
+    i0 = _as_i64(offs[0]) + tl.arange(0, BS[0]).to(tl.int64)
+    if ND == 1:
+        p = bptr + i0 * _as_i64(strides[0])
+        act = tl.full((BS[0],), 1, tl.int1)
+        if _in_dims(CHECK, 0):
+            act = act & (i0 >= 0) & (i0 < _as_i64(shape[0]))
+    elif ND == 2:
+        i1 = _as_i64(offs[1]) + tl.arange(0, BS[1]).to(tl.int64)
+        p = bptr + i0[:, None] * _as_i64(strides[0]) + i1[None, :] * _as_i64(strides[1])
+        act = tl.full((BS[0], BS[1]), 1, tl.int1)
+        if _in_dims(CHECK, 0):
+            act = act & ((i0 >= 0) & (i0 < _as_i64(shape[0])))[:, None]
+        if _in_dims(CHECK, 1):
+            act = act & ((i1 >= 0) & (i1 < _as_i64(shape[1])))[None, :]
+    else:
+        i1 = _as_i64(offs[1]) + tl.arange(0, BS[1]).to(tl.int64)
+        i2 = _as_i64(offs[2]) + tl.arange(0, BS[2]).to(tl.int64)
+        p = (bptr + i0[:, None, None] * _as_i64(strides[0]) + i1[None, :, None] * _as_i64(strides[1]) +
+             i2[None, None, :] * _as_i64(strides[2]))
+        act = tl.full((BS[0], BS[1], BS[2]), 1, tl.int1)
+        if _in_dims(CHECK, 0):
+            act = act & ((i0 >= 0) & (i0 < _as_i64(shape[0])))[:, None, None]
+        if _in_dims(CHECK, 1):
+            act = act & ((i1 >= 0) & (i1 < _as_i64(shape[1])))[None, :, None]
+        if _in_dims(CHECK, 2):
+            act = act & ((i2 >= 0) & (i2 < _as_i64(shape[2])))[None, None, :]
+    return p, act
+
+
+@triton.jit
+def _box_record(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, bptr, shape, strides, offs,
+                BS: tl.constexpr, CHECK: tl.constexpr, CODE: tl.constexpr, ES: tl.constexpr, DUMP: tl.constexpr,
+                FUSED: tl.constexpr):
+    ND: tl.constexpr = _ntuple(BS)
+    if DUMP and ND <= 3:
+        p, act = _box_lanes(bptr, shape, strides, offs, BS, CHECK)
+        return _addr(ctx, base, slots, n, SITE, KIND, p, act, DUMP, FUSED)
+    else:
+        W0: tl.constexpr = _shape_word0(SITE, KIND, BS, CODE)
+        W1: tl.constexpr = _shape_word1(BS)
+        cnt, fa, la, mn, mx = _box_summary(bptr.to(tl.int64), shape, strides, offs, BS, CHECK, ES)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx,
+                     tl.full((), -1, tl.int64), FUSED)
+
+
+@triton.jit
+def _bp_make(base, shape, strides, offsets):
+    """The shadow of tl.make_block_ptr(base, shape, strides, offsets, ...): offsets as int32
+    values (not constexprs), so that tl.advance can move them in a loop."""
+    ND: tl.constexpr = _ntuple(offsets)
+    if ND == 1:
+        o = (_as_i64(offsets[0]).to(tl.int32),)
+    elif ND == 2:
+        o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32))
+    elif ND == 3:
+        o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32), _as_i64(offsets[2]).to(tl.int32))
+    else:
+        o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32), _as_i64(offsets[2]).to(tl.int32),
+             _as_i64(offsets[3]).to(tl.int32))
+    return (base, shape, strides, o)
+
+
+@triton.jit
+def bp_make(base, shape, strides, offsets):
+    return _bp_make(base, shape, strides, offsets)
+
+
+@triton.jit
+def bp_advance(shadow, delta):
+    """The shadow of tl.advance(ptr, delta)."""
+    ND: tl.constexpr = _ntuple(delta)
+    o = shadow[3]
+    if ND == 1:
+        no = (o[0] + _as_i64(delta[0]).to(tl.int32),)
+    elif ND == 2:
+        no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32))
+    elif ND == 3:
+        no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32),
+              o[2] + _as_i64(delta[2]).to(tl.int32))
+    else:
+        no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32),
+              o[2] + _as_i64(delta[2]).to(tl.int32), o[3] + _as_i64(delta[3]).to(tl.int32))
+    return (shadow[0], shadow[1], shadow[2], no)
+
+
+@triton.jit
+def _bp_addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
+             DUMP: tl.constexpr, FUSED: tl.constexpr):
+    BS: tl.constexpr = _block_shape_of(ptr)
+    CODE: tl.constexpr = _bp_code(ptr)
+    ES: tl.constexpr = _bp_es(ptr)
+    return _box_record(ctx, base, slots, n, SITE, KIND, shadow[0], shadow[1], shadow[2], shadow[3], BS, CHECK,
+                       CODE, ES, DUMP, FUSED)
+
+
+@triton.jit
+def bp_addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
+                  DUMP: tl.constexpr):
+    """The address record of a load/store through block pointer `ptr` with `shadow` (bp_make,
+    bp_advance) and boundary_check CHECK, in closed form."""
+    return _bp_addr(ctx, base, slots, n, SITE, KIND, ptr, shadow, CHECK, DUMP, True)
+
+
+@triton.jit
+def bp_addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
+               DUMP: tl.constexpr):
+    return _bp_addr(ctx, base, slots, n, SITE, KIND, ptr, shadow, CHECK, DUMP, False)
+
+
+@triton.jit
+def _desc_addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs, DUMP: tl.constexpr,
+               FUSED: tl.constexpr):
+    BS: tl.constexpr = _desc_block_shape(desc)
+    CODE: tl.constexpr = _desc_code(desc)
+    if _is_none(dbase):
+        # the descriptor's base is not known (status 2: not observable)
+        W0: tl.constexpr = _shape_word0(SITE, KIND, BS, CODE)
+        W1: tl.constexpr = _shape_word1(BS)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        zero = tl.full((), 0, tl.int64)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero,
+                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+    else:
+        ES: tl.constexpr = _desc_es(desc)
+        return _box_record(ctx, base, slots, n, SITE, KIND, dbase, desc.shape, desc.strides, offs, BS, True, CODE,
+                           ES, DUMP, FUSED)
+
+
+@triton.jit
+def desc_addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs,
+                    DUMP: tl.constexpr):
+    """The address record of a descriptor load/store/atomic at block coordinates `offs`, with
+    `dbase` the descriptor's base pointer (None: unknown): TMA semantics, every dimension
+    checked against the descriptor's shape."""
+    return _desc_addr(ctx, base, slots, n, SITE, KIND, desc, dbase, offs, DUMP, True)
+
+
+@triton.jit
+def desc_addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs,
+                 DUMP: tl.constexpr):
+    return _desc_addr(ctx, base, slots, n, SITE, KIND, desc, dbase, offs, DUMP, False)
+
+
+@triton.jit
+def _desc_gather(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
+                 DUMP: tl.constexpr, FUSED: tl.constexpr):
+    """Gather/scatter rows x_offs (a block of row indices) from column y_off: materialised lanes."""
+    if _is_none(dbase):
+        BS: tl.constexpr = _desc_block_shape(desc)
+        CODE: tl.constexpr = _desc_code(desc)
+        W0: tl.constexpr = _shape_word0(SITE, KIND, BS, CODE)
+        W1: tl.constexpr = _shape_word1(BS)
+        w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+        zero = tl.full((), 0, tl.int64)
+        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero,
+                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+    else:
+        BS: tl.constexpr = _desc_block_shape(desc)
+        rows = x_offs.to(tl.int64)
+        cols = _as_i64(y_off) + tl.arange(0, BS[1]).to(tl.int64)
+        p = dbase + rows[:, None] * _as_i64(desc.strides[0]) + cols[None, :] * _as_i64(desc.strides[1])
+        act = ((rows >= 0) & (rows < _as_i64(desc.shape[0])))[:, None] & \
+            ((cols >= 0) & (cols < _as_i64(desc.shape[1])))[None, :]
+        return _addr(ctx, base, slots, n, SITE, KIND, p, act, DUMP, FUSED)
+
+
+@triton.jit
+def desc_gather_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
+                      DUMP: tl.constexpr):
+    return _desc_gather(ctx, base, slots, n, SITE, KIND, desc, dbase, x_offs, y_off, DUMP, True)
+
+
+@triton.jit
+def desc_gather_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
+                   DUMP: tl.constexpr):
+    return _desc_gather(ctx, base, slots, n, SITE, KIND, desc, dbase, x_offs, y_off, DUMP, False)
+
+
+@triton.jit
+def _desc_extent(ctx, base, slots, n, SITE: tl.constexpr, desc, dbase, FUSED: tl.constexpr):
+    """Record kind 5: the bytes a descriptor made on the device addresses over its whole shape
+    (first: its base, last: its last element; active lanes: its element count, capped)."""
+    BS: tl.constexpr = _desc_block_shape(desc)
+    CODE: tl.constexpr = _desc_code(desc)
+    ES: tl.constexpr = _desc_es(desc)
+    ND: tl.constexpr = _ntuple(BS)
+    W0: tl.constexpr = _shape_word0(SITE, 5, BS, CODE)
+    W1: tl.constexpr = _shape_word1(BS)
+    b = dbase.to(tl.int64)
+    cnt = tl.full((), 1, tl.int64)
+    last = b
+    mn = b
+    mx = b
+    for d in tl.static_range(ND):
+        sh = _as_i64(desc.shape[d])
+        a = (sh - 1) * _as_i64(desc.strides[d]) * ES
+        cnt = cnt * tl.maximum(sh, 0)
+        last = last + a
+        mn = mn + tl.minimum(a, 0)
+        mx = mx + tl.maximum(a, 0)
+    some = cnt > 0
+    zero = tl.full((), 0, tl.int64)
+    cnt = tl.minimum(cnt, 0xFFFFFFFF)
+    w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
+    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.where(some, cnt, zero),
+                 tl.where(some, b, zero), tl.where(some, last, zero), tl.where(some, mn, zero),
+                 tl.where(some, mx, zero), tl.full((), -1, tl.int64), FUSED)
+
+
+@triton.jit
+def desc_extent_fused(ctx, base, slots, n, SITE: tl.constexpr, desc, dbase):
+    return _desc_extent(ctx, base, slots, n, SITE, desc, dbase, True)
+
+
+@triton.jit
+def desc_extent_np(ctx, base, slots, n, SITE: tl.constexpr, desc, dbase):
+    return _desc_extent(ctx, base, slots, n, SITE, desc, dbase, False)
+
+
+@triton.jit
+def mask_and(mask, cond):
+    """A load's mask restricted to a scalar condition (a branch of a conditional expression)."""
+    return tl.where(cond, mask, False)
+
+
 @constexpr_function
 def desc_word0(site, kind, desc):
     ty = desc.type.block_type

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import triton.language as tl
 
-from flagprism import _findsites
+from flagprism import _calltwins, _findsites, _memforms
 
 #: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
 CTX = "__fp_ctx"
@@ -44,6 +44,21 @@ _RESERVED_PREFIX = ("__fp_", "__fpu_")  # the twin's own names and its hoisted t
 
 _LOAD_FNS = ("load",)
 _STORE_FNS = ("store",)
+_ATOMIC_OPS = ("add", "max", "min", "and", "or", "xor", "xchg", "cas")
+#: Parameters of tl.atomic_cas and of the other tl.atomic_* (Triton 3.x).
+_CAS_PARAMS = ("pointer", "cmp", "val", "sem", "scope")
+_ATOMIC_PARAMS = ("pointer", "val", "mask", "sem", "scope")
+#: Descriptor methods and what they do: (kind, op).
+_DESC_METHODS = {"load": ("load", ""), "store": ("store", ""), "gather": ("load", "gather"),
+                 "scatter": ("store", "scatter")} | {f"atomic_{o}": ("atomic", o)
+                                                      for o in ("add", "min", "max", "and", "or", "xor")}
+H_BPMAKE = "__fp_bpmake"  # block pointers and descriptors (_memforms.py, _records.py)
+H_BPADV = "__fp_bpadv"
+H_BPADDR = "__fp_bpaddr"
+H_DESCADDR = "__fp_descaddr"
+H_DESCGATHER = "__fp_descgather"
+H_DEXT = "__fp_dext"
+H_MAND = "__fp_mand"  # a mask ANDed with a branch condition (conditional expressions)
 # Parameters of tl.load/tl.store in order (Triton 3.x). Written out because the interpreter may
 # leave triton.language.core patched with wrappers that hide the real signatures.
 _LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
@@ -76,10 +91,35 @@ class Statement:
     end_line: int
     source: str
     loop_depth: int
+    frame: int = 0  # 0: the kernel's own body; else the helper call site (_calltwins.Frame)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
-                "source": self.source, "loop_depth": self.loop_depth}
+        d = {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
+             "source": self.source, "loop_depth": self.loop_depth}
+        if self.frame:
+            d["frame"] = self.frame
+        return d
+
+
+@dataclass
+class Unobserved:
+    """Something the region holds that the twin does not observe, and why (the coverage account
+    of docs/debugger.md). `what`: "memory" (a load, store, atomic or descriptor access) or
+    "statement"."""
+
+    what: str
+    line: int
+    col: int
+    source: str
+    reason: str
+    frame: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"what": self.what, "line": self.line, "col": self.col, "source": self.source,
+             "reason": self.reason}
+        if self.frame:
+            d["frame"] = self.frame
+        return d
 
 
 @dataclass
@@ -107,6 +147,8 @@ class Loop:
     kind: str  # "for" or "while"
     range_args: list[str] | None  # host-evaluable range(...) arguments, if the loop has them
     parent: int | None
+    frame: int = 0  # the frame whose names range_args uses (_calltwins.Frame)
+    extra_trip: bool = False  # a `while` test: one more run than the body
 
 
 @dataclass
@@ -126,6 +168,10 @@ class Twin:
     fn: Callable[..., Any] | None = None
     jit: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    frames: list[Any] = field(default_factory=list)  # _calltwins.Frame, ids 1..n
+    subtwins: list[Any] = field(default_factory=list)  # _calltwins.SubTwin, callees first
+    unobserved: list[Unobserved] = field(default_factory=list)
+    desc_params: list[str] = field(default_factory=list)  # kernel params passed a host TensorDescriptor
 
     @property
     def has_dumps(self) -> bool:
@@ -140,7 +186,22 @@ class Twin:
             "addr_level": self.addr_level,
             "statements": [s.to_json() for s in self.statements],
             "sites": [s.to_json() for s in self.sites],
+            "frames": [f.to_json() for f in self.frames],
+            "unobserved": [u.to_json() for u in self.unobserved],
         }
+
+
+class _Shared:
+    """The tables a kernel and the twins of its helpers fill together (ids are global)."""
+
+    def __init__(self) -> None:
+        self.statements: list[Statement] = []
+        self.sites: list[Site] = []
+        self.loops: list[Loop] = []
+        self.frames: list[Any] = []
+        self.subtwins: list[Any] = []
+        self.unobserved: list[Unobserved] = []
+        self.desc_params: list[str] = []
 
 
 # ------------------------------------------------------------------------------------------------
@@ -234,6 +295,16 @@ class _Access:
     name: str
 
 
+@dataclass
+class _Header:
+    """A compound statement's header whose accesses are evaluated ahead of it."""
+
+    pre: list[str]  # statements evaluating the header expressions into temporaries
+    exprs: list[ast.AST]  # what the header reads instead of its own expressions
+    sites: list[int] = field(default_factory=list)  # the header's sites (ids)
+    outer_loops: tuple[int, ...] = ()  # the loops around the statement
+
+
 class _Source:
     """The kernel's source lines, dedented, and how to map them back to the user's file."""
 
@@ -301,13 +372,14 @@ class _Source:
 
 class _Rewriter:
 
-    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> None:
+    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False,
+                 src: _Source | None = None) -> None:
         self.jitfn = jitfn
         # sanitize: the whole body is one region observing addresses only, markers or not, and
         # constructs that cannot be observed are left as they are instead of refused
         self.sanitize = sanitize
         self.fn = jitfn.fn
-        self.src = _Source(self.fn)
+        self.src = src if src is not None else _Source(self.fn)
         self.scope: dict[str, Any] = dict(self.fn.__globals__)
         try:
             self.scope.update(inspect.getclosurevars(self.fn).nonlocals)
@@ -315,13 +387,24 @@ class _Rewriter:
             pass
         self.level = level
         self.addr_level = addr_level
-        self.statements: list[Statement] = []
-        self.sites: list[Site] = []
-        self.loops: list[Loop] = []
+        # tables shared with the twins of the helpers this kernel calls (_calltwins.py)
+        self.shared = _Shared()
+        self.statements: list[Statement] = self.shared.statements
+        self.sites: list[Site] = self.shared.sites
+        self.loops: list[Loop] = self.shared.loops
+        self.frame = 0  # the kernel's own body
+        self.depth = 0  # helper nesting
+        self.parent_rw: _Rewriter | None = None
         self.host_defs: list[tuple[int, str, str]] = []
+        self.forms = _memforms.Forms(self)  # block pointers and descriptors this function tracks
         # dedented line index (1-based) -> replacement text for whole simple-statement groups
         self.line_edits: dict[int, str] = {}
         self.blank_lines: set[int] = set()
+        self.header_override: dict[int, str] = {}  # line -> rewritten header of a compound statement
+        self.onelines: set[int] = set()  # header lines whose one-line body was written with them
+        self.prologue_extra: list[str] = []  # statements for the `def` line (a first header's accesses)
+        self.assigned_here: set[str] = set()  # names this function assigned so far (helpers' reads)
+        self.visited: set[int] = set()  # ids of the statements rewritten (the others keep their text)
         self.defined: set[str] = set()
         self.reg_level = level
         self.reg_addr = addr_level
@@ -361,6 +444,7 @@ class _Rewriter:
         self.params = [a.arg for a in fdef.args.args
                        if a.annotation is None or not self._is_constexpr_annotation(a.annotation)]
         self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self._access_kind)
+        self.forms.scan(fdef, {})
         if self.sanitize:
             return self._run_sanitize(fdef)
         regions = self._find_regions(fdef)
@@ -378,12 +462,32 @@ class _Rewriter:
             block, i0, i1 = self._region_span(reg)
             depth = self._loop_depth_of(reg.start)
             self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
+        self._shadows_outside(fdef)
         text = self._emit(fdef)
         levels = [r.level for r in regions]
         addrs = [r.addr_level for r in regions]
+        return self._twin(text, max(levels), max(addrs))
+
+    def _twin(self, text: str, level: int, addr_level: int) -> Twin:
+        sh = self.shared
         return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
-                    level=max(levels), addr_level=max(addrs), statements=self.statements, sites=self.sites,
-                    loops=self.loops, host_defs=self.host_defs)
+                    level=level, addr_level=addr_level, statements=self.statements, sites=self.sites,
+                    loops=self.loops, host_defs=self.host_defs, frames=sh.frames, subtwins=sh.subtwins,
+                    unobserved=sh.unobserved, desc_params=sh.desc_params)
+
+    def _shadows_outside(self, fdef: ast.FunctionDef) -> None:
+        """Block pointers and descriptors made or moved outside the regions still need their
+        shadows kept (a region may access them): the updates are appended to those statements."""
+        if not self.forms.kind:
+            return
+        for node in _memforms._own_nodes(fdef):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or id(node) in self.visited:
+                continue
+            if id(node) not in self.parent_block:
+                continue
+            ups = self.forms.after_assign(node)
+            if ups:
+                self._append_after(node, "; ".join(ups))
 
     def _run_sanitize(self, fdef: ast.FunctionDef) -> Twin:
         """The whole body as one region, every load and store an address site (level 0, addr 1)."""
@@ -403,9 +507,74 @@ class _Rewriter:
         self.reg_level, self.reg_addr = 0, 1
         self._block(fdef.body, fdef.body, 0, ())
         text = self._emit(fdef)
-        return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="", level=0,
-                    addr_level=1, statements=self.statements, sites=self.sites, loops=self.loops,
-                    host_defs=self.host_defs)
+        return self._twin(text, 0, 1)
+
+    # -- coverage ------------------------------------------------------------------------------------
+
+    @property
+    def lenient(self) -> bool:
+        """Leave what cannot be observed unobserved (with a reason) instead of refusing the kernel:
+        in sanitize mode and inside helpers."""
+        return self.sanitize or self.frame != 0
+
+    def frame_stack(self) -> list[Any]:
+        """The helper call frames from this function up to the kernel (their _calltwins.Frame)."""
+        out = []
+        rw: _Rewriter | None = self
+        while rw is not None and rw.frame:
+            out.append(rw.frame_obj)  # type: ignore[attr-defined]
+            rw = rw.parent_rw
+        return out
+
+    def _note_unobserved(self, what: str, node: ast.AST, source: str, reason: str) -> None:
+        self.shared.unobserved.append(Unobserved(what=what, line=self.src.abs_line(getattr(node, "lineno", 1)),
+                                                 col=self.src.col(node) if hasattr(node, "col_offset") else 0,
+                                                 source=source, reason=reason, frame=self.frame))
+
+    def _unobserved_access(self, st: ast.stmt, call: ast.Call, reason: str) -> None:
+        if self.reg_addr >= 1:
+            self._note_unobserved("memory", st, ast.unparse(call), reason)
+
+    def _unobserved_header(self, st: ast.stmt, reason: str) -> None:
+        """Every access and helper call of a header that cannot be evaluated ahead of it."""
+        for e in self._header_exprs(st):
+            for sub in ast.walk(e):
+                if not isinstance(sub, ast.Call):
+                    continue
+                if self._access_kind(sub) is not None:
+                    self._unobserved_access(st, sub, f"in the header of a compound statement: {reason}")
+                else:
+                    helper = _calltwins.user_helper(self._resolve_obj(sub.func))
+                    if helper is not None:
+                        self._note_unobserved("statement", st, self._header_text(st),
+                                              f"helper {helper.fn.__name__} called in the header of a compound "
+                                              f"statement is not observed: {reason}")
+
+    def _unobserved_block(self, st: ast.stmt, reason: str) -> None:
+        """Every access of a block left as it is."""
+        for sub in ast.walk(st):
+            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                self._unobserved_access(st, sub, reason)
+        self._note_unobserved("statement", st, self.src.lines[st.lineno - 1].strip(), reason)
+
+    def _unobserved_helper(self, h: "_Hoister", helper: Any, fdef: ast.FunctionDef | None, src: "_Source | None",
+                           reason: str) -> None:
+        """A helper call left as it is: the call counts as one unobserved statement, and every access
+        in the helper's body as an unobserved memory site."""
+        self._note_unobserved("statement", h.orig, self.src.segment(h.orig).split("\n")[0], reason)
+        if fdef is None:
+            try:
+                src = _Source(helper.fn)
+                fdef = src.parse_function()
+            except RewriteError:
+                return
+        if self.reg_addr < 1 or src is None:
+            return
+        for sub in ast.walk(fdef):
+            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                self.shared.unobserved.append(Unobserved(
+                    what="memory", line=src.abs_line(sub.lineno), col=src.col(sub), source=ast.unparse(sub),
+                    reason=reason, frame=self.frame))
 
     # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
 
@@ -428,7 +597,9 @@ class _Rewriter:
             return
         if isinstance(operand, ast.Name):
             if operand.id in self.defined:
-                h.checks.append({"role": role, "name": operand.id, **extra})
+                ref = self._read_ref(operand.id)
+                cross = {"frame": ref["frame"], "var": ref["var"]} if isinstance(ref, dict) else {}
+                h.checks.append({"role": role, "name": operand.id, **extra, **cross})
                 return
             if operand.id in self.params or self._resolve_obj(operand) is not None:
                 return  # a launch argument or a global: not a value of this program
@@ -451,6 +622,9 @@ class _Rewriter:
         values = [s for s in reversed(mine) if s.kind == "value"]
         if h.checks and values:
             values[0].info.setdefault("checks", []).extend(h.checks)
+        if _findsites.has_inf_literal(st, lambda c: self._access_kind(c) == ("load", False)):
+            for s in values:
+                s.info["inf_literal"] = True
         if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):
             return
         v = work.value
@@ -622,7 +796,9 @@ class _Rewriter:
                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                         self.host_defs.append((line, sub.id, ""))  # set in a nested block: unknown
 
-    def _new_loop(self, node: ast.AST, parent: int | None) -> int:
+    def _new_loop(self, node: ast.AST, parent: int | None, header_only: bool = False) -> int:
+        """A loop of the site table's sizing. header_only: the loop of a `while` test, which runs
+        once more than the body (counted as one more iteration)."""
         range_args: list[str] | None = None
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             obj = _resolve(node.iter.func, self.scope)
@@ -635,7 +811,7 @@ class _Rewriter:
                     range_args = [ast.unparse(a) for a in node.iter.args]
         lid = len(self.loops)
         self.loops.append(Loop(lid, self.src.abs_line(node.lineno), "for" if isinstance(node, ast.For) else "while",
-                               range_args, parent))
+                               range_args, parent, self.frame, extra_trip=header_only))
         return lid
 
     # -- region bodies --------------------------------------------------------------------------------
@@ -665,26 +841,15 @@ class _Rewriter:
     def _compound(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> None:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.AsyncFor,
                            ast.AsyncWith)) or type(st).__name__ in ("Match", "TryStar"):
+            if self.lenient:
+                self._unobserved_block(st, f"`{type(st).__name__}` is not supported by the Debugger")
+                return
             raise self.unsupported(st, f"`{type(st).__name__}` inside a collection region")
-        heads: list[ast.AST] = []
-        if isinstance(st, ast.For):
-            heads = [st.iter]
-        elif isinstance(st, (ast.While, ast.If)):
-            heads = [st.test]
-        elif isinstance(st, ast.With):
-            heads = [it.context_expr for it in st.items]
-        for h in heads:
-            for sub in ast.walk(h):
-                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None and not self.sanitize:
-                    raise self.unsupported(st, "a tl.load/tl.store in the header of a for/while/if/with "
-                                           "statement; assign it to a variable first")
-        body_line = st.body[0].lineno
-        if body_line == st.lineno:
-            if self.sanitize:
-                return  # a body on its header's line cannot be edited: left unobserved
-            if self._needs_edit(st.body):
-                raise self.unsupported(st, "a statement on the same line as its for/while/if header; "
-                                       "put the body on its own line")
+        if isinstance(st, ast.If) and st.orelse and st.orelse[0].lineno == st.lineno:
+            if self.lenient:
+                self._unobserved_block(st, "an else branch on the header line")
+                return
+            raise self.unsupported(st, "an else branch on the header line")
         if isinstance(st, ast.For):
             for t in ast.walk(st.target):
                 if isinstance(t, ast.Name):
@@ -693,6 +858,11 @@ class _Rewriter:
         # for a loop, every name the loop assigns: a later iteration sees them changed) and its
         # own entries end with it; after the statement, entries of names it assigns are gone.
         assigned = _stored_names(st)
+        if isinstance(st, ast.While):
+            self._forget(assigned)
+        head = self._header(st, depth, loops)  # loads, stores and helper calls of the header
+        if head is not None:
+            self.header_override[st.lineno] = self._header_text(st, head.exprs)
         saved = self._caches()
         if isinstance(st, (ast.For, ast.While)):
             self._forget(assigned)
@@ -705,14 +875,195 @@ class _Rewriter:
         elif isinstance(st, ast.If):
             self._block(st.body, st.body, depth, loops)
             if st.orelse:
-                if st.orelse[0].lineno == st.lineno:
-                    raise self.unsupported(st, "an else branch on the header line")
                 self._set_caches(saved)
                 self._block(st.orelse, st.orelse, depth, loops)
         else:
             self._block(st.body, st.body, depth, loops)
+        if head is not None:
+            self._place_header(st, head)
         self._set_caches(saved)
         self._forget(assigned)
+
+    # -- compound statement headers -------------------------------------------------------------------
+
+    def _header_text(self, st: ast.stmt, exprs: list[ast.AST] | None = None) -> str:
+        """`for t in it:`, `while c:`, `if c:` (`elif c:`), `with a as b:` of a compound statement,
+        with `exprs` (rewritten header expressions) in place of its own when given."""
+        line = self.src.lines[st.lineno - 1]
+        if isinstance(st, ast.For):
+            it = exprs[0] if exprs else st.iter
+            return f"for {ast.unparse(st.target)} in {ast.unparse(it)}:"
+        if isinstance(st, (ast.While, ast.If)):
+            test = exprs[0] if exprs else st.test
+            word = "while" if isinstance(st, ast.While) else ("elif" if line.lstrip().startswith("elif") else "if")
+            return f"{word} {ast.unparse(test)}:"
+        if isinstance(st, ast.With):
+            items = []
+            for i, it in enumerate(st.items):
+                e = exprs[i] if exprs else it.context_expr
+                items.append(ast.unparse(e) + (f" as {ast.unparse(it.optional_vars)}" if it.optional_vars else ""))
+            return f"with {', '.join(items)}:"
+        return line.strip()
+
+    def _header_exprs(self, st: ast.stmt) -> list[ast.AST]:
+        if isinstance(st, ast.For):
+            return [st.iter]
+        if isinstance(st, (ast.While, ast.If)):
+            return [st.test]
+        if isinstance(st, ast.With):
+            return [it.context_expr for it in st.items]
+        return []
+
+    def _header(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> "_Header | None":
+        """Observe the loads, stores, atomics and helper calls of a compound statement's header: they
+        are evaluated on the line before it (and, for a `while`, again at the end of its body)
+        into temporaries the header then reads. None when the header has nothing to observe."""
+        exprs = self._header_exprs(st)
+        if not any(isinstance(sub, ast.Call) and (self._access_kind(sub) is not None or
+                                                   _calltwins.user_helper(self._resolve_obj(sub.func)))
+                   for e in exprs for sub in ast.walk(e)):
+            return None
+        value_on, addr_on = self.reg_level >= 1, self.reg_addr >= 1
+        if not value_on and not addr_on:
+            return None
+        why = self._header_slot_problem(st)
+        if why is not None:
+            self._unobserved_header(st, why)
+            return None
+        holder: list[Statement] = []
+        text = self._header_text(st)
+
+        def statement() -> Statement:
+            if not holder:
+                s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
+                              end_line=self.src.abs_line(st.lineno), source=text, loop_depth=depth,
+                              frame=self.frame)
+                self.statements.append(s)
+                holder.append(s)
+            return holder[0]
+
+        work = [copy.deepcopy(e) for e in exprs]
+        pre: list[str] = []
+        # the header's own reads; a `while` test runs in its loop, once per iteration and once more
+        hloops = loops
+        spin = isinstance(st, ast.While) and all(isinstance(b, ast.Pass) for b in st.body)
+        if isinstance(st, ast.While) and not spin:
+            hloops = loops + (self._new_loop(st, loops[-1] if loops else None, header_only=True),)
+        first_site = len(self.sites) + 1
+        expr_stmt = ast.Expr(value=ast.Tuple(elts=work, ctx=ast.Load()))
+        ast.copy_location(expr_stmt, st)
+        hoister = _Hoister(self, expr_stmt, pre, statement, self._reads_of(ast.Module(body=[ast.Expr(e) for e in exprs],
+                                                                                      type_ignores=[])),
+                           hloops, addr_on, value_on, orig=st, depth=depth)
+        hoister.run()
+        new_exprs = list(expr_stmt.value.elts)
+        if not pre:
+            return None
+        sites = list(range(first_site, len(self.sites) + 1))
+        if isinstance(st, ast.While):
+            # the test itself becomes a loop-carried flag, computed before the loop and at the end
+            # of each iteration
+            flag = f"__fpu_w{self.ntemps}"
+            self.ntemps += 1
+            pre = pre + [f"{flag} = {ast.unparse(new_exprs[0])}"]
+            new_exprs = [ast.Name(id=flag, ctx=ast.Load())]
+        return _Header(pre=pre, exprs=new_exprs, sites=sites, outer_loops=loops)
+
+    def _header_slot_problem(self, st: ast.stmt) -> str | None:
+        """Why the header of `st` cannot be evaluated on the line before it, or None. That line
+        must be the last line of the previous simple statement of the same block, a blank or
+        comment line inside the block, or the function's `def` line (the twin's prologue)."""
+        if self._header_slot(st) is None:
+            return "no line before it in its block to evaluate the header on"
+        if isinstance(st, ast.If) and self.src.lines[st.lineno - 1].lstrip().startswith("elif"):
+            return "an `elif` header (evaluated only when the branches before it are not taken)"
+        if isinstance(st, ast.While) and self._is_compound(st.body[-1]):
+            return "the `while` body ends with a block, so its test cannot be evaluated again at its end"
+        return None
+
+    def _header_slot(self, st: ast.stmt) -> str | None:
+        """Where the header of `st` is evaluated: "prev" (appended to the previous statement),
+        "def" (the function's `def` line), "free" (a blank or comment line), or None."""
+        block, i = self.parent_block[id(st)]
+        line = st.lineno - 1
+        owner = self.parent_stmt.get(id(st))
+        if i > 0 and not self._is_compound(block[i - 1]) and block[i - 1].end_lineno == line:
+            return "prev"
+        if i == 0 and owner is self.fdef:
+            return "def"  # everything before the first statement is the `def`: the prologue line
+        if line < 1 or line in self.blank_lines or line in self.line_edits:
+            return None
+        text = self.src.lines[line - 1].strip()
+        if text and not text.startswith("#"):
+            return None
+        if i == 0 and line <= getattr(owner, "lineno", 0):
+            return None
+        if owner is self.fdef and line <= self.fdef.lineno:
+            return None
+        return "free"
+
+    def _place_header(self, st: ast.stmt, head: "_Header") -> None:
+        """Write the header's evaluation before the statement (and at the end of a `while` body) and
+        the rewritten header line."""
+        block, i = self.parent_block[id(st)]
+        pre = "; ".join(head.pre)
+        slot = self._header_slot(st)
+        if slot == "prev":
+            self._append_after(block[i - 1], pre)
+        elif slot == "def":
+            self.prologue_extra.append(pre)
+        else:
+            self.line_edits[st.lineno - 1] = lead_of(self.src.lines[st.lineno - 1]) + pre
+        if isinstance(st, ast.While):
+            if all(isinstance(b, ast.Pass) for b in st.body) and head.sites:
+                # A spin-wait (`while <test>: pass`) may turn any number of times: each evaluation
+                # of the test overwrites the records of the one before, so the last one is kept.
+                pre = f"{SEQ} = {SEQ} - {len(head.sites)}; {pre}"
+            self._append_after(st.body[-1], pre)
+        # the header line itself (a one-line body written by _group already used the new header)
+        if st.body[0].lineno == st.lineno:
+            self._write_oneline(st)
+            return
+        lead = lead_of(self.src.lines[st.lineno - 1])
+        self.line_edits[st.lineno] = lead + self.header_override[st.lineno]
+        for ln in range(st.lineno + 1, st.body[0].lineno):
+            self.blank_lines.add(ln)
+
+    def _write_oneline(self, st: ast.stmt) -> None:
+        """Header and unchanged one-line body of `st` on its header line."""
+        if st.lineno in self.onelines:
+            return
+        lead = lead_of(self.src.lines[st.lineno - 1])
+        parts = [self._stmt_text(b) for b in st.body if b.lineno == st.lineno]
+        self.line_edits[st.lineno] = lead + self.header_override[st.lineno] + " " + "; ".join(parts)
+        self.onelines.add(st.lineno)
+
+    def _stmt_text(self, st: ast.stmt) -> str:
+        seg = self.src.segment(st)
+        return seg if "\n" not in seg else ast.unparse(st)
+
+    def _append_after(self, st: ast.stmt, text: str) -> None:
+        """Append `text` (statements) to the line holding simple statement `st` (and the statements
+        sharing its lines)."""
+        block, i = self.parent_block[id(st)]
+        while i > 0 and block[i - 1].end_lineno >= block[i].lineno:
+            i -= 1
+        first = block[i]
+        if first.lineno in self.line_edits:
+            self.line_edits[first.lineno] += "; " + text
+            return
+        j = i
+        while j + 1 < len(block) and block[j + 1].lineno <= block[j].end_lineno:
+            j += 1
+        line = self.src.lines[first.lineno - 1]
+        prefix = line[:first.col_offset]
+        if prefix.strip():  # a body on its header's line
+            prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
+        self.line_edits[first.lineno] = prefix + "; ".join(self._stmt_text(b) for b in block[i:j + 1]) + "; " + text
+        if prefix.strip():
+            self.onelines.add(first.lineno)
+        for ln in range(first.lineno + 1, block[j].end_lineno + 1):
+            self.blank_lines.add(ln)
 
     def _caches(self) -> tuple[dict, ...]:
         return dict(self.vcache), dict(self.ocache), dict(self.acache), dict(self.ccache)
@@ -744,7 +1095,8 @@ class _Rewriter:
     # -- simple statements ----------------------------------------------------------------------------
 
     def _access_kind(self, call: ast.Call) -> tuple[str, bool] | None:
-        """('load'|'store', is_descriptor) if call is a memory access the Debugger observes."""
+        """('load'|'store'|'atomic', is_descriptor) if call is a memory access the Debugger
+        observes."""
         func = call.func
         obj = _resolve(func, self.scope)
         if obj is not _MISSING:
@@ -752,16 +1104,33 @@ class _Rewriter:
                 return "load", False
             if _is_tl(obj, _STORE_FNS):
                 return "store", False
+            if _is_tl(obj, tuple(f"atomic_{o}" for o in _ATOMIC_OPS)):
+                return "atomic", False
             if _is_tl(obj, ("load_tensor_descriptor",)):
                 return "load", True
             if _is_tl(obj, ("store_tensor_descriptor",)):
                 return "store", True
             return None
-        if isinstance(func, ast.Attribute) and func.attr in ("load", "store"):
+        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS:
             base = _resolve(func.value, self.scope)
-            if base is _MISSING:  # a local object: a tensor descriptor is the only one with load/store
-                return func.attr, True
+            if base is _MISSING:  # a local object: a tensor descriptor is the one with these methods
+                return _DESC_METHODS[func.attr][0], True
         return None
+
+    def _atomic_op(self, call: ast.Call) -> str:
+        """"add", "cas"... of a tl.atomic_* call or a descriptor's atomic method."""
+        func = call.func
+        obj = _resolve(func, self.scope)
+        for o in _ATOMIC_OPS:
+            if obj is not _MISSING and _is_tl(obj, (f"atomic_{o}",)):
+                return o
+        if isinstance(func, ast.Attribute) and func.attr.startswith("atomic_"):
+            return func.attr[len("atomic_"):]
+        return ""
+
+    def _kernel_name_of(self, name: str) -> str | None:
+        """The kernel's own variable (or parameter) a name of this function stands for."""
+        return name
 
     def _group(self, group: list[ast.stmt], depth: int, loops: tuple[int, ...]) -> None:
         parts: list[str] = []
@@ -788,19 +1157,19 @@ class _Rewriter:
             j += 1
             after.append(self.src.segment(block[j]))
         first, last_st = block[i], block[j]
-        owner = self.parent_stmt.get(id(first))
-        if owner is not None and owner is not self.fdef and getattr(owner, "lineno", -1) == first.lineno:
-            raise self.unsupported(first, "a statement on the same line as its for/while/if header; "
-                                   "put the body on its own line")
         line = self.src.lines[first.lineno - 1]
-        lead = line[:len(line) - len(line.lstrip())]
-        self.line_edits[first.lineno] = lead + "; ".join(before + parts + after)
+        prefix = line[:first.col_offset]
+        if prefix.strip():  # a body on its header's line (`if c: x = ...`, `else: y = ...`)
+            prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
+            self.onelines.add(first.lineno)
+        self.line_edits[first.lineno] = prefix + "; ".join(before + parts + after)
         for ln in range(first.lineno + 1, last_st.end_lineno + 1):
             self.blank_lines.add(ln)
 
     def _new_statement(self, st: ast.stmt, depth: int) -> Statement:
         s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
-                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth)
+                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth,
+                      frame=self.frame)
         self.statements.append(s)
         return s
 
@@ -814,7 +1183,10 @@ class _Rewriter:
 
     def _simple(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
         """Instrumented text of one simple statement, and whether it changed."""
+        self.visited.add(id(st))
         if isinstance(st, ast.Return):
+            if self.frame:
+                return self._helper_return(st, depth, loops)
             if self.sanitize and not any(isinstance(c, ast.Call) and self._access_kind(c) for c in ast.walk(st)):
                 return self.src.segment(st), False
             raise self.unsupported(st, "`return` inside a collection region")
@@ -841,9 +1213,10 @@ class _Rewriter:
                 stmt_holder.append(self._new_statement(st, depth))
             return stmt_holder[0]
 
-        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on)
+        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on, orig=st, depth=depth)
         hoister.run()
         self._forget(_stored_names(st))
+        targets = [(n, t) for n, t in targets if not self.forms.is_form_name(n)]
         post: list[str] = []
         closed = None
         if value_on and self.reg_level < 2 and len(targets) == 1 and isinstance(work, ast.Assign) \
@@ -867,12 +1240,14 @@ class _Rewriter:
                 post.append(f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
                             f"{1 if self.reg_level >= 2 else 0}, True)")
                 self.vcache[name] = words
+        post.extend(self._form_updates(st, statement, reads, loops))
         for name, _node in targets:
             self.defined.add(name)
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in ([st.target] if not isinstance(st, ast.Assign) else st.targets):
                 for name, _n in _target_names(t):
                     self.defined.add(name)
+        self.assigned_here |= _stored_names(st)
         if value_on:
             self._annotate(st, work, hoister, stmt_holder[0] if stmt_holder else None)
         if not pre and not post:
@@ -880,7 +1255,52 @@ class _Rewriter:
         body = ast.unparse(work)
         if "\n" in body:
             raise self.unsupported(st, "a statement that cannot be written on one line")
-        return "; ".join(pre + [body] + post), True
+        if isinstance(work, ast.Expr) and isinstance(work.value, ast.Constant) and work.value.value is None:
+            body = ""  # the statement was a call of a helper without a value, now made before it
+        return "; ".join(pre + ([body] if body else []) + post), True
+
+    def _form_updates(self, st: ast.stmt, statement: Callable[[], Statement], reads: list[str],
+                      loops: tuple[int, ...]) -> list[str]:
+        """After `st`: the shadows of the block pointers and descriptors it assigns (_memforms.py),
+        and for a descriptor made on the device, the record of the memory it can address."""
+        out = self.forms.after_assign(st)
+        if not out:
+            return out
+        value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
+        target = (st.targets[0] if isinstance(st, ast.Assign) else st.target)  # type: ignore[union-attr]
+        if self.reg_addr >= 1 and isinstance(value, ast.Call) and isinstance(target, ast.Name) and \
+                self.forms.classify(value) == (_memforms.DESC, None):
+            base = _memforms.bind(value, ("base",)).get("base")
+            sid = self._new_site(statement(), "descriptor", ast.unparse(base) if base is not None else target.id,
+                                 reads, loops, False)
+            cands = self.bases.arg_bases(base) if base is not None else []
+            self.sites[sid - 1].info.update(base_param=cands[0] if len(cands) == 1 else None, base_params=cands,
+                                            form="tensor_descriptor")
+            out.append(f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
+                       f"{self.forms.shadow_of(target.id)})")
+        return out
+
+    def _helper_return(self, st: ast.Return, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
+        """`return X` of a helper twin: X's accesses observed, X returned with the record counter."""
+        work = copy.deepcopy(st)
+        pre: list[str] = []
+        stmt_holder: list[Statement] = []
+
+        def statement() -> Statement:
+            if not stmt_holder:
+                stmt_holder.append(self._new_statement(st, depth))
+            return stmt_holder[0]
+
+        hoister = _Hoister(self, work, pre, statement, self._reads_of(st), loops, self.reg_addr >= 1,
+                           self.reg_level >= 1, orig=st, depth=depth)
+        hoister.run()
+        if work.value is None:
+            ret = f"return {SEQ}"
+        elif self.returns_value:
+            ret = f"return ({ast.unparse(work.value)}), {SEQ}"
+        else:  # `return None` in a helper without a value
+            ret = f"return {SEQ}"
+        return "; ".join(pre + [ret]), True
 
     # -- closed-form records of index arithmetic ------------------------------------------------------
 
@@ -911,6 +1331,25 @@ class _Rewriter:
                 if a is not None and self._constexpr_k(k):
                     return ast.unparse(k), a[0], a[1]
         return None
+
+    def _static_cond(self, node: ast.AST) -> bool:
+        """Is `node` known at compile time: literals, constexpr parameters and constexpr or plain
+        globals, combined with comparisons and boolean or arithmetic operators?"""
+        cx = {a.arg for a in self.fdef.args.args if a.annotation is not None and
+              self._is_constexpr_annotation(a.annotation)}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                if sub.id in cx:
+                    continue
+                obj = self._resolve_obj(sub)
+                if isinstance(obj, tl.constexpr) or isinstance(obj, (bool, int, float)) or obj is None and \
+                        sub.id == "None":
+                    continue
+                return False
+            if not isinstance(sub, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.cmpop,
+                                    ast.boolop, ast.unaryop, ast.operator, ast.expr_context)):
+                return False
+        return True
 
     def _pure(self, node: ast.AST) -> bool:
         """No call but tl.program_id/tl.num_programs/.to(): evaluating the expression once more
@@ -972,8 +1411,14 @@ class _Rewriter:
         sid = len(self.sites) + 1
         if sid > 0xFFFF:
             raise RewriteError("more than 65535 observed sites in one kernel", self.src.file, stmt.line)
-        self.sites.append(Site(sid, stmt.id, kind, name, list(reads), loops, dumps))
+        self.sites.append(Site(sid, stmt.id, kind, name, [self._read_ref(r) for r in reads], loops, dumps))
         return sid
+
+    def _read_ref(self, name: str) -> Any:
+        """A read of `name` for the site table: the name itself (this frame's variable), or for a
+        helper parameter not reassigned yet, a reference to the caller's variable it was given
+        ({"name": param, "frame": F, "var": caller's name})."""
+        return name
 
     def _is_constexpr_annotation(self, ann: ast.AST) -> bool:
         obj = _resolve(ann, self.scope)
@@ -997,9 +1442,10 @@ class _Rewriter:
         for ln in self.blank_lines:
             lines[ln - 1] = ""
         # New header one line above the original `def`; the prologue takes the `def` line.
-        header = twin_header(fdef)
+        header = twin_header(fdef, self.shared.desc_params)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX})"
+        prologue = "; ".join([prologue] + self.prologue_extra)
         abs_def = self.src.abs_line(def_idx)
         if abs_def < 2:
             raise self.unsupported(fdef, "a kernel whose `def` is on the first line of its file")
@@ -1008,6 +1454,121 @@ class _Rewriter:
         full[abs_def - 2] = header
         full[abs_def - 1] = prologue
         return "\n".join(full) + "\n"
+
+
+class _HelperRewriter(_Rewriter):
+    """The twin of one helper call site (a frame): the helper's whole body observed with the
+    caller's levels, its statements and sites added to the kernel's tables (see _calltwins.py)."""
+
+    def __init__(self, helper: Any, parent: _Rewriter, frame: Any, fdef: ast.FunctionDef, src: _Source,
+                 binding: dict[str, ast.AST], shadows: dict[str, Any], loops: tuple[int, ...], depth: int) -> None:
+        super().__init__(helper, parent.reg_level, parent.reg_addr, parent.sanitize, src=src)
+        self.shared = parent.shared
+        self.statements = self.shared.statements
+        self.sites = self.shared.sites
+        self.loops = self.shared.loops
+        self.frame = frame.id
+        self.frame_obj = frame
+        self.depth = parent.depth + 1
+        self.parent_rw = parent
+        self.fdef = fdef
+        self.binding = binding
+        self.shadows = shadows
+        self.caller_loops = loops
+        self.caller_depth = depth
+        self.reg_level, self.reg_addr = parent.reg_level, parent.reg_addr
+        self.returns_value = _calltwins.returns_value(fdef)
+        self.name = f"__fp_h{frame.id}_{fdef.name}"
+
+    def _kernel_name_of(self, name: str) -> str | None:
+        caller = self.frame_obj.args.get(name)
+        if caller is None or name in self.assigned_here or self.parent_rw is None:
+            return None
+        return self.parent_rw._kernel_name_of(caller)
+
+    def _read_ref(self, name: str) -> Any:
+        caller = self.frame_obj.args.get(name)
+        if caller is None or name in self.assigned_here:
+            return name
+        up = self.parent_rw._read_ref(caller) if self.parent_rw is not None else caller
+        if isinstance(up, dict):
+            return {"name": name, "frame": up["frame"], "var": up["var"]}
+        return {"name": name, "frame": self.frame_obj.parent, "var": up}
+
+    def run_helper(self) -> Any:
+        fdef = self.fdef
+        self._check_reserved(fdef)
+        for a in fdef.args.args + fdef.args.kwonlyargs:
+            if a.arg.startswith(_RESERVED_PREFIX):
+                raise self.unsupported(fdef, f"the name {a.arg!r} is reserved for the Debugger's twin")
+        self.params = []
+        parent = self.parent_rw
+        assert parent is not None
+        init = {p: frozenset(parent.bases.arg_bases(self.binding[p])) for p in self.binding}
+        self.bases = _findsites.PointerBases(fdef, [], self._resolve_obj, self._access_kind, initial=init,
+                                             order=parent.bases.order)
+        self.forms.scan(fdef, self.shadows)
+        self.parent_block = {}
+        self.parent_stmt = {}
+
+        def index(block: list[ast.stmt], owner: ast.AST) -> None:
+            for i, st in enumerate(block):
+                self.parent_block[id(st)] = (block, i)
+                self.parent_stmt[id(st)] = owner
+                if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for sub in self._blocks(st):
+                        index(sub, st)
+
+        index(fdef.body, fdef)
+        self._collect_host_defs(fdef)
+        self.frame_obj.host_defs = list(self.host_defs)
+        # a parameter given a variable the caller observes reads that variable (across the call)
+        self.defined = {p for p, caller in self.frame_obj.args.items()
+                        if caller in parent.defined or isinstance(parent._read_ref(caller), dict)}
+        self._block(fdef.body, fdef.body, self.caller_depth, self.caller_loops)
+        text = self._emit_helper(fdef)
+        return _calltwins.SubTwin(name=self.name, frame=self.frame, jitfn=self.jitfn, text=text,
+                                  returns_value=self.returns_value, kernel_name=self.name)
+
+    def _emit_helper(self, fdef: ast.FunctionDef) -> str:
+        lines = list(self.src.lines)
+        def_idx = fdef.lineno
+        for i in range(1, def_idx):
+            lines[i - 1] = ""  # decorators
+        body_first = fdef.body[0].lineno
+        if body_first == def_idx:
+            raise self.unsupported(fdef, "a helper whose body starts on the `def` line")
+        for ln in range(def_idx, body_first):
+            lines[ln - 1] = ""
+        for ln, text in self.line_edits.items():
+            lines[ln - 1] = text
+        for ln in self.blank_lines:
+            lines[ln - 1] = ""
+        lead = lead_of(self.src.lines[body_first - 1]) or "    "
+        if self.prologue_extra:
+            lines[def_idx - 1] = lead + "; ".join(self.prologue_extra)
+        shadow_params = list(self.shadows)
+        header = _calltwins.twin_def_line(fdef, self.name, shadow_params)
+        abs_def = self.src.abs_line(def_idx)
+        if abs_def < 2:
+            raise self.unsupported(fdef, "a helper whose `def` is on the first line of its file")
+        full = [""] * (self.src.first - 1) + lines
+        full[abs_def - 2] = header
+        if not self.returns_value:
+            full.append(f"{lead}return {SEQ}")
+        return "\n".join(full) + "\n"
+
+
+def _guard(text: str, cond: str) -> str:
+    """`lhs = rhs` made conditional on a compile-time `cond`: `lhs = (rhs) if cond else d`, d the
+    record counter for __fp_n and None for temporaries (never read when cond is false)."""
+    st = ast.parse(text).body[0]
+    assert isinstance(st, ast.Assign) and len(st.targets) == 1, text
+    t = st.targets[0]
+    names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id]  # type: ignore[attr-defined]
+    dflt = [SEQ if n == SEQ else "None" for n in names]
+    other = dflt[0] if len(dflt) == 1 else "(" + ", ".join(dflt) + ")"
+    return f"{ast.unparse(t)} = ({ast.unparse(st.value)}) if {cond} else {other}"
 
 
 def _binop_text(op: ast.operator) -> str:
@@ -1036,9 +1597,12 @@ class _Hoister:
     store) before the statement."""
 
     def __init__(self, rw: _Rewriter, stmt: ast.stmt, pre: list[str], statement: Callable[[], Statement],
-                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool) -> None:
+                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool,
+                 orig: ast.stmt | None = None, depth: int = 0) -> None:
         self.rw = rw
         self.stmt = stmt
+        self.orig = orig if orig is not None else stmt  # the statement as the user wrote it
+        self.depth = depth
         self.pre = pre
         self.statement = statement
         self.reads = reads
@@ -1046,10 +1610,16 @@ class _Hoister:
         self.addr_on = addr_on
         self.value_on = value_on
         self.accessed: list[tuple[ast.Call, int]] = []  # (load/store call, its address site id)
+        # inside a branch of a conditional expression with a run-time condition: the condition
+        # (text) under which the branch runs, ANDed into the records' masks (_ifexp)
+        self.record_cond: str | None = None
         self.checks: list[dict[str, Any]] = []  # checks by reference for the statement's first value site
 
     def run(self) -> None:
         self._visit(self.stmt, conditional=False)
+
+    def statement_depth(self) -> int:
+        return self.depth
 
     def _operand_texts(self, node: ast.AST) -> dict[int, str]:
         """The user's text of `node`'s checked operands, taken before temporaries replace parts."""
@@ -1075,57 +1645,159 @@ class _Hoister:
         self.pre.append(f"{name} = {ast.unparse(expr)}")
         return ast.Name(id=name, ctx=ast.Load())
 
-    def _visit(self, node: ast.AST, conditional: bool) -> None:
+    def _visit(self, node: ast.AST, conditional: bool) -> ast.AST:
+        """Visit `node` and return what takes its place (itself, or the result of a helper call
+        moved before the statement)."""
         # Children first, in Python's evaluation order, then this node.
+        if isinstance(node, ast.IfExp) and not conditional and self._has_work(node.body, node.orelse):
+            return self._ifexp(node)
         if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             conditional = True
         texts = self._operand_texts(node)
         if isinstance(node, ast.Call):
-            self._visit(node.func, conditional)
-            for a in node.args:
-                self._visit(a, conditional)
+            orig_call = copy.deepcopy(node)
+            node.func = self._visit(node.func, conditional)
+            node.args = [self._visit(a, conditional) for a in node.args]
             for kw in node.keywords:
-                self._visit(kw.value, conditional)
+                kw.value = self._visit(kw.value, conditional)
             kind = self.rw._access_kind(node)
             if kind is not None:
                 if conditional:
-                    if self.rw.sanitize:
-                        return  # left unobserved
+                    if self.rw.sanitize or self.rw.frame:
+                        self.rw._unobserved_access(self.orig, node, "inside a conditional expression, boolean "
+                                                   "operator, lambda or comprehension")
+                        return node
                     raise self.rw.unsupported(self.stmt, "a tl.load/tl.store inside a conditional expression, "
                                               "boolean operator, lambda or comprehension")
                 self._access(node, *kind)
-            else:
-                self._operands(node, conditional, texts)
-            return
+                return node
+            helper = _calltwins.user_helper(self.rw._resolve_obj(node.func))
+            if helper is not None and (self.addr_on or self.value_on):
+                if conditional:
+                    self.rw._unobserved_helper(self, helper, None, None,
+                                               f"helper {helper.fn.__name__} is not observed: it is called "
+                                               "inside a conditional expression, boolean operator, lambda or "
+                                               "comprehension")
+                    return node
+                return _calltwins.twin_helper_call(self, node, helper, orig_call)
+            self._operands(node, conditional, texts)
+            return node
         if isinstance(node, ast.Assign):
-            self._visit(node.value, conditional)
-            for t in node.targets:
-                self._visit(t, conditional)
-            return
+            node.value = self._visit(node.value, conditional)
+            node.targets = [self._visit(t, conditional) for t in node.targets]
+            return node
         if isinstance(node, ast.AugAssign):
-            self._visit(node.value, conditional)
+            node.value = self._visit(node.value, conditional)
             if isinstance(node.op, ast.Div):  # `x /= d`: d is a divisor (a temporary may replace it)
                 div = ast.BinOp(left=node.target, op=node.op, right=node.value)
                 self._operands(div, conditional, {id(node.value): ast.unparse(node.value)})
                 node.value = div.right
-            return
-        for child in ast.iter_child_nodes(node):
-            self._visit(child, conditional)
+            return node
+        for fname, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        value[i] = self._visit(item, conditional)
+            elif isinstance(value, ast.AST):
+                setattr(node, fname, self._visit(value, conditional))
         if isinstance(node, ast.BinOp):
             self._operands(node, conditional, texts)
+        return node
+
+    # -- conditional expressions ------------------------------------------------------------------
+
+    def _has_work(self, *nodes: ast.AST) -> bool:
+        """Do `nodes` hold a memory access or a helper call (something to observe)?"""
+        for n in nodes:
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Call) and (self.rw._access_kind(sub) is not None or
+                                                  _calltwins.user_helper(self.rw._resolve_obj(sub.func))):
+                    return True
+        return False
+
+    def _ifexp(self, node: ast.IfExp) -> ast.AST:
+        """`A if C else B` with accesses or helper calls in A or B. With a compile-time condition
+        (constexpr parameters and globals, literals) each branch's temporaries and records are
+        guarded by the same condition (`t = (e) if (C) else None`): only the taken branch is
+        compiled, as in the user's expression. With a run-time condition (a scalar) both branches
+        are compiled: loads and stores whose arguments are plain arithmetic are recorded with the
+        condition ANDed into their mask (the access itself stays in its branch); anything else in
+        the branch is listed unobserved."""
+        node.test = self._visit(node.test, False)
+        if self.rw._static_cond(node.test):
+            cond = ast.unparse(node.test)
+            node.body = self._guarded_branch(node.body, f"({cond})")
+            node.orelse = self._guarded_branch(node.orelse, f"not ({cond})")
+            return node
+        ct = self._temp(node.test, "c")
+        node.test = ct
+        cname = ast.unparse(ct)
+        for attr, cond in (("body", cname), ("orelse", f"({cname}) == 0")):
+            branch = getattr(node, attr)
+            if not self._has_work(branch):
+                continue
+            why = self._runtime_branch_problem(branch)
+            if why is not None:
+                for sub in ast.walk(branch):
+                    if isinstance(sub, ast.Call) and self.rw._access_kind(sub) is not None:
+                        self.rw._unobserved_access(self.orig, sub, f"inside a conditional expression with a "
+                                                   f"run-time condition: {why}")
+                continue
+            saved = self.record_cond
+            self.record_cond = cond
+            try:
+                setattr(node, attr, self._visit(branch, False))
+            finally:
+                self.record_cond = saved
+        return node
+
+    def _guarded_branch(self, branch: ast.AST, cond: str) -> ast.AST:
+        saved_pre = self.pre
+        self.pre = []
+        caches = self.rw._caches()
+        try:
+            branch = self._visit(branch, False)
+        finally:
+            sub, self.pre = self.pre, saved_pre
+            self.rw._set_caches(caches)  # what the branch made may be None when it is not taken
+        for text in sub:
+            self.pre.append(_guard(text, cond))
+        return branch
+
+    def _runtime_branch_problem(self, branch: ast.AST) -> str | None:
+        for sub in ast.walk(branch):
+            if not isinstance(sub, ast.Call):
+                continue
+            kind = self.rw._access_kind(sub)
+            if _calltwins.user_helper(self.rw._resolve_obj(sub.func)):
+                return "a helper call cannot be made conditional on one line"
+            if kind is None:
+                continue
+            if kind[1] or kind[0] == "atomic":
+                return "descriptor accesses and atomics are not supported there"
+            for a in list(sub.args) + [k.value for k in sub.keywords]:
+                if not self.rw._pure(a):
+                    return "an argument with calls would be evaluated in both branches"
+            if self.rw.forms.bp_shadow_expr(sub.args[0] if sub.args else ast.Constant(None)) is not None:
+                return "block-pointer accesses are not supported there"
+        return None
 
     def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
-        want_value = kind == "store" and self.value_on
+        want_value = kind in ("store", "atomic") and self.value_on and self.record_cond is None
         if not self.addr_on and not want_value:
             return
         dump_addr = 1 if self.rw.reg_addr >= 2 else 0
         dump_val = 1 if self.rw.reg_level >= 2 else 0
-        kcode = 2 if kind == "load" else 3
+        kcode = {"load": 2, "store": 3, "atomic": 4}[kind]
         if desc:
-            self._desc_access(call, kind, kcode, want_value, dump_val)
+            self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
             return
-        params = _LOAD_PARAMS if kind == "load" else _STORE_PARAMS
+        op = self.rw._atomic_op(call) if kind == "atomic" else ""
+        if kind == "atomic":
+            params = _CAS_PARAMS if op == "cas" else _ATOMIC_PARAMS
+        else:
+            params = _LOAD_PARAMS if kind == "load" else _STORE_PARAMS
         bound: dict[str, tuple[str, Any]] = {}  # param -> ("arg", index) | ("kw", keyword)
         for i, _a in enumerate(call.args):
             if isinstance(_a, ast.Starred):
@@ -1155,11 +1827,16 @@ class _Hoister:
         if ptr is None:
             raise self.rw.unsupported(self.stmt, f"tl.{kind} without a pointer argument")
         ptr_name = ast.unparse(ptr)
+        bp_shadow = self.rw.forms.bp_shadow_expr(ptr) if kind != "atomic" else None
+        if bp_shadow is not None:
+            self._bp_access(call, kind, kcode, ptr, ptr_name, bp_shadow, get, put, want_value, dump_addr, dump_val)
+            return
         # `base + offsets`: hand the two parts to the address helper as well, which summarises
         # the offsets instead of the pointers when base is a scalar pointer (records.py,
         # _affine_ok) and can share that summary with later accesses through the same names.
         split = (self.addr_on and dump_addr == 0 and isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add)
-                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant))
+                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant)
+                 and self.record_cond is None)
         base_t = off_t = None
         if split:
             off_is_name = isinstance(ptr.right, ast.Name)
@@ -1171,13 +1848,17 @@ class _Hoister:
         put("pointer", ptr_t)
         value_t = None
         value_text = ""
-        if kind == "store":
-            v = get("value")
+        vparam = "value" if kind == "store" else "val"
+        if kind in ("store", "atomic"):
+            v = get(vparam)
             if v is None:
-                raise self.rw.unsupported(self.stmt, "tl.store without a value argument")
+                raise self.rw.unsupported(self.stmt, f"tl.{kind if kind == 'store' else 'atomic_' + op} without a "
+                                          "value argument")
             value_text = ast.unparse(v)
+            if isinstance(v, ast.Constant):
+                want_value = False  # a literal: nothing to summarise
             value_t = self._temp(v, "v")
-            put("value", value_t)
+            put(vparam, value_t)
         m = get("mask")
         mask_t: ast.AST | None = None
         if m is not None:
@@ -1187,7 +1868,12 @@ class _Hoister:
         if self.addr_on:
             sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
+            if op:
+                self.rw.sites[sid - 1].info["op"] = op
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
+            if self.record_cond is not None:  # a branch of a run-time conditional expression
+                mask_text = f"{H_MAND}({mask_text}, {self.record_cond})" if mask_t is not None else \
+                    self.record_cond
             head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
                     f"{dump_addr}")
             aff = self.rw.acache.get(off_t.id) if isinstance(off_t, ast.Name) and off_is_name else None
@@ -1231,50 +1917,139 @@ class _Hoister:
                 self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
                                 f"{ast.unparse(value_t)}, {dump_val})")
 
-    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int) -> None:
+    def _store_value(self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None],
+                     dump_val: int) -> None:
+        """A value site for the value a store or atomic writes (not for a literal)."""
+        if isinstance(node, ast.Constant):
+            return
+        vt = self._temp(node, "v")
+        put(vt)
+        sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
+        self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, {dump_val})")
+
+    def _bp_access(self, call: ast.Call, kind: str, kcode: int, ptr: ast.AST, ptr_name: str, shadow: str,
+                   get: Callable[[str], ast.AST | None], put: Callable[[str, ast.AST], None], want_value: bool,
+                   dump_addr: int, dump_val: int) -> None:
+        """A load or store through a block pointer the rewriter follows: a closed-form address record
+        from its shadow (_records.bp_addr_*)."""
+        ptr_t = self._temp(ptr, "p")
+        put("pointer", ptr_t)
+        check = get("boundary_check")
+        check_text = ast.unparse(check) if check is not None else "()"
+        if check is not None and not self.rw._pure(check):
+            ct = self._temp(check, "c")
+            put("boundary_check", ct)
+            check_text = ast.unparse(ct)
+        st = self.statement()
+        if self.addr_on:
+            sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
+            self.rw._note_access(self, sid, call)
+            info = self.rw.sites[sid - 1].info
+            info["form"] = "block_pointer"
+            if kind == "load":
+                pad = get("padding_option")
+                info["padding"] = pad.value if isinstance(pad, ast.Constant) and isinstance(pad.value, str) else \
+                    ("zero" if pad is None else "unknown")
+            self.pre.append(f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
+                            f"{shadow}, {check_text}, {dump_addr})")
+        if want_value and kind == "store":
+            v = get("value")
+            if v is not None:
+                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
+
+    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int,
+                     dump_addr: int) -> None:
+        """A tensor-descriptor access: desc.load/store/atomic_*/gather/scatter(...) or
+        tl.load_tensor_descriptor / tl.store_tensor_descriptor. With the descriptor's base (its
+        shadow) the record is the closed-form summary of the block (TMA semantics); without it,
+        a record saying the addresses are not observable."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("load", "store") and \
+        method = ""
+        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS and \
                 _resolve(func.value, self.rw.scope) is _MISSING:
             desc_node = func.value
-            desc_name = ast.unparse(desc_node)
-            desc_t = self._temp(desc_node, "d")
-            func.value = desc_t
-            value_idx = 1  # desc.store(offsets, value)
-            args = call.args
+            method = func.attr
+            rest = list(range(len(call.args)))  # indices of the method's arguments
+
+            def set_desc(n: ast.AST, f: ast.Attribute = func) -> None:
+                f.value = n
         else:  # tl.load_tensor_descriptor(desc, offsets) / tl.store_tensor_descriptor(desc, offsets, value)
             if not call.args:
                 raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without arguments")
             desc_node = call.args[0]
-            desc_name = ast.unparse(desc_node)
-            desc_t = self._temp(desc_node, "d")
-            call.args[0] = desc_t
-            value_idx = 2
-            args = call.args
+            method = "load" if kind == "load" else "store"
+            rest = list(range(1, len(call.args)))
+
+            def set_desc(n: ast.AST, c: ast.Call = call) -> None:
+                c.args[0] = n
+        kw = {k.arg: k for k in call.keywords if k.arg}
+        names = {"load": ("offsets",), "store": ("offsets", "value"), "gather": ("x_offsets", "y_offset"),
+                 "scatter": ("value", "x_offsets", "y_offset")}.get(method, ("offsets", "value"))
+
+        def get(name: str) -> ast.AST | None:
+            i = names.index(name) if name in names else -1
+            if 0 <= i < len(rest):
+                return call.args[rest[i]]
+            return kw[name].value if name in kw else None
+
+        def put(name: str, node: ast.AST) -> None:
+            i = names.index(name)
+            if i < len(rest):
+                call.args[rest[i]] = node
+            else:
+                kw[name].value = node
+
+        desc_name = ast.unparse(desc_node)
+        desc_t = self._temp(desc_node, "d")
+        set_desc(desc_t)
+        shadow = None
+        if isinstance(desc_node, ast.Name) and self.rw.forms.kind_of(desc_node.id) == "desc":
+            shadow = self.rw.forms.shadow_of(desc_node.id)
+        op = _DESC_METHODS.get(method, ("", ""))[1]
         st = self.statement()
         if self.addr_on:
-            sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, False)
+            sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
-            self.pre.append(f"{SEQ} = {H_DESC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(desc_t)})")
-        if want_value:
-            vnode = None
-            if len(args) > value_idx:
-                vnode = args[value_idx]
+            info = self.rw.sites[sid - 1].info
+            info["form"] = "tensor_descriptor"
+            if kind == "atomic":
+                info["op"] = op
+            if isinstance(desc_node, ast.Name):
+                kname = self.rw._kernel_name_of(desc_node.id)
+                if kname is not None and kname in self.rw.shared.desc_params:
+                    info["desc_param"] = kname
+            if kind == "load":
+                info["padding"] = self.rw.forms.padding_of(desc_node)
+            sh = shadow if shadow is not None else "None"
+            if method in ("gather", "scatter"):
+                x = get("x_offsets")
+                y = get("y_offset")
+                if x is None or y is None:
+                    raise self.rw.unsupported(self.stmt, f"a descriptor {method} without row and column offsets")
+                xt = self._temp(x, "o")
+                put("x_offsets", xt)
+                yt = self._temp(y, "o")
+                put("y_offset", yt)
+                self.pre.append(f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                                f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, {dump_addr})")
             else:
-                for kw in call.keywords:
-                    if kw.arg == "value":
-                        vnode = kw.value
-            if vnode is not None:
-                text = ast.unparse(vnode)
-                vt = self._temp(vnode, "v")
-                if len(args) > value_idx:
-                    args[value_idx] = vt
+                offs = get("offsets")
+                if offs is None:
+                    raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without offsets")
+                if isinstance(offs, (ast.List, ast.Tuple)):
+                    elts = [self._temp(e, "o") if not self.rw._pure(e) else e for e in offs.elts]
+                    offs.elts = elts
+                    offs_text = "(" + "".join(ast.unparse(e) + ", " for e in elts) + ")"
                 else:
-                    for kw in call.keywords:
-                        if kw.arg == "value":
-                            kw.value = vt
-                sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
-                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, "
-                                f"{dump_val})")
+                    ot = self._temp(offs, "o")
+                    put("offsets", ot)
+                    offs_text = ast.unparse(ot)
+                self.pre.append(f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                                f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})")
+        if want_value:
+            v = get("value")
+            if v is not None:
+                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1287,9 +2062,10 @@ def lead_of(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def twin_header(fdef: ast.FunctionDef) -> str:
+def twin_header(fdef: ast.FunctionDef, desc_params: list[str] | None = None) -> str:
     """The twin's `def` line: the kernel's parameters and the context parameter CTX (with a
-    default where the kernel's last parameters have some)."""
+    default where the kernel's last parameters have some), then one `__fp_db_<p>` parameter (the
+    base address) per parameter passed a host TensorDescriptor (_memforms.py), default None."""
     header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
                                 decorator_list=[], returns=fdef.returns, type_comment=None)
     if hasattr(ast, "TypeAlias"):
@@ -1297,6 +2073,9 @@ def twin_header(fdef: ast.FunctionDef) -> str:
     args = header_fn.args
     args.args.append(ast.arg(arg=CTX))
     if args.defaults:
+        args.defaults.append(ast.Constant(None))
+    for p in desc_params or []:
+        args.args.append(ast.arg(arg=f"__fp_db_{p}"))
         args.defaults.append(ast.Constant(None))
     return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
 
@@ -1409,6 +2188,9 @@ def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
     except (TypeError, ValueError):
         pass
     scope.update(helpers)
+    subs = getattr(twin, "subtwins", None)
+    if subs:
+        scope.update(_calltwins.load_subtwins(subs, helpers))
     code = compile(twin.text, twin.path, "exec")
     ns: dict[str, Any] = {}
     exec(code, scope, ns)
@@ -1422,6 +2204,12 @@ def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
     for hook in getattr(jitfn, "pre_run_hooks", []) or []:
         twin.jit.add_pre_run_hook(_strip_ctx(hook))
     twin.jit._fp_twin = True
+
+
+def frame_files(twin: Any) -> list[str | None]:
+    """The twin file of every helper call site (frame 1, 2, ...), for the op log."""
+    by_frame = {s.frame: s.path for s in getattr(twin, "subtwins", [])}
+    return [by_frame.get(f.id) or None for f in getattr(twin, "frames", [])]
 
 
 def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:

@@ -707,6 +707,13 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
         _rewrite.H_VAFF: ns["value_affine_fused" if fused else "value_affine_np"],
         _rewrite.H_VCMP: ns["value_compare_fused" if fused else "value_compare_np"],
         _rewrite.H_ADDRC: ns["addr_closed_fused" if fused else "addr_closed_np"],
+        _rewrite.H_BPMAKE: ns["bp_make"],
+        _rewrite.H_BPADV: ns["bp_advance"],
+        _rewrite.H_BPADDR: ns["bp_addr_fused" if fused else "bp_addr_np"],
+        _rewrite.H_DESCADDR: ns["desc_addr_fused" if fused else "desc_addr_np"],
+        _rewrite.H_DESCGATHER: ns["desc_gather_fused" if fused else "desc_gather_np"],
+        _rewrite.H_DEXT: ns["desc_extent_fused" if fused else "desc_extent_np"],
+        _rewrite.H_MAND: ns["mask_and"],
     }
 
 

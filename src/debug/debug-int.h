@@ -18,6 +18,10 @@ struct fp_dbg_run {
 	size_t nstmts;
 	struct fp_dbg_site *sites; /* index = id - 1 */
 	size_t nsites;
+	struct fp_dbg_frame *frames; /* index = id - 1 */
+	size_t nframes;
+	struct fp_dbg_unobserved *unobserved;
+	size_t nunobserved;
 	struct fp_dbg_record *records; /* grouped by site, then program, then execution */
 	size_t nrecords;
 	size_t *site_first; /* records of site i: [site_first[i], site_first[i+1]) */
@@ -32,8 +36,21 @@ struct fp_dbg_run {
  */
 int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, struct fp_diag *diag);
 
+struct fp_intern;
+
+/*
+ * Intern (add = true) or look up the key of variable `name` of frame `frame` ("<frame>:<name>"):
+ * the same name in two frames (a kernel's `acc` and a helper's) is two variables. Returns what
+ * fp_intern_add()/fp_intern_find() return (FP_ENOMEM too).
+ */
+int fp__dbg_var_key(struct fp_intern *names, uint32_t frame, const char *name, bool add,
+		    uint32_t *id);
+
 /* Limits on the site table, so a hostile one cannot make us allocate without bound. */
 #define FP_DBG_MAX_SITES 65535u /* site ids are 16 bits in the record */
 #define FP_DBG_MAX_STATEMENTS (1u << 20)
+#define FP_DBG_MAX_FRAMES 65535u
+#define FP_DBG_MAX_FRAME_DEPTH 32u /* helper nesting */
+#define FP_DBG_MAX_UNOBSERVED (1u << 20)
 
 #endif /* FP_DEBUG_INT_H */

@@ -232,7 +232,7 @@ static int check_addr(const struct dec *d, uint64_t p, uint64_t k, const uint64_
 	unsigned i;
 	int st;
 
-	if (active > numel)
+	if (active > numel && d->run->sites[site - 1].kind != FP_DBG_KIND_DESCRIPTOR)
 		return rec_err(d, p, k, 2,
 			       "site %u: active_lane_count %" PRIu64 " exceeds numel %" PRIu64,
 			       site, active, numel);

@@ -83,6 +83,8 @@ const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind)
 		return "invalid_domain";
 	case FP_DBG_FINDING_PRECISION_LOSS:
 		return "precision_loss";
+	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
+		return "descriptor_extent";
 	}
 	return "unknown";
 }
@@ -322,7 +324,7 @@ static bool lanes_out(const struct fp_dbg_run *run, const struct fp_dbg_record *
 }
 
 static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
-		       const struct fp_dbg_record *rec)
+		       const struct fp_dbg_record *rec, enum fp_dbg_finding_kind kind)
 {
 	const struct fp_dbg_findings *fs = x->fs;
 	struct fp_dbg_addr_summary a;
@@ -398,7 +400,7 @@ static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
 	} else {
 		addr = past ? a.max_addr : a.min_addr;
 	}
-	g = aggregate(x, FP_DBG_FINDING_OUT_OF_BOUNDS, (uint32_t)si, 0, ref, other, 0, rec);
+	g = aggregate(x, kind, (uint32_t)si, 0, ref, other, 0, rec);
 	if (!g)
 		return;
 	if (g->f.instance_count == 1) {
@@ -420,6 +422,68 @@ static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
 		g->f.lanes_known = false;
 }
 
+/*
+ * Host tensor descriptors, checked at launch: the bytes a descriptor's shape and strides address
+ * against its base tensor's view. The finding is attached to the first observed access through
+ * it (site table `desc_param`), at its first record; without one there is nowhere to show it.
+ */
+static void check_host_descriptors(struct ctx *x)
+{
+	const struct fp_dbg_run *run = x->run;
+	const struct fp_dbg_findings *fs = x->fs;
+	size_t j, k, si;
+
+	for (j = 0; j < fs->nargs && !x->err; j++) {
+		const struct fp_dbg_arg *a = &fs->args[j];
+		const struct fp_dbg_record *r = NULL;
+		uint64_t slo, shi, before, past;
+		struct agg *g;
+		size_t n;
+
+		if (!a->descriptor || inside(a->view_lo, a->view_hi, a->desc_lo, a->desc_hi) ||
+		    a->desc_lo == a->desc_hi)
+			continue;
+		si = SIZE_MAX;
+		for (k = 0; k < run->nstmts && si == SIZE_MAX; k++) {
+			const struct fp_dbg_statement *st = &run->stmts[k];
+			size_t m;
+
+			for (m = 0; m < st->nsites; m++) {
+				const struct fp_dbg_site *s = &run->sites[st->sites[m]];
+
+				if (s->desc_param && !strcmp(s->desc_param, a->name) &&
+				    (r = fp_dbg_run_records(run, st->sites[m], &n))) {
+					si = st->sites[m];
+					break;
+				}
+			}
+		}
+		if (si == SIZE_MAX)
+			continue;
+		before = a->desc_lo < a->view_lo ? a->view_lo - a->desc_lo : 0;
+		past = a->desc_hi > a->view_hi ? a->desc_hi - a->view_hi : 0;
+		g = aggregate(x, FP_DBG_FINDING_DESCRIPTOR_EXTENT, (uint32_t)si, 1, (uint32_t)j,
+			      UINT32_MAX, 0, r);
+		if (!g)
+			return;
+		storage_of(a, &slo, &shi);
+		g->f.param = a->name;
+		g->f.param_known = true;
+		g->f.where = inside(slo, shi, a->desc_lo, a->desc_hi) ? FP_DBG_OOB_INSIDE_STORAGE :
+									FP_DBG_OOB_OUTSIDE;
+		g->f.view_lo = a->view_lo;
+		g->f.view_hi = a->view_hi;
+		g->f.storage_lo = slo;
+		g->f.storage_hi = shi;
+		g->f.address = past ? a->desc_hi - 1 : a->desc_lo;
+		g->f.bytes_before = before;
+		g->f.bytes_past = past;
+		g->f.lanes_known = false;
+		g->f.subject = a->name;
+		g->inputs = a->desc_text ? a->desc_text : "";
+	}
+}
+
 static void check_bounds(struct ctx *x)
 {
 	const struct fp_dbg_run *run = x->run;
@@ -433,7 +497,7 @@ static void check_bounds(struct ctx *x)
 		uint64_t esize;
 		uint32_t base;
 
-		if (s->kind != FP_DBG_KIND_LOAD && s->kind != FP_DBG_KIND_STORE)
+		if (!FP_DBG_KIND_IS_ADDR(s->kind))
 			continue;
 		r = fp_dbg_run_records(run, si, &n);
 		esize = fp_dtype_size(s->dtype);
@@ -441,8 +505,12 @@ static void check_bounds(struct ctx *x)
 			esize = 1;
 		base = base_arg(x->fs, s);
 		for (i = 0; i < n && !x->err; i++)
-			oob_record(x, si, base, esize, &r[i]);
+			oob_record(x, si, base, esize, &r[i],
+				   s->kind == FP_DBG_KIND_DESCRIPTOR ?
+					   FP_DBG_FINDING_DESCRIPTOR_EXTENT :
+					   FP_DBG_FINDING_OUT_OF_BOUNDS);
 	}
+	check_host_descriptors(x);
 }
 
 /* ---- numerical rules ------------------------------------------------------------------------ */
@@ -724,7 +792,8 @@ static int walk_init(struct ctx *x, struct walk *w)
 		w->name_of[i] = UINT32_MAX;
 		if (!tracked(&run->sites[i]))
 			continue;
-		if ((st = fp_intern_add_str(names, run->sites[i].name, &id)))
+		if ((st = fp__dbg_var_key(names, run->sites[i].frame, run->sites[i].name, true,
+					  &id)))
 			goto fail_st;
 		w->name_of[i] = id;
 	}
@@ -734,17 +803,20 @@ static int walk_init(struct ctx *x, struct walk *w)
 
 		w->read_first[i] = nreads;
 		for (k = 0; k < s->nreads; k++) {
-			const char *nm = s->reads[k].name;
+			const struct fp_dbg_read *r = &s->reads[k];
 
 			w->read_ids[nreads++] =
-				fp_intern_find(names, nm, strlen(nm), &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, r->frame, r->var, false, &id) ? UINT32_MAX :
+										       id;
 		}
 		w->check_first[i] = nchecks;
 		for (k = 0; k < s->nchecks; k++) {
-			const char *nm = s->checks[k].name;
+			const struct fp_dbg_check *ck = &s->checks[k];
 
 			w->check_ids[nchecks++] =
-				fp_intern_find(names, nm, strlen(nm), &id) ? UINT32_MAX : id;
+				fp__dbg_var_key(names, ck->frame, ck->var, false, &id) ?
+					UINT32_MAX :
+					id;
 		}
 	}
 	w->read_first[ns] = nreads;
@@ -853,28 +925,40 @@ static void origin(struct ctx *x, const struct walk *w, size_t si, const struct 
 {
 	const struct fp_dbg_site *s = &x->run->sites[si];
 	struct fp_dbg_value_summary v;
-	bool finite_reads = true, lower_nan = false, lower_inf = false;
+	bool nan_reads = false, inf_reads = false, lower_nan = false, lower_inf = false;
 	uint64_t nan, inf;
 	size_t k;
 	int pass;
 
 	fp_dbg_record_value_summary(rec, &v);
 	nan = *found_nan ? 0 : v.nan_count;
-	inf = *found_inf ? 0 : v.inf_count;
+	/* an infinity written as a literal in the statement (-inf padding, a running max's start)
+	 * is meant: not an origin */
+	inf = *found_inf || s->inf_literal ? 0 : v.inf_count;
 	if (!nan && !inf)
 		return;
 	if (s->role == FP_DBG_ROLE_LOADED) {
 		nan = from_memory(x, s, rec, nan, FP_DBG_OTHER_NAN, &lower_nan);
 		inf = from_memory(x, s, rec, inf, FP_DBG_OTHER_INF, &lower_inf);
 	} else {
-		for (k = 0; k < s->nreads && finite_reads; k++) {
+		/* a NaN is born here when nothing read held NaN (inf - inf makes one); an Inf when
+		 * everything read was finite */
+		for (k = 0; k < s->nreads; k++) {
 			const struct fp_dbg_record *r =
 				latest(x, w, w->read_ids[w->read_first[si] + k], gen);
 
-			if (r && fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE && r->words[2])
-				finite_reads = false;
+			if (!r || fp_dbg_record_kind(r) != FP_DBG_KIND_VALUE)
+				continue;
+			if (r->words[2] & 0xffffffffu)
+				nan_reads = true;
+			if (r->words[2] >> 32)
+				inf_reads = true;
 		}
-		if (!finite_reads)
+		if (nan_reads)
+			nan = 0;
+		if (nan_reads || inf_reads)
+			inf = 0;
+		if (!nan && !inf)
 			return;
 	}
 	for (pass = 0; pass < 2; pass++) {
@@ -891,6 +975,7 @@ static void origin(struct ctx *x, const struct walk *w, size_t si, const struct 
 			g->f.subject = s->name;
 			g->f.from_memory = s->role == FP_DBG_ROLE_LOADED;
 			g->inputs = g->f.from_memory ? "" : inputs_text(x, w, si, gen);
+			g->sub = !pass && inf_reads; /* NaN from infinite inputs */
 		}
 		g->f.count += cnt;
 		g->f.count_is_lower_bound |= pass ? lower_inf : lower_nan;
@@ -952,15 +1037,83 @@ static void check_walk(struct ctx *x)
 
 /* ---- messages ------------------------------------------------------------------------------- */
 
+/* "tl.load from", "reads"... for a memory site's message. */
+static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, const char **verb)
+{
+	bool desc = s->form && !strcmp(s->form, "tensor_descriptor");
+	bool bp = s->form && !strcmp(s->form, "block_pointer");
+
+	switch (s->kind) {
+	case FP_DBG_KIND_STORE:
+		fp_strbuf_addstr(sb, desc ? "the descriptor store to" :
+				     bp   ? "tl.store through the block pointer" :
+					    "tl.store to");
+		*verb = "writes";
+		break;
+	case FP_DBG_KIND_ATOMIC:
+		fp_strbuf_addf(sb, "tl.atomic_%s on", s->op && s->op[0] ? s->op : "rmw");
+		*verb = "reads and writes";
+		break;
+	default:
+		fp_strbuf_addstr(sb, desc ? "the descriptor load from" :
+				     bp   ? "tl.load through the block pointer" :
+					    "tl.load from");
+		*verb = "reads";
+		break;
+	}
+}
+
+/* A tensor descriptor that reaches outside the tensor it was built from. */
+static void desc_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
+{
+	const struct fp_dbg_finding *f = &g->f;
+	const struct fp_dbg_site *s = &run->sites[f->site];
+	uint64_t vbytes = f->view_hi - f->view_lo;
+	bool host = g->sub == 1;
+
+	if (host)
+		fp_strbuf_addf(sb, "the tensor descriptor `%s` (%s) addresses ", f->param,
+			       g->inputs && g->inputs[0] ? g->inputs : "its shape and strides");
+	else
+		fp_strbuf_addf(sb, "the tensor descriptor made from `%s` addresses ", s->name);
+	if (f->bytes_before && f->bytes_past)
+		fp_strbuf_addf(sb,
+			       "up to %" PRIu64 " bytes before the start and %" PRIu64
+			       " bytes past the end of ",
+			       f->bytes_before, f->bytes_past);
+	else if (f->bytes_before)
+		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
+	else
+		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
+	if (host)
+		fp_strbuf_addf(
+			sb, "the tensor it was built from (its base, a view of %" PRIu64 " bytes)",
+			vbytes);
+	else
+		fp_strbuf_addf(sb,
+			       "the tensor `%s` it was built from (a view of %" PRIu64 " bytes)",
+			       f->param, vbytes);
+	fp_strbuf_addf(
+		sb,
+		": its shape and strides are larger than the tensor, and a TMA load or "
+		"store inside the descriptor's shape is not checked against the tensor, so "
+		"it %s (first address outside 0x%" PRIx64 ").",
+		f->where == FP_DBG_OOB_INSIDE_STORAGE ?
+			"silently reads or overwrites neighbouring data of the same allocation" :
+			"reads or writes memory outside every allocation the launch knows of",
+		f->address);
+}
+
 static void oob_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
 {
 	const struct fp_dbg_finding *f = &g->f;
 	const struct fp_dbg_site *s = &run->sites[f->site];
-	bool store = s->kind == FP_DBG_KIND_STORE;
+	bool store = s->kind == FP_DBG_KIND_STORE || s->kind == FP_DBG_KIND_ATOMIC;
 	uint64_t vbytes = f->view_hi - f->view_lo, sbytes = f->storage_hi - f->storage_lo;
+	const char *verb;
 
-	fp_strbuf_addf(sb, "%s `%s` %s ", store ? "tl.store to" : "tl.load from", s->name,
-		       store ? "writes" : "reads");
+	access_words(s, sb, &verb);
+	fp_strbuf_addf(sb, " `%s` %s ", s->name, verb);
 	if (f->bytes_before && f->bytes_past)
 		fp_strbuf_addf(sb,
 			       "up to %" PRIu64 " bytes before the start and %" PRIu64
@@ -1014,7 +1167,8 @@ static bool loads(const struct fp_dbg_run *run, uint32_t stmt)
 	size_t i;
 
 	for (i = 0; i < st->nsites; i++)
-		if (run->sites[st->sites[i]].kind == FP_DBG_KIND_LOAD)
+		if (run->sites[st->sites[i]].kind == FP_DBG_KIND_LOAD ||
+		    run->sites[st->sites[i]].kind == FP_DBG_KIND_ATOMIC)
 			return true;
 	return false;
 }
@@ -1041,10 +1195,13 @@ static void num_message(const struct fp_dbg_run *run, const struct agg *g, struc
 			fp_strbuf_addf(
 				sb,
 				"`%s` is the first value holding %s (%" PRIu64
-				" element%s) while every value the statement reads was "
-				"finite: the %s is produced here%s%s%s",
-				f->subject, what, f->count, f->count == 1 ? "" : "s", what,
-				g->inputs && g->inputs[0] ? "; " : "", g->inputs ? g->inputs : "",
+				" element%s) while %s: the %s is produced here%s%s%s",
+				f->subject, what, f->count, f->count == 1 ? "" : "s",
+				g->sub ? "no value the statement reads held NaN (some held "
+					 "infinities: inf - inf, 0 * inf and inf / inf make NaN)" :
+					 "every value the statement reads was finite",
+				what, g->inputs && g->inputs[0] ? "; " : "",
+				g->inputs ? g->inputs : "",
 				loads(run, f->statement) ?
 					" (the statement also loads from memory: the data may "
 					"already hold it)" :
@@ -1100,6 +1257,7 @@ static void num_message(const struct fp_dbg_run *run, const struct agg *g, struc
 				f->subject, f->value);
 		break;
 	case FP_DBG_FINDING_OUT_OF_BOUNDS:
+	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
 		break;
 	}
 	fp_strbuf_addch(sb, '.');
@@ -1139,6 +1297,8 @@ static int finish(struct ctx *x)
 		fp_strbuf_reset(&sb);
 		if (g->f.kind == FP_DBG_FINDING_OUT_OF_BOUNDS)
 			oob_message(x->run, g, &sb);
+		else if (g->f.kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT)
+			desc_message(x->run, g, &sb);
 		else
 			num_message(x->run, g, &sb);
 		g->f.message = keep(x, sb.buf ? sb.buf : "");
@@ -1167,6 +1327,8 @@ static int copy_args(struct ctx *x, const struct fp_dbg_arg *args, size_t nargs)
 		fs->args[i] = args[i];
 		fs->args[i].name = keep(x, args[i].name ? args[i].name : "?");
 		if (!fs->args[i].name)
+			return x->err;
+		if (args[i].desc_text && !(fs->args[i].desc_text = keep(x, args[i].desc_text)))
 			return x->err;
 	}
 	fs->nargs = nargs;
@@ -1266,9 +1428,70 @@ static int int_list(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_
 	return FP_OK;
 }
 
+/*
+ * The `descriptor` member of a tensor entry (a host TensorDescriptor: {"shape": [...],
+ * "strides": [...]}): the bytes it addresses from the same data_ptr, and their description.
+ */
+#define DESC_TEXT 320
+
+/* Append to a DESC_TEXT buffer, silently cut at its end. */
+FP_PRINTF(3, 4)
+static void text_add(char *buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= DESC_TEXT - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, DESC_TEXT - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = FP_MIN(*len + (size_t)n, DESC_TEXT - 1);
+}
+
+static int parse_descriptor(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+			    struct fp_dbg_arg *a, char *text)
+{
+	const struct fp_json_value *d = fp_json_get(o, "descriptor");
+	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
+	struct fp_dbg_arg v = *a;
+	size_t nd, ns, k, len = 0;
+	int st;
+
+	if (!d || fp_json_type(d) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(d) != FP_JSON_OBJECT)
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor must be an object", i);
+	if ((st = int_list(c, d, i, "shape", shape, &nd)) ||
+	    (st = int_list(c, d, i, "strides", strides, &ns)))
+		return st;
+	if (nd != ns)
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, d,
+			"args[%zu].descriptor: shape and strides differ in length", i);
+	if (fp_dbg_arg_set_view(&v, a->data_ptr, a->element_size, nd, shape, strides))
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor: invalid shape/strides", i);
+	a->descriptor = true;
+	a->desc_lo = v.view_lo;
+	a->desc_hi = v.view_hi;
+	/* "shape [64, 64], strides [64, 1]": the message's words (at most 8 dims shown) */
+	text_add(text, &len, "shape [");
+	for (k = 0; k < nd && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", shape[k]);
+	text_add(text, &len, "], strides [");
+	for (k = 0; k < ns && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", strides[k]);
+	text_add(text, &len, "]");
+	a->desc_text = text;
+	return FP_OK;
+}
+
 /* One tensor entry into *a; *use = false for entries without addresses (skipped). */
 static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
-		     struct fp_dbg_arg *a, bool *use)
+		     struct fp_dbg_arg *a, bool *use, char *text)
 {
 	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
 	size_t nd, ns;
@@ -1309,6 +1532,8 @@ static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size
 		a->storage_lo = sptr;
 		a->storage_hi = sptr + sbytes;
 	}
+	if ((st = parse_descriptor(c, o, i, a, text)))
+		return st;
 	*use = true;
 	return FP_OK;
 }
@@ -1320,6 +1545,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	struct fp_json_doc *doc = NULL;
 	const struct fp_json_value *root, *arr;
 	struct fp_dbg_arg *args = NULL;
+	char *texts = NULL;
 	struct fp__dbg_jctx c = {.diag = diag};
 	size_t i, n = 0, used = 0;
 	int st;
@@ -1345,7 +1571,8 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 			goto fail;
 		}
 		args = fp_calloc(n ? n : 1, sizeof(*args));
-		if (!args) {
+		texts = fp_calloc(n ? n : 1, DESC_TEXT);
+		if (!args || !texts) {
 			st = fp_diag_set(diag, FP_ENOMEM, 0, "launch: out of memory");
 			goto fail;
 		}
@@ -1365,7 +1592,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 			kind = k ? fp_json_string(k, &kl) : NULL;
 			if (!kind || kl != 6 || memcmp(kind, "tensor", 6))
 				continue; /* scalars and constexprs have no extent */
-			if ((st = parse_arg(&c, o, i, &args[used], &use)))
+			if ((st = parse_arg(&c, o, i, &args[used], &use, texts + used * DESC_TEXT)))
 				goto fail;
 			used += use;
 		}
@@ -1374,6 +1601,7 @@ int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch
 	st = fp_dbg_findings_new(run, args, used, out, diag);
 fail:
 	fp_free(args);
+	fp_free(texts);
 	fp_json_doc_free(doc);
 	return st;
 }

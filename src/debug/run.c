@@ -36,6 +36,87 @@ const struct fp_dbg_statement *fp_dbg_run_statement(const struct fp_dbg_run *run
 	return i < run->nstmts ? &run->stmts[i] : NULL;
 }
 
+size_t fp_dbg_run_frame_count(const struct fp_dbg_run *run)
+{
+	return run->nframes;
+}
+
+const struct fp_dbg_frame *fp_dbg_run_frame(const struct fp_dbg_run *run, uint32_t id)
+{
+	return id >= 1 && id <= run->nframes ? &run->frames[id - 1] : NULL;
+}
+
+size_t fp_dbg_run_unobserved_count(const struct fp_dbg_run *run)
+{
+	return run->nunobserved;
+}
+
+const struct fp_dbg_unobserved *fp_dbg_run_unobserved(const struct fp_dbg_run *run, size_t i)
+{
+	return i < run->nunobserved ? &run->unobserved[i] : NULL;
+}
+
+uint32_t fp_dbg_run_site_unobservable(const struct fp_dbg_run *run, size_t i)
+{
+	const struct fp_dbg_record *r;
+	uint32_t status = FP_DBG_ADDR_COMPLETE;
+	size_t n, k;
+
+	if (i >= run->nsites || !FP_DBG_KIND_IS_ADDR(run->sites[i].kind) ||
+	    run->sites[i].kind == FP_DBG_KIND_DESCRIPTOR)
+		return FP_DBG_ADDR_COMPLETE;
+	r = fp_dbg_run_records(run, i, &n);
+	for (k = 0; k < n; k++) {
+		uint32_t s = (uint32_t)(r[k].words[2] >> 32);
+
+		if (s == FP_DBG_ADDR_COMPLETE)
+			return FP_DBG_ADDR_COMPLETE;
+		status = s;
+	}
+	return status;
+}
+
+const char *fp_dbg_addr_status_reason(uint32_t status)
+{
+	switch (status) {
+	case FP_DBG_ADDR_BLOCK_POINTER:
+		return "a block pointer whose shape, strides and offsets the rewriter cannot follow (not "
+		       "made by tl.make_block_ptr and moved by tl.advance in its sight: returned by a call, "
+		       "kept in a tuple or chosen by a conditional expression)";
+	case FP_DBG_ADDR_TENSOR_DESCRIPTOR:
+		return "a tensor descriptor whose base the rewriter does not know (neither made by "
+		       "tl.make_tensor_descriptor in its sight nor a TensorDescriptor argument)";
+	case FP_DBG_ADDR_UNSUPPORTED:
+		return "a pointer the record helpers cannot summarise";
+	default:
+		return "addresses observed";
+	}
+}
+
+void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < run->nsites; i++) {
+		enum fp_dbg_kind k = run->sites[i].kind;
+
+		if (k != FP_DBG_KIND_LOAD && k != FP_DBG_KIND_STORE && k != FP_DBG_KIND_ATOMIC)
+			continue;
+		out->memory_sites++;
+		if (!fp_dbg_run_site_unobservable(run, i))
+			out->memory_sites_observed++;
+	}
+	out->statements_observed = run->nstmts;
+	out->statements = out->statements_observed;
+	for (i = 0; i < run->nunobserved; i++) {
+		if (run->unobserved[i].what == FP_DBG_UNOBSERVED_MEMORY)
+			out->memory_sites++;
+		else
+			out->statements++;
+	}
+}
+
 size_t fp_dbg_run_site_count(const struct fp_dbg_run *run)
 {
 	return run->nsites;
@@ -177,8 +258,7 @@ void fp_dbg_record_addr_summary(const struct fp_dbg_record *rec, struct fp_dbg_a
 	uint64_t esize = fp_dtype_size(fp_dbg_record_dtype(rec));
 
 	memset(out, 0, sizeof(*out));
-	if (fp_dbg_record_kind(rec) != FP_DBG_KIND_LOAD &&
-	    fp_dbg_record_kind(rec) != FP_DBG_KIND_STORE)
+	if (!FP_DBG_KIND_IS_ADDR(fp_dbg_record_kind(rec)))
 		return;
 	out->lanes = rec->numel;
 	out->active_lane_count = w[2] & 0xffffffffu;
@@ -212,6 +292,10 @@ const char *fp_dbg_kind_name(enum fp_dbg_kind kind)
 		return "load";
 	case FP_DBG_KIND_STORE:
 		return "store";
+	case FP_DBG_KIND_ATOMIC:
+		return "atomic";
+	case FP_DBG_KIND_DESCRIPTOR:
+		return "descriptor";
 	}
 	return "unknown";
 }

@@ -126,16 +126,80 @@ static int nomem(struct st_ctx *c)
 	return fp_diag_set(c->diag, FP_ENOMEM, 0, "site table: out of memory");
 }
 
-/* Source order: line, column, then id (ids are unique, so the order is total). */
-static int cmp_stmt(const void *a, const void *b)
-{
-	const struct fp_dbg_statement *x = a, *y = b;
+/*
+ * Source order. A statement's key is the (line, column) of every call statement from the kernel
+ * down to its frame, then its own (line, column): a helper's statements sort right after the
+ * statement calling it (whose key is a prefix of theirs), in the helper's own order. Ties: frame,
+ * then id (ids are unique, so the order is total).
+ */
+struct stmt_key {
+	const uint64_t *k; /* n entries */
+	uint32_t n;
+	struct fp_dbg_statement st;
+};
 
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+static int cmp_key(const void *a, const void *b)
+{
+	const struct stmt_key *x = a, *y = b;
+	uint32_t i, n = FP_MIN(x->n, y->n);
+
+	for (i = 0; i < n; i++)
+		if (x->k[i] != y->k[i])
+			return x->k[i] < y->k[i] ? -1 : 1;
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	if (x->st.frame != y->st.frame)
+		return x->st.frame < y->st.frame ? -1 : 1;
+	return x->st.id < y->st.id ? -1 : x->st.id > y->st.id;
+}
+
+/* key[0..n) of a statement of `frame` at (line, col) */
+static uint32_t frame_key(const struct fp_dbg_run *run, uint32_t frame, uint32_t line, uint32_t col,
+			  uint64_t *key)
+{
+	uint32_t n, d = frame ? run->frames[frame - 1].depth : 0;
+
+	key[d] = (uint64_t)line << 32 | col;
+	n = d + 1;
+	while (frame) {
+		const struct fp_dbg_frame *f = &run->frames[frame - 1];
+
+		key[--d] = (uint64_t)f->call_line << 32 | f->call_col;
+		frame = f->parent;
+	}
+	return n;
+}
+
+static int sort_statements(struct st_ctx *c)
+{
+	struct fp_dbg_run *run = c->run;
+	struct stmt_key *keys;
+	uint64_t *words;
+	size_t i, width = 1;
+
+	if (!run->nstmts)
+		return FP_OK;
+	for (i = 0; i < run->nframes; i++)
+		width = FP_MAX(width, (size_t)run->frames[i].depth + 1);
+	keys = fp_calloc(run->nstmts, sizeof(*keys));
+	words = fp_calloc(run->nstmts, width * sizeof(*words));
+	if (!keys || !words) {
+		fp_free(keys);
+		fp_free(words);
+		return nomem(c);
+	}
+	for (i = 0; i < run->nstmts; i++) {
+		keys[i].st = run->stmts[i];
+		keys[i].k = words + i * width;
+		keys[i].n = frame_key(run, run->stmts[i].frame, run->stmts[i].line,
+				      run->stmts[i].col, words + i * width);
+	}
+	qsort(keys, run->nstmts, sizeof(*keys), cmp_key);
+	for (i = 0; i < run->nstmts; i++)
+		run->stmts[i] = keys[i].st;
+	fp_free(keys);
+	fp_free(words);
+	return FP_OK;
 }
 
 static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
@@ -154,7 +218,7 @@ static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
 	for (i = 0; i < n; i++) {
 		const struct fp_json_value *o = fp_json_at(arr, i);
 		struct fp_dbg_statement *s = &run->stmts[i];
-		int64_t id = 0, line = 0, col = 0, end_line = 0, depth = 0;
+		int64_t id = 0, line = 0, col = 0, end_line = 0, depth = 0, frame = 0;
 
 		snprintf(what, sizeof(what), "statements[%zu]", i);
 		if (fp_json_type(o) != FP_JSON_OBJECT)
@@ -166,6 +230,7 @@ static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
 		end_line = line;
 		if ((st = get_int(c, o, what, "end_line", false, line, UINT32_MAX, &end_line)) ||
 		    (st = get_int(c, o, what, "loop_depth", false, 0, UINT32_MAX, &depth)) ||
+		    (st = get_int(c, o, what, "frame", false, 0, (int64_t)run->nframes, &frame)) ||
 		    (st = get_str(c, o, what, "source", true, &s->source)))
 			return st;
 		s->id = (uint32_t)id;
@@ -173,6 +238,7 @@ static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
 		s->col = (uint32_t)col;
 		s->end_line = (uint32_t)end_line;
 		s->loop_depth = (uint32_t)depth;
+		s->frame = (uint32_t)frame;
 		if (fp_hashmap_get(by_id, s->id, NULL))
 			return st_err(c, FP_EFORMAT, fp_json_get(o, "id"),
 				      "%s.id: duplicate statement id %u", what, s->id);
@@ -180,7 +246,8 @@ static int parse_statements(struct st_ctx *c, const struct fp_json_value *arr,
 			return fp_diag_set(c->diag, st, 0, "site table: out of memory");
 	}
 	run->nstmts = n;
-	qsort(run->stmts, n, sizeof(*run->stmts), cmp_stmt);
+	if ((st = sort_statements(c)))
+		return st;
 	for (i = 0; i < n; i++)
 		fp_hashmap_put(by_id, run->stmts[i].id, i); /* replaces: never fails */
 	return FP_OK;
@@ -194,8 +261,26 @@ static int parse_kind(const char *s, enum fp_dbg_kind *k)
 		*k = FP_DBG_KIND_LOAD;
 	else if (!strcmp(s, "store"))
 		*k = FP_DBG_KIND_STORE;
+	else if (!strcmp(s, "atomic"))
+		*k = FP_DBG_KIND_ATOMIC;
+	else if (!strcmp(s, "descriptor"))
+		*k = FP_DBG_KIND_DESCRIPTOR;
 	else
 		return FP_EFORMAT;
+	return FP_OK;
+}
+
+/* `frame` and `var` of a cross-frame reference (a read or a check): both required. */
+static int frame_ref(struct st_ctx *c, const struct fp_json_value *o, const char *what,
+		     uint32_t *frame, const char **var)
+{
+	int64_t f = 0;
+	int st;
+
+	if ((st = get_int(c, o, what, "frame", true, 0, (int64_t)c->run->nframes, &f)) ||
+	    (st = get_str(c, o, what, "var", true, var)))
+		return st;
+	*frame = (uint32_t)f;
 	return FP_OK;
 }
 
@@ -220,14 +305,27 @@ static int parse_reads(struct st_ctx *c, const struct fp_json_value *o, const ch
 		const struct fp_json_value *v = fp_json_at(arr, i);
 		size_t len;
 		const char *s = fp_json_string(v, &len);
+		int st;
 
+		reads[i].statement = UINT32_MAX;
+		reads[i].frame = site->frame;
+		if (!s && fp_json_type(v) == FP_JSON_OBJECT) {
+			/* a helper's parameter standing for a caller's variable */
+			char w[96];
+
+			snprintf(w, sizeof(w), "%s.reads[%zu]", what, i);
+			if ((st = get_str(c, v, w, "name", true, &reads[i].name)) ||
+			    (st = frame_ref(c, v, w, &reads[i].frame, &reads[i].var)))
+				return st;
+			continue;
+		}
 		if (!s)
-			return st_err(c, FP_EFORMAT, v, "%s.reads[%zu]: expected a string", what,
-				      i);
+			return st_err(c, FP_EFORMAT, v,
+				      "%s.reads[%zu]: expected a string or an object", what, i);
 		reads[i].name = fp_arena_strndup(&c->run->arena, s, len);
 		if (!reads[i].name)
 			return nomem(c);
-		reads[i].statement = UINT32_MAX;
+		reads[i].var = reads[i].name;
 	}
 	site->reads = reads;
 	site->nreads = n;
@@ -313,6 +411,15 @@ static int parse_checks(struct st_ctx *c, const struct fp_json_value *o, const c
 		checks[i].name = fp_arena_strndup(&c->run->arena, name, nl);
 		if (!checks[i].name)
 			return nomem(c);
+		checks[i].frame = site->frame;
+		checks[i].var = checks[i].name;
+		if (fp_json_get(e, "var")) {
+			char w[96];
+
+			snprintf(w, sizeof(w), "%s.checks[%zu]", what, i);
+			if ((st = frame_ref(c, e, w, &checks[i].frame, &checks[i].var)))
+				return st;
+		}
 	}
 	site->checks = checks;
 	site->nchecks = n;
@@ -334,6 +441,19 @@ static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o
 	int st;
 
 	site->load_site = UINT32_MAX;
+	if ((st = get_str(c, o, what, "op", false, &site->op)) ||
+	    (st = get_str(c, o, what, "form", false, &site->form)) ||
+	    (st = get_str(c, o, what, "padding", false, &site->padding)))
+		return st;
+	if ((v = fp_json_get(o, "inf_literal")) && fp_json_type(v) != FP_JSON_NULL) {
+		if (fp_json_type(v) != FP_JSON_TRUE && fp_json_type(v) != FP_JSON_FALSE)
+			return st_err(c, FP_EFORMAT, v, "%s.inf_literal: expected a boolean", what);
+		site->inf_literal = fp_json_type(v) == FP_JSON_TRUE;
+	}
+	if ((st = opt_cstr(c, o, what, "desc_param", &s, &n)))
+		return st;
+	if (s && !(site->desc_param = fp_arena_strndup(&c->run->arena, s, n)))
+		return nomem(c);
 	if ((st = opt_cstr(c, o, what, "role", &s, &n)))
 		return st;
 	site->role = role_of(s, n);
@@ -428,11 +548,15 @@ static int parse_sites(struct st_ctx *c, const struct fp_json_value *arr,
 			return st_err(c, FP_EFORMAT, fp_json_get(o, "statement"),
 				      "%s.statement: no statement with id %" PRId64, what, stmt);
 		s->statement = (uint32_t)idx;
+		s->frame = run->stmts[idx].frame;
 		if ((st = get_str(c, o, what, "kind", true, &kind)))
 			return st;
 		if (parse_kind(kind, &s->kind))
-			return st_err(c, FP_EFORMAT, fp_json_get(o, "kind"),
-				      "%s.kind: expected \"value\", \"load\" or \"store\"", what);
+			return st_err(
+				c, FP_EFORMAT, fp_json_get(o, "kind"),
+				"%s.kind: expected \"value\", \"load\", \"store\", \"atomic\" or "
+				"\"descriptor\"",
+				what);
 		if ((st = get_str(c, o, what, "name", true, &s->name)) ||
 		    (st = parse_reads(c, o, what, s)) ||
 		    (st = parse_findings_inputs(c, o, what, s, n)))
@@ -467,63 +591,231 @@ static int link_sites(struct st_ctx *c)
 	return FP_OK;
 }
 
+int fp__dbg_var_key(struct fp_intern *names, uint32_t frame, const char *name, bool add,
+		    uint32_t *id)
+{
+	char small[256], *buf = small;
+	size_t n = strlen(name) + 12;
+	int st, len;
+
+	if (n > sizeof(small) && !(buf = fp_malloc(n)))
+		return FP_ENOMEM;
+	len = snprintf(buf, n, "%u:%s", frame, name);
+	st = add ? fp_intern_add(names, buf, (size_t)len, id) :
+		   fp_intern_find(names, buf, (size_t)len, id);
+	if (buf != small)
+		fp_free(buf);
+	return st;
+}
+
+struct defs {
+	struct fp_intern *names;
+	uint32_t *def; /* per variable id: index of its latest defining statement */
+	size_t ndef;
+};
+
+static int add_defs(struct defs *d, const struct fp_dbg_run *run, size_t i)
+{
+	const struct fp_dbg_statement *stmt = &run->stmts[i];
+	size_t j;
+	uint32_t id;
+	int st;
+
+	for (j = 0; j < stmt->nsites; j++) {
+		const struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
+
+		if (s->kind != FP_DBG_KIND_VALUE)
+			continue;
+		if ((st = fp__dbg_var_key(d->names, stmt->frame, s->name, true, &id)))
+			return st;
+		if (id >= d->ndef) {
+			uint32_t *nd = fp_reallocarray(d->def, (size_t)id + 1, sizeof(*d->def));
+
+			if (!nd)
+				return FP_ENOMEM;
+			d->def = nd;
+			d->ndef = (size_t)id + 1;
+		}
+		d->def[id] = (uint32_t)i;
+	}
+	return FP_OK;
+}
+
+/* Is statement `a`'s key a proper prefix of `b`'s (b is inside a helper `a` calls)? */
+static bool calls_into(const struct fp_dbg_run *run, const struct fp_dbg_statement *a,
+		       const struct fp_dbg_statement *b)
+{
+	uint64_t ka[FP_DBG_MAX_FRAME_DEPTH + 1], kb[FP_DBG_MAX_FRAME_DEPTH + 1];
+	uint32_t na = frame_key(run, a->frame, a->line, a->col, ka);
+	uint32_t nb = frame_key(run, b->frame, b->line, b->col, kb);
+
+	return na < nb && !memcmp(ka, kb, na * sizeof(*ka));
+}
+
 /*
- * Resolve reads: walking statements in source order, a read name refers to the latest earlier
- * statement with a value site of that name. Reads are resolved before the statement's own
- * definitions are added, so `x = x + 1` points at the previous x.
+ * Resolve reads: walking statements in source order, a read refers to the latest earlier
+ * statement with a value site of that variable (the name in the read's frame). Reads are
+ * resolved before the statement's own definitions are added, so `x = x + 1` points at the
+ * previous x; and the definitions of a statement that calls helpers are added only after the
+ * helpers' statements (which follow it in source order), which run before its results exist.
  */
 static int resolve_reads(struct st_ctx *c)
 {
 	struct fp_dbg_run *run = c->run;
-	struct fp_intern *names = fp_intern_new();
-	uint32_t *def = NULL, id;
-	size_t ndef = 0, i, j, k;
+	struct defs d = {.names = fp_intern_new()};
+	uint32_t *pending = NULL, id;
+	size_t npending = 0, i, j, k;
 	int st = FP_OK;
 
-	if (!names)
-		return nomem(c);
+	pending = fp_calloc(run->nstmts + 1, sizeof(*pending));
+	if (!d.names || !pending) {
+		st = FP_ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < run->nstmts; i++) {
 		const struct fp_dbg_statement *stmt = &run->stmts[i];
 
+		while (npending && !calls_into(run, &run->stmts[pending[npending - 1]], stmt))
+			if ((st = add_defs(&d, run, pending[--npending])))
+				goto fail;
 		for (j = 0; j < stmt->nsites; j++) {
 			struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
 
 			for (k = 0; k < s->nreads; k++) {
 				struct fp_dbg_read *r = (struct fp_dbg_read *)&s->reads[k];
 
-				if (!fp_intern_find(names, r->name, strlen(r->name), &id) &&
-				    id < ndef)
-					r->statement = def[id];
+				if (!fp__dbg_var_key(d.names, r->frame, r->var, false, &id) &&
+				    id < d.ndef)
+					r->statement = d.def[id];
 			}
 		}
-		for (j = 0; j < stmt->nsites; j++) {
-			const struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
-
-			if (s->kind != FP_DBG_KIND_VALUE)
-				continue;
-			if ((st = fp_intern_add(names, s->name, strlen(s->name), &id)))
-				goto fail_add;
-			if (id >= ndef) {
-				uint32_t *nd = fp_reallocarray(def, (size_t)id + 1, sizeof(*def));
-
-				if (!nd) {
-					st = FP_ENOMEM;
-					goto fail_add;
-				}
-				def = nd;
-				ndef = (size_t)id + 1;
-			}
-			def[id] = (uint32_t)i;
-		}
+		pending[npending++] = (uint32_t)i;
 	}
-	fp_free(def);
-	fp_intern_free(names);
+	while (npending)
+		if ((st = add_defs(&d, run, pending[--npending])))
+			goto fail;
+	fp_free(pending);
+	fp_free(d.def);
+	fp_intern_free(d.names);
 	return FP_OK;
 
-fail_add:
-	fp_free(def);
-	fp_intern_free(names);
+fail:
+	fp_free(pending);
+	fp_free(d.def);
+	fp_intern_free(d.names);
 	return fp_diag_set(c->diag, st, 0, "site table: out of memory resolving reads");
+}
+
+static int parse_frames(struct st_ctx *c, const struct fp_json_value *root)
+{
+	struct fp_dbg_run *run = c->run;
+	const struct fp_json_value *arr = fp_json_get(root, "frames");
+	size_t i, n;
+	char what[48];
+	int st;
+
+	if (!arr || fp_json_type(arr) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, arr, "\"frames\" must be an array");
+	n = fp_json_len(arr);
+	if (n > FP_DBG_MAX_FRAMES)
+		return st_err(c, FP_ELIMIT, arr, "more than %u frames", FP_DBG_MAX_FRAMES);
+	if (!n)
+		return FP_OK;
+	run->frames = fp_arena_calloc(&run->arena, n, sizeof(*run->frames));
+	if (!run->frames)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i), *call;
+		struct fp_dbg_frame *f = &run->frames[i];
+		int64_t id = 0, parent = 0, line = 0, col = 0;
+
+		snprintf(what, sizeof(what), "frames[%zu]", i);
+		if (fp_json_type(o) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, o, "%s: expected an object", what);
+		if ((st = get_int(c, o, what, "id", true, 1, INT64_MAX, &id)))
+			return st;
+		if ((size_t)id != i + 1)
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "id"),
+				      "%s.id: frame ids must be 1..n in order", what);
+		if ((st = get_int(c, o, what, "parent", true, 0, (int64_t)i, &parent)) ||
+		    (st = get_str(c, o, what, "function", true, &f->function)) ||
+		    (st = get_str(c, o, what, "file", false, &f->file)))
+			return st;
+		call = fp_json_get(o, "call");
+		if (!call || fp_json_type(call) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, call ? call : o, "%s.call: expected an object",
+				      what);
+		snprintf(what, sizeof(what), "frames[%zu].call", i);
+		if ((st = get_int(c, call, what, "line", true, 1, UINT32_MAX, &line)) ||
+		    (st = get_int(c, call, what, "col", false, 0, UINT32_MAX, &col)) ||
+		    (st = get_str(c, call, what, "file", false, &f->call_file)) ||
+		    (st = get_str(c, call, what, "source", false, &f->call_source)))
+			return st;
+		f->id = (uint32_t)id;
+		f->parent = (uint32_t)parent;
+		f->call_line = (uint32_t)line;
+		f->call_col = (uint32_t)col;
+		f->depth = parent ? run->frames[parent - 1].depth + 1 : 1;
+		if (f->depth > FP_DBG_MAX_FRAME_DEPTH)
+			return st_err(c, FP_ELIMIT, o, "frames[%zu]: helpers nested deeper than %u",
+				      i, FP_DBG_MAX_FRAME_DEPTH);
+	}
+	run->nframes = n;
+	return FP_OK;
+}
+
+static int parse_unobserved(struct st_ctx *c, const struct fp_json_value *root)
+{
+	struct fp_dbg_run *run = c->run;
+	const struct fp_json_value *arr = fp_json_get(root, "unobserved");
+	size_t i, n;
+	char what[48];
+	int st;
+
+	if (!arr || fp_json_type(arr) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, arr, "\"unobserved\" must be an array");
+	n = fp_json_len(arr);
+	if (n > FP_DBG_MAX_UNOBSERVED)
+		return st_err(c, FP_ELIMIT, arr, "more than %u unobserved entries",
+			      FP_DBG_MAX_UNOBSERVED);
+	if (!n)
+		return FP_OK;
+	run->unobserved = fp_arena_calloc(&run->arena, n, sizeof(*run->unobserved));
+	if (!run->unobserved)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i);
+		struct fp_dbg_unobserved *u = &run->unobserved[i];
+		int64_t line = 0, col = 0, frame = 0;
+		const char *kind;
+
+		snprintf(what, sizeof(what), "unobserved[%zu]", i);
+		if (fp_json_type(o) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, o, "%s: expected an object", what);
+		if ((st = get_str(c, o, what, "what", true, &kind)) ||
+		    (st = get_int(c, o, what, "line", true, 1, UINT32_MAX, &line)) ||
+		    (st = get_int(c, o, what, "col", false, 0, UINT32_MAX, &col)) ||
+		    (st = get_int(c, o, what, "frame", false, 0, (int64_t)run->nframes, &frame)) ||
+		    (st = get_str(c, o, what, "source", true, &u->source)) ||
+		    (st = get_str(c, o, what, "reason", true, &u->reason)))
+			return st;
+		if (!strcmp(kind, "memory"))
+			u->what = FP_DBG_UNOBSERVED_MEMORY;
+		else if (!strcmp(kind, "statement"))
+			u->what = FP_DBG_UNOBSERVED_STATEMENT;
+		else
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "what"),
+				      "%s.what: expected \"memory\" or \"statement\"", what);
+		u->line = (uint32_t)line;
+		u->col = (uint32_t)col;
+		u->frame = (uint32_t)frame;
+	}
+	run->nunobserved = n;
+	return FP_OK;
 }
 
 int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, struct fp_diag *diag)
@@ -573,7 +865,8 @@ int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, st
 	if (!(stmts = get_array(&c, root, "statements", &st)) ||
 	    !(sites = get_array(&c, root, "sites", &st)))
 		goto fail;
-	if ((st = parse_statements(&c, stmts, &by_id)) || (st = parse_sites(&c, sites, &by_id)))
+	if ((st = parse_frames(&c, root)) || (st = parse_statements(&c, stmts, &by_id)) ||
+	    (st = parse_sites(&c, sites, &by_id)) || (st = parse_unobserved(&c, root)))
 		goto fail;
 	for (i = 0; i < run->nsites; i++) {
 		if (!run->sites[i].id) { /* cannot happen: n ids in 1..n, no duplicates */

@@ -109,6 +109,10 @@ struct fp__ttir_frames {
 	struct fp_ttir_loc inner;
 	struct fp_ttir_loc outer;
 	bool callsite;
+	/* every frame, innermost first (chain[0] == inner, chain[nchain - 1] == outer); a deeper
+	 * chain keeps its innermost frame and its outermost FP_TTIR_MAX_FRAMES - 1 */
+	uint32_t nchain;
+	struct fp_ttir_loc chain[FP_TTIR_MAX_FRAMES];
 };
 
 struct fp__ttir_alias {

@@ -345,6 +345,32 @@ int fp__ttir_loc_check(struct fp__ttir_parser *p)
 }
 
 /*
+ * out->chain = a's frames then b's. When there are too many, the innermost frame and the
+ * outermost FP_TTIR_MAX_FRAMES - 1 are kept: the frames in user code (the kernel and its
+ * helpers) are the outer ones, library internals the inner ones.
+ */
+static void chain_join(struct fp__ttir_frames *out, const struct fp__ttir_frames *a,
+		       const struct fp__ttir_frames *b)
+{
+	struct fp_ttir_loc all[2 * FP_TTIR_MAX_FRAMES];
+	uint32_t n = 0, i, skip;
+
+	for (i = 0; i < a->nchain; i++)
+		all[n++] = a->chain[i];
+	for (i = 0; i < b->nchain; i++)
+		all[n++] = b->chain[i];
+	if (n <= FP_TTIR_MAX_FRAMES) {
+		memcpy(out->chain, all, n * sizeof(*all));
+		out->nchain = n;
+		return;
+	}
+	skip = n - FP_TTIR_MAX_FRAMES;
+	out->chain[0] = all[0];
+	memcpy(out->chain + 1, all + 1 + skip, (FP_TTIR_MAX_FRAMES - 1) * sizeof(*all));
+	out->nchain = FP_TTIR_MAX_FRAMES;
+}
+
+/*
  * NameLoc naming rule: the outermost NameLoc wins (Triton renames by wrapping), but a name that
  * wraps a callsite names the caller's value and only fills an unnamed callee frame.
  */
@@ -369,6 +395,8 @@ static int resolve(struct fp__ttir_parser *p, uint32_t node, unsigned depth, siz
 		out->inner.line = n->a;
 		out->inner.col = n->b;
 		out->outer = out->inner;
+		out->chain[0] = out->inner;
+		out->nchain = 1;
 		return FP_OK;
 	case FP__LOC_NAME:
 		rc = resolve(p, n->a, depth + 1, at, out);
@@ -377,6 +405,10 @@ static int resolve(struct fp__ttir_parser *p, uint32_t node, unsigned depth, siz
 		out->outer.name = n->str;
 		if (!out->callsite || !out->inner.name)
 			out->inner.name = n->str;
+		if (out->nchain) {
+			out->chain[out->nchain - 1].name = out->outer.name;
+			out->chain[0].name = out->inner.name;
+		}
 		return FP_OK;
 	case FP__LOC_CALLSITE:
 		rc = resolve(p, n->a, depth + 1, at, &a);
@@ -388,6 +420,7 @@ static int resolve(struct fp__ttir_parser *p, uint32_t node, unsigned depth, siz
 		out->inner = a.inner;
 		out->outer = b.outer;
 		out->callsite = true;
+		chain_join(out, &a, &b);
 		return FP_OK;
 	case FP__LOC_FUSED:
 		/* the first element that names a file, else the first element */

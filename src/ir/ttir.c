@@ -1637,6 +1637,19 @@ static int resolve_all(struct fp__ttir_parser *p)
 		op->var_name = fr.inner.name ? fr.inner.name : fr.outer.name;
 		if (fr.callsite)
 			op->flags |= FP_TTIR_OP_CALLSITE;
+		if (fr.nchain > 1) {
+			struct fp_ttir_loc *frames =
+				fp__ttir_arena_alloc(&p->m->arena, fr.nchain * sizeof(*frames));
+
+			if (!frames)
+				return oom(p);
+			memcpy(frames, fr.chain, fr.nchain * sizeof(*frames));
+			op->frames = frames;
+			op->n_frames = fr.nchain;
+		} else {
+			op->frames = &op->loc;
+			op->n_frames = fr.nchain;
+		}
 	}
 	for (i = 0; i < m->n_funcs; i++) {
 		struct fp_ttir_func *f = &m->funcs[i];

@@ -143,9 +143,29 @@ static void addr_field(struct ib *x, const char *key, uint64_t v, bool present)
 		ib_str(x, "null");
 }
 
-static void addr_summary(struct ib *x, const struct fp_dbg_record *r)
+/*
+ * What TMA (descriptors) or the boundary check (block pointers) does with the lanes outside the
+ * shape of an access: "zero_fill", "nan_fill", "dropped", or NULL for other accesses.
+ */
+static const char *outside_effect(const struct fp_dbg_site *s)
+{
+	bool desc = !strcmp(s->form, "tensor_descriptor"), bp = !strcmp(s->form, "block_pointer");
+
+	if ((!desc && !bp) || s->kind == FP_DBG_KIND_DESCRIPTOR)
+		return NULL;
+	if (s->kind != FP_DBG_KIND_LOAD)
+		return "dropped";
+	if (!strcmp(s->padding, "nan"))
+		return "nan_fill";
+	if (!strcmp(s->padding, "zero") || bp)
+		return "zero_fill";
+	return "fill";
+}
+
+static void addr_summary(struct ib *x, const struct fp_dbg_site *s, const struct fp_dbg_record *r)
 {
 	struct fp_dbg_addr_summary a;
+	const char *effect = outside_effect(s);
 
 	fp_dbg_record_addr_summary(r, &a);
 	addr_field(x, ",\"address_summary\":{\"first_addr\":", a.first_addr, a.has_addresses);
@@ -157,7 +177,15 @@ static void addr_summary(struct ib *x, const struct fp_dbg_record *r)
 	addr_field(x, ",\"address_span_bytes\":", a.address_span_bytes, true);
 	ib_str(x, ",\"status\":\"");
 	ib_str(x, fp_dbg_addr_status_name(a.status));
-	ib_str(x, "\"}");
+	ib_str(x, "\"");
+	if (effect && a.status == FP_DBG_ADDR_COMPLETE) {
+		addr_field(x, ",\"lanes_outside_shape\":",
+			   a.lanes - FP_MIN(a.active_lane_count, a.lanes), true);
+		ib_str(x, ",\"outside_shape\":\"");
+		ib_str(x, effect);
+		ib_str(x, "\"");
+	}
+	ib_str(x, "}");
 }
 
 static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struct fp_dbg_record *r)
@@ -182,7 +210,7 @@ static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struc
 	}
 }
 
-static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
+static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const struct fp_dbg_site *s,
 		     const struct fp_dbg_record *r)
 {
 	struct ib x;
@@ -192,7 +220,7 @@ static void instance(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE)
 		value_summary(&x, r);
 	else
-		addr_summary(&x, r);
+		addr_summary(&x, s, r);
 	artifacts_of(&x, c, r);
 	x.b[x.n++] = '}';
 	fp_jsonw_raw(w, x.b, x.n);
@@ -207,8 +235,14 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 	r = fp_dbg_run_records(c->run, si, &n);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_uint(w, "site", s->id);
-	if (s->kind != FP_DBG_KIND_VALUE)
-		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_LOAD ? "load" : "store");
+	if (s->kind != FP_DBG_KIND_VALUE) {
+		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
+		if (s->op[0])
+			fp_jsonw_kv_string(w, "op", s->op);
+		fp_jsonw_kv_string(w, "form", s->form[0] ? s->form : "pointer");
+		if (s->padding[0])
+			fp_jsonw_kv_string(w, "padding", s->padding);
+	}
 	fp_jsonw_kv_string(w, "name", s->name);
 	if (n) {
 		fp_jsonw_kv_string(w, "dtype", fp_dtype_name(s->dtype));
@@ -232,9 +266,24 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 	fp_jsonw_key(w, "instances");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)
-		instance(w, c, &r[i]);
+		instance(w, c, s, &r[i]);
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
+}
+
+/* "frame", "file", "function" and "chain" of a statement, finding or unobserved entry. */
+static void where(struct fp_jsonw *w, const struct fp__dbg_wctx *c, uint32_t frame)
+{
+	const struct fp_dbg_frame *f = fp_dbg_run_frame(c->run, frame);
+
+	fp_jsonw_kv_uint(w, "frame", frame);
+	fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, frame));
+	if (f)
+		fp_jsonw_kv_string(w, "function", f->function);
+	else
+		fp_jsonw_kv_string(w, "function", c->launch->kernel);
+	fp_jsonw_key(w, "chain");
+	fp__dbg_json_chain(w, c->run, frame);
 }
 
 static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
@@ -251,6 +300,12 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 			fp_jsonw_object_begin(w);
 			fp_jsonw_kv_uint(w, "site", s->id);
 			fp_jsonw_kv_string(w, "name", s->reads[j].name);
+			if (s->reads[j].frame != st->frame ||
+			    strcmp(s->reads[j].var, s->reads[j].name)) {
+				/* a helper's parameter: the caller's variable it stands for */
+				fp_jsonw_kv_uint(w, "frame", s->reads[j].frame);
+				fp_jsonw_kv_string(w, "var", s->reads[j].var);
+			}
 			if (s->reads[j].statement == UINT32_MAX)
 				fp_jsonw_kv_null(w, "line");
 			else
@@ -276,6 +331,7 @@ static void statement(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t i
 	fp_jsonw_kv_uint(w, "end_line", st->end_line);
 	fp_jsonw_kv_uint(w, "loop_depth", st->loop_depth);
 	fp_jsonw_kv_string(w, "source", st->source);
+	where(w, c, st->frame);
 	reads(w, c, st);
 	for (pass = 0; pass < 2; pass++) { /* results, then memory */
 		fp_jsonw_key(w, pass ? "memory" : "results");
@@ -488,6 +544,7 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_string(w, "statement", st->source);
 	fp_jsonw_kv_uint(w, "statement_id", st->id);
 	fp_jsonw_kv_uint(w, "line", st->line);
+	where(w, c, st->frame);
 	fp_jsonw_kv_uint(w, "site", s->id);
 	fp_jsonw_kv_string(w, "subject", f->subject);
 	fp_jsonw_key(w, "program");
@@ -501,8 +558,11 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_uint(w, "program_count", f->program_count);
 	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
 	fp_jsonw_kv_string(w, "message", f->message);
-	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS) {
-		fp_jsonw_kv_string(w, "access", s->kind == FP_DBG_KIND_STORE ? "store" : "load");
+	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS ||
+	    f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
+		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
+		if (s->op[0])
+			fp_jsonw_kv_string(w, "op", s->op);
 		fp_jsonw_kv_string(w, "param", f->param);
 		fp_jsonw_kv_bool(w, "param_known", f->param_known);
 		fp_jsonw_kv_string(w, "location", fp_dbg_oob_where_name(f->where));
@@ -537,6 +597,82 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_object_end(w);
 }
 
+static void frames(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	size_t i, n = fp_dbg_run_frame_count(c->run);
+
+	fp_jsonw_key(w, "frames");
+	fp_jsonw_array_begin(w);
+	for (i = 1; i <= n; i++) {
+		const struct fp_dbg_frame *f = fp_dbg_run_frame(c->run, (uint32_t)i);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "id", f->id);
+		fp_jsonw_kv_string(w, "function", f->function);
+		fp_jsonw_kv_string(w, "file", f->file);
+		fp_jsonw_kv_uint(w, "parent", f->parent);
+		fp_jsonw_key(w, "call");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "file", f->call_file);
+		fp_jsonw_kv_uint(w, "line", f->call_line);
+		fp_jsonw_kv_uint(w, "col", f->call_col);
+		fp_jsonw_kv_string(w, "source", f->call_source);
+		fp_jsonw_object_end(w);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+}
+
+/* docs/debugger-report-schema.md, "coverage" */
+static void coverage(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
+{
+	struct fp_dbg_coverage cov;
+	size_t i, n = fp_dbg_run_unobserved_count(c->run);
+
+	fp_dbg_run_coverage(c->run, &cov);
+	fp_jsonw_key(w, "coverage");
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_uint(w, "memory_sites", cov.memory_sites);
+	fp_jsonw_kv_uint(w, "memory_sites_observed", cov.memory_sites_observed);
+	fp_jsonw_kv_uint(w, "statements", cov.statements);
+	fp_jsonw_kv_uint(w, "statements_observed", cov.statements_observed);
+	fp_jsonw_key(w, "unobserved");
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_unobserved *u = fp_dbg_run_unobserved(c->run, i);
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "line", u->line);
+		fp_jsonw_kv_string(w, "source", u->source);
+		fp_jsonw_kv_string(w, "reason", u->reason);
+		fp_jsonw_kv_string(w, "what",
+				   u->what == FP_DBG_UNOBSERVED_MEMORY ? "memory" : "statement");
+		fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, u->frame));
+		fp_jsonw_kv_uint(w, "frame", u->frame);
+		fp_jsonw_object_end(w);
+	}
+	/* memory sites whose records say their addresses are not observable */
+	for (i = 0; i < fp_dbg_run_site_count(c->run); i++) {
+		uint32_t why = fp_dbg_run_site_unobservable(c->run, i);
+		const struct fp_dbg_site *s = fp_dbg_run_site(c->run, i);
+		const struct fp_dbg_statement *st;
+
+		if (!why)
+			continue;
+		st = fp_dbg_run_statement(c->run, s->statement);
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "line", st->line);
+		fp_jsonw_kv_string(w, "source", st->source);
+		fp_jsonw_kv_string(w, "reason", fp_dbg_addr_status_reason(why));
+		fp_jsonw_kv_string(w, "what", "memory");
+		fp_jsonw_kv_string(w, "file", fp__dbg_frame_file(c->run, c->launch, st->frame));
+		fp_jsonw_kv_uint(w, "frame", st->frame);
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
+	fp_jsonw_object_end(w);
+}
+
 int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 {
 	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
@@ -548,6 +684,8 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 	fp_jsonw_object_begin(w);
 	header(w, c);
 	args(w, c);
+	coverage(w, c);
+	frames(w, c);
 	fp_jsonw_key(w, "statements");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n && !c->launch->findings_only; i++)

@@ -149,32 +149,36 @@ static int parse_grid(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 	return FP_OK;
 }
 
-static int parse_helpers(struct fp__dbg_jctx *c, const struct fp_json_value *root,
-			 struct fp_dbg_launch *l)
+/* An array of file names (`nullable`: null entries allowed, kept as NULL). */
+static int parse_files(struct fp__dbg_jctx *c, const struct fp_json_value *root, const char *key,
+		       bool nullable, char ***out, size_t *nout)
 {
-	const struct fp_json_value *a = fp_json_get(root, "helper_files");
+	const struct fp_json_value *a = fp_json_get(root, key);
 	size_t i, n;
 
 	if (!a || fp_json_type(a) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(a) != FP_JSON_ARRAY)
-		return fp__dbg_launch_err(c, FP_EFORMAT, a,
-					  "\"helper_files\" must be an array of strings");
+		return fp__dbg_launch_err(c, FP_EFORMAT, a, "\"%s\" must be an array of strings",
+					  key);
 	n = fp_json_len(a);
-	l->helper_files = fp_calloc(n ? n : 1, sizeof(*l->helper_files));
-	if (!l->helper_files)
+	*out = fp_calloc(n ? n : 1, sizeof(**out));
+	if (!*out)
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
 	for (i = 0; i < n; i++) {
 		size_t len;
-		const char *s = fp_json_string(fp_json_at(a, i), &len);
+		const struct fp_json_value *v = fp_json_at(a, i);
+		const char *s = fp_json_string(v, &len);
 
+		*nout = i + 1;
+		if (!s && nullable && fp_json_type(v) == FP_JSON_NULL)
+			continue;
 		if (!s)
-			return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_at(a, i),
-						  "helper_files[%zu] must be a string", i);
-		l->helper_files[i] = fp_strndup(s, len);
-		if (!l->helper_files[i])
+			return fp__dbg_launch_err(c, FP_EFORMAT, v, "%s[%zu] must be a string", key,
+						  i);
+		(*out)[i] = fp_strndup(s, len);
+		if (!(*out)[i])
 			return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
-		l->nhelper_files = i + 1;
 	}
 	return FP_OK;
 }
@@ -248,6 +252,16 @@ static void cap_stem(char *s)
 		return;
 	s[STEM_MAX - STEM_TAIL - 1] = '~';
 	memmove(s + STEM_MAX - STEM_TAIL, s + n - STEM_TAIL, STEM_TAIL + 1);
+}
+
+static int parse_helpers(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			 struct fp_dbg_launch *l)
+{
+	int st = parse_files(c, root, "helper_files", false, &l->helper_files, &l->nhelper_files);
+
+	if (st)
+		return st;
+	return parse_files(c, root, "frame_files", true, &l->frame_files, &l->nframe_files);
 }
 
 static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
@@ -416,6 +430,9 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	for (i = 0; i < l->nhelper_files; i++)
 		fp_free(l->helper_files[i]);
 	fp_free(l->helper_files);
+	for (i = 0; i < l->nframe_files; i++)
+		fp_free(l->frame_files[i]);
+	fp_free(l->frame_files);
 	fp_free(l);
 }
 

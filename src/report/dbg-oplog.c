@@ -19,9 +19,12 @@
 
 struct opinfo {
 	const struct fp_ttir_op *op;
-	uint32_t stmt; /* statement index, NO_STMT when the op is outside every statement */
-	bool instr;    /* instrumentation (record helpers) */
-	bool in_twin;  /* caller position is in the kernel's own source */
+	uint32_t stmt;  /* statement index, NO_STMT when the op is outside every statement */
+	bool instr;     /* instrumentation (record helpers) */
+	bool in_twin;   /* some frame of its location is in the kernel's or a helper's twin */
+	bool inlined;   /* that frame is not the innermost (the op comes from a call there) */
+	uint32_t frame; /* the frame of that position (0: the kernel's body) */
+	struct fp_ttir_loc upos; /* that position: the user's line the op belongs to */
 };
 
 struct oplog {
@@ -31,6 +34,9 @@ struct oplog {
 	size_t nops, nuser, ninstr;
 	size_t *user_per_stmt; /* user ops per statement (+1 slot for "outside") */
 	size_t *instr_per_stmt;
+	/* statements of each frame (0..nframes), in source order: by_frame[first[f]..first[f+1]) */
+	uint32_t *by_frame;
+	size_t *first;
 };
 
 /* Equal paths, or one ends with "/" + the other (relative paths in IR locations). */
@@ -77,35 +83,83 @@ static bool is_kernel_file(const struct fp_dbg_launch *l, const char *file)
 	return file && (same_path(file, l->twin_file) || same_path(file, l->source_file));
 }
 
-/* The path to show for a location: twin positions are the user's file. */
-static const char *shown_file(const struct fp_dbg_launch *l, const char *file)
+/* The frame whose twin is `file` (a helper call site's twin, launch `frame_files`), or 0. */
+static uint32_t frame_of_file(const struct fp_dbg_launch *l, const char *file)
 {
-	return is_kernel_file(l, file) ? l->source_file : file;
+	size_t i;
+
+	for (i = 0; file && i < l->nframe_files; i++)
+		if (l->frame_files[i] && same_path(file, l->frame_files[i]))
+			return (uint32_t)(i + 1);
+	return 0;
 }
 
-/* Statement containing `line`: the last one (source order) starting at or before it whose
- * range covers it. */
-static uint32_t stmt_of_line(const struct fp_dbg_run *run, uint32_t line)
+/* The path to show for a location: twin positions are the user's file (the helper's file for a
+ * helper's twin). */
+static const char *shown_file(const struct fp__dbg_wctx *c, const char *file)
 {
-	size_t lo = 0, hi = fp_dbg_run_statement_count(run), i;
+	uint32_t f;
 
+	if (is_kernel_file(c->launch, file))
+		return c->launch->source_file;
+	f = frame_of_file(c->launch, file);
+	if (f && fp_dbg_run_frame(c->run, f))
+		return fp_dbg_run_frame(c->run, f)->file;
+	return file;
+}
+
+/* Statement of `frame` containing `line`: the last one (source order) starting at or before it
+ * whose range covers it. */
+static uint32_t stmt_of_line(const struct fp_dbg_run *run, const struct oplog *o, uint32_t frame,
+			     uint32_t line)
+{
+	size_t lo, hi, i, base;
+
+	if (frame > fp_dbg_run_frame_count(run))
+		return NO_STMT;
+	lo = base = o->first[frame];
+	hi = o->first[frame + 1];
 	while (lo < hi) { /* first statement with line > `line` */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (fp_dbg_run_statement(run, mid)->line <= line)
+		if (fp_dbg_run_statement(run, o->by_frame[mid])->line <= line)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (i = lo; i > 0; i--) {
-		const struct fp_dbg_statement *s = fp_dbg_run_statement(run, i - 1);
+	for (i = lo; i > base; i--) {
+		const struct fp_dbg_statement *s = fp_dbg_run_statement(run, o->by_frame[i - 1]);
 
 		if (s->end_line >= line)
-			return (uint32_t)(i - 1);
+			return o->by_frame[i - 1];
 		if (lo - i > 64) /* statements do not nest deeply; stop looking */
 			break;
 	}
 	return NO_STMT;
+}
+
+/* by_frame/first: the statements of each frame in source order (counting sort by frame). */
+static int index_frames(const struct fp_dbg_run *run, struct oplog *o)
+{
+	size_t nst = fp_dbg_run_statement_count(run), nf = fp_dbg_run_frame_count(run), i;
+	size_t *fill;
+
+	o->by_frame = fp_calloc(nst ? nst : 1, sizeof(*o->by_frame));
+	o->first = fp_calloc(nf + 2, sizeof(*o->first));
+	fill = fp_calloc(nf + 2, sizeof(*fill));
+	if (!o->by_frame || !o->first || !fill) {
+		fp_free(fill);
+		return FP_ENOMEM;
+	}
+	for (i = 0; i < nst; i++)
+		o->first[FP_MIN(fp_dbg_run_statement(run, i)->frame, nf) + 1]++;
+	for (i = 0; i <= nf; i++)
+		o->first[i + 1] += o->first[i];
+	memcpy(fill, o->first, (nf + 1) * sizeof(*fill));
+	for (i = 0; i < nst; i++)
+		o->by_frame[fill[FP_MIN(fp_dbg_run_statement(run, i)->frame, nf)]++] = (uint32_t)i;
+	fp_free(fill);
+	return FP_OK;
 }
 
 /* (line, col) of helper call sites in the kernel source, sorted, for membership tests. */
@@ -127,14 +181,45 @@ static void oplog_release(struct oplog *o)
 	fp_free(o->ops);
 	fp_free(o->user_per_stmt);
 	fp_free(o->instr_per_stmt);
+	fp_free(o->by_frame);
+	fp_free(o->first);
+}
+
+/* The innermost frame of the op's location that lies in the kernel's twin or a helper's twin. */
+static void user_position(const struct fp_dbg_launch *l, struct opinfo *oi)
+{
+	const struct fp_ttir_op *op = oi->op;
+	uint32_t i;
+
+	for (i = 0; i < op->n_frames; i++) {
+		const struct fp_ttir_loc *f = &op->frames[i];
+		uint32_t fr;
+
+		if (is_kernel_file(l, f->file))
+			fr = 0;
+		else if (!(fr = frame_of_file(l, f->file)))
+			continue;
+		oi->in_twin = true;
+		oi->inlined = i > 0;
+		oi->frame = fr;
+		oi->upos = *f;
+		return;
+	}
+}
+
+static uint64_t pos_key(const struct opinfo *oi)
+{
+	return (uint64_t)oi->frame << 48 ^ (uint64_t)oi->upos.line << 20 ^ oi->upos.col;
 }
 
 /*
- * Classify every op. An op is instrumentation when its innermost position is in a record helper
- * file, when its Python name is one of the rewriter's own (`__fp...`, but not the `__fpu_...`
+ * Classify every op. Its position is the innermost frame of its location in the kernel's twin
+ * or in a helper's twin (user_position): the statement of that frame holding that line is its
+ * statement. An op is instrumentation when its innermost position is in a record helper file,
+ * when its Python name is one of the rewriter's own (`__fp...`, but not the `__fpu_...`
  * temporaries that hold hoisted parts of the user's statement), or when it was inlined from
- * the same call expression as such an op (e.g. a tl.sum inside a helper: its innermost position
- * is in triton/language, but its outermost one is the helper call in the twin).
+ * the same call expression as such an op (e.g. a tl.sum inside a record helper: its innermost
+ * position is in triton/language, but its position in the twin is the record helper's call).
  */
 static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
 {
@@ -170,26 +255,33 @@ static int oplog_build(const struct fp__dbg_wctx *c, struct oplog *o)
 		fp_free(calls);
 		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
 	}
+	if (index_frames(c->run, o)) {
+		fp_free(calls);
+		return fp_diag_set(c->diag, FP_ENOMEM, 0, "out of memory");
+	}
 	for (i = 0; i < o->nops; i++) {
 		const struct fp_ttir_op *op = fp_ttir_op_at(o->ir, i);
 		struct opinfo *oi = &o->ops[i];
+		const char *name;
 
 		oi->op = op;
-		oi->in_twin = is_kernel_file(l, op->caller.file);
-		oi->stmt = oi->in_twin ? stmt_of_line(c->run, op->caller.line) : NO_STMT;
+		user_position(l, oi);
+		oi->stmt =
+			oi->in_twin ? stmt_of_line(c->run, o, oi->frame, oi->upos.line) : NO_STMT;
+		/* the name at its position (an op of a helper's twin without a name of its own
+		 * must not take the name of the assignment around the helper's call) */
+		name = oi->in_twin && oi->frame ? oi->upos.name : op->var_name;
 		oi->instr = is_helper_file(l, op->loc.file) ||
-			    (op->var_name && !strncmp(op->var_name, "__fp", 4) &&
-			     strncmp(op->var_name, "__fpu_", 6) != 0);
-		if (oi->instr && oi->in_twin && (op->flags & FP_TTIR_OP_CALLSITE))
-			calls[ncall++] = (uint64_t)op->caller.line << 32 | op->caller.col;
+			    (name && !strncmp(name, "__fp", 4) && strncmp(name, "__fpu_", 6) != 0);
+		if (oi->instr && oi->in_twin && oi->inlined)
+			calls[ncall++] = pos_key(oi);
 	}
 	qsort(calls, ncall, sizeof(*calls), cmp_u64);
 	for (i = 0; i < o->nops; i++) {
 		struct opinfo *oi = &o->ops[i];
-		const struct fp_ttir_op *op = oi->op;
 
-		if (!oi->instr && oi->in_twin && (op->flags & FP_TTIR_OP_CALLSITE) &&
-		    in_sorted(calls, ncall, (uint64_t)op->caller.line << 32 | op->caller.col))
+		if (!oi->instr && oi->in_twin && oi->inlined &&
+		    in_sorted(calls, ncall, pos_key(oi)))
 			oi->instr = true;
 		if (oi->instr) {
 			o->ninstr++;
@@ -249,8 +341,10 @@ static void txt_op(struct fp__tbuf *t, const struct fp__dbg_wctx *c, const struc
 
 	fp__tb_u64(t, op->index, 5);
 	fp__tb_str(t, "  ");
-	if (oi->in_twin)
-		snprintf(pos, sizeof(pos), "%u:%u", op->caller.line, op->caller.col);
+	if (oi->in_twin && oi->frame)
+		snprintf(pos, sizeof(pos), "F%u:%u:%u", oi->frame, oi->upos.line, oi->upos.col);
+	else if (oi->in_twin)
+		snprintf(pos, sizeof(pos), "%u:%u", oi->upos.line, oi->upos.col);
 	else if (op->caller.file)
 		snprintf(pos, sizeof(pos), "(other file)");
 	else
@@ -259,6 +353,9 @@ static void txt_op(struct fp__tbuf *t, const struct fp__dbg_wctx *c, const struc
 	fp__tb_ch(t, ' ');
 	if (oi->stmt == NO_STMT)
 		snprintf(pos, sizeof(pos), "-");
+	else if (oi->frame)
+		snprintf(pos, sizeof(pos), "F%u:L%u", oi->frame,
+			 fp_dbg_run_statement(c->run, oi->stmt)->line);
 	else
 		snprintf(pos, sizeof(pos), "L%u", fp_dbg_run_statement(c->run, oi->stmt)->line);
 	fp__tb_left(t, pos, 6);
@@ -269,8 +366,8 @@ static void txt_op(struct fp__tbuf *t, const struct fp__dbg_wctx *c, const struc
 	txt_types(t, op);
 	if (op->var_name)
 		fp__tb_printf(t, "  [%s]", op->var_name);
-	if (op->flags & FP_TTIR_OP_CALLSITE && op->loc.file)
-		fp__tb_printf(t, "  (inlined from %s:%u:%u)", shown_file(c->launch, op->loc.file),
+	if (oi->inlined && op->loc.file)
+		fp__tb_printf(t, "  (inlined from %s:%u:%u)", shown_file(c, op->loc.file),
 			      op->loc.line, op->loc.col);
 	else if (!oi->in_twin && op->loc.file)
 		fp__tb_printf(t, "  (at %s:%u:%u)", op->loc.file, op->loc.line, op->loc.col);
@@ -285,7 +382,14 @@ static void txt_statements(struct fp__tbuf *t, const struct fp__dbg_wctx *c, con
 	for (i = 0; i < nst; i++) {
 		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, i);
 
-		fp__tb_printf(t, "\nline %u:%u  %s\n", s->line, s->col, s->source);
+		if (s->frame) {
+			char where[512];
+
+			fp__dbg_where(c->run, s->frame, s->line, where, sizeof(where));
+			fp__tb_printf(t, "\n%s:%u  %s\n", where, s->col, s->source);
+		} else {
+			fp__tb_printf(t, "\nline %u:%u  %s\n", s->line, s->col, s->source);
+		}
 		fp__tb_printf(t, "  ops: %zu user, %zu instrumentation\n", o->user_per_stmt[i],
 			      o->instr_per_stmt[i]);
 		fp__tb_printf(t, "  records: %zu", stmt_records(c->run, s));
@@ -339,7 +443,7 @@ out:
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static void json_loc(struct fp_jsonw *w, const struct fp_dbg_launch *l, const char *key,
+static void json_loc(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const char *key,
 		     const struct fp_ttir_loc *loc)
 {
 	fp_jsonw_key(w, key);
@@ -348,7 +452,7 @@ static void json_loc(struct fp_jsonw *w, const struct fp_dbg_launch *l, const ch
 		return;
 	}
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_string(w, "file", shown_file(l, loc->file));
+	fp_jsonw_kv_string(w, "file", shown_file(c, loc->file));
 	fp_jsonw_kv_uint(w, "line", loc->line);
 	fp_jsonw_kv_uint(w, "col", loc->col);
 	fp_jsonw_object_end(w);
@@ -407,9 +511,14 @@ static void json_op(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const stru
 	}
 	fp_jsonw_array_end(w);
 	fp_jsonw_kv_string(w, "var_name", op->var_name);
-	json_loc(w, c->launch, "loc", &op->loc);
-	json_loc(w, c->launch, "caller", &op->caller);
+	json_loc(w, c, "loc", &op->loc);
+	json_loc(w, c, "caller", &op->caller);
 	fp_jsonw_kv_bool(w, "inlined", op->flags & FP_TTIR_OP_CALLSITE);
+	fp_jsonw_kv_uint(w, "frame", oi->frame);
+	if (oi->in_twin)
+		json_loc(w, c, "position", &oi->upos);
+	else
+		fp_jsonw_kv_null(w, "position");
 	if (oi->stmt == NO_STMT) {
 		fp_jsonw_kv_null(w, "statement");
 		fp_jsonw_key(w, "sites");
@@ -422,6 +531,7 @@ static void json_op(struct fp_jsonw *w, const struct fp__dbg_wctx *c, const stru
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_uint(w, "id", s->id);
 		fp_jsonw_kv_uint(w, "line", s->line);
+		fp_jsonw_kv_uint(w, "frame", s->frame);
 		fp_jsonw_object_end(w);
 		fp_jsonw_key(w, "sites");
 		json_sites(w, c, s);
@@ -520,6 +630,7 @@ static int json_statements(struct fp_jsonw *w, const struct fp__dbg_wctx *c, con
 		fp_jsonw_kv_uint(w, "id", s->id);
 		fp_jsonw_kv_uint(w, "line", s->line);
 		fp_jsonw_kv_uint(w, "end_line", s->end_line);
+		fp_jsonw_kv_uint(w, "frame", s->frame);
 		fp_jsonw_kv_string(w, "source", s->source);
 		fp_jsonw_key(w, "user_ops");
 		fp_jsonw_array_begin(w);

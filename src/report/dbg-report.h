@@ -23,6 +23,8 @@ struct fp_dbg_launch {
 	char *twin_file;     /* the instrumented twin's cache file, or NULL */
 	char **helper_files; /* files whose ops are instrumentation (record helpers) */
 	size_t nhelper_files;
+	char **frame_files; /* frame_files[i]: the twin of helper call site i + 1 (or NULL) */
+	size_t nframe_files;
 	uint64_t record_capacity; /* as the launch says (the header's S is authoritative) */
 	bool export_raw_records;
 	char *ttir; /* TTIR text of the compiled twin, or NULL */
@@ -97,6 +99,22 @@ struct fp_dbg_summary;
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
 					const struct fp_dbg_launch *l, uint64_t launch,
 					const char *report);
+
+/*
+ * Where `line` of `frame` is: "line 12" in the kernel's body, "attn.py:43 _inner -> attn.py:12"
+ * inside helpers (dbg-where.c). Writes at most size - 1 bytes and a NUL; returns the length.
+ */
+size_t fp__dbg_where(const struct fp_dbg_run *run, uint32_t frame, uint32_t line, char *buf,
+		     size_t size);
+
+/* The file a frame's lines belong to (the launch's source file for frame 0). */
+const char *fp__dbg_frame_file(const struct fp_dbg_run *run, const struct fp_dbg_launch *l,
+			       uint32_t frame);
+
+struct fp_jsonw;
+
+/* The call chain down to `frame` as a JSON array of {file, line, col, source, function}. */
+void fp__dbg_json_chain(struct fp_jsonw *w, const struct fp_dbg_run *run, uint32_t frame);
 
 /* Program coordinates from a linear id and the launch grid. */
 void fp__dbg_program_xyz(const struct fp_dbg_launch *l, uint64_t p, uint64_t xyz[3]);

@@ -30,6 +30,13 @@ struct skernel {
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
 	uint64_t findings;                /* distinct findings of this kernel */
 	uint64_t first_launch;
+	bool has_coverage;                /* of its latest instrumented launch */
+	struct fp_dbg_coverage coverage;
+};
+
+/* A place an instrumented launch did not observe (coverage), once per kernel, file, line, why. */
+struct sunobserved {
+	uint32_t kernel, file, line, source, reason;
 };
 
 struct sreason {
@@ -63,6 +70,10 @@ struct fp_dbg_summary {
 	size_t nfindings, fcap;
 	uint32_t *frames;
 	size_t nframes, frcap;
+	struct sunobserved *unobs;
+	size_t nunobs, ucap;
+	struct fp_hashmap unobs_ix;
+	uint64_t dropped_unobserved;
 	uint64_t next_index, launches;
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
 	uint64_t finding_launches, reports;
@@ -107,6 +118,7 @@ int fp_dbg_summary_new(struct fp_dbg_summary **out)
 	fp_hashmap_init(&s->kernel_ix);
 	fp_hashmap_init(&s->reason_ix);
 	fp_hashmap_init(&s->finding_ix);
+	fp_hashmap_init(&s->unobs_ix);
 	*out = s;
 	return FP_OK;
 
@@ -122,7 +134,9 @@ static void clear_locked(struct fp_dbg_summary *s)
 	fp_hashmap_clear(&s->kernel_ix);
 	fp_hashmap_clear(&s->reason_ix);
 	fp_hashmap_clear(&s->finding_ix);
-	s->nkernels = s->nreasons = s->nfindings = s->nframes = 0;
+	fp_hashmap_clear(&s->unobs_ix);
+	s->nkernels = s->nreasons = s->nfindings = s->nframes = s->nunobs = 0;
+	s->dropped_unobserved = 0;
 	s->next_index = s->launches = 0;
 	memset(s->by_status, 0, sizeof(s->by_status));
 	s->finding_launches = s->reports = 0;
@@ -145,6 +159,8 @@ void fp_dbg_summary_free(struct fp_dbg_summary *s)
 	fp_hashmap_release(&s->kernel_ix);
 	fp_hashmap_release(&s->reason_ix);
 	fp_hashmap_release(&s->finding_ix);
+	fp_hashmap_release(&s->unobs_ix);
+	fp_free(s->unobs);
 	fp_intern_free(s->strs);
 	fp_free(s->kernels);
 	fp_free(s->reasons);
@@ -392,6 +408,9 @@ void fp_dbg_summary_totals(struct fp_dbg_summary *s, struct fp_dbg_summary_total
 
 /* ---- findings ----------------------------------------------------------------------------- */
 
+static int add_coverage(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
+			const struct fp_dbg_launch *l);
+
 static int add_frames(struct fp_dbg_summary *s, const struct fp_dbg_launch *l, uint32_t *first,
 		      uint32_t *n)
 {
@@ -463,7 +482,9 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 	e->launches = 1;
 	e->programs = f->program_count;
 	e->instances = f->instance_count;
-	if ((st = intern(s, l->source_file, &e->file)) ||
+	/* a finding inside a helper is a line of the helper's file */
+	if ((st = intern(s, stmt ? fp__dbg_frame_file(run, l, stmt->frame) : l->source_file,
+			 &e->file)) ||
 	    (st = intern(s, f->message, &e->message)) || (st = intern(s, report, &e->report)) ||
 	    (st = intern(s, f->param, &e->param)) || (st = intern(s, l->test, &e->test)) ||
 	    (st = intern(s, stmt ? stmt->source : NULL, &sid)) ||
@@ -488,11 +509,13 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 	pthread_mutex_lock(&s->lock);
 	if (report)
 		s->reports++;
+	if ((st = kernel_of(s, l->kernel, l->source_file, launch, &kix)))
+		goto out;
+	if (kix != UINT32_MAX && (st = add_coverage(s, kix, run, l)))
+		goto out;
 	if (n == 0)
 		goto out;
 	s->finding_launches++;
-	if ((st = kernel_of(s, l->kernel, l->source_file, launch, &kix)))
-		goto out;
 	if (kix == UINT32_MAX) {
 		s->dropped_findings += n;
 		goto out;
@@ -503,6 +526,81 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 out:
 	pthread_mutex_unlock(&s->lock);
 	return st;
+}
+
+/* ---- coverage ----------------------------------------------------------------------------- */
+
+#define SUMMARY_MAX_UNOBSERVED 4096u
+
+static int add_unobserved(struct fp_dbg_summary *s, uint32_t kix, const char *file, uint32_t line,
+			  const char *source, const char *reason)
+{
+	uint32_t fid, rid, sid;
+	uint64_t key, v;
+	struct sunobserved *u;
+	int st;
+
+	if ((st = intern(s, file, &fid)) || (st = intern(s, reason, &rid)))
+		return st;
+	key = fp_hash_u64(((uint64_t)kix << 40) ^ ((uint64_t)fid << 20) ^ line ^ ((uint64_t)rid << 52));
+	while (fp_hashmap_get(&s->unobs_ix, key, &v)) {
+		u = &s->unobs[v];
+		if (u->kernel == kix && u->file == fid && u->line == line && u->reason == rid)
+			return FP_OK;
+		key++;
+	}
+	st = grow((void **)&s->unobs, &s->ucap, s->nunobs + 1, sizeof(*s->unobs),
+		  SUMMARY_MAX_UNOBSERVED);
+	if (st == FP_ELIMIT) {
+		s->dropped_unobserved++;
+		return FP_OK;
+	}
+	if (st || (st = intern(s, source, &sid)) ||
+	    (st = fp_hashmap_put(&s->unobs_ix, key, s->nunobs)))
+		return st;
+	u = &s->unobs[s->nunobs++];
+	u->kernel = kix;
+	u->file = fid;
+	u->line = line;
+	u->source = sid;
+	u->reason = rid;
+	return FP_OK;
+}
+
+/* The launch's coverage account: the kernel's latest, and every place it did not observe. */
+static int add_coverage(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
+			const struct fp_dbg_launch *l)
+{
+	struct skernel *k = &s->kernels[kix];
+	size_t i, n;
+	int st;
+
+	fp_dbg_run_coverage(run, &k->coverage);
+	k->has_coverage = true;
+	n = fp_dbg_run_unobserved_count(run);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_unobserved *u = fp_dbg_run_unobserved(run, i);
+
+		if (u && (st = add_unobserved(s, kix, fp__dbg_frame_file(run, l, u->frame), u->line,
+					      u->source, u->reason)))
+			return st;
+	}
+	n = fp_dbg_run_site_count(run);
+	for (i = 0; i < n; i++) {
+		uint32_t why = fp_dbg_run_site_unobservable(run, i);
+		const struct fp_dbg_site *site;
+		const struct fp_dbg_statement *stmt;
+
+		if (!why)
+			continue;
+		site = fp_dbg_run_site(run, i);
+		stmt = site ? fp_dbg_run_statement(run, site->statement) : NULL;
+		if (stmt && (st = add_unobserved(s, kix, fp__dbg_frame_file(run, l, stmt->frame),
+						 stmt->line, stmt->source,
+						 fp_dbg_addr_status_reason(why))))
+			return st;
+	}
+	return FP_OK;
 }
 
 /* ---- writers ------------------------------------------------------------------------------ */
@@ -571,6 +669,17 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 		fp_jsonw_kv_uint(w, "instrumented", k->by_status[FP_DBG_LAUNCH_INSTRUMENTED]);
 		fp_jsonw_kv_uint(w, "first_launch", k->first_launch);
 		fp_jsonw_kv_uint(w, "findings", k->findings);
+		fp_jsonw_key(w, "coverage");
+		if (k->has_coverage) {
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_uint(w, "memory_sites", k->coverage.memory_sites);
+			fp_jsonw_kv_uint(w, "memory_sites_observed", k->coverage.memory_sites_observed);
+			fp_jsonw_kv_uint(w, "statements", k->coverage.statements);
+			fp_jsonw_kv_uint(w, "statements_observed", k->coverage.statements_observed);
+			fp_jsonw_object_end(w);
+		} else {
+			fp_jsonw_null(w);
+		}
 		fp_jsonw_key(w, "not_instrumented");
 		fp_jsonw_array_begin(w);
 		for (j = 0; j < s->nreasons; j++) {
@@ -589,6 +698,38 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
+	{
+		struct fp_dbg_coverage c = {0};
+
+		for (i = 0; i < s->nkernels; i++) {
+			c.memory_sites += s->kernels[i].coverage.memory_sites;
+			c.memory_sites_observed += s->kernels[i].coverage.memory_sites_observed;
+			c.statements += s->kernels[i].coverage.statements;
+			c.statements_observed += s->kernels[i].coverage.statements_observed;
+		}
+		fp_jsonw_key(w, "coverage");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_uint(w, "memory_sites", c.memory_sites);
+		fp_jsonw_kv_uint(w, "memory_sites_observed", c.memory_sites_observed);
+		fp_jsonw_kv_uint(w, "statements", c.statements);
+		fp_jsonw_kv_uint(w, "statements_observed", c.statements_observed);
+		fp_jsonw_key(w, "unobserved");
+		fp_jsonw_array_begin(w);
+		for (i = 0; i < s->nunobs; i++) {
+			const struct sunobserved *u = &s->unobs[i];
+
+			fp_jsonw_object_begin(w);
+			fp_jsonw_kv_string(w, "kernel", str(s, s->kernels[u->kernel].name));
+			kv_opt(w, "file", str(s, u->file));
+			fp_jsonw_kv_uint(w, "line", u->line);
+			fp_jsonw_kv_string(w, "source", str(s, u->source));
+			fp_jsonw_kv_string(w, "reason", str(s, u->reason));
+			fp_jsonw_object_end(w);
+		}
+		fp_jsonw_array_end(w);
+		fp_jsonw_kv_uint(w, "unobserved_dropped", s->dropped_unobserved);
+		fp_jsonw_object_end(w);
+	}
 	fp_jsonw_key(w, "findings");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < s->nfindings; i++) {
@@ -679,6 +820,34 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 			fp__tb_str(t, str(s, k->file)[0] ? str(s, k->file) : "-");
 			fp__tb_ch(t, '\n');
 		}
+	}
+	{
+		struct fp_dbg_coverage c = {0};
+		bool any = false;
+
+		for (i = 0; i < s->nkernels; i++) {
+			any |= s->kernels[i].has_coverage;
+			c.memory_sites += s->kernels[i].coverage.memory_sites;
+			c.memory_sites_observed += s->kernels[i].coverage.memory_sites_observed;
+			c.statements += s->kernels[i].coverage.statements;
+			c.statements_observed += s->kernels[i].coverage.statements_observed;
+		}
+		if (any)
+			fp__tb_printf(t,
+				      "  coverage: %" PRIu64 " of %" PRIu64 " memory sites, %" PRIu64
+				      " of %" PRIu64 " statements observed\n",
+				      c.memory_sites_observed, c.memory_sites, c.statements_observed,
+				      c.statements);
+		for (i = 0; i < s->nunobs && i < 20; i++) {
+			const struct sunobserved *u = &s->unobs[i];
+
+			fp__tb_printf(t, "    not observed: %s at %s:%u: %s (%s)\n",
+				      str(s, s->kernels[u->kernel].name), base_name(str(s, u->file)),
+				      u->line, str(s, u->source), str(s, u->reason));
+		}
+		if (s->nunobs + s->dropped_unobserved > 20)
+			fp__tb_printf(t, "    ... and %" PRIu64 " more places not observed (summary.json)\n",
+				      (uint64_t)s->nunobs + s->dropped_unobserved - 20);
 	}
 	if (s->nreasons) {
 		fp__tb_str(t, "not instrumented:\n");

@@ -373,9 +373,18 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	r = fp_dbg_run_records(c->run, si, &n);
 	if (s->kind == FP_DBG_KIND_VALUE)
 		fp__tb_printf(t, "  [result %s]", s->name);
+	else if (s->kind == FP_DBG_KIND_ATOMIC)
+		fp__tb_printf(t, "  [atomic_%s on %s]", s->op[0] ? s->op : "rmw", s->name);
+	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_printf(t, "  [descriptor made from %s]", s->name);
 	else
-		fp__tb_printf(t, "  [%s %s]",
-			      s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to", s->name);
+		fp__tb_printf(t, "  [%s %s%s]",
+			      s->kind == FP_DBG_KIND_LOAD ? "load from" : "store to",
+			      s->form[0] && strcmp(s->form, "pointer") ?
+				      (!strcmp(s->form, "block_pointer") ? "block pointer " :
+									   "descriptor ") :
+				      "",
+			      s->name);
 	if (!n) {
 		const struct fp_dbg_run_info *in = fp_dbg_run_info(c->run);
 
@@ -402,6 +411,21 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 		fp__tb_str(t, " pointers ");
 	write_shape(t, s);
 	fp__tb_printf(t, "  site %u\n", s->id);
+	if (!strcmp(s->form, "tensor_descriptor") && s->kind != FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_printf(
+			t,
+			"    tensor descriptor: lanes outside its shape are %s (TMA), not "
+			"accessed\n",
+			s->kind == FP_DBG_KIND_LOAD ?
+				(!strcmp(s->padding, "nan") ? "filled with NaN" : "zero-filled") :
+				"dropped");
+	else if (!strcmp(s->form, "block_pointer"))
+		fp__tb_str(t, "    block pointer: lanes outside its shape on the boundary_check "
+			      "dimensions are inactive; on the others they are accessed\n");
+	else if (s->kind == FP_DBG_KIND_DESCRIPTOR)
+		fp__tb_str(t,
+			   "    the bytes the descriptor's shape and strides address (active: its "
+			   "element count)\n");
 	fp__tb_printf(t, "    instances: %zu", n);
 	if (s->ndumps)
 		fp__tb_printf(t, " (%zu with a level-2 dump)", s->ndumps);
@@ -440,20 +464,40 @@ static void write_reads(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
 				continue;
 			fp__tb_str(t, shown++ ? ", " : "  reads: ");
 			fp__tb_str(t, rd->name);
-			if (rd->statement != UINT32_MAX)
-				fp__tb_printf(t, " (see line %u)",
-					      fp_dbg_run_statement(c->run, rd->statement)->line);
+			if (strcmp(rd->var, rd->name))
+				fp__tb_printf(t, " (= %s)", rd->var);
+			if (rd->statement != UINT32_MAX) {
+				const struct fp_dbg_statement *d =
+					fp_dbg_run_statement(c->run, rd->statement);
+				char where[512];
+
+				if (d->frame == st->frame)
+					fp__tb_printf(t, " (see line %u)", d->line);
+				else {
+					fp__dbg_where(c->run, d->frame, d->line, where,
+						      sizeof(where));
+					fp__tb_printf(t, " (see %s)", where);
+				}
+			}
 		}
 	}
 	if (shown)
 		fp__tb_ch(t, '\n');
 }
 
-static void write_source(struct fp__tbuf *t, const struct fp_dbg_statement *st)
+static void write_source(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
+			 const struct fp_dbg_statement *st)
 {
 	const char *p = st->source, *nl;
+	char where[512];
 
-	fp__tb_printf(t, "\nline %u:%u  ", st->line, st->col);
+	if (st->frame) {
+		/* inside a helper: "attn.py:43 _inner -> attn.py:12:8  qk = tl.dot(q, k)" */
+		fp__dbg_where(c->run, st->frame, st->line, where, sizeof(where));
+		fp__tb_printf(t, "\n%s:%u  ", where, st->col);
+	} else {
+		fp__tb_printf(t, "\nline %u:%u  ", st->line, st->col);
+	}
 	while ((nl = strchr(p, '\n'))) {
 		fp__tb_mem(t, p, (size_t)(nl - p));
 		fp__tb_str(t, "\n           ");
@@ -501,13 +545,54 @@ static void write_findings(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 		const struct fp_dbg_statement *st = fp_dbg_run_statement(c->run, f->statement);
 		const char *p = st->source, *nl = strchr(p, '\n');
 
-		fp__tb_printf(t, "  %zu. %s at line %u: ", i + 1, fp_dbg_finding_kind_name(f->kind),
-			      st->line);
+		char where[512];
+
+		fp__dbg_where(c->run, st->frame, st->line, where, sizeof(where));
+		fp__tb_printf(t, "  %zu. %s at %s: ", i + 1, fp_dbg_finding_kind_name(f->kind),
+			      where);
 		fp__tb_mem(t, p, nl ? (size_t)(nl - p) : strlen(p));
 		fp__tb_str(t, nl ? " ...\n     " : "\n     ");
 		fp__tb_str(t, f->message);
 		fp__tb_ch(t, '\n');
 		write_programs(t, c, f);
+	}
+}
+
+/* What was observed out of what exists, and what was not with its reason. */
+static void write_coverage(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
+{
+	struct fp_dbg_coverage cov;
+	size_t i, n = fp_dbg_run_unobserved_count(c->run);
+
+	fp_dbg_run_coverage(c->run, &cov);
+	fp__tb_printf(t,
+		      "\nCOVERAGE: %" PRIu64 " of %" PRIu64 " memory sites, %" PRIu64 " of %" PRIu64
+		      " statements observed\n",
+		      cov.memory_sites_observed, cov.memory_sites, cov.statements_observed,
+		      cov.statements);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_unobserved *u = fp_dbg_run_unobserved(c->run, i);
+		const char *p = u->source, *nl = strchr(p, '\n');
+		char where[512];
+
+		fp__dbg_where(c->run, u->frame, u->line, where, sizeof(where));
+		fp__tb_printf(t, "  not observed (%s) at %s: ",
+			      u->what == FP_DBG_UNOBSERVED_MEMORY ? "memory" : "statement", where);
+		fp__tb_mem(t, p, nl ? (size_t)(nl - p) : strlen(p));
+		fp__tb_printf(t, "\n      %s\n", u->reason);
+	}
+	for (i = 0; i < fp_dbg_run_site_count(c->run); i++) {
+		uint32_t why = fp_dbg_run_site_unobservable(c->run, i);
+		const struct fp_dbg_statement *st;
+		char where[512];
+
+		if (!why)
+			continue;
+		st = fp_dbg_run_statement(c->run, fp_dbg_run_site(c->run, i)->statement);
+		fp__dbg_where(c->run, st->frame, st->line, where, sizeof(where));
+		fp__tb_printf(t, "  not observed (memory) at %s: %s\n      addresses of `%s`: %s\n",
+			      where, st->source, fp_dbg_run_site(c->run, i)->name,
+			      fp_dbg_addr_status_reason(why));
 	}
 }
 
@@ -522,12 +607,13 @@ int fp__dbg_write_txt(const struct fp__dbg_wctx *c, FILE *f)
 	fp__tb_init(t, f);
 	write_header(t, c);
 	write_findings(t, c);
+	write_coverage(t, c);
 	if (c->launch->findings_only)
 		fp__tb_str(t, "\n(sanitize run: statement tables are not written)\n");
 	for (i = 0; i < nst && !t->err && !c->launch->findings_only; i++) {
 		const struct fp_dbg_statement *s = fp_dbg_run_statement(c->run, i);
 
-		write_source(t, s);
+		write_source(t, c, s);
 		write_reads(t, c, s);
 		if (!s->nsites)
 			fp__tb_str(t, "  (nothing observed)\n");

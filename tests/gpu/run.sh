@@ -8,7 +8,7 @@
 #                                       (default build,doctor,tests,bench)
 # Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S (time limits),
 # FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
-# launch_paths"), FP_BENCH_ARGS.
+# launch_paths whole"), FP_BENCH_ARGS.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 FINAL=${OUT:-$PWD/gpu-out}
@@ -60,7 +60,7 @@ if has tests; then
 	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -40
 fi
 if has bench; then
-	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling launch_paths}; do
+	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling launch_paths whole}; do
 		f=bench/bench_$b.py
 		[ -f "$f" ] || continue
 		log "bench $f"

@@ -242,7 +242,7 @@ def decode(buf: Any, nsites: int | None = None, only: Any = None) -> Decoded:
                 raise DecodeError(f"program {p} slot {s}: sequence number {seq}")
             if site == 0 or (nsites is not None and site > nsites):
                 raise DecodeError(f"program {p} slot {s}: bad site {site}")
-            if kind not in (1, 2, 3) or dtype not in DTYPES:
+            if kind not in (1, 2, 3, 4, 5) or dtype not in DTYPES:
                 raise DecodeError(f"program {p} slot {s}: bad kind/dtype {kind}/{dtype}")
             sw = w[1]
             if flags & 1:

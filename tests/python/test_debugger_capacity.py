@@ -84,9 +84,10 @@ def test_while_loop_uses_the_allowance_and_overflow_is_counted(dbg, monkeypatch)
     (run,) = dbg.take_exported_runs()
     dec = ref.decoded(run)
     # sites: load, v, i | v, i in the loop (2 iterations allowed, 5 run) | v, v (if/else, one runs) |
-    # v (helper branch, constexpr-false: never runs) | total, store address, store value
+    # v and the helper's own w (helper branch, constexpr-false: never runs) | total, store
+    # address, store value
     per_program_run = 3 + 2 * steps + 1 + 3
-    assert run["slots_per_program"] == 3 + 2 * 2 + 2 + 1 + 3
+    assert run["slots_per_program"] == 3 + 2 * 2 + 2 + 2 + 3
     assert len(dec.records) + run["overflow_count"] == 2 * per_program_run
     assert run["overflow_count"] == 2 * (per_program_run - run["slots_per_program"])
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 HERE = Path(__file__).resolve().parent
@@ -42,8 +43,48 @@ CASES = [
     ("extra", "nd_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"A": 2, "B": 4, "C": 8, "D": 4}),
 ]
 
+_F16 = "*fp16"
+_ATTN = {"Q": _F16, "K": _F16, "V": _F16, "sm_scale": 0.5, "M": "*fp32", "Out": _F16, "H": 4,
+         **{f"stride_{t}{d}": 64 for t in "qkvo" for d in ("z", "h", "m", "k", "n")}}
+# Kernels with helpers, block pointers, descriptors and atomics (kernels/whole.py,
+# kernels/tutorial_style.py): host descriptor parameters are "tensordesc<...>", and their twins
+# take the descriptor's base as `__fp_db_<name>`.
+WHOLE_CASES = [
+    ("whole", "helper_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 100}, {"BLOCK": 64, "BUGGY": False}),
+    ("whole", "bp_rows_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 10, "N": 32, "stride_m": 32},
+     {"BM": 16, "BN": 32, "CHECK": True}),
+    ("whole", "hist_kernel", {"x_ptr": "*i32", "bins_ptr": "*i32", "n": 100},
+     {"NB": 8, "BLOCK": 64, "RANGE_CHECK": True}),
+    ("whole", "host_desc_kernel", {"a_desc": "tensordesc<fp32[16,16]>", "out_desc": "tensordesc<fp32[16,16]>",
+                                   "__fp_db_a_desc": "*fp32", "__fp_db_out_desc": "*fp32"}, {"BM": 16}),
+    ("whole", "nan_helper_kernel", {"x_ptr": "*fp32", "d_ptr": "*fp32", "out_ptr": "*fp32", "n": 100},
+     {"BLOCK": 64}),
+    ("whole", "lock_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "lock_ptr": "*i32", "n": 32}, {"BLOCK": 32}),
+    ("whole", "ifexp_kernel", {"x_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": 50},
+     {"HAS_B": True, "BLOCK": 64}),
+    ("whole", "dev_desc_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
+     {"EXTRA": 0, "BM": 16, "BN": 16}),
+    ("whole", "awkward_kernel", {"x_ptr": "*fp32", "n_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 16}),
+    ("whole", "desc_atomic_kernel", {"a_ptr": "*fp32", "M": 64, "N": 32}, {"BM": 16, "BN": 32}),
+    ("tutorial_style", "attn_fwd_kernel", _ATTN,
+     {"N_CTX": 256, "HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32, "STAGE": 3, "OVERRUN": 0}),
+    ("tutorial_style", "attn_bwd_kernel", {"Q": _F16, "K": _F16, "V": _F16, "sm_scale": 0.5, "DO": _F16,
+                                           "DQ": "*fp32", "DK": _F16, "DV": _F16, "M": "*fp32", "D": "*fp32",
+                                           "stride_z": 64, "stride_h": 64, "stride_tok": 64, "stride_d": 2, "H": 2},
+     {"N_CTX": 128, "BLOCK_M1": 32, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 32, "HEAD_DIM": 64, "OVERRUN": 0}),
+    ("tutorial_style", "matmul_tma_persistent_kernel",
+     {"a_desc": "tensordesc<fp16[128,64]>", "b_desc": "tensordesc<fp16[128,64]>",
+      "c_desc": "tensordesc<fp16[128,128]>", "__fp_db_a_desc": _F16, "__fp_db_b_desc": _F16,
+      "__fp_db_c_desc": _F16, "M": 512, "N": 512, "K": 512},
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 8, "NUM_SMS": 8}),
+    ("tutorial_style", "layer_norm_bwd_dx_kernel",
+     {"DX": "*fp32", "DY": "*fp32", "DW": "*fp32", "DB": "*fp32", "X": "*fp32", "W": "*fp32", "Mean": "*fp32",
+      "Rstd": "*fp32", "Lock": "*i32", "stride": 512, "N": 512},
+     {"GROUP_SIZE_M": 16, "BLOCK_SIZE_N": 512, "COUNT_OFF": 0}),
+]
 
-def _child(levels: list[tuple[int, int]]) -> int:
+
+def _child(levels: list[tuple[int, int, bool]], cases: list[Any]) -> int:
     import importlib
 
     import triton
@@ -54,14 +95,14 @@ def _child(levels: list[tuple[int, int]]) -> int:
 
     sys.path.insert(0, str(HERE))
     results = []
-    for mod_name, kname, args, cx in CASES:
+    for mod_name, kname, args, cx in cases:
         mod = importlib.import_module(f"kernels.{mod_name}")
         fn = getattr(mod, kname)
         while not isinstance(fn, triton.runtime.jit.JITFunction):
             fn = fn.fn
-        for level, addr in levels:
+        for level, addr, sanitize in levels:
             t0 = time.perf_counter()
-            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused"))
+            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused"), sanitize=sanitize)
             sig = {}
             for p in twin.jit.arg_names:
                 if p == _rewrite.CTX:
@@ -77,25 +118,37 @@ def _child(levels: list[tuple[int, int]]) -> int:
                 ok, err = "cubin" in k.asm, ""
             except Exception as e:  # noqa: BLE001
                 ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
-            results.append({"kernel": kname, "level": level, "addr_level": addr, "ok": ok, "error": err,
+            results.append({"kernel": kname, "level": level, "addr_level": addr, "sanitize": sanitize, "ok": ok,
+                            "error": err,
                             "seconds": round(time.perf_counter() - t0, 2)})
     print(json.dumps(results))
     return 0
 
 
-def test_twins_compile_for_cuda():
+def _compile_in_child(which: str, levels: list[str], n_cases: int) -> None:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["CUDA_VISIBLE_DEVICES"] = ""
-    proc = subprocess.run([sys.executable, __file__, "1,1", "2,2"], env=env, capture_output=True, text=True,
-                          timeout=1200)
+    proc = subprocess.run([sys.executable, __file__, which, *levels], env=env, capture_output=True, text=True,
+                          timeout=1800)
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     bad = [r for r in results if not r["ok"]]
     assert not bad, json.dumps(bad, indent=1)
-    assert len(results) == 2 * len(CASES)
+    assert len(results) == len(levels) * n_cases
+
+
+def test_twins_compile_for_cuda():
+    _compile_in_child("base", ["1,1", "2,2"], len(CASES))
+
+
+def test_whole_kernel_twins_compile_for_cuda():
+    """Helper twins, block-pointer and descriptor shadows, atomics and the lock's `while` test
+    compile (marker mode at level 1, and sanitize mode)."""
+    _compile_in_child("whole", ["1,1", "0,1,s"], len(WHOLE_CASES))
 
 
 if __name__ == "__main__":
-    lv = [tuple(int(x) for x in a.split(",")) for a in sys.argv[1:]] or [(1, 1)]
-    sys.exit(_child(lv))
+    cases = WHOLE_CASES if sys.argv[1:2] == ["whole"] else CASES
+    lv = [(int(a.split(",")[0]), int(a.split(",")[1]), a.endswith(",s")) for a in sys.argv[2:]] or [(1, 1, False)]
+    sys.exit(_child(lv, cases))

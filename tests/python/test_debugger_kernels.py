@@ -217,7 +217,8 @@ def test_control_flow_and_helper(dbg):
         v = np.where(mask, xs[np.minimum(offs, n - 1)], 0).astype(np.float32)
         recs = [q for q in dec.records if q.program == p]
         names = [table[q.site]["name"] for q in recs]
-        # load, v, i, then (v, i) per while iteration, then the if branch, helper, total, store
+        # load, v, i, then (v, i) per while iteration, then the if branch, the helper's own
+        # statement (w, inside scale_helper), the call's result, total, store
         assert names[:3] == ["x_ptr + offs", "v", "i"]
         assert names[3:3 + 2 * steps] == ["v", "i"] * steps
         for k in range(steps):
@@ -227,10 +228,13 @@ def test_control_flow_and_helper(dbg):
         v = v + np.float32(100.0) if p % 2 == 0 else v - np.float32(100.0)
         branch = recs[3 + 2 * steps]
         ref.check_value(branch, v.astype(np.float32))
-        v = (v * np.float32(2.0) + np.float32(1.0)).astype(np.float32)
-        ref.check_value(recs[4 + 2 * steps], v)
+        w = (v * np.float32(2.0)).astype(np.float32)
+        assert names[4 + 2 * steps] == "w"
+        ref.check_value(recs[4 + 2 * steps], w)
+        v = (w + np.float32(1.0)).astype(np.float32)
+        ref.check_value(recs[5 + 2 * steps], v)
         total = np.where(mask, v, 0).sum(dtype=np.float32)
-        assert abs(recs[5 + 2 * steps].mean - total) <= 1e-3 * abs(total)
+        assert abs(recs[6 + 2 * steps].mean - total) <= 1e-3 * abs(total)
         np.testing.assert_allclose(out.numpy()[offs[mask]], v[mask], rtol=1e-6)
     # execution indices within a program follow the loop
     v_site = next(s["id"] for s in table.values() if s["name"] == "v" and s["id"] > 3)
@@ -392,7 +396,9 @@ def test_dtypes(dbg):
     assert p.dtype == 16 and p.min == out.data_ptr() and p.max == out.data_ptr() + 4 * (block - 1)
 
 
-def test_block_pointer_status(dbg):
+def test_block_pointer_addresses(dbg):
+    """A block pointer the rewriter follows: its access is summarised in closed form (exact
+    addresses of the 32 x 32 block of the 64 x 64 tensor)."""
     from kernels import extra
 
     a = torch.randn(64, 64)
@@ -402,8 +408,10 @@ def test_block_pointer_status(dbg):
     np.testing.assert_array_equal(out.numpy().reshape(32, 32), a.numpy()[:32, :32])
     run, dec = _one_run(dbg)
     (load,) = [r for r in dec.records if r.kind == 2]
-    assert load.status == 1 and load.active == 0 and load.shape == [32, 32] and load.dtype == F32
-    assert load.first_addr is None
+    assert load.status == 0 and load.active == 32 * 32 and load.shape == [32, 32] and load.dtype == F32
+    base = a.data_ptr()
+    assert (load.first_addr, load.last_addr) == (base, base + (31 * 64 + 31) * 4)
+    assert (load.min_addr, load.max_addr) == (base, base + (31 * 64 + 31) * 4)
     t = next(r for r in dec.records if r.kind == 1 and r.shape == [32, 32])
     ref.check_value(t, a.numpy()[:32, :32])
 

@@ -142,8 +142,7 @@ def _line_of(fn, needle, nth=0):
     ("different_blocks", MarkerError, "fpl.collect_end()", 0, "same block"),
     ("nested_in_block", MarkerError, "fpl.collect_start()", 1, "nested"),
     ("return_in_region", UnsupportedError, "        return", 0, "return"),
-    ("load_in_header", UnsupportedError, "if tl.load", 0, "header"),
-    ("load_in_ifexp", UnsupportedError, "if FLAG else", 0, "conditional"),
+    ("load_in_boolop", UnsupportedError, "FLAG and", 0, "conditional"),
     ("marker_as_value", MarkerError, "y = fpl.collect_end()", 0, "statements of their own"),
     ("bad_level", MarkerError, "collect_start(level=L)", 0, "literal"),
 ])

@@ -285,15 +285,21 @@ def _reserved_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, __fp_mine, mask=offs < n)
 
 
-def test_sanitize_leaves_awkward_accesses_unobserved(dbg):
+def test_sanitize_observes_one_line_bodies_and_conditional_expressions(dbg):
     tw = _rewrite.rewrite(_awkward_kernel, 0, 1, sanitize=True)
-    assert [(s.kind, s.name) for s in tw.sites] == [("store", "out_ptr + offs")]
+    # the body on its `if` line, and the load in a conditional expression (a run-time condition:
+    # recorded with the condition in its mask)
+    assert [(s.kind, s.name) for s in tw.sites] == [("load", "x_ptr + offs"), ("store", "out_ptr + offs"),
+                                                    ("load", "x_ptr + offs"), ("store", "out_ptr + offs")]
+    assert tw.unobserved == []
     x = torch.randn(64)
     out = torch.zeros(64)
     dbg.activate(sanitize=True)
     _awkward_kernel[(1,)](x, out, 50, BLOCK=64)
     run = planted.one_run(dbg)
     assert run["findings"] == [] and torch.equal(out[:50], x[:50] + 1)
+    cov = run["report"]["coverage"]
+    assert (cov["memory_sites"], cov["memory_sites_observed"]) == (4, 4) and cov["unobserved"] == []
 
 
 def test_sanitize_runs_unrewritable_kernels_unobserved(dbg):

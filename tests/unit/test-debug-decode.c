@@ -702,7 +702,7 @@ TEST(debug_decode_bad_site_table)
 		 "{\"id\":1,\"statement\":7,\"kind\":\"value\",\"name\":\"x\"}]}",
 		 FP_EFORMAT, "no statement with id 7"},
 		{"{\"version\":1,\"statements\":[{\"id\":0,\"line\":1,\"source\":\"\"}],\"sites\":["
-		 "{\"id\":1,\"statement\":0,\"kind\":\"atomic\",\"name\":\"x\"}]}",
+		 "{\"id\":1,\"statement\":0,\"kind\":\"atomix\",\"name\":\"x\"}]}",
 		 FP_EFORMAT, "kind"},
 		{"{\"version\":1,\"statements\":[{\"id\":0,\"line\":1,\"source\":\"\"}],\"sites\":["
 		 "{\"id\":1,\"statement\":0,\"kind\":\"value\",\"name\":\"x\",\"reads\":[1]}]}",

@@ -317,6 +317,11 @@ TEST(ttir_callsite)
 		ASSERT_STREQ(op->caller.name, "c");
 		ASSERT_STREQ(op->var_name, "y");
 		ASSERT(ends_with(op->loc.file, "kernels.py"));
+		/* the middle frame is nested_inline's call of scale_inline */
+		ASSERT_EQ(op->n_frames, 3);
+		ASSERT_EQ(op->frames[0].line, inner);
+		ASSERT_EQ(op->frames[2].line, outer);
+		ASSERT(op->frames[1].line > 0 && op->frames[1].line != inner && op->frames[1].line != outer);
 		hits++;
 	}
 	ASSERT_EQ(hits, 1);
@@ -629,6 +634,14 @@ TEST(ttir_handwritten)
 	ASSERT(ends_with(op->loc.file, "a.py"));
 	ASSERT_EQ(op->caller.line, 10);
 	ASSERT_EQ(op->caller.col, 5);
+	/* every frame of the chain, innermost first: a.py (callee), b.py, k.py (the kernel) */
+	ASSERT_EQ(op->n_frames, 3);
+	ASSERT(ends_with(op->frames[0].file, "a.py"));
+	ASSERT(ends_with(op->frames[1].file, "b.py"));
+	ASSERT_EQ(op->frames[1].line, 3);
+	ASSERT(ends_with(op->frames[2].file, "k.py"));
+	ASSERT_EQ(fp_ttir_op_at(m, 3)->n_frames, 1);
+	ASSERT(fp_ttir_op_at(m, 3)->frames == &fp_ttir_op_at(m, 3)->loc);
 	op = fp_ttir_op_at(m, 5);
 	ASSERT_STREQ(op->name, "tt.return");
 	ASSERT_NULL(op->loc.file);

@@ -57,17 +57,9 @@ def return_in_region(x_ptr, n):
 
 
 @triton.jit
-def load_in_header(x_ptr, n):
+def load_in_boolop(x_ptr, FLAG: tl.constexpr):
     fpl.collect_start()
-    if tl.load(x_ptr) > 0:
-        tl.store(x_ptr, 1.0)
-    fpl.collect_end()
-
-
-@triton.jit
-def load_in_ifexp(x_ptr, FLAG: tl.constexpr):
-    fpl.collect_start()
-    x = tl.load(x_ptr) if FLAG else 0.0
+    x = FLAG and tl.load(x_ptr)
     fpl.collect_end()
 
 
