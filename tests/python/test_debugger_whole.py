@@ -46,7 +46,8 @@ def _line_of(fn: Any, needle: str) -> int:
 
 @pytest.fixture
 def dbg(tmp_path):
-    debugger.configure(output_dir=str(tmp_path / "fp_debug"))
+    # every launch's report, also in sanitize mode (the tests read its coverage)
+    debugger.configure(output_dir=str(tmp_path / "fp_debug"), all_reports=True)
     yield debugger
     debugger.deactivate()
     debugger.clear_exported_runs()

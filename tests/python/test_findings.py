@@ -294,6 +294,7 @@ def test_sanitize_observes_one_line_bodies_and_conditional_expressions(dbg):
     assert tw.unobserved == []
     x = torch.randn(64)
     out = torch.zeros(64)
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], all_reports=True)  # a clean launch's report too
     dbg.activate(sanitize=True)
     _awkward_kernel[(1,)](x, out, 50, BLOCK=64)
     run = planted.one_run(dbg)
