@@ -40,6 +40,10 @@ extern "C" {
 /* record word 0, bits 36-39: closed-form record (words 2-7 hold the scalars of index arithmetic;
  * fp_dbg_decode() expands it into the ordinary words and clears the flag) */
 #define FP_DBG_REC_CLOSED (1u << 1)
+/* Record word 0 flags bit 2 (value records): a counts-only record (check mode's nan/inf checks):
+ * word 2 holds the NaN and Inf counts, word 3 says "no dump", everything else is 0 and means
+ * "not recorded" (no zero count, sum, min or max). */
+#define FP_DBG_REC_COUNTS (1u << 2)
 #define FP_DBG_NO_DUMP UINT64_MAX        /* fp_dbg_record_dump_offset(): no dump */
 
 /* Version of the JSON reports written by fp_dbg_write_reports() (field `schema_version`). */
@@ -373,6 +377,9 @@ struct fp_dbg_value_summary {
 	bool is_unsigned; /* imin/imax are uint64 bit patterns (uint64 dtype) */
 	int64_t imin;     /* exact min/max for integer, bool and pointer dtypes */
 	int64_t imax;
+	/* a counts-only record (FP_DBG_REC_COUNTS): only the NaN and Inf counts (and what follows
+	 * from them) were recorded; zero_count, sum, sumsq, mean, min and max are not known */
+	bool counts_only;
 };
 
 /* Derived address summary of a load/store record. */
@@ -543,6 +550,12 @@ FP_EXTERN int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const ch
 
 /** Free the findings. NULL is a no-op. */
 FP_EXTERN void fp_dbg_findings_free(struct fp_dbg_findings *f);
+
+/**
+ * Keep only the findings whose kind has its bit (1 << kind) set in `kinds`, in their order
+ * (check mode reports what its checks asked for). NULL is a no-op.
+ */
+FP_EXTERN void fp_dbg_findings_keep(struct fp_dbg_findings *f, unsigned kinds);
 
 /** Number of findings (0 for NULL). */
 FP_EXTERN size_t fp_dbg_findings_count(const struct fp_dbg_findings *f);

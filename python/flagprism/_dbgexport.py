@@ -129,6 +129,7 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         "record_capacity": plan.slots,
         "args": _launch.describe_args(fn, plan.bound, plan.backend),
         "sanitize": bool(twin.extra.get("sanitize", False)),
+        "checks": twin.extra.get("checks"),
         "num_warps": plan.num_warps,
         "registers": plan.registers,
         "launch_path": route.get("path") or "JITFunction.run",

@@ -167,10 +167,11 @@ def shape_word(x):
 
 
 @constexpr_function
-def word0(site, kind, x, code):
-    """Constant part of record word 0 (everything but the sequence number)."""
+def word0(site, kind, x, code, counts=False):
+    """Constant part of record word 0 (everything but the sequence number); counts: the flag of
+    a counts-only value record (flags bit 2)."""
     shape = _shape_of(x.type)
-    flags = _pack_shape(shape)[1]
+    flags = _pack_shape(shape)[1] | (4 if counts else 0)
     return site | (kind << 16) | (code << 24) | (len(shape) << 32) | (flags << 36)
 
 
@@ -613,12 +614,45 @@ def _dump_words(x, FL: tl.constexpr):
 
 
 @triton.jit
-def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
-    """Words 2-7 of the value record of block or scalar x (record-format.md)."""
+def _float_counts(x, FL: tl.constexpr, BLOCK: tl.constexpr):
+    """NaN and Inf counts of a float block or scalar, and nothing else (counts-only records): one
+    sum, which is finite exactly when no element is NaN or Inf (or the sum overflowed); only then
+    are the elements counted."""
+    if FL == 1:
+        xf = x.to(tl.float32)
+    else:
+        xf = x
+    if BLOCK:
+        zero = tl.full((), 0, tl.int64)
+        cn = zero
+        ci = zero
+        s = tl.sum(xf, axis=0)
+        if not (tl.abs(s) < _INF):
+            cn = tl.sum((xf != xf).to(tl.int32), axis=0).to(tl.int64)
+            ci = tl.sum((tl.abs(xf) == _INF).to(tl.int32), axis=0).to(tl.int64)
+    else:
+        cn = (xf != xf).to(tl.int64)
+        ci = (tl.abs(xf) == _INF).to(tl.int64)
+    return cn, ci
+
+
+@triton.jit
+def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
+    """Words 2-7 of the value record of block or scalar x (record-format.md). COUNTS: a
+    counts-only record (NaN and Inf counts; words 3-7 zero but for "no dump")."""
     C: tl.constexpr = vclass(x)
     FL: tl.constexpr = vflavor(x)
     tl.static_assert(FL != 0, "flagprism: dtype not supported by the debugger")
     xs = _flat(x)
+    if COUNTS:
+        zero = tl.full((), 0, tl.int64)
+        if FL <= 2:
+            cn, ci = _float_counts(xs, FL, C == 2)
+        else:
+            cn = zero
+            ci = zero
+        # word 3: zero count 0, dump offset 0xffffffff (none): 0xffffffff00000000 as int64
+        return cn | (ci << 32), tl.full((), -4294967296, tl.int64), zero, zero, zero, zero
     if FL <= 2:
         cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED)
     else:
@@ -632,27 +666,28 @@ def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
 
 
 @triton.jit
-def _emit_value(ctx, base, slots, n, SITE: tl.constexpr, x, w, FUSED: tl.constexpr):
+def _emit_value(ctx, base, slots, n, SITE: tl.constexpr, x, w, FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
     CODE: tl.constexpr = dtype_code(x)
-    W0: tl.constexpr = word0(SITE, 1, x, CODE)
+    W0: tl.constexpr = word0(SITE, 1, x, CODE, COUNTS)
     W1: tl.constexpr = shape_word(x)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
     return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w[0], w[1], w[2], w[3], w[4], w[5], FUSED)
 
 
 @triton.jit
-def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED: tl.constexpr):
+def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED: tl.constexpr,
+           COUNTS: tl.constexpr = False):
     C: tl.constexpr = vclass(x)
     if C == 0:
         return n
     else:
-        w = _value_words(ctx, slots, n, x, DUMP, FUSED)
-        return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED)
+        w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS)
+        return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED, COUNTS)
 
 
 @triton.jit
 def _value_entry(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr, W,
-                 FUSED: tl.constexpr):
+                 FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
     C: tl.constexpr = vclass(x)
     if W is not None:
         # Replay: x is a name the region recorded earlier and has not reassigned since (the
@@ -661,17 +696,17 @@ def _value_entry(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr,
         if C == 0:
             return n
         else:
-            return _emit_value(ctx, base, slots, n, SITE, x, W, FUSED)
+            return _emit_value(ctx, base, slots, n, SITE, x, W, FUSED, COUNTS)
     elif KEEP:
         # Also return the words, for later replays.
         if C == 0:
             z = tl.full((), 0, tl.int64)
             return n, (z, z, z, z, z, z)
         else:
-            w = _value_words(ctx, slots, n, x, DUMP, FUSED)
-            return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED), w
+            w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS)
+            return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED, COUNTS), w
     else:
-        return _value(ctx, base, slots, n, SITE, x, DUMP, FUSED)
+        return _value(ctx, base, slots, n, SITE, x, DUMP, FUSED, COUNTS)
 
 
 @triton.jit
@@ -686,6 +721,20 @@ def value_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, 
 def value_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False, W=None):
     """Record a value summary (interpreter flavour: NumPy-backed reductions)."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False)
+
+
+@triton.jit
+def value_counts_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
+                       W=None):
+    """Record a value's NaN and Inf counts only (check mode's nan/inf checks), GPU flavour."""
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, True, True)
+
+
+@triton.jit
+def value_counts_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
+                    W=None):
+    """Record a value's NaN and Inf counts only, interpreter flavour."""
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False, True)
 
 
 @triton.jit

@@ -490,7 +490,9 @@ class _Rewriter:
                 self._append_after(node, "; ".join(ups))
 
     def _run_sanitize(self, fdef: ast.FunctionDef) -> Twin:
-        """The whole body as one region, every load and store an address site (level 0, addr 1)."""
+        """The whole body as one region, markers or not: every load and store an address site
+        (sanitize: level 0, addr_level 1) and, for check mode's value checks, every value a
+        value site (level 1; addr_level 0 without the bounds check)."""
         self.parent_block: dict[int, tuple[list[ast.stmt], int]] = {}
         self.parent_stmt: dict[int, ast.AST] = {}
 
@@ -504,10 +506,10 @@ class _Rewriter:
 
         index(fdef.body, fdef)
         self._collect_host_defs(fdef)
-        self.reg_level, self.reg_addr = 0, 1
+        self.reg_level, self.reg_addr = self.level, self.addr_level
         self._block(fdef.body, fdef.body, 0, ())
         text = self._emit(fdef)
-        return self._twin(text, 0, 1)
+        return self._twin(text, self.level, self.addr_level)
 
     # -- coverage ------------------------------------------------------------------------------------
 

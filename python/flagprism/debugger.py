@@ -689,7 +689,7 @@ def _flavour(fn: Any) -> str:
     return "np" if _launch.backend_of(fn) == "interpreter" else "fused"
 
 
-def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
+def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
     from flagprism import _records as R
 
     if not isinstance(fn, type(R.begin)):
@@ -701,7 +701,8 @@ def _helpers(fn: Any, flavour: str) -> dict[str, Any]:
     fused = flavour == "fused"
     return {
         _rewrite.H_BEGIN: ns["begin"],
-        _rewrite.H_VALUE: ns["value_fused" if fused else "value_np"],
+        _rewrite.H_VALUE: ns[("value_counts_fused" if fused else "value_counts_np") if counts else
+                             ("value_fused" if fused else "value_np")],
         _rewrite.H_ADDR: ns["addr_fused" if fused else "addr_np"],
         _rewrite.H_DESC: ns["desc_access"],
         _rewrite.H_VAFF: ns["value_affine_fused" if fused else "value_affine_np"],
@@ -728,8 +729,15 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             raise RuntimeError(f"flagprism: {fn.fn.__name__} cannot be sanitized")
         return twin
     if _sanitize:
-        twin = _rewrite.build(fn, 0, 1, _helpers(fn, flavour), sanitize=True)
+        # check mode: the whole body, recording only what the checks need (docs/debugger.md,
+        # "Check mode"): addresses for bounds; values for the others, NaN/Inf counts only when
+        # nothing else is asked of them
+        values = bool(_checks & {"nan", "inf", "precision", "domain"})
+        counts = values and not (_checks & {"precision", "domain"})
+        twin = _rewrite.build(fn, 1 if values else 0, 1 if "bounds" in _checks else 0,
+                              _helpers(fn, flavour, counts), sanitize=True)
         twin.extra["sanitize"] = True
+        twin.extra["checks"] = sorted(_checks)
     else:
         twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
     _remember(fn, tkey, twin)

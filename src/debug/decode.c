@@ -164,6 +164,34 @@ static int check_dump(const struct dec *d, uint64_t p, uint64_t k, unsigned w, u
 	return FP_OK;
 }
 
+/* A counts-only value record: NaN and Inf counts in word 2, "no dump" in word 3, zeros after. */
+static int check_counts(const struct dec *d, uint64_t p, uint64_t k, const uint64_t *w,
+			uint32_t site, enum fp_dtype dt, uint64_t numel)
+{
+	uint64_t nan = w[2] & 0xffffffffu, inf = w[2] >> 32;
+	unsigned i;
+
+	if (!fp_dtype_is_float(dt) && (nan || inf))
+		return rec_err(d, p, k, 2,
+			       "site %u: nan_count %" PRIu64 " / inf_count %" PRIu64
+			       " non-zero for %s values",
+			       site, nan, inf, fp_dtype_name(dt));
+	if (nan + inf > numel)
+		return rec_err(d, p, k, 2,
+			       "site %u: nan_count %" PRIu64 " + inf_count %" PRIu64
+			       " exceeds numel %" PRIu64,
+			       site, nan, inf, numel);
+	if (w[3] != ((uint64_t)NO_DUMP32 << 32))
+		return rec_err(d, p, k, 3,
+			       "site %u: a counts-only record must have word 3 = no dump, zero count 0",
+			       site);
+	for (i = 4; i < FP_DBG_RECORD_WORDS; i++)
+		if (w[i])
+			return rec_err(d, p, k, i,
+				       "site %u: a counts-only record must have word %u = 0", site, i);
+	return FP_OK;
+}
+
 static int check_value(const struct dec *d, uint64_t p, uint64_t k, const uint64_t *w,
 		       uint32_t site, enum fp_dtype dt, uint64_t numel)
 {
@@ -594,8 +622,14 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint
 			       fp_dbg_kind_name(s->kind));
 	if (!fp_dtype_valid((int)dtype))
 		return rec_err(d, p, k, 0, "site %u: dtype code %u invalid", site, dtype);
-	if (flags & ~(FP_DBG_SHAPE_FLATTENED | FP_DBG_REC_CLOSED))
+	if (flags & ~(FP_DBG_SHAPE_FLATTENED | FP_DBG_REC_CLOSED | FP_DBG_REC_COUNTS))
 		return rec_err(d, p, k, 0, "site %u: unknown record flags 0x%x", site, flags);
+	if ((flags & FP_DBG_REC_COUNTS) &&
+	    (s->kind != FP_DBG_KIND_VALUE || (flags & FP_DBG_REC_CLOSED)))
+		return rec_err(d, p, k, 0,
+			       "site %u: the counts-only flag on a record that is not a plain value "
+			       "record",
+			       site);
 	if (ndim > 3 && !(flags & FP_DBG_SHAPE_FLATTENED))
 		return rec_err(d, p, k, 0, "site %u: ndim %u > 3 without the flattened flag", site,
 			       ndim);
@@ -632,7 +666,9 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint
 			return st;
 	}
 	if (s->kind == FP_DBG_KIND_VALUE)
-		return check_value(d, p, k, w, site, (enum fp_dtype)dtype, n);
+		return (flags & FP_DBG_REC_COUNTS) ?
+			       check_counts(d, p, k, w, site, (enum fp_dtype)dtype, n) :
+			       check_value(d, p, k, w, site, (enum fp_dtype)dtype, n);
 	return check_addr(d, p, k, w, site, n);
 }
 

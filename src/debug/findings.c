@@ -597,6 +597,9 @@ static void apply_rule(struct ctx *x, enum fp_dbg_role role, enum fp_dtype targe
 	fp_dbg_record_value_summary(val, &v);
 	if (fp_dbg_record_kind(val) != FP_DBG_KIND_VALUE || src == FP_DTYPE_POINTER)
 		return;
+	/* a counts-only record (check mode, nan/inf only) has nothing these rules read */
+	if (v.counts_only)
+		return;
 	amax = v.finite_count ? FP_MAX(fabs(v.min), fabs(v.max)) : 0;
 	switch (role) {
 	case FP_DBG_ROLE_CAST_SRC: {
@@ -1373,6 +1376,18 @@ void fp_dbg_findings_free(struct fp_dbg_findings *f)
 	fp_free(f->args);
 	fp_arena_release(&f->arena);
 	fp_free(f);
+}
+
+void fp_dbg_findings_keep(struct fp_dbg_findings *f, unsigned kinds)
+{
+	size_t i, n = 0;
+
+	if (!f || !f->out)
+		return;
+	for (i = 0; i < f->n; i++)
+		if (kinds & (1u << f->out[i].kind))
+			f->out[n++] = f->out[i];
+	f->n = n;
 }
 
 size_t fp_dbg_findings_count(const struct fp_dbg_findings *f)

@@ -250,6 +250,12 @@ void fp_dbg_record_value_summary(const struct fp_dbg_record *rec, struct fp_dbg_
 		out->min = NAN;
 		out->max = NAN;
 	}
+	if ((w[0] >> 36) & FP_DBG_REC_COUNTS) {
+		out->counts_only = true;
+		out->zero_count = 0;
+		out->sum = out->sumsq = out->l2_norm = 0;
+		out->mean = out->min = out->max = NAN;
+	}
 }
 
 void fp_dbg_record_addr_summary(const struct fp_dbg_record *rec, struct fp_dbg_addr_summary *out)

@@ -101,7 +101,7 @@ static void value_summary(struct ib *x, const struct fp_dbg_record *r)
 	bool has;
 
 	fp_dbg_record_value_summary(r, &v);
-	has = v.finite_count > 0;
+	has = v.finite_count > 0 && !v.counts_only;
 	ib_str(x, ",\"summary\":{\"element_count\":");
 	ib_u64(x, v.element_count);
 	ib_str(x, ",\"nan_count\":");

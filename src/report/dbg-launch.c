@@ -215,6 +215,48 @@ static int parse_stack(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 	return FP_OK;
 }
 
+/* Optional "checks": the checks of check mode ("bounds", "nan", "inf", "precision",
+ * "domain"), as the kinds of findings they report; null or absent: every kind. */
+static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root,
+			struct fp_dbg_launch *l)
+{
+	static const struct {
+		const char *name;
+		unsigned kinds;
+	} map[] = {
+		{"bounds", (1u << FP_DBG_FINDING_OUT_OF_BOUNDS) |
+				   (1u << FP_DBG_FINDING_DESCRIPTOR_EXTENT)},
+		{"nan", 1u << FP_DBG_FINDING_NAN_ORIGIN},
+		{"inf", 1u << FP_DBG_FINDING_INF_ORIGIN},
+		{"precision", 1u << FP_DBG_FINDING_PRECISION_LOSS},
+		{"domain", (1u << FP_DBG_FINDING_DIVISION_BY_ZERO) |
+				   (1u << FP_DBG_FINDING_INVALID_DOMAIN)},
+	};
+	const struct fp_json_value *a = fp_json_get(root, "checks"), *v;
+	size_t i, j, n;
+	const char *name;
+
+	if (!a || fp_json_type(a) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(a) != FP_JSON_ARRAY)
+		return fp__dbg_launch_err(c, FP_EFORMAT, a, "\"checks\" must be an array of strings");
+	n = fp_json_len(a);
+	for (i = 0; i < n; i++) {
+		v = fp_json_at(a, i);
+		name = fp_json_string(v, NULL);
+		for (j = 0; name && j < FP_ARRAY_SIZE(map); j++)
+			if (!strcmp(name, map[j].name))
+				break;
+		if (!name || j == FP_ARRAY_SIZE(map))
+			return fp__dbg_launch_err(c, FP_EFORMAT, v,
+						  "\"checks[%zu]\" must be one of bounds, nan, inf, "
+						  "precision, domain",
+						  i);
+		l->check_kinds |= map[j].kinds;
+	}
+	return FP_OK;
+}
+
 /* Optional "autotune": {"role": "benchmark"|"chosen", "config": "..."}. */
 static int parse_autotune(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 			  struct fp_dbg_launch *l)
@@ -346,7 +388,8 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	    (st = opt_str(&c, root, "test", &l->test, NULL)) ||
 	    (st = opt_str(&c, root, "launch_path", &l->launch_path, NULL)) ||
 	    (st = opt_str(&c, root, "error", &l->error, NULL)) ||
-	    (st = parse_stack(&c, root, l)) || (st = parse_autotune(&c, root, l)))
+	    (st = parse_stack(&c, root, l)) || (st = parse_autotune(&c, root, l)) ||
+	    (st = parse_checks(&c, root, l)))
 		goto fail;
 	if ((st = dflt(&c, &l->script, "script")) ||
 	    (st = dflt(&c, &l->kernel, info->kernel[0] ? info->kernel : "kernel")) ||
@@ -390,6 +433,8 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	/* the findings belong to this launch (tensor extents in `args`): computed once, here */
 	if ((st = fp_dbg_findings_from_launch(run, launch_json, len, &l->findings, diag)))
 		goto fail;
+	if (l->check_kinds)
+		fp_dbg_findings_keep(l->findings, l->check_kinds);
 	fp_json_doc_free(doc);
 	*out = l;
 	return FP_OK;

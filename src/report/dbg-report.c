@@ -309,8 +309,11 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	if (nfindings)
 		*nfindings = n;
 	st = FP_OK;
+	/* findings-only: a launch whose findings all descend from an earlier NaN/Inf origin (it
+	 * loaded a NaN an earlier launch made) writes no files: the summary counts them there */
 	if (!(flags & FP_DBG_REPORT_NO_FILES) &&
-	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || n || !out->complete)) {
+	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || !out->complete ||
+	     n > fp__dbg_summary_descendants(summary, l, launch_index))) {
 		wctx_init(&c, run, l, diag);
 		st = write_all(&c, out);
 	}

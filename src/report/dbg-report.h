@@ -50,6 +50,8 @@ struct fp_dbg_launch {
 	char *launch_path;
 	char *autotune_role, *autotune_config;
 	char *error;
+	/* check mode: the kinds of findings its checks ask for (1 << kind), 0: every kind */
+	unsigned check_kinds;
 };
 
 /* What every writer gets. */
@@ -93,6 +95,11 @@ void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_rec
 			   const char *part, char *buf, size_t size);
 
 struct fp_dbg_summary;
+
+/* How many of a parsed launch's findings the summary would count as descendants of an earlier
+ * NaN/Inf origin instead of listing them (0 for a NULL summary). */
+size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
+				   uint64_t launch);
 
 /* Add the findings of a parsed launch to a summary, under launch `launch` and its report path
  * (NULL: no report file was written). Counts the report. No-op for a NULL summary. */

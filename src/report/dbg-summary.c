@@ -54,6 +54,8 @@ struct sfinding {
 	uint32_t stack0, nstack; /* interned frames, consecutive entries in `frames` */
 	uint64_t program, launch;   /* first instance */
 	uint64_t launches;          /* launches where it happened */
+	bool from_memory;           /* NaN/Inf origin at a load: the data already held it */
+	uint64_t descendants;       /* later NaN/Inf findings at loads, counted under this origin */
 	uint64_t programs;          /* summed over launches */
 	uint64_t instances;
 };
@@ -78,6 +80,8 @@ struct fp_dbg_summary {
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
 	uint64_t finding_launches, reports;
 	uint64_t dropped_kernels, dropped_reasons, dropped_findings, dropped_frames;
+	/* the program's first NaN and Inf origins (produced, not loaded): index + 1, 0 for none */
+	size_t first_origin[2];
 	char *mode, *checks, *command, *output_dir, *incomplete;
 	bool has_exit;
 	int64_t exit_status;
@@ -141,6 +145,7 @@ static void clear_locked(struct fp_dbg_summary *s)
 	memset(s->by_status, 0, sizeof(s->by_status));
 	s->finding_launches = s->reports = 0;
 	s->dropped_kernels = s->dropped_reasons = s->dropped_findings = s->dropped_frames = 0;
+	s->first_origin[0] = s->first_origin[1] = 0;
 }
 
 void fp_dbg_summary_clear(struct fp_dbg_summary *s)
@@ -446,6 +451,17 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 
 	if ((st = intern(s, f->subject ? f->subject : "", &subj)))
 		return st;
+	/* A NaN (or Inf) a later launch loads descends from the program's first origin: it is
+	 * counted there, not repeated (launches come in launch order). */
+	if ((f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) &&
+	    f->from_memory) {
+		size_t o = s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN];
+
+		if (o && s->findings[o - 1].launch < launch) {
+			s->findings[o - 1].descendants++;
+			return FP_OK;
+		}
+	}
 	key = fp_hash_u64(((uint64_t)kix << 32) ^ ((uint64_t)f->kind << 24) ^ line ^
 			  ((uint64_t)subj << 40));
 	while (fp_hashmap_get(&s->finding_ix, key, &v)) {
@@ -482,6 +498,10 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 	e->launches = 1;
 	e->programs = f->program_count;
 	e->instances = f->instance_count;
+	e->from_memory = f->from_memory;
+	if ((f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) &&
+	    !f->from_memory && !s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN])
+		s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN] = s->nfindings + 1;
 	/* a finding inside a helper is a line of the helper's file */
 	if ((st = intern(s, stmt ? fp__dbg_frame_file(run, l, stmt->frame) : l->source_file,
 			 &e->file)) ||
@@ -526,6 +546,29 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 out:
 	pthread_mutex_unlock(&s->lock);
 	return st;
+}
+
+size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
+				   uint64_t launch)
+{
+	size_t i, n = fp_dbg_findings_count(l->findings), d = 0;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		const struct fp_dbg_finding *f = fp_dbg_findings_at(l->findings, i);
+		size_t o;
+
+		if (!f->from_memory ||
+		    (f->kind != FP_DBG_FINDING_NAN_ORIGIN && f->kind != FP_DBG_FINDING_INF_ORIGIN))
+			continue;
+		o = s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN];
+		if (o && s->findings[o - 1].launch < launch)
+			d++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return d;
 }
 
 /* ---- coverage ----------------------------------------------------------------------------- */
@@ -749,6 +792,10 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 		fp_jsonw_kv_uint(w, "launches", e->launches);
 		fp_jsonw_kv_uint(w, "programs", e->programs);
 		fp_jsonw_kv_uint(w, "instances", e->instances);
+		if (e->kind == FP_DBG_FINDING_NAN_ORIGIN || e->kind == FP_DBG_FINDING_INF_ORIGIN) {
+			fp_jsonw_kv_bool(w, "from_memory", e->from_memory);
+			fp_jsonw_kv_uint(w, "descendants", e->descendants);
+		}
 		fp_jsonw_kv_string(w, "message", str(s, e->message));
 		kv_opt(w, "report", str(s, e->report));
 		kv_opt(w, "test", str(s, e->test));
@@ -878,6 +925,11 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 			if (e->launches > 1)
 				fp__tb_printf(t, " (in %" PRIu64 " launches)", e->launches);
 			fp__tb_printf(t, ": %s\n", str(s, e->message));
+			if (e->descendants)
+				fp__tb_printf(t,
+					      "      %" PRIu64 " later finding%s at loads descend from it "
+					      "(counted here, not repeated)\n",
+					      e->descendants, e->descendants == 1 ? "" : "s");
 			if (str(s, e->source)[0])
 				fp__tb_printf(t, "      %u | %s\n", e->line, str(s, e->source));
 			if (str(s, e->test)[0])

@@ -167,7 +167,7 @@ static void value_widths(const struct fp__dbg_wctx *c, const struct fp_dbg_site 
 static void value_row(struct fp__tbuf *t, const struct vwidth *w,
 		      const struct fp_dbg_value_summary *v)
 {
-	bool has = v->finite_count > 0;
+	bool has = v->finite_count > 0 && !v->counts_only;
 
 	fp__tb_str(t, "  ");
 	fp__tb_u64(t, v->element_count, w->elems);
@@ -213,6 +213,7 @@ static void value_total(const struct fp_dbg_record *r, size_t n, struct fp_dbg_v
 		fp_dbg_record_value_summary(&r[i], &v);
 		all->is_float = v.is_float;
 		all->is_unsigned = v.is_unsigned;
+		all->counts_only |= v.counts_only;
 		all->element_count += v.element_count;
 		all->nan_count += v.nan_count;
 		all->inf_count += v.inf_count;

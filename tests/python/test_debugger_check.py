@@ -285,3 +285,108 @@ def test_report_page_of_a_clean_check_run(cli, tmp_path):
     assert "no per-launch report beside the summary" in r.stderr
     page = (tmp_path / "page.html").read_text()
     assert "flagprism.debug.summary" in page and "scale" in page
+
+
+# ------------------------------------------------------------------------------------------------
+# Value checks without markers: where the first NaN came from
+# ------------------------------------------------------------------------------------------------
+
+THREE = textwrap.dedent("""\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def shift(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m)
+        tl.store(out_ptr + offs, x * 0.5 + 0.25, mask=m)
+
+
+    @triton.jit
+    def logs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m)
+        y = tl.log(x - 0.5)
+        tl.store(out_ptr + offs, y, mask=m)
+
+
+    @triton.jit
+    def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m)
+        tl.store(out_ptr + offs, x * 2, mask=m)
+
+
+    def pipeline():
+        torch.manual_seed(0)
+        n = 200
+        x = torch.rand(n)
+        a = torch.empty(n)
+        b = torch.empty(n)
+        c = torch.empty(n)
+        g = (triton.cdiv(n, 64),)
+        shift[g](x, a, n, BLOCK=64)
+        logs[g](a, b, n, BLOCK=64)
+        double[g](b, c, n, BLOCK=64)
+        return c
+    """)
+
+LOG_LINE = THREE.splitlines().index("    y = tl.log(x - 0.5)") + 1
+
+
+def test_cli_check_nan_names_the_origin(cli, tmp_path):
+    (tmp_path / "three.py").write_text(THREE)
+    prog = tmp_path / "prog.py"
+    prog.write_text("import three\nc = three.pipeline()\nprint('nan', int(c.isnan().sum()))\n")
+    r = subprocess.run([str(cli), "debug", "--check", "nan", "-o", "rep", str(prog)],
+                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert int(r.stdout.split()[-1]) > 0  # the program really made NaNs
+    assert f"nan_origin in logs at three.py:{LOG_LINE}" in r.stderr and "launch 1" in r.stderr, r.stderr
+    s = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert [k["name"] for k in s["kernels"]] == ["shift", "logs", "double"]
+    assert all(k["instrumented"] == 1 for k in s["kernels"])
+    (f,) = s["findings"]
+    assert (f["kind"], f["kernel"], f["line"], f["launch"]) == ("nan_origin", "logs", LOG_LINE, 1)
+    assert f["from_memory"] is False and f["descendants"] == 1  # `double` loads it: counted, not repeated
+    assert f["stack"] and f["stack"][-1].startswith(str(tmp_path / "three.py"))
+    reports = sorted(p.name for p in (tmp_path / "rep").glob("prog_*.json"))
+    assert len(reports) == 1 and "_logs_" in reports[0], reports
+    # nan alone: no out-of-bounds or precision findings, no address records
+    rep = json.loads((tmp_path / "rep" / reports[0]).read_text())
+    assert rep["config"]["addr_level"] == 0 and rep["config"]["level"] == 1
+
+
+def test_pytest_plugin_check_nan_names_the_test(tmp_path):
+    (tmp_path / "three.py").write_text(THREE)
+    (tmp_path / "test_three.py").write_text("import three\n\ndef test_pipeline():\n    three.pipeline()\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--flagprism-check=nan",
+                        f"--flagprism-output={tmp_path / 'fp'}", "--flagprism-fail", "test_three.py"],
+                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
+    s = json.loads((tmp_path / "fp" / "summary.json").read_text())
+    (f,) = s["findings"]
+    assert f["test"] == "test_three.py::test_pipeline" and f["kernel"] == "logs" and f["line"] == LOG_LINE
+
+
+def test_counts_only_records_for_nan_inf(fresh, tmp_path, monkeypatch):
+    """--check nan,inf records NaN/Inf counts only: no sums, no min/max (docs/record-format.md)."""
+    (tmp_path / "three.py").write_text(THREE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import three  # noqa: PLC0415
+
+    fresh.configure(output_dir=tmp_path / "o", all_reports=True)
+    fresh.activate(check="nan,inf")
+    three.pipeline()
+    fresh.deactivate()
+    runs = fresh.take_exported_runs()
+    assert [r["kernel"] for r in runs] == ["shift", "logs", "double"]
+    rep = runs[1]["report"]
+    assert rep["config"]["level"] == 1 and rep["config"]["addr_level"] == 0
+    assert [f["kind"] for f in rep["findings"]] == ["nan_origin"]
+    sys.modules.pop("three", None)
