@@ -573,7 +573,7 @@ TEST(debug_decode_bad_records)
 	w[0] = (w[0] & ~(UINT64_C(0xf) << 32)) | (UINT64_C(4) << 32);
 	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "ndim 4");
 	RESTORE();
-	w[0] |= UINT64_C(4) << 36;
+	w[0] |= UINT64_C(8) << 36; /* bit 3: unknown (bit 2 is the counts-only flag) */
 	expect_fail(&b, FP_EFORMAT, dbgb_off(&b, 1, 2, 0), "flags");
 	RESTORE();
 	w[0] |= UINT64_C(3) << 36; /* closed form with a flattened shape */

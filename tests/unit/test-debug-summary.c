@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -599,4 +600,99 @@ TEST(debug_pipe_device_fake_driver)
 	dbgb_free(&b);
 	remove_tree(tmpdir);
 	dlclose(h);
+}
+
+/* ---- counts-only records, the findings kept by check, NaN descendants ----------------------- */
+
+/* Turn value record `k` of every program into a counts-only record (as check mode writes them). */
+static void make_counts_only(struct dbgb *b, uint64_t k)
+{
+	uint64_t p;
+	unsigned i;
+
+	for (p = 0; p < b->P; p++) {
+		uint64_t *w = dbgb_slot(b, p, k);
+
+		w[0] |= (uint64_t)FP_DBG_REC_COUNTS << 36;
+		w[3] = UINT64_C(0xffffffff00000000);
+		for (i = 4; i < 8; i++)
+			w[i] = 0;
+	}
+}
+
+TEST(debug_counts_only_records)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_value_summary v;
+	const struct fp_dbg_record *r;
+	struct fp_diag d;
+	size_t n;
+
+	dbgb_fixture(&b, false, 0);
+	make_counts_only(&b, 1); /* x: lane 3 NaN */
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
+	r = fp_dbg_run_records(run, 1, &n);
+	ASSERT_EQ(n, DBGB_NP);
+	fp_dbg_record_value_summary(&r[0], &v);
+	ASSERT(v.counts_only);
+	ASSERT_EQ(v.nan_count, 1);
+	ASSERT(isnan(v.min) && isnan(v.max) && isnan(v.mean));
+	ASSERT_EQ(v.zero_count, 0);
+	fp_dbg_run_free(run);
+	/* a counts-only record with a sum, or with a dump, is rejected */
+	dbgb_slot(&b, 0, 1)[5] = 1;
+	ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, &d),
+		  FP_EFORMAT);
+	ASSERT_NOT_NULL(strstr(d.msg, "counts-only record must have word 5 = 0"));
+	dbgb_slot(&b, 0, 1)[5] = 0;
+	dbgb_slot(&b, 0, 1)[3] = 0;
+	ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, &d),
+		  FP_EFORMAT);
+	ASSERT_NOT_NULL(strstr(d.msg, "word 3 = no dump"));
+	dbgb_free(&b);
+	/* the flag on an address record is rejected */
+	dbgb_fixture(&b, false, 0);
+	dbgb_slot(&b, 0, 0)[0] |= (uint64_t)FP_DBG_REC_COUNTS << 36;
+	ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, &d),
+		  FP_EFORMAT);
+	ASSERT_NOT_NULL(strstr(d.msg, "not a plain value record"));
+	dbgb_free(&b);
+}
+
+TEST(debug_findings_kept_by_checks)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *fs;
+	const char *lj;
+	size_t nf = 0, i;
+
+	make_tmpdir();
+	dbgb_fixture(&b, false, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
+	/* the fixture's NaN: with "checks": ["bounds"] nothing is reported, with ["nan"] it is */
+	lj = launch_json(0, ", \"checks\": [\"bounds\"]");
+	fp_dbg_outputs_init(&out);
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 0);
+	fp_dbg_outputs_release(&out);
+	lj = launch_json(1, ", \"checks\": [\"nan\"]");
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 1, 0, &out, &nf, NULL));
+	ASSERT_GT(nf, 0);
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	fs = fp_json_get(fp_json_root(doc), "findings");
+	for (i = 0; i < fp_json_len(fs); i++)
+		ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(fs, i), "kind"), NULL),
+			     "nan_origin");
+	fp_json_doc_free(doc);
+	fp_dbg_outputs_release(&out);
+	lj = launch_json(2, ", \"checks\": [\"nans\"]");
+	ASSERT_EQ(fp_dbg_report(run, lj, strlen(lj), NULL, 2, 0, &out, &nf, NULL), FP_EFORMAT);
+	fp_dbg_outputs_release(&out);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
 }
