@@ -275,6 +275,60 @@ FP_EXTERN int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s,
 					       const struct fp_prof_event *ev, uint32_t outer,
 					       uint32_t inner, uint32_t *filed);
 
+/* ---- the state at launch (exact deactivation, FlagPrism's own launches) --------------------- */
+
+/*
+ * A device record arrives long after its launch (CUPTI hands buffers back when they fill, at the
+ * latest at finalize), so whether a session was active when the record arrives says nothing
+ * about the launch. An activity source takes fp_prof_launch_state_now() in its launch callback
+ * (two thread-local or relaxed atomic reads: no lock) and hands it back with the record: the
+ * kernel is filed in exactly the sessions that were active when it was launched, whatever they
+ * are when its record comes, and a launch FlagPrism made for itself is dropped and counted.
+ */
+
+/**
+ * Bit i is set while the session in registry slot i (fp_prof_session_slot()) is open and
+ * active. Slots are handed out round robin, so a slot is reused only after the 63 others were.
+ */
+FP_EXTERN uint64_t fp_prof_active_mask(void);
+
+/** The session's registry slot (0..FP_PROF_MAX_SESSIONS-1), -1 for NULL. */
+FP_EXTERN int fp_prof_session_slot(const struct fp_prof_session *s);
+
+/**
+ * Mark FlagPrism's own work on the calling thread (a thread-local depth; nestable): `delta` +1
+ * on entry, -1 on exit. Launches made while the depth is above 0 (record buffers, read-backs)
+ * are not recorded by any backend: the host backend and the CUPTI launch callback drop them
+ * and count them in the sessions that were active (stats `internal`, metadata
+ * "lost.flagprism_internal_launches"). Returns the new depth, or FP_EINVAL (nothing changed)
+ * if it would go below 0 or above 2^20.
+ */
+FP_EXTERN int fp_prof_internal_mark(int delta);
+/** The calling thread's internal depth (0: the program's own work). */
+FP_EXTERN uint32_t fp_prof_internal_depth(void);
+
+/** What a launch callback keeps with a launch. */
+struct fp_prof_launch_state {
+	uint64_t active;   /* fp_prof_active_mask() at launch */
+	uint32_t internal; /* fp_prof_internal_depth() at launch; non-zero: FlagPrism's own */
+	uint32_t known;    /* 0: unknown (the record had no launch): use the sessions' state now */
+};
+
+/** The calling thread's launch state now (known = 1). */
+FP_EXTERN void fp_prof_launch_state_now(struct fp_prof_launch_state *out);
+
+/**
+ * fp_prof_session_kernel_lctx_node() for a launch whose state was taken at launch: with `ls`
+ * known, the kernel is filed if the session was active then (even if it is deactivated now),
+ * counted as ignored if it was not, and counted as FlagPrism's own (stats `internal`) if the
+ * launch was made under the internal mark while the session was active. `ls` NULL or unknown:
+ * the session's state now decides, as fp_prof_session_kernel_lctx_node() does.
+ */
+FP_EXTERN int fp_prof_session_kernel_launched(struct fp_prof_session *s,
+					      const struct fp_prof_event *ev, uint32_t outer,
+					      uint32_t inner, const struct fp_prof_launch_state *ls,
+					      uint32_t *filed);
+
 /** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
 FP_EXTERN int fp_prof_session_note_dropped(struct fp_prof_session *s, uint64_t n,
 					   const char *reason);
@@ -310,6 +364,7 @@ struct fp_prof_stats {
 	uint64_t failed;              /* events or metrics lost to errors (memory, tree caps) */
 	uint64_t open_scopes;         /* scopes open now, all threads */
 	uint64_t nodes;               /* call-tree nodes */
+	uint64_t internal;            /* launches FlagPrism made for itself (internal mark), dropped */
 };
 
 /** Fill *out (locks the session briefly). FP_OK or FP_EINVAL. */

@@ -274,6 +274,10 @@ static void on_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *
 		}
 		if (t->depth++ == 0) {
 			t->cur.lctx = fp_prof_launch_context();
+			/* which sessions file it, decided now (exact deactivate), and whether it is
+			 * FlagPrism's own launch (fp_prof_internal_mark) */
+			t->cur.active = fp_prof_active_mask();
+			t->cur.internal = fp_prof_internal_depth();
 			t->cur.callpath = t->next_set ? t->next_callpath : FP_PROF_NO_CALLPATH;
 			t->cur.md = 0;
 			t->cur_has_md = t->next_set && t->next_has_md;
@@ -463,6 +467,7 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 	uint32_t outer = FP_PROF_LCTX_NONE, inner;
 	struct fp__cupti_launch l;
 	struct fp__cupti_gnode n;
+	struct fp_prof_launch_state ls;
 	struct fp_prof_event ev;
 	bool have, claimed = false;
 	size_t i;
@@ -540,12 +545,15 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		ev.md.est_flops *= programs;
 	}
 	ev.md.reserved = 0;
+	ls.known = have;
+	ls.active = have ? l.active : 0;
+	ls.internal = have ? l.internal : 0;
 	for (i = 0; i < st.nsess; i++) {
 		uint32_t node;
 
 		if (claimed && fp__cupti_metrics_session(st.sess[i]))
 			continue; /* filed by the metrics session at stop */
-		fp_prof_session_kernel_lctx_node(st.sess[i], &ev, outer, inner, &node);
+		fp_prof_session_kernel_launched(st.sess[i], &ev, outer, inner, &ls, &node);
 		fp__cupti_pcs_note(st.sess[i], k->correlation, node, ev.kernel,
 				   ev.end_ns > ev.begin_ns ? ev.end_ns - ev.begin_ns : 0);
 	}

@@ -104,6 +104,7 @@ enum {
 struct fp_prof_session {
 	pthread_mutex_t lock;
 	int id;
+	int slot; /* registry slot: its bit in fp_prof_active_mask() */
 	bool active;
 	bool finalizing;
 	char *name;

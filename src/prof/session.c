@@ -22,6 +22,9 @@
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fp_prof_session *sessions[FP_PROF_MAX_SESSIONS];
 static int next_session_id;
+static size_t next_slot; /* round robin: a slot's bit is reused as late as possible */
+static _Atomic uint64_t active_mask;
+static _Thread_local uint32_t internal_depth;
 static atomic_uint_fast64_t next_correlation = 1;
 static atomic_uint next_thread_index;
 static _Thread_local uint32_t thread_index;
@@ -183,7 +186,7 @@ static struct fp_prof_session *find_locked(int id)
 int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag)
 {
 	struct fp_prof_session *s = NULL;
-	size_t i;
+	size_t i = 0, n;
 	int rc;
 
 	if (!session)
@@ -193,15 +196,20 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 		return rc;
 	/* Registered inactive first, so the backend's start can already address it by id. */
 	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < FP_PROF_MAX_SESSIONS && sessions[i]; i++)
-		;
-	if (i == FP_PROF_MAX_SESSIONS) {
+	for (n = 0; n < FP_PROF_MAX_SESSIONS; n++) {
+		i = (next_slot + n) % FP_PROF_MAX_SESSIONS;
+		if (!sessions[i])
+			break;
+	}
+	if (n == FP_PROF_MAX_SESSIONS) {
 		pthread_mutex_unlock(&reg_lock);
 		session_free(s);
 		return fp_diag_set(diag, FP_ELIMIT, 0, "%d profiling sessions are already open",
 				   FP_PROF_MAX_SESSIONS);
 	}
 	s->id = next_session_id++;
+	s->slot = (int)i;
+	next_slot = i + 1;
 	s->finalizing = true; /* not visible to FP_PROF_ALL callers until started */
 	sessions[i] = s;
 	pthread_mutex_unlock(&reg_lock);
@@ -217,6 +225,7 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	pthread_mutex_lock(&s->lock);
 	s->finalizing = false;
 	s->active = true;
+	atomic_fetch_or(&active_mask, (uint64_t)1 << s->slot);
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&reg_lock);
 	*session = s->id;
@@ -314,9 +323,48 @@ static void lctx_release(void);
 
 static int set_active(struct fp_prof_session *s, void *arg)
 {
-	if (!s->finalizing)
-		s->active = *(bool *)arg;
+	if (s->finalizing)
+		return FP_OK;
+	s->active = *(bool *)arg;
+	if (s->active)
+		atomic_fetch_or(&active_mask, (uint64_t)1 << s->slot);
+	else
+		atomic_fetch_and(&active_mask, ~((uint64_t)1 << s->slot));
 	return FP_OK;
+}
+
+uint64_t fp_prof_active_mask(void)
+{
+	return atomic_load_explicit(&active_mask, memory_order_relaxed);
+}
+
+int fp_prof_session_slot(const struct fp_prof_session *s)
+{
+	return s ? s->slot : -1;
+}
+
+#define INTERNAL_MAX ((uint32_t)1 << 20)
+
+int fp_prof_internal_mark(int delta)
+{
+	int64_t d = (int64_t)internal_depth + delta;
+
+	if (d < 0 || d > INTERNAL_MAX)
+		return FP_EINVAL;
+	internal_depth = (uint32_t)d;
+	return (int)d;
+}
+
+uint32_t fp_prof_internal_depth(void)
+{
+	return internal_depth;
+}
+
+void fp_prof_launch_state_now(struct fp_prof_launch_state *out)
+{
+	out->active = atomic_load_explicit(&active_mask, memory_order_relaxed);
+	out->internal = internal_depth;
+	out->known = 1;
 }
 
 int fp_prof_activate(int session)
@@ -374,15 +422,23 @@ static int sess_frame(struct fp_prof_session *s, uint32_t name, uint32_t *frame)
 	return fp_hashmap_put(&s->name_map, name, *frame);
 }
 
-/* The node ROOT / call-path frames. */
-static int sess_callpath_node(struct fp_prof_session *s, uint32_t callpath, uint32_t *node)
+/*
+ * The node base / call-path frames (base: ROOT, or the innermost scope and state in context
+ * "python", where a launch is filed under ROOT / scopes... / [state] / call path... / kernel, so
+ * that a scope's own metrics sit above the kernels launched inside it). Cached per (base, call
+ * path): a ROOT base keys by the call path alone, any other by (base + 1) << 32 | call path.
+ */
+static int sess_callpath_node(struct fp_prof_session *s, uint32_t base, uint32_t callpath,
+			      uint32_t *node)
 {
-	uint32_t small[64], *ids = small, cur = FP_CALLTREE_ROOT;
+	uint32_t small[64], *ids = small, cur = base;
+	uint64_t key = base == FP_CALLTREE_ROOT ? callpath :
+						  ((uint64_t)base + 1) << 32 | callpath;
 	size_t n, i;
 	uint64_t v;
 	int rc = FP_OK;
 
-	if (fp_hashmap_get(&s->callpath_map, callpath, &v)) {
+	if (fp_hashmap_get(&s->callpath_map, key, &v)) {
 		*node = (uint32_t)v;
 		return FP_OK;
 	}
@@ -407,7 +463,7 @@ static int sess_callpath_node(struct fp_prof_session *s, uint32_t callpath, uint
 		fp_free(ids);
 	if (rc)
 		return rc;
-	rc = fp_hashmap_put(&s->callpath_map, callpath, cur);
+	rc = fp_hashmap_put(&s->callpath_map, key, cur);
 	if (rc)
 		return rc;
 	*node = cur;
@@ -458,41 +514,41 @@ static int sess_thread(struct fp_prof_session *s, struct fp__prof_thread **out)
 	return FP_OK;
 }
 
+/* The kernel node below `base`. */
+static int sess_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel,
+			    uint32_t *node)
+{
+	uint32_t frame;
+	int rc = sess_frame(s, kernel, &frame);
+
+	if (rc)
+		return rc;
+	return fp_calltree_child(s->tree, base, frame, node);
+}
+
 /* The node a launch on the calling thread belongs to. */
 static int sess_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l,
 			    bool use_thread, uint32_t *node)
 {
 	struct fp__prof_thread *th = use_thread ? sess_thread_find(s) : NULL;
-	uint32_t base = FP_CALLTREE_ROOT, frame;
-	uint32_t i;
+	uint32_t base = FP_CALLTREE_ROOT;
 	int rc;
 
-	if (s->opt.context == FP_PROF_CONTEXT_PYTHON && l->callpath != FP_PROF_NO_CALLPATH) {
-		rc = sess_callpath_node(s, l->callpath, &base);
-		if (rc)
-			return rc;
-	}
 	if (th) {
-		if (base == FP_CALLTREE_ROOT) {
-			if (th->depth)
-				base = th->stack[th->depth - 1].node;
-		} else {
-			for (i = 0; i < th->depth; i++) {
-				rc = fp_calltree_child(s->tree, base, th->stack[i].frame, &base);
-				if (rc)
-					return rc;
-			}
-		}
+		if (th->depth)
+			base = th->stack[th->depth - 1].node;
 		if (th->state_frame != FP_CALLTREE_NONE) {
 			rc = fp_calltree_child(s->tree, base, th->state_frame, &base);
 			if (rc)
 				return rc;
 		}
 	}
-	rc = sess_frame(s, l->kernel, &frame);
-	if (rc)
-		return rc;
-	return fp_calltree_child(s->tree, base, frame, node);
+	if (s->opt.context == FP_PROF_CONTEXT_PYTHON && l->callpath != FP_PROF_NO_CALLPATH) {
+		rc = sess_callpath_node(s, base, l->callpath, &base);
+		if (rc)
+			return rc;
+	}
+	return sess_kernel_node(s, base, l->kernel, node);
 }
 
 static int trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r)
@@ -802,6 +858,10 @@ static int host_fn(struct fp_prof_session *s, void *argp)
 
 	if (!s->active) {
 		s->st.ignored_inactive++;
+		return FP_OK;
+	}
+	if (internal_depth) {
+		s->st.internal++; /* FlagPrism's own launch (fp_prof_internal_mark) */
 		return FP_OK;
 	}
 	merge_md(&md, &a->launch->md);
@@ -1352,6 +1412,8 @@ static struct fp_prof_session *claim(int id, int *rc)
 			*rc = FP_ESTATE;
 		} else {
 			s->finalizing = true;
+			/* launches from now on are not this session's */
+			atomic_fetch_and(&active_mask, ~((uint64_t)1 << s->slot));
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (*rc)
@@ -1624,9 +1686,9 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 {
 	uint32_t on = FP_CALLTREE_ROOT, ost = FP_CALLTREE_NONE;
 	uint32_t in = FP_CALLTREE_ROOT, ist = FP_CALLTREE_NONE;
-	uint32_t cur = FP_CALLTREE_ROOT, frame;
+	uint32_t cur = FP_CALLTREE_ROOT;
 	struct lctx_frames fo, fi;
-	bool has_outer, python;
+	bool has_outer;
 	size_t i, skip = 0;
 	int rc = FP_OK;
 
@@ -1634,26 +1696,19 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 		s->st.unmatched++;
 	has_outer = lctx_get(outer, s->id, &on, &ost);
 	lctx_get(inner, s->id, &in, &ist);
-	python = s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH;
-	if (!python && !has_outer) {
+	if (!has_outer) {
 		/* The common case: the innermost scope's node already is the path. */
 		cur = in;
 		if (ist != FP_CALLTREE_NONE)
 			rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	} else {
-		fo.v = fo.small;
-		fo.n = 0;
-		if (python)
-			rc = sess_callpath_node(s, ev->callpath, &cur);
-		if (!rc && has_outer)
-			rc = lctx_frames_of(s, on, ost, &fo);
-		if (!rc)
-			rc = lctx_frames_of(s, in, ist, &fi);
+		rc = lctx_frames_of(s, on, ost, &fo);
 		if (!rc) {
+			rc = lctx_frames_of(s, in, ist, &fi);
 			for (i = 0; !rc && i < fo.n; i++)
 				rc = fp_calltree_child(s->tree, cur, fo.v[i], &cur);
 			/* A graph captured and replayed in the same scopes shows them once. */
-			while (skip < fo.n && skip < fi.n && fo.v[skip] == fi.v[skip])
+			while (!rc && skip < fo.n && skip < fi.n && fo.v[skip] == fi.v[skip])
 				skip++;
 			for (i = skip; !rc && i < fi.n; i++)
 				rc = fp_calltree_child(s->tree, cur, fi.v[i], &cur);
@@ -1661,10 +1716,10 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 		}
 		lctx_frames_release(&fo);
 	}
+	if (!rc && s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH)
+		rc = sess_callpath_node(s, cur, ev->callpath, &cur);
 	if (!rc)
-		rc = sess_frame(s, ev->kernel, &frame);
-	if (!rc)
-		rc = fp_calltree_child(s->tree, cur, frame, out);
+		rc = sess_kernel_node(s, cur, ev->kernel, out);
 	return rc;
 }
 
@@ -1680,6 +1735,34 @@ int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_
 	pthread_mutex_lock(&s->lock);
 	if (!s->active)
 		s->st.ignored_inactive++;
+	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
+		s->st.failed++;
+	else if (filed)
+		*filed = node;
+	pthread_mutex_unlock(&s->lock);
+	return FP_OK;
+}
+
+int fp_prof_session_kernel_launched(struct fp_prof_session *s, const struct fp_prof_event *ev,
+				    uint32_t outer, uint32_t inner,
+				    const struct fp_prof_launch_state *ls, uint32_t *filed)
+{
+	uint32_t node = FP_CALLTREE_NONE;
+	bool active;
+
+	if (!ls || !ls->known)
+		return fp_prof_session_kernel_lctx_node(s, ev, outer, inner, filed);
+	if (filed)
+		*filed = FP_CALLTREE_NONE;
+	if (!s || !event_ok(ev))
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	/* The session's state when the kernel was launched decides, not its state now. */
+	active = (ls->active >> s->slot) & 1;
+	if (!active)
+		s->st.ignored_inactive++;
+	else if (ls->internal)
+		s->st.internal++;
 	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
 		s->st.failed++;
 	else if (filed)

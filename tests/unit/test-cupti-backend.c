@@ -466,10 +466,10 @@ TEST(cupti_backend_python_context)
 	fk.fake_cupti_complete();
 
 	t = tree(id);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "time (ns)"),
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "time (ns)"),
 		   1000);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "flops16"), 2e9);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "bytes"), 4096);
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "flops16"), 2e9);
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "bytes"), 4096);
 	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "time (ns)"), 700);
 	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "bytes"), -1);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
@@ -500,8 +500,8 @@ TEST(cupti_backend_runtime_driver_nest)
 	record(11, "k", 20, 0);
 	fk.fake_cupti_complete();
 	t = tree(id);
-	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "count"), 2);
-	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "time (ns)"), 30);
+	ASSERT_DEQ(metric(t, "s/a.py:f@3/k", "count"), 2);
+	ASSERT_DEQ(metric(t, "s/a.py:f@3/k", "time (ns)"), 30);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
 }
@@ -987,6 +987,86 @@ TEST(cupti_backend_two_sessions)
 	record(3, "late", 10, 0);
 	fk.fake_cupti_complete();
 	ASSERT_EQ(cstats().orphaned, 1);
+	fake_close();
+}
+
+/*
+ * The issue's sequence: one launch, deactivate, five launches, activate, one launch, and every
+ * record delivered only at the end (as CUPTI does when its buffers fill or at finalize): the
+ * session counts 2, the five are ignored, whatever the state when their records arrive. A
+ * kernel launched while active and delivered after deactivate() still counts.
+ */
+TEST(cupti_backend_deactivate_is_exact)
+{
+	struct fp_diag d;
+	uint32_t corr;
+	int id, other;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	other = start(FP_PROF_CONTEXT_SHADOW, &d); /* stays active throughout */
+	ASSERT_GE(other, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_deactivate(id));
+	for (corr = 2; corr <= 6; corr++)
+		fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
+	ASSERT_OK(fp_prof_activate(id));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 7);
+	for (corr = 1; corr <= 7; corr++)
+		record(corr, "k", 10, 0);
+	fk.fake_cupti_complete(); /* delivered while both are active */
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 2);
+	ASSERT_EQ(sstats(id).ignored_inactive, 5);
+	ASSERT_DEQ(metric(tree(other), "k", "count"), 7);
+	/* Launched active, delivered while deactivated: counted. */
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 8);
+	ASSERT_OK(fp_prof_deactivate(id));
+	record(8, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 3);
+	/* A record without a remembered launch falls back to the state now (counted a miss). */
+	record(99, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 3);
+	ASSERT_EQ(sstats(id).ignored_inactive, 6);
+	ASSERT_DEQ(metric(tree(other), "k", "count"), 9);
+	/* A launch during finalize's flush (the session already claimed) is not the session's. */
+	ASSERT_OK(fp_prof_activate(id));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	ASSERT_OK(fp_prof_finalize(other, NULL, &d));
+	ASSERT_UEQ(fp_prof_active_mask(), 0);
+	fake_close();
+}
+
+/* Launches under FlagPrism's internal mark are dropped and counted, on every thread's own. */
+TEST(cupti_backend_internal_launches)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_EQ(fp_prof_internal_mark(-1), FP_EINVAL);
+	ASSERT_EQ(fp_prof_internal_mark(1), 1);
+	ASSERT_EQ(fp_prof_internal_mark(1), 2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_EQ(fp_prof_internal_mark(-1), 1);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 2);
+	ASSERT_EQ(fp_prof_internal_mark(-1), 0);
+	ASSERT_EQ(fp_prof_internal_depth(), 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, "zero_record_buffer", 10, 0);
+	record(2, "copy_back", 10, 0);
+	record(3, "user_kernel", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "user_kernel", "count"), 1);
+	ASSERT_EQ(find(tree(id), "zero_record_buffer"), FP_CALLTREE_NONE);
+	ASSERT_EQ(find(tree(id), "copy_back"), FP_CALLTREE_NONE);
+	ASSERT_EQ(sstats(id).internal, 2);
+	ASSERT_EQ(sstats(id).kernels, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
 }
 
