@@ -113,6 +113,43 @@ FP_EXTERN int fp_prof_callpath_intern(const struct fp_prof_frame *frames, size_t
 /** Intern a call path from name ids (fp_prof_name_intern()), outermost first. */
 FP_EXTERN int fp_prof_callpath_intern_ids(const uint32_t *names, size_t n, uint32_t *id);
 
+/** The number of frames of a call path in *n: FP_OK, or FP_EINVAL for an unknown id. */
+FP_EXTERN int fp_prof_callpath_length(uint32_t id, size_t *n);
+
+#define FP_PROF_MAX_NOTE 4096u /* bytes of a call path's note */
+
+/**
+ * Intern a call path from name ids that carries a *note*: what the launch's kernel node should
+ * say about where the kernel came from (for an Inductor kernel, the model source lines and ATen
+ * ops it was generated from). The note is lines "key\tvalue" separated by '\n' (at most
+ * FP_PROF_MAX_NOTE bytes); each becomes a string property `key` of the kernel nodes of the
+ * launches made with this path, in every context (shadow sessions ignore the frames, not the
+ * note). The note is part of the path's identity. FP_OK, FP_EINVAL, FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_prof_callpath_intern_noted(const uint32_t *names, size_t n, const char *note,
+					    size_t note_len, uint32_t *id);
+
+/** The note of a call path (borrowed until fp_prof_shutdown()), or NULL if it has none. */
+FP_EXTERN const char *fp_prof_callpath_note(uint32_t id, size_t *len);
+
+/**
+ * The call path `outer`'s frames followed by `inner`'s minus the leading frames the two share,
+ * with `inner`'s note (else `outer`'s): a CUDA graph's kernel replayed from `outer` and captured
+ * at `inner`. Either FP_PROF_NO_CALLPATH gives the other. FP_OK, FP_EINVAL, FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id);
+
+/**
+ * A call path for every launch the calling thread makes until it is replaced (thread-local):
+ * the Python extension's call-path reader returns it instead of reading the frames, and the
+ * CUPTI launch callback uses it for a launch nobody handed a call path to (PyTorch's static
+ * CUDA launcher calls no Triton hook). For a framework's launch wrapper (Inductor's
+ * CachingAutotuner.run, a CUDA graph's replay) that knows the path better than the frames
+ * below it. Returns the previous one, to be restored; FP_PROF_NO_CALLPATH: none.
+ */
+FP_EXTERN uint32_t fp_prof_callpath_override_set(uint32_t id);
+FP_EXTERN uint32_t fp_prof_callpath_override(void);
+
 /**
  * The name ids of a call path, outermost first: stores up to `cap` of them and returns the
  * path's length (0 for an unknown id or FP_PROF_NO_CALLPATH).

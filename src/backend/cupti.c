@@ -278,7 +278,11 @@ static void on_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *
 			 * FlagPrism's own launch (fp_prof_internal_mark) */
 			t->cur.active = fp_prof_active_mask();
 			t->cur.internal = fp_prof_internal_depth();
-			t->cur.callpath = t->next_set ? t->next_callpath : FP_PROF_NO_CALLPATH;
+			/* the hook's hand-over, else what a framework's launch wrapper set for
+			 * the thread (Inductor's static launcher calls no Triton hook) */
+			t->cur.callpath = t->next_set && t->next_callpath != FP_PROF_NO_CALLPATH ?
+						  t->next_callpath :
+						  fp_prof_callpath_override();
 			t->cur.md = 0;
 			t->cur_has_md = t->next_set && t->next_has_md;
 			if (t->cur_has_md) {
@@ -469,6 +473,7 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 	struct fp__cupti_gnode n;
 	struct fp_prof_launch_state ls;
 	struct fp_prof_event ev;
+	uint32_t cp;
 	bool have, claimed = false;
 	size_t i;
 
@@ -523,7 +528,12 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		/* A replayed node: under the replaying context, then the capture context. */
 		outer = have ? l.lctx : FP_PROF_LCTX_NONE;
 		inner = n.lctx;
-		ev.callpath = have && l.callpath != FP_PROF_NO_CALLPATH ? l.callpath : n.callpath;
+		ev.callpath = have ? l.callpath : FP_PROF_NO_CALLPATH;
+		/* the replaying call path, then where the node was captured (its note too) */
+		if (fp_prof_callpath_join(ev.callpath, n.callpath, &cp) == FP_OK)
+			ev.callpath = cp;
+		else if (ev.callpath == FP_PROF_NO_CALLPATH)
+			ev.callpath = n.callpath;
 		if (n.has_md)
 			ev.md = n.md;
 	} else {

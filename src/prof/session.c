@@ -81,6 +81,7 @@ static void session_free(struct fp_prof_session *s)
 	fp_calltree_free(s->tree);
 	fp_hashmap_release(&s->name_map);
 	fp_hashmap_release(&s->callpath_map);
+	fp_hashmap_release(&s->note_map);
 	fp_hashmap_release(&s->thread_map);
 	fp_hashmap_release(&s->pending_map);
 	for (i = 0; i < s->nthreads; i++) {
@@ -134,6 +135,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	pthread_mutex_init(&s->lock, NULL);
 	fp_hashmap_init(&s->name_map);
 	fp_hashmap_init(&s->callpath_map);
+	fp_hashmap_init(&s->note_map);
 	fp_hashmap_init(&s->thread_map);
 	fp_hashmap_init(&s->pending_map);
 	s->opt = *opt;
@@ -630,6 +632,94 @@ static int add_slot(struct fp_prof_session *s, uint32_t node, int slot, double v
 	return rc ? rc : fp_calltree_add_metric(s->tree, node, m, v);
 }
 
+/* Whether `hay` holds `needle` between " | " separators (or is it). */
+static bool contains(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+	size_t i;
+
+	for (i = 0; i + nlen <= hlen; i++) {
+		if (memcmp(hay + i, needle, nlen))
+			continue;
+		if ((i == 0 || (i >= 3 && !memcmp(hay + i - 3, " | ", 3))) &&
+		    (i + nlen == hlen || (i + nlen + 3 <= hlen && !memcmp(hay + i + nlen, " | ", 3))))
+			return true;
+	}
+	return false;
+}
+
+#define NOTE_VALUE_MAX 1024 /* bytes of one property made from notes (several are joined) */
+
+/*
+ * The note of the launch's call path as string properties of its kernel node, once per (node,
+ * note). A node that launches with different notes (kernels of one name from two compiled
+ * graphs, merged in shadow context) gets every distinct value, joined with " | " up to
+ * NOTE_VALUE_MAX bytes and "..." past it, never just one of them.
+ */
+static int apply_note(struct fp_prof_session *s, uint32_t node, uint32_t callpath)
+{
+	uint32_t note = fp__prof_callpath_note_id(callpath), m;
+	struct fp_calltree_value old;
+	const char *text, *p, *end;
+	struct fp_strbuf sb;
+	size_t len;
+	uint64_t v;
+	int rc = FP_OK;
+
+	if (note == FP_PROF_NO_NAME)
+		return FP_OK;
+	if (fp_hashmap_get(&s->note_map, node, &v) && v == note)
+		return FP_OK;
+	text = fp_prof_name_str(note, &len);
+	if (!text)
+		return FP_OK;
+	fp_strbuf_init(&sb, NOTE_VALUE_MAX + 8);
+	for (p = text, end = text + len; !rc && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *tab;
+		size_t line = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		tab = memchr(p, '\t', line);
+		if (tab && tab > p) {
+			const char *val = tab + 1;
+			size_t vlen = line - (size_t)(val - p);
+
+			rc = fp_calltree_metric(s->tree, p, (size_t)(tab - p), FP_METRIC_PROPERTY,
+						&m);
+			if (rc == FP_EINVAL) {
+				rc = FP_OK; /* a numeric metric of that name exists: keep it */
+			} else if (!rc) {
+				fp_strbuf_reset(&sb);
+				if (!fp_calltree_get(s->tree, node, m, &old) && old.is_string &&
+				    !(old.str_len == vlen && !memcmp(old.str, val, vlen))) {
+					/* another value already: keep both */
+					if (contains(old.str, old.str_len, val, vlen))
+						goto next;
+					if (fp_strbuf_add(&sb, old.str, old.str_len) ||
+					    fp_strbuf_addstr(&sb, " | "))
+						rc = FP_ENOMEM;
+				}
+				if (!rc && sb.len + vlen > NOTE_VALUE_MAX) {
+					if (fp_strbuf_add(&sb, val,
+							  NOTE_VALUE_MAX > sb.len ?
+								  NOTE_VALUE_MAX - sb.len :
+								  0) ||
+					    fp_strbuf_addstr(&sb, "..."))
+						rc = FP_ENOMEM;
+				} else if (!rc && fp_strbuf_add(&sb, val, vlen)) {
+					rc = FP_ENOMEM;
+				}
+				if (!rc)
+					rc = fp_calltree_set_string(s->tree, node, m, sb.buf, sb.len);
+			}
+		}
+next:
+		p += line + 1;
+	}
+	fp_strbuf_release(&sb);
+	if (!rc)
+		rc = fp_hashmap_put(&s->note_map, node, note);
+	return rc;
+}
+
 static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct fp_prof_event *ev,
 			 const struct fp_prof_metadata *md)
 {
@@ -674,6 +764,8 @@ static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct 
 				rc = fp_calltree_set_string(s->tree, node, m, type, len);
 		}
 	}
+	if (!rc && ev->callpath != FP_PROF_NO_CALLPATH)
+		rc = apply_note(s, node, ev->callpath);
 	for (i = 0; !rc && i < FP_ARRAY_SIZE(mdf); i++) {
 		double v;
 

@@ -711,6 +711,148 @@ TEST(cupti_backend_graphs)
 	fake_close();
 }
 
+/* A string property of a node, or NULL. */
+static const char *prop(struct fp_calltree *t, const char *path, const char *m)
+{
+	struct fp_calltree_value v;
+	uint32_t node = find(t, path), id;
+
+	if (node == FP_CALLTREE_NONE || fp_calltree_metric_find(t, m, strlen(m), &id) ||
+	    fp_calltree_get(t, node, id, &v) || !v.is_string)
+		return NULL;
+	return v.str;
+}
+
+static uint32_t name_of(const char *s)
+{
+	uint32_t id;
+
+	ASSERT_OK(fp_prof_name_intern(s, strlen(s), &id));
+	return id;
+}
+
+/*
+ * Inductor's kernels: a launch wrapper sets the thread's call path (with the model lines as its
+ * note) for launches nobody hands one to (the static CUDA launcher calls no Triton hook);
+ * captured into a CUDA graph and replayed from elsewhere, a kernel lands under the replaying
+ * path, then the capture path minus the frames they share, with the capture's note.
+ */
+TEST(cupti_backend_callpath_override_notes_graphs)
+{
+	static const char note[] = "source_lines\tm.py:20 forward: y = x * 2\naten_ops\taten.mul";
+	uint32_t f_user, f_call, f_model, f_replay, cap[3], rep[2], cp, rp;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int py, sh;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	py = start(FP_PROF_CONTEXT_PYTHON, &d);
+	ASSERT_GE(py, 0);
+	sh = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(sh, 0);
+	f_user = name_of("u.py:main@3");
+	f_call = name_of("gen.py:call@40");
+	f_model = name_of("m.py:forward@20");
+	f_replay = name_of("trees.py:run@9");
+	cap[0] = f_user, cap[1] = f_call, cap[2] = f_model;
+	rep[0] = f_user, rep[1] = f_replay;
+	ASSERT_EQ(fp_prof_callpath_intern_noted(cap, 3, note, sizeof(note) - 1, &cp), FP_OK);
+	ASSERT_OK(fp_prof_callpath_intern_ids(rep, 2, &rp));
+	ASSERT_STREQ(fp_prof_callpath_note(cp, NULL), note);
+	ASSERT_NULL(fp_prof_callpath_note(rp, NULL));
+
+	/* No hand-over: the override is the call path, and one-shot hand-overs still win. */
+	ASSERT_EQ(fp_prof_callpath_override_set(cp), FP_PROF_NO_CALLPATH);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fp_cupti_set_thread_callpath(rp);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	/* Capture under the same override. */
+	fk.fake_cupti_launch_enter(DRV, LAUNCH_EX, 3);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 100, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_launch_exit(DRV, LAUNCH_EX, 3);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 200, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 5);
+	ASSERT_EQ(fp_prof_callpath_override_set(rp), cp);
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 4);
+	ASSERT_EQ(fp_prof_callpath_override_set(FP_PROF_NO_CALLPATH), rp);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 5);
+	record(1, "triton_poi_fused_mul_0", 10, 0);
+	record(2, "triton_poi_fused_mul_0", 10, 0);
+	record(4, "triton_poi_fused_mul_0", 10, 200);
+	record(5, "plain", 10, 0);
+	fk.fake_cupti_complete();
+
+	t = tree(py);
+	ASSERT_DEQ(metric(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "count"),
+		   1);
+	ASSERT_STREQ(prop(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "source_lines"),
+		     "m.py:20 forward: y = x * 2");
+	ASSERT_STREQ(prop(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "aten_ops"),
+		     "aten.mul");
+	ASSERT_DEQ(metric(t, "u.py:main@3/trees.py:run@9/triton_poi_fused_mul_0", "count"), 1);
+	ASSERT_NULL(prop(t, "u.py:main@3/trees.py:run@9/triton_poi_fused_mul_0", "aten_ops"));
+	/* replay path, then the capture path after the shared u.py:main@3 */
+	ASSERT_DEQ(metric(t,
+			  "u.py:main@3/trees.py:run@9/gen.py:call@40/m.py:forward@20/"
+			  "triton_poi_fused_mul_0",
+			  "count"),
+		   1);
+	ASSERT_STREQ(prop(t,
+			  "u.py:main@3/trees.py:run@9/gen.py:call@40/m.py:forward@20/"
+			  "triton_poi_fused_mul_0",
+			  "aten_ops"),
+		     "aten.mul");
+	ASSERT_DEQ(metric(t, "plain", "count"), 1);
+	/* Shadow context: no frames, but the note, on the one merged node. */
+	t = tree(sh);
+	ASSERT_DEQ(metric(t, "triton_poi_fused_mul_0", "count"), 3);
+	ASSERT_STREQ(prop(t, "triton_poi_fused_mul_0", "source_lines"),
+		     "m.py:20 forward: y = x * 2");
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, &d));
+	fake_close();
+}
+
+/* Notes of different graphs on one node keep every value; joins of unknown ids fail. */
+TEST(prof_callpath_notes_merge)
+{
+	uint32_t f = name_of("a.py:f@1"), c1, c2, c3, j;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int sh;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	sh = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(sh, 0);
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.add", 17, &c1));
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.mul", 17, &c2));
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.add", 17, &c3));
+	ASSERT_NE(c1, c2);
+	ASSERT_EQ(c1, c3);
+	ASSERT_EQ(fp_prof_callpath_join(c1, 999999, &j), FP_EINVAL);
+	ASSERT_OK(fp_prof_callpath_join(FP_PROF_NO_CALLPATH, c2, &j));
+	ASSERT_EQ(j, c2);
+	ASSERT_EQ(fp_prof_callpath_intern_noted(&f, 1, NULL, 3, &j), FP_EINVAL);
+	fp_cupti_set_thread_callpath(c1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fp_cupti_set_thread_callpath(c2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	fp_cupti_set_thread_callpath(c1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, "triton_poi_fused_0", 10, 0);
+	record(2, "triton_poi_fused_0", 10, 0);
+	record(3, "triton_poi_fused_0", 10, 0);
+	fk.fake_cupti_complete();
+	t = tree(sh);
+	ASSERT_DEQ(metric(t, "triton_poi_fused_0", "count"), 3);
+	ASSERT_STREQ(prop(t, "triton_poi_fused_0", "aten_ops"), "aten.add | aten.mul");
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, &d));
+	fake_close();
+}
+
 TEST(cupti_backend_graph_node_outside_launch)
 {
 	/* cuGraphAddKernelNode: no launch in progress, the thread's context of the moment. */
