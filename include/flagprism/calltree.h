@@ -153,6 +153,18 @@ FP_EXTERN uint32_t fp_calltree_node_next_sibling(const struct fp_calltree *t, ui
 FP_EXTERN size_t fp_calltree_sorted_children(const struct fp_calltree *t, uint32_t node,
 					     uint32_t *out, size_t cap);
 
+/**
+ * The name a person reads for a node. A C++ kernel, i.e. a node with a string property
+ * "mangled_name" (sessions file mangled kernels under their full demangled name and keep the
+ * mangled one there) or a frame that is itself a mangled name (older profiles, other tools),
+ * gets the short form of include/flagprism/demangle.h (`at::native::foo<...>`), or with `full`
+ * the full demangled name. Any other node gets its frame name. Writes into `buf` (always
+ * NUL-terminated when `cap` > 0, cut to fit) and stores the untruncated length in *len (may be
+ * NULL). Returns true when the name was a C++ name shown demangled, false otherwise.
+ */
+FP_EXTERN bool fp_calltree_node_display(const struct fp_calltree *t, uint32_t node, bool full,
+					char *buf, size_t cap, size_t *len);
+
 /* ---- metrics --------------------------------------------------------------------------------- */
 
 /**

@@ -246,6 +246,8 @@ struct fp_view_options {
 	bool print_sorted;         /* also list the leaves, sorted by the first column */
 	bool keep_launch_metadata; /* keep Proton's "__proton_launch_metadata" frames (hidden by
 				      default, as proton-viewer does; totals then exclude them) */
+	bool full_names; /* C++ kernel names in full (demangled, with template arguments and
+			    parameters); default: the short form (fp_calltree_node_display()) */
 };
 
 FP_EXTERN void fp_view_options_init(struct fp_view_options *o);

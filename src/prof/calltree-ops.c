@@ -9,7 +9,56 @@
 
 #include <math.h>
 
+#include <flagprism/demangle.h>
+
 #include "prof/calltree-internal.h"
+
+/* ---- names people read --------------------------------------------------------------------- */
+
+static size_t copy_name(const char *s, size_t n, char *buf, size_t cap)
+{
+	if (cap) {
+		size_t k = FP_MIN(n, cap - 1);
+
+		memcpy(buf, s, k);
+		buf[k] = '\0';
+	}
+	return n;
+}
+
+bool fp_calltree_node_display(const struct fp_calltree *t, uint32_t node, bool full, char *buf,
+			      size_t cap, size_t *len)
+{
+	struct fp_calltree_value v;
+	const char *name, *src = NULL;
+	size_t nlen = 0, slen = 0, out;
+	uint32_t m;
+
+	name = fp_calltree_node_name(t, node, &nlen);
+	if (!name)
+		name = "", nlen = 0;
+	if (fp_calltree_metric_find(t, "mangled_name", 12, &m) == FP_OK &&
+	    fp_calltree_get(t, node, m, &v) == FP_OK && v.is_string && v.str_len)
+		src = v.str, slen = v.str_len;
+	else if (fp_demangle_is_mangled(name, nlen))
+		src = name, slen = nlen;
+	if (src && full && src != name) {
+		out = copy_name(name, nlen, buf, cap); /* the frame is the full form already */
+	} else if (src && cap &&
+		   fp_demangle(src, slen, full ? FP_DEMANGLE_FULL : FP_DEMANGLE_SHORT, buf, cap,
+			       &out) == FP_OK) {
+		/* demangled in place */
+	} else {
+		if (len)
+			*len = copy_name(name, nlen, buf, cap);
+		else
+			copy_name(name, nlen, buf, cap);
+		return false;
+	}
+	if (len)
+		*len = out;
+	return true;
+}
 
 /* ---- equality ------------------------------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
  */
 #include "fp-setup.h"
 
+#include <flagprism/demangle.h>
 #include <flagprism/intern.h>
 #include <flagprism/strbuf.h>
 
@@ -32,6 +33,9 @@ static uint32_t npaths, paths_alloc;
 static uint32_t *frames;
 static size_t nframes, frames_alloc;
 static _Thread_local uint32_t cp_override = FP_PROF_NO_CALLPATH;
+static struct fp_hashmap demangled_map; /* kernel name id -> its full demangled name id */
+static bool demangled_init;
+static char *demangle_buf;             /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
 
 static int names_ready(void)
 {
@@ -193,6 +197,41 @@ const char *fp_prof_callpath_note(uint32_t id, size_t *len)
 		s = fp_intern_str(names, paths[id].note, len);
 	pthread_mutex_unlock(&names_lock);
 	return s;
+}
+
+uint32_t fp__prof_kernel_display(uint32_t kernel)
+{
+	uint32_t out = kernel, did;
+	const char *s;
+	size_t len, dlen;
+	uint64_t v;
+
+	pthread_mutex_lock(&names_lock);
+	if (!names || kernel >= fp_intern_count(names))
+		goto out;
+	if (!demangled_init) {
+		fp_hashmap_init(&demangled_map);
+		demangled_init = true;
+	}
+	if (fp_hashmap_get(&demangled_map, kernel, &v)) {
+		out = (uint32_t)v;
+		goto out;
+	}
+	s = fp_intern_str(names, kernel, &len);
+	if (s && fp_demangle_is_mangled(s, len)) {
+		if (!demangle_buf)
+			demangle_buf = fp_malloc(FP_DEMANGLE_MAX + 1);
+		/* A name we cannot demangle (or memory) stays as it is: still exact, just raw. */
+		if (demangle_buf &&
+		    fp_demangle(s, len, FP_DEMANGLE_FULL, demangle_buf, FP_DEMANGLE_MAX + 1,
+				&dlen) == FP_OK &&
+		    fp_intern_add(names, demangle_buf, dlen, &did) == FP_OK)
+			out = did;
+	}
+	fp_hashmap_put(&demangled_map, kernel, out); /* a failed put only costs a redo */
+out:
+	pthread_mutex_unlock(&names_lock);
+	return out;
 }
 
 uint32_t fp__prof_callpath_note_id(uint32_t id)
@@ -371,5 +410,10 @@ void fp__prof_names_release(void)
 	fp_free(frames);
 	frames = NULL;
 	nframes = frames_alloc = 0;
+	if (demangled_init)
+		fp_hashmap_release(&demangled_map);
+	demangled_init = false;
+	fp_free(demangle_buf);
+	demangle_buf = NULL;
 	pthread_mutex_unlock(&names_lock);
 }

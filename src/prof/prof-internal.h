@@ -19,6 +19,11 @@ struct fp_jsonw;
 
 /* Frames of a call path: *n = its length, up to `cap` copied to out. FP_EINVAL: unknown id. */
 int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n);
+/*
+ * The name a kernel's node gets: the full demangled form of a mangled C++ name (interned; cached
+ * per name), else the name itself. The node keeps the mangled one as its "mangled_name".
+ */
+uint32_t fp__prof_kernel_display(uint32_t kernel);
 /* The name id of a call path's note, FP_PROF_NO_NAME for none or an unknown id. */
 uint32_t fp__prof_callpath_note_id(uint32_t id);
 /* Free the process-wide tables (fp_prof_shutdown). */

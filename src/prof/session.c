@@ -516,16 +516,28 @@ static int sess_thread(struct fp_prof_session *s, struct fp__prof_thread **out)
 	return FP_OK;
 }
 
-/* The kernel node below `base`. */
+/*
+ * The kernel node below `base`. A mangled C++ name (PyTorch's, cuBLAS's kernels) is filed under
+ * its full demangled form, and a new node keeps the mangled one as its string property
+ * "mangled_name" (readers show a short form of the name; include/flagprism/demangle.h).
+ */
 static int sess_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel,
 			    uint32_t *node)
 {
-	uint32_t frame;
-	int rc = sess_frame(s, kernel, &frame);
+	uint32_t display = fp__prof_kernel_display(kernel), frame, m;
+	size_t before = fp_calltree_node_count(s->tree), len;
+	const char *mangled;
+	int rc = sess_frame(s, display, &frame);
 
-	if (rc)
+	if (!rc)
+		rc = fp_calltree_child(s->tree, base, frame, node);
+	if (rc || display == kernel || fp_calltree_node_count(s->tree) == before)
 		return rc;
-	return fp_calltree_child(s->tree, base, frame, node);
+	mangled = fp_prof_name_str(kernel, &len);
+	if (!mangled)
+		return FP_OK;
+	rc = fp_calltree_metric(s->tree, "mangled_name", 12, FP_METRIC_PROPERTY, &m);
+	return rc ? rc : fp_calltree_set_string(s->tree, *node, m, mangled, len);
 }
 
 /* The node a launch on the calling thread belongs to. */

@@ -1362,12 +1362,30 @@ static void add_cells(struct line *l, const struct cells *cs, size_t first, size
 /* Names longer than this are cut (with "...") so that one line stays bounded. */
 #define NAME_SHOWN_MAX 4096
 
+/* The tree and node a row's name comes from (this profile's, else the other's). */
+static void row_node(const struct fp_view *v, uint32_t r, const struct fp_calltree **t,
+		     uint32_t *node)
+{
+	if (!v->diff) {
+		*t = v->a.t, *node = r;
+	} else if (v->row_a[r] != FP_CALLTREE_NONE) {
+		*t = v->a.t, *node = v->row_a[r];
+	} else {
+		*t = v->b.t, *node = v->row_b[r];
+	}
+}
+
 static void add_name(const struct fp_view *v, struct line *l, uint32_t r, char *nbuf)
 {
+	const struct fp_calltree *t;
 	size_t len, need;
 	const char *name = row_name(v, r, &len);
+	uint32_t node;
 
-	need = fp_view_format_name(name, len, v->opt.format, nbuf, NAME_SHOWN_MAX + 1);
+	row_node(v, r, &t, &node);
+	/* C++ kernels in their short form (template arguments elided), or full with full_names */
+	if (!fp_calltree_node_display(t, node, v->opt.full_names, nbuf, NAME_SHOWN_MAX + 1, &need))
+		need = fp_view_format_name(name, len, v->opt.format, nbuf, NAME_SHOWN_MAX + 1);
 	fp__view_clean(nbuf, FP_MIN(need, NAME_SHOWN_MAX));
 	if (need > NAME_SHOWN_MAX) {
 		l_add(l, nbuf, NAME_SHOWN_MAX - 3);

@@ -816,6 +816,39 @@ TEST(cupti_backend_callpath_override_notes_graphs)
 	fake_close();
 }
 
+/* PyTorch's C++ kernels: filed under the demangled name, the mangled one kept on the node. */
+TEST(cupti_backend_demangled_names)
+{
+	static const char mangled[] = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10Abs"
+				      "FunctorIfEESt5arrayIPcLm2EEEEviT0_T1_";
+	static const char full[] = "void at::native::vectorized_elementwise_kernel<4, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul> >(int, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul>)";
+	struct fp_calltree *t;
+	struct fp_diag d;
+	char path[512];
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 1);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, mangled, 10, 0);
+	record(2, mangled, 10, 0);
+	record(3, "_Znot_really_mangled", 10, 0); /* refused by the demangler: kept as it is */
+	fk.fake_cupti_complete();
+	t = tree(id);
+	snprintf(path, sizeof(path), "%s", full);
+	ASSERT_DEQ(metric(t, path, "count"), 2);
+	ASSERT_STREQ(prop(t, path, "mangled_name"), mangled);
+	ASSERT_DEQ(metric(t, "_Znot_really_mangled", "count"), 1);
+	ASSERT_NULL(prop(t, "_Znot_really_mangled", "mangled_name"));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
 /* Notes of different graphs on one node keep every value; joins of unknown ids fail. */
 TEST(prof_callpath_notes_merge)
 {
