@@ -327,6 +327,21 @@ FP_EXTERN bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_ca
  */
 FP_EXTERN int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltree **out);
 
+/** How fp_calltree_merge_op() combines the inputs' summed metrics. */
+enum fp_merge_op {
+	FP_MERGE_MEAN = 0, /* the mean over the inputs: a typical rank or run */
+	FP_MERGE_SUM = 1,  /* the sum: the whole job (every rank's time and counts together) */
+};
+
+/**
+ * fp_calltree_merge() with a choice of M: the mean (as fp_calltree_merge()) or the sum of the
+ * inputs' self values; "M (min)" and "M (max)" and the other kinds are the same either way.
+ * The root gets a string property "merged" saying which ("sum of 4 profiles"). FP_EINVAL for
+ * an unknown `op`, else as fp_calltree_merge().
+ */
+FP_EXTERN int fp_calltree_merge_op(struct fp_calltree *const *in, size_t n, enum fp_merge_op op,
+				   struct fp_calltree **out);
+
 /**
  * Difference `b - a` over the union of paths: every numeric metric keeps its kind and gets
  * self(b) - self(a) (missing = 0), so inclusive totals are total(b) - total(a); properties come

@@ -22,6 +22,7 @@
 #include <frameobject.h>
 
 #include <flagprism/backend.h>
+#include <flagprism/inductor.h>
 #include <flagprism/prof.h>
 #include <flagprism/status.h>
 #include <flagprism/ttir.h>
@@ -389,6 +390,26 @@ static PyObject *prof_callpath_id(PyObject *module, PyObject *unused)
 	return PyLong_FromUnsignedLong(id);
 }
 
+PyDoc_STRVAR(prof_callpath_frames_doc,
+	     "prof_callpath_frames(id) -> tuple[str, ...]\n\n"
+	     "The frames of call path `id` (from prof_callpath_id()), outermost first.");
+
+static PyObject *prof_callpath_frames(PyObject *module, PyObject *arg)
+{
+	unsigned long v = PyLong_AsUnsignedLong(arg);
+	size_t n;
+	int rc;
+
+	if (v == (unsigned long)-1 && PyErr_Occurred())
+		return NULL;
+	if (v > UINT32_MAX)
+		return PyErr_Format(PyExc_OverflowError, "call-path id out of range");
+	rc = fp_prof_callpath_length((uint32_t)v, &n);
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	return callpath_tuple((uint32_t)v);
+}
+
 PyDoc_STRVAR(prof_callpath_extend_doc,
 	     "prof_callpath_extend(base, frames=(), note=None) -> int\n\n"
 	     "Intern the call path `base` (an id from prof_callpath_id(), or None: no frames)\n"
@@ -500,6 +521,54 @@ static PyObject *prof_callpath_override(PyObject *module, PyObject *arg)
 	if (old == FP_PROF_NO_CALLPATH)
 		Py_RETURN_NONE;
 	return PyLong_FromUnsignedLong(old);
+}
+
+PyDoc_STRVAR(inductor_origin_doc,
+	     "inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
+	     "Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
+	     "the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
+	     "with the note in prof_callpath_extend()'s format and the first model line as a\n"
+	     "\"file:function@line\" frame (None without one); None when the module does not\n"
+	     "define the kernel.");
+
+static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"module", "kernel", "graph", NULL};
+	const char *text, *kernel, *graph = NULL;
+	Py_ssize_t tlen, klen, glen = 0;
+	struct fp_inductor_origin o;
+	struct fp_strbuf note;
+	PyObject *res = NULL;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text,
+					 &tlen, &kernel, &klen, &graph, &glen))
+		return NULL;
+	if (!klen)
+		return PyErr_Format(PyExc_ValueError, "inductor_origin: empty kernel name");
+	fp_strbuf_init(&note, FP_PROF_MAX_NOTE);
+	Py_BEGIN_ALLOW_THREADS
+	rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen, graph, (size_t)glen,
+				&note, &o);
+	Py_END_ALLOW_THREADS
+	if (rc == FP_ENOENT) {
+		res = Py_NewRef(Py_None);
+	} else if (rc == FP_ELIMIT) {
+		/* a note past the call path's cap: what fits, cut at a line */
+		size_t keep = note.len;
+
+		while (keep && note.buf[keep - 1] != '\n')
+			keep--;
+		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)(keep ? keep - 1 : 0),
+				    o.frame[0] ? o.frame : NULL);
+	} else if (rc) {
+		fpy_raise(module, rc, NULL);
+	} else {
+		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)note.len,
+				    o.frame[0] ? o.frame : NULL);
+	}
+	fp_strbuf_release(&note);
+	return res;
 }
 
 PyDoc_STRVAR(internal_mark_doc,
@@ -1315,8 +1384,10 @@ static PyMethodDef prof_methods[] = {
 	{"prof_callpath", prof_callpath, METH_NOARGS, prof_callpath_doc},
 	{"prof_callpath_id", prof_callpath_id, METH_NOARGS, prof_callpath_id_doc},
 	{"prof_callpath_extend", FN(prof_callpath_extend), KW, prof_callpath_extend_doc},
+	{"prof_callpath_frames", prof_callpath_frames, METH_O, prof_callpath_frames_doc},
 	{"prof_callpath_override", prof_callpath_override, METH_O, prof_callpath_override_doc},
 	{"internal_mark", internal_mark, METH_O, internal_mark_doc},
+	{"inductor_origin", FN(inductor_origin), KW, inductor_origin_doc},
 	{"prof_set_skip_prefixes", prof_set_skip_prefixes, METH_O, prof_set_skip_prefixes_doc},
 	{"ttir_estimate", FN(ttir_estimate), KW, ttir_estimate_doc},
 	{NULL, NULL, 0, NULL},

@@ -353,11 +353,11 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	for (i = 0; i < s->ntrace && !rc; i++) {
 		const struct fp__trace_rec *r = fp__trace_at(s, keys[i].idx);
 		uint64_t b = keys[i].begin, d = UINT64_MAX - keys[i].neg_dur;
-		size_t len;
-		const char *name = fp_calltree_node_name(s->tree, r->node, &len);
+		size_t len, name_len;
+		const char *name = fp_calltree_node_name(s->tree, r->node, &name_len);
 
 		if (r->kind == FP__TRACE_KERNEL) {
-			rc = slice_name(&nm, s->tree, r->node, &name, &len);
+			rc = slice_name(&nm, s->tree, r->node, &name, &name_len);
 			if (rc)
 				break;
 		}
@@ -365,7 +365,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_string(w, "ph", "X");
 		fp_jsonw_key(w, "name");
-		fp_jsonw_string_n(w, name, len);
+		fp_jsonw_string_n(w, name, name_len);
 		fp_jsonw_kv_string(w, "cat",
 				   r->kind == FP__TRACE_SCOPE  ? "scope" :
 				   r->kind == FP__TRACE_ISCOPE ? "kernel_scope" :
@@ -397,7 +397,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 			fp_jsonw_uint(w, r->grid[2]);
 			fp_jsonw_array_end(w);
 			fp_jsonw_kv_uint(w, "stream", r->stream);
-			write_node_strings(s->tree, r->node, name, len, nm.vals, w);
+			write_node_strings(s->tree, r->node, name, name_len, nm.vals, w);
 		} else if (r->kind == FP__TRACE_ISCOPE) {
 			fp_jsonw_kv_uint(w, "program", r->grid[0]);
 			fp_jsonw_kv_uint(w, "smid", r->grid[1]);
