@@ -14,9 +14,10 @@
  * files and frees the session; the id is never reused in the process.
  *
  * Context. Each session keeps a scope stack per thread. With context "shadow" a kernel's node is
- * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / call-path frames... /
- * scopes... / [state] / kernel, where the call path is the one given with the launch. Scope
- * metrics go to the innermost scope's node (ROOT / scopes...), or to ROOT outside any scope.
+ * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / scopes... / call-path
+ * frames... / [state] / kernel, where the call path is the one given with the launch. Scope
+ * metrics go to the innermost scope's node (ROOT / scopes...), or to ROOT outside any scope: in
+ * both contexts above the kernels launched inside the scope.
  *
  * Names and call paths are process-wide (shared by all sessions, kept until fp_prof_shutdown()),
  * so the Python extension can cache a call-path id per code location once.
@@ -296,8 +297,8 @@ FP_EXTERN uint32_t fp_prof_launch_context(void);
  * Deliver `ev` to session `s` as launched in context `inner` (from fp_prof_launch_context()),
  * itself inside context `outer` (FP_PROF_LCTX_NONE for none; a CUDA graph replay passes the
  * replaying thread's context as `outer` and the capturing thread's as `inner`). The kernel lands
- * on ROOT / [ev->callpath, context "python" only] / outer's scopes / [outer's state] / inner's
- * scopes and state after dropping the leading frames they share with outer's / kernel.
+ * on ROOT / outer's scopes / [outer's state] / inner's scopes after dropping the leading frames
+ * they share with outer's / [ev->callpath, context "python" only] / [inner's state] / kernel.
  * ev->correlation is written to the timeline but not matched against registered launches. A
  * context FP_PROF_LCTX_LOST is treated as none and counted as `unmatched`. Thread-safe.
  * FP_OK or FP_EINVAL (bad event).

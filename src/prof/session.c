@@ -425,9 +425,9 @@ static int sess_frame(struct fp_prof_session *s, uint32_t name, uint32_t *frame)
 }
 
 /*
- * The node base / call-path frames (base: ROOT, or the innermost scope and state in context
- * "python", where a launch is filed under ROOT / scopes... / [state] / call path... / kernel, so
- * that a scope's own metrics sit above the kernels launched inside it). Cached per (base, call
+ * The node base / call-path frames (base: ROOT, or the innermost scope in context "python",
+ * where a launch is filed under ROOT / scopes... / call path... / [state] / kernel, so that a
+ * scope's own metrics sit above the kernels launched inside it). Cached per (base, call
  * path): a ROOT base keys by the call path alone, any other by (base + 1) << 32 | call path.
  */
 static int sess_callpath_node(struct fp_prof_session *s, uint32_t base, uint32_t callpath,
@@ -548,17 +548,15 @@ static int sess_launch_node(struct fp_prof_session *s, const struct fp_prof_laun
 	uint32_t base = FP_CALLTREE_ROOT;
 	int rc;
 
-	if (th) {
-		if (th->depth)
-			base = th->stack[th->depth - 1].node;
-		if (th->state_frame != FP_CALLTREE_NONE) {
-			rc = fp_calltree_child(s->tree, base, th->state_frame, &base);
-			if (rc)
-				return rc;
-		}
-	}
+	if (th && th->depth)
+		base = th->stack[th->depth - 1].node;
 	if (s->opt.context == FP_PROF_CONTEXT_PYTHON && l->callpath != FP_PROF_NO_CALLPATH) {
 		rc = sess_callpath_node(s, base, l->callpath, &base);
+		if (rc)
+			return rc;
+	}
+	if (th && th->state_frame != FP_CALLTREE_NONE) {
+		rc = fp_calltree_child(s->tree, base, th->state_frame, &base);
 		if (rc)
 			return rc;
 	}
@@ -1803,12 +1801,10 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 	if (!has_outer) {
 		/* The common case: the innermost scope's node already is the path. */
 		cur = in;
-		if (ist != FP_CALLTREE_NONE)
-			rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	} else {
 		rc = lctx_frames_of(s, on, ost, &fo);
 		if (!rc) {
-			rc = lctx_frames_of(s, in, ist, &fi);
+			rc = lctx_frames_of(s, in, FP_CALLTREE_NONE, &fi);
 			for (i = 0; !rc && i < fo.n; i++)
 				rc = fp_calltree_child(s->tree, cur, fo.v[i], &cur);
 			/* A graph captured and replayed in the same scopes shows them once. */
@@ -1822,6 +1818,8 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 	}
 	if (!rc && s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH)
 		rc = sess_callpath_node(s, cur, ev->callpath, &cur);
+	if (!rc && ist != FP_CALLTREE_NONE) /* the state right above the kernel */
+		rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	if (!rc)
 		rc = sess_kernel_node(s, cur, ev->kernel, out);
 	return rc;

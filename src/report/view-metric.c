@@ -871,12 +871,12 @@ int fp_view_list_metrics(const struct fp_calltree *t, FILE *f)
 		{"est_byte/s", "est_gbyte/s", "est_tbyte/s"},
 	};
 	static const char *const rate_what[] = {
-		"FLOP per second of time (the metric \"flops\", else every flops<width>)",
+		"FLOP per second of time (\"flops\", else every flops<width>, else the IR estimate)",
 		"flops8 / time",
 		"flops16 / time",
 		"flops32 / time",
 		"flops64 / time",
-		"bytes / time",
+		"bytes / time (the IR estimate when no bytes were measured)",
 		"est_flops / time (FlagPrism's IR estimate)",
 		"est_bytes / time (FlagPrism's IR estimate)",
 	};
