@@ -42,6 +42,8 @@ _MAX_PATHS = 1 << 16
 _origins: dict[int, tuple[Any, tuple[str, ...], str | None]] = {}
 # (base call path, id(autotuner)) -> (weakref to it, the extended call path's id)
 _paths: dict[tuple[int, int], tuple[Any, int]] = {}
+# replaying call path -> the same without PyTorch's frames
+_replay_paths: dict[int, int] = {}
 # generated module file -> its text (None: unreadable)
 _sources: dict[str, str | None] = {}
 
@@ -228,12 +230,21 @@ def _inductor_run(call_next: Callable[..., Any], self: Any, *args: Any, **kwargs
 
 
 def _graph_replay(call_next: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
-    """CUDAGraph.replay: the graph launch carries the replaying call path; each kernel of the
-    graph is filed under it, then under the path it was captured with."""
+    """CUDAGraph.replay: the graph launch carries the replaying call path (PyTorch's frames left
+    out, as for Inductor's launches: cudagraph trees replay from deep inside torch); each kernel
+    of the graph is filed under it, then under the path it was captured with."""
     if not active() or _intercept.in_internal():
         return call_next(self, *args, **kwargs)
     try:
-        cp = _ext.prof_callpath_id()
+        base = _ext.prof_callpath_id()
+        with _lock:
+            cp = _replay_paths.get(base)
+        if cp is None:
+            cp = _ext.prof_callpath_extend(None, _user_frames(base), None)
+            with _lock:
+                if len(_replay_paths) >= _MAX_PATHS:
+                    _replay_paths.clear()
+                _replay_paths[base] = cp
     except Exception:  # noqa: BLE001
         return call_next(self, *args, **kwargs)
     prev = _ext.prof_callpath_override(cp)
@@ -249,6 +260,7 @@ def forget() -> None:
     with _lock:
         _origins.clear()
         _paths.clear()
+        _replay_paths.clear()
         _sources.clear()
         for k in stats:
             stats[k] = 0
