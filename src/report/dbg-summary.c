@@ -163,7 +163,8 @@ static int set_str(char **dst, const char *value)
 	char *p = NULL;
 
 	if (value) {
-		p = fp_strndup(value, FP_DBG_SUMMARY_MAX_STRING);
+		/* at most the cap, and never past the string's end */
+		p = fp_strndup(value, strnlen(value, FP_DBG_SUMMARY_MAX_STRING));
 		if (!p)
 			return FP_ENOMEM;
 	}
