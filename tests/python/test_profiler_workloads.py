@@ -64,11 +64,8 @@ def _line(marker: str) -> int:
 
 
 def test_torch_compile_kernels_have_call_paths_and_model_lines(
-    work_dir: Path, monkeypatch: pytest.MonkeyPatch
+    work_dir: Path, inductor_on_interpreter: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from test_debugger_paths import _inductor_on_interpreter
-
-    _inductor_on_interpreter(monkeypatch)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(work_dir / "inductor"))
     torch._dynamo.reset()
     _profinductor.forget()
