@@ -42,6 +42,8 @@ _MAX_PATHS = 1 << 16
 _origins: dict[int, tuple[Any, tuple[str, ...], str | None]] = {}
 # (base call path, id(autotuner)) -> (weakref to it, the extended call path's id)
 _paths: dict[tuple[int, int], tuple[Any, int]] = {}
+# generated module file -> the post-grad graph text of its compiled graph
+_graphs: dict[str, str] = {}
 # replaying call path -> the same without PyTorch's frames
 _replay_paths: dict[int, int] = {}
 # generated module file -> its text (None: unreadable)
@@ -116,9 +118,22 @@ def _module_text(path: str) -> str | None:
 
 
 def _post_grad_graph(frame: Any) -> str | None:
-    """The post-grad graph text of the compiled graph whose ``__call__`` is a few frames up
-    (``CompiledFxGraph.inductor_post_grad_graph_str``, torch 2.5+), or None."""
-    for _ in range(16):
+    """The post-grad graph text of the compiled graph whose ``__call__`` is up the stack
+    (``CompiledFxGraph.inductor_post_grad_graph_str``, torch 2.5+; CUDA-graph trees put a dozen
+    frames of their own in between while they record), or None. Remembered per generated
+    module, for launches from it whose stack does not show the compiled graph."""
+    path = frame.f_code.co_filename if frame is not None else None
+    text = _graph_walk(frame)
+    with _lock:
+        if text is not None and path:
+            _graphs[path] = text
+        elif path:
+            text = _graphs.get(path)
+    return text
+
+
+def _graph_walk(frame: Any) -> str | None:
+    for _ in range(48):
         if frame is None:
             return None
         try:
@@ -261,6 +276,7 @@ def forget() -> None:
         _origins.clear()
         _paths.clear()
         _replay_paths.clear()
+        _graphs.clear()
         _sources.clear()
         for k in stats:
             stats[k] = 0

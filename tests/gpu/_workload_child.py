@@ -86,8 +86,12 @@ def main() -> int:
         # (their kernels then keep the capture's model lines); not compared. Both phases run
         # from the same line, so the replaying and capturing call paths share their frames.
         for phase, n in (("warmup", 3), ("measured", MEASURED)):
-            profiler.start(stem + (".warmup" if phase == "warmup" else ""), backend="cupti",
-                           context="python", data="trace")
+            profiler.start(
+                stem + (".warmup" if phase == "warmup" else ""),
+                backend="cupti",
+                context="python",
+                data="trace",
+            )
             run(step, n)
             profiler.finalize()
         doc = json.loads(Path(stem + ".hatchet").read_text())

@@ -23,7 +23,8 @@ import flagprism.profiler as profiler
 from flagprism import _ext, _intercept, _profhook, _profinductor
 
 ABS_MANGLED = (
-    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEEviT0_T1_"
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEE"
+    "viT0_T1_"
 )
 ABS_FULL = (
     "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
@@ -114,12 +115,17 @@ def test_torch_compile_kernels_have_call_paths_and_model_lines(
         f"{__file__}:{_line('# LINE_GELU')} in forward: "
         "return torch.nn.functional.gelu(h) * 2  # LINE_GELU"
     )
-    assert sh[("fwd", "triton_per_fused_native_layer_norm_0")]["aten_ops"] == "aten.native_layer_norm"
+    assert (
+        sh[("fwd", "triton_per_fused_native_layer_norm_0")]["aten_ops"] == "aten.native_layer_norm"
+    )
 
     # the trace's kernel slices carry the same
     events = json.loads(Path("py.chrome_trace.json").read_text())["traceEvents"]
     slices = [e for e in events if e.get("cat") == "kernel"]
-    assert {e["name"] for e in slices} == {"triton_poi_fused_gelu_mul_1", "triton_per_fused_native_layer_norm_0"}
+    assert {e["name"] for e in slices} == {
+        "triton_poi_fused_gelu_mul_1",
+        "triton_per_fused_native_layer_norm_0",
+    }
     for e in slices:
         assert "aten_ops" in e["args"] and "source_lines" in e["args"], e
         assert "full_name" not in e["args"]  # a Triton name is shown as it is
@@ -207,7 +213,8 @@ def test_cpp_kernel_names_in_tree_trace_and_view(work_dir: Path, cli: Path) -> N
     assert tree[(ABS_FULL,)]["count"] == 2
     assert tree[(ABS_FULL,)]["mangled_name"] == ABS_MANGLED
     slices = [
-        e for e in json.loads(Path("cpp.chrome_trace.json").read_text())["traceEvents"]
+        e
+        for e in json.loads(Path("cpp.chrome_trace.json").read_text())["traceEvents"]
         if e.get("cat") == "kernel"
     ]
     assert [e["name"] for e in slices] == [ABS_SHORT, ABS_SHORT]
@@ -238,16 +245,18 @@ def test_view_rates_without_launch_metadata(work_dir: Path, cli: Path) -> None:
     with profiler.scope("nothing_here"):
         pass
     profiler.finalize()
-    r = subprocess.run([str(cli), "view", "-m", "time/ms,gbyte/s", "plain.hatchet"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(cli), "view", "-m", "time/ms,gbyte/s", "plain.hatchet"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert "note: gbyte/s: no measured bytes in this profile" in r.stdout
     assert "est_bytes" in r.stdout
     # the scope that got nothing is not shown
     assert "nothing_here" not in r.stdout
     assert "1 node without any metric value in its subtree hidden" in r.stdout
-    bad = subprocess.run([str(cli), "view", "-m", "tflop16/s", "plain.hatchet"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [str(cli), "view", "-m", "tflop16/s", "plain.hatchet"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "est_tflop/s" in bad.stderr
 
 
@@ -258,12 +267,28 @@ def test_merge_sum_and_mean(work_dir: Path, cli: Path) -> None:
             pk.add(torch.rand(64), torch.rand(64), kernel=pk.add_plain)
         profiler.finalize()
     for op, count, what in (("sum", 4, "sum of 2 profiles"), ("mean", 2, "mean of 2 profiles")):
-        r = subprocess.run([str(cli), "merge", "-q", "--op", op, "-o", f"{op}.hatchet",
-                            "r0.hatchet", "r1.hatchet"], capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                str(cli),
+                "merge",
+                "-q",
+                "--op",
+                op,
+                "-o",
+                f"{op}.hatchet",
+                "r0.hatchet",
+                "r1.hatchet",
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
         tree = pk.read_tree(f"{op}.hatchet")
         assert tree[("add_plain",)]["count"] == count
         assert tree[()]["merged"] == what
-    r = subprocess.run([str(cli), "merge", "--op", "max", "-o", "x.hatchet", "r0.hatchet"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(cli), "merge", "--op", "max", "-o", "x.hatchet", "r0.hatchet"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "'mean' or 'sum'" in r.stderr
