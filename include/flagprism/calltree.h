@@ -153,6 +153,18 @@ FP_EXTERN uint32_t fp_calltree_node_next_sibling(const struct fp_calltree *t, ui
 FP_EXTERN size_t fp_calltree_sorted_children(const struct fp_calltree *t, uint32_t node,
 					     uint32_t *out, size_t cap);
 
+/**
+ * The name a person reads for a node. A C++ kernel, i.e. a node with a string property
+ * "mangled_name" (sessions file mangled kernels under their full demangled name and keep the
+ * mangled one there) or a frame that is itself a mangled name (older profiles, other tools),
+ * gets the short form of include/flagprism/demangle.h (`at::native::foo<...>`), or with `full`
+ * the full demangled name. Any other node gets its frame name. Writes into `buf` (always
+ * NUL-terminated when `cap` > 0, cut to fit) and stores the untruncated length in *len (may be
+ * NULL). Returns true when the name was a C++ name shown demangled, false otherwise.
+ */
+FP_EXTERN bool fp_calltree_node_display(const struct fp_calltree *t, uint32_t node, bool full,
+					char *buf, size_t cap, size_t *len);
+
 /* ---- metrics --------------------------------------------------------------------------------- */
 
 /**
@@ -320,6 +332,21 @@ FP_EXTERN bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_ca
  * wins). Inputs are finalized first (hence not const). FP_OK, FP_EINVAL, FP_ENOMEM, FP_ELIMIT.
  */
 FP_EXTERN int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltree **out);
+
+/** How fp_calltree_merge_op() combines the inputs' summed metrics. */
+enum fp_merge_op {
+	FP_MERGE_MEAN = 0, /* the mean over the inputs: a typical rank or run */
+	FP_MERGE_SUM = 1,  /* the sum: the whole job (every rank's time and counts together) */
+};
+
+/**
+ * fp_calltree_merge() with a choice of M: the mean (as fp_calltree_merge()) or the sum of the
+ * inputs' self values; "M (min)" and "M (max)" and the other kinds are the same either way.
+ * The root gets a string property "merged" saying which ("sum of 4 profiles"). FP_EINVAL for
+ * an unknown `op`, else as fp_calltree_merge().
+ */
+FP_EXTERN int fp_calltree_merge_op(struct fp_calltree *const *in, size_t n, enum fp_merge_op op,
+				   struct fp_calltree **out);
 
 /**
  * Difference `b - a` over the union of paths: every numeric metric keeps its kind and gets

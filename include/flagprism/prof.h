@@ -15,9 +15,10 @@
  * share a name (fp_prof_start() refuses the second): their files would overwrite each other.
  *
  * Context. Each session keeps a scope stack per thread. With context "shadow" a kernel's node is
- * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / call-path frames... /
- * scopes... / [state] / kernel, where the call path is the one given with the launch. Scope
- * metrics go to the innermost scope's node (ROOT / scopes...), or to ROOT outside any scope.
+ * ROOT / scopes... / [state] / kernel. With context "python" it is ROOT / scopes... / call-path
+ * frames... / [state] / kernel, where the call path is the one given with the launch. Scope
+ * metrics go to the innermost scope's node (ROOT / scopes...), or to ROOT outside any scope: in
+ * both contexts above the kernels launched inside the scope.
  *
  * Names and call paths are process-wide (shared by all sessions, kept until fp_prof_shutdown()),
  * so the Python extension can cache a call-path id per code location once.
@@ -113,6 +114,43 @@ FP_EXTERN int fp_prof_callpath_intern(const struct fp_prof_frame *frames, size_t
 
 /** Intern a call path from name ids (fp_prof_name_intern()), outermost first. */
 FP_EXTERN int fp_prof_callpath_intern_ids(const uint32_t *names, size_t n, uint32_t *id);
+
+/** The number of frames of a call path in *n: FP_OK, or FP_EINVAL for an unknown id. */
+FP_EXTERN int fp_prof_callpath_length(uint32_t id, size_t *n);
+
+#define FP_PROF_MAX_NOTE 4096u /* bytes of a call path's note */
+
+/**
+ * Intern a call path from name ids that carries a *note*: what the launch's kernel node should
+ * say about where the kernel came from (for an Inductor kernel, the model source lines and ATen
+ * ops it was generated from). The note is lines "key\tvalue" separated by '\n' (at most
+ * FP_PROF_MAX_NOTE bytes); each becomes a string property `key` of the kernel nodes of the
+ * launches made with this path, in every context (shadow sessions ignore the frames, not the
+ * note). The note is part of the path's identity. FP_OK, FP_EINVAL, FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_prof_callpath_intern_noted(const uint32_t *names, size_t n, const char *note,
+					    size_t note_len, uint32_t *id);
+
+/** The note of a call path (borrowed until fp_prof_shutdown()), or NULL if it has none. */
+FP_EXTERN const char *fp_prof_callpath_note(uint32_t id, size_t *len);
+
+/**
+ * The call path `outer`'s frames followed by `inner`'s minus the leading frames the two share,
+ * with `inner`'s note (else `outer`'s): a CUDA graph's kernel replayed from `outer` and captured
+ * at `inner`. Either FP_PROF_NO_CALLPATH gives the other. FP_OK, FP_EINVAL, FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id);
+
+/**
+ * A call path for every launch the calling thread makes until it is replaced (thread-local):
+ * the Python extension's call-path reader returns it instead of reading the frames, and the
+ * CUPTI launch callback uses it for a launch nobody handed a call path to (PyTorch's static
+ * CUDA launcher calls no Triton hook). For a framework's launch wrapper (Inductor's
+ * CachingAutotuner.run, a CUDA graph's replay) that knows the path better than the frames
+ * below it. Returns the previous one, to be restored; FP_PROF_NO_CALLPATH: none.
+ */
+FP_EXTERN uint32_t fp_prof_callpath_override_set(uint32_t id);
+FP_EXTERN uint32_t fp_prof_callpath_override(void);
 
 /**
  * The name ids of a call path, outermost first: stores up to `cap` of them and returns the
@@ -276,8 +314,8 @@ FP_EXTERN uint32_t fp_prof_launch_context(void);
  * Deliver `ev` to session `s` as launched in context `inner` (from fp_prof_launch_context()),
  * itself inside context `outer` (FP_PROF_LCTX_NONE for none; a CUDA graph replay passes the
  * replaying thread's context as `outer` and the capturing thread's as `inner`). The kernel lands
- * on ROOT / [ev->callpath, context "python" only] / outer's scopes / [outer's state] / inner's
- * scopes and state after dropping the leading frames they share with outer's / kernel.
+ * on ROOT / outer's scopes / [outer's state] / inner's scopes after dropping the leading frames
+ * they share with outer's / [ev->callpath, context "python" only] / [inner's state] / kernel.
  * ev->correlation is written to the timeline but not matched against registered launches. A
  * context FP_PROF_LCTX_LOST is treated as none and counted as `unmatched`. Thread-safe.
  * FP_OK or FP_EINVAL (bad event).
@@ -291,6 +329,60 @@ FP_EXTERN int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struc
 FP_EXTERN int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s,
 					       const struct fp_prof_event *ev, uint32_t outer,
 					       uint32_t inner, uint32_t *filed);
+
+/* ---- the state at launch (exact deactivation, FlagPrism's own launches) --------------------- */
+
+/*
+ * A device record arrives long after its launch (CUPTI hands buffers back when they fill, at the
+ * latest at finalize), so whether a session was active when the record arrives says nothing
+ * about the launch. An activity source takes fp_prof_launch_state_now() in its launch callback
+ * (two thread-local or relaxed atomic reads: no lock) and hands it back with the record: the
+ * kernel is filed in exactly the sessions that were active when it was launched, whatever they
+ * are when its record comes, and a launch FlagPrism made for itself is dropped and counted.
+ */
+
+/**
+ * Bit i is set while the session in registry slot i (fp_prof_session_slot()) is open and
+ * active. Slots are handed out round robin, so a slot is reused only after the 63 others were.
+ */
+FP_EXTERN uint64_t fp_prof_active_mask(void);
+
+/** The session's registry slot (0..FP_PROF_MAX_SESSIONS-1), -1 for NULL. */
+FP_EXTERN int fp_prof_session_slot(const struct fp_prof_session *s);
+
+/**
+ * Mark FlagPrism's own work on the calling thread (a thread-local depth; nestable): `delta` +1
+ * on entry, -1 on exit. Launches made while the depth is above 0 (record buffers, read-backs)
+ * are not recorded by any backend: the host backend and the CUPTI launch callback drop them
+ * and count them in the sessions that were active (stats `internal`, metadata
+ * "lost.flagprism_internal_launches"). Returns the new depth, or FP_EINVAL (nothing changed)
+ * if it would go below 0 or above 2^20.
+ */
+FP_EXTERN int fp_prof_internal_mark(int delta);
+/** The calling thread's internal depth (0: the program's own work). */
+FP_EXTERN uint32_t fp_prof_internal_depth(void);
+
+/** What a launch callback keeps with a launch. */
+struct fp_prof_launch_state {
+	uint64_t active;   /* fp_prof_active_mask() at launch */
+	uint32_t internal; /* fp_prof_internal_depth() at launch; non-zero: FlagPrism's own */
+	uint32_t known;    /* 0: unknown (the record had no launch): use the sessions' state now */
+};
+
+/** The calling thread's launch state now (known = 1). */
+FP_EXTERN void fp_prof_launch_state_now(struct fp_prof_launch_state *out);
+
+/**
+ * fp_prof_session_kernel_lctx_node() for a launch whose state was taken at launch: with `ls`
+ * known, the kernel is filed if the session was active then (even if it is deactivated now),
+ * counted as ignored if it was not, and counted as FlagPrism's own (stats `internal`) if the
+ * launch was made under the internal mark while the session was active. `ls` NULL or unknown:
+ * the session's state now decides, as fp_prof_session_kernel_lctx_node() does.
+ */
+FP_EXTERN int fp_prof_session_kernel_launched(struct fp_prof_session *s,
+					      const struct fp_prof_event *ev, uint32_t outer,
+					      uint32_t inner, const struct fp_prof_launch_state *ls,
+					      uint32_t *filed);
 
 /** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
 FP_EXTERN int fp_prof_session_note_dropped(struct fp_prof_session *s, uint64_t n,
@@ -327,6 +419,7 @@ struct fp_prof_stats {
 	uint64_t failed;              /* events or metrics lost to errors (memory, tree caps) */
 	uint64_t open_scopes;         /* scopes open now, all threads */
 	uint64_t nodes;               /* call-tree nodes */
+	uint64_t internal;            /* launches FlagPrism made for itself (internal mark), dropped */
 };
 
 /** Fill *out (locks the session briefly). FP_OK or FP_EINVAL. */

@@ -66,10 +66,12 @@ FP_EXTERN int fp_roofline_point(const struct fp_calltree *t, uint32_t node,
 /**
  * A table of the `max_rows` kernel nodes (nodes with a device_id) that take the most time,
  * largest first: name, time, GFLOP/s, GB/s, FLOP/byte, roof, % of roof, bound and sources,
- * after a line per device with its peaks and ridge point. FP_OK, FP_EIO (write error),
- * FP_ENOMEM.
+ * after a line per device with its peaks and ridge point. C++ kernel names are shown short
+ * (fp_calltree_node_display()), in full with `full_names`; a name longer than the column gets
+ * a line of its own above its row. FP_OK, FP_EIO (write error), FP_ENOMEM.
  */
-FP_EXTERN int fp_roofline_render(const struct fp_calltree *t, size_t max_rows, FILE *f);
+FP_EXTERN int fp_roofline_render(const struct fp_calltree *t, size_t max_rows, bool full_names,
+				 FILE *f);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
  *   [g|t]flop[8|16|32|64]/s  flops metric(s) per second of "time" ("tflop16/s")
  *   [g|t]byte/s              "bytes" per second of "time"
  *   est_[g|t]flop/s, est_[g|t]byte/s   the same from FlagPrism's IR estimates est_flops/est_bytes
+ *                            ([g|t]byte/s and [g|t]flop/s use them, marked `estimated`, when
+ *                            the profile has no measured bytes or flops)
  *   NAME/%                   share of the root (inclusive) or of the sum over nodes (others)
  *   util, est_util           fraction of the device's peak (see struct fp_view_peaks)
  * Values that cannot be computed (no device peaks, a zero time, a missing count) are NaN and
@@ -170,6 +172,9 @@ struct fp_view_metric {
 	bool exclusive_sum; /* PERCENT of a non-inclusive metric: share of the sum over nodes */
 	bool summed;        /* src[0] is summed (inclusive or exclusive): a node without a value
 			       reads 0 in RAW, SCALE and AVG; otherwise it is n/a */
+	bool estimated;     /* a measured rate ([g|t]byte/s, [g|t]flop/s) whose measured metric
+			       the profile lacks (no launch_metadata): computed from the IR
+			       estimate (est_bytes, est_flops) instead; views add a note */
 };
 
 /**
@@ -246,6 +251,8 @@ struct fp_view_options {
 	bool print_sorted;         /* also list the leaves, sorted by the first column */
 	bool keep_launch_metadata; /* keep Proton's "__proton_launch_metadata" frames (hidden by
 				      default, as proton-viewer does; totals then exclude them) */
+	bool full_names; /* C++ kernel names in full (demangled, with template arguments and
+			    parameters); default: the short form (fp_calltree_node_display()) */
 };
 
 FP_EXTERN void fp_view_options_init(struct fp_view_options *o);

@@ -22,6 +22,7 @@
 #include <frameobject.h>
 
 #include <flagprism/backend.h>
+#include <flagprism/inductor.h>
 #include <flagprism/prof.h>
 #include <flagprism/status.h>
 #include <flagprism/ttir.h>
@@ -34,6 +35,7 @@
 #define CP_MAX_PREFIXES 16
 #define SCOPE_STACK_MAX 4096 /* open scopes per thread, all sessions together */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FP_ARRAY_SIZE_FPY(a) ARRAY_SIZE(a)
 
 /* ---- arguments -------------------------------------------------------------------------------- */
 
@@ -230,6 +232,10 @@ int fpy_prof_callpath_read(uint32_t *id)
 	size_t n, slot;
 	int rc;
 
+	/* A framework's launch wrapper knows better (fp_prof_callpath_override_set()). */
+	*id = fp_prof_callpath_override();
+	if (*id != FP_PROF_NO_CALLPATH)
+		return FP_OK;
 	/* Every frame on the stack is executing, so its code object outlives this call. */
 	n = fpy_frames_read(raw, CP_MAX_WALK, &truncated);
 	h = keys_hash(raw, n) ^ (truncated ? 1u : 0u);
@@ -364,6 +370,227 @@ static PyObject *prof_callpath(PyObject *module, PyObject *unused)
 	if (rc)
 		return fpy_raise_null(module, rc, NULL);
 	return callpath_tuple(id);
+}
+
+PyDoc_STRVAR(prof_callpath_id_doc,
+	     "prof_callpath_id() -> int\n\n"
+	     "The interned id of the call path a launch from here would be filed under (what\n"
+	     "prof_callpath() names).");
+
+static PyObject *prof_callpath_id(PyObject *module, PyObject *unused)
+{
+	uint32_t id;
+	int rc = fpy_prof_callpath_read(&id);
+
+	(void)unused;
+	if (rc == -1 && PyErr_Occurred())
+		return NULL;
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	return PyLong_FromUnsignedLong(id);
+}
+
+PyDoc_STRVAR(prof_callpath_frames_doc,
+	     "prof_callpath_frames(id) -> tuple[str, ...]\n\n"
+	     "The frames of call path `id` (from prof_callpath_id()), outermost first.");
+
+static PyObject *prof_callpath_frames(PyObject *module, PyObject *arg)
+{
+	unsigned long v = PyLong_AsUnsignedLong(arg);
+	size_t n;
+	int rc;
+
+	if (v == (unsigned long)-1 && PyErr_Occurred())
+		return NULL;
+	if (v > UINT32_MAX)
+		return PyErr_Format(PyExc_OverflowError, "call-path id out of range");
+	rc = fp_prof_callpath_length((uint32_t)v, &n);
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	return callpath_tuple((uint32_t)v);
+}
+
+PyDoc_STRVAR(prof_callpath_extend_doc,
+	     "prof_callpath_extend(base, frames=(), note=None) -> int\n\n"
+	     "Intern the call path `base` (an id from prof_callpath_id(), or None: no frames)\n"
+	     "followed by `frames` (\"file:function@line\" strings), carrying `note`: lines\n"
+	     "\"key\\tvalue\" that become string properties of the launches' kernel nodes\n"
+	     "(include/flagprism/prof.h, fp_prof_callpath_intern_noted). Returns its id.");
+
+static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"base", "frames", "note", NULL};
+	PyObject *base = Py_None, *frames = NULL, *seq = NULL;
+	const char *note = NULL;
+	Py_ssize_t note_len = 0, i, nf = 0;
+	uint32_t small[64], *ids = small, id;
+	size_t nb = 0;
+	int rc = FP_OK;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOz#:prof_callpath_extend", kwlist, &base,
+					 &frames, &note, &note_len))
+		return NULL;
+	if (frames && frames != Py_None) {
+		seq = PySequence_Fast(frames, "frames must be a sequence of str");
+		if (!seq)
+			return NULL;
+		nf = PySequence_Fast_GET_SIZE(seq);
+	}
+	if (base != Py_None) {
+		unsigned long v = PyLong_AsUnsignedLong(base);
+
+		if (v == (unsigned long)-1 && PyErr_Occurred())
+			goto fail;
+		if (v > UINT32_MAX) {
+			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
+			goto fail;
+		}
+		rc = fp_prof_callpath_length((uint32_t)v, &nb);
+		if (rc)
+			goto fail_rc;
+		if (nb + (size_t)nf > FP_ARRAY_SIZE_FPY(small)) {
+			ids = PyMem_Malloc((nb + (size_t)nf) * sizeof(*ids));
+			if (!ids) {
+				PyErr_NoMemory();
+				goto fail;
+			}
+		}
+		if (nb && fp_prof_callpath_frames((uint32_t)v, ids, nb) != nb) {
+			rc = FP_EINVAL;
+			goto fail_rc;
+		}
+	} else if ((size_t)nf > FP_ARRAY_SIZE_FPY(small)) {
+		ids = PyMem_Malloc((size_t)nf * sizeof(*ids));
+		if (!ids) {
+			PyErr_NoMemory();
+			goto fail;
+		}
+	}
+	for (i = 0; i < nf; i++) {
+		PyObject *f = PySequence_Fast_GET_ITEM(seq, i);
+		Py_ssize_t len;
+		const char *str = PyUnicode_Check(f) ? PyUnicode_AsUTF8AndSize(f, &len) : NULL;
+
+		if (!str) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_TypeError, "frames must be str");
+			goto fail;
+		}
+		rc = fp_prof_name_intern(str, (size_t)len, &ids[nb + (size_t)i]);
+		if (rc)
+			goto fail_rc;
+	}
+	rc = fp_prof_callpath_intern_noted(ids, nb + (size_t)nf, note, (size_t)note_len, &id);
+	if (rc)
+		goto fail_rc;
+	if (ids != small)
+		PyMem_Free(ids);
+	Py_XDECREF(seq);
+	return PyLong_FromUnsignedLong(id);
+fail_rc:
+	fpy_raise(module, rc, NULL);
+fail:
+	if (ids != small)
+		PyMem_Free(ids);
+	Py_XDECREF(seq);
+	return NULL;
+}
+
+PyDoc_STRVAR(prof_callpath_override_doc,
+	     "prof_callpath_override(id) -> int | None\n\n"
+	     "Make `id` (None: none) the call path of every launch this thread makes until it is\n"
+	     "replaced; returns the previous one, to be restored (fp_prof_callpath_override_set).");
+
+static PyObject *prof_callpath_override(PyObject *module, PyObject *arg)
+{
+	uint32_t id = FP_PROF_NO_CALLPATH, old;
+
+	(void)module;
+	if (arg != Py_None) {
+		unsigned long v = PyLong_AsUnsignedLong(arg);
+
+		if (v == (unsigned long)-1 && PyErr_Occurred())
+			return NULL;
+		if (v > UINT32_MAX) {
+			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
+			return NULL;
+		}
+		id = (uint32_t)v;
+	}
+	old = fp_prof_callpath_override_set(id);
+	if (old == FP_PROF_NO_CALLPATH)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLong(old);
+}
+
+PyDoc_STRVAR(inductor_origin_doc,
+	     "inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
+	     "Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
+	     "the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
+	     "with the note in prof_callpath_extend()'s format and the first model line as a\n"
+	     "\"file:function@line\" frame (None without one); None when the module does not\n"
+	     "define the kernel.");
+
+static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"module", "kernel", "graph", NULL};
+	const char *text, *kernel, *graph = NULL;
+	Py_ssize_t tlen, klen, glen = 0;
+	struct fp_inductor_origin o;
+	struct fp_strbuf note;
+	PyObject *res = NULL;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text,
+					 &tlen, &kernel, &klen, &graph, &glen))
+		return NULL;
+	if (!klen)
+		return PyErr_Format(PyExc_ValueError, "inductor_origin: empty kernel name");
+	fp_strbuf_init(&note, FP_PROF_MAX_NOTE);
+	Py_BEGIN_ALLOW_THREADS
+	rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen, graph, (size_t)glen,
+				&note, &o);
+	Py_END_ALLOW_THREADS
+	if (rc == FP_ENOENT) {
+		res = Py_NewRef(Py_None);
+	} else if (rc == FP_ELIMIT) {
+		/* a note past the call path's cap: what fits, cut at a line */
+		size_t keep = note.len;
+
+		while (keep && note.buf[keep - 1] != '\n')
+			keep--;
+		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)(keep ? keep - 1 : 0),
+				    o.frame[0] ? o.frame : NULL);
+	} else if (rc) {
+		fpy_raise(module, rc, NULL);
+	} else {
+		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)note.len,
+				    o.frame[0] ? o.frame : NULL);
+	}
+	fp_strbuf_release(&note);
+	return res;
+}
+
+PyDoc_STRVAR(internal_mark_doc,
+	     "internal_mark(delta) -> int\n\n"
+	     "+1 / -1 around FlagPrism's own work on this thread (flagprism._intercept.internal()):\n"
+	     "launches made while the depth is above 0 are dropped by every backend and counted\n"
+	     "(metadata lost.flagprism_internal_launches). Returns the new depth.");
+
+static PyObject *internal_mark(PyObject *module, PyObject *arg)
+{
+	long d = PyLong_AsLong(arg);
+	int rc;
+
+	if (d == -1 && PyErr_Occurred())
+		return NULL;
+	if (d < -1 || d > 1)
+		return PyErr_Format(PyExc_ValueError, "internal_mark takes +1 or -1, not %ld", d);
+	rc = fp_prof_internal_mark((int)d);
+	if (rc < 0)
+		return raise_diag(module, rc, "internal_mark(%ld): the depth would leave 0..2^20",
+				  d);
+	return PyLong_FromLong(rc);
 }
 
 PyDoc_STRVAR(prof_frames_doc,
@@ -1018,6 +1245,9 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 		rc = fpy_prof_callpath_read(&l.callpath);
 		if (rc == -1 && PyErr_Occurred())
 			return NULL;
+	} else {
+		/* shadow context: no frames, but a framework wrapper's path carries its note */
+		l.callpath = fp_prof_callpath_override();
 	}
 	if (!rc)
 		rc = fp_host_launch(sid, &l, begin, end);
@@ -1175,6 +1405,12 @@ static PyMethodDef prof_methods[] = {
 	{"prof_host_launch", FN(prof_host_launch), KW, prof_host_launch_doc},
 	{"prof_frames", prof_frames, METH_VARARGS, prof_frames_doc},
 	{"prof_callpath", prof_callpath, METH_NOARGS, prof_callpath_doc},
+	{"prof_callpath_id", prof_callpath_id, METH_NOARGS, prof_callpath_id_doc},
+	{"prof_callpath_extend", FN(prof_callpath_extend), KW, prof_callpath_extend_doc},
+	{"prof_callpath_frames", prof_callpath_frames, METH_O, prof_callpath_frames_doc},
+	{"prof_callpath_override", prof_callpath_override, METH_O, prof_callpath_override_doc},
+	{"internal_mark", internal_mark, METH_O, internal_mark_doc},
+	{"inductor_origin", FN(inductor_origin), KW, inductor_origin_doc},
 	{"prof_set_skip_prefixes", prof_set_skip_prefixes, METH_O, prof_set_skip_prefixes_doc},
 	{"ttir_estimate", FN(ttir_estimate), KW, ttir_estimate_doc},
 	{NULL, NULL, 0, NULL},

@@ -44,7 +44,7 @@ import threading
 import types
 from typing import Any, Callable
 
-from flagprism import _ext, _intercept
+from flagprism import _ext, _intercept, _profinductor
 
 # What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
 # finalizes, activates or deactivates (profiler.py calls it with its lock held).
@@ -166,6 +166,8 @@ def install() -> list[str]:
                 "compiled launches are not recorded"
             )
         _ext.prof_set_skip_prefixes(skip_prefixes())
+        # torch.compile's launches: call paths and model lines (patched on import)
+        notes.extend(_profinductor.install())
         _installed = True
         if _hooks_added:
             _sync_chains()
@@ -226,6 +228,7 @@ def uninstall() -> None:
         if _grid_orig is not None:
             _intercept.remove(_grid_orig)
             _grid_orig = None
+        _profinductor.uninstall()
         _installed = False
         if _hooks_added:
             _sync_chains()  # removes everything: not installed
@@ -726,20 +729,26 @@ def _kernel_loaded(module: Any, function: Any, name: Any, metadata_group: Any, h
         pass
 
 
+def jit_functions() -> list[Any]:
+    """Every live ``JITFunction`` (one walk of the garbage collector's objects). Only the
+    objects' types are looked at: ``isinstance`` would read ``__class__`` through an unrelated
+    object's own ``__getattribute__``, which may warn (``torch.distributed.reduce_op`` raises a
+    FutureWarning at every access) or worse."""
+    try:
+        import gc
+
+        from triton.runtime.jit import JITFunction
+    except Exception:  # noqa: BLE001 - no Triton: nothing was compiled
+        return []
+    return [obj for obj in gc.get_objects() if issubclass(type(obj), JITFunction)]
+
+
 def _walk_loaded() -> None:
     """Teach the table the kernels Triton loaded while _kernel_loaded was not in the chain
     (before the first session, between sessions): every JITFunction's compiled kernels whose
     module is loaded. One walk of the garbage collector's objects per session start that puts
     the load hook back."""
-    try:
-        import gc
-
-        from triton.runtime.jit import JITFunction
-    except Exception:  # noqa: BLE001 - no Triton: nothing was loaded
-        return
-    for obj in gc.get_objects():
-        if not isinstance(obj, JITFunction):
-            continue
+    for obj in jit_functions():
         try:
             kernels = [k for c in obj.device_caches.values() for k in c[0].values()]
         except Exception:  # noqa: BLE001 - another Triton's layout: loads still reach the hook

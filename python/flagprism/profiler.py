@@ -385,31 +385,23 @@ def _pcsampling_prepare(period: int | None) -> None:
     global _pcs_reloaded
     reload = os.environ.get("FLAGPRISM_PCS_RELOAD", "1") != "0"
     _pcs_reloaded = 0
-    try:
-        import gc
-
-        from triton.runtime.jit import JITFunction
-    except Exception:  # no Triton: CUDA module loads are still copied by the backend
-        JITFunction = None
-    if JITFunction is not None:
-        for obj in gc.get_objects():
-            if not isinstance(obj, JITFunction):
-                continue
+    # every compiled Triton kernel (none without Triton: CUDA module loads are still copied)
+    for obj in _profhook.jit_functions():
+        try:
+            kernels = [k for c in obj.device_caches.values() for k in c[0].values()]
+        except Exception:  # noqa: BLE001 - another Triton's layout: module loads still work
+            continue
+        for kernel in kernels:
             try:
-                kernels = [k for c in obj.device_caches.values() for k in c[0].values()]
-            except Exception:  # noqa: BLE001 - another Triton's layout: module loads still work
+                cubin = kernel.asm.get("cubin")
+                if isinstance(cubin, bytes | bytearray):
+                    _ext.cupti_pcsampling_add_cubin(cubin)
+            except Exception:  # noqa: BLE001 - its samples go to "<unknown cubin>", counted
                 continue
-            for kernel in kernels:
-                try:
-                    cubin = kernel.asm.get("cubin")
-                    if isinstance(cubin, bytes | bytearray):
-                        _ext.cupti_pcsampling_add_cubin(cubin)
-                except Exception:  # noqa: BLE001 - its samples go to "<unknown cubin>", counted
-                    continue
-                if reload and getattr(kernel, "module", None) is not None and hasattr(kernel, "_run"):
-                    # CompiledKernel._init_handles loads the binary again when module is None
-                    kernel.module = kernel.function = kernel._run = None
-                    _pcs_reloaded += 1
+            if reload and getattr(kernel, "module", None) is not None and hasattr(kernel, "_run"):
+                # CompiledKernel._init_handles loads the binary again when module is None
+                kernel.module = kernel.function = kernel._run = None
+                _pcs_reloaded += 1
     _ext.cupti_pcsampling_request(sampling_period=period or 0)
 
 

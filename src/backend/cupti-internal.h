@@ -93,6 +93,8 @@ struct fp__cupti_launch {
 	uint32_t lctx;     /* fp_prof_launch_context() */
 	uint32_t callpath; /* the one-shot call path the Python hook set, or FP_PROF_NO_CALLPATH */
 	uint64_t md;       /* ticket into the metadata ring, 0: none */
+	uint64_t active;   /* fp_prof_active_mask() at launch: the sessions that file it */
+	uint32_t internal; /* fp_prof_internal_depth() at launch: FlagPrism's own when non-zero */
 };
 
 struct fp__cupti_corr_slot {
@@ -100,6 +102,8 @@ struct fp__cupti_corr_slot {
 	_Atomic uint32_t lctx;
 	_Atomic uint32_t callpath;
 	_Atomic uint64_t md;
+	_Atomic uint64_t active;
+	_Atomic uint32_t internal;
 };
 
 #define FP__CUPTI_CORR_BUSY UINT64_MAX

@@ -274,7 +274,15 @@ static void on_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *
 		}
 		if (t->depth++ == 0) {
 			t->cur.lctx = fp_prof_launch_context();
-			t->cur.callpath = t->next_set ? t->next_callpath : FP_PROF_NO_CALLPATH;
+			/* which sessions file it, decided now (exact deactivate), and whether it is
+			 * FlagPrism's own launch (fp_prof_internal_mark) */
+			t->cur.active = fp_prof_active_mask();
+			t->cur.internal = fp_prof_internal_depth();
+			/* the hook's hand-over, else what a framework's launch wrapper set for
+			 * the thread (Inductor's static launcher calls no Triton hook) */
+			t->cur.callpath = t->next_set && t->next_callpath != FP_PROF_NO_CALLPATH ?
+						  t->next_callpath :
+						  fp_prof_callpath_override();
 			t->cur.md = 0;
 			t->cur_has_md = t->next_set && t->next_has_md;
 			if (t->cur_has_md) {
@@ -463,7 +471,9 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 	uint32_t outer = FP_PROF_LCTX_NONE, inner;
 	struct fp__cupti_launch l;
 	struct fp__cupti_gnode n;
+	struct fp_prof_launch_state ls;
 	struct fp_prof_event ev;
+	uint32_t cp;
 	bool have, claimed = false;
 	size_t i;
 
@@ -518,7 +528,12 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		/* A replayed node: under the replaying context, then the capture context. */
 		outer = have ? l.lctx : FP_PROF_LCTX_NONE;
 		inner = n.lctx;
-		ev.callpath = have && l.callpath != FP_PROF_NO_CALLPATH ? l.callpath : n.callpath;
+		ev.callpath = have ? l.callpath : FP_PROF_NO_CALLPATH;
+		/* the replaying call path, then where the node was captured (its note too) */
+		if (fp_prof_callpath_join(ev.callpath, n.callpath, &cp) == FP_OK)
+			ev.callpath = cp;
+		else if (ev.callpath == FP_PROF_NO_CALLPATH)
+			ev.callpath = n.callpath;
 		if (n.has_md)
 			ev.md = n.md;
 	} else {
@@ -540,12 +555,15 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		ev.md.est_flops *= programs;
 	}
 	ev.md.reserved = 0;
+	ls.known = have;
+	ls.active = have ? l.active : 0;
+	ls.internal = have ? l.internal : 0;
 	for (i = 0; i < st.nsess; i++) {
 		uint32_t node;
 
 		if (claimed && fp__cupti_metrics_session(st.sess[i]))
 			continue; /* filed by the metrics session at stop */
-		fp_prof_session_kernel_lctx_node(st.sess[i], &ev, outer, inner, &node);
+		fp_prof_session_kernel_launched(st.sess[i], &ev, outer, inner, &ls, &node);
 		fp__cupti_pcs_note(st.sess[i], k->correlation, node, ev.kernel,
 				   ev.end_ns > ev.begin_ns ? ev.end_ns - ev.begin_ns : 0);
 	}

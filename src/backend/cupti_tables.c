@@ -75,6 +75,8 @@ bool fp__cupti_corr_put(struct fp__cupti_corr *t, uint32_t corr, const struct fp
 	atomic_store_explicit(&s->lctx, l->lctx, memory_order_relaxed);
 	atomic_store_explicit(&s->callpath, l->callpath, memory_order_relaxed);
 	atomic_store_explicit(&s->md, l->md, memory_order_relaxed);
+	atomic_store_explicit(&s->active, l->active, memory_order_relaxed);
+	atomic_store_explicit(&s->internal, l->internal, memory_order_relaxed);
 	atomic_store_explicit(&s->key, corr, memory_order_release);
 	return true;
 }
@@ -93,6 +95,8 @@ bool fp__cupti_corr_get(struct fp__cupti_corr *t, uint32_t corr, struct fp__cupt
 	out->lctx = atomic_load_explicit(&s->lctx, memory_order_relaxed);
 	out->callpath = atomic_load_explicit(&s->callpath, memory_order_relaxed);
 	out->md = atomic_load_explicit(&s->md, memory_order_relaxed);
+	out->active = atomic_load_explicit(&s->active, memory_order_relaxed);
+	out->internal = atomic_load_explicit(&s->internal, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	k2 = atomic_load_explicit(&s->key, memory_order_relaxed);
 	return k2 == corr;

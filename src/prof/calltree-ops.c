@@ -9,7 +9,56 @@
 
 #include <math.h>
 
+#include <flagprism/demangle.h>
+
 #include "prof/calltree-internal.h"
+
+/* ---- names people read --------------------------------------------------------------------- */
+
+static size_t copy_name(const char *s, size_t n, char *buf, size_t cap)
+{
+	if (cap) {
+		size_t k = FP_MIN(n, cap - 1);
+
+		memcpy(buf, s, k);
+		buf[k] = '\0';
+	}
+	return n;
+}
+
+bool fp_calltree_node_display(const struct fp_calltree *t, uint32_t node, bool full, char *buf,
+			      size_t cap, size_t *len)
+{
+	struct fp_calltree_value v;
+	const char *name, *src = NULL;
+	size_t nlen = 0, slen = 0, out;
+	uint32_t m;
+
+	name = fp_calltree_node_name(t, node, &nlen);
+	if (!name)
+		name = "", nlen = 0;
+	if (fp_calltree_metric_find(t, "mangled_name", 12, &m) == FP_OK &&
+	    fp_calltree_get(t, node, m, &v) == FP_OK && v.is_string && v.str_len)
+		src = v.str, slen = v.str_len;
+	else if (fp_demangle_is_mangled(name, nlen))
+		src = name, slen = nlen;
+	if (src && full && src != name) {
+		out = copy_name(name, nlen, buf, cap); /* the frame is the full form already */
+	} else if (src && cap &&
+		   fp_demangle(src, slen, full ? FP_DEMANGLE_FULL : FP_DEMANGLE_SHORT, buf, cap,
+			       &out) == FP_OK) {
+		/* demangled in place */
+	} else {
+		if (len)
+			*len = copy_name(name, nlen, buf, cap);
+		else
+			copy_name(name, nlen, buf, cap);
+		return false;
+	}
+	if (len)
+		*len = out;
+	return true;
+}
 
 /* ---- equality ------------------------------------------------------------------------------ */
 
@@ -424,8 +473,8 @@ static int merge_register(struct fp_calltree *out, const struct fp_calltree *in,
 	return FP_OK;
 }
 
-static int merge_one(struct fp_calltree *out, struct fp_calltree *in, size_t n, const uint32_t *map,
-		     const struct merge_ids *ids, struct fp_hashmap *obs)
+static int merge_one(struct fp_calltree *out, struct fp_calltree *in, double div,
+		     const uint32_t *map, const struct merge_ids *ids, struct fp_hashmap *obs)
 {
 	size_t i;
 	int rc;
@@ -445,7 +494,7 @@ static int merge_one(struct fp_calltree *out, struct fp_calltree *in, size_t n, 
 			case FP_METRIC_EXCLUSIVE:
 				if (self) {
 					rc = fp_calltree_add_metric(out, o, ids->mean[c->metric],
-								    c->self / (double)n);
+								    c->self / div);
 					if (rc)
 						return rc;
 				}
@@ -485,6 +534,12 @@ static int merge_one(struct fp_calltree *out, struct fp_calltree *in, size_t n, 
 
 int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltree **out)
 {
+	return fp_calltree_merge_op(in, n, FP_MERGE_MEAN, out);
+}
+
+int fp_calltree_merge_op(struct fp_calltree *const *in, size_t n, enum fp_merge_op op,
+			 struct fp_calltree **out)
+{
 	struct merge_ids ids = {0};
 	struct fp_hashmap obs;
 	struct fp_calltree *o;
@@ -493,7 +548,7 @@ int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltre
 	uint64_t key, cnt;
 	int rc;
 
-	if (!in || n == 0 || !out)
+	if (!in || n == 0 || !out || (op != FP_MERGE_MEAN && op != FP_MERGE_SUM))
 		return FP_EINVAL;
 	for (k = 0; k < n; k++) {
 		if (!in[k])
@@ -517,7 +572,8 @@ int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltre
 		if (!rc)
 			rc = map_nodes(o, in[k], &map, &alloc);
 		if (!rc)
-			rc = merge_one(o, in[k], n, map, &ids, &obs);
+			rc = merge_one(o, in[k], op == FP_MERGE_SUM ? 1.0 : (double)n, map, &ids,
+				       &obs);
 	}
 	/* A node an input lacks (or has no value for) counts as 0 in min and max. */
 	while (!rc && fp_hashmap_next(&obs, &iter, &key, &cnt)) {
@@ -531,6 +587,17 @@ int fp_calltree_merge(struct fp_calltree *const *in, size_t n, struct fp_calltre
 	}
 	for (k = n; !rc && k-- > 0;)
 		rc = copy_devices(o, in[k]); /* backwards: the first input wins */
+	if (!rc) {
+		/* what the numbers are: a property of the root ("mean of 4 profiles") */
+		char what[64];
+		uint32_t m;
+		int len = snprintf(what, sizeof(what), "%s of %zu profile%s",
+				   op == FP_MERGE_SUM ? "sum" : "mean", n, n == 1 ? "" : "s");
+
+		rc = fp_calltree_metric(o, "merged", 6, FP_METRIC_PROPERTY, &m);
+		if (!rc)
+			rc = fp_calltree_set_string(o, FP_CALLTREE_ROOT, m, what, (size_t)len);
+	}
 	if (!rc)
 		rc = fp_calltree_finalize(o);
 	fp_hashmap_release(&obs);

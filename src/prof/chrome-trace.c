@@ -12,7 +12,9 @@
  */
 #include "fp-setup.h"
 
+#include <flagprism/hashmap.h>
 #include <flagprism/json.h>
+#include <flagprism/strbuf.h>
 #include <flagprism/version.h>
 
 #include "prof/calltree-internal.h"
@@ -20,6 +22,69 @@
 
 #define HOST_PID 1u
 #define DEVICE_PID_BASE 1000u
+#define NAME_SHOWN_MAX 4096u /* bytes of a slice name */
+#define NODE_VALUES 512u     /* metrics of one node looked at for a slice's args */
+
+/* Slice names by node, computed once per node: C++ kernels are demangled per node, not per
+ * event (a trace may hold millions of launches of a few kernels). */
+struct names {
+	struct fp_hashmap map; /* node -> off << 16 | len in text */
+	struct fp_strbuf text;
+	char *buf; /* NAME_SHOWN_MAX + 1 */
+	struct fp_calltree_value *vals; /* NODE_VALUES */
+};
+
+static int slice_name(struct names *nm, const struct fp_calltree *t, uint32_t node,
+		      const char **out, size_t *len)
+{
+	uint64_t v;
+	size_t n;
+	int rc;
+
+	if (fp_hashmap_get(&nm->map, node, &v)) {
+		*out = nm->text.buf + (v >> 16);
+		*len = (size_t)(v & 0xffff);
+		return FP_OK;
+	}
+	fp_calltree_node_display(t, node, false, nm->buf, NAME_SHOWN_MAX + 1, &n);
+	n = FP_MIN(n, (size_t)NAME_SHOWN_MAX);
+	v = (uint64_t)nm->text.len << 16 | n;
+	rc = fp_strbuf_add(&nm->text, nm->buf, n);
+	if (!rc)
+		rc = fp_hashmap_put(&nm->map, node, v);
+	if (rc)
+		return rc;
+	*out = nm->text.buf + (v >> 16);
+	*len = n;
+	return FP_OK;
+}
+
+/*
+ * A kernel's node strings as args: "full_name" when the slice shows a short form, and every
+ * string property but the device ones the event already has ("mangled_name", and for Inductor
+ * kernels "source_lines", "aten_ops", "source_nodes": where the kernel came from).
+ */
+static void write_node_strings(const struct fp_calltree *t, uint32_t node, const char *shown,
+			       size_t shown_len, struct fp_calltree_value *vals, struct fp_jsonw *w)
+{
+	size_t n, i, len;
+	const char *full = fp_calltree_node_name(t, node, &len);
+
+	if (full && (len != shown_len || memcmp(full, shown, len))) {
+		fp_jsonw_key(w, "full_name");
+		fp_jsonw_string_n(w, full, len);
+	}
+	n = FP_MIN(fp_calltree_node_metrics(t, node, vals, NODE_VALUES), (size_t)NODE_VALUES);
+	for (i = 0; i < n; i++) {
+		const char *mn = fp_calltree_metric_name(t, vals[i].metric, &len, NULL);
+
+		if (!vals[i].is_string || !mn || !strcmp(mn, "device_id") ||
+		    !strcmp(mn, "device_type"))
+			continue;
+		fp_jsonw_key(w, mn);
+		fp_jsonw_string_n(w, vals[i].str, vals[i].str_len);
+	}
+}
 
 struct key {
 	uint64_t pid, tid, begin, neg_dur;
@@ -227,6 +292,7 @@ static int assign_lanes(struct fp_prof_session *s, struct key *keys, size_t n)
 
 int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 {
+	struct names nm;
 	struct key *keys = NULL;
 	uint32_t *stack = NULL;
 	size_t i, stack_alloc = 0;
@@ -259,6 +325,16 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		fp_free(keys);
 		return rc;
 	}
+	fp_hashmap_init(&nm.map);
+	fp_strbuf_init(&nm.text, 0);
+	nm.buf = fp_malloc(NAME_SHOWN_MAX + 1);
+	nm.vals = fp_reallocarray(NULL, NODE_VALUES, sizeof(*nm.vals));
+	if (!nm.buf || !nm.vals) {
+		fp_free(nm.buf);
+		fp_free(nm.vals);
+		fp_free(keys);
+		return FP_ENOMEM;
+	}
 
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "displayTimeUnit", "ns");
@@ -277,13 +353,19 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	for (i = 0; i < s->ntrace && !rc; i++) {
 		const struct fp__trace_rec *r = fp__trace_at(s, keys[i].idx);
 		uint64_t b = keys[i].begin, d = UINT64_MAX - keys[i].neg_dur;
-		size_t len;
-		const char *name = fp_calltree_node_name(s->tree, r->node, &len);
+		size_t len, name_len;
+		const char *name = fp_calltree_node_name(s->tree, r->node, &name_len);
+
+		if (r->kind == FP__TRACE_KERNEL) {
+			rc = slice_name(&nm, s->tree, r->node, &name, &name_len);
+			if (rc)
+				break;
+		}
 
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_string(w, "ph", "X");
 		fp_jsonw_key(w, "name");
-		fp_jsonw_string_n(w, name, len);
+		fp_jsonw_string_n(w, name, name_len);
 		fp_jsonw_kv_string(w, "cat",
 				   r->kind == FP__TRACE_SCOPE  ? "scope" :
 				   r->kind == FP__TRACE_ISCOPE ? "kernel_scope" :
@@ -315,6 +397,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 			fp_jsonw_uint(w, r->grid[2]);
 			fp_jsonw_array_end(w);
 			fp_jsonw_kv_uint(w, "stream", r->stream);
+			write_node_strings(s->tree, r->node, name, name_len, nm.vals, w);
 		} else if (r->kind == FP__TRACE_ISCOPE) {
 			fp_jsonw_kv_uint(w, "program", r->grid[0]);
 			fp_jsonw_kv_uint(w, "smid", r->grid[1]);
@@ -328,5 +411,9 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		rc = fp_jsonw_object_end(w);
 	fp_free(stack);
 	fp_free(keys);
+	fp_hashmap_release(&nm.map);
+	fp_strbuf_release(&nm.text);
+	fp_free(nm.buf);
+	fp_free(nm.vals);
 	return rc;
 }

@@ -142,6 +142,7 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	write_open_scopes(s, w);
 	fp_jsonw_kv_uint(w, "exits_without_enter", st.exits_without_enter);
 	fp_jsonw_kv_uint(w, "ignored_while_inactive", st.ignored_inactive);
+	fp_jsonw_kv_uint(w, "flagprism_internal_launches", st.internal);
 	fp_jsonw_kv_uint(w, "clamped_timestamps", st.clamped_timestamps);
 	fp_jsonw_object_end(w);
 

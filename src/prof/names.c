@@ -8,6 +8,7 @@
  */
 #include "fp-setup.h"
 
+#include <flagprism/demangle.h>
 #include <flagprism/intern.h>
 #include <flagprism/strbuf.h>
 
@@ -20,6 +21,7 @@
 struct path {
 	size_t off; /* first frame in frames[] */
 	uint32_t len;
+	uint32_t note; /* name id of the path's note, FP_PROF_NO_NAME: none */
 };
 
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -30,6 +32,10 @@ static struct path *paths;
 static uint32_t npaths, paths_alloc;
 static uint32_t *frames;
 static size_t nframes, frames_alloc;
+static _Thread_local uint32_t cp_override = FP_PROF_NO_CALLPATH;
+static struct fp_hashmap demangled_map; /* kernel name id -> its full demangled name id */
+static bool demangled_init;
+static char *demangle_buf;             /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
 
 static int names_ready(void)
 {
@@ -91,9 +97,9 @@ int fp__prof_u32_reserve(uint32_t **words, size_t *alloc, size_t need)
 	return FP_OK;
 }
 
-static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
+static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t note, uint32_t *id)
 {
-	uint64_t h = fp_hash_bytes(ids, n * sizeof(*ids)), v;
+	uint64_t h = fp_hash_bytes(ids, n * sizeof(*ids)) ^ fp_hash_u64((uint64_t)note + 1), v;
 	uint32_t i;
 	int rc;
 
@@ -102,7 +108,7 @@ static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
 
 		if (!fp_hashmap_get(&path_map, key, &v))
 			break;
-		if (paths[v].len == n &&
+		if (paths[v].len == n && paths[v].note == note &&
 		    (n == 0 || memcmp(&frames[paths[v].off], ids, n * sizeof(*ids)) == 0)) {
 			*id = (uint32_t)v;
 			return FP_OK;
@@ -129,6 +135,7 @@ static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t *id)
 		memcpy(&frames[nframes], ids, n * sizeof(*ids));
 	paths[npaths].off = nframes;
 	paths[npaths].len = (uint32_t)n;
+	paths[npaths].note = note;
 	nframes += n;
 	*id = npaths++;
 	return FP_OK;
@@ -148,11 +155,151 @@ int fp_prof_callpath_intern_ids(const uint32_t *ids, size_t n, uint32_t *id)
 		if (ids[i] >= fp_intern_count(names))
 			rc = FP_EINVAL;
 	if (!rc)
-		rc = intern_ids_locked(ids, n, &out);
+		rc = intern_ids_locked(ids, n, FP_PROF_NO_NAME, &out);
 	pthread_mutex_unlock(&names_lock);
 	if (!rc)
 		*id = out;
 	return rc;
+}
+
+int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *note,
+				  size_t note_len, uint32_t *id)
+{
+	uint32_t out, nid = FP_PROF_NO_NAME;
+	size_t i;
+	int rc;
+
+	if ((!ids && n) || !id || (!note && note_len))
+		return FP_EINVAL;
+	if (n > MAX_PATH_LEN || note_len > FP_PROF_MAX_NOTE)
+		return FP_ELIMIT;
+	pthread_mutex_lock(&names_lock);
+	rc = names_ready();
+	for (i = 0; !rc && i < n; i++)
+		if (ids[i] >= fp_intern_count(names))
+			rc = FP_EINVAL;
+	if (!rc && note && note_len)
+		rc = fp_intern_add(names, note, note_len, &nid);
+	if (!rc)
+		rc = intern_ids_locked(ids, n, nid, &out);
+	pthread_mutex_unlock(&names_lock);
+	if (!rc)
+		*id = out;
+	return rc;
+}
+
+const char *fp_prof_callpath_note(uint32_t id, size_t *len)
+{
+	const char *s = NULL;
+
+	pthread_mutex_lock(&names_lock);
+	if (id < npaths && paths[id].note != FP_PROF_NO_NAME && names)
+		s = fp_intern_str(names, paths[id].note, len);
+	pthread_mutex_unlock(&names_lock);
+	return s;
+}
+
+uint32_t fp__prof_kernel_display(uint32_t kernel)
+{
+	uint32_t out = kernel, did;
+	const char *s;
+	size_t len, dlen;
+	uint64_t v;
+
+	pthread_mutex_lock(&names_lock);
+	if (!names || kernel >= fp_intern_count(names))
+		goto out;
+	if (!demangled_init) {
+		fp_hashmap_init(&demangled_map);
+		demangled_init = true;
+	}
+	if (fp_hashmap_get(&demangled_map, kernel, &v)) {
+		out = (uint32_t)v;
+		goto out;
+	}
+	s = fp_intern_str(names, kernel, &len);
+	if (s && fp_demangle_is_mangled(s, len)) {
+		if (!demangle_buf)
+			demangle_buf = fp_malloc(FP_DEMANGLE_MAX + 1);
+		/* A name we cannot demangle (or memory) stays as it is: still exact, just raw. */
+		if (demangle_buf &&
+		    fp_demangle(s, len, FP_DEMANGLE_FULL, demangle_buf, FP_DEMANGLE_MAX + 1,
+				&dlen) == FP_OK &&
+		    fp_intern_add(names, demangle_buf, dlen, &did) == FP_OK)
+			out = did;
+	}
+	fp_hashmap_put(&demangled_map, kernel, out); /* a failed put only costs a redo */
+out:
+	pthread_mutex_unlock(&names_lock);
+	return out;
+}
+
+uint32_t fp__prof_callpath_note_id(uint32_t id)
+{
+	uint32_t note = FP_PROF_NO_NAME;
+
+	pthread_mutex_lock(&names_lock);
+	if (id < npaths)
+		note = paths[id].note;
+	pthread_mutex_unlock(&names_lock);
+	return note;
+}
+
+int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id)
+{
+	uint32_t *w = NULL, out;
+	size_t skip = 0, n;
+	struct path po, pi;
+	int rc = FP_OK;
+
+	if (!id)
+		return FP_EINVAL;
+	if (outer == FP_PROF_NO_CALLPATH || inner == FP_PROF_NO_CALLPATH || outer == inner) {
+		*id = outer == FP_PROF_NO_CALLPATH ? inner : outer;
+		return FP_OK;
+	}
+	pthread_mutex_lock(&names_lock);
+	if (outer >= npaths || inner >= npaths) {
+		pthread_mutex_unlock(&names_lock);
+		return FP_EINVAL;
+	}
+	po = paths[outer];
+	pi = paths[inner];
+	while (skip < po.len && skip < pi.len && frames[po.off + skip] == frames[pi.off + skip])
+		skip++;
+	n = (size_t)po.len + pi.len - skip;
+	if (n > MAX_PATH_LEN) {
+		rc = FP_ELIMIT;
+	} else {
+		w = fp_reallocarray(NULL, n ? n : 1, sizeof(*w));
+		if (!w)
+			rc = FP_ENOMEM;
+	}
+	if (!rc) {
+		/* `frames` may move while interning: copy first */
+		memcpy(w, &frames[po.off], po.len * sizeof(*w));
+		memcpy(w + po.len, &frames[pi.off + skip], (pi.len - skip) * sizeof(*w));
+		rc = intern_ids_locked(w, n, pi.note != FP_PROF_NO_NAME ? pi.note : po.note,
+				       &out);
+	}
+	pthread_mutex_unlock(&names_lock);
+	fp_free(w);
+	if (!rc)
+		*id = out;
+	return rc;
+}
+
+uint32_t fp_prof_callpath_override_set(uint32_t id)
+{
+	uint32_t old = cp_override;
+
+	cp_override = id;
+	return old;
+}
+
+uint32_t fp_prof_callpath_override(void)
+{
+	return cp_override;
 }
 
 int fp_prof_callpath_intern(const struct fp_prof_frame *fr, size_t n, uint32_t *id)
@@ -207,7 +354,7 @@ int fp_prof_callpath_intern(const struct fp_prof_frame *fr, size_t n, uint32_t *
 		rc = fp_intern_add(names, text, len, &ids[i]);
 	}
 	if (!rc)
-		rc = intern_ids_locked(ids, n, &out);
+		rc = intern_ids_locked(ids, n, FP_PROF_NO_NAME, &out);
 	pthread_mutex_unlock(&names_lock);
 	fp_strbuf_release(&big);
 	if (ids != small)
@@ -233,6 +380,15 @@ int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n)
 	return rc;
 }
 
+int fp_prof_callpath_length(uint32_t id, size_t *n)
+{
+	uint32_t one;
+
+	if (!n)
+		return FP_EINVAL;
+	return fp__prof_callpath_get(id, &one, 0, n);
+}
+
 size_t fp_prof_callpath_frames(uint32_t id, uint32_t *out, size_t cap)
 {
 	size_t n;
@@ -254,5 +410,10 @@ void fp__prof_names_release(void)
 	fp_free(frames);
 	frames = NULL;
 	nframes = frames_alloc = 0;
+	if (demangled_init)
+		fp_hashmap_release(&demangled_map);
+	demangled_init = false;
+	fp_free(demangle_buf);
+	demangle_buf = NULL;
 	pthread_mutex_unlock(&names_lock);
 }

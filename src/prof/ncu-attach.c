@@ -11,6 +11,7 @@
 
 #include <math.h>
 
+#include <flagprism/demangle.h>
 #include <flagprism/hashmap.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
@@ -269,6 +270,7 @@ struct actx {
 	struct fp_hashmap tm_of_id; /* tree metric id + 1 -> tmetrics index */
 	size_t alloc_tm;
 	struct fp_hashmap nodes; /* distinct nodes that got metrics */
+	char *demangled;         /* FP_DEMANGLE_MAX + 1: a mangled ncu name, demangled */
 };
 
 static uint64_t node_count(struct actx *c, uint32_t node)
@@ -534,6 +536,10 @@ static int resolve_kernel(struct actx *c, const char *name, size_t *k, bool *by_
 		*by_base = (c->resolved[id] - 1) >> (sizeof(size_t) * 8 - 1);
 		return FP_OK;
 	}
+	if (fp_demangle_is_mangled(name, strlen(name)) &&
+	    fp_demangle(name, strlen(name), FP_DEMANGLE_FULL, c->demangled, FP_DEMANGLE_MAX + 1,
+			NULL) == FP_OK)
+		name = c->demangled; /* profiles file C++ kernels under their demangled names */
 	rc = fp_calltree_intern(c->t, name, strlen(name), &frame);
 	if (rc)
 		return rc;
@@ -874,7 +880,8 @@ int fp_ncu_attach(struct fp_ncu_report *r, struct fp_calltree *t, const struct f
 	fp_hashmap_init(&c.tm_of_id);
 	fp_hashmap_init(&c.nodes);
 	c.ncu_names = fp_intern_new();
-	if (!c.ncu_names) {
+	c.demangled = fp_malloc(FP_DEMANGLE_MAX + 1);
+	if (!c.ncu_names || !c.demangled) {
 		rc = FP_ENOMEM;
 		goto out;
 	}
@@ -930,6 +937,7 @@ out:
 	fp_hashmap_release(&c.tm_of_id);
 	fp_hashmap_release(&c.nodes);
 	fp_intern_free(c.ncu_names);
+	fp_free(c.demangled);
 	fp_free(c.resolved);
 	fp_free(c.slots);
 	fp_free(c.kernels);

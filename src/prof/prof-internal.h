@@ -19,6 +19,13 @@ struct fp_jsonw;
 
 /* Frames of a call path: *n = its length, up to `cap` copied to out. FP_EINVAL: unknown id. */
 int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n);
+/*
+ * The name a kernel's node gets: the full demangled form of a mangled C++ name (interned; cached
+ * per name), else the name itself. The node keeps the mangled one as its "mangled_name".
+ */
+uint32_t fp__prof_kernel_display(uint32_t kernel);
+/* The name id of a call path's note, FP_PROF_NO_NAME for none or an unknown id. */
+uint32_t fp__prof_callpath_note_id(uint32_t id);
 /* Free the process-wide tables (fp_prof_shutdown). */
 void fp__prof_names_release(void);
 
@@ -105,6 +112,7 @@ enum {
 struct fp_prof_session {
 	pthread_mutex_t lock;
 	int id;
+	int slot; /* registry slot: its bit in fp_prof_active_mask() */
 	bool active;
 	bool finalizing;
 	char *name;
@@ -118,7 +126,8 @@ struct fp_prof_session {
 	struct fp_calltree *tree;
 	uint32_t metric[FP__M_COUNT_SLOTS]; /* FP_CALLTREE_NONE until first use */
 	struct fp_hashmap name_map;         /* global name id -> tree frame id */
-	struct fp_hashmap callpath_map;     /* call-path id -> tree node */
+	struct fp_hashmap callpath_map;     /* (base node, call-path id) -> tree node */
+	struct fp_hashmap note_map;         /* kernel node -> note name id last applied */
 	struct fp_hashmap thread_map;       /* thread index -> position in threads */
 	struct fp__prof_thread **threads;
 	size_t nthreads, threads_alloc;

@@ -23,6 +23,9 @@
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fp_prof_session *sessions[FP_PROF_MAX_SESSIONS];
 static int next_session_id;
+static size_t next_slot; /* round robin: a slot's bit is reused as late as possible */
+static _Atomic uint64_t active_mask;
+static _Thread_local uint32_t internal_depth;
 static atomic_uint_fast64_t next_correlation = 1;
 static atomic_uint next_thread_index;
 static _Thread_local uint32_t thread_index;
@@ -79,6 +82,7 @@ static void session_free(struct fp_prof_session *s)
 	fp_calltree_free(s->tree);
 	fp_hashmap_release(&s->name_map);
 	fp_hashmap_release(&s->callpath_map);
+	fp_hashmap_release(&s->note_map);
 	fp_hashmap_release(&s->thread_map);
 	fp_hashmap_release(&s->pending_map);
 	for (i = 0; i < s->nthreads; i++) {
@@ -132,6 +136,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	pthread_mutex_init(&s->lock, NULL);
 	fp_hashmap_init(&s->name_map);
 	fp_hashmap_init(&s->callpath_map);
+	fp_hashmap_init(&s->note_map);
 	fp_hashmap_init(&s->thread_map);
 	fp_hashmap_init(&s->pending_map);
 	s->opt = *opt;
@@ -212,7 +217,7 @@ static struct fp_prof_session *find_locked(int id)
 int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag)
 {
 	struct fp_prof_session *s = NULL;
-	size_t i;
+	size_t i = 0, n;
 	int rc;
 
 	if (!session)
@@ -241,15 +246,20 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 				opt && opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
 		}
 	}
-	for (i = 0; i < FP_PROF_MAX_SESSIONS && sessions[i]; i++)
-		;
-	if (i == FP_PROF_MAX_SESSIONS) {
+	for (n = 0; n < FP_PROF_MAX_SESSIONS; n++) {
+		i = (next_slot + n) % FP_PROF_MAX_SESSIONS;
+		if (!sessions[i])
+			break;
+	}
+	if (n == FP_PROF_MAX_SESSIONS) {
 		pthread_mutex_unlock(&reg_lock);
 		session_free(s);
 		return fp_diag_set(diag, FP_ELIMIT, 0, "%d profiling sessions are already open",
 				   FP_PROF_MAX_SESSIONS);
 	}
 	s->id = next_session_id++;
+	s->slot = (int)i;
+	next_slot = i + 1;
 	s->finalizing = true; /* not visible to FP_PROF_ALL callers until started */
 	sessions[i] = s;
 	pthread_mutex_unlock(&reg_lock);
@@ -265,6 +275,7 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	pthread_mutex_lock(&s->lock);
 	s->finalizing = false;
 	s->active = true;
+	atomic_fetch_or(&active_mask, (uint64_t)1 << s->slot);
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&reg_lock);
 	*session = s->id;
@@ -362,9 +373,48 @@ static void lctx_release(void);
 
 static int set_active(struct fp_prof_session *s, void *arg)
 {
-	if (!s->finalizing)
-		s->active = *(bool *)arg;
+	if (s->finalizing)
+		return FP_OK;
+	s->active = *(bool *)arg;
+	if (s->active)
+		atomic_fetch_or(&active_mask, (uint64_t)1 << s->slot);
+	else
+		atomic_fetch_and(&active_mask, ~((uint64_t)1 << s->slot));
 	return FP_OK;
+}
+
+uint64_t fp_prof_active_mask(void)
+{
+	return atomic_load_explicit(&active_mask, memory_order_relaxed);
+}
+
+int fp_prof_session_slot(const struct fp_prof_session *s)
+{
+	return s ? s->slot : -1;
+}
+
+#define INTERNAL_MAX ((uint32_t)1 << 20)
+
+int fp_prof_internal_mark(int delta)
+{
+	int64_t d = (int64_t)internal_depth + delta;
+
+	if (d < 0 || d > INTERNAL_MAX)
+		return FP_EINVAL;
+	internal_depth = (uint32_t)d;
+	return (int)d;
+}
+
+uint32_t fp_prof_internal_depth(void)
+{
+	return internal_depth;
+}
+
+void fp_prof_launch_state_now(struct fp_prof_launch_state *out)
+{
+	out->active = atomic_load_explicit(&active_mask, memory_order_relaxed);
+	out->internal = internal_depth;
+	out->known = 1;
 }
 
 int fp_prof_activate(int session)
@@ -422,15 +472,23 @@ static int sess_frame(struct fp_prof_session *s, uint32_t name, uint32_t *frame)
 	return fp_hashmap_put(&s->name_map, name, *frame);
 }
 
-/* The node ROOT / call-path frames. */
-static int sess_callpath_node(struct fp_prof_session *s, uint32_t callpath, uint32_t *node)
+/*
+ * The node base / call-path frames (base: ROOT, or the innermost scope in context "python",
+ * where a launch is filed under ROOT / scopes... / call path... / [state] / kernel, so that a
+ * scope's own metrics sit above the kernels launched inside it). Cached per (base, call
+ * path): a ROOT base keys by the call path alone, any other by (base + 1) << 32 | call path.
+ */
+static int sess_callpath_node(struct fp_prof_session *s, uint32_t base, uint32_t callpath,
+			      uint32_t *node)
 {
-	uint32_t small[64], *ids = small, cur = FP_CALLTREE_ROOT;
+	uint32_t small[64], *ids = small, cur = base;
+	uint64_t key = base == FP_CALLTREE_ROOT ? callpath :
+						  ((uint64_t)base + 1) << 32 | callpath;
 	size_t n, i;
 	uint64_t v;
 	int rc = FP_OK;
 
-	if (fp_hashmap_get(&s->callpath_map, callpath, &v)) {
+	if (fp_hashmap_get(&s->callpath_map, key, &v)) {
 		*node = (uint32_t)v;
 		return FP_OK;
 	}
@@ -455,7 +513,7 @@ static int sess_callpath_node(struct fp_prof_session *s, uint32_t callpath, uint
 		fp_free(ids);
 	if (rc)
 		return rc;
-	rc = fp_hashmap_put(&s->callpath_map, callpath, cur);
+	rc = fp_hashmap_put(&s->callpath_map, key, cur);
 	if (rc)
 		return rc;
 	*node = cur;
@@ -506,41 +564,51 @@ static int sess_thread(struct fp_prof_session *s, struct fp__prof_thread **out)
 	return FP_OK;
 }
 
+/*
+ * The kernel node below `base`. A mangled C++ name (PyTorch's, cuBLAS's kernels) is filed under
+ * its full demangled form, and a new node keeps the mangled one as its string property
+ * "mangled_name" (readers show a short form of the name; include/flagprism/demangle.h).
+ */
+static int sess_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel,
+			    uint32_t *node)
+{
+	uint32_t display = fp__prof_kernel_display(kernel), frame, m;
+	size_t before = fp_calltree_node_count(s->tree), len;
+	const char *mangled;
+	int rc = sess_frame(s, display, &frame);
+
+	if (!rc)
+		rc = fp_calltree_child(s->tree, base, frame, node);
+	if (rc || display == kernel || fp_calltree_node_count(s->tree) == before)
+		return rc;
+	mangled = fp_prof_name_str(kernel, &len);
+	if (!mangled)
+		return FP_OK;
+	rc = fp_calltree_metric(s->tree, "mangled_name", 12, FP_METRIC_PROPERTY, &m);
+	return rc ? rc : fp_calltree_set_string(s->tree, *node, m, mangled, len);
+}
+
 /* The node a launch on the calling thread belongs to. */
 static int sess_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l,
 			    bool use_thread, uint32_t *node)
 {
 	struct fp__prof_thread *th = use_thread ? sess_thread_find(s) : NULL;
-	uint32_t base = FP_CALLTREE_ROOT, frame;
-	uint32_t i;
+	uint32_t base = FP_CALLTREE_ROOT;
 	int rc;
 
+	if (th && th->depth)
+		base = th->stack[th->depth - 1].node;
 	if (s->opt.context == FP_PROF_CONTEXT_PYTHON && l->callpath != FP_PROF_NO_CALLPATH) {
-		rc = sess_callpath_node(s, l->callpath, &base);
+		rc = sess_callpath_node(s, base, l->callpath, &base);
 		if (rc)
 			return rc;
 	}
-	if (th) {
-		if (base == FP_CALLTREE_ROOT) {
-			if (th->depth)
-				base = th->stack[th->depth - 1].node;
-		} else {
-			for (i = 0; i < th->depth; i++) {
-				rc = fp_calltree_child(s->tree, base, th->stack[i].frame, &base);
-				if (rc)
-					return rc;
-			}
-		}
-		if (th->state_frame != FP_CALLTREE_NONE) {
-			rc = fp_calltree_child(s->tree, base, th->state_frame, &base);
-			if (rc)
-				return rc;
-		}
+	if (th && th->state_frame != FP_CALLTREE_NONE) {
+		rc = fp_calltree_child(s->tree, base, th->state_frame, &base);
+		if (rc)
+			return rc;
 	}
-	rc = sess_frame(s, l->kernel, &frame);
-	if (rc)
-		return rc;
-	return fp_calltree_child(s->tree, base, frame, node);
+	return sess_kernel_node(s, base, l->kernel, node);
 }
 
 static int trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r)
@@ -622,6 +690,94 @@ static int add_slot(struct fp_prof_session *s, uint32_t node, int slot, double v
 	return rc ? rc : fp_calltree_add_metric(s->tree, node, m, v);
 }
 
+/* Whether `hay` holds `needle` between " | " separators (or is it). */
+static bool contains(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+	size_t i;
+
+	for (i = 0; i + nlen <= hlen; i++) {
+		if (memcmp(hay + i, needle, nlen))
+			continue;
+		if ((i == 0 || (i >= 3 && !memcmp(hay + i - 3, " | ", 3))) &&
+		    (i + nlen == hlen || (i + nlen + 3 <= hlen && !memcmp(hay + i + nlen, " | ", 3))))
+			return true;
+	}
+	return false;
+}
+
+#define NOTE_VALUE_MAX 1024 /* bytes of one property made from notes (several are joined) */
+
+/*
+ * The note of the launch's call path as string properties of its kernel node, once per (node,
+ * note). A node that launches with different notes (kernels of one name from two compiled
+ * graphs, merged in shadow context) gets every distinct value, joined with " | " up to
+ * NOTE_VALUE_MAX bytes and "..." past it, never just one of them.
+ */
+static int apply_note(struct fp_prof_session *s, uint32_t node, uint32_t callpath)
+{
+	uint32_t note = fp__prof_callpath_note_id(callpath), m;
+	struct fp_calltree_value old;
+	const char *text, *p, *end;
+	struct fp_strbuf sb;
+	size_t len;
+	uint64_t v;
+	int rc = FP_OK;
+
+	if (note == FP_PROF_NO_NAME)
+		return FP_OK;
+	if (fp_hashmap_get(&s->note_map, node, &v) && v == note)
+		return FP_OK;
+	text = fp_prof_name_str(note, &len);
+	if (!text)
+		return FP_OK;
+	fp_strbuf_init(&sb, NOTE_VALUE_MAX + 8);
+	for (p = text, end = text + len; !rc && p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *tab;
+		size_t line = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		tab = memchr(p, '\t', line);
+		if (tab && tab > p) {
+			const char *val = tab + 1;
+			size_t vlen = line - (size_t)(val - p);
+
+			rc = fp_calltree_metric(s->tree, p, (size_t)(tab - p), FP_METRIC_PROPERTY,
+						&m);
+			if (rc == FP_EINVAL) {
+				rc = FP_OK; /* a numeric metric of that name exists: keep it */
+			} else if (!rc) {
+				fp_strbuf_reset(&sb);
+				if (!fp_calltree_get(s->tree, node, m, &old) && old.is_string &&
+				    !(old.str_len == vlen && !memcmp(old.str, val, vlen))) {
+					/* another value already: keep both */
+					if (contains(old.str, old.str_len, val, vlen))
+						goto next;
+					if (fp_strbuf_add(&sb, old.str, old.str_len) ||
+					    fp_strbuf_addstr(&sb, " | "))
+						rc = FP_ENOMEM;
+				}
+				if (!rc && sb.len + vlen > NOTE_VALUE_MAX) {
+					if (fp_strbuf_add(&sb, val,
+							  NOTE_VALUE_MAX > sb.len ?
+								  NOTE_VALUE_MAX - sb.len :
+								  0) ||
+					    fp_strbuf_addstr(&sb, "..."))
+						rc = FP_ENOMEM;
+				} else if (!rc && fp_strbuf_add(&sb, val, vlen)) {
+					rc = FP_ENOMEM;
+				}
+				if (!rc)
+					rc = fp_calltree_set_string(s->tree, node, m, sb.buf, sb.len);
+			}
+		}
+next:
+		p += line + 1;
+	}
+	fp_strbuf_release(&sb);
+	if (!rc)
+		rc = fp_hashmap_put(&s->note_map, node, note);
+	return rc;
+}
+
 static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct fp_prof_event *ev,
 			 const struct fp_prof_metadata *md)
 {
@@ -666,6 +822,8 @@ static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct 
 				rc = fp_calltree_set_string(s->tree, node, m, type, len);
 		}
 	}
+	if (!rc && ev->callpath != FP_PROF_NO_CALLPATH)
+		rc = apply_note(s, node, ev->callpath);
 	for (i = 0; !rc && i < FP_ARRAY_SIZE(mdf); i++) {
 		double v;
 
@@ -850,6 +1008,10 @@ static int host_fn(struct fp_prof_session *s, void *argp)
 
 	if (!s->active) {
 		s->st.ignored_inactive++;
+		return FP_OK;
+	}
+	if (internal_depth) {
+		s->st.internal++; /* FlagPrism's own launch (fp_prof_internal_mark) */
 		return FP_OK;
 	}
 	merge_md(&md, &a->launch->md);
@@ -1429,6 +1591,8 @@ static struct fp_prof_session *claim(int id, int *rc)
 			*rc = FP_ESTATE;
 		} else {
 			s->finalizing = true;
+			/* launches from now on are not this session's */
+			atomic_fetch_and(&active_mask, ~((uint64_t)1 << s->slot));
 		}
 		pthread_mutex_unlock(&s->lock);
 		if (*rc)
@@ -1701,9 +1865,9 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 {
 	uint32_t on = FP_CALLTREE_ROOT, ost = FP_CALLTREE_NONE;
 	uint32_t in = FP_CALLTREE_ROOT, ist = FP_CALLTREE_NONE;
-	uint32_t cur = FP_CALLTREE_ROOT, frame;
+	uint32_t cur = FP_CALLTREE_ROOT;
 	struct lctx_frames fo, fi;
-	bool has_outer, python;
+	bool has_outer;
 	size_t i, skip = 0;
 	int rc = FP_OK;
 
@@ -1711,26 +1875,17 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 		s->st.unmatched++;
 	has_outer = lctx_get(outer, s->id, &on, &ost);
 	lctx_get(inner, s->id, &in, &ist);
-	python = s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH;
-	if (!python && !has_outer) {
+	if (!has_outer) {
 		/* The common case: the innermost scope's node already is the path. */
 		cur = in;
-		if (ist != FP_CALLTREE_NONE)
-			rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	} else {
-		fo.v = fo.small;
-		fo.n = 0;
-		if (python)
-			rc = sess_callpath_node(s, ev->callpath, &cur);
-		if (!rc && has_outer)
-			rc = lctx_frames_of(s, on, ost, &fo);
-		if (!rc)
-			rc = lctx_frames_of(s, in, ist, &fi);
+		rc = lctx_frames_of(s, on, ost, &fo);
 		if (!rc) {
+			rc = lctx_frames_of(s, in, FP_CALLTREE_NONE, &fi);
 			for (i = 0; !rc && i < fo.n; i++)
 				rc = fp_calltree_child(s->tree, cur, fo.v[i], &cur);
 			/* A graph captured and replayed in the same scopes shows them once. */
-			while (skip < fo.n && skip < fi.n && fo.v[skip] == fi.v[skip])
+			while (!rc && skip < fo.n && skip < fi.n && fo.v[skip] == fi.v[skip])
 				skip++;
 			for (i = skip; !rc && i < fi.n; i++)
 				rc = fp_calltree_child(s->tree, cur, fi.v[i], &cur);
@@ -1738,10 +1893,12 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 		}
 		lctx_frames_release(&fo);
 	}
+	if (!rc && s->opt.context == FP_PROF_CONTEXT_PYTHON && ev->callpath != FP_PROF_NO_CALLPATH)
+		rc = sess_callpath_node(s, cur, ev->callpath, &cur);
+	if (!rc && ist != FP_CALLTREE_NONE) /* the state right above the kernel */
+		rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	if (!rc)
-		rc = sess_frame(s, ev->kernel, &frame);
-	if (!rc)
-		rc = fp_calltree_child(s->tree, cur, frame, out);
+		rc = sess_kernel_node(s, cur, ev->kernel, out);
 	return rc;
 }
 
@@ -1757,6 +1914,34 @@ int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_
 	pthread_mutex_lock(&s->lock);
 	if (!s->active)
 		s->st.ignored_inactive++;
+	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
+		s->st.failed++;
+	else if (filed)
+		*filed = node;
+	pthread_mutex_unlock(&s->lock);
+	return FP_OK;
+}
+
+int fp_prof_session_kernel_launched(struct fp_prof_session *s, const struct fp_prof_event *ev,
+				    uint32_t outer, uint32_t inner,
+				    const struct fp_prof_launch_state *ls, uint32_t *filed)
+{
+	uint32_t node = FP_CALLTREE_NONE;
+	bool active;
+
+	if (!ls || !ls->known)
+		return fp_prof_session_kernel_lctx_node(s, ev, outer, inner, filed);
+	if (filed)
+		*filed = FP_CALLTREE_NONE;
+	if (!s || !event_ok(ev))
+		return FP_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	/* The session's state when the kernel was launched decides, not its state now. */
+	active = (ls->active >> s->slot) & 1;
+	if (!active)
+		s->st.ignored_inactive++;
+	else if (ls->internal)
+		s->st.internal++;
 	else if (lctx_node(s, ev, outer, inner, &node) || record_kernel(s, node, ev, &ev->md))
 		s->st.failed++;
 	else if (filed)

@@ -185,6 +185,7 @@ static int set_str(char **dst, const char *value)
 	char *p = NULL;
 
 	if (value) {
+		/* at most the cap, and never past the string's end */
 		p = fp_strndup(value, strnlen(value, FP_DBG_SUMMARY_MAX_STRING));
 		if (!p)
 			return FP_ENOMEM;

@@ -229,6 +229,18 @@ static int find_time(const struct fp_calltree *t, uint32_t *id, double *secs)
  * metrics; FP_ENOENT when `left` is not of that form; FP_EINVAL when it is but the metrics are
  * missing (diag set).
  */
+/* Whether the tree has a measured flops metric ("flops" or a width). */
+static bool has_flops(const struct fp_calltree *t)
+{
+	static const char *const names[] = {"flops", "flops8", "flops16", "flops32", "flops64"};
+	size_t i;
+
+	for (i = 0; i < FP_ARRAY_SIZE(names); i++)
+		if (find_cstr(t, names[i]) != FP_VIEW_NONE)
+			return true;
+	return false;
+}
+
 static int parse_rate(const struct fp_calltree *t, const char *spec, size_t speclen,
 		      const char *left, size_t n, struct fp_view_metric *out, struct fp_diag *diag)
 {
@@ -266,11 +278,19 @@ static int parse_rate(const struct fp_calltree *t, const char *spec, size_t spec
 	}
 	out->op = FP_VIEW_OP_RATE;
 	out->nsrc = 1;
+	if (!est && (flop ? n == 0 && !has_flops(t) : find_cstr(t, "bytes") == FP_VIEW_NONE) &&
+	    find_cstr(t, flop ? "est_flops" : "est_bytes") != FP_VIEW_NONE) {
+		/* Nothing measured (no launch_metadata): FlagPrism's IR estimate, and a note. */
+		est = true;
+		out->estimated = true;
+	}
 	if (!flop) {
 		out->src[out->nsrc] = find_cstr(t, est ? "est_bytes" : "bytes");
 		if (out->src[out->nsrc] == FP_VIEW_NONE)
 			return unknown(t, diag,
-				       est ? "no 'est_bytes' metric for" : "no 'bytes' metric for",
+				       est ? "no 'est_bytes' metric for" :
+					     "no 'bytes' metric (kernels report bytes through "
+					     "launch_metadata with hook=\"triton\") for",
 				       spec, speclen);
 		out->nsrc++;
 	} else if (n > 0) {
@@ -284,7 +304,12 @@ static int parse_rate(const struct fp_calltree *t, const char *spec, size_t spec
 		snprintf(name, sizeof(name), "flops%s", widths[i]);
 		out->src[out->nsrc] = find_cstr(t, name);
 		if (out->src[out->nsrc] == FP_VIEW_NONE)
-			return unknown(t, diag, "no matching flops metric for", spec, speclen);
+			return unknown(t, diag,
+				       find_cstr(t, "est_flops") != FP_VIEW_NONE ?
+					       "no matching flops metric (est_tflop/s uses the IR "
+					       "estimate, which has no width) for" :
+					       "no matching flops metric for",
+				       spec, speclen);
 		out->nsrc++;
 	} else if (est) {
 		out->src[out->nsrc] = find_cstr(t, "est_flops");
@@ -846,12 +871,12 @@ int fp_view_list_metrics(const struct fp_calltree *t, FILE *f)
 		{"est_byte/s", "est_gbyte/s", "est_tbyte/s"},
 	};
 	static const char *const rate_what[] = {
-		"FLOP per second of time (the metric \"flops\", else every flops<width>)",
+		"FLOP per second of time (\"flops\", else every flops<width>, else the IR estimate)",
 		"flops8 / time",
 		"flops16 / time",
 		"flops32 / time",
 		"flops64 / time",
-		"bytes / time",
+		"bytes / time (the IR estimate when no bytes were measured)",
 		"est_flops / time (FlagPrism's IR estimate)",
 		"est_bytes / time (FlagPrism's IR estimate)",
 	};

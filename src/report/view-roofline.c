@@ -7,6 +7,8 @@
  */
 #include "fp-setup.h"
 
+#define NAME_MAX_SHOWN 4096 /* bytes of a kernel name shown */
+
 #include <math.h>
 
 #include <flagprism/roofline.h>
@@ -248,7 +250,7 @@ static void num(double v, double scale, char *buf, size_t size)
 		fp_view_format_number(v / scale, buf, size);
 }
 
-int fp_roofline_render(const struct fp_calltree *t, size_t max_rows, FILE *f)
+int fp_roofline_render(const struct fp_calltree *t, size_t max_rows, bool full_names, FILE *f)
 {
 	struct row *rows;
 	size_t n = 0, i, nodes;
@@ -301,11 +303,16 @@ int fp_roofline_render(const struct fp_calltree *t, size_t max_rows, FILE *f)
 		"GB/s", "FLOP/B", "roof GF/s", "%roof", "bound", "sources (flops, bytes)");
 	for (i = 0; i < n && i < max_rows; i++) {
 		const struct fp_roofline_point *p = &rows[i].p;
-		char tm[32], fl[32], by[32], ai[32], rf[32], pc[32], name[33];
+		char tm[32], fl[32], by[32], ai[32], rf[32], pc[32], name[NAME_MAX_SHOWN + 1];
 		size_t len;
-		const char *nm = fp_calltree_node_name(t, rows[i].node, &len);
 
-		snprintf(name, sizeof(name), "%.*s", (int)FP_MIN(len, 32), nm ? nm : "?");
+		/* C++ kernels short (template arguments elided) unless full_names; a name too
+		 * long for the column gets a line of its own, above its row */
+		fp_calltree_node_display(t, rows[i].node, full_names, name, sizeof(name), &len);
+		if (len > 32) {
+			fprintf(f, "%s%s\n", name, len > NAME_MAX_SHOWN ? "..." : "");
+			name[0] = '\0';
+		}
 		num(p->seconds, 1e-3, tm, sizeof(tm));
 		num(p->flop_per_s, 1e9, fl, sizeof(fl));
 		num(p->byte_per_s, 1e9, by, sizeof(by));

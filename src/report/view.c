@@ -602,6 +602,17 @@ static int parse_specs(struct fp_view *v, struct side *s, const char *specs, con
 			}
 			return rc;
 		}
+		if (s->cols[ncols].estimated) {
+			const struct fp_view_metric *m = &s->cols[ncols];
+			const char *src = fp_calltree_metric_name(s->t, m->src[1], NULL, NULL);
+			bool bytes = src && strcmp(src, "est_bytes") == 0;
+
+			add_note(v,
+				 "%s: no measured %s in this profile (they come from "
+				 "launch_metadata, hook=\"triton\"): computed from FlagPrism's IR "
+				 "estimate %s, as est_%s",
+				 m->label, bytes ? "bytes" : "flops", src ? src : "?", m->label);
+		}
 		ncols++;
 		p = *comma ? comma + 1 : comma;
 	}
@@ -787,6 +798,61 @@ static int diff_values(struct fp_view *v)
 		for (r = 0; r < v->nrows; r++)
 			v->rv[c * v->nrows + r] = side_value(&v->b, c, v->row_b[r]) -
 						  side_value(&v->a, c, v->row_a[r]);
+	return FP_OK;
+}
+
+/* By node of t: 1 when the node or a descendant holds any metric value. NULL on OOM. */
+static uint8_t *nonempty_nodes(const struct fp_calltree *t)
+{
+	size_t n = fp_calltree_node_count(t), i;
+	uint8_t *ne = fp_calloc(n ? n : 1, 1);
+
+	if (!ne)
+		return NULL;
+	for (i = n; i-- > 0;) { /* children have larger ids than their parents */
+		if (fp_calltree_node_metrics(t, (uint32_t)i, NULL, 0) > 0)
+			ne[i] = 1;
+		if (ne[i] && i > 0)
+			ne[fp_calltree_node_parent(t, (uint32_t)i)] = 1;
+	}
+	return ne;
+}
+
+/*
+ * Rows with no metric value anywhere in their subtree (a scope that launched nothing and got
+ * no metric, in this profile and the other) carry nothing to read: not shown, and counted in a
+ * note.
+ */
+static int drop_empty(struct fp_view *v)
+{
+	uint8_t *na = nonempty_nodes(v->a.t), *nb = v->diff ? nonempty_nodes(v->b.t) : NULL;
+	size_t r, hidden = 0;
+
+	if (!na || (v->diff && !nb)) {
+		fp_free(na);
+		fp_free(nb);
+		return FP_ENOMEM;
+	}
+	for (r = 1; r < v->nrows; r++) {
+		bool full;
+
+		if (!(v->flags[r] & ROW_KEPT))
+			continue;
+		if (!v->diff)
+			full = na[r];
+		else
+			full = (v->row_a[r] != FP_CALLTREE_NONE && na[v->row_a[r]]) ||
+			       (v->row_b[r] != FP_CALLTREE_NONE && nb[v->row_b[r]]);
+		if (!full) {
+			v->flags[r] &= (uint8_t)~ROW_KEPT;
+			hidden++;
+		}
+	}
+	if (hidden)
+		add_note(v, "%zu node%s without any metric value in %s subtree hidden", hidden,
+			 hidden == 1 ? "" : "s", hidden == 1 ? "its" : "their");
+	fp_free(na);
+	fp_free(nb);
 	return FP_OK;
 }
 
@@ -1183,7 +1249,9 @@ int fp_view_new(struct fp_calltree *t, struct fp_calltree *other, const struct f
 	for (r = 0; r < v->nrows; r++)
 		if (other || !v->a.gone || !v->a.gone[r])
 			v->flags[r] = ROW_KEPT;
-	rc = threshold_rows(v, diag);
+	rc = drop_empty(v);
+	if (!rc)
+		rc = threshold_rows(v, diag);
 	if (!rc)
 		rc = build_order(v);
 	if (rc)
@@ -1362,12 +1430,30 @@ static void add_cells(struct line *l, const struct cells *cs, size_t first, size
 /* Names longer than this are cut (with "...") so that one line stays bounded. */
 #define NAME_SHOWN_MAX 4096
 
+/* The tree and node a row's name comes from (this profile's, else the other's). */
+static void row_node(const struct fp_view *v, uint32_t r, const struct fp_calltree **t,
+		     uint32_t *node)
+{
+	if (!v->diff) {
+		*t = v->a.t, *node = r;
+	} else if (v->row_a[r] != FP_CALLTREE_NONE) {
+		*t = v->a.t, *node = v->row_a[r];
+	} else {
+		*t = v->b.t, *node = v->row_b[r];
+	}
+}
+
 static void add_name(const struct fp_view *v, struct line *l, uint32_t r, char *nbuf)
 {
+	const struct fp_calltree *t;
 	size_t len, need;
 	const char *name = row_name(v, r, &len);
+	uint32_t node;
 
-	need = fp_view_format_name(name, len, v->opt.format, nbuf, NAME_SHOWN_MAX + 1);
+	row_node(v, r, &t, &node);
+	/* C++ kernels in their short form (template arguments elided), or full with full_names */
+	if (!fp_calltree_node_display(t, node, v->opt.full_names, nbuf, NAME_SHOWN_MAX + 1, &need))
+		need = fp_view_format_name(name, len, v->opt.format, nbuf, NAME_SHOWN_MAX + 1);
 	fp__view_clean(nbuf, FP_MIN(need, NAME_SHOWN_MAX));
 	if (need > NAME_SHOWN_MAX) {
 		l_add(l, nbuf, NAME_SHOWN_MAX - 3);

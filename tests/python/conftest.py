@@ -123,6 +123,25 @@ def unit_tests() -> Path:
 
 
 @pytest.fixture
+def inductor_on_interpreter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Let Inductor generate Triton kernels for CPU tensors on Triton's interpreter: what it
+    lacks without a GPU driver is a backend name for its cache key and a libdevice the
+    interpreter knows. Inductor's config is changed through its own ``patch()`` (monkeypatch
+    would delete the option afterwards: pytest finds no ``cpu_backend`` in the config module's
+    ``__dict__`` and undoes by deleting it, breaking every later test that compiles)."""
+    import torch._inductor.config as ic
+    import torch._inductor.runtime.triton_helpers as th
+    import torch.utils._triton as ut
+    import triton.language as tl
+
+    monkeypatch.setattr(ut, "triton_hash_with_backend", lambda: "flagprism-interpreter")
+    monkeypatch.setattr(ut, "triton_backend", lambda: None)
+    monkeypatch.setattr(th, "libdevice", tl.math)
+    with ic.patch(cpu_backend="triton"):
+        yield
+
+
+@pytest.fixture
 def work_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh empty directory, made the current directory for the test (outputs such as
     fp_debug/ land there, never in the checkout)."""

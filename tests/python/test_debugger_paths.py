@@ -133,22 +133,7 @@ def test_unreadable_source_is_listed_as_failed(dbg, tmp_path, monkeypatch):
     sys.modules.pop("gone_kernel", None)
 
 
-def _inductor_on_interpreter(monkeypatch) -> None:
-    """Let Inductor generate Triton kernels for CPU tensors on Triton's interpreter: what it
-    lacks without a GPU driver is a backend name for its cache key and a libdevice the
-    interpreter knows."""
-    import torch._inductor.config as ic
-    import torch._inductor.runtime.triton_helpers as th
-    import torch.utils._triton as ut
-
-    monkeypatch.setattr(ic, "cpu_backend", "triton")
-    monkeypatch.setattr(ut, "triton_hash_with_backend", lambda: "flagprism-interpreter")
-    monkeypatch.setattr(ut, "triton_backend", lambda: None)
-    monkeypatch.setattr(th, "libdevice", tl.math)
-
-
-def test_torch_compile_kernels_are_observed(dbg, monkeypatch, tmp_path):
-    _inductor_on_interpreter(monkeypatch)
+def test_torch_compile_kernels_are_observed(dbg, inductor_on_interpreter, monkeypatch, tmp_path):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     torch._dynamo.reset()
 

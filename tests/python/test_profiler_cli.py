@@ -95,11 +95,12 @@ def test_profile_a_script(cli: Path, script: Path, tmp_path: Path) -> None:
     lines = SCRIPT.splitlines()
     module_line = lines.index("sys.exit(main())") + 1
     add_line = next(i for i, t in enumerate(lines, 1) if "pk.add(" in t)
+    # python context: the scope first (its metrics sit above its kernels), then the call path
     assert launch == (
+        "work",
         f"{script}:<module>@{module_line}",
         f"{script}:main@{add_line}",
         f"{pk.__file__}:add@{pk.LINES['add']}",
-        "work",
         "add_kernel[n=2048]",
     )
     assert ks[launch]["bytes"] == 3 * 4 * 2048 and ks[launch]["est_bytes"] == 2 * 12288

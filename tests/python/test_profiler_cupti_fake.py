@@ -207,10 +207,11 @@ def test_python_context_and_launch_metadata(tmp_path: Path) -> None:
     ks = pk.kernels(pk.read_tree(tmp_path / "python.hatchet"))
     outer = (frame("<module>", "module"), frame("main", "main"))
     launch = (frame("triton_launch", "triton_launch"), frame("_launcher", "launcher"))
-    path_a = outer + (frame("scenario_python", "call_a"), frame("site_a", "site_a"))
-    path_a += launch + ("step", "add_kernel")
-    path_b = outer + (frame("scenario_python", "call_b"), frame("site_b", "site_b"))
-    path_b += launch + ("step", "add_kernel")
+    # python context: the scope first, then the call path
+    path_a = ("step",) + outer + (frame("scenario_python", "call_a"), frame("site_a", "site_a"))
+    path_a += launch + ("add_kernel",)
+    path_b = ("step",) + outer + (frame("scenario_python", "call_b"), frame("site_b", "site_b"))
+    path_b += launch + ("add_kernel",)
     path_outer = outer + (frame("scenario_python", "scenario_python"),) + launch
     path_inner = path_outer + (frame("nested_metadata", "nested"),) + launch + ("inner_kernel",)
     path_outer += ("outer_kernel",)

@@ -172,11 +172,11 @@ def test_python_context_frames(work_dir: Path) -> None:
     assert not any("flagprism" in fr or "/triton/" in fr for p in ks for fr in p[:-1])
     scoped = [p for p in ks if "inside" in p]
     assert len(scoped) == 1
-    # ROOT / call path / scopes / kernel
-    assert scoped[0][-4:] == (
+    # ROOT / scopes / call path / kernel: the scope above everything launched inside it
+    assert scoped[0][0] == "inside"
+    assert scoped[0][-3:] == (
         f"{f}:chain_inner@{pk.LINES['chain_inner']}",
         f"{f}:add@{pk.LINES['add']}",
-        "inside",
         "add_plain",
     )
 
@@ -344,8 +344,9 @@ def test_threads_launch_concurrently(work_dir: Path, monkeypatch: pytest.MonkeyP
     ks = pk.kernels(pk.read_tree("threads.hatchet"))
     per: dict[tuple[str, str], int] = {}
     for p, m in ks.items():
+        # ROOT / scope / call path / state / kernel
         assert p[-1] == "add_kernel" and p[-2] in ("even", "odd")
-        per[(p[-3], p[-2])] = per.get((p[-3], p[-2]), 0) + m["count"]
+        per[(p[0], p[-2])] = per.get((p[0], p[-2]), 0) + m["count"]
     assert per == {
         (f"worker{i}", s): launches // 2 for i in range(threads) for s in ("even", "odd")
     }
@@ -436,9 +437,9 @@ def test_compiled_launch_hooks_without_gpu(work_dir: Path, data_dir: Path) -> No
     assert (k["est_bytes"], k["est_flops"]) == (3 * 12288, 3 * 1024)
     pl = pk.kernels(pk.read_tree("gpu_plain.hatchet"))
     ((path, m),) = pl.items()
-    assert path[-2:] == ("s", "add_kernel") and "bytes" not in m
+    assert path[0] == "s" and path[-1] == "add_kernel" and "bytes" not in m
     # (Triton's real launcher and JITFunction.run are in the triton package: skipped.)
-    assert path[-3].startswith(f"{__file__}:launcher@")
-    assert path[-4].startswith(f"{__file__}:jit_run@")
-    assert path[-5].startswith(f"{__file__}:test_compiled_launch_hooks_without_gpu@")
+    assert path[-2].startswith(f"{__file__}:launcher@")
+    assert path[-3].startswith(f"{__file__}:jit_run@")
+    assert path[-4].startswith(f"{__file__}:test_compiled_launch_hooks_without_gpu@")
     assert m["est_bytes"] == 3 * 12288

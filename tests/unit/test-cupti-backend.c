@@ -484,10 +484,10 @@ TEST(cupti_backend_python_context)
 	fk.fake_cupti_complete();
 
 	t = tree(id);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "time (ns)"),
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "time (ns)"),
 		   1000);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "flops16"), 2e9);
-	ASSERT_DEQ(metric(t, "model.py:forward@12/ops.py:add@5/step/add_kernel", "bytes"), 4096);
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "flops16"), 2e9);
+	ASSERT_DEQ(metric(t, "step/model.py:forward@12/ops.py:add@5/add_kernel", "bytes"), 4096);
 	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "time (ns)"), 700);
 	ASSERT_DEQ(metric(t, "step/elementwise_kernel", "bytes"), -1);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
@@ -518,8 +518,8 @@ TEST(cupti_backend_runtime_driver_nest)
 	record(11, "k", 20, 0);
 	fk.fake_cupti_complete();
 	t = tree(id);
-	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "count"), 2);
-	ASSERT_DEQ(metric(t, "a.py:f@3/s/k", "time (ns)"), 30);
+	ASSERT_DEQ(metric(t, "s/a.py:f@3/k", "count"), 2);
+	ASSERT_DEQ(metric(t, "s/a.py:f@3/k", "time (ns)"), 30);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
 }
@@ -726,6 +726,181 @@ TEST(cupti_backend_graphs)
 				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
 	ASSERT_EQ(cstats().graph_nodes, 0);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* A string property of a node, or NULL. */
+static const char *prop(struct fp_calltree *t, const char *path, const char *m)
+{
+	struct fp_calltree_value v;
+	uint32_t node = find(t, path), id;
+
+	if (node == FP_CALLTREE_NONE || fp_calltree_metric_find(t, m, strlen(m), &id) ||
+	    fp_calltree_get(t, node, id, &v) || !v.is_string)
+		return NULL;
+	return v.str;
+}
+
+static uint32_t name_of(const char *s)
+{
+	uint32_t id;
+
+	ASSERT_OK(fp_prof_name_intern(s, strlen(s), &id));
+	return id;
+}
+
+/*
+ * Inductor's kernels: a launch wrapper sets the thread's call path (with the model lines as its
+ * note) for launches nobody hands one to (the static CUDA launcher calls no Triton hook);
+ * captured into a CUDA graph and replayed from elsewhere, a kernel lands under the replaying
+ * path, then the capture path minus the frames they share, with the capture's note.
+ */
+TEST(cupti_backend_callpath_override_notes_graphs)
+{
+	static const char note[] = "source_lines\tm.py:20 forward: y = x * 2\naten_ops\taten.mul";
+	uint32_t f_user, f_call, f_model, f_replay, cap[3], rep[2], cp, rp;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int py, sh;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	py = start(FP_PROF_CONTEXT_PYTHON, &d);
+	ASSERT_GE(py, 0);
+	sh = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(sh, 0);
+	f_user = name_of("u.py:main@3");
+	f_call = name_of("gen.py:call@40");
+	f_model = name_of("m.py:forward@20");
+	f_replay = name_of("trees.py:run@9");
+	cap[0] = f_user, cap[1] = f_call, cap[2] = f_model;
+	rep[0] = f_user, rep[1] = f_replay;
+	ASSERT_EQ(fp_prof_callpath_intern_noted(cap, 3, note, sizeof(note) - 1, &cp), FP_OK);
+	ASSERT_OK(fp_prof_callpath_intern_ids(rep, 2, &rp));
+	ASSERT_STREQ(fp_prof_callpath_note(cp, NULL), note);
+	ASSERT_NULL(fp_prof_callpath_note(rp, NULL));
+
+	/* No hand-over: the override is the call path, and one-shot hand-overs still win. */
+	ASSERT_EQ(fp_prof_callpath_override_set(cp), FP_PROF_NO_CALLPATH);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fp_cupti_set_thread_callpath(rp);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	/* Capture under the same override. */
+	fk.fake_cupti_launch_enter(DRV, LAUNCH_EX, 3);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 1, 100, 0,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 0);
+	fk.fake_cupti_launch_exit(DRV, LAUNCH_EX, 3);
+	fk.fake_cupti_graph_event(FP__CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 1, 200, 100,
+				  FP__CU_GRAPH_NODE_TYPE_KERNEL, 5);
+	ASSERT_EQ(fp_prof_callpath_override_set(rp), cp);
+	fk.fake_cupti_launch(DRV, GRAPH_LAUNCH, 4);
+	ASSERT_EQ(fp_prof_callpath_override_set(FP_PROF_NO_CALLPATH), rp);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 5);
+	record(1, "triton_poi_fused_mul_0", 10, 0);
+	record(2, "triton_poi_fused_mul_0", 10, 0);
+	record(4, "triton_poi_fused_mul_0", 10, 200);
+	record(5, "plain", 10, 0);
+	fk.fake_cupti_complete();
+
+	t = tree(py);
+	ASSERT_DEQ(metric(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "count"),
+		   1);
+	ASSERT_STREQ(prop(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "source_lines"),
+		     "m.py:20 forward: y = x * 2");
+	ASSERT_STREQ(prop(t, "u.py:main@3/gen.py:call@40/m.py:forward@20/triton_poi_fused_mul_0",
+			  "aten_ops"),
+		     "aten.mul");
+	ASSERT_DEQ(metric(t, "u.py:main@3/trees.py:run@9/triton_poi_fused_mul_0", "count"), 1);
+	ASSERT_NULL(prop(t, "u.py:main@3/trees.py:run@9/triton_poi_fused_mul_0", "aten_ops"));
+	/* replay path, then the capture path after the shared u.py:main@3 */
+	ASSERT_DEQ(metric(t,
+			  "u.py:main@3/trees.py:run@9/gen.py:call@40/m.py:forward@20/"
+			  "triton_poi_fused_mul_0",
+			  "count"),
+		   1);
+	ASSERT_STREQ(prop(t,
+			  "u.py:main@3/trees.py:run@9/gen.py:call@40/m.py:forward@20/"
+			  "triton_poi_fused_mul_0",
+			  "aten_ops"),
+		     "aten.mul");
+	ASSERT_DEQ(metric(t, "plain", "count"), 1);
+	/* Shadow context: no frames, but the note, on the one merged node. */
+	t = tree(sh);
+	ASSERT_DEQ(metric(t, "triton_poi_fused_mul_0", "count"), 3);
+	ASSERT_STREQ(prop(t, "triton_poi_fused_mul_0", "source_lines"),
+		     "m.py:20 forward: y = x * 2");
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, &d));
+	fake_close();
+}
+
+/* PyTorch's C++ kernels: filed under the demangled name, the mangled one kept on the node. */
+TEST(cupti_backend_demangled_names)
+{
+	static const char mangled[] = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10Abs"
+				      "FunctorIfEESt5arrayIPcLm2EEEEviT0_T1_";
+	static const char full[] = "void at::native::vectorized_elementwise_kernel<4, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul> >(int, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul>)";
+	struct fp_calltree *t;
+	struct fp_diag d;
+	char path[512];
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 1);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, mangled, 10, 0);
+	record(2, mangled, 10, 0);
+	record(3, "_Znot_really_mangled", 10, 0); /* refused by the demangler: kept as it is */
+	fk.fake_cupti_complete();
+	t = tree(id);
+	snprintf(path, sizeof(path), "%s", full);
+	ASSERT_DEQ(metric(t, path, "count"), 2);
+	ASSERT_STREQ(prop(t, path, "mangled_name"), mangled);
+	ASSERT_DEQ(metric(t, "_Znot_really_mangled", "count"), 1);
+	ASSERT_NULL(prop(t, "_Znot_really_mangled", "mangled_name"));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+/* Notes of different graphs on one node keep every value; joins of unknown ids fail. */
+TEST(prof_callpath_notes_merge)
+{
+	uint32_t f = name_of("a.py:f@1"), c1, c2, c3, j;
+	struct fp_calltree *t;
+	struct fp_diag d;
+	int sh;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	sh = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(sh, 0);
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.add", 17, &c1));
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.mul", 17, &c2));
+	ASSERT_OK(fp_prof_callpath_intern_noted(&f, 1, "aten_ops\taten.add", 17, &c3));
+	ASSERT_NE(c1, c2);
+	ASSERT_EQ(c1, c3);
+	ASSERT_EQ(fp_prof_callpath_join(c1, 999999, &j), FP_EINVAL);
+	ASSERT_OK(fp_prof_callpath_join(FP_PROF_NO_CALLPATH, c2, &j));
+	ASSERT_EQ(j, c2);
+	ASSERT_EQ(fp_prof_callpath_intern_noted(&f, 1, NULL, 3, &j), FP_EINVAL);
+	fp_cupti_set_thread_callpath(c1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	fp_cupti_set_thread_callpath(c2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 2);
+	fp_cupti_set_thread_callpath(c1);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, "triton_poi_fused_0", 10, 0);
+	record(2, "triton_poi_fused_0", 10, 0);
+	record(3, "triton_poi_fused_0", 10, 0);
+	fk.fake_cupti_complete();
+	t = tree(sh);
+	ASSERT_DEQ(metric(t, "triton_poi_fused_0", "count"), 3);
+	ASSERT_STREQ(prop(t, "triton_poi_fused_0", "aten_ops"), "aten.add | aten.mul");
+	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, &d));
 	fake_close();
 }
 
@@ -1008,6 +1183,86 @@ TEST(cupti_backend_two_sessions)
 	record(3, "late", 10, 0);
 	fk.fake_cupti_complete();
 	ASSERT_EQ(cstats().orphaned, 1);
+	fake_close();
+}
+
+/*
+ * The issue's sequence: one launch, deactivate, five launches, activate, one launch, and every
+ * record delivered only at the end (as CUPTI does when its buffers fill or at finalize): the
+ * session counts 2, the five are ignored, whatever the state when their records arrive. A
+ * kernel launched while active and delivered after deactivate() still counts.
+ */
+TEST(cupti_backend_deactivate_is_exact)
+{
+	struct fp_diag d;
+	uint32_t corr;
+	int id, other;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	other = start(FP_PROF_CONTEXT_SHADOW, &d); /* stays active throughout */
+	ASSERT_GE(other, 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_OK(fp_prof_deactivate(id));
+	for (corr = 2; corr <= 6; corr++)
+		fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
+	ASSERT_OK(fp_prof_activate(id));
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 7);
+	for (corr = 1; corr <= 7; corr++)
+		record(corr, "k", 10, 0);
+	fk.fake_cupti_complete(); /* delivered while both are active */
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 2);
+	ASSERT_EQ(sstats(id).ignored_inactive, 5);
+	ASSERT_DEQ(metric(tree(other), "k", "count"), 7);
+	/* Launched active, delivered while deactivated: counted. */
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 8);
+	ASSERT_OK(fp_prof_deactivate(id));
+	record(8, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 3);
+	/* A record without a remembered launch falls back to the state now (counted a miss). */
+	record(99, "k", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "k", "count"), 3);
+	ASSERT_EQ(sstats(id).ignored_inactive, 6);
+	ASSERT_DEQ(metric(tree(other), "k", "count"), 9);
+	/* A launch during finalize's flush (the session already claimed) is not the session's. */
+	ASSERT_OK(fp_prof_activate(id));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	ASSERT_OK(fp_prof_finalize(other, NULL, &d));
+	ASSERT_UEQ(fp_prof_active_mask(), 0);
+	fake_close();
+}
+
+/* Launches under FlagPrism's internal mark are dropped and counted, on every thread's own. */
+TEST(cupti_backend_internal_launches)
+{
+	struct fp_diag d;
+	int id;
+
+	fake_open(FP_FAKE_CUPTI_PATH);
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	ASSERT_EQ(fp_prof_internal_mark(-1), FP_EINVAL);
+	ASSERT_EQ(fp_prof_internal_mark(1), 1);
+	ASSERT_EQ(fp_prof_internal_mark(1), 2);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
+	ASSERT_EQ(fp_prof_internal_mark(-1), 1);
+	fk.fake_cupti_launch(RT, FP__CUPTI_RUNTIME_cudaLaunchKernel_v7000, 2);
+	ASSERT_EQ(fp_prof_internal_mark(-1), 0);
+	ASSERT_EQ(fp_prof_internal_depth(), 0);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, 3);
+	record(1, "zero_record_buffer", 10, 0);
+	record(2, "copy_back", 10, 0);
+	record(3, "user_kernel", 10, 0);
+	fk.fake_cupti_complete();
+	ASSERT_DEQ(metric(tree(id), "user_kernel", "count"), 1);
+	ASSERT_EQ(find(tree(id), "zero_record_buffer"), FP_CALLTREE_NONE);
+	ASSERT_EQ(find(tree(id), "copy_back"), FP_CALLTREE_NONE);
+	ASSERT_EQ(sstats(id).internal, 2);
+	ASSERT_EQ(sstats(id).kernels, 1);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
 }
 

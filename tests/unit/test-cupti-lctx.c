@@ -180,16 +180,16 @@ TEST(cupti_lctx_python_and_nesting)
 	x = fp_prof_launch_context();
 	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, NULL, 0, NULL));
 
-	/* Python context: the call path first, then the scopes; shadow ignores the call path. */
+	/* Python context: the scopes first, then the call path; shadow ignores the call path. */
 	deliver(py, "k", FP_PROF_LCTX_NONE, ab, cp);
 	deliver(sh, "k", FP_PROF_LCTX_NONE, ab, cp);
-	ASSERT_EQ(count_at(py, "m.py:f@1/n.py:g@2/a/b/k"), 1);
+	ASSERT_EQ(count_at(py, "a/b/m.py:f@1/n.py:g@2/k"), 1);
 	ASSERT_EQ(count_at(sh, "a/b/k"), 1);
 	/* Graph replay: captured in a/c, replayed in a/b -> a/b/c (shared "a" once). */
 	deliver(sh, "g", ab, ac, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "a/b/c/g"), 1);
 	deliver(py, "g", ab, ac, cp);
-	ASSERT_EQ(count_at(py, "m.py:f@1/n.py:g@2/a/b/c/g"), 1);
+	ASSERT_EQ(count_at(py, "a/b/c/m.py:f@1/n.py:g@2/g"), 1);
 	/* Captured in a, replayed in a/b: nothing to add. Captured in x, replayed in a: a/x. */
 	deliver(sh, "h", ab, a, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "a/b/h"), 1);

@@ -16,7 +16,7 @@
 TEST(cupti_tables_corr_basic)
 {
 	struct fp__cupti_corr t;
-	struct fp__cupti_launch l = {7, 9, 11}, out;
+	struct fp__cupti_launch l = {7, 9, 11, 0x8000000000000005ull, 2}, out;
 
 	ASSERT_EQ(fp__cupti_corr_init(&t, 6), FP_EINVAL);
 	ASSERT_OK(fp__cupti_corr_init(&t, 16));
@@ -26,6 +26,8 @@ TEST(cupti_tables_corr_basic)
 	ASSERT_EQ(out.lctx, 7);
 	ASSERT_EQ(out.callpath, 9);
 	ASSERT_UEQ(out.md, 11);
+	ASSERT_UEQ(out.active, 0x8000000000000005ull); /* the sessions active at launch */
+	ASSERT_EQ(out.internal, 2);
 	/* Not consumed: graph launches read one entry many times. */
 	ASSERT(fp__cupti_corr_get(&t, 5, &out));
 	/* 16 launches later the slot belongs to id 21: 5 is a miss, never a wrong answer. */
@@ -52,7 +54,7 @@ static void *corr_writer(void *p)
 
 	for (i = 0; i < a->n; i++) {
 		uint32_t id = a->first + i * a->stride;
-		struct fp__cupti_launch l = {id * 3, id ^ 0x5555, (uint64_t)id << 20};
+		struct fp__cupti_launch l = {id * 3, id ^ 0x5555, (uint64_t)id << 20, id, 0};
 
 		fp__cupti_corr_put(a->t, id, &l);
 	}

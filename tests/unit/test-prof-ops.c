@@ -118,6 +118,18 @@ TEST(prof_merge_basic)
 	ASSERT_STREQ(d.str, "90");
 	fp_calltree_free(o);
 
+	/* --op sum: the whole job; min/max unchanged; the root says which */
+	ASSERT_OK(fp_calltree_merge_op(in, 2, FP_MERGE_SUM, &o));
+	ASSERT_DEQ(val(o, "s", "k1", "time (ns)", 0), 400);
+	ASSERT_DEQ(val(o, NULL, NULL, "time (ns)", 1), 418);
+	ASSERT_DEQ(val(o, "s", NULL, "cpu_time (ns)(exc)", 0), 12);
+	ASSERT_DEQ(val(o, "s", "k1", "time (ns) (max)", 0), 300);
+	ASSERT_OK(fp_calltree_metric_find(o, "merged", 6, &m));
+	ASSERT_OK(fp_calltree_get(o, FP_CALLTREE_ROOT, m, &v));
+	ASSERT_STREQ(v.str, "sum of 2 profiles");
+	fp_calltree_free(o);
+	ASSERT_EQ(fp_calltree_merge_op(in, 2, (enum fp_merge_op)9, &o), FP_EINVAL);
+
 	/* Merging one tree gives the same tree plus min = max = its values. */
 	ASSERT_OK(fp_calltree_merge(in, 1, &o));
 	ASSERT_DEQ(val(o, "s", NULL, "time (ns)", 1), 110);

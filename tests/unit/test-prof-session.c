@@ -319,7 +319,8 @@ TEST(prof_session_python_context)
 	int py, sh;
 	struct fp_calltree *t;
 	struct fp_prof_launch l;
-	static const char *const k_py[] = {"/w/main.py:<module>@3", "/w/model.py:forward@42", "s",
+	/* python context: scopes first, so a scope's metrics sit above its kernels */
+	static const char *const k_py[] = {"s", "/w/main.py:<module>@3", "/w/model.py:forward@42",
 					   "mm"};
 	static const char *const k_sh[] = {"s", "mm"};
 
@@ -339,10 +340,16 @@ TEST(prof_session_python_context)
 	sh = start("sh", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
 	l = launch("mm", cp1);
 	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "s", 1, 0));
+	ASSERT_OK(fp_prof_scope_metric(FP_PROF_ALL, "bytes", 5, 4096));
 	ASSERT_OK(fp_host_launch(FP_PROF_ALL, &l, 0, 7));
 	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, "s", 1, NULL));
 	t = fp_prof_session_tree(fp_prof_session_get(py));
 	ASSERT_DEQ(metric_of(t, find(t, k_py, 4), "time (ns)", 0), 7);
+	/* the scope's metric and its kernels' time on one node: no second, empty branch */
+	ASSERT_OK(fp_calltree_finalize(t));
+	ASSERT_DEQ(metric_of(t, find(t, k_py, 1), "bytes", 0), 4096);
+	ASSERT_DEQ(metric_of(t, find(t, k_py, 1), "time (ns)", 1), 7);
+	ASSERT_EQ(fp_calltree_node_child_count(t, FP_CALLTREE_ROOT), 1);
 	t = fp_prof_session_tree(fp_prof_session_get(sh));
 	ASSERT_DEQ(metric_of(t, find(t, k_sh, 2), "time (ns)", 0), 7);
 	/* An unknown call path is refused, not filed somewhere plausible. */

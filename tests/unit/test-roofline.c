@@ -144,7 +144,7 @@ TEST(roofline_sources_and_bounds)
 		const char *a, *b;
 
 		ASSERT_NOT_NULL(f);
-		ASSERT_OK(fp_roofline_render(t, 3, f));
+		ASSERT_OK(fp_roofline_render(t, 3, false, f));
 		fclose(f);
 		ASSERT(strstr(buf, "device CUDA 0: arch 90") != NULL);
 		ASSERT(strstr(buf, "device CPU 0: no peaks") != NULL);

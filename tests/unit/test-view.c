@@ -10,6 +10,7 @@
 
 #include <flagprism/alloc.h>
 #include <flagprism/calltree.h>
+#include <flagprism/roofline.h>
 #include <flagprism/strbuf.h>
 #include <flagprism/view.h>
 
@@ -1067,4 +1068,158 @@ TEST(view_oom_view)
 	}
 	fp_calltree_free(a);
 	fp_calltree_free(b);
+}
+
+/*
+ * C++ kernels: a node filed under its demangled name with "mangled_name" (what sessions write)
+ * and a node named by the mangled symbol itself (an older profile) both show the short form;
+ * full_names shows the full one; Python frames ("<module>") are not mistaken for templates.
+ */
+TEST(view_cpp_kernel_names)
+{
+	static const char mangled[] = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10Abs"
+				      "FunctorIfEESt5arrayIPcLm2EEEEviT0_T1_";
+	static const char full[] = "void at::native::vectorized_elementwise_kernel<4, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul> >(int, "
+				   "at::native::AbsFunctor<float>, std::array<char*, 2ul>)";
+	static const char *const p1[] = {"/w/main.py:<module>@3", full};
+	static const char *const p2[] = {"old", mangled};
+	struct fp_calltree *t = fp_calltree_new(NULL);
+	struct fp_view_options o;
+	uint32_t n, n1, m;
+	char *s;
+
+	ASSERT_NOT_NULL(t);
+	n1 = fpt_tree_path(t, p1, 2);
+	vt_kernel(t, n1, 2e6, 4, "0");
+	ASSERT_OK(fp_calltree_metric(t, "mangled_name", 12, FP_METRIC_PROPERTY, &m));
+	ASSERT_OK(fp_calltree_set_string(t, n1, m, mangled, strlen(mangled)));
+	n = fpt_tree_path(t, p2, 2);
+	vt_kernel(t, n, 1e6, 1, "0");
+	ASSERT_OK(fp_calltree_finalize(t));
+	fp_view_options_init(&o);
+	o.metrics = "time/ms";
+	o.sort = FP_VIEW_SORT_NAME;
+	s = vt_view(t, NULL, &o);
+	ASSERT_STREQ(s, "time/ms  name\n"
+			"      3  ROOT\n"
+			"      2  \u251c\u2500 /w/main.py:<module>@3\n"
+			"      2  \u2502  \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n"
+			"      1  \u2514\u2500 old\n"
+			"      1     \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n");
+	free(s);
+	o.full_names = true;
+	s = vt_view(t, NULL, &o);
+	ASSERT(strstr(s, "\u2502  \u2514\u2500 void at::native::vectorized_elementwise_kernel<4, "
+			 "at::native::AbsFunctor<float>, std::array<char*, 2ul> >(int, ") != NULL);
+	ASSERT(strstr(s, "   \u2514\u2500 void at::native::vectorized_elementwise_kernel<4,") != NULL);
+	free(s);
+	/* a comparison shows them the same way */
+	o.full_names = false;
+	s = vt_view(t, t, &o);
+	ASSERT(strstr(s, "at::native::vectorized_elementwise_kernel<...>") != NULL);
+	ASSERT(strstr(s, "_ZN2at") == NULL);
+	free(s);
+	/* the roofline table too (a name longer than its column on a line of its own) */
+	{
+		char *rb = NULL;
+		size_t rl = 0;
+		FILE *f = open_memstream(&rb, &rl);
+
+		ASSERT_NOT_NULL(f);
+		ASSERT_OK(fp_roofline_render(t, 10, false, f));
+		fclose(f);
+		ASSERT(strstr(rb, "\nat::native::vectorized_elementwise_kernel<...>\n") != NULL);
+		ASSERT(strstr(rb, "_ZN2at") == NULL);
+		free(rb);
+	}
+	/* and the library helper itself */
+	{
+		char buf[64];
+		size_t len;
+
+		ASSERT(fp_calltree_node_display(t, n, false, buf, sizeof(buf), &len));
+		ASSERT_STREQ(buf, "at::native::vectorized_elementwise_kernel<...>");
+		ASSERT(!fp_calltree_node_display(t, FP_CALLTREE_ROOT, false, buf, sizeof(buf), &len));
+		ASSERT_STREQ(buf, "ROOT");
+		ASSERT(fp_calltree_node_display(t, n1, true, buf, sizeof(buf), &len));
+		ASSERT_EQ(len, strlen(full)); /* cut to the buffer, length untruncated */
+		ASSERT_EQ(strlen(buf), sizeof(buf) - 1);
+	}
+	fp_calltree_free(t);
+}
+
+/* A profile without launch_metadata: gbyte/s and tflop/s come from the IR estimates, said in a
+ * note; width-specific rates cannot, and the error says which spec can. */
+TEST(view_rates_fall_back_to_estimates)
+{
+	static const char *const p[] = {"k"};
+	struct fp_calltree *t = fp_calltree_new(NULL), *bare = fp_calltree_new(NULL);
+	struct fp_view_options o;
+	struct fp_view_metric m;
+	struct fp_diag d;
+	uint32_t n;
+	char *s;
+
+	ASSERT_NOT_NULL(t);
+	ASSERT_NOT_NULL(bare);
+	n = fpt_tree_path(t, p, 1);
+	vt_kernel(t, n, 1e6, 1, "0");
+	fpt_tree_add(t, n, "est_bytes", 4e9);
+	fpt_tree_add(t, n, "est_flops", 2e12);
+	ASSERT_OK(fp_calltree_finalize(t));
+	ASSERT_OK(fp_view_metric_parse(t, "gbyte/s", 7, &m, &d));
+	ASSERT(m.estimated);
+	ASSERT_NEAR(vt_value(t, "gbyte/s", n), 4e9 / 1e-3 / 1e9, 1e-9);
+	ASSERT_NEAR(vt_value(t, "tflop/s", n), 2e12 / 1e-3 / 1e12, 1e-9);
+	ASSERT_OK(fp_view_metric_parse(t, "est_gbyte/s", 11, &m, &d));
+	ASSERT(!m.estimated);
+	ASSERT_EQ(fp_view_metric_parse(t, "tflop16/s", 9, &m, &d), FP_EINVAL);
+	ASSERT(strstr(d.msg, "est_tflop/s") != NULL);
+	fp_view_options_init(&o);
+	o.metrics = "time/ms,gbyte/s";
+	s = vt_view(t, NULL, &o);
+	ASSERT(strstr(s, "note: gbyte/s: no measured bytes in this profile") != NULL);
+	ASSERT(strstr(s, "as est_gbyte/s") != NULL);
+	free(s);
+	/* nothing to fall back to: the error says where bytes come from */
+	n = fpt_tree_path(bare, p, 1);
+	vt_kernel(bare, n, 1e6, 1, "0");
+	ASSERT_OK(fp_calltree_finalize(bare));
+	ASSERT_EQ(fp_view_metric_parse(bare, "gbyte/s", 7, &m, &d), FP_EINVAL);
+	ASSERT(strstr(d.msg, "launch_metadata") != NULL);
+	fp_calltree_free(t);
+	fp_calltree_free(bare);
+}
+
+/* A scope that launched nothing and got no metric carries nothing: hidden, with a note. */
+TEST(view_empty_nodes_hidden)
+{
+	static const char *const full[] = {"step", "k"};
+	static const char *const empty[] = {"tokenize", "inner"};
+	static const char *const timed[] = {"load"};
+	struct fp_calltree *t = fp_calltree_new(NULL);
+	struct fp_view_options o;
+	uint32_t n;
+	char *s;
+
+	ASSERT_NOT_NULL(t);
+	n = fpt_tree_path(t, full, 2);
+	vt_kernel(t, n, 1e6, 1, "0");
+	fpt_tree_path(t, empty, 2);
+	n = fpt_tree_path(t, timed, 1);
+	fpt_tree_add(t, n, "cpu_time (ns)(exc)", 5e5);
+	ASSERT_OK(fp_calltree_finalize(t));
+	fp_view_options_init(&o);
+	o.metrics = "time/ms";
+	o.sort = FP_VIEW_SORT_NAME;
+	s = vt_view(t, NULL, &o);
+	ASSERT_STREQ(s, "time/ms  name\n"
+			"      1  ROOT\n"
+			"      0  \u251c\u2500 load\n"
+			"      1  \u2514\u2500 step\n"
+			"      1     \u2514\u2500 k\n"
+			"note: 2 nodes without any metric value in their subtree hidden\n");
+	free(s);
+	fp_calltree_free(t);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `flagprism merge A B ... -o OUT`: profiles of several processes or ranks (ours or Proton's)
- * into one tree over the union of their call paths, each summed metric M becoming the mean of
- * the inputs plus "M (min)" and "M (max)" (fp_calltree_merge()), written as a Hatchet profile.
+ * into one tree over the union of their call paths, each summed metric M becoming the mean (or,
+ * with --op sum, the sum) of the inputs plus "M (min)" and "M (max)" (fp_calltree_merge_op()),
+ * written as a Hatchet profile.
  * docs/cli/flagprism-merge.md is its manual.
  */
 #include "view-common.h"
@@ -17,11 +18,14 @@
 
 int cmd_merge(int argc, char **argv)
 {
-	const char *out_path = NULL;
+	const char *out_path = NULL, *op_name = NULL;
 	bool pretty = false, quiet = false, to_stdout;
+	enum fp_merge_op op = FP_MERGE_MEAN;
 	const struct fpt_option opts[] = {
 		FPT_OPT_STRING("output", 'o', &out_path, "OUT",
 			       "the merged profile (required; '-' for standard output)"),
+		FPT_OPT_STRING("op", 0, &op_name, "OP",
+			       "'mean' (a typical input; default) or 'sum' (all inputs together)"),
 		FPT_OPT_BOOL("pretty", 0, &pretty, "indent the JSON"),
 		FPT_OPT_BOOL("quiet", 'q', &quiet, "print no summary"),
 		FPT_OPT_END(),
@@ -45,6 +49,11 @@ int cmd_merge(int argc, char **argv)
 	if (rc != FPT_CONTINUE)
 		return rc;
 	to_stdout = fpt_output_is_stdout(out_path);
+	if (op_name && strcmp(op_name, "sum") == 0)
+		op = FP_MERGE_SUM;
+	else if (op_name && strcmp(op_name, "mean") != 0)
+		return fpt_usage(argv[0], "option '--op' expects 'mean' or 'sum', not '%s'",
+				 op_name);
 	in = calloc((size_t)nargs, sizeof(*in));
 	if (!in)
 		return fpt_die("out of memory");
@@ -57,7 +66,7 @@ int cmd_merge(int argc, char **argv)
 		incomplete += info.incomplete;
 	}
 	memset(&diag, 0, sizeof(diag));
-	rc = fp_calltree_merge(in, n, &merged);
+	rc = fp_calltree_merge_op(in, n, op, &merged);
 	if (rc == FP_EINVAL) {
 		char why[512];
 
@@ -78,9 +87,9 @@ int cmd_merge(int argc, char **argv)
 	}
 	/* With -o - the profile is standard output: the summary goes to stderr. */
 	if (!quiet)
-		fprintf(to_stdout ? stderr : stdout, "merged %zu profile%s into %s: %zu nodes%s\n",
+		fprintf(to_stdout ? stderr : stdout, "merged %zu profile%s into %s (%s): %zu nodes%s\n",
 			n, n == 1 ? "" : "s", to_stdout ? "standard output" : out_path,
-			fp_calltree_node_count(merged),
+			op == FP_MERGE_SUM ? "sum" : "mean", fp_calltree_node_count(merged),
 			incomplete ? " (some inputs are incomplete)" : "");
 	rc = FPT_EXIT_OK;
 out:

@@ -71,7 +71,7 @@ int cmd_view(int argc, char **argv)
 				       "options '--roofline' and '--diff' exclude each other");
 			goto out;
 		}
-		rc = fp_roofline_render(t, 30, stdout) == FP_OK ?
+		rc = fp_roofline_render(t, 30, va.full_names, stdout) == FP_OK ?
 			     FPT_EXIT_OK :
 			     fpt_die("cannot write the roofline");
 		goto warn;

@@ -26,7 +26,7 @@ static const struct fpt_command commands[] = {
 	{"diff", cmd_diff, "compare two profiles node by node (B - A)",
 	 "flagprism diff [view options] [-o OUT] A B"},
 	{"merge", cmd_merge, "merge profiles of several processes or ranks into one",
-	 "flagprism merge -o OUT PROFILE..."},
+	 "flagprism merge -o OUT [--op mean|sum] PROFILE..."},
 	{"report", cmd_report, cmd_report_summary, cmd_report_usage},
 	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
 	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},

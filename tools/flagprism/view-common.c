@@ -51,6 +51,7 @@ int fpt_view_args_apply(const char *cmd, const struct fpt_view_args *a, struct f
 	o->exclude = a->exclude;
 	o->print_sorted = a->print_sorted;
 	o->keep_launch_metadata = a->keep_metadata;
+	o->full_names = a->full_names;
 	if (a->threshold && !parse_fraction(a->threshold, &o->threshold))
 		return fpt_usage(cmd,
 				 "option '--threshold' expects a share of the root between 0 and 1 "

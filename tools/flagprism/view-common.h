@@ -15,7 +15,7 @@
 struct fpt_view_args {
 	const char *metrics, *threshold, *include, *exclude, *format, *sort;
 	long depth;
-	bool print_sorted, keep_metadata;
+	bool print_sorted, keep_metadata, full_names;
 };
 
 /* Option table entries for struct fpt_view_args `a` (a macro: the table is the caller's). */
@@ -38,7 +38,9 @@ struct fpt_view_args {
 	FPT_OPT_BOOL("print-sorted", 0, &(a).print_sorted,                                       \
 		     "also list the leaves sorted by the first metric"),                         \
 	FPT_OPT_BOOL("keep-launch-metadata", 0, &(a).keep_metadata,                              \
-		     "keep Proton's __proton_launch_metadata frames (hidden by default)")
+		     "keep Proton's __proton_launch_metadata frames (hidden by default)"),       \
+	FPT_OPT_BOOL("full-names", 0, &(a).full_names,                                           \
+		     "C++ kernel names in full (default: short, template arguments elided)")
 /* clang-format on */
 
 /** Defaults for the view options (depth 100). */
