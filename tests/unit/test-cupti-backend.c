@@ -766,7 +766,7 @@ TEST(cupti_backend_callpath_override_notes_graphs)
 	fake_open(FP_FAKE_CUPTI_PATH);
 	py = start(FP_PROF_CONTEXT_PYTHON, &d);
 	ASSERT_GE(py, 0);
-	sh = start(FP_PROF_CONTEXT_SHADOW, &d);
+	sh = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-shadow", &d);
 	ASSERT_GE(sh, 0);
 	f_user = name_of("u.py:main@3");
 	f_call = name_of("gen.py:call@40");
@@ -1201,7 +1201,7 @@ TEST(cupti_backend_deactivate_is_exact)
 	fake_open(FP_FAKE_CUPTI_PATH);
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
-	other = start(FP_PROF_CONTEXT_SHADOW, &d); /* stays active throughout */
+	other = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-other", &d); /* stays active throughout */
 	ASSERT_GE(other, 0);
 	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
 	ASSERT_OK(fp_prof_deactivate(id));
