@@ -9,6 +9,9 @@ libraries and compilers launch differently:
   generated launcher (or PyTorch's static CUDA launcher) with the non-constexpr arguments only;
   the config (block sizes, warps, stages) comes from autotuning and the grid from the config and
   the sizes. ``inductor_launch()`` recovers the whole launch.
+  A kernel Inductor compiled in a worker process or loaded from its cache arrives with its
+  ``JITFunction.fn`` dropped (``CachingAutotuner.prepare_for_pickle``); ``inductor_launch()``
+  gets the function back from the kernel's own generated file (``CachingAutotuner.filename``).
 * **FlagGems** ``LibEntry.run``: after the first launch of a specialisation it calls the cached
   ``CompiledKernel`` directly; its first launch goes through the wrapped function's ``run``
   (Autotuner, Heuristics, JITFunction), which is the path a tool can follow every time.
@@ -19,8 +22,11 @@ expected, so that the caller can say why a launch was not observed instead of sk
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,11 +120,50 @@ def user_kernel(fn: Any) -> Any:
     return fn
 
 
+# generated kernel file -> the JITFunction it defines, loaded once (guarded: launches of one
+# kernel from several threads load it once)
+_restored: dict[tuple[str, str], Any] = {}
+_restored_lock = threading.Lock()
+
+
+def _restore_inductor_fn(autotuner: Any, fn: Any) -> Any:
+    """The JITFunction of an Inductor kernel whose Python function was dropped for pickling
+    (compiled in a worker process, or loaded from Inductor's cache): the one its generated file
+    (`autotuner.filename`) defines, with its source and globals. Raises Unsupported."""
+    path = getattr(autotuner, "filename", None)
+    meta = getattr(autotuner, "inductor_meta", None) or {}
+    name = meta.get("kernel_name") or getattr(fn, "__name__", None)
+    if not isinstance(path, str) or not path or not isinstance(name, str):
+        raise Unsupported("the Inductor kernel's function was dropped for pickling and its file is not known")
+    if not os.path.isfile(path):
+        raise Unsupported(f"the Inductor kernel's function was dropped for pickling and its file {path} is gone")
+    key = (path, name)
+    with _restored_lock:
+        hit = _restored.get(key)
+        if hit is not None:
+            return hit
+        try:
+            spec = importlib.util.spec_from_file_location(f"_flagprism_inductor_{abs(hash(key)):x}", path)
+            if spec is None or spec.loader is None:
+                raise ImportError("no loader")
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        except Exception as e:  # noqa: BLE001 (the generated file is not ours to trust)
+            raise Unsupported(f"reloading the Inductor kernel from {path} failed ({type(e).__name__}: {e})") from e
+        got = jit_function(getattr(mod, name, None))
+        if got is None or getattr(got, "fn", None) is None:
+            raise Unsupported(f"{path} defines no @triton.jit function {name}")
+        _restored[key] = got
+        return got
+
+
 def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Spec:
     """The launch `CachingAutotuner.run(*args, **kwargs)` is about to make, as a Spec."""
     fn = getattr(autotuner, "fn", None)
     if fn is None or not hasattr(fn, "fn"):
         raise Unsupported("the Inductor kernel is not a @triton.jit function")
+    if fn.fn is None:
+        fn = _restore_inductor_fn(autotuner, fn)
     if kwargs:
         raise Unsupported(f"Inductor passed keyword arguments {sorted(kwargs)}")
     cfg = inductor_config(autotuner, args, kwargs)

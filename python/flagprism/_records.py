@@ -626,10 +626,11 @@ def _float_counts(x, FL: tl.constexpr, BLOCK: tl.constexpr):
         zero = tl.full((), 0, tl.int64)
         cn = zero
         ci = zero
-        s = tl.sum(xf, axis=0)
+        xa = _any_order(xf)  # blocks of 2 and 3 dimensions too: one scalar sum
+        s = tl.sum(xa, axis=0)
         if not (tl.abs(s) < _INF):
-            cn = tl.sum((xf != xf).to(tl.int32), axis=0).to(tl.int64)
-            ci = tl.sum((tl.abs(xf) == _INF).to(tl.int32), axis=0).to(tl.int64)
+            cn = tl.sum((xa != xa).to(tl.int32), axis=0).to(tl.int64)
+            ci = tl.sum((tl.abs(xa) == _INF).to(tl.int32), axis=0).to(tl.int64)
     else:
         cn = (xf != xf).to(tl.int64)
         ci = (tl.abs(xf) == _INF).to(tl.int64)

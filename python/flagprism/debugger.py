@@ -726,7 +726,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
     if hit is not None and hit[0]() is fn and tkey in hit[1]:
         twin = hit[1][tkey]
         if twin is None:
-            raise RuntimeError(f"flagprism: {fn.fn.__name__} cannot be sanitized")
+            raise RuntimeError(f"flagprism: {_paths.kernel_name(fn)} cannot be sanitized")
         return twin
     if _sanitize:
         # check mode: the whole body, recording only what the checks need (docs/debugger.md,

@@ -43,7 +43,9 @@ from kernels import vector_add  # noqa: E402
 def dbg(tmp_path: Path):
     debugger.deactivate()
     debugger.reset_config()
-    debugger.configure(output_dir=tmp_path / "fp_debug")
+    # every launch keeps its report (sanitize mode writes only reports with findings otherwise):
+    # the tests read each report's origin
+    debugger.configure(output_dir=tmp_path / "fp_debug", all_reports=True)
     debugger.clear_exported_runs()
     debugger.reset_summary()
     yield debugger
@@ -194,7 +196,7 @@ def test_liger_ops_clean_under_sanitize(dbg):
     _equal(got, bare)
     s = debugger.summary()
     assert s["totals"]["findings"] == 0, s["text"]
-    assert s["totals"]["by_status"]["instrumented"] >= 10, s["text"]
+    assert s["totals"]["by_status"]["instrumented"] >= 9, s["text"]
     assert s["totals"]["by_status"]["failed"] == 0, s["text"]
 
 

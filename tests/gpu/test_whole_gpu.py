@@ -57,7 +57,7 @@ def _alloc(size: int, alignment: int, stream: Any) -> torch.Tensor:
 @pytest.fixture
 def dbg(tmp_path):
     triton.set_allocator(_alloc)  # device-made tensor descriptors need global scratch memory
-    debugger.configure(output_dir=str(tmp_path / "fp_debug"))
+    debugger.configure(output_dir=str(tmp_path / "fp_debug"), all_reports=True)
     yield debugger
     debugger.deactivate()
     debugger.reset_config()

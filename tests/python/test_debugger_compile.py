@@ -84,7 +84,7 @@ WHOLE_CASES = [
 ]
 
 
-def _child(levels: list[tuple[int, int, bool]], cases: list[Any]) -> int:
+def _child(levels: list[tuple[int, int, bool, bool]], cases: list[Any]) -> int:
     import importlib
 
     import triton
@@ -100,9 +100,9 @@ def _child(levels: list[tuple[int, int, bool]], cases: list[Any]) -> int:
         fn = getattr(mod, kname)
         while not isinstance(fn, triton.runtime.jit.JITFunction):
             fn = fn.fn
-        for level, addr, sanitize in levels:
+        for level, addr, sanitize, counts in levels:
             t0 = time.perf_counter()
-            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused"), sanitize=sanitize)
+            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused", counts), sanitize=sanitize)
             sig = {}
             for p in twin.jit.arg_names:
                 if p == _rewrite.CTX:
@@ -118,7 +118,8 @@ def _child(levels: list[tuple[int, int, bool]], cases: list[Any]) -> int:
                 ok, err = "cubin" in k.asm, ""
             except Exception as e:  # noqa: BLE001
                 ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
-            results.append({"kernel": kname, "level": level, "addr_level": addr, "sanitize": sanitize, "ok": ok,
+            results.append({"kernel": kname, "level": level, "addr_level": addr, "sanitize": sanitize,
+                            "counts": counts, "ok": ok,
                             "error": err,
                             "seconds": round(time.perf_counter() - t0, 2)})
     print(json.dumps(results))
@@ -139,7 +140,9 @@ def _compile_in_child(which: str, levels: list[str], n_cases: int) -> None:
 
 
 def test_twins_compile_for_cuda():
-    _compile_in_child("base", ["1,1", "2,2"], len(CASES))
+    """Marker mode at levels 1 and 2, and check mode's counts-only value records (--check
+    nan,inf: blocks of 1 to 4 dimensions)."""
+    _compile_in_child("base", ["1,1", "2,2", "1,0,c"], len(CASES))
 
 
 def test_whole_kernel_twins_compile_for_cuda():
@@ -150,5 +153,7 @@ def test_whole_kernel_twins_compile_for_cuda():
 
 if __name__ == "__main__":
     cases = WHOLE_CASES if sys.argv[1:2] == ["whole"] else CASES
-    lv = [(int(a.split(",")[0]), int(a.split(",")[1]), a.endswith(",s")) for a in sys.argv[2:]] or [(1, 1, False)]
+    # "level,addr_level[,s|c]": s sanitize mode, c sanitize mode with counts-only value records
+    lv = [(int(a.split(",")[0]), int(a.split(",")[1]), a.endswith((",s", ",c")), a.endswith(",c"))
+          for a in sys.argv[2:]] or [(1, 1, False, False)]
     sys.exit(_child(lv, cases))

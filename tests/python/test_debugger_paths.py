@@ -163,6 +163,45 @@ def test_torch_compile_kernels_are_observed(dbg, inductor_on_interpreter, monkey
     torch._dynamo.reset()
 
 
+def test_torch_compile_kernels_without_their_function(dbg, inductor_on_interpreter, monkeypatch, tmp_path):
+    """Kernels Inductor compiled in a worker process or loaded from its cache have their
+    JITFunction's Python function dropped (CachingAutotuner.prepare_for_pickle): the Debugger
+    takes it back from the kernel's generated file and observes them like the others."""
+    import gc
+
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+
+    def block(x):
+        return torch.nn.functional.gelu(x * 2.0 + 1.0).sum(-1)
+
+    x = torch.randn(16, 32)
+    compiled = torch.compile(block)
+    want = compiled(x)
+    tuners = []
+    for o in gc.get_objects():
+        try:
+            if isinstance(o, CachingAutotuner) and str(o.filename or "").startswith(str(tmp_path / "inductor")):
+                tuners.append(o)
+        except ReferenceError:  # a dead weak proxy among the objects
+            continue
+    assert tuners
+    for t in tuners:
+        t.fn.fn = None  # what prepare_for_pickle leaves
+    dbg.activate(sanitize=True)
+    dbg.reset_summary()
+    got = compiled(x)
+    dbg.deactivate()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    inductor = {n: k for n, k in _summary_kernels().items() if n.startswith("triton_")}
+    assert len(inductor) == len({t.inductor_meta.get("kernel_name") for t in tuners}), inductor
+    for name, k in inductor.items():
+        assert k["instrumented"] == k["launches"] >= 1, (name, k, debugger.summary()["text"])
+    torch._dynamo.reset()
+
+
 # ------------------------------------------------------------------------------------------------
 # The CLI
 # ------------------------------------------------------------------------------------------------
