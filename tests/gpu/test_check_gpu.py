@@ -146,8 +146,10 @@ def test_nan_check_on_liger(dbg):
     dbg.activate(check="nan,inf")
     got = wl.liger_pass(t)
     dbg.deactivate()
+    # a value check reads every intermediate, which limits ptxas's fused multiply-adds: results
+    # may differ in the last bits (docs/debugger.md, "Results under value checks")
     for k in bare:
-        assert torch.equal(got[k], bare[k]), k
+        torch.testing.assert_close(got[k], bare[k], rtol=1e-5, atol=1e-5, msg=k)
     s = dbg.summary()
     assert s["totals"]["findings"] == 0, s["text"]
     assert s["totals"]["by_status"]["instrumented"] >= 10 and s["totals"]["by_status"]["failed"] == 0, s["text"]
