@@ -27,7 +27,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from flagprism import _ext, _profhook, _timeline
+from flagprism import _dist, _ext, _profhook, _timeline
 
 __all__ = [
     "DEFAULT_PROFILE_NAME",
@@ -278,6 +278,10 @@ def _at_exit() -> None:
             f"flagprism: profiling session(s) {', '.join(map(str, left))} were never finalized; "
             "writing them now, marked incomplete\n"
         )
+        try:
+            _dist.attach(None)
+        except Exception:  # noqa: BLE001 - the files matter more than the identity
+            pass
         _ext.prof_shutdown()
     _profhook.uninstall()
 
@@ -482,6 +486,7 @@ def start(
         path = os.fspath(name) if name is not None else DEFAULT_PROFILE_NAME
         if not isinstance(path, str) or not path:
             raise ValueError("name must be a non-empty path")
+        path = _dist.output_name(path)  # out/prof.rank<R> in a torchrun job
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -516,6 +521,7 @@ def start(
         )
         try:
             _environment(sid, be, notes, fallback)
+            _dist.attach(sid)
             if instrumentation:
                 _ext.prof_set_meta(sid, "intra_kernel", _timeline.describe(s))
         except BaseException:
@@ -525,6 +531,7 @@ def start(
             raise
         _sessions[sid] = s
         _refresh()
+        _dist.install()
         if not _atexit_registered:
             atexit.register(_at_exit)
             _atexit_registered = True
@@ -602,7 +609,9 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
             _profhook.session_ending(_sessions[sid])  # estimate notes, before the files
             s = _sessions.pop(sid)
             _refresh()
+            _dist.uninstall()
             try:
+                _dist.attach(sid)  # device, backend and clock barrier, known by now
                 _ext.prof_finalize(sid, output_format or None)
             except Exception as e:  # noqa: BLE001 - finalize the others, then raise the first
                 error = error or e
