@@ -128,6 +128,10 @@ struct fp_ranks_read {
  */
 FP_EXTERN int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_diag *diag);
 
+/** fp_ranks_read_meta() on the text of a meta file (`name` for messages; may be NULL). */
+FP_EXTERN int fp_ranks_parse_meta(const char *text, size_t len, const char *name,
+				  struct fp_ranks_read *out, struct fp_diag *diag);
+
 /* ---- merging profiles ---------------------------------------------------------------------- */
 
 /**

@@ -361,21 +361,99 @@ static int read_str(const struct fp_json_value *obj, const char *key, char *out,
 			       line, col, key);
 }
 
-int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_diag *diag)
+static void read_init(struct fp_ranks_read *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->rank = out->local_rank = out->world_size = out->local_world_size = -1;
+}
+
+/* Fill *out from a parsed meta document; `name` for messages. */
+static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_ranks_read *out,
+		    struct fp_diag *diag)
+{
+	const struct fp_json_value *root = fp_json_root(doc), *d, *b, *t;
+	bool inc = false;
+	int rc;
+
+	if (fp_json_type(root) != FP_JSON_OBJECT)
+		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, root,
+					    "expected a meta file (a JSON object)");
+	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
+	out->incomplete = inc;
+	t = fp_json_get(root, "time");
+	fp_json_uint64(fp_json_get(t, "origin_monotonic_ns"), &out->origin_ns);
+	fp_json_uint64(fp_json_get(t, "start_unix_ns"), &out->origin_unix_ns);
+	d = fp_json_get(root, "distributed");
+	if (!d || fp_json_type(d) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(d) != FP_JSON_OBJECT)
+		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+					    "\"distributed\" must be an object or null");
+	if ((rc = read_int(d, "rank", &out->rank, name, doc, diag)) ||
+	    (rc = read_int(d, "local_rank", &out->local_rank, name, doc, diag)) ||
+	    (rc = read_int(d, "world_size", &out->world_size, name, doc, diag)) ||
+	    (rc = read_int(d, "local_world_size", &out->local_world_size, name, doc, diag)) ||
+	    (rc = read_str(d, "host", out->host, sizeof(out->host), name, doc, diag)) ||
+	    (rc = read_str(d, "device", out->device, sizeof(out->device), name, doc, diag)) ||
+	    (rc = read_str(d, "backend", out->backend, sizeof(out->backend), name, doc, diag)))
+		return rc;
+	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
+	    (out->world_size >= 0 && out->rank >= out->world_size))
+		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+					    "\"distributed\": rank %" PRId64
+					    " is not below the world size %" PRId64 " (at most %d)",
+					    out->rank, out->world_size, FP_RANKS_MAX);
+	b = fp_json_get(d, "barrier");
+	if (b && fp_json_type(b) == FP_JSON_OBJECT &&
+	    fp_json_uint64(fp_json_get(b, "exit_monotonic_ns"), &out->barrier_exit_ns) &&
+	    fp_json_uint64(fp_json_get(b, "duration_ns"), &out->barrier_ns))
+		out->has_barrier = true;
+	out->found = out->rank >= 0;
+	return FP_OK;
+}
+
+int fp_ranks_parse_meta(const char *text, size_t len, const char *name, struct fp_ranks_read *out,
+			struct fp_diag *diag)
 {
 	struct fp_json_limits jl = {META_MAX_BYTES, 64, 0};
 	struct fp_json_doc *doc = NULL;
-	const struct fp_json_value *root, *d, *b, *t;
+	int rc;
+
+	if ((!text && len) || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_ranks_parse_meta: NULL argument");
+	if (!name)
+		name = "<meta>";
+	read_init(out);
+	rc = fp_json_parse(text, len, &jl, &doc, diag);
+	if (rc == FP_EFORMAT || rc == FP_ELIMIT) {
+		if (diag) {
+			char msg[sizeof(diag->msg)];
+
+			memcpy(msg, diag->msg, sizeof(msg));
+			snprintf(diag->msg, sizeof(diag->msg), "%.100s:%u:%u: %.130s", name,
+				 diag->line, diag->col, msg);
+		}
+		return rc;
+	}
+	if (rc)
+		return rc;
+	rc = read_doc(doc, name, out, diag);
+	fp_json_doc_free(doc);
+	if (rc)
+		read_init(out);
+	return rc;
+}
+
+int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_diag *diag)
+{
 	struct stat st;
-	size_t n, stem;
-	char *meta;
-	bool inc = false;
+	size_t n, stem, len = 0;
+	char *meta, *text = NULL;
 	int rc;
 
 	if (!path || !out)
 		return fp_diag_set(diag, FP_EINVAL, 0, "fp_ranks_read_meta: NULL argument");
-	memset(out, 0, sizeof(*out));
-	out->rank = out->local_rank = out->world_size = out->local_world_size = -1;
+	read_init(out);
 	n = strlen(path);
 	meta = fp_malloc(n + 16);
 	if (!meta)
@@ -386,52 +464,13 @@ int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_di
 	       ends_with(path, n, ".json")              ? n - strlen(".json") :
 							  n;
 	snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
-	if (stat(meta, &st) != 0) {
-		fp_free(meta);
-		return FP_OK; /* no meta file: nothing to say */
+	rc = FP_OK;
+	if (stat(meta, &st) == 0) { /* no meta file: nothing to say */
+		rc = fp__ranks_slurp(meta, META_MAX_BYTES, &text, &len, diag);
+		if (!rc)
+			rc = fp_ranks_parse_meta(text, len, meta, out, diag);
 	}
-	rc = fp_json_parse_file(meta, &jl, &doc, diag);
-	if (rc)
-		goto out;
-	root = fp_json_root(doc);
-	if (fp_json_type(root) != FP_JSON_OBJECT) {
-		rc = fp_diag_set_pos(diag, FP_EFORMAT, 0, 1, 1, "%s:1:1: expected a JSON object",
-				     meta);
-		goto out;
-	}
-	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
-	out->incomplete = inc;
-	t = fp_json_get(root, "time");
-	fp_json_uint64(fp_json_get(t, "origin_monotonic_ns"), &out->origin_ns);
-	fp_json_uint64(fp_json_get(t, "start_unix_ns"), &out->origin_unix_ns);
-	d = fp_json_get(root, "distributed");
-	if (!d || fp_json_type(d) == FP_JSON_NULL)
-		goto out;
-	if (fp_json_type(d) != FP_JSON_OBJECT) {
-		uint32_t line = 0, col = 0;
-
-		fp_json_position(doc, fp_json_offset(d), &line, &col);
-		rc = fp_diag_set_pos(diag, FP_EFORMAT, fp_json_offset(d), line, col,
-				     "%s:%u:%u: \"distributed\" must be an object or null", meta,
-				     line, col);
-		goto out;
-	}
-	if ((rc = read_int(d, "rank", &out->rank, meta, doc, diag)) ||
-	    (rc = read_int(d, "local_rank", &out->local_rank, meta, doc, diag)) ||
-	    (rc = read_int(d, "world_size", &out->world_size, meta, doc, diag)) ||
-	    (rc = read_int(d, "local_world_size", &out->local_world_size, meta, doc, diag)) ||
-	    (rc = read_str(d, "host", out->host, sizeof(out->host), meta, doc, diag)) ||
-	    (rc = read_str(d, "device", out->device, sizeof(out->device), meta, doc, diag)) ||
-	    (rc = read_str(d, "backend", out->backend, sizeof(out->backend), meta, doc, diag)))
-		goto out;
-	b = fp_json_get(d, "barrier");
-	if (b && fp_json_type(b) == FP_JSON_OBJECT &&
-	    fp_json_uint64(fp_json_get(b, "exit_monotonic_ns"), &out->barrier_exit_ns) &&
-	    fp_json_uint64(fp_json_get(b, "duration_ns"), &out->barrier_ns))
-		out->has_barrier = true;
-	out->found = out->rank >= 0;
-out:
-	fp_json_doc_free(doc);
+	fp_free(text);
 	fp_free(meta);
 	return rc;
 }

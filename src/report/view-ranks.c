@@ -173,6 +173,8 @@ int fp_ranks_view_render(struct fp_calltree *t, const struct fp_ranks_view_optio
 		r->rank = value(t, vr.node, id.rank);
 		if (isnan(r->mean))
 			r->mean = 0; /* a summed metric without a value is 0 on every rank */
+		if (r->mean == 0 && isnan(r->max))
+			r->min = r->max = 0; /* no rank had a value: all 0, no max rank */
 		r->ratio = r->mean > 0 && !isnan(r->max) ? r->max / r->mean : NAN;
 		maxd = FP_MAX(maxd, r->depth);
 		if (vr.node == FP_CALLTREE_ROOT)
