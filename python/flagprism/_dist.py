@@ -284,6 +284,7 @@ _installed: dict[str, _Op] = {}  # function name -> what the wrapper needs
 _wrappers: dict[str, Any] = {}  # function name -> our wrapper (to take it out again)
 _groups: dict[int, tuple[str, str | None, int]] = {}  # id(group) -> (backend, ranks, size)
 _active = False  # a session wants collectives
+_tls = threading.local()  # .inside: this thread is in a hooked collective
 _refs = 0  # sessions that asked
 _watching = False
 
@@ -291,17 +292,19 @@ _watching = False
 def _nbytes(x: Any) -> int:
     """Bytes of a tensor, a list of tensors, or P2P ops; 0 for anything else."""
     try:
-        if hasattr(x, "element_size") and hasattr(x, "numel"):
-            return int(x.numel()) * int(x.element_size())
-        if isinstance(x, (list, tuple)):
-            total = 0
-            for t in x:
-                t = getattr(t, "tensor", t)  # P2POp
-                if hasattr(t, "element_size"):
-                    total += int(t.numel()) * int(t.element_size())
-            return total
+        return int(x.nbytes)  # a tensor: one attribute, the common case
+    except AttributeError:
+        pass
     except Exception:  # noqa: BLE001 - a fake or meta tensor: no size
         return 0
+    if isinstance(x, (list, tuple)):
+        total = 0
+        for t in x:
+            try:
+                total += int(getattr(t, "tensor", t).nbytes)  # P2POp holds .tensor
+            except Exception:  # noqa: BLE001
+                continue
+        return total
     return 0
 
 
@@ -352,7 +355,9 @@ def _wrap(op: _Op) -> Callable[..., Any]:
     ext = _x()
 
     def collective(*args: Any, **kwargs: Any) -> Any:
-        if not _active:
+        if not _active or getattr(_tls, "inside", False):
+            # a collective made by another one (all_gather_object's all_gather, a deprecated
+            # name calling its successor) belongs to the outer call
             return original(*args, **kwargs)
         msg = None
         if msg_name is not None:
@@ -374,9 +379,11 @@ def _wrap(op: _Op) -> Callable[..., Any]:
             ext.comm_enter(None, backend, name, _nbytes(msg), ranks, size, is_async)
         except Exception:  # noqa: BLE001 - never let profiling break the job's collective
             return original(*args, **kwargs)
+        _tls.inside = True
         try:
             return original(*args, **kwargs)
         finally:
+            _tls.inside = False
             try:
                 ext.comm_exit(None)
             except Exception:  # noqa: BLE001 - a session finalized meanwhile
