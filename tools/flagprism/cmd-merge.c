@@ -59,6 +59,9 @@ int cmd_merge(int argc, char **argv)
 		return rc;
 	if (align && kind != FPT_MERGE_TRACES)
 		return fpt_usage(argv[0], "option '--align' applies to Chrome traces only");
+	if (world_opt && kind == FPT_MERGE_SUMMARIES)
+		return fpt_usage(argv[0], "option '--world-size' applies to profiles and traces (a "
+					  "summary says its world size)");
 	if (kind == FPT_MERGE_TRACES)
 		return fpt_merge_traces(&argv[1], (size_t)nargs, out_path, align, world_opt, pretty,
 					quiet);

@@ -188,3 +188,26 @@ int fpt_merge_summaries(char *const *paths, size_t n, const char *out, bool quie
 		       (unsigned long long)rep.findings, rep.findings == 1 ? "" : "s");
 	return FPT_EXIT_OK;
 }
+
+/* An environment variable as a base-10 integer; false when unset or not one. */
+static bool env_int(const char *name, long long *out)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (!v || !*v)
+		return false;
+	*out = strtoll(v, &end, 10);
+	return *end == '\0';
+}
+
+bool fpt_rank_output_name(const char *name, char *out, size_t cap)
+{
+	long long rank, world;
+	bool job = env_int("RANK", &rank) && env_int("WORLD_SIZE", &world) && world >= 1 &&
+		   rank >= 0 && rank < world;
+
+	if (!job && !strstr(name, FP_RANKS_PLACEHOLDER))
+		return (size_t)snprintf(out, cap, "%s", name) < cap;
+	return fp_ranks_name(name, job ? rank : 0, FP_RANKS_SUFFIX, out, cap) == FP_OK;
+}

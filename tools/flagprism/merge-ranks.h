@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The parts of `flagprism merge` that know about ranks (merge-ranks.c): what kind of outputs
- * the inputs are (profiles, Chrome traces, the Debugger's summaries), which rank each profile
- * belongs to, and the trace and summary merges. The merges themselves are the library's
- * (<flagprism/ranks.h>); cmd-merge.c reads the command line.
+ * The parts of the CLI that know about ranks (merge-ranks.c): for `flagprism merge`, what kind
+ * of outputs the inputs are (profiles, Chrome traces, the Debugger's summaries), which rank each
+ * profile belongs to, and the trace and summary merges; for `flagprism profile --ncu`, the
+ * per-rank name of its files. The merges themselves are the library's (<flagprism/ranks.h>);
+ * cmd-merge.c reads the command line.
  */
 #ifndef FLAGPRISM_TOOL_MERGE_RANKS_H
 #define FLAGPRISM_TOOL_MERGE_RANKS_H
@@ -42,5 +43,13 @@ void fpt_merge_warn_missing(const int64_t *ranks, size_t n, int64_t world, const
 int fpt_merge_traces(char *const *paths, size_t n, const char *out, const char *align, long world,
 		     bool pretty, bool quiet);
 int fpt_merge_summaries(char *const *paths, size_t n, const char *out, bool quiet);
+
+/*
+ * The output name of this process in a torchrun job (RANK and WORLD_SIZE set, 0 <= RANK <
+ * WORLD_SIZE): `name` with the rank placed as fp_ranks_name() does (rank 0 for a "{rank}" outside
+ * a job), the same rule the Python layer applies (flagprism/_dist.py). Writes to `out`; returns
+ * false when it does not fit.
+ */
+bool fpt_rank_output_name(const char *name, char *out, size_t cap);
 
 #endif /* FLAGPRISM_TOOL_MERGE_RANKS_H */
