@@ -214,7 +214,7 @@ static int copy_opt(char **dst, const char *src)
 	*dst = NULL;
 	if (!src)
 		return FP_OK;
-	*dst = fp_strndup(src, 255);
+	*dst = fp_strndup(src, strnlen(src, 255)); /* copies exactly n bytes */
 	return *dst ? FP_OK : FP_ENOMEM;
 }
 

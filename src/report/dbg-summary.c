@@ -169,7 +169,8 @@ static int set_str(char **dst, const char *value)
 	char *p = NULL;
 
 	if (value) {
-		p = fp_strndup(value, FP_DBG_SUMMARY_MAX_STRING);
+		/* fp_strndup copies exactly n bytes: bound by the string's own length */
+		p = fp_strndup(value, strnlen(value, FP_DBG_SUMMARY_MAX_STRING));
 		if (!p)
 			return FP_ENOMEM;
 	}

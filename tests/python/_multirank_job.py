@@ -4,7 +4,7 @@ the gloo backend with CPU tensors on the Triton interpreter: each step launches 
 and does an all_reduce and an all_gather_into_tensor. Environment knobs:
 
 MR_STEPS     steps (default 2)
-MR_SLOW      the rank whose kernel gets 8 times the elements (the straggler); default none
+MR_SLOW      the rank that launches its kernel 8 times per step (the straggler); default none
 MR_API       a profile name: profile through the Python API (profiler.start(MR_API)) instead of
              `flagprism profile`
 MR_KILL      the rank that kills itself (SIGKILL) once every other rank's meta file exists in
@@ -54,7 +54,8 @@ def main() -> int:
         sid = profiler.start(api, data="trace")
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    n = 2048 * (8 if rank == env_int("MR_SLOW") else 1)
+    n = 2048
+    repeat = 8 if rank == env_int("MR_SLOW") else 1
     x = torch.ones(n)
     out = torch.empty(n)
     msg = torch.ones(256)
@@ -64,7 +65,8 @@ def main() -> int:
         copy_kernel[(1,)](small, torch.empty(1000), 1000,
                           EXTRA=8 if rank == env_int("MR_OOB") else 0, BLOCK=1024)
     for _ in range(env_int("MR_STEPS", 2)):
-        scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+        for _ in range(repeat):
+            scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
         dist.all_reduce(msg)
         dist.all_gather_into_tensor(gathered, msg)
     dist.barrier()

@@ -420,11 +420,13 @@ def install(debugger: Any, output_dir: str) -> None:
 def installed(debugger: Any, output_dir: str) -> Iterator[Any]:
     """The body of the tests' `dbg` fixtures (`yield from`): install(), hand the Debugger to the
     test, then leave it inactive, with default settings and no exported runs."""
+    prev = debugger._report_fn
     install(debugger, output_dir)
     yield debugger
     debugger.deactivate()
     debugger.reset_config()
     debugger.clear_exported_runs()
+    debugger._report_fn = prev  # later tests get the native writer (and its pipeline) again
 
 
 def decoded(run: dict[str, Any]) -> Decoded:
