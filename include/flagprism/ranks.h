@@ -83,6 +83,8 @@ struct fp_ranks_info {
 	const char *host;         /* host name */
 	const char *device;       /* the device it used ("cuda:0", "cpu"), NULL: unknown */
 	const char *backend;      /* torch.distributed backend ("nccl", "gloo"), NULL: none */
+	const char *boot_id;      /* the host's boot id (Linux: /proc/sys/kernel/random/boot_id):
+				     processes with one boot id share CLOCK_MONOTONIC. NULL: unknown */
 	/*
 	 * Clock alignment across hosts: every rank left one barrier at (nearly) the same instant.
 	 * barrier_exit_ns is fp_prof_clock_ns() when it returned on this rank, barrier_ns how long
@@ -113,6 +115,7 @@ struct fp_ranks_read {
 	char host[256];
 	char device[64];
 	char backend[32];
+	char boot_id[64];
 	bool has_barrier;
 	uint64_t barrier_exit_ns, barrier_ns;
 	uint64_t origin_ns;      /* the session's clock origin (monotonic ns); 0: unknown */
@@ -163,8 +166,9 @@ FP_EXTERN size_t fp_ranks_missing(const int64_t *ranks, size_t n, int64_t world_
 
 /** How the ranks' clocks are put on one time line. */
 enum fp_ranks_align {
-	FP_RANKS_ALIGN_AUTO = 0,    /* CLOCK when every rank ran on one host, else BARRIER when
-				     * every rank has one, else WALL */
+	FP_RANKS_ALIGN_AUTO = 0,    /* CLOCK when every rank ran on one host (the same boot id,
+				     * or, where one is not recorded, the same host name), else
+				     * BARRIER when every rank has one, else WALL */
 	FP_RANKS_ALIGN_CLOCK = 1,   /* the host's monotonic clock (exact on one host) */
 	FP_RANKS_ALIGN_BARRIER = 2, /* the instant each rank left the start barrier */
 	FP_RANKS_ALIGN_WALL = 3,    /* each session's wall-clock start (error unknown) */

@@ -161,26 +161,27 @@ out:
 PyDoc_STRVAR(ranks_attach_doc,
 	     "ranks_attach(session, rank, world_size, local_rank=None, local_world_size=None,\n"
 	     "             host=None, device=None, backend=None, barrier_exit_ns=None,\n"
-	     "             barrier_ns=None)\n\n"
+	     "             barrier_ns=None, boot_id=None)\n\n"
 	     "Attach a rank's identity to a profiling session (None: every open session): the\n"
 	     "meta file's \"distributed\" object and the trace's otherData. The barrier times\n"
 	     "(prof_clock_ns() when the start barrier returned, and how long it took) let\n"
-	     "`flagprism merge` align the ranks' traces across hosts.");
+	     "`flagprism merge` align the ranks' traces across hosts; ranks with one boot id\n"
+	     "share a clock.");
 
 static PyObject *ranks_attach(PyObject *module, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"session",          "rank",       "world_size", "local_rank",
 				 "local_world_size", "host",       "device",     "backend",
-				 "barrier_exit_ns",  "barrier_ns", NULL};
+				 "barrier_exit_ns",  "barrier_ns", "boot_id",    NULL};
 	PyObject *sobj, *lr = Py_None, *lws = Py_None, *bx = Py_None, *bd = Py_None;
-	const char *host = NULL, *device = NULL, *backend = NULL;
+	const char *host = NULL, *device = NULL, *backend = NULL, *boot_id = NULL;
 	struct fp_ranks_info ri;
 	long long rank, world;
 	int sid, rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLL|OOzzzOO:ranks_attach", kwlist, &sobj,
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OLL|OOzzzOOz:ranks_attach", kwlist, &sobj,
 					 &rank, &world, &lr, &lws, &host, &device, &backend, &bx,
-					 &bd))
+					 &bd, &boot_id))
 		return NULL;
 	if (session_arg(sobj, &sid) < 0)
 		return NULL;
@@ -195,6 +196,7 @@ static PyObject *ranks_attach(PyObject *module, PyObject *args, PyObject *kwargs
 	ri.host = host;
 	ri.device = device;
 	ri.backend = backend;
+	ri.boot_id = boot_id;
 	if (bx != Py_None && bd != Py_None) {
 		ri.barrier_exit_ns = PyLong_AsUnsignedLongLong(bx);
 		if (PyErr_Occurred())

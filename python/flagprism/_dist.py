@@ -86,6 +86,10 @@ ASYNC_BY_NATURE = frozenset({"isend", "irecv", "batch_isend_irecv"})
 BARRIER_TIMEOUT_S = 30.0
 
 
+#: Ranks of one job at most (FP_RANKS_MAX in include/flagprism/ranks.h).
+MAX_RANKS = 65536
+
+
 @dataclass(frozen=True)
 class Job:
     rank: int
@@ -109,7 +113,7 @@ def job() -> Job | None:
     """This process's place in a job, from torchrun's environment; None outside one (RANK or
     WORLD_SIZE unset or unusable)."""
     rank, world = _env_int("RANK"), _env_int("WORLD_SIZE")
-    if rank is None or world is None or world < 1 or not 0 <= rank < world:
+    if rank is None or world is None or not 1 <= world <= MAX_RANKS or not 0 <= rank < world:
         return None
     host = os.environ.get("FLAGPRISM_HOST") or socket.gethostname()
     return Job(rank, world, _env_int("LOCAL_RANK"), _env_int("LOCAL_WORLD_SIZE"), host)
@@ -145,6 +149,16 @@ _barrier: tuple[int, int] | None = None  # (exit clock ns, duration ns) of the c
 _backend: str | None = None  # the default group's backend, once seen
 _barriers_done = 0
 notes: list[str] = []
+
+
+def _boot_id() -> str | None:
+    """The host's boot id: processes that share it share CLOCK_MONOTONIC (Linux); None
+    elsewhere."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def _device() -> str | None:
@@ -191,6 +205,7 @@ def attach(session: int | None) -> None:
         backend=_default_backend(),
         barrier_exit_ns=barrier[0] if barrier else None,
         barrier_ns=barrier[1] if barrier else None,
+        boot_id=_boot_id(),
     )
 
 

@@ -65,6 +65,7 @@ struct input {
 	bool has_rank;
 	int64_t world;
 	char host[128];
+	char boot_id[64];
 	bool has_origin, has_unix, has_barrier;
 	uint64_t origin_ns, origin_unix_ns, barrier_exit_ns, barrier_ns;
 	int64_t align;  /* this rank's time line origin on the common line (method units) */
@@ -157,6 +158,9 @@ static int read_header(const char *name, const struct fp_json_doc *doc, struct i
 	v = fp_json_get(od, "host");
 	if (fp_json_string(v, NULL))
 		snprintf(in->host, sizeof(in->host), "%s", fp_json_string(v, NULL));
+	v = fp_json_get(od, "boot_id");
+	if (fp_json_string(v, NULL))
+		snprintf(in->boot_id, sizeof(in->boot_id), "%s", fp_json_string(v, NULL));
 	in->has_barrier = fp_json_uint64(fp_json_get(od, "barrier_exit_monotonic_ns"),
 					 &in->barrier_exit_ns) &&
 			  fp_json_uint64(fp_json_get(od, "barrier_ns"), &in->barrier_ns);
@@ -460,6 +464,7 @@ static int choose_alignment(struct input *in, size_t n, enum fp_ranks_align want
 			    struct fp_ranks_trace_report *rep, struct fp_diag *diag)
 {
 	bool all_origin = true, all_barrier = true, all_unix = true, one_host = true;
+	bool all_boot = true, one_boot = true;
 	enum fp_ranks_align a = want;
 	int64_t base = INT64_MAX;
 	uint64_t err = 0;
@@ -471,6 +476,10 @@ static int choose_alignment(struct input *in, size_t n, enum fp_ranks_align want
 		all_unix &= in[i].has_unix;
 		if (!in[i].host[0] || strcmp(in[i].host, in[0].host))
 			one_host = false;
+		if (!in[i].boot_id[0])
+			all_boot = false;
+		else if (strcmp(in[i].boot_id, in[0].boot_id))
+			one_boot = false;
 		if (in[i].has_barrier)
 			err = FP_MAX(err, in[i].barrier_ns);
 	}
@@ -481,6 +490,10 @@ static int choose_alignment(struct input *in, size_t n, enum fp_ranks_align want
 			;
 		nhosts += j == i;
 	}
+	/* One boot of one machine is one CLOCK_MONOTONIC; host names stand in where a trace
+	 * has no boot id (containers on different hosts may share a host name). */
+	if (all_boot)
+		one_host = one_boot;
 	if (a == FP_RANKS_ALIGN_AUTO)
 		a = (one_host || n == 1) && all_origin ? FP_RANKS_ALIGN_CLOCK :
 		    all_barrier                        ? FP_RANKS_ALIGN_BARRIER :

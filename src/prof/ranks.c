@@ -180,7 +180,7 @@ size_t fp_ranks_missing(const int64_t *ranks, size_t n, int64_t world_size, int6
 
 struct fp__rank_state {
 	int64_t rank, local_rank, world_size, local_world_size;
-	char *host, *device, *backend;
+	char *host, *device, *backend, *boot_id;
 	bool has_barrier;
 	uint64_t barrier_exit_ns, barrier_ns;
 };
@@ -200,6 +200,7 @@ static void rank_state_free(struct fp__rank_state *r)
 	fp_free(r->host);
 	fp_free(r->device);
 	fp_free(r->backend);
+	fp_free(r->boot_id);
 	fp_free(r);
 }
 
@@ -233,7 +234,7 @@ static int attach_fn(struct fp_prof_session *s, void *arg)
 	r->barrier_exit_ns = ri->barrier_exit_ns;
 	r->barrier_ns = ri->barrier_ns;
 	if (copy_opt(&r->host, ri->host) || copy_opt(&r->device, ri->device) ||
-	    copy_opt(&r->backend, ri->backend)) {
+	    copy_opt(&r->backend, ri->backend) || copy_opt(&r->boot_id, ri->boot_id)) {
 		rank_state_free(r);
 		return FP_ENOMEM;
 	}
@@ -281,6 +282,7 @@ int fp__prof_rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	kv_str(w, "host", r->host);
 	kv_str(w, "device", r->device);
 	kv_str(w, "backend", r->backend);
+	kv_str(w, "boot_id", r->boot_id);
 	fp_jsonw_key(w, "barrier");
 	if (r->has_barrier) {
 		fp_jsonw_object_begin(w);
@@ -304,6 +306,8 @@ int fp__prof_rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	kv_num(w, "world_size", r->world_size);
 	kv_str(w, "host", r->host);
 	kv_str(w, "device", r->device);
+	if (r->boot_id)
+		fp_jsonw_kv_string(w, "boot_id", r->boot_id);
 	if (r->has_barrier) {
 		fp_jsonw_kv_uint(w, "barrier_exit_monotonic_ns", r->barrier_exit_ns);
 		fp_jsonw_kv_uint(w, "barrier_ns", r->barrier_ns);
@@ -395,7 +399,8 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	    (rc = read_int(d, "local_world_size", &out->local_world_size, name, doc, diag)) ||
 	    (rc = read_str(d, "host", out->host, sizeof(out->host), name, doc, diag)) ||
 	    (rc = read_str(d, "device", out->device, sizeof(out->device), name, doc, diag)) ||
-	    (rc = read_str(d, "backend", out->backend, sizeof(out->backend), name, doc, diag)))
+	    (rc = read_str(d, "backend", out->backend, sizeof(out->backend), name, doc, diag)) ||
+	    (rc = read_str(d, "boot_id", out->boot_id, sizeof(out->boot_id), name, doc, diag)))
 		return rc;
 	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
 	    (out->world_size >= 0 && out->rank >= out->world_size))

@@ -129,6 +129,8 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
         assert d["host"] == socket.gethostname()
         assert d["device"] == "cpu" and d["backend"] == "gloo"
         assert d["barrier"]["duration_ns"] > 0
+        if os.path.exists("/proc/sys/kernel/random/boot_id"):
+            assert d["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
         assert md["session"]["name"] == f"out/prof.rank{rank}"
         # the collectives: kind, bytes, the communicator's ranks
         t = nodes(out / f"prof.rank{rank}.hatchet")

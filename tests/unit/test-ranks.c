@@ -286,6 +286,7 @@ TEST(comm_scopes_tree_meta_trace)
 	ri.host = "nodeB";
 	ri.device = "cuda:0";
 	ri.backend = "nccl";
+	ri.boot_id = "boot-1";
 	ri.has_barrier = true;
 	ri.barrier_exit_ns = 123456;
 	ri.barrier_ns = 789;
@@ -336,6 +337,7 @@ TEST(comm_scopes_tree_meta_trace)
 	ASSERT_EQ(fp_json_type(fp_json_get(dist, "local_world_size")), FP_JSON_NULL);
 	ASSERT_STREQ(fp_json_string(fp_json_get(dist, "host"), NULL), "nodeB");
 	ASSERT_STREQ(fp_json_string(fp_json_get(dist, "backend"), NULL), "nccl");
+	ASSERT_STREQ(fp_json_string(fp_json_get(dist, "boot_id"), NULL), "boot-1");
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(dist, "barrier"), "duration_ns"), &x) &&
 	       x == 789);
 	fp_json_doc_free(doc);
@@ -345,6 +347,8 @@ TEST(comm_scopes_tree_meta_trace)
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "rank"), &x) && x == 2);
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "barrier_ns"), &x) &&
 	       x == 789);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_get(root, "otherData"), "boot_id"), NULL),
+		     "boot-1");
 	evs = fp_json_get(root, "traceEvents");
 	for (i = 0; i < fp_json_len(evs); i++) {
 		const struct fp_json_value *e = fp_json_at(evs, i), *args = fp_json_get(e, "args");
@@ -424,6 +428,7 @@ TEST(ranks_read_meta)
 		   "\"time\":{\"origin_monotonic_ns\":500,\"start_unix_ns\":9000},"
 		   "\"distributed\":{\"rank\":1,\"local_rank\":1,\"world_size\":4,"
 		   "\"local_world_size\":null,\"host\":\"h\",\"device\":\"cpu\",\"backend\":null,"
+		   "\"boot_id\":\"b7\","
 		   "\"barrier\":{\"exit_monotonic_ns\":700,\"duration_ns\":30}}}");
 	ASSERT_OK(fp_ranks_read_meta(out_path("p.rank1.hatchet"), &rr, NULL));
 	ASSERT(rr.found);
@@ -432,6 +437,7 @@ TEST(ranks_read_meta)
 	ASSERT_EQ(rr.local_world_size, -1);
 	ASSERT_STREQ(rr.host, "h");
 	ASSERT_STREQ(rr.backend, "");
+	ASSERT_STREQ(rr.boot_id, "b7");
 	ASSERT(rr.has_barrier);
 	ASSERT_UEQ(rr.barrier_ns, 30);
 	ASSERT_UEQ(rr.origin_ns, 500);
@@ -869,6 +875,45 @@ static void expect_bad(const char *text, int status, const char *msg)
 	if (rc != status || !strstr(d.msg, msg))
 		fpt_fail(__FILE__, __LINE__, "%s: got %d \"%s\", want %d \"%s\"", text, rc, d.msg,
 			 status, msg);
+}
+
+/* A trace_text() with a boot id beside its host. */
+static char *with_boot(char *t, const char *host, const char *boot)
+{
+	char key[64], *s = NULL, *at;
+
+	snprintf(key, sizeof(key), "\"host\":\"%s\"", host);
+	at = strstr(t, key);
+	ASSERT_NOT_NULL(at);
+	ASSERT(asprintf(&s, "%.*s%s,\"boot_id\":\"%s\"%s", (int)(at - t), t, key, boot,
+			at + strlen(key)) > 0);
+	free(t);
+	return s;
+}
+
+/* The boot id says who shares a clock; host names stand in only without one. */
+TEST(ranks_merge_traces_boot_id)
+{
+	static const char *const names[] = {"a.json", "b.json"};
+	struct fp_ranks_trace_report rep;
+	struct fp_diag d;
+	char *t[2];
+
+	/* one host name, two boots (containers on two machines): not one clock */
+	t[0] = with_boot(trace_text(0, "h", 1000, 1, 1, 1500, 10, "0"), "h", "boot-a");
+	t[1] = with_boot(trace_text(1, "h", 9000, 1, 1, 9700, 20, "0"), "h", "boot-b");
+	ASSERT_OK(merge_texts(t, names, 2, FP_RANKS_ALIGN_AUTO, NULL, &rep, &d));
+	ASSERT_EQ(rep.used, FP_RANKS_ALIGN_BARRIER);
+	free(t[0]);
+	free(t[1]);
+	/* two host names (aliases), one boot: one clock */
+	t[0] = with_boot(trace_text(0, "h1", 1000, 1, 1, 1500, 10, "0"), "h1", "boot-a");
+	t[1] = with_boot(trace_text(1, "h1.example", 9000, 1, 1, 9700, 20, "0"), "h1.example",
+			 "boot-a");
+	ASSERT_OK(merge_texts(t, names, 2, FP_RANKS_ALIGN_AUTO, NULL, &rep, &d));
+	ASSERT_EQ(rep.used, FP_RANKS_ALIGN_CLOCK);
+	free(t[0]);
+	free(t[1]);
 }
 
 TEST(ranks_merge_traces_bad_input)
