@@ -4,8 +4,9 @@ the gloo backend (CPU tensors), profiled by `flagprism profile` and through the 
 debugged by `flagprism debug --sanitize`: per-rank files and their metadata, collectives in the
 tree and the trace, `flagprism merge` statistics checked against the per-rank inputs, a rank
 slowed on purpose named as the straggler by `flagprism view --ranks`, one merged trace with one
-process per rank on an aligned clock, a killed rank reported missing, and the Debugger's
-summaries merged with every finding naming its rank. Plus, in this process, the per-rank names
+process per rank on an aligned clock, a killed rank reported missing, a rank hanging in a
+collective not stopping the other's profile, and the Debugger's summaries merged with every
+finding naming its rank. Plus, in this process, the per-rank names
 and the torch.distributed hooks on a one-rank gloo group."""
 
 from __future__ import annotations
@@ -235,6 +236,37 @@ def test_four_ranks_api_straggler_and_killed_rank(cli: Path, tmp_path: Path) -> 
     assert merged["otherData"]["missing_ranks"] == "3"
     assert sorted({e["pid"] for e in merged["traceEvents"]}) == [1, 2, 3]
     assert trace_event_check.check_file(str(out / "all.chrome_trace.json")) == []
+
+
+# ---- a rank that hangs: the others' profiles are still written ---------------------------------------
+
+HANG = """\
+import datetime, glob, sys, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3))
+t = torch.ones(4)
+dist.all_reduce(t)
+if dist.get_rank() == 1:
+    # hangs: never joins the next collective; leaves once rank 0 has written its profile
+    deadline = time.monotonic() + 60
+    while not glob.glob("out/*.rank0.meta.json") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sys.exit(0)
+dist.all_reduce(t)  # rank 0 waits for rank 1, which never comes: the group's timeout
+"""
+
+
+def test_hang_in_a_collective_still_writes(cli: Path, tmp_path: Path) -> None:
+    (tmp_path / "hang.py").write_text(HANG)
+    r = torchrun(2, "--no-python", str(cli), "profile", "-n", "out/prof", "hang.py",
+                 cwd=tmp_path)
+    assert r.returncode != 0  # rank 0's collective timed out
+    md = meta(tmp_path / "out" / "prof.rank0.meta.json")
+    assert md["environment"]["script_exit_status"] == "1" and md["incomplete"] is False
+    t = nodes(tmp_path / "out" / "prof.rank0.hatchet")
+    ar = t[("ROOT", "gloo:all_reduce")]
+    assert ar["comm_count"] == 2  # the one that timed out is there, with its wait
+    assert ar["comm_time (ns)"] >= 2.5e9
 
 
 # ---- 2 ranks under `flagprism debug --sanitize` -------------------------------------------------------
