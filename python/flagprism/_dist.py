@@ -82,8 +82,10 @@ COLLECTIVES: dict[str, str | None] = {
 ASYNC_BY_NATURE = frozenset({"isend", "irecv", "batch_isend_irecv"})
 
 #: Seconds a rank waits for the others at the clock barrier before giving up (with a warning;
-#: traces are then aligned on wall clocks). FLAGPRISM_BARRIER_TIMEOUT overrides; 0 disables.
-BARRIER_TIMEOUT_S = 30.0
+#: traces are then aligned on wall clocks). The ranks have just left init_process_group, itself
+#: a rendezvous, so they arrive within moments of each other; a rank waits this long only when
+#: some ranks are not profiled. FLAGPRISM_BARRIER_TIMEOUT overrides; 0 disables the barrier.
+BARRIER_TIMEOUT_S = 10.0
 
 
 #: Ranks of one job at most (FP_RANKS_MAX in include/flagprism/ranks.h).
