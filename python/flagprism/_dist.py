@@ -190,7 +190,16 @@ def _default_backend() -> str | None:
 
 def attach(session: int | None) -> None:
     """Attach this rank's identity (and what is known so far: device, backend, the clock
-    barrier) to a profiling session (None: every open one). Nothing outside a job."""
+    barrier) to a profiling session (None: every open one). Nothing outside a job. Never
+    raises: a session without its identity is better than none (a warning says so)."""
+    try:
+        _attach(session)
+    except Exception as e:  # noqa: BLE001
+        warnings.warn(f"flagprism: the rank's identity could not be recorded: {e}",
+                      RuntimeWarning, stacklevel=2)
+
+
+def _attach(session: int | None) -> None:
     j = job()
     if j is None:
         return

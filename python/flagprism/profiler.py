@@ -278,10 +278,7 @@ def _at_exit() -> None:
             f"flagprism: profiling session(s) {', '.join(map(str, left))} were never finalized; "
             "writing them now, marked incomplete\n"
         )
-        try:
-            _dist.attach(None)
-        except Exception:  # noqa: BLE001 - the files matter more than the identity
-            pass
+        _dist.attach(None)
         _ext.prof_shutdown()
     _profhook.uninstall()
 
@@ -610,8 +607,8 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
             s = _sessions.pop(sid)
             _refresh()
             _dist.uninstall()
+            _dist.attach(sid)  # device, backend and clock barrier, known by now
             try:
-                _dist.attach(sid)  # device, backend and clock barrier, known by now
                 _ext.prof_finalize(sid, output_format or None)
             except Exception as e:  # noqa: BLE001 - finalize the others, then raise the first
                 error = error or e

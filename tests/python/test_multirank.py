@@ -389,3 +389,28 @@ def test_collective_hooks_one_rank_group(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert asyncs == [False, True]
     md = meta(tmp_path / "p.rank0.meta.json")["distributed"]
     assert md["backend"] == "gloo" and md["barrier"] is not None and md["world_size"] == 1
+
+
+def test_identity_that_cannot_be_recorded_warns(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """A session whose rank identity cannot be attached still profiles and writes its files."""
+    import flagprism.profiler as profiler
+    from flagprism import _dist, _ext
+
+    class Broken:
+        def __getattr__(self, name: str) -> Any:
+            if name == "ranks_attach":
+                def fail(*a: Any, **k: Any) -> None:
+                    raise ValueError("no")
+                return fail
+            return getattr(_ext, name)
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(_dist, "_x", lambda: Broken())
+    with pytest.warns(RuntimeWarning, match="identity could not be recorded: no"):
+        sid = profiler.start(str(tmp_path / "p"))
+    with pytest.warns(RuntimeWarning, match="identity could not be recorded"):
+        paths = profiler.finalize(sid)
+    assert str(tmp_path / "p.rank1.hatchet") in paths
+    assert "distributed" not in meta(tmp_path / "p.rank1.meta.json")
