@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <flagprism/comm.h>
 #include <flagprism/json.h>
 #include <flagprism/ranks.h>
 #include <flagprism/strbuf.h>
@@ -718,6 +719,92 @@ static int write_job(struct fp_calltree *o, const int64_t *ranks, size_t n, int6
 	return rc;
 }
 
+/*
+ * A rank's kernel time outside collectives: the root's "time (ns)" total less the totals of the
+ * collective library's kernel nodes (the outermost ones). A rank waiting for a straggler waits
+ * inside those kernels (NCCL's spin until the peers' data arrives), so this, not the whole time,
+ * names the straggler. *has is false when the tree has no "time (ns)". FP_OK or FP_ENOMEM.
+ */
+static int compute_time(const struct fp_calltree *t, double *out, bool *has)
+{
+	uint32_t m;
+	size_t i;
+	uint8_t *inside;
+	const struct fp__ct_cell *c;
+
+	*out = 0;
+	*has = fp_calltree_metric_find(t, "time (ns)", 9, &m) == FP_OK;
+	if (!*has)
+		return FP_OK;
+	c = fp__calltree_cell(t, FP_CALLTREE_ROOT, m);
+	*out = c ? c->total : 0;
+	inside = fp_calloc(t->count ? t->count : 1, 1);
+	if (!inside)
+		return FP_ENOMEM;
+	for (i = 1; i < t->count; i++) { /* a child's id is larger than its parent's */
+		const struct fp__ct_node *n = fp__ct_node(t, (uint32_t)i);
+		size_t len;
+		const char *name = fp_intern_str(t->names, n->frame, &len);
+
+		if (inside[n->parent]) {
+			inside[i] = 1;
+		} else if (name && fp_comm_kernel_parse(name, len, NULL)) {
+			inside[i] = 1;
+			c = fp__calltree_cell(t, (uint32_t)i, m);
+			*out -= c ? c->total : 0;
+		}
+	}
+	fp_free(inside);
+	return FP_OK;
+}
+
+/* Each rank's compute time as the root's "compute_time (ns)" and its statistics. */
+static int write_compute_time(struct fp_calltree *o, struct fp_calltree *const *in,
+			      const int64_t *ranks, size_t n)
+{
+	static const char *const names[] = {"compute_time (ns)", "compute_time (ns) (min)",
+					    "compute_time (ns) (max)", "compute_time (ns) (sum)",
+					    "compute_time (ns) (max rank) (pty)"};
+	double v, sum = 0, lo = 0, hi = 0;
+	int64_t best = -1;
+	uint32_t m;
+	size_t i, k;
+	bool has;
+	int rc;
+
+	for (i = 0; i < n; i++) /* a merged profile merged again keeps its own */
+		if (fp_calltree_metric_find(in[i], names[0], strlen(names[0]), &m) == FP_OK)
+			return FP_OK;
+	for (i = 0; i < n; i++) {
+		rc = compute_time(in[i], &v, &has);
+		if (rc)
+			return rc;
+		if (!has)
+			return FP_OK; /* no times: nothing to say */
+		sum += v;
+		if (i == 0 || v < lo)
+			lo = v;
+		if (i == 0 || v > hi || (v == hi && ranks[i] < best)) {
+			hi = v;
+			best = ranks[i];
+		}
+	}
+	for (k = 0; k < FP_ARRAY_SIZE(names); k++) {
+		double x = k == 0 ? sum / (double)n :
+			   k == 1 ? lo :
+			   k == 2 ? hi :
+			   k == 3 ? sum :
+				    (double)best;
+
+		rc = fp_calltree_metric_auto(o, names[k], strlen(names[k]), &m);
+		if (!rc)
+			rc = fp_calltree_add_metric(o, FP_CALLTREE_ROOT, m, x);
+		if (rc)
+			return rc;
+	}
+	return FP_OK;
+}
+
 int fp_ranks_merge(struct fp_calltree *const *in, const int64_t *ranks, size_t n,
 		   int64_t world_size, struct fp_calltree **out)
 {
@@ -770,6 +857,8 @@ int fp_ranks_merge(struct fp_calltree *const *in, const int64_t *ranks, size_t n
 		rc = rmerge_finish(&m);
 	if (!rc)
 		rc = write_job(m.o, ranks, n, world_size);
+	if (!rc)
+		rc = write_compute_time(m.o, in, ranks, n);
 	if (!rc)
 		rc = fp_calltree_finalize(m.o);
 fail:

@@ -80,6 +80,36 @@ static int cmp_ratio(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/*
+ * The straggler by compute time (fp_ranks_merge(): kernel time outside collective kernels, in
+ * which the other ranks wait for it): the rank of the max of the root's "compute_time (ns)".
+ * False (and nothing printed) when the profile has none.
+ */
+static bool compute_straggler(const struct fp_calltree *t, FILE *f)
+{
+	uint32_t mmean, mmax, mrank;
+	char a[32], b[32], c[32];
+	double mean, max, rank;
+
+	if (fp_calltree_metric_find(t, "compute_time (ns)", 17, &mmean) != FP_OK ||
+	    find(t, "compute_time (ns)", " (max)", &mmax) != FP_OK ||
+	    find(t, "compute_time (ns)", " (max rank) (pty)", &mrank) != FP_OK)
+		return false;
+	mean = value(t, FP_CALLTREE_ROOT, mmean);
+	max = value(t, FP_CALLTREE_ROOT, mmax);
+	rank = value(t, FP_CALLTREE_ROOT, mrank);
+	if (isnan(mean) || isnan(max) || isnan(rank))
+		return false;
+	fmt(max, 1e-6, a);
+	fmt(mean, 1e-6, b);
+	fmt(mean > 0 ? max / mean : NAN, 1, c);
+	fprintf(f,
+		"straggler: rank %.0f (compute time/ms %s, the kernel time outside collectives; "
+		"mean %s, max/mean %s)\n",
+		rank, a, b, c);
+	return true;
+}
+
 static void put_tree_name(FILE *f, const struct row *r, uint8_t *last, int format)
 {
 	char name[512];
@@ -109,6 +139,7 @@ int fp_ranks_view_render(struct fp_calltree *t, const struct fp_ranks_view_optio
 	size_t i, n, w[5] = {0}, ntop = 0, mlen;
 	double scale = 1, root_max = NAN;
 	uint32_t maxd = 0;
+	bool said;
 	int rc;
 
 	if (!t || !f)
@@ -253,7 +284,8 @@ int fp_ranks_view_render(struct fp_calltree *t, const struct fp_ranks_view_optio
 		    (isnan(root_max) || r->max >= TOP_MIN_SHARE * root_max))
 			top[ntop++] = &rows[i];
 	}
-	for (i = 0; i < n; i++) {
+	said = !strcmp(metric, "time (ns)") && compute_straggler(t, f);
+	for (i = 0; !said && i < n; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->node != FP_CALLTREE_ROOT)

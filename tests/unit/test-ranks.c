@@ -474,6 +474,8 @@ TEST(ranks_read_meta)
 	cleanup_dir();
 }
 
+static char *render(struct fp_calltree *t, const char *metric, int *rc);
+
 /* ---- merging profiles ------------------------------------------------------------------------- */
 
 /* A rank's tree: ROOT/step/k (time t_k, count 1), ROOT/step/coll (comm_time c), an exclusive
@@ -574,6 +576,63 @@ TEST(ranks_merge_statistics)
 	cleanup_dir();
 }
 
+/* ROOT/step/{k (time k_ns), nccl:all_reduce/ncclDevKernel_AllReduce_Sum_f32_RING_LL (wait_ns)} */
+static struct fp_calltree *gpu_rank_tree(double k_ns, double wait_ns)
+{
+	struct fp_calltree *t = fp_calltree_new(NULL);
+	uint32_t f[3], n, mt;
+
+	ASSERT_NOT_NULL(t);
+	ASSERT_OK(fp_calltree_metric_auto(t, "time (ns)", 9, &mt));
+	ASSERT_OK(fp_calltree_intern(t, "step", 4, &f[0]));
+	ASSERT_OK(fp_calltree_intern(t, "k", 1, &f[1]));
+	ASSERT_OK(fp_calltree_add_path(t, f, 2, &n));
+	ASSERT_OK(fp_calltree_add_metric(t, n, mt, k_ns));
+	ASSERT_OK(fp_calltree_intern(t, "nccl:all_reduce", 15, &f[1]));
+	ASSERT_OK(fp_calltree_intern(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 39, &f[2]));
+	ASSERT_OK(fp_calltree_add_path(t, f, 3, &n));
+	ASSERT_OK(fp_calltree_add_metric(t, n, mt, wait_ns));
+	return t;
+}
+
+/* On GPUs the fast rank waits inside NCCL's kernel: its whole time can be the largest, its
+ * compute time is not, and the straggler is named by compute time. */
+TEST(ranks_merge_compute_time)
+{
+	static const int64_t ranks[] = {0, 1};
+	struct fp_calltree *in[2], *m = NULL;
+	char *text;
+	int rc;
+
+	in[0] = gpu_rank_tree(100e6, 320e6); /* fast, waits 320 ms for rank 1 */
+	in[1] = gpu_rank_tree(400e6, 10e6);  /* slow */
+	ASSERT_OK(fp_ranks_merge(in, ranks, 2, 2, &m));
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "time (ns) (max rank) (pty)"), 0);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "compute_time (ns) (max rank) (pty)"), 1);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "compute_time (ns)"), 250e6);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "compute_time (ns) (min)"), 100e6);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "compute_time (ns) (max)"), 400e6);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "compute_time (ns) (sum)"), 500e6);
+	text = render(m, NULL, &rc);
+	ASSERT_OK(rc);
+	if (!strstr(text, "straggler: rank 1 (compute time/ms 400, the kernel time outside "
+			  "collectives; mean 250, max/mean 1.6)\n"))
+		fpt_fail(__FILE__, __LINE__, "view:\n%s", text);
+	free(text);
+	/* merged again: its compute time is kept, not added to */
+	{
+		struct fp_calltree *again = NULL;
+		static const int64_t one[] = {0};
+
+		ASSERT_OK(fp_ranks_merge(&m, one, 1, 1, &again));
+		ASSERT_DEQ(val(again, FP_CALLTREE_ROOT, "compute_time (ns)"), 250e6);
+		fp_calltree_free(again);
+	}
+	fp_calltree_free(m);
+	fp_calltree_free(in[0]);
+	fp_calltree_free(in[1]);
+}
+
 static int merge_run(void *arg)
 {
 	static const int64_t ranks[] = {1, 0};
@@ -645,7 +704,9 @@ TEST(ranks_view)
 	text = render(m, NULL, &rc);
 	ASSERT_OK(rc);
 	ASSERT(strstr(text, "ranks: 0-2 of world size 3; missing: none\n") != NULL);
-	if (!strstr(text, "straggler: rank 2 (time/ms 400; mean 200, max/mean 2)\n") ||
+	if (!strstr(text,
+		    "straggler: rank 2 (compute time/ms 400, the kernel time outside collectives; mean "
+		    "200, max/mean 2)\n") ||
 	    !strstr(text, "       2         2  \u2502  \u251c\u2500 k\n") ||
 	    !strstr(text, "     n/a       n/a  \u2502  \u2514\u2500 gloo:all_reduce\n") ||
 	    !strstr(text, "       2  rank 2     k (max 400, mean 200)\n"))
