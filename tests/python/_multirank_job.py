@@ -4,7 +4,7 @@ the gloo backend with CPU tensors on the Triton interpreter: each step launches 
 and does an all_reduce and an all_gather_into_tensor. Environment knobs:
 
 MR_STEPS     steps (default 2)
-MR_SLOW      the rank that launches its kernel 8 times per step (the straggler); default none
+MR_SLOW      the rank that launches its kernel 16 times per step (the straggler); default none
 MR_API       a profile name: profile through the Python API (profiler.start(MR_API)) instead of
              `flagprism profile`
 MR_KILL      the rank that kills itself (SIGKILL) once every other rank's meta file exists in
@@ -55,7 +55,7 @@ def main() -> int:
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     n = 2048
-    repeat = 8 if rank == env_int("MR_SLOW") else 1
+    repeat = 16 if rank == env_int("MR_SLOW") else 1
     x = torch.ones(n)
     out = torch.empty(n)
     msg = torch.ones(256)
