@@ -66,11 +66,16 @@ FP_EXTERN void fp_dbg_summary_clear(struct fp_dbg_summary *s);
 /**
  * Set a top-level string field written into summary.json/.txt: "mode" (markers, sanitize,
  * check), "checks", "command", "output_dir", "incomplete" (why the summary is partial: a signal,
- * an exception; NULL clears it). Unknown keys return FP_EINVAL. The value is copied.
+ * an exception; NULL clears it), and in a multi-process job "host" and "device" (written in the
+ * "distributed" object with the rank). Unknown keys return FP_EINVAL. The value is copied.
  */
 FP_EXTERN int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *value);
 
-/** Set an integer field: "exit_status" (of the program; absent until set). FP_EINVAL otherwise. */
+/**
+ * Set an integer field: "exit_status" (of the program; absent until set), or in a multi-process
+ * job "rank", "local_rank", "world_size" (-1: unknown; "distributed" is written once "rank" is
+ * set, see fp_ranks_merge_summaries() in <flagprism/ranks.h>). FP_EINVAL otherwise.
+ */
 FP_EXTERN int fp_dbg_summary_set_int(struct fp_dbg_summary *s, const char *key, int64_t value);
 
 /**

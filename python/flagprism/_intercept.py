@@ -88,6 +88,7 @@ class _Site:
 _lock = threading.RLock()
 _sites: dict[str, _Site] = {}
 _tls = threading.local()
+_import_callbacks: dict[str, list[Callable[[Any], None]]] = {}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -282,10 +283,20 @@ def _patch(s: _Site) -> None:
         s.pending = False
 
 
+def on_import(module: str, fn: Callable[[Any], None]) -> None:
+    """Call fn(module object) once, right after `module` is first imported (for hooks on module
+    functions rather than methods: torch.distributed's collectives, _dist.py). A module imported
+    already is not watched: the caller patches it itself."""
+    with _lock:
+        _import_callbacks.setdefault(module, []).append(fn)
+        _Finder.watch(module)
+
+
 def _imported(module: str) -> None:
     """A watched module finished importing: patch the sites waiting for it."""
     with _lock:
         _Finder.forget(module)
+        callbacks = _import_callbacks.pop(module, [])
         for s in _sites.values():
             if s.module == module and s.handles and s.pending:
                 s.pending = False
@@ -294,6 +305,10 @@ def _imported(module: str) -> None:
                     s.dispatch = _compose(s.orig_fn, s.handles)
                 for h in s.handles:
                     h.note = s.note
+    mod = sys.modules.get(module)
+    for fn in callbacks:
+        if mod is not None:
+            fn(mod)
 
 
 def status() -> dict[str, str | None]:

@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _dbgexport, _intercept, _launch, _paths, _regs, _rewrite, _warps
+from flagprism import _dbgexport, _dist, _intercept, _launch, _paths, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -193,7 +193,7 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
             kre = re.compile(kernel)
         except (re.error, TypeError) as e:
             raise ValueError(f"kernel must be a regular expression, got {kernel!r}: {e}") from None
-    cfg = _Config(output_dir=_check_output_dir(output_dir), record_capacity=_check_capacity("record_capacity", record_capacity),
+    cfg = _Config(output_dir=_dist.output_dir(_check_output_dir(output_dir)), record_capacity=_check_capacity("record_capacity", record_capacity),
                   export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
                   dump_capacity=_check_capacity("dump_capacity", dump_capacity),
                   twin_num_warps=_warps.check_setting(twin_num_warps),
@@ -339,6 +339,8 @@ def write_summary(output_dir: str | os.PathLike[str] | None = None) -> tuple[str
     with _lock:
         out = os.fspath(output_dir) if output_dir is not None else _config.output_dir
     _dbgexport.drain()
+    _dist.describe_summary(_summary_obj())  # its rank, in a multi-process job
+    os.makedirs(out, exist_ok=True)
     _ext.debug_summary_write(_summary_obj(), out)
     return os.path.join(out, "summary.json"), os.path.join(out, "summary.txt")
 
@@ -1067,6 +1069,7 @@ def _cli_begin(options: dict[str, str]) -> None:
               all_reports=True if options.get("all-reports", "0") == "1" else None,
               max_reports=int(maxr) if maxr else None, kernel=options.get("kernel") or None,
               launch=options.get("launch") or None)
+    out = _config.output_dir  # out/rank<R> in a torchrun job
     clear_exported_runs()
     _sanitize_skipped.clear()
     _warned.clear()

@@ -28,7 +28,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from flagprism import _ext, _profhook, _timeline
+from flagprism import _dist, _ext, _profhook, _timeline
 
 __all__ = [
     "DEFAULT_PROFILE_NAME",
@@ -291,6 +291,7 @@ def _at_exit() -> None:
             f"flagprism: profiling session(s) {', '.join(map(str, left))} were never finalized; "
             "writing them now, marked incomplete\n"
         )
+        _dist.attach(None)
         _ext.prof_shutdown()
     _profhook.uninstall()
 
@@ -517,6 +518,7 @@ def start(
         )
         try:
             _environment(sid, be, notes, fallback)
+            _dist.attach(sid)
             if instrumentation:
                 _ext.prof_set_meta(sid, "intra_kernel", _timeline.describe(s))
         except BaseException:
@@ -526,6 +528,7 @@ def start(
             raise
         _sessions[sid] = s
         _refresh()
+        _dist.install()
         if not _atexit_registered:
             atexit.register(_at_exit)
             _atexit_registered = True
@@ -547,6 +550,7 @@ def _check_name_path(name: Any) -> str:
         raise TypeError(f"name must be a str path or os.PathLike of str, not {type(path).__name__}")
     if not path or "\0" in path:
         raise ValueError(f"name must be a non-empty path without NUL characters, got {path!r}")
+    path = _dist.output_name(path)  # out/prof.rank<R> in a torchrun job
     full = os.path.abspath(path)
     for s in _sessions.values():
         if os.path.abspath(s.name) == full:
@@ -639,6 +643,8 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
             s = _sessions.pop(sid)
             _finalized.add(sid)
             _refresh()
+            _dist.uninstall()
+            _dist.attach(sid)  # device, backend and clock barrier, known by now
             try:
                 running = _profhook.session_closing(s)
                 if running:

@@ -7,8 +7,10 @@
  * (pid, tid, start, longer first) so the file is deterministic. Viewers need the slices of one
  * track to nest strictly; a slice that partially overlaps another on its stream (kernels may, on
  * a GPU) moves to an extra track of that stream, "stream N (overlap k)", instead of being drawn
- * wrong or dropped. It does not write flow arrows or counters; docs/profiler-formats.md has the
- * layout.
+ * wrong or dropped. Collectives get tracks of their own (comm.c records them): a thread's
+ * torch.distributed calls on "thread N collectives", a collective library's kernels on "stream N
+ * communication", apart from compute. It does not write flow arrows or counters;
+ * docs/profiler-formats.md has the layout.
  */
 #include "fp-setup.h"
 
@@ -203,8 +205,20 @@ static void write_names(struct fp_prof_session *s, struct fp_jsonw *w, const str
 		}
 		if (new_pid || keys[i - 1].tid != k->tid) {
 			uint64_t lane = (k->tid - k->track) >> LANE_SHIFT;
+			bool comm = (k->track & FP__TRACK_COMM) && r->kind != FP__TRACE_ISCOPE;
 
-			if (r->kind == FP__TRACE_ISCOPE) {
+			if (comm) {
+				const char *what = k->pid == HOST_PID ? "thread" : "stream";
+				const char *track =
+					k->pid == HOST_PID ? "collectives" : "communication";
+				uint64_t t = k->track & ~FP__TRACK_COMM;
+
+				len = lane ? snprintf(buf, sizeof(buf),
+						      "%s %" PRIu64 " %s (overlap %" PRIu64 ")",
+						      what, t, track, lane) :
+					     snprintf(buf, sizeof(buf), "%s %" PRIu64 " %s", what,
+						      t, track);
+			} else if (r->kind == FP__TRACE_ISCOPE) {
 				bool sm = k->track < FP__TL_TRACK_PROGRAM;
 				uint64_t t =
 					k->track - (sm ? FP__TL_TRACK_SM : FP__TL_TRACK_PROGRAM);
@@ -290,11 +304,32 @@ static int assign_lanes(struct fp_prof_session *s, struct key *keys, size_t n)
 	return FP_OK;
 }
 
+/* A collective's arguments: its bytes, communicator and kind (from its node). `*ranks` caches
+ * the id of the "comm_ranks (pty)" metric (FP_CALLTREE_NONE until looked up). */
+static void write_comm_args(struct fp_prof_session *s, const struct fp__trace_rec *r,
+			    struct fp_jsonw *w, uint32_t *ranks)
+{
+	struct fp_calltree_value v;
+
+	fp_jsonw_kv_uint(w, "bytes", r->correlation);
+	if (r->grid[0])
+		fp_jsonw_kv_uint(w, "group_size", r->grid[0]);
+	if (*ranks == FP_CALLTREE_NONE &&
+	    fp_calltree_metric_find(s->tree, "comm_ranks (pty)", 16, ranks) != FP_OK)
+		*ranks = FP_CALLTREE_NONE - 1; /* none in this tree */
+	if (*ranks < FP_CALLTREE_NONE - 1 &&
+	    fp_calltree_get(s->tree, r->node, *ranks, &v) == FP_OK && v.is_string) {
+		fp_jsonw_key(w, "ranks");
+		fp_jsonw_string_n(w, v.str, v.str_len);
+	}
+	fp_jsonw_kv_bool(w, "async", r->grid[1] != 0);
+}
+
 int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 {
 	struct names nm;
 	struct key *keys = NULL;
-	uint32_t *stack = NULL;
+	uint32_t *stack = NULL, comm_ranks = FP_CALLTREE_NONE;
 	size_t i, stack_alloc = 0;
 	int rc = FP_OK;
 
@@ -308,11 +343,15 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		const struct fp__trace_rec *r = fp__trace_at(s, i);
 		uint64_t b = rel(s, r->begin), e = rel(s, r->end);
 
-		keys[i].pid = r->kind == FP__TRACE_SCOPE ? HOST_PID :
-							   DEVICE_PID_BASE + (uint64_t)r->device_id;
+		keys[i].pid = r->kind == FP__TRACE_SCOPE || r->kind == FP__TRACE_COMM ?
+				      HOST_PID :
+				      DEVICE_PID_BASE + (uint64_t)r->device_id;
 		keys[i].tid = r->kind == FP__TRACE_SCOPE  ? r->tid :
+			      r->kind == FP__TRACE_COMM   ? FP__TRACK_COMM | r->tid :
 			      r->kind == FP__TRACE_ISCOPE ? r->correlation :
 							    r->stream;
+		if (r->kind == FP__TRACE_KERNEL && fp__prof_comm_kernel_node(s, r->node))
+			keys[i].tid |= FP__TRACK_COMM;
 		keys[i].begin = b;
 		keys[i].neg_dur = UINT64_MAX - (e - b);
 		keys[i].track = keys[i].tid;
@@ -346,6 +385,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_string(w, "clock", "CLOCK_MONOTONIC");
 	fp_jsonw_kv_uint(w, "origin_monotonic_ns", s->origin_ns);
 	fp_jsonw_kv_uint(w, "dropped_records", s->st.dropped_trace);
+	fp__prof_rank_write_trace(s, w);
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "traceEvents");
 	fp_jsonw_array_begin(w);
@@ -369,6 +409,7 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 		fp_jsonw_kv_string(w, "cat",
 				   r->kind == FP__TRACE_SCOPE  ? "scope" :
 				   r->kind == FP__TRACE_ISCOPE ? "kernel_scope" :
+				   r->kind == FP__TRACE_COMM   ? "collective" :
 								 "kernel");
 		fp_jsonw_kv_uint(w, "pid", keys[i].pid);
 		fp_jsonw_kv_uint(w, "tid", keys[i].tid);
@@ -398,6 +439,8 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 			fp_jsonw_array_end(w);
 			fp_jsonw_kv_uint(w, "stream", r->stream);
 			write_node_strings(s->tree, r->node, name, name_len, nm.vals, w);
+		} else if (r->kind == FP__TRACE_COMM) {
+			write_comm_args(s, r, w, &comm_ranks);
 		} else if (r->kind == FP__TRACE_ISCOPE) {
 			fp_jsonw_kv_uint(w, "program", r->grid[0]);
 			fp_jsonw_kv_uint(w, "smid", r->grid[1]);

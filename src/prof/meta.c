@@ -147,6 +147,7 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_object_end(w);
 
 	fp__prof_tl_write_meta(s, w);
+	fp__prof_rank_write_meta(s, w);
 	fp_jsonw_kv_bool(w, "incomplete", s->nincomplete > 0);
 	fp_jsonw_key(w, "incomplete_reasons");
 	fp_jsonw_array_begin(w);

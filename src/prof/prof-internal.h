@@ -46,7 +46,13 @@ struct fp__prof_scope {
 	uint32_t node;  /* ROOT / scopes... up to this one */
 	uint64_t begin;
 	unsigned flags;
+	uint32_t comm_group; /* collective scopes (comm.c): communicator size */
+	uint64_t comm_bytes; /* collective scopes: the call's bytes */
 };
+
+/* fp__prof_scope.flags bit of a collective scope (comm.c); beside FP_PROF_SCOPE_CPU_TIME. */
+#define FP__PROF_SCOPE_COMM (1u << 30)
+#define FP__PROF_SCOPE_COMM_ASYNC (1u << 29)
 
 struct fp__prof_thread {
 	uint32_t tid; /* process-wide thread index, 1-based */
@@ -58,9 +64,15 @@ struct fp__prof_thread {
 enum fp__trace_kind {
 	FP__TRACE_KERNEL = 1,
 	FP__TRACE_SCOPE = 2,
-	FP__TRACE_ISCOPE = 3 /* intra-kernel scope slice (timeline-session.c): stream = timeline
-			      * launch index, correlation = track id, grid = program, smid, depth */
+	FP__TRACE_ISCOPE = 3, /* intra-kernel scope slice (timeline-session.c): stream = timeline
+			       * launch index, correlation = track id, grid = program, smid, depth */
+	FP__TRACE_COMM = 4    /* collective scope (comm.c): tid = thread, correlation = bytes,
+			       * grid[0] = communicator size, grid[1] = 1 for async calls */
 };
+
+/* The trace writer's track of a thread's collectives and of a stream's collective kernels:
+ * this bit added to the thread index or stream id (below the overlap lanes' bits). */
+#define FP__TRACK_COMM ((uint64_t)1 << 30)
 
 /* Track ids of intra-kernel slices (the trace writer names them "SM n" / "program n"). */
 #define FP__TL_TRACK_SM ((uint64_t)1 << 28)
@@ -152,7 +164,9 @@ struct fp_prof_session {
 	size_t nincomplete;
 	char *written[4]; /* writer names written successfully (static strings) */
 	size_t nwritten;
-	struct fp__tl_state *tl; /* intra-kernel timelines (timeline-session.c), NULL if none */
+	struct fp__tl_state *tl;     /* intra-kernel timelines (timeline-session.c), NULL if none */
+	struct fp__comm_state *comm; /* collective kernels and scopes (comm.c), NULL if none */
+	struct fp__rank_state *rank; /* the rank's identity (ranks.c), NULL outside a job */
 };
 
 static inline struct fp__trace_rec *fp__trace_at(const struct fp_prof_session *s, size_t i)
@@ -182,6 +196,39 @@ void fp__prof_tl_release(struct fp_prof_session *s);
 void fp__prof_tl_align(struct fp_prof_session *s);
 /* The metadata's "intra_kernel" member (nothing without timelines). */
 int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
+
+/* ---- comm.c: collectives -------------------------------------------------------------------- */
+
+struct fp__comm_state;
+struct fp_comm_call;
+void fp__prof_comm_release(struct fp_prof_session *s);
+/* The node a kernel (process-wide name id) is filed under, given the node `base` its launch
+ * context gives: `base` itself, or for a collective library's kernel launched outside a
+ * collective scope, its group "nccl:<Kind>" below `base`. Session lock held. */
+int fp__prof_comm_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base, uint32_t *out);
+/* A collective scope was just pushed (sc is its stack entry): metrics of its node. */
+int fp__prof_comm_opened(struct fp_prof_session *s, struct fp__prof_scope *sc,
+			 const struct fp_comm_call *c);
+/* A collective scope was just popped on thread `tid` at `now`: its time and trace slice. */
+int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct fp__prof_scope *sc,
+			 uint64_t now);
+/* True when a trace record's node is a collective library's kernel (the trace writer). */
+bool fp__prof_comm_kernel_node(struct fp_prof_session *s, uint32_t node);
+
+/* session.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
+ * each targeted session), and close the innermost scope only if it is one. */
+int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
+			      const struct fp_comm_call *c);
+int fp__prof_scope_exit_comm(int session, struct fp_diag *diag);
+
+/* ---- ranks.c: the rank's identity ------------------------------------------------------------ */
+
+struct fp__rank_state;
+void fp__prof_rank_release(struct fp_prof_session *s);
+/* The metadata's "distributed" member (nothing outside a job). */
+int fp__prof_rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
+/* The trace's otherData members for the trace merger (nothing outside a job). */
+int fp__prof_rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w);
 
 /* ---- writers -------------------------------------------------------------------------------- */
 

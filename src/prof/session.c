@@ -102,6 +102,8 @@ static void session_free(struct fp_prof_session *s)
 		fp_free(s->env_values[i]);
 	}
 	fp__prof_tl_release(s);
+	fp__prof_comm_release(s);
+	fp__prof_rank_release(s);
 	fp_free(s->name);
 	fp_free(s->hook);
 	pthread_mutex_destroy(&s->lock);
@@ -608,6 +610,9 @@ static int sess_launch_node(struct fp_prof_session *s, const struct fp_prof_laun
 		if (rc)
 			return rc;
 	}
+	rc = fp__prof_comm_base(s, l->kernel, base, &base);
+	if (rc)
+		return rc;
 	return sess_kernel_node(s, base, l->kernel, node);
 }
 
@@ -1060,6 +1065,8 @@ struct scope_arg {
 	struct fp_diag *diag;
 	bool diag_set;
 	double value;
+	const struct fp_comm_call *comm; /* entering a collective scope (comm.c) */
+	bool comm_only;                  /* exiting: only a collective scope may be closed */
 };
 
 static int scope_enter_fn(struct fp_prof_session *s, void *argp)
@@ -1090,21 +1097,39 @@ static int scope_enter_fn(struct fp_prof_session *s, void *argp)
 	rc = fp_calltree_child(s->tree, parent, frame, &node);
 	if (rc)
 		return rc;
+	memset(&th->stack[th->depth], 0, sizeof(th->stack[th->depth]));
 	th->stack[th->depth].frame = frame;
 	th->stack[th->depth].node = node;
 	th->stack[th->depth].begin = a->now;
 	th->stack[th->depth].flags = a->flags;
 	th->depth++;
-	return FP_OK;
+	if (a->comm) {
+		rc = fp__prof_comm_opened(s, &th->stack[th->depth - 1], a->comm);
+		if (rc)
+			th->depth--;
+	}
+	return rc;
 }
 
 int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flags)
 {
-	struct scope_arg a = {.name = name, .len = len, .flags = flags};
+	struct scope_arg a = {.name = name, .len = len, .flags = flags & FP_PROF_SCOPE_CPU_TIME};
 	int rc;
 
 	if (!name && len)
 		return FP_EINVAL;
+	a.now = fp_prof_clock_ns();
+	rc = for_sessions(session, scope_enter_fn, &a);
+	lctx_refresh();
+	return rc;
+}
+
+int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
+			      const struct fp_comm_call *c)
+{
+	struct scope_arg a = {.name = name, .len = len, .flags = FP__PROF_SCOPE_COMM, .comm = c};
+	int rc;
+
 	a.now = fp_prof_clock_ns();
 	rc = for_sessions(session, scope_enter_fn, &a);
 	lctx_refresh();
@@ -1123,6 +1148,19 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 		return FP_OK;
 	}
 	top = th->stack[th->depth - 1];
+	if (a->comm_only && !(top.flags & FP__PROF_SCOPE_COMM)) {
+		size_t tlen;
+		const char *tname = fp_calltree_frame_name(s->tree, top.frame, &tlen);
+
+		if (!a->diag_set) {
+			a->diag_set = true;
+			fp_diag_set(a->diag, FP_ESTATE, 0,
+				    "collective exit: the innermost open scope '%.*s' is not a "
+				    "collective",
+				    (int)FP_MIN(tlen, 100), tname);
+		}
+		return FP_ESTATE;
+	}
 	if (a->name) {
 		size_t tlen;
 		const char *tname = fp_calltree_frame_name(s->tree, top.frame, &tlen);
@@ -1145,6 +1183,11 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 		return FP_OK;
 	}
 	s->st.scopes++;
+	if (top.flags & FP__PROF_SCOPE_COMM) {
+		if (fp__prof_comm_closed(s, th->tid, &top, a->now))
+			s->st.failed++;
+		return FP_OK;
+	}
 	if (top.flags & FP_PROF_SCOPE_CPU_TIME)
 		rc = add_slot(s, top.node, FP__M_CPU_TIME,
 			      a->now >= top.begin ? (double)(a->now - top.begin) : 0);
@@ -1172,6 +1215,17 @@ int fp_prof_scope_exit(int session, const char *name, size_t len, struct fp_diag
 
 	if (!name && len)
 		return FP_EINVAL;
+	a.now = fp_prof_clock_ns();
+	rc = for_sessions(session, scope_exit_fn, &a);
+	lctx_refresh();
+	return rc;
+}
+
+int fp__prof_scope_exit_comm(int session, struct fp_diag *diag)
+{
+	struct scope_arg a = {.diag = diag, .comm_only = true};
+	int rc;
+
 	a.now = fp_prof_clock_ns();
 	rc = for_sessions(session, scope_exit_fn, &a);
 	lctx_refresh();
@@ -1897,6 +1951,8 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 		rc = sess_callpath_node(s, cur, ev->callpath, &cur);
 	if (!rc && ist != FP_CALLTREE_NONE) /* the state right above the kernel */
 		rc = fp_calltree_child(s->tree, cur, ist, &cur);
+	if (!rc)
+		rc = fp__prof_comm_base(s, ev->kernel, cur, &cur);
 	if (!rc)
 		rc = sess_kernel_node(s, cur, ev->kernel, out);
 	return rc;

@@ -85,6 +85,9 @@ struct fp_dbg_summary {
 	char *mode, *checks, *command, *output_dir, *incomplete;
 	bool has_exit;
 	int64_t exit_status;
+	/* the rank in a multi-process job (-1: not set), written as "distributed" */
+	int64_t rank, local_rank, world_size;
+	char *host, *device;
 };
 
 static const char *const status_names[FP_DBG_LAUNCH_NSTATUS] = {
@@ -123,6 +126,7 @@ int fp_dbg_summary_new(struct fp_dbg_summary **out)
 	fp_hashmap_init(&s->reason_ix);
 	fp_hashmap_init(&s->finding_ix);
 	fp_hashmap_init(&s->unobs_ix);
+	s->rank = s->local_rank = s->world_size = -1;
 	*out = s;
 	return FP_OK;
 
@@ -176,6 +180,8 @@ void fp_dbg_summary_free(struct fp_dbg_summary *s)
 	fp_free(s->command);
 	fp_free(s->output_dir);
 	fp_free(s->incomplete);
+	fp_free(s->host);
+	fp_free(s->device);
 	pthread_mutex_destroy(&s->lock);
 	fp_free(s);
 }
@@ -185,7 +191,7 @@ static int set_str(char **dst, const char *value)
 	char *p = NULL;
 
 	if (value) {
-		/* at most the cap, and never past the string's end */
+		/* fp_strndup copies exactly n bytes: bound by the string's own length */
 		p = fp_strndup(value, strnlen(value, FP_DBG_SUMMARY_MAX_STRING));
 		if (!p)
 			return FP_ENOMEM;
@@ -212,6 +218,10 @@ int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *va
 		dst = &s->output_dir;
 	else if (!strcmp(key, "incomplete"))
 		dst = &s->incomplete;
+	else if (!strcmp(key, "host"))
+		dst = &s->host;
+	else if (!strcmp(key, "device"))
+		dst = &s->device;
 	else
 		return FP_EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -222,11 +232,27 @@ int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *va
 
 int fp_dbg_summary_set_int(struct fp_dbg_summary *s, const char *key, int64_t value)
 {
-	if (!s || !key || strcmp(key, "exit_status"))
+	int64_t *dst = NULL;
+
+	if (!s || !key)
+		return FP_EINVAL;
+	if (!strcmp(key, "rank"))
+		dst = &s->rank;
+	else if (!strcmp(key, "local_rank"))
+		dst = &s->local_rank;
+	else if (!strcmp(key, "world_size"))
+		dst = &s->world_size;
+	else if (strcmp(key, "exit_status"))
+		return FP_EINVAL;
+	if (dst && value < -1)
 		return FP_EINVAL;
 	pthread_mutex_lock(&s->lock);
-	s->has_exit = true;
-	s->exit_status = value;
+	if (dst) {
+		*dst = value;
+	} else {
+		s->has_exit = true;
+		s->exit_status = value;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return FP_OK;
 }
@@ -662,6 +688,31 @@ static int kv_opt(struct fp_jsonw *w, const char *k, const char *v)
 	return v && v[0] ? fp_jsonw_kv_string(w, k, v) : fp_jsonw_kv_null(w, k);
 }
 
+static void kv_num_or_null(struct fp_jsonw *w, const char *k, int64_t v)
+{
+	if (v < 0)
+		fp_jsonw_kv_null(w, k);
+	else
+		fp_jsonw_kv_int(w, k, v);
+}
+
+/* "distributed": the rank in a multi-process job, or null (flagprism/ranks.h merges these). */
+static void write_distributed(const struct fp_dbg_summary *s, struct fp_jsonw *w)
+{
+	fp_jsonw_key(w, "distributed");
+	if (s->rank < 0) {
+		fp_jsonw_null(w);
+		return;
+	}
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_int(w, "rank", s->rank);
+	kv_num_or_null(w, "local_rank", s->local_rank);
+	kv_num_or_null(w, "world_size", s->world_size);
+	kv_opt(w, "host", s->host);
+	kv_opt(w, "device", s->device);
+	fp_jsonw_object_end(w);
+}
+
 static int write_json(struct fp_dbg_summary *s, FILE *f)
 {
 	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
@@ -684,6 +735,7 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 		fp_jsonw_kv_int(w, "exit_status", s->exit_status);
 	else
 		fp_jsonw_kv_null(w, "exit_status");
+	write_distributed(s, w);
 	fp_jsonw_key(w, "totals");
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_uint(w, "kernels", s->nkernels + s->dropped_kernels);
@@ -847,6 +899,14 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 	if (not_instr)
 		fp__tb_printf(t, ", %" PRIu64 " not", not_instr);
 	fp__tb_ch(t, '\n');
+	if (s->rank >= 0) {
+		fp__tb_printf(t, "%s: rank %" PRId64, tag, s->rank);
+		if (s->world_size > 0)
+			fp__tb_printf(t, " of %" PRId64, s->world_size);
+		if (s->host && s->host[0])
+			fp__tb_printf(t, " on %s", s->host);
+		fp__tb_ch(t, '\n');
+	}
 	if (s->incomplete)
 		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, s->incomplete);
 	if (s->nkernels) {

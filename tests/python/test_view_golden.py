@@ -79,6 +79,16 @@ CASES: dict[str, list[str]] = {
         "proton-rank1.json",
         "proton-rank2.json",
     ],
+    "merge-ranks-imbalance": [
+        "merge",
+        "--world-size",
+        "4",
+        "-o",
+        "{tmp}/merged.hatchet",
+        "proton-rank0.json",
+        "proton-rank1.json",
+        "proton-rank2.json",
+    ],
 }
 
 # Cases whose output file is viewed afterwards: case -> (file, view arguments)
@@ -87,6 +97,7 @@ READ_BACK: dict[str, tuple[str, list[str]]] = {
         "merged.hatchet",
         ["-m", "time/ms,time (ns) (min),time (ns) (max),count,count (max)"],
     ),
+    "merge-ranks-imbalance": ("merged.hatchet", ["--ranks"]),
 }
 
 

@@ -18,6 +18,7 @@
 #include <flagprism/alloc.h>
 
 #include "import-ncu.h"
+#include "merge-ranks.h"
 
 #define MAX_NCU_ARGS 64
 
@@ -70,8 +71,11 @@ static int run_ncu(const char *cmd, const char *name, const char *const *words, 
 	size_t ntarget, nargv, n = 0, i, first_target;
 	int rc, status = 0, signalled = 0;
 
-	if ((size_t)snprintf(csv, sizeof(csv), "%s.ncu.csv", name) >= sizeof(csv) ||
-	    (size_t)snprintf(hatchet, sizeof(hatchet), "%s.hatchet", name) >= sizeof(hatchet))
+	char ranked[FPT_PATH_MAX]; /* the Python layer names each rank's files the same way */
+
+	if (!fpt_rank_output_name(name, ranked, sizeof(ranked)) ||
+	    (size_t)snprintf(csv, sizeof(csv), "%s.ncu.csv", ranked) >= sizeof(csv) ||
+	    (size_t)snprintf(hatchet, sizeof(hatchet), "%s.hatchet", ranked) >= sizeof(hatchet))
 		return fpt_usage(cmd, "option '--name' is too long");
 	rc = fpt_python_tool_argv(&py, words, nwords, prog, nprog, &target, &ntarget);
 	if (rc != FPT_CONTINUE)

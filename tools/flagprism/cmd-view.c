@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include <flagprism/ranks.h>
 #include <flagprism/roofline.h>
 #include <flagprism/timeline.h>
 
@@ -20,12 +21,16 @@ int cmd_view(int argc, char **argv)
 {
 	struct fpt_view_args va;
 	const char *other_path = NULL;
-	bool list = false, roofline = false;
+	bool list = false, roofline = false, ranks = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_BOOL("list", 'l', &list, "list the metrics, derived metrics and devices"),
 		FPT_OPT_BOOL("roofline", 0, &roofline,
 			     "roofline position of the kernels taking most time (FLOP/s, bytes/s, "
 			     "intensity, roof, bound)"),
+		FPT_OPT_BOOL("ranks", 0, &ranks,
+			     "a profile merged across ranks: per node mean, min, max, max/mean "
+			     "and the rank of the max of one metric (-m NAME, default time), and "
+			     "the straggler"),
 		FPT_VIEW_OPTIONS(va),
 		FPT_OPT_STRING("diff", 0, &other_path, "OTHER",
 			       "compare with profile OTHER: show OTHER - FILE per node"),
@@ -63,6 +68,27 @@ int cmd_view(int argc, char **argv)
 	if (list) {
 		rc = fp_view_list_metrics(t, stdout) == FP_OK ? FPT_EXIT_OK :
 								fpt_die("cannot write the list");
+		goto warn;
+	}
+	if (ranks) {
+		struct fp_ranks_view_options ro;
+
+		if (other || roofline) {
+			rc = fpt_usage(argv[0],
+				       "option '--ranks' excludes '--diff' and '--roofline'");
+			goto out;
+		}
+		memset(&ro, 0, sizeof(ro));
+		ro.metric = va.metrics;
+		ro.max_depth = o.max_depth;
+		ro.threshold = o.threshold;
+		ro.include = o.include;
+		ro.exclude = o.exclude;
+		ro.format = (int)o.format;
+		ro.sort_by_name = o.sort == FP_VIEW_SORT_NAME;
+		memset(&diag, 0, sizeof(diag));
+		rc = fp_ranks_view_render(t, &ro, stdout, &diag);
+		rc = rc == FP_OK ? FPT_EXIT_OK : fpt_view_error(argv[0], rc, &diag);
 		goto warn;
 	}
 	if (roofline) {

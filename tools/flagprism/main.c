@@ -22,11 +22,14 @@ static const struct fpt_command commands[] = {
 	{"version", cmd_version, "print the version of flagprism", "flagprism version [--json]"},
 	{"view", cmd_view, "show a profile's call tree with raw and derived metrics",
 	 "flagprism view [-l] [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX] "
-	 "[-f FORMAT] [--print-sorted] [--roofline] [--diff OTHER] FILE"},
+	 "[-f FORMAT] [--print-sorted] [--roofline] [--ranks] [--diff OTHER] FILE"},
 	{"diff", cmd_diff, "compare two profiles node by node (B - A)",
 	 "flagprism diff [view options] [-o OUT] A B"},
-	{"merge", cmd_merge, "merge profiles of several processes or ranks into one",
-	 "flagprism merge -o OUT [--op mean|sum] PROFILE..."},
+	{"merge", cmd_merge,
+	 "merge the profiles, traces or Debugger summaries of several processes or ranks",
+	 "flagprism merge -o OUT [--op mean|sum] [--world-size N] PROFILE...\n"
+	 "flagprism merge -o OUT.chrome_trace.json [--align HOW] TRACE.chrome_trace.json...\n"
+	 "flagprism merge -o DIR DEBUG-DIR|summary.json..."},
 	{"report", cmd_report, cmd_report_summary, cmd_report_usage},
 	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
 	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},
