@@ -509,10 +509,10 @@ struct rmerge {
 static int metric_with(struct fp_calltree *o, const char *name, size_t len, const char *suffix,
 		       bool keep_exc, enum fp_metric_kind kind, uint32_t *id)
 {
-	char buf[600];
-	size_t base = len;
+	char small[512], *buf = small;
+	size_t base = len, sl = strlen(suffix), n;
 	bool exc = false;
-	int k;
+	int rc;
 
 	while (base > 0 && name[base - 1] == ' ')
 		base--;
@@ -522,11 +522,24 @@ static int metric_with(struct fp_calltree *o, const char *name, size_t len, cons
 		while (base > 0 && name[base - 1] == ' ')
 			base--;
 	}
-	if (base > 500)
+	/* any length the tree's names allow: the tree refuses what is too long */
+	if (base > SIZE_MAX - sl - 7)
 		return FP_ELIMIT;
-	k = snprintf(buf, sizeof(buf), "%.*s %s%s", (int)base, name, suffix,
-		     exc && keep_exc ? "(exc)" : "");
-	return fp_calltree_metric(o, buf, (size_t)k, kind, id);
+	n = base + 1 + sl + (exc && keep_exc ? 5 : 0);
+	if (n > sizeof(small)) {
+		buf = fp_malloc(n);
+		if (!buf)
+			return FP_ENOMEM;
+	}
+	memcpy(buf, name, base);
+	buf[base] = ' ';
+	memcpy(buf + base + 1, suffix, sl);
+	if (exc && keep_exc)
+		memcpy(buf + base + 1 + sl, "(exc)", 5);
+	rc = fp_calltree_metric(o, buf, n, kind, id);
+	if (buf != small)
+		fp_free(buf);
+	return rc;
 }
 
 static int rmerge_register(struct rmerge *m, const struct fp_calltree *in)

@@ -7,7 +7,7 @@ An example is a fenced block right after an HTML comment that starts with `doc-e
     <!-- doc-example file:rank0.hatchet=tests/data/profiles/proton-rank0.json env:TRITON_INTERPRET=1 -->
     ```
     $ flagprism merge -o job.hatchet rank0.hatchet
-    merged 1 profile into job.hatchet: 5 nodes
+    merged 1 profile (rank 0 of world size 1) into job.hatchet (mean): 5 nodes
     ```
 
 Words of the comment: `file:NAME=PATH` copies PATH (relative to the checkout) into the example's

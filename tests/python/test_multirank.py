@@ -156,7 +156,7 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
     r = run_cli(cli, "merge", "out/prof.rank0.hatchet", "out/prof.rank1.hatchet", "-o",
                 "out/all.hatchet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "merged 2 profiles (ranks 0,1 of world size 2) into out/all.hatchet: " \
+    assert r.stdout == "merged 2 profiles (ranks 0,1 of world size 2) into out/all.hatchet (mean): " \
         f"{len(nodes(out / 'all.hatchet'))} nodes\n"
     assert r.stderr == ""
     check_merge_statistics(out / "all.hatchet",

@@ -576,6 +576,43 @@ TEST(ranks_merge_statistics)
 	cleanup_dir();
 }
 
+/* Metric names of any length (a scope's own metrics are named by the user), and --op sum. */
+TEST(ranks_merge_long_names_and_sum)
+{
+	static const int64_t ranks[] = {0, 1};
+	struct fp_calltree *in[2], *m = NULL;
+	char name[2100], want[2200];
+	uint32_t mt, f, n;
+	size_t i;
+
+	memset(name, 'x', 2000);
+	memcpy(name + 2000, " (ns)", 6);
+	for (i = 0; i < 2; i++) {
+		in[i] = fp_calltree_new(NULL);
+		ASSERT_NOT_NULL(in[i]);
+		ASSERT_OK(fp_calltree_metric_auto(in[i], name, strlen(name), &mt));
+		ASSERT_OK(fp_calltree_intern(in[i], "k", 1, &f));
+		ASSERT_OK(fp_calltree_add_path(in[i], &f, 1, &n));
+		ASSERT_OK(fp_calltree_add_metric(in[i], n, mt, 10.0 * (double)(i + 1)));
+	}
+	ASSERT_OK(fp_ranks_merge_op(in, ranks, 2, 2, FP_MERGE_SUM, &m));
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, name), 30); /* M is the sum */
+	snprintf(want, sizeof(want), "%s (sum)", name);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, want), 30);
+	snprintf(want, sizeof(want), "%s (max rank) (pty)", name);
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, want), 1);
+	fp_calltree_free(m);
+	m = NULL;
+	ASSERT_OK(fp_ranks_merge_op(in, ranks, 2, 2, FP_MERGE_MEAN, &m));
+	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, name), 15);
+	fp_calltree_free(m);
+	m = NULL;
+	ASSERT_EQ(fp_ranks_merge_op(in, ranks, 2, 2, (enum fp_merge_op)7, &m), FP_EINVAL);
+	ASSERT_NULL(m);
+	fp_calltree_free(in[0]);
+	fp_calltree_free(in[1]);
+}
+
 /* ROOT/step/{k (time k_ns), nccl:all_reduce/ncclDevKernel_AllReduce_Sum_f32_RING_LL (wait_ns)} */
 static struct fp_calltree *gpu_rank_tree(double k_ns, double wait_ns)
 {
