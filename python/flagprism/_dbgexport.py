@@ -30,6 +30,7 @@ import os
 import struct
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 from flagprism import _devbuf, _intercept, _launch, _rewrite
@@ -98,38 +99,69 @@ def _ttir_text(ret: Any) -> str | None:
         return None
 
 
+_clock: list[Any] = [None, "", ""]  # [second, compact UTC stamp, ISO timestamp]
+
+
+def _now() -> tuple[str, str]:
+    """(compact UTC stamp, ISO timestamp) of the current second, formatted once a second."""
+    sec = int(time.time())
+    if _clock[0] != sec:
+        now = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc)
+        _clock[:] = [sec, now.strftime("%Y%m%dT%H%M%SZ"), now.isoformat(timespec="seconds")]
+    return _clock[1], _clock[2]
+
+
+_const_json: dict[tuple[Any, ...], str] = {}  # -> the launch JSON's fields that do not change
+
+
+def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
+    """(the launch JSON's constant fields as JSON text without braces, the script's stem)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    cwd = os.getcwd()
+    key = (id(twin), backend, cfg.output_dir, cfg.export_raw_records, argv0, cwd)
+    hit = _const_json.get(key)
+    if hit is None or hit[0] is not twin:
+        script = os.path.abspath(argv0) if argv0 else ""
+        const = {
+            "kernel": twin.kernel_name,
+            "backend": backend,
+            "script": script,
+            "output_dir": os.path.abspath(cfg.output_dir),
+            "level": twin.level,
+            "addr_level": twin.addr_level,
+            "export_raw_records": cfg.export_raw_records,
+            "source_file": twin.source_file,
+            "twin_file": twin.path,
+            "frame_files": _rewrite.frame_files(twin),
+            "sanitize": bool(twin.extra.get("sanitize", False)),
+            "checks": twin.extra.get("checks"),
+        }
+        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+        stem = f"{os.path.splitext(os.path.basename(script))[0] or 'python'}_{twin.kernel_name}"
+        if len(_const_json) > 256:
+            _const_json.clear()
+        hit = (twin, json.dumps(const)[1:-1], stem)
+        _const_json[key] = hit  # type: ignore[assignment]
+    return hit[1], hit[2]  # type: ignore[return-value]
+
+
 def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
                 index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
-                stack: list[str], test: str | None, config_text: str | None) -> str:
-    """The launch JSON (docs/debugger-report-schema.md); a compiled twin's TTIR is encoded once
-    per compiled kernel and spliced in."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
-    script_stem = os.path.splitext(os.path.basename(script))[0] or "python"
-    stem = f"{script_stem}_{twin.kernel_name}_{now.strftime('%Y%m%dT%H%M%SZ')}_run{index}"
+                stack: list[str], test: str | None, config_text: str | None, args: str | None = None) -> str:
+    """The launch JSON (docs/debugger-report-schema.md); the fields that do not change between
+    launches of a twin are encoded once, and a compiled twin's TTIR once per compiled kernel.
+    args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...)))."""
+    stamp, iso = _now()
+    const, stem = _constant_part(twin, plan.backend, cfg)
     text, reason = ttir
     info = {
-        "kernel": twin.kernel_name,
         "grid": list(plan.grid),
-        "backend": plan.backend,
-        "script": script,
-        "timestamp": now.isoformat(timespec="seconds"),
+        "timestamp": iso,
         "run_index": index,
         "run": index,
-        "output_dir": os.path.abspath(cfg.output_dir),
-        "stem": stem,
-        "level": twin.level,
-        "addr_level": twin.addr_level,
-        "export_raw_records": cfg.export_raw_records,
+        "stem": f"{stem}_{stamp}_run{index}",
         "ttir_unavailable_reason": None if text is not None else (reason or "unknown"),
-        "source_file": twin.source_file,
-        "twin_file": twin.path,
-        "frame_files": _rewrite.frame_files(twin),
         "record_capacity": plan.slots,
-        "args": _launch.describe_args(fn, plan.bound, plan.backend),
-        "sanitize": bool(twin.extra.get("sanitize", False)),
-        "checks": twin.extra.get("checks"),
         "num_warps": plan.num_warps,
         "registers": plan.registers,
         "launch_path": route.get("path") or "JITFunction.run",
@@ -138,9 +170,11 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         "test": test,
         "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
     }
-    body = json.dumps(info)
+    if args is None:
+        args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
+    body = "{" + const + ", " + json.dumps(info)[1:-1] + ', "args": ' + args
     if text is None:
-        return body[:-1] + ', "ttir": null}'
+        return body + ', "ttir": null}'
     key = id(ret) if ret is not None else id(text)
     hit = _ttir_json.get(key)
     if hit is None or hit[0] is not (ret if ret is not None else text):
@@ -148,7 +182,18 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         if len(_ttir_json) > 256:
             _ttir_json.clear()
         _ttir_json[key] = hit
-    return body[:-1] + ', "ttir": ' + hit[1] + "}"
+    return body + ', "ttir": ' + hit[1] + "}"
+
+
+_dirs_made: set[str] = set()
+
+
+def ensure_dir(path: str) -> None:
+    """Make the report directory (once; again if it was removed since)."""
+    if path in _dirs_made and os.path.isdir(path):
+        return
+    os.makedirs(path, exist_ok=True)
+    _dirs_made.add(path)
 
 
 def site_table_json(twin: Any) -> str:

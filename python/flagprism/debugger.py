@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _dbgexport, _dist, _intercept, _launch, _paths, _regs, _rewrite, _warps
+from flagprism import _dbgexport, _dist, _intercept, _launch, _paths, _plans, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -304,9 +304,14 @@ def clear_exported_runs() -> None:
 
 def stats() -> dict[str, Any]:
     """The pipeline's counters per device (launches submitted, done, failed, waits for the pool,
-    results dropped, reports suppressed by max_reports, pool bytes in use) and ``runs_dropped``
-    (run dicts beyond max_runs)."""
-    return _dbgexport.stats()
+    results dropped, reports suppressed by max_reports, pool bytes in use), ``runs_dropped``
+    (run dicts beyond max_runs) and ``launch``: how instrumented launches were prepared
+    (docs/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
+    built and reused, launches that took the slow path, compiled kernels and register decisions
+    reused)."""
+    out = _dbgexport.stats()
+    out["launch"] = dict(_plans.counters)
+    return out
 
 
 def _summary_obj() -> Any:
@@ -742,6 +747,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
         twin.extra["checks"] = sorted(_checks)
     else:
         twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
+    _plans.counters["twins_built"] += 1
     _remember(fn, tkey, twin)
     return twin
 
@@ -817,30 +823,35 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         if call_next is None:
             raise _NotInstrumented(why[1])
         return original()
-    with _lock:
-        cfg = _Config(**asdict(_config))
+    cfg = _config  # configure() replaces it whole: a consistent snapshot
     findings_only = _sanitize if cfg.all_reports is None else not cfg.all_reports
+    info = _plans.kernel_info(fn)
+    dev = _launch.buffer_device(info.backend)
     entry = None
     if cfg.pipeline and _report_fn is _ext_report:
-        entry = _dbgexport.pipeline_for(_launch.buffer_device(_launch.backend_of(fn)), _summary_obj(), cfg,
-                                        findings_only)
-    plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
-                           twin_num_warps=cfg.twin_num_warps,
-                           alloc=_dbgexport.allocator(entry) if entry is not None else None)
+        entry = _dbgexport.pipeline_for(dev, _summary_obj(), cfg, findings_only)
+    plan, fast, sizing = _plans.prepare(twin, fn, args, kwargs, grid, cfg, dev,
+                                        alloc=_dbgexport.allocator(entry) if entry is not None else None)
     try:
         if plan.backend == "cuda":
-            try:
-                plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
-                                              cfg.twin_maxnreg, plan.buffer.device)
-            except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
-                plan.registers = {"cap": None, "uncapped": None,
-                                  "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
+            if sizing is not None and sizing.registers is not None:
+                plan.registers = sizing.registers
+                _plans.counters["registers_reused"] += 1
+            else:
+                try:
+                    plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
+                                                  cfg.twin_maxnreg, plan.buffer.device)
+                    if sizing is not None:
+                        sizing.registers = plan.registers
+                except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
+                    plan.registers = {"cap": None, "uncapped": None,
+                                      "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
         partial = None
         if cfg.export_on_error:
             try:
-                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only)
+                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only, fast)
             except Exception as ee:  # noqa: BLE001 - the kernel's own error matters more
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
@@ -860,7 +871,7 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                         f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
         raise
     try:
-        _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only)
+        _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only, fast)
     except OSError as e:
         # The kernel ran: a report that cannot be written (read-only directory, full disk) is
         # said, counted and reported at the end, never raised into the program.
@@ -868,8 +879,15 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     if call_next is None:
         return ret
     # what the caller gets is the kernel's own compiled kernel, as without the Debugger (LibEntry
-    # caches it and launches it directly later)
-    return call_next(fn, *args, grid=grid, warmup=True, **kwargs)
+    # caches it and launches it directly later): the same for every launch of one plan, whose key
+    # holds everything Triton specializes a compiled kernel on
+    if fast is not None and fast.original is not _plans.UNSET:
+        _plans.counters["originals_reused"] += 1
+        return fast.original
+    orig = call_next(fn, *args, grid=grid, warmup=True, **kwargs)
+    if fast is not None:
+        fast.original = orig
+    return orig
 
 
 class _NotInstrumented(Exception):
@@ -998,9 +1016,10 @@ def _stack_skip() -> tuple[str, ...]:
 
 def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, ret: Any,
             error: BaseException | None, index: int, route: dict[str, Any], entry: Any,
-            findings_only: bool) -> dict[str, Any]:
+            findings_only: bool, fast: _plans.Plan | None = None) -> dict[str, Any]:
     """Describe the launch and hand its records to the pipeline (`entry`) or, without one, to the
-    report function now; the launch is accounted for in the summary either way."""
+    report function now; the launch is accounted for in the summary either way. fast: the
+    launch's plan (_plans.prepare), whose templates describe its arguments."""
     if twin.extra.get("sanitize"):
         ttir: tuple[str | None, str | None] = (None, "sanitize run: no op log")
     elif error is not None:
@@ -1008,10 +1027,11 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
     else:
         ttir = _ttir(fn, twin, plan, ret)
     launch = _dbgexport.launch_json(fn, twin, plan, cfg, ret if error is None else None, error, index, route,
-                                    ttir, _launch_stack(), _current_test(), _config_text(route))
+                                    ttir, _launch_stack(), _current_test(), _config_text(route),
+                                    args=_plans.args_json(fast, fn, plan.bound, plan.backend))
     sites = _dbgexport.site_table_json(twin)
     run = _dbgexport.new_run(twin, plan, index, ret, error)
-    os.makedirs(cfg.output_dir, exist_ok=True)
+    _dbgexport.ensure_dir(cfg.output_dir)
     if error is None and entry is not None and \
             _dbgexport.submit(entry, plan, launch, sites, twin, index, run, cfg.max_runs):
         return run  # the pipeline's thread accounts for it
