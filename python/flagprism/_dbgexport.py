@@ -145,36 +145,57 @@ def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
     return hit[1], hit[2]  # type: ignore[return-value]
 
 
+_json_memo: dict[int, tuple[Any, str]] = {}  # id(obj) -> (obj, its JSON): stacks, decisions
+
+
+def _memo_json(obj: Any) -> str:
+    """json.dumps(obj) for objects that come back unchanged at every launch (the extension's
+    cached stack tuples, a plan's warp and register decisions): encoded once per object."""
+    if obj is None:
+        return "null"
+    hit = _json_memo.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    text = json.dumps(obj)
+    if len(_json_memo) >= 4096:
+        _json_memo.clear()
+    _json_memo[id(obj)] = (obj, text)
+    return text
+
+
 def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
                 index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
-                stack: list[str], test: str | None, config_text: str | None, args: str | None = None) -> str:
+                stack: Any, test: str | None, config_text: str | None, args: str | None = None) -> str:
     """The launch JSON (docs/debugger-report-schema.md); the fields that do not change between
     launches of a twin are encoded once, and a compiled twin's TTIR once per compiled kernel.
-    args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...)))."""
+    args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...))); the
+    stack, num_warps and registers may be objects that come back unchanged at every launch (they
+    are encoded once), which the caller must not change afterwards."""
     stamp, iso = _now()
     const, stem = _constant_part(twin, plan.backend, cfg)
     text, reason = ttir
-    info = {
-        "grid": list(plan.grid),
-        "timestamp": iso,
-        "run_index": index,
-        "run": index,
-        "stem": f"{stem}_{stamp}_run{index}",
-        "ttir_unavailable_reason": None if text is not None else (reason or "unknown"),
-        "record_capacity": plan.slots,
-        "num_warps": plan.num_warps,
-        "registers": plan.registers,
-        "launch_path": route.get("path") or "JITFunction.run",
-        "autotune": {"role": route["role"], "config": config_text} if route.get("role") else None,
-        "stack": stack,
-        "test": test,
-        "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
-    }
+    g = plan.grid
+    path = route.get("path")
+    role = route.get("role")
     if args is None:
         args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
-    body = "{" + const + ", " + json.dumps(info)[1:-1] + ', "args": ' + args
+    parts = [
+        "{", const,
+        f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
+        '"stem": ', json.dumps(f"{stem}_{stamp}_run{index}"),
+        ', "ttir_unavailable_reason": ', "null" if text is not None else json.dumps(reason or "unknown"),
+        f', "record_capacity": {plan.slots}, "num_warps": ', _memo_json(plan.num_warps),
+        ', "registers": ', _memo_json(plan.registers),
+        ', "launch_path": ', json.dumps(path) if path else '"JITFunction.run"',
+        ', "autotune": ', json.dumps({"role": role, "config": config_text}) if role else "null",
+        ', "stack": ', _memo_json(stack),
+        ', "test": ', "null" if test is None else json.dumps(test),
+        ', "error": ', "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
+        ', "args": ', args,
+    ]
     if text is None:
-        return body + ', "ttir": null}'
+        parts.append(', "ttir": null}')
+        return "".join(parts)
     key = id(ret) if ret is not None else id(text)
     hit = _ttir_json.get(key)
     if hit is None or hit[0] is not (ret if ret is not None else text):
@@ -182,18 +203,19 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         if len(_ttir_json) > 256:
             _ttir_json.clear()
         _ttir_json[key] = hit
-    return body + ', "ttir": ' + hit[1] + "}"
+    parts.extend((', "ttir": ', hit[1], "}"))
+    return "".join(parts)
 
 
 _dirs_made: set[str] = set()
 
 
 def ensure_dir(path: str) -> None:
-    """Make the report directory (once; again if it was removed since)."""
-    if path in _dirs_made and os.path.isdir(path):
-        return
-    os.makedirs(path, exist_ok=True)
-    _dirs_made.add(path)
+    """Make the report directory, once per path (the report writer makes its last level again
+    if it was removed since)."""
+    if path not in _dirs_made:
+        os.makedirs(path, exist_ok=True)
+        _dirs_made.add(path)
 
 
 def site_table_json(twin: Any) -> str:
@@ -344,10 +366,10 @@ def stream_of(buf: Any) -> int:
     return _devbuf._stream(dev)
 
 
-def allocator(entry: Any) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
+def allocator(entry: Any, stream: int | None = None) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
     """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
-    its header on the current stream; on the host (or when it does not fit), a buffer of its
-    own (a host buffer is copied into a slice after the launch)."""
+    its header on `stream` (None: the device's current stream); on the host (or when it does
+    not fit), a buffer of its own (a host buffer is copied into a slice after the launch)."""
     from flagprism import _ext  # type: ignore[attr-defined]
 
     pool, pipe, _f = entry
@@ -359,7 +381,8 @@ def allocator(entry: Any) -> Callable[[int, list[int], Any], tuple[Any, int | No
             if off is not None:
                 view = pool[off // 8: off // 8 + words]
                 try:
-                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header), _devbuf._stream(dev))
+                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header),
+                                            _devbuf._stream(dev) if stream is None else stream)
                 except BaseException:
                     _ext.debug_pipe_unreserve(pipe, off)
                     raise
@@ -396,8 +419,8 @@ def submit(pipe_entry: Any, plan: _launch.Launch, launch: str, sites: str, twin:
     with _lock:
         _pending[index] = run
     _keep(run, max_runs)
-    _ext.debug_pipe_submit(pipe, off, nbytes, stream_of(plan.buffer), twin.kernel_name, twin.source_file or "",
-                           sites, launch, index)
+    stream = plan.stream if plan.stream is not None and plan.pipe_offset is not None else stream_of(plan.buffer)
+    _ext.debug_pipe_submit(pipe, off, nbytes, stream, twin.kernel_name, twin.source_file or "", sites, launch, index)
     return True
 
 

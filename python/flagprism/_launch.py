@@ -65,6 +65,11 @@ class Launch:
     #: extra twin arguments: the base tensor of each host TensorDescriptor argument
     #: (``__fp_db_<param>``, _memforms.py)
     extra: dict[str, Any] | None = None
+    #: the stream the record buffer was prepared on (a device pool's slice), or None
+    stream: int | None = None
+    #: per parameter, what changes in its launch JSON entry between launches of one plan
+    #: (_plans.scan), or None
+    args_dyn: list[str] | None = None
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

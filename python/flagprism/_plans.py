@@ -78,9 +78,27 @@ class KernelInfo:
     #: only positional-or-keyword parameters: the fast binder applies
     simple: bool
     backend: str
+    #: per parameter: (name, 0 for an argument, 1 for a constexpr the launch JSON describes as
+    #: one, 2 for a constexpr only Triton knows as one)
+    kinds: tuple[tuple[str, int], ...] = ()
 
 
 _kinfo: dict[int, tuple[Any, KernelInfo]] = {}
+_backends: dict[int, tuple[Any, str]] = {}
+
+
+def backend_of(jitfn: Any) -> str:
+    """_launch.backend_of, once per kernel."""
+    key = id(jitfn)
+    hit = _backends.get(key)
+    if hit is not None and hit[0]() is jitfn:
+        return hit[1]
+    backend = _launch.backend_of(jitfn)
+    try:
+        _backends[key] = (weakref.ref(jitfn, lambda _r, k=key: _backends.pop(k, None)), backend)
+    except TypeError:
+        pass
+    return backend
 
 
 def kernel_info(jitfn: Any) -> KernelInfo:
@@ -90,15 +108,23 @@ def kernel_info(jitfn: Any) -> KernelInfo:
         return hit[1]
     from flagprism import _paths
 
+    import triton.language as tl
+
     sig = inspect.signature(jitfn.fn)
     params = list(sig.parameters.values())
     names = tuple(p.name for p in params)
+    triton_cx = frozenset(_paths._constexpr_names(jitfn))
+    kinds = []
+    for p in params:
+        ann = p.annotation  # as _launch.describe_args tells a constexpr
+        described = ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+        kinds.append((p.name, 1 if described else (2 if p.name in triton_cx else 0)))
     info = KernelInfo(
         names=names, index={n: i for i, n in enumerate(names)},
         defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
-        constexprs=frozenset(_paths._constexpr_names(jitfn)),
+        constexprs=triton_cx | frozenset(n for n, k in kinds if k),
         simple=all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params),
-        backend=_launch.backend_of(jitfn))
+        backend=backend_of(jitfn), kinds=tuple(kinds))
     try:
         _kinfo[key] = (weakref.ref(jitfn, lambda _r, k=key: _kinfo.pop(k, None)), info)
     except TypeError:
@@ -160,36 +186,80 @@ def _int_class(v: int) -> int:
     return 0 if -(2**31) <= v < 2**31 else (1 if -(2**63) <= v < 2**63 else 2)
 
 
-def spec_key(info: KernelInfo, bound: dict[str, Any], options: dict[str, Any], device: Any,
-             settings: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The launch's specialization (module text), or None when an argument is of a kind it
-    does not describe. settings: the Debugger's options the plan depends on."""
+def _value_json(v: Any) -> str:
+    """A scalar's "value" in the launch JSON, as json.dumps(_launch._json_value(v)) writes it."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v.__class__ is int:
+        return str(v)
+    return json.dumps(_launch._json_value(v))
+
+
+def scan(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list[str]] | None:
+    """The arguments' part of the launch's specialization (module text) and, per parameter, the
+    part of its launch JSON entry that changes between launches of one specialization (see
+    args_json); None when an argument is of a kind the key does not describe."""
     tensor, cx = _classes()
+    interp = info.backend == "interpreter"
     parts: list[Any] = []
-    for name in info.names:
+    dyn: list[str] = []
+    for name, kind in info.kinds:
         v = bound[name]
-        if name in info.constexprs:
+        if kind:
             if isinstance(v, cx):
                 v = v.value
             parts.append((v.__class__, v))
-            continue
+            if kind == 1:
+                dyn.append("")
+                continue
+            # a constexpr to Triton that the launch JSON describes as an argument
         t = v.__class__
         if t is int:
-            parts.append((int, _int_class(v), v == 1, v % 16 == 0))
+            if kind == 0:
+                parts.append((int, _int_class(v), v == 1, v % 16 == 0))
+            dyn.append(str(v) + "}")
         elif t is float or t is bool or v is None:
-            parts.append(t)
+            if kind == 0:
+                parts.append(t)
+            dyn.append(_value_json(v) + "}")
         elif isinstance(v, tensor):
-            parts.append((v.dtype, v.data_ptr() % 16 == 0))
-        elif _launch._is_host_descriptor(v) and isinstance(v.base, tensor):
+            ptr = v.data_ptr()
+            if kind == 0:
+                parts.append((v.dtype, ptr % 16 == 0))
             try:
-                parts.append(("desc", v.base.dtype, v.base.data_ptr() % 16 == 0, tuple(int(x) for x in v.shape),
-                              tuple(int(x) for x in v.strides), tuple(int(x) for x in v.block_shape),
-                              str(getattr(v, "padding", "zero"))))
-            except (TypeError, ValueError):
+                st = v.untyped_storage()
+                if interp and v.device.type != "cpu":
+                    ptrs = '"data_ptr": null, "storage_ptr": null'
+                else:
+                    ptrs = f'"data_ptr": {ptr}, "storage_ptr": {st.data_ptr()}'
+                dyn.append(f'"shape": {list(v.shape)}, "strides": {list(v.stride())}, {ptrs}, '
+                           f'"storage_nbytes": {st.nbytes()}}}')
+            except Exception:  # noqa: BLE001 - a tensor without a storage: the slow path describes it
                 return None
+        elif _launch._is_host_descriptor(v) and isinstance(v.base, tensor):
+            if kind == 0:
+                try:
+                    parts.append(("desc", v.base.dtype, v.base.data_ptr() % 16 == 0, tuple(int(x) for x in v.shape),
+                                  tuple(int(x) for x in v.strides), tuple(int(x) for x in v.block_shape),
+                                  str(getattr(v, "padding", "zero"))))
+                except (TypeError, ValueError):
+                    return None
+            dyn.append(json.dumps(_launch.describe_arg(name, v, False, info.backend)))
         else:
             return None
-    key = (device, tuple(parts), tuple(sorted(options.items())) if options else (), settings)
+    return tuple(parts), dyn
+
+
+def spec_key(info: KernelInfo, parts: tuple[Any, ...], options: dict[str, Any], device: Any,
+             settings: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The launch's specialization (module text): the arguments' part (scan), the launch options
+    and the device; settings: the Debugger's options the plan depends on. None when a part is
+    not hashable."""
+    key = (device, parts, tuple(sorted(options.items())) if options else (), settings)
     try:
         hash(key)
     except TypeError:
@@ -222,8 +292,11 @@ class Plan:
     sizings: dict[tuple[Any, ...], Sizing] = field(default_factory=dict)
     #: the kernel's own compiled kernel (what its launch returns), once known
     original: Any = UNSET
-    #: per parameter (kind, name, JSON text), made at the first launch (args_json)
-    args_tpl: list[tuple[int, str, str]] | None = None
+    #: per parameter, the constant part of its launch JSON entry, made at the first launch
+    args_tpl: list[str] | None = None
+    #: the twin's sites and whether it dumps
+    nsites: int = 0
+    has_dumps: bool = False
 
 
 def _names_in(exprs: list[str]) -> set[str] | None:
@@ -241,25 +314,38 @@ def _names_in(exprs: list[str]) -> set[str] | None:
 
 def sizing_params(twin: Any, jitfn: Any, info: KernelInfo) -> tuple[str, ...]:
     """The kernel's parameters whose values the records per program and the twin's warps may
-    read beyond the key: the names in host-evaluated loop bounds, top-level assignments, helper
-    call arguments, and tl.arange extents and shapes (all parameters when one does not parse)."""
+    read beyond the key: the names in host-evaluated loop bounds and in tl.arange extents and
+    shapes, and, through the top-level assignments and helper call arguments that define them,
+    the names those read (all parameters when an expression does not parse). Other values (a
+    mask's bound, say) do not change the sizing. An assignment that evaluates on the host for
+    some values and not others only types a name as an integer when it does (_warps.decide):
+    the sizing made with that knowledge stays right for the others."""
     hit = twin.extra.get("sizing_params")
     if hit is not None and hit[0] is jitfn:
         return hit[1]
     from flagprism import _warps
 
-    exprs: list[str] = [e for _l, _n, e in twin.host_defs]
+    roots: list[str] = []
     for loop in twin.loops:
-        exprs.extend(loop.range_args or [])
+        roots.extend(loop.range_args or [])
+    defs: list[tuple[str, str]] = [(n, e) for _l, n, e in twin.host_defs]
     for f in getattr(twin, "frames", []):
-        exprs.extend(f.arg_exprs.values())
-        exprs.extend(e for _l, _n, e in f.host_defs)
-    names = _names_in(exprs)
-    if names is None:
+        defs.extend(f.arg_exprs.items())
+        defs.extend((n, e) for _l, n, e in f.host_defs)
+    needed = _names_in(roots)
+    reads = [(n, _names_in([e])) for n, e in defs]
+    if needed is None or any(r is None for _n, r in reads):
         out = info.names
     else:
-        names |= _warps.names_read(jitfn)
-        out = tuple(n for n in info.names if n in names)
+        needed |= _warps.names_read(jitfn)
+        grew = True
+        while grew:  # to a fixed point: what the needed names are computed from
+            grew = False
+            for name, r in reads:
+                if name in needed and r and not r <= needed:
+                    needed |= r
+                    grew = True
+        out = tuple(n for n in info.names if n in needed)
     twin.extra["sizing_params"] = (jitfn, out)
     return out
 
@@ -285,7 +371,9 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     key = None
     if b is not None:
         bound, options = b
-        key = spec_key(info, bound, options, dev, (cfg.twin_num_warps, cfg.twin_maxnreg))
+        sc = scan(info, bound)
+        if sc is not None:
+            key = spec_key(info, sc[0], options, dev, (cfg.twin_num_warps, cfg.twin_maxnreg))
     if key is None:
         counters["slow_launches"] += 1
         return (_launch.prepare(twin, jitfn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
@@ -294,11 +382,13 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     if plans is None:
         plans = twin.extra["plans"] = {}
     plan = plans.get(key)
+    dyn = sc[1]
     if plan is None:
         if len(plans) >= MAX_PLANS:
             counters["plans_dropped"] += len(plans)
             plans.clear()
-        plan = plans[key] = Plan(key=key, sizing_params=sizing_params(twin, jitfn, info))
+        plan = plans[key] = Plan(key=key, sizing_params=sizing_params(twin, jitfn, info), nsites=len(twin.sites),
+                                 has_dumps=twin.has_dumps)
         counters["plans_built"] += 1
     else:
         counters["plan_hits"] += 1
@@ -315,15 +405,16 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
     slots = _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
-    arena = _launch.arena_from(twin.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity)
+    arena = _launch.arena_from(plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity)
     words = _launch.HEADER_WORDS + programs * slots * _launch.RECORD_WORDS + arena
-    hdr = _launch.header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps)
+    hdr = _launch.header(slots, programs, arena, plan.nsites, has_arena=plan.has_dumps)
     buf, offset = _launch.allocate(words, hdr, dev, cfg.record_capacity, cfg.dump_capacity, alloc)
     launch = _launch.Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
                             backend=info.backend, num_warps=sz.num_warps,
                             num_warps_given=options.get("num_warps") is not None, buffer_device=dev,
                             pipe_offset=offset,
                             extra=_launch.host_descriptors(twin, bound) if twin.desc_params else {})
+    launch.args_dyn = dyn
     return launch, plan, sz
 
 
@@ -332,7 +423,7 @@ def _size(twin: Any, jitfn: Any, bound: dict[str, Any], options: dict[str, Any],
 
     trips = _launch.loop_trips(twin, bound)
     rpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites)
-    dpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps)
+    dpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps) if twin.has_dumps else 0
     nw = _warps.decide(jitfn, options.get("num_warps"), _launch._host_env(twin, bound, 1 << 62),
                        cfg.twin_num_warps, maxnreg=options.get("maxnreg"),
                        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
@@ -343,65 +434,34 @@ def _size(twin: Any, jitfn: Any, bound: dict[str, Any], options: dict[str, Any],
 # The launch JSON's arguments
 # ------------------------------------------------------------------------------------------------
 
-_CONST, _SCALAR, _TENSOR, _OTHER = range(4)
 
 
-def _scalar_json(v: Any) -> str:
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if v.__class__ is int:
-        return str(v)
-    return json.dumps(_launch._json_value(v))
-
-
-def args_json(plan: Plan | None, jitfn: Any, bound: dict[str, Any], backend: str) -> str:
+def args_json(plan: Plan | None, jitfn: Any, launch: _launch.Launch) -> str:
     """The launch JSON's "args" (JSON text), equal to json.dumps(_launch.describe_args(...)):
-    from the plan's templates where there is one."""
-    if plan is None:
-        return json.dumps(_launch.describe_args(jitfn, bound, backend))
+    the plan's templates joined with what scan() read of this launch's arguments."""
+    dyn = getattr(launch, "args_dyn", None)
+    if plan is None or dyn is None:
+        return json.dumps(_launch.describe_args(jitfn, launch.bound, launch.backend))
     tpl = plan.args_tpl
     if tpl is None:
-        tpl = plan.args_tpl = _template(_launch.describe_args(jitfn, bound, backend))
-    interp = backend == "interpreter"
-    out = []
-    for kind, name, pre in tpl:
-        if kind == _CONST:
-            out.append(pre)
-        elif kind == _SCALAR:
-            out.append(pre + _scalar_json(bound[name]) + "}")
-        elif kind == _TENSOR:
-            t = bound[name]
-            try:
-                st = t.untyped_storage()
-                if interp and t.device.type != "cpu":
-                    ptrs = '"data_ptr": null, "storage_ptr": null'
-                else:
-                    ptrs = f'"data_ptr": {t.data_ptr()}, "storage_ptr": {st.data_ptr()}'
-                out.append(f'{pre}"shape": {list(t.shape)}, "strides": {list(t.stride())}, {ptrs}, '
-                           f'"storage_nbytes": {st.nbytes()}}}')
-            except Exception:  # noqa: BLE001 - a tensor without a storage: the general form
-                out.append(json.dumps(_launch.describe_arg(name, t, False, backend)))
-        else:
-            out.append(json.dumps(_launch.describe_arg(name, bound[name], False, backend)))
-    return "[" + ", ".join(out) + "]"
+        tpl = plan.args_tpl = _template(_launch.describe_args(jitfn, launch.bound, launch.backend))
+    return "[" + ", ".join([p + d for p, d in zip(tpl, dyn)]) + "]"
 
 
-def _template(entries: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    out: list[tuple[int, str, str]] = []
+def _template(entries: list[dict[str, Any]]) -> list[str]:
+    """Per argument, the part of its launch JSON entry that does not change between launches of
+    one plan (scan() gives the rest)."""
+    out: list[str] = []
     for e in entries:
         if e["kind"] == "constexpr":
-            out.append((_CONST, e["name"], json.dumps(e)))
+            out.append(json.dumps(e))
         elif e["kind"] == "scalar":
             rest = {k: v for k, v in e.items() if k != "value"}
-            out.append((_SCALAR, e["name"], json.dumps(rest)[:-1] + ', "value": '))
-        elif e["kind"] == "tensor" and "descriptor" not in e and e["element_size"] is not None:
+            out.append(json.dumps(rest)[:-1] + ', "value": ')
+        elif e["kind"] == "tensor" and "descriptor" not in e:
             const = {"name": e["name"], "kind": "tensor", "dtype": e["dtype"], "element_size": e["element_size"],
                      "value": e["value"]}
-            out.append((_TENSOR, e["name"], json.dumps(const)[:-1] + ", "))
+            out.append(json.dumps(const)[:-1] + ", ")
         else:
-            out.append((_OTHER, e["name"], ""))
+            out.append("")  # described whole at each launch
     return out

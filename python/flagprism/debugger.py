@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _dbgexport, _dist, _intercept, _launch, _paths, _plans, _regs, _rewrite, _warps
+from flagprism import _dbgexport, _devbuf, _dist, _intercept, _launch, _paths, _plans, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -424,7 +424,7 @@ def _capturing(fn: Any) -> Any:
     if graph is not None:
         return graph
     torch = sys.modules.get("torch")
-    if torch is None or _launch.backend_of(fn) == "interpreter":
+    if torch is None or _plans.backend_of(fn) == "interpreter":
         return None
     try:
         return True if torch.cuda.is_current_stream_capturing() else None
@@ -693,7 +693,7 @@ def _flavour(fn: Any) -> str:
     forced = os.environ.get("FLAGPRISM_DBG_REDUCE")
     if forced in ("fused", "np", "np-jit"):
         return forced
-    return "np" if _launch.backend_of(fn) == "interpreter" else "fused"
+    return "np" if _plans.backend_of(fn) == "interpreter" else "fused"
 
 
 def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
@@ -703,7 +703,7 @@ def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
         raise RuntimeError("flagprism: the kernel and flagprism's record helpers were created in different "
                            "Triton modes (TRITON_INTERPRET changed after flagprism._records was imported)")
     ns: dict[str, Any] = vars(R)
-    if flavour == "np" and _launch.backend_of(fn) == "interpreter":
+    if flavour == "np" and _plans.backend_of(fn) == "interpreter":
         ns = R.interpreter_helpers()
     fused = flavour == "fused"
     return {
@@ -830,8 +830,12 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     entry = None
     if cfg.pipeline and _report_fn is _ext_report:
         entry = _dbgexport.pipeline_for(dev, _summary_obj(), cfg, findings_only)
+    stream = None
+    if entry is not None and entry[0] is not None and dev.type != "cpu":
+        stream = _devbuf._stream(dev)  # the launch's stream: the slice is prepared and read back on it
     plan, fast, sizing = _plans.prepare(twin, fn, args, kwargs, grid, cfg, dev,
-                                        alloc=_dbgexport.allocator(entry) if entry is not None else None)
+                                        alloc=_dbgexport.allocator(entry, stream) if entry is not None else None)
+    plan.stream = stream
     try:
         if plan.backend == "cuda":
             if sizing is not None and sizing.registers is not None:
@@ -982,26 +986,31 @@ def _config_text(route: dict[str, Any]) -> str | None:
     return None if best is None else str(best)
 
 
-def _launch_stack(limit: int = 12) -> list[str]:
+def _launch_stack(limit: int = 12) -> Any:
     """The Python frames of the launch, outermost first, without FlagPrism's, Triton's and the
-    launching libraries' own (what the user's code called)."""
+    launching libraries' own (what the user's code called): the `limit` innermost of them, as
+    "file:line function" (a tuple the extension caches per call site)."""
     skip = _stack_skip()
+    ext = _stack_ext
+    if ext is not None:
+        return ext(limit)
     out: list[str] = []
-    f = sys._getframe(2)
-    while f is not None and len(out) < 64:
+    f = sys._getframe(1)
+    while f is not None and len(out) < limit:
         file = f.f_code.co_filename
         if not file.startswith(skip) and not file.startswith("<"):
             out.append(f"{file}:{f.f_lineno} {f.f_code.co_name}")
         f = f.f_back  # type: ignore[assignment]
     out.reverse()
-    return out[-limit:]
+    return out
 
 
 _skip_prefixes: tuple[str, ...] | None = None
+_stack_ext: Any = None  # flagprism._ext.debug_stack once the prefixes are given to it
 
 
 def _stack_skip() -> tuple[str, ...]:
-    global _skip_prefixes
+    global _skip_prefixes, _stack_ext
     if _skip_prefixes is None:
         import flagprism
 
@@ -1011,6 +1020,13 @@ def _stack_skip() -> tuple[str, ...]:
             if m is not None and getattr(m, "__file__", None):
                 dirs.append(os.path.dirname(os.path.abspath(m.__file__)))
         _skip_prefixes = tuple(d + os.sep for d in dirs)
+        try:
+            from flagprism import _ext  # type: ignore[attr-defined]
+
+            _ext.debug_stack_skip(_skip_prefixes)
+            _stack_ext = _ext.debug_stack
+        except (ImportError, AttributeError):
+            _stack_ext = None
     return _skip_prefixes
 
 
@@ -1028,7 +1044,7 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         ttir = _ttir(fn, twin, plan, ret)
     launch = _dbgexport.launch_json(fn, twin, plan, cfg, ret if error is None else None, error, index, route,
                                     ttir, _launch_stack(), _current_test(), _config_text(route),
-                                    args=_plans.args_json(fast, fn, plan.bound, plan.backend))
+                                    args=_plans.args_json(fast, fn, plan))
     sites = _dbgexport.site_table_json(twin)
     run = _dbgexport.new_run(twin, plan, index, ret, error)
     _dbgexport.ensure_dir(cfg.output_dir)
