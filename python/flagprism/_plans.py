@@ -81,6 +81,9 @@ class KernelInfo:
     #: per parameter: (name, 0 for an argument, 1 for a constexpr the launch JSON describes as
     #: one, 2 for a constexpr only Triton knows as one)
     kinds: tuple[tuple[str, int], ...] = ()
+    #: the same as two columns, for the extension's scan
+    knames: tuple[str, ...] = ()
+    kbytes: bytes = b""
 
 
 _kinfo: dict[int, tuple[Any, KernelInfo]] = {}
@@ -124,7 +127,8 @@ def kernel_info(jitfn: Any) -> KernelInfo:
         defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
         constexprs=triton_cx | frozenset(n for n, k in kinds if k),
         simple=all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params),
-        backend=backend_of(jitfn), kinds=tuple(kinds))
+        backend=backend_of(jitfn), kinds=tuple(kinds), knames=tuple(n for n, _k in kinds),
+        kbytes=bytes(k for _n, k in kinds))
     try:
         _kinfo[key] = (weakref.ref(jitfn, lambda _r, k=key: _kinfo.pop(k, None)), info)
     except TypeError:
@@ -199,10 +203,32 @@ def _value_json(v: Any) -> str:
     return json.dumps(_launch._json_value(v))
 
 
+_scan_ext: Any = UNSET
+
+
 def scan(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list[str]] | None:
     """The arguments' part of the launch's specialization (module text) and, per parameter, the
     part of its launch JSON entry that changes between launches of one specialization (see
-    args_json); None when an argument is of a kind the key does not describe."""
+    args_json); None when an argument is of a kind the key does not describe. The extension's
+    debug_scan_args() does it in one pass where it can (scan_py is the reference)."""
+    global _scan_ext
+    if _scan_ext is UNSET:
+        try:
+            from flagprism import _ext  # type: ignore[attr-defined]
+
+            _scan_ext = _ext.debug_scan_args
+        except (ImportError, AttributeError):
+            _scan_ext = None
+    if _scan_ext is not None:
+        tensor, cx = _classes()
+        got = _scan_ext(info.knames, info.kbytes, bound, info.backend == "interpreter", tensor, cx)
+        if got is not None:
+            return got
+    return scan_py(info, bound)
+
+
+def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list[str]] | None:
+    """scan() in Python: descriptors, and the reference the extension's scan must equal."""
     tensor, cx = _classes()
     interp = info.backend == "interpreter"
     parts: list[Any] = []
