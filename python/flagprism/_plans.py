@@ -50,8 +50,15 @@ MAX_SIZINGS = 64
 counters: dict[str, int] = {}
 
 
-def reset() -> None:
-    """Zero the counters (the caches stay)."""
+_generation = 0  # part of every key: forget=True makes every plan made before unreachable
+
+
+def reset(forget: bool = False) -> None:
+    """Zero the counters; forget=True also makes every launch from now on build its plan anew
+    (tests; the plans made before are dropped as their twins' plan tables fill)."""
+    global _generation
+    if forget:
+        _generation += 1
     counters.clear()
     counters.update(twins_built=0, plans_built=0, plan_hits=0, sizings_built=0, sizing_hits=0,
                     slow_launches=0, plans_dropped=0, originals_reused=0, registers_reused=0)
@@ -285,7 +292,7 @@ def spec_key(info: KernelInfo, parts: tuple[Any, ...], options: dict[str, Any], 
     """The launch's specialization (module text): the arguments' part (scan), the launch options
     and the device; settings: the Debugger's options the plan depends on. None when a part is
     not hashable."""
-    key = (device, parts, tuple(sorted(options.items())) if options else (), settings)
+    key = (device, parts, tuple(sorted(options.items())) if options else (), settings, _generation)
     try:
         hash(key)
     except TypeError:

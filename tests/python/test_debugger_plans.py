@@ -305,3 +305,45 @@ def test_stack_of_a_deep_recursion_keeps_the_innermost_frames(fresh):
         from flagprism import _ext
 
         _ext.debug_stack(0)
+
+
+def _info(kinds):
+    names = tuple(n for n, _k in kinds)
+    return _plans.KernelInfo(names=names, index={n: i for i, n in enumerate(names)}, defaults={},
+                             constexprs=frozenset(n for n, k in kinds if k), simple=True, backend="interpreter",
+                             kinds=tuple(kinds), knames=names, kbytes=bytes(k for _n, k in kinds))
+
+
+@pytest.mark.parametrize("interp", [True, False])
+def test_the_extension_s_scan_equals_python_s(interp):
+    import triton.language as tl
+
+    from flagprism import _ext
+
+    base = torch.randn(6, 10)
+    values = [0, 1, -1, 16, -16, 17, 2**31 - 1, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, 2**64 + 16, -(2**70),
+              0.0, -2.5, 1e300, math.nan, math.inf, -math.inf, True, False, None,
+              base, base[2:, 3], base.t(), torch.tensor(3.0), torch.empty(0), base.half()[1:]]
+    for kind in (0, 1, 2):
+        for v in values + [tl.constexpr(7), tl.constexpr(None)]:
+            info = _info([("a", kind), ("b", 0)])
+            bound = {"a": v, "b": 5}
+            got = _ext.debug_scan_args(info.knames, info.kbytes, bound, interp, torch.Tensor, tl.constexpr)
+            info.backend = "interpreter" if interp else "cuda"
+            want = _plans.scan_py(info, bound)
+            assert got == want, (kind, v)
+            if got is not None:
+                assert [hash(p) for p in got[0]] == [hash(p) for p in want[0]]
+
+
+def test_the_extension_s_scan_leaves_what_it_does_not_describe_to_python():
+    import triton.language as tl
+
+    from flagprism import _ext
+
+    info = _info([("a", 0)])
+    for v in (_Count(3), "text", (1, 2), object()):
+        assert _ext.debug_scan_args(info.knames, info.kbytes, {"a": v}, True, torch.Tensor, tl.constexpr) is None
+        assert _plans.scan_py(info, {"a": v}) is None
+    with pytest.raises(TypeError):
+        _ext.debug_scan_args(info.knames, b"", {"a": 1}, True, torch.Tensor, tl.constexpr)
