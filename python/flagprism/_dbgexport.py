@@ -281,8 +281,20 @@ def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None
 # ------------------------------------------------------------------------------------------------
 
 
+_last_pipe: list[Any] = [None]  # (device, cfg, findings_only, summary, entry) of the last launch
+
+
 def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
     """The pipeline of a device (made on first use), or None when it cannot be used there."""
+    last = _last_pipe[0]
+    if last is not None and last[1] is cfg and last[3] is summary and last[2] == findings_only and last[0] == dev:
+        return last[4]  # the same as the last launch's (forgotten when a pipeline closes)
+    entry = _pipeline_for(dev, summary, cfg, findings_only)
+    _last_pipe[0] = (dev, cfg, findings_only, summary, entry)
+    return entry
+
+
+def _pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     key = (str(dev),)
@@ -311,6 +323,7 @@ def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
 def _close(key: Any) -> None:
     from flagprism import _ext  # type: ignore[attr-defined]
 
+    _last_pipe[0] = None
     pool, pipe, _flags = _pipes.pop(key)
     _ext.debug_pipe_drain(pipe)
     _merge(pipe)

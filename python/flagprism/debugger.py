@@ -779,10 +779,10 @@ def _warn_once(name: str, msg: str) -> None:
 def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | None]:
     """The kernel's twin, or None and why it is not instrumented (a rewrite error is warned once;
     in sanitize mode a kernel without loads or stores has nothing to check)."""
-    name = _paths.kernel_name(fn)
     try:
         twin = _twin_for(fn)
     except (RewriteError, OSError, TypeError) as e:
+        name = _paths.kernel_name(fn)
         if _sanitize:
             _remember(fn, (_level, _addr_level, _flavour(fn), _checks), None)
             with _lock:
@@ -791,7 +791,7 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
         _warn_once(name, f"runs unobserved: {e}")
         return None, (S_FAILED, f"{kind}: {e}")
     except RuntimeError as e:  # remembered as not instrumentable
-        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(name, e)}")
+        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(_paths.kernel_name(fn), e)}")
     if _sanitize and not twin.sites:
         return None, (S_NOTHING, "no load or store to check")
     return twin, None
