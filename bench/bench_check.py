@@ -5,10 +5,11 @@
 `debugger.activate(check="bounds")` and `check="nan,inf"`, interleaved in one process (median
 of --rounds rounds, after a warm-up of each mode); the same script under compute-sanitizer
 memcheck (one child process, --memcheck-passes passes, when compute-sanitizer is on PATH); the
-host cost per instrumented launch (from a host-only timing of the pass with the GPU work already
-done: the time the launching thread spends per launch); and the 64M-element vector add at level
-1 + addr_level 1, end to end (twin, read back, decode, reports, run dict), with the pipeline and
-without.
+host cost per instrumented launch on each launch path (JITFunction.run, triton.autotune, FlagGems'
+LibEntry, torch.compile's Inductor: the launching thread's wall and CPU time per launch of a small
+kernel, bare and in check mode, the GPU idle, with the launch fast path's counters); and the
+64M-element vector add at level 1 + addr_level 1, end to end (twin, read back, decode, reports,
+run dict), with the pipeline and without.
 
 Output: one JSON object per line (stdout, and --out FILE), then a table.
 Usage: python bench/bench_check.py [--quick] [--rounds N] [--out results.jsonl]
@@ -98,32 +99,76 @@ def liger(rounds: int, outdir: str) -> list[dict[str, Any]]:
     return rows
 
 
-def host_cost(check: str, outdir: str, launches: int = 200) -> dict[str, Any]:
-    """The launching thread's time per instrumented launch of a small kernel (the GPU is idle)."""
-    from kernels import vector_add
+def _host_per_call(call: Callable[[], Any], check: str | None, calls: int) -> dict[str, Any]:
+    """The launching thread's time per call of `call` (wall and its own CPU time; the GPU is not
+    waited for inside the loop), after a warm-up call, bare (check None) or in check mode; in
+    check mode also the launch counters (debugger.stats()["launch"]) of the timed calls."""
+    from flagprism import _plans
+
+    if check:
+        debugger.activate(check=check)
+    call()  # builds the kernels, twins and plans
+    torch.cuda.synchronize()
+    _plans.reset()
+    t, c = time.perf_counter(), time.thread_time()
+    for _ in range(calls):
+        call()
+    wall, cpu = (time.perf_counter() - t) / calls, (time.thread_time() - c) / calls
+    torch.cuda.synchronize()
+    out: dict[str, Any] = {"wall_us": wall * 1e6, "cpu_us": cpu * 1e6}
+    if check:
+        out["counters"] = debugger.stats()["launch"]
+        debugger.deactivate()
+        debugger.clear_exported_runs()
+    return out
+
+
+def _path_calls() -> list[tuple[str, Callable[[], Any], Any]]:
+    """(launch path, one call launching one small kernel, context to run the calls in)."""
+    import contextlib
+
+    from kernels import tuned, vector_add
 
     n = 4096
     x = torch.randn(n, device="cuda")
     out = torch.empty_like(x)
     grid = (triton.cdiv(n, 1024),)
+    paths: list[tuple[str, Callable[[], Any], Any]] = [
+        ("JITFunction.run (add 4096)", lambda: vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024),
+         contextlib.nullcontext),
+        ("triton.autotune (scale 4096)", lambda: tuned.tuned_scale[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n),
+         contextlib.nullcontext),
+    ]
+    if wl.missing("flag_gems") is None:
+        import flag_gems
+
+        paths.append(("FlagGems LibEntry (add 4096)", lambda: torch.add(x, x), flag_gems.use_gems))
+    else:
+        print(f"# skipped the LibEntry path: {wl.missing('flag_gems')}", file=sys.stderr)
+    compiled = torch.compile(lambda v: v * 2.0 + 1.0)
+    paths.append(("torch.compile (Inductor, 4096)", lambda: compiled(x), contextlib.nullcontext))
+    return paths
+
+
+def host_paths(outdir: str, calls: int = 300) -> list[dict[str, Any]]:
+    """Host cost per instrumented launch on each launch path: the launching thread's time per
+    launch of a small kernel, bare and in check mode (bounds; nan,inf), the GPU idle."""
     debugger.configure(output_dir=outdir)
-    for mode in (None, check):
-        if mode:
-            debugger.activate(check=mode)
-        vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(launches):
-            vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024)
-        host = (time.perf_counter() - t) / launches
-        torch.cuda.synchronize()
-        if mode:
-            debugger.deactivate()
-            debugger.clear_exported_runs()
-        else:
-            bare = host
-    return {"bench": "check", "workload": "add 4096", "mode": check, "measure": "host_per_launch",
-            "bare_us": bare * 1e6, "instrumented_us": host * 1e6, "added_us": (host - bare) * 1e6}
+    rows = []
+    for path, call, ctx in _path_calls():
+        with ctx():
+            res = {mode: _host_per_call(call, MODES[mode], calls) for mode in MODES}
+        for mode in ("bounds", "nan,inf"):
+            r, b = res[mode], res["bare"]
+            cnt = r["counters"]
+            launches = (cnt["plan_hits"] + cnt["plans_built"] + cnt["slow_launches"]) / calls
+            rows.append({"bench": "check", "workload": path, "mode": mode, "measure": "host_per_launch",
+                         "calls": calls, "instrumented_launches_per_call": launches,
+                         "bare_us": b["wall_us"], "instrumented_us": r["wall_us"],
+                         "added_us": (r["wall_us"] - b["wall_us"]) / max(launches, 1),
+                         "bare_cpu_us": b["cpu_us"], "instrumented_cpu_us": r["cpu_us"],
+                         "added_cpu_us": (r["cpu_us"] - b["cpu_us"]) / max(launches, 1), "counters": cnt})
+    return rows
 
 
 MEMCHECK_PROG = """\
@@ -208,9 +253,9 @@ def main() -> int:
                 _emit(m, out)
         else:
             print(f"# skipped Liger-Kernel: {wl.missing('liger_kernel')}", file=sys.stderr)
-        for check in ("bounds", "nan,inf"):
-            rows.append(host_cost(check, str(tmp / "dbg2")))
-            _emit(rows[-1], out)
+        for r in host_paths(str(tmp / "dbg2")):
+            rows.append(r)
+            _emit(r, out)
         for r in add_64m(str(tmp / "dbg3")):
             rows.append(r)
             _emit(r, out)
@@ -220,8 +265,10 @@ def main() -> int:
             print(f"{r['workload']:18} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  "
                   f"{r['pass_ms'] / bare if bare else float('nan'):6.2f}x bare")
         elif r.get("measure") == "host_per_launch":
-            print(f"{r['workload']:18} {r['mode']:9} host {r['instrumented_us']:8.1f} us/launch "
-                  f"(bare {r['bare_us']:.1f}, added {r['added_us']:.1f})")
+            print(f"{r['workload']:32} {r['mode']:9} host {r['instrumented_us']:8.1f} us/call "
+                  f"(bare {r['bare_us']:.1f}; added per launch {r['added_us']:.1f} us wall, "
+                  f"{r['added_cpu_us']:.1f} us CPU; fast path {r['counters']['plan_hits']}/"
+                  f"{r['calls'] * r['instrumented_launches_per_call']:.0f})")
         elif r.get("measure") == "end_to_end":
             print(f"{r['workload']:18} {r['mode']:9} {r['seconds']:8.3f} s end to end")
     mc = next((r for r in rows if r.get("mode") == "memcheck" and "pass_ms" in r), None)

@@ -6,8 +6,10 @@ Workloads (tests/gpu/_workloads.py): FlagGems' operators under use_gems() (9 ops
 launches), and a small torch.compile'd block (Inductor kernels). Two measures per workload:
 
 * in-process, interleaved: one pass bare, one pass with `debugger.activate(sanitize=True)`,
-  alternating for --rounds rounds after a warm-up of both; the ratio of medians, and the host
-  cost per instrumented launch ((sanitize pass - bare pass) / instrumented launches per pass);
+  alternating for --rounds rounds after a warm-up of both; the ratio of medians, the cost per
+  instrumented launch ((sanitize pass - bare pass) / instrumented launches per pass: host work and
+  the twins' extra device time) and the launch fast path's counters of the timed rounds
+  (debugger.stats()["launch"]: plans reused, launches that took the slow path);
 * whole program: `python prog.py` against `flagprism debug --sanitize prog.py` (child processes,
   alternating, --programs times each), wall time including start-up, compilation and the
   summary, as a user sees it.
@@ -63,6 +65,9 @@ def in_process(name: str, run: Callable[[], Any], rounds: int, outdir: str) -> d
     run()  # warm-up, sanitize (builds and compiles the twins)
     debugger.deactivate()
     launches = debugger.summary()["totals"]["by_status"]["instrumented"]
+    from flagprism import _plans
+
+    _plans.reset()  # the launch fast path's counters of the timed rounds
     bare, san = [], []
     for _ in range(rounds):
         bare.append(_timed(run))
@@ -75,7 +80,7 @@ def in_process(name: str, run: Callable[[], Any], rounds: int, outdir: str) -> d
             "bare_ms": b * 1e3, "sanitize_ms": s * 1e3, "ratio": s / b,
             "instrumented_launches_per_pass": launches,
             "host_us_per_launch": (s - b) / max(launches, 1) * 1e6,
-            "findings": debugger.summary()["totals"]["findings"]}
+            "findings": debugger.summary()["totals"]["findings"], "counters": debugger.stats()["launch"]}
 
 
 PROGRAM = """\

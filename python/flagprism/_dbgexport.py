@@ -30,6 +30,7 @@ import os
 import struct
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 from flagprism import _devbuf, _intercept, _launch, _rewrite
@@ -98,49 +99,103 @@ def _ttir_text(ret: Any) -> str | None:
         return None
 
 
+_clock: list[Any] = [None, "", ""]  # [second, compact UTC stamp, ISO timestamp]
+
+
+def _now() -> tuple[str, str]:
+    """(compact UTC stamp, ISO timestamp) of the current second, formatted once a second."""
+    sec = int(time.time())
+    if _clock[0] != sec:
+        now = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc)
+        _clock[:] = [sec, now.strftime("%Y%m%dT%H%M%SZ"), now.isoformat(timespec="seconds")]
+    return _clock[1], _clock[2]
+
+
+_const_json: dict[tuple[Any, ...], str] = {}  # -> the launch JSON's fields that do not change
+
+
+def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
+    """(the launch JSON's constant fields as JSON text without braces, the script's stem)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    cwd = os.getcwd()
+    key = (id(twin), backend, cfg.output_dir, cfg.export_raw_records, argv0, cwd)
+    hit = _const_json.get(key)
+    if hit is None or hit[0] is not twin:
+        script = os.path.abspath(argv0) if argv0 else ""
+        const = {
+            "kernel": twin.kernel_name,
+            "backend": backend,
+            "script": script,
+            "output_dir": os.path.abspath(cfg.output_dir),
+            "level": twin.level,
+            "addr_level": twin.addr_level,
+            "export_raw_records": cfg.export_raw_records,
+            "source_file": twin.source_file,
+            "twin_file": twin.path,
+            "frame_files": _rewrite.frame_files(twin),
+            "sanitize": bool(twin.extra.get("sanitize", False)),
+            "checks": twin.extra.get("checks"),
+        }
+        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+        stem = f"{os.path.splitext(os.path.basename(script))[0] or 'python'}_{twin.kernel_name}"
+        if len(_const_json) > 256:
+            _const_json.clear()
+        hit = (twin, json.dumps(const)[1:-1], stem)
+        _const_json[key] = hit  # type: ignore[assignment]
+    return hit[1], hit[2]  # type: ignore[return-value]
+
+
+_json_memo: dict[int, tuple[Any, str]] = {}  # id(obj) -> (obj, its JSON): stacks, decisions
+
+
+def _memo_json(obj: Any) -> str:
+    """json.dumps(obj) for objects that come back unchanged at every launch (the extension's
+    cached stack tuples, a plan's warp and register decisions): encoded once per object."""
+    if obj is None:
+        return "null"
+    hit = _json_memo.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    text = json.dumps(obj)
+    if len(_json_memo) >= 4096:
+        _json_memo.clear()
+    _json_memo[id(obj)] = (obj, text)
+    return text
+
+
 def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
                 index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
-                stack: list[str], test: str | None, config_text: str | None) -> str:
-    """The launch JSON (docs/debugger-report-schema.md); a compiled twin's TTIR is encoded once
-    per compiled kernel and spliced in."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
-    script_stem = os.path.splitext(os.path.basename(script))[0] or "python"
-    stem = f"{script_stem}_{twin.kernel_name}_{now.strftime('%Y%m%dT%H%M%SZ')}_run{index}"
+                stack: Any, test: str | None, config_text: str | None, args: str | None = None) -> str:
+    """The launch JSON (docs/debugger-report-schema.md); the fields that do not change between
+    launches of a twin are encoded once, and a compiled twin's TTIR once per compiled kernel.
+    args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...))); the
+    stack, num_warps and registers may be objects that come back unchanged at every launch (they
+    are encoded once), which the caller must not change afterwards."""
+    stamp, iso = _now()
+    const, stem = _constant_part(twin, plan.backend, cfg)
     text, reason = ttir
-    info = {
-        "kernel": twin.kernel_name,
-        "grid": list(plan.grid),
-        "backend": plan.backend,
-        "script": script,
-        "timestamp": now.isoformat(timespec="seconds"),
-        "run_index": index,
-        "run": index,
-        "output_dir": os.path.abspath(cfg.output_dir),
-        "stem": stem,
-        "level": twin.level,
-        "addr_level": twin.addr_level,
-        "export_raw_records": cfg.export_raw_records,
-        "ttir_unavailable_reason": None if text is not None else (reason or "unknown"),
-        "source_file": twin.source_file,
-        "twin_file": twin.path,
-        "frame_files": _rewrite.frame_files(twin),
-        "record_capacity": plan.slots,
-        "args": _launch.describe_args(fn, plan.bound, plan.backend),
-        "sanitize": bool(twin.extra.get("sanitize", False)),
-        "checks": twin.extra.get("checks"),
-        "num_warps": plan.num_warps,
-        "registers": plan.registers,
-        "launch_path": route.get("path") or "JITFunction.run",
-        "autotune": {"role": route["role"], "config": config_text} if route.get("role") else None,
-        "stack": stack,
-        "test": test,
-        "error": None if error is None else f"{type(error).__name__}: {error}"[:2000],
-    }
-    body = json.dumps(info)
+    g = plan.grid
+    path = route.get("path")
+    role = route.get("role")
+    if args is None:
+        args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
+    parts = [
+        "{", const,
+        f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
+        '"stem": ', json.dumps(f"{stem}_{stamp}_run{index}"),
+        ', "ttir_unavailable_reason": ', "null" if text is not None else json.dumps(reason or "unknown"),
+        f', "record_capacity": {plan.slots}, "num_warps": ', _memo_json(plan.num_warps),
+        ', "registers": ', _memo_json(plan.registers),
+        ', "launch_path": ', json.dumps(path) if path else '"JITFunction.run"',
+        ', "autotune": ', json.dumps({"role": role, "config": config_text}) if role else "null",
+        ', "stack": ', _memo_json(stack),
+        ', "test": ', "null" if test is None else json.dumps(test),
+        ', "error": ', "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
+        ', "args": ', args,
+    ]
     if text is None:
-        return body[:-1] + ', "ttir": null}'
+        parts.append(', "ttir": null}')
+        return "".join(parts)
     key = id(ret) if ret is not None else id(text)
     hit = _ttir_json.get(key)
     if hit is None or hit[0] is not (ret if ret is not None else text):
@@ -148,7 +203,19 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
         if len(_ttir_json) > 256:
             _ttir_json.clear()
         _ttir_json[key] = hit
-    return body[:-1] + ', "ttir": ' + hit[1] + "}"
+    parts.extend((', "ttir": ', hit[1], "}"))
+    return "".join(parts)
+
+
+_dirs_made: set[str] = set()
+
+
+def ensure_dir(path: str) -> None:
+    """Make the report directory, once per path (the report writer makes its last level again
+    if it was removed since)."""
+    if path not in _dirs_made:
+        os.makedirs(path, exist_ok=True)
+        _dirs_made.add(path)
 
 
 def site_table_json(twin: Any) -> str:
@@ -214,8 +281,20 @@ def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None
 # ------------------------------------------------------------------------------------------------
 
 
+_last_pipe: list[Any] = [None]  # (device, cfg, findings_only, summary, entry) of the last launch
+
+
 def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
     """The pipeline of a device (made on first use), or None when it cannot be used there."""
+    last = _last_pipe[0]
+    if last is not None and last[1] is cfg and last[3] is summary and last[2] == findings_only and last[0] == dev:
+        return last[4]  # the same as the last launch's (forgotten when a pipeline closes)
+    entry = _pipeline_for(dev, summary, cfg, findings_only)
+    _last_pipe[0] = (dev, cfg, findings_only, summary, entry)
+    return entry
+
+
+def _pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     key = (str(dev),)
@@ -244,6 +323,7 @@ def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
 def _close(key: Any) -> None:
     from flagprism import _ext  # type: ignore[attr-defined]
 
+    _last_pipe[0] = None
     pool, pipe, _flags = _pipes.pop(key)
     _ext.debug_pipe_drain(pipe)
     _merge(pipe)
@@ -299,10 +379,10 @@ def stream_of(buf: Any) -> int:
     return _devbuf._stream(dev)
 
 
-def allocator(entry: Any) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
+def allocator(entry: Any, stream: int | None = None) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
     """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
-    its header on the current stream; on the host (or when it does not fit), a buffer of its
-    own (a host buffer is copied into a slice after the launch)."""
+    its header on `stream` (None: the device's current stream); on the host (or when it does
+    not fit), a buffer of its own (a host buffer is copied into a slice after the launch)."""
     from flagprism import _ext  # type: ignore[attr-defined]
 
     pool, pipe, _f = entry
@@ -314,7 +394,8 @@ def allocator(entry: Any) -> Callable[[int, list[int], Any], tuple[Any, int | No
             if off is not None:
                 view = pool[off // 8: off // 8 + words]
                 try:
-                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header), _devbuf._stream(dev))
+                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header),
+                                            _devbuf._stream(dev) if stream is None else stream)
                 except BaseException:
                     _ext.debug_pipe_unreserve(pipe, off)
                     raise
@@ -351,8 +432,8 @@ def submit(pipe_entry: Any, plan: _launch.Launch, launch: str, sites: str, twin:
     with _lock:
         _pending[index] = run
     _keep(run, max_runs)
-    _ext.debug_pipe_submit(pipe, off, nbytes, stream_of(plan.buffer), twin.kernel_name, twin.source_file or "",
-                           sites, launch, index)
+    stream = plan.stream if plan.stream is not None and plan.pipe_offset is not None else stream_of(plan.buffer)
+    _ext.debug_pipe_submit(pipe, off, nbytes, stream, twin.kernel_name, twin.source_file or "", sites, launch, index)
     return True
 
 

@@ -65,6 +65,11 @@ class Launch:
     #: extra twin arguments: the base tensor of each host TensorDescriptor argument
     #: (``__fp_db_<param>``, _memforms.py)
     extra: dict[str, Any] | None = None
+    #: the stream the record buffer was prepared on (a device pool's slice), or None
+    stream: int | None = None
+    #: per parameter, what changes in its launch JSON entry between launches of one plan
+    #: (_plans.scan), or None
+    args_dyn: list[str] | None = None
 
 
 def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -94,14 +99,30 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, Any]:
-    """Names a loop bound may use on the host: scalar and constexpr arguments, constexpr
-    globals, cdiv/min/max, and earlier top-level assignments that evaluate."""
+_codes: dict[str, Any] = {}  # expression text -> its code object (compiled once)
+
+
+def _code(expr: str) -> Any:
+    """The code object of a host expression, compiled once (a bounded cache)."""
+    c = _codes.get(expr)
+    if c is None:
+        c = compile(expr, "<flagprism-sizing>", "eval")
+        if len(_codes) >= 4096:
+            _codes.clear()
+        _codes[expr] = c
+    return c
+
+
+def _scope_env(twin: Twin) -> dict[str, Any]:
+    """The names of the kernel's scope a loop bound may use on the host (constexpr globals,
+    triton/tl, cdiv), made once per twin (its scope is a copy taken when it was built)."""
+    env = twin.extra.get("host_scope_env")
+    if env is not None:
+        return env
     import triton
     import triton.language as tl
 
-    env: dict[str, Any] = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len,
-                           "range": range}
+    env = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len, "range": range}
     scope = twin.extra.get("scope", {})
     lang = types.SimpleNamespace(cdiv=_cdiv, minimum=min, maximum=max, constexpr=lambda v: v)
     for name, val in scope.items():
@@ -113,6 +134,16 @@ def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, An
             env[name] = val.value
         elif getattr(val, "__name__", None) == "cdiv" and getattr(val, "__module__", "").startswith("triton"):
             env[name] = _cdiv
+    twin.extra["host_scope_env"] = env
+    return env
+
+
+def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, Any]:
+    """Names a loop bound may use on the host: scalar and constexpr arguments, constexpr
+    globals, cdiv/min/max, and earlier top-level assignments that evaluate."""
+    import triton.language as tl
+
+    env = dict(_scope_env(twin))
     for name, val in bound.items():
         if isinstance(val, tl.constexpr):
             val = val.value
@@ -124,7 +155,7 @@ def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, An
         if line >= upto_line:
             break
         try:
-            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env) if expr else None
+            v = eval(_code(expr), {"__builtins__": {}}, env) if expr else None
         except Exception:  # noqa: BLE001 - any failure means "not known on the host"
             v = None
         if isinstance(v, tl.constexpr):
@@ -153,7 +184,7 @@ def _frame_env(twin: Twin, bound: dict[str, Any], frame: int, upto_line: int,
     env: dict[str, Any] = {k: v for k, v in caller.items() if not isinstance(v, (bool, int, float))}
     for p, expr in f.arg_exprs.items():
         try:
-            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, caller)
+            v = eval(_code(expr), {"__builtins__": {}}, caller)
         except Exception:  # noqa: BLE001 - not known on the host
             continue
         v = v.value if hasattr(v, "value") else v
@@ -163,7 +194,7 @@ def _frame_env(twin: Twin, bound: dict[str, Any], frame: int, upto_line: int,
         if line >= upto_line:
             break
         try:
-            v = eval(compile(expr, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env) if expr else None
+            v = eval(_code(expr), {"__builtins__": {}}, env) if expr else None
         except Exception:  # noqa: BLE001
             v = None
         v = v.value if hasattr(v, "value") else v
@@ -187,7 +218,7 @@ def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
             env = _host_env(twin, bound, loop.line) if not frame else _frame_env(twin, bound, frame, loop.line,
                                                                                    memo)
             try:
-                vals = [eval(compile(a, "<flagprism-sizing>", "eval"), {"__builtins__": {}}, env)
+                vals = [eval(_code(a), {"__builtins__": {}}, env)
                         for a in loop.range_args]
                 vals = [v.value if hasattr(v, "value") else v for v in vals]
                 if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
@@ -220,21 +251,35 @@ def dump_records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
     return sum(runs_per_program(trips, site.loops) for site in twin.sites if site.dumps)
 
 
-def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:
+def slots_from(records_per_prog: int, programs: int, record_capacity: int | None) -> int:
+    """Record slots per program: record_capacity shared by the programs, or what the sites need
+    (records_per_prog) within MAX_RECORD_BYTES."""
     if record_capacity is not None:
         return max(0, int(record_capacity) // max(programs, 1))
-    s = records_per_program(twin, bound)
     cap = MAX_RECORD_BYTES // (RECORD_WORDS * 8 * max(programs, 1))
-    return max(0, min(s, cap))
+    return max(0, min(records_per_prog, cap))
 
 
-def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: int | None) -> int:
-    if not twin.has_dumps:
+def arena_from(has_dumps: bool, dump_records_per_prog: int, programs: int, dump_capacity: int | None) -> int:
+    """Words of the dump arena (0 for a twin that dumps nothing)."""
+    if not has_dumps:
         return 0
     if dump_capacity is not None:
         return max(0, int(dump_capacity))
-    want = programs * dump_records_per_program(twin, bound) * DUMP_WORDS_PER_RECORD
+    want = programs * dump_records_per_prog * DUMP_WORDS_PER_RECORD
     return max(1, min(want, MAX_DUMP_WORDS))
+
+
+def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:
+    if record_capacity is not None:
+        return slots_from(0, programs, record_capacity)
+    return slots_from(records_per_program(twin, bound), programs, None)
+
+
+def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: int | None) -> int:
+    if not twin.has_dumps or dump_capacity is not None:
+        return arena_from(twin.has_dumps, 0, programs, dump_capacity)
+    return arena_from(True, dump_records_per_program(twin, bound), programs, None)
 
 
 def header(slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None) -> list[int]:
@@ -283,12 +328,35 @@ def alloc_buffer(words: int, device: Any, settings: str, header_words: list[int]
                           ) from e
 
 
+def allocate(words: int, hdr: list[int], dev: Any, record_capacity: int | None, dump_capacity: int | None,
+             alloc: Any = None) -> tuple[Any, int | None]:
+    """The record buffer of a launch and its pool offset (None: a buffer of its own); alloc: see
+    prepare(). A buffer that does not fit raises MemoryError naming its size and the settings."""
+    settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
+    if alloc is None:
+        return alloc_buffer(words, dev, settings, hdr), None
+    try:
+        return alloc(words, hdr, dev)
+    except (RuntimeError, MemoryError) as e:
+        raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+                          f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                          ) from e
+
+
+def host_descriptors(twin: Twin, bound: dict[str, Any]) -> dict[str, Any]:
+    """The twin's extra arguments: the base tensor of each host TensorDescriptor argument."""
+    return {f"__fp_db_{p}": bound[p].base for p in getattr(twin, "desc_params", [])
+            if _is_host_descriptor(bound.get(p))}
+
+
 def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
             record_capacity: int | None, dump_capacity: int | None,
             twin_num_warps: str | int = "auto", alloc: Any = None) -> Launch:
     """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
     Debugger's setting, see _warps.decide). alloc(words, header, device) -> (buffer, pool
-    offset or None) allocates the record buffer (default: a buffer of its own)."""
+    offset or None) allocates the record buffer (default: a buffer of its own). Computes
+    everything afresh: the Debugger's launches take _plans.prepare, which caches what this
+    computes per specialization."""
     from flagprism import _warps
 
     bound, options = bind(jitfn, args, kwargs)
@@ -300,25 +368,13 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
     dev = buffer_device(backend)
     hdr = header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps)
-    settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
-    offset = None
-    if alloc is not None:
-        try:
-            buf, offset = alloc(words, hdr, dev)
-        except (RuntimeError, MemoryError) as e:
-            raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
-                              f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                              ) from e
-    else:
-        buf = alloc_buffer(words, dev, settings, hdr)
+    buf, offset = allocate(words, hdr, dev, record_capacity, dump_capacity, alloc)
     nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
                        maxnreg=options.get("maxnreg"),
                        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
-    extra = {f"__fp_db_{p}": bound[p].base for p in getattr(twin, "desc_params", [])
-             if _is_host_descriptor(bound.get(p))}
     return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
                   backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None,
-                  buffer_device=dev, pipe_offset=offset, extra=extra)
+                  buffer_device=dev, pipe_offset=offset, extra=host_descriptors(twin, bound))
 
 
 def _is_host_descriptor(v: Any) -> bool:
@@ -421,27 +477,30 @@ def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None)
     sig = inspect.signature(jitfn.fn)
     out: list[dict[str, Any]] = []
     for name, param in sig.parameters.items():
-        v = bound.get(name)
         ann = param.annotation
         is_cx = ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
-        if is_cx:
-            out.append({"name": name, "kind": "constexpr", "dtype": None, "shape": None, "strides": None,
-                        "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
-                        "value": _json_value(v)})
-        elif hasattr(v, "data_ptr") and hasattr(v, "dtype"):
-            out.append(_tensor_entry(name, v, backend))
-        elif _is_host_descriptor(v):
-            e = _tensor_entry(name, v.base, backend)  # host-side TensorDescriptor: its base is the allocation
-            e["value"] = {"block_shape": _json_value(list(v.block_shape))}
-            e["descriptor"] = {"shape": [int(x) for x in v.shape], "strides": [int(x) for x in v.strides],
-                               "block_shape": [int(x) for x in v.block_shape],
-                               "padding": str(getattr(v, "padding", "zero"))}
-            out.append(e)
-        else:
-            out.append({"name": name, "kind": "scalar", "dtype": _scalar_dtype(v), "shape": None, "strides": None,
-                        "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
-                        "value": _json_value(v)})
+        out.append(describe_arg(name, bound.get(name), is_cx, backend))
     return out
+
+
+def describe_arg(name: str, v: Any, is_cx: bool, backend: str | None = None) -> dict[str, Any]:
+    """One argument of the launch JSON (docs/debugger-report-schema.md)."""
+    if is_cx:
+        return {"name": name, "kind": "constexpr", "dtype": None, "shape": None, "strides": None,
+                "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
+                "value": _json_value(v)}
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        return _tensor_entry(name, v, backend)
+    if _is_host_descriptor(v):
+        e = _tensor_entry(name, v.base, backend)  # host-side TensorDescriptor: its base is the allocation
+        e["value"] = {"block_shape": _json_value(list(v.block_shape))}
+        e["descriptor"] = {"shape": [int(x) for x in v.shape], "strides": [int(x) for x in v.strides],
+                           "block_shape": [int(x) for x in v.block_shape],
+                           "padding": str(getattr(v, "padding", "zero"))}
+        return e
+    return {"name": name, "kind": "scalar", "dtype": _scalar_dtype(v), "shape": None, "strides": None,
+            "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
+            "value": _json_value(v)}
 
 
 def read_header(raw: Any) -> list[int]:

@@ -27,7 +27,8 @@ import inspect
 import os
 import sys
 import threading
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -157,8 +158,27 @@ def _restore_inductor_fn(autotuner: Any, fn: Any) -> Any:
         return got
 
 
+@dataclass
+class _InductorStatic:
+    """What inductor_launch() works out once per Inductor kernel and config."""
+
+    src: Any  # the Inductor kernel's JITFunction (restored where it was dropped)
+    fn: Any  # the JITFunction launched (the user's, for a user kernel)
+    cfg: Any
+    plain: list[str]  # the parameters Inductor passes, in its order
+    fixed: dict[str, Any]  # constexprs, the config's values and launch options
+    config: str
+    #: the launch's numbers (None for other arguments) -> (grid, arguments Inductor passes)
+    grids: dict[tuple[Any, ...], tuple[tuple[int, ...], int]] = field(default_factory=dict)
+
+
+_inductor_static: dict[int, tuple[Any, _InductorStatic]] = {}  # id(autotuner) -> (weakref, static)
+
+
 def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Spec:
-    """The launch `CachingAutotuner.run(*args, **kwargs)` is about to make, as a Spec."""
+    """The launch `CachingAutotuner.run(*args, **kwargs)` is about to make, as a Spec. What does
+    not change between its launches (parameter lists, constants, the config's values) is worked
+    out once per kernel and config."""
     fn = getattr(autotuner, "fn", None)
     if fn is None or not hasattr(fn, "fn"):
         raise Unsupported("the Inductor kernel is not a @triton.jit function")
@@ -170,10 +190,39 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     split = getattr(autotuner, "_interpret_args_grid", None)
     if split is None:
         raise Unsupported("this PyTorch's CachingAutotuner cannot evaluate its grid (no _interpret_args_grid)")
-    try:
-        call_args, grid = split(tuple(args), cfg)
-    except Exception as e:
-        raise Unsupported(f"evaluating Inductor's grid failed ({type(e).__name__}: {e})") from e
+    hit = _inductor_static.get(id(autotuner))
+    st = hit[1] if hit is not None and hit[0]() is autotuner else None
+    if st is None or st.cfg is not cfg or st.src is not fn:
+        st = _inductor_fixed(autotuner, fn, cfg)
+        try:
+            _inductor_static[id(autotuner)] = (weakref.ref(autotuner), st)
+        except TypeError:
+            pass
+    # The grid is a function of the config and the launch's numbers (sizes): Inductor's own
+    # evaluation (it generates and executes its grid expressions at each call) runs once per
+    # distinct numbers; tensors are not read by it.
+    args = tuple(args)
+    gkey = tuple(a if a.__class__ in (int, float, bool) else None for a in args)
+    got = st.grids.get(gkey)
+    if got is None:
+        try:
+            call_args, grid = split(args, cfg)
+        except Exception as e:
+            raise Unsupported(f"evaluating Inductor's grid failed ({type(e).__name__}: {e})") from e
+        got = (tuple(int(x) for x in grid), len(call_args))
+        if len(st.grids) >= 256:
+            st.grids.clear()
+        st.grids[gkey] = got
+    g, ncall = got
+    call_args = args[:ncall]
+    if len(call_args) != len(st.plain):
+        raise Unsupported(f"Inductor passed {len(call_args)} arguments for {len(st.plain)} parameters")
+    out: dict[str, Any] = dict(zip(st.plain, call_args))
+    out.update(st.fixed)
+    return Spec(fn=st.fn, kwargs=out, grid=g, config=st.config)
+
+
+def _inductor_fixed(autotuner: Any, fn: Any, cfg: Any) -> _InductorStatic:
     names = _param_names(fn)
     cx = _constexpr_names(fn)
     plain = [n for n in names if n not in cx]
@@ -181,9 +230,7 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     sig = list((meta.get("signature") or {}).keys())
     if sig:
         plain = [n for n in sig if n not in cx and n in names]
-    if len(call_args) != len(plain):
-        raise Unsupported(f"Inductor passed {len(call_args)} arguments for {len(plain)} parameters")
-    out: dict[str, Any] = dict(zip(plain, call_args))
+    fixed: dict[str, Any] = {}
     constants = meta.get("constants") or {}
     for key, val in constants.items():
         name = key
@@ -192,20 +239,20 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
         if isinstance(key, int) and 0 <= key < len(names):
             name = names[key]
         if isinstance(name, str) and name in cx:
-            out[name] = val
+            fixed[name] = val
     for k, v in getattr(cfg, "kwargs", {}).items():
-        out[k] = v
-    missing = [n for n in names if n not in out and n in cx and _default(fn, n) is inspect.Parameter.empty]
+        fixed[k] = v
+    have = set(plain) | set(fixed)
+    missing = [n for n in names if n not in have and n in cx and _default(fn, n) is inspect.Parameter.empty]
     if missing:
         raise Unsupported(f"the values of constexprs {missing} are not known")
     for k in _OPTIONS:
         v = getattr(cfg, k, None)
         if v is not None and not getattr(autotuner, "triton_interpret", False):
-            out[k] = v
+            fixed[k] = v
     if "enable_fp_fusion" in meta and not getattr(autotuner, "triton_interpret", False):
-        out["enable_fp_fusion"] = meta["enable_fp_fusion"]
-    g = tuple(int(x) for x in grid)
-    return Spec(fn=user_kernel(fn), kwargs=out, grid=g, config=_config_text(cfg))
+        fixed["enable_fp_fusion"] = meta["enable_fp_fusion"]
+    return _InductorStatic(src=fn, fn=user_kernel(fn), cfg=cfg, plain=plain, fixed=fixed, config=_config_text(cfg))
 
 
 def _default(fn: Any, name: str) -> Any:

@@ -114,13 +114,27 @@ def _reorders(call: ast.Call) -> bool:
     return False
 
 
+_parsed: dict[int, tuple[Any, ast.FunctionDef | None]] = {}  # id(fn) -> (weakref to fn, its def)
+
+
 def _parse(fn: Any) -> ast.FunctionDef | None:
+    """The function's definition (parsed once per function; callers must not change it)."""
+    key = id(fn)
+    hit = _parsed.get(key)
+    if hit is not None and hit[0]() is fn:
+        return hit[1]
     try:
         src = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError):
-        return None
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+        fdef = None
+    else:
+        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    try:
+        _parsed[key] = (weakref.ref(fn), fdef)
+    except TypeError:
+        pass
+    return fdef
 
 
 def _body_nodes(fdef: ast.FunctionDef):
@@ -335,13 +349,44 @@ def scan(jitfn: Any, int_params: frozenset[str] = frozenset(), ptr_params: froze
     return res
 
 
+_eval_codes: dict[int, tuple[ast.AST, Any]] = {}  # id(node) -> (node, its code), for cached defs
+
+
 def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
+    hit = _eval_codes.get(id(node))
     try:
-        v = eval(compile(ast.Expression(node), "<flagprism-warps>", "eval"), {"__builtins__": {}}, env)
+        if hit is None or hit[0] is not node:
+            hit = (node, compile(ast.Expression(node), "<flagprism-warps>", "eval"))
+            _eval_codes[id(node)] = hit
+        v = eval(hit[1], {"__builtins__": {}}, env)
     except Exception:  # noqa: BLE001 - anything that does not evaluate on the host is unknown
         return None
     v = getattr(v, "value", v)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def names_read(jitfn: Any) -> frozenset[str]:
+    """The names whose values largest_tensor() reads (in the kernel's tl.arange extents and
+    shape tuples): with the launch's specialization, they decide the warp count."""
+    fn = getattr(jitfn, "fn", None)
+    fdef = _parse(fn) if fn is not None else None
+    if fdef is None:
+        return frozenset()
+    scope = _scope_of(fn)
+    out: set[str] = set()
+    for node in _body_nodes(fdef):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _triton_name(_resolve(node.func, scope))
+        exprs: list[ast.AST] = []
+        if name == "arange":
+            exprs = list(node.args[:2])
+        elif name in _SHAPED:
+            exprs = [a for a in list(node.args) + [k.value for k in node.keywords]
+                     if isinstance(a, (ast.Tuple, ast.List))]
+        for e in exprs:
+            out.update(n.id for n in ast.walk(e) if isinstance(n, ast.Name))
+    return frozenset(out)
 
 
 def largest_tensor(jitfn: Any, env: dict[str, Any]) -> int | None:

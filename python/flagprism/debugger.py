@@ -25,7 +25,7 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _dbgexport, _dist, _intercept, _launch, _paths, _regs, _rewrite, _warps
+from flagprism import _dbgexport, _devbuf, _dist, _intercept, _launch, _paths, _plans, _regs, _rewrite, _warps
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -304,9 +304,14 @@ def clear_exported_runs() -> None:
 
 def stats() -> dict[str, Any]:
     """The pipeline's counters per device (launches submitted, done, failed, waits for the pool,
-    results dropped, reports suppressed by max_reports, pool bytes in use) and ``runs_dropped``
-    (run dicts beyond max_runs)."""
-    return _dbgexport.stats()
+    results dropped, reports suppressed by max_reports, pool bytes in use), ``runs_dropped``
+    (run dicts beyond max_runs) and ``launch``: how instrumented launches were prepared
+    (docs/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
+    built and reused, launches that took the slow path, compiled kernels and register decisions
+    reused)."""
+    out = _dbgexport.stats()
+    out["launch"] = dict(_plans.counters)
+    return out
 
 
 def _summary_obj() -> Any:
@@ -419,7 +424,7 @@ def _capturing(fn: Any) -> Any:
     if graph is not None:
         return graph
     torch = sys.modules.get("torch")
-    if torch is None or _launch.backend_of(fn) == "interpreter":
+    if torch is None or _plans.backend_of(fn) == "interpreter":
         return None
     try:
         return True if torch.cuda.is_current_stream_capturing() else None
@@ -688,7 +693,7 @@ def _flavour(fn: Any) -> str:
     forced = os.environ.get("FLAGPRISM_DBG_REDUCE")
     if forced in ("fused", "np", "np-jit"):
         return forced
-    return "np" if _launch.backend_of(fn) == "interpreter" else "fused"
+    return "np" if _plans.backend_of(fn) == "interpreter" else "fused"
 
 
 def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
@@ -698,7 +703,7 @@ def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
         raise RuntimeError("flagprism: the kernel and flagprism's record helpers were created in different "
                            "Triton modes (TRITON_INTERPRET changed after flagprism._records was imported)")
     ns: dict[str, Any] = vars(R)
-    if flavour == "np" and _launch.backend_of(fn) == "interpreter":
+    if flavour == "np" and _plans.backend_of(fn) == "interpreter":
         ns = R.interpreter_helpers()
     fused = flavour == "fused"
     return {
@@ -742,6 +747,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
         twin.extra["checks"] = sorted(_checks)
     else:
         twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
+    _plans.counters["twins_built"] += 1
     _remember(fn, tkey, twin)
     return twin
 
@@ -773,10 +779,10 @@ def _warn_once(name: str, msg: str) -> None:
 def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | None]:
     """The kernel's twin, or None and why it is not instrumented (a rewrite error is warned once;
     in sanitize mode a kernel without loads or stores has nothing to check)."""
-    name = _paths.kernel_name(fn)
     try:
         twin = _twin_for(fn)
     except (RewriteError, OSError, TypeError) as e:
+        name = _paths.kernel_name(fn)
         if _sanitize:
             _remember(fn, (_level, _addr_level, _flavour(fn), _checks), None)
             with _lock:
@@ -785,7 +791,7 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
         _warn_once(name, f"runs unobserved: {e}")
         return None, (S_FAILED, f"{kind}: {e}")
     except RuntimeError as e:  # remembered as not instrumentable
-        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(name, e)}")
+        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(_paths.kernel_name(fn), e)}")
     if _sanitize and not twin.sites:
         return None, (S_NOTHING, "no load or store to check")
     return twin, None
@@ -817,30 +823,39 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         if call_next is None:
             raise _NotInstrumented(why[1])
         return original()
-    with _lock:
-        cfg = _Config(**asdict(_config))
+    cfg = _config  # configure() replaces it whole: a consistent snapshot
     findings_only = _sanitize if cfg.all_reports is None else not cfg.all_reports
+    info = _plans.kernel_info(fn)
+    dev = _launch.buffer_device(info.backend)
     entry = None
     if cfg.pipeline and _report_fn is _ext_report:
-        entry = _dbgexport.pipeline_for(_launch.buffer_device(_launch.backend_of(fn)), _summary_obj(), cfg,
-                                        findings_only)
-    plan = _launch.prepare(twin, fn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
-                           twin_num_warps=cfg.twin_num_warps,
-                           alloc=_dbgexport.allocator(entry) if entry is not None else None)
+        entry = _dbgexport.pipeline_for(dev, _summary_obj(), cfg, findings_only)
+    stream = None
+    if entry is not None and entry[0] is not None and dev.type != "cpu":
+        stream = _devbuf._stream(dev)  # the launch's stream: the slice is prepared and read back on it
+    plan, fast, sizing = _plans.prepare(twin, fn, args, kwargs, grid, cfg, dev,
+                                        alloc=_dbgexport.allocator(entry, stream) if entry is not None else None)
+    plan.stream = stream
     try:
         if plan.backend == "cuda":
-            try:
-                plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
-                                              cfg.twin_maxnreg, plan.buffer.device)
-            except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
-                plan.registers = {"cap": None, "uncapped": None,
-                                  "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
+            if sizing is not None and sizing.registers is not None:
+                plan.registers = sizing.registers
+                _plans.counters["registers_reused"] += 1
+            else:
+                try:
+                    plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
+                                                  cfg.twin_maxnreg, plan.buffer.device)
+                    if sizing is not None:
+                        sizing.registers = plan.registers
+                except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
+                    plan.registers = {"cap": None, "uncapped": None,
+                                      "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
         partial = None
         if cfg.export_on_error:
             try:
-                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only)
+                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only, fast)
             except Exception as ee:  # noqa: BLE001 - the kernel's own error matters more
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
@@ -860,7 +875,7 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                         f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
         raise
     try:
-        _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only)
+        _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only, fast)
     except OSError as e:
         # The kernel ran: a report that cannot be written (read-only directory, full disk) is
         # said, counted and reported at the end, never raised into the program.
@@ -868,8 +883,15 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
     if call_next is None:
         return ret
     # what the caller gets is the kernel's own compiled kernel, as without the Debugger (LibEntry
-    # caches it and launches it directly later)
-    return call_next(fn, *args, grid=grid, warmup=True, **kwargs)
+    # caches it and launches it directly later): the same for every launch of one plan, whose key
+    # holds everything Triton specializes a compiled kernel on
+    if fast is not None and fast.original is not _plans.UNSET:
+        _plans.counters["originals_reused"] += 1
+        return fast.original
+    orig = call_next(fn, *args, grid=grid, warmup=True, **kwargs)
+    if fast is not None:
+        fast.original = orig
+    return orig
 
 
 class _NotInstrumented(Exception):
@@ -964,26 +986,31 @@ def _config_text(route: dict[str, Any]) -> str | None:
     return None if best is None else str(best)
 
 
-def _launch_stack(limit: int = 12) -> list[str]:
+def _launch_stack(limit: int = 12) -> Any:
     """The Python frames of the launch, outermost first, without FlagPrism's, Triton's and the
-    launching libraries' own (what the user's code called)."""
+    launching libraries' own (what the user's code called): the `limit` innermost of them, as
+    "file:line function" (a tuple the extension caches per call site)."""
     skip = _stack_skip()
+    ext = _stack_ext
+    if ext is not None:
+        return ext(limit)
     out: list[str] = []
-    f = sys._getframe(2)
-    while f is not None and len(out) < 64:
+    f = sys._getframe(1)
+    while f is not None and len(out) < limit:
         file = f.f_code.co_filename
         if not file.startswith(skip) and not file.startswith("<"):
             out.append(f"{file}:{f.f_lineno} {f.f_code.co_name}")
         f = f.f_back  # type: ignore[assignment]
     out.reverse()
-    return out[-limit:]
+    return out
 
 
 _skip_prefixes: tuple[str, ...] | None = None
+_stack_ext: Any = None  # flagprism._ext.debug_stack once the prefixes are given to it
 
 
 def _stack_skip() -> tuple[str, ...]:
-    global _skip_prefixes
+    global _skip_prefixes, _stack_ext
     if _skip_prefixes is None:
         import flagprism
 
@@ -993,14 +1020,22 @@ def _stack_skip() -> tuple[str, ...]:
             if m is not None and getattr(m, "__file__", None):
                 dirs.append(os.path.dirname(os.path.abspath(m.__file__)))
         _skip_prefixes = tuple(d + os.sep for d in dirs)
+        try:
+            from flagprism import _ext  # type: ignore[attr-defined]
+
+            _ext.debug_stack_skip(_skip_prefixes)
+            _stack_ext = _ext.debug_stack
+        except (ImportError, AttributeError):
+            _stack_ext = None
     return _skip_prefixes
 
 
 def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, ret: Any,
             error: BaseException | None, index: int, route: dict[str, Any], entry: Any,
-            findings_only: bool) -> dict[str, Any]:
+            findings_only: bool, fast: _plans.Plan | None = None) -> dict[str, Any]:
     """Describe the launch and hand its records to the pipeline (`entry`) or, without one, to the
-    report function now; the launch is accounted for in the summary either way."""
+    report function now; the launch is accounted for in the summary either way. fast: the
+    launch's plan (_plans.prepare), whose templates describe its arguments."""
     if twin.extra.get("sanitize"):
         ttir: tuple[str | None, str | None] = (None, "sanitize run: no op log")
     elif error is not None:
@@ -1008,10 +1043,11 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
     else:
         ttir = _ttir(fn, twin, plan, ret)
     launch = _dbgexport.launch_json(fn, twin, plan, cfg, ret if error is None else None, error, index, route,
-                                    ttir, _launch_stack(), _current_test(), _config_text(route))
+                                    ttir, _launch_stack(), _current_test(), _config_text(route),
+                                    args=_plans.args_json(fast, fn, plan))
     sites = _dbgexport.site_table_json(twin)
     run = _dbgexport.new_run(twin, plan, index, ret, error)
-    os.makedirs(cfg.output_dir, exist_ok=True)
+    _dbgexport.ensure_dir(cfg.output_dir)
     if error is None and entry is not None and \
             _dbgexport.submit(entry, plan, launch, sites, twin, index, run, cfg.max_runs):
         return run  # the pipeline's thread accounts for it

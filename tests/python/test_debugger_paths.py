@@ -276,3 +276,36 @@ def test_cli_kernel_that_raises_is_named(cli, tmp_path):
     assert j["complete"] is False and "partial_reason" in j and j["partial_reason"]
     txt = rep.with_suffix(".txt").read_text()
     assert "status:          INCOMPLETE" in txt and "the launch raised" in txt
+
+
+def test_torch_compile_dynamic_sizes_get_their_own_grids(dbg, inductor_on_interpreter, monkeypatch, tmp_path):
+    """One Inductor kernel launched with different sizes (dynamic shapes): the translation works
+    out its parameters once per kernel and config, and the grid once per distinct size, and
+    every launch gets its own."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+
+    def f(x):
+        return torch.nn.functional.gelu(x) * 2 + 1
+
+    sizes = (1000, 3000, 1000, 5000)
+    xs = [torch.randn(n) for n in sizes]
+    want = [f(x) for x in xs]
+    g = torch.compile(f, dynamic=True)
+    for x in xs:
+        g(x)  # compile outside the Debugger
+    dbg.activate(sanitize=True)
+    dbg.reset_summary()
+    got = [g(x) for x in xs]
+    dbg.deactivate()
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    runs = dbg.take_exported_runs()
+    assert len(runs) == len(sizes) and len({r["kernel"] for r in runs}) == 1
+    from _refdecode import launch_info
+
+    cx = {a["name"]: a["value"] for a in launch_info(runs[0])["args"] if a["kind"] == "constexpr"}
+    block = cx["XBLOCK"]
+    assert [r["grid"] for r in runs] == [[-(-n // block), 1, 1] for n in sizes]
+    assert debugger.summary()["totals"]["findings"] == 0
+    torch._dynamo.reset()

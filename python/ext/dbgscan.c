@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Part `dbgscan`: one pass over an instrumented launch's arguments, for the Debugger's launch
+ * fast path (python/flagprism/_plans.py, whose scan() is the reference this must equal): the
+ * arguments' part of the launch's specialization key, and per argument the part of its launch
+ * JSON entry that changes between launches of one specialization (a tensor's shape, strides and
+ * addresses, a scalar's value). What it does not describe (tensor descriptors, other classes,
+ * a tensor whose storage cannot be read) it leaves to Python by returning None. Not here: the
+ * key's other parts, the templates the JSON pieces join (Python, once per plan).
+ *
+ * Tensors are read through their Python methods (data_ptr(), untyped_storage(), stride(), ...):
+ * the extension does not link the framework. The GIL is held throughout.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ext.h"
+
+#define SC_MAX_DIMS 32
+
+/* The key part of an int: (int, width class, == 1, 16 divides it), as _plans._int_class. */
+static PyObject *int_part(PyObject *v)
+{
+	int ovf = 0, cls, eq1, m16;
+	long long x = PyLong_AsLongLongAndOverflow(v, &ovf);
+
+	if (x == -1 && PyErr_Occurred())
+		return NULL;
+	if (ovf) {
+		/* outside int64: the unsigned class; 16 divides it as Python's v % 16 == 0 says */
+		PyObject *sixteen = PyLong_FromLong(16), *r;
+
+		if (!sixteen)
+			return NULL;
+		r = PyNumber_Remainder(v, sixteen);
+		Py_DECREF(sixteen);
+		if (!r)
+			return NULL;
+		m16 = PyLong_AsLong(r) == 0;
+		Py_DECREF(r);
+		cls = 2;
+		eq1 = 0;
+	} else {
+		cls = (x >= -2147483648LL && x < 2147483648LL) ? 0 : 1;
+		eq1 = x == 1;
+		m16 = (x & 15) == 0;
+	}
+	return Py_BuildValue("(OiOO)", (PyObject *)&PyLong_Type, cls, eq1 ? Py_True : Py_False,
+			     m16 ? Py_True : Py_False);
+}
+
+/* A float's "value" as json.dumps(_launch._json_value(v)) writes it, then "}". */
+static PyObject *float_dyn(PyObject *v)
+{
+	double d = PyFloat_AS_DOUBLE(v);
+
+	if (isnan(d))
+		return PyUnicode_FromString("\"nan\"}");
+	if (isinf(d))
+		return PyUnicode_FromString(d > 0 ? "\"inf\"}" : "\"-inf\"}");
+	return PyUnicode_FromFormat("%R}", v);
+}
+
+/* Attribute and method names, interned once (the module's exec): a lookup per launch and
+ * argument must not build its name. Immortal enough: the extension is never unloaded. */
+static PyObject *s_data_ptr, *s_untyped_storage, *s_nbytes, *s_stride, *s_shape, *s_dtype, *s_device,
+	*s_type, *s_value;
+
+static int intern_names(void)
+{
+	struct {
+		PyObject **slot;
+		const char *name;
+	} names[] = {{&s_data_ptr, "data_ptr"}, {&s_untyped_storage, "untyped_storage"},
+		     {&s_nbytes, "nbytes"},       {&s_stride, "stride"},
+		     {&s_shape, "shape"},         {&s_dtype, "dtype"},
+		     {&s_device, "device"},       {&s_type, "type"},
+		     {&s_value, "value"}};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (*names[i].slot)
+			continue;
+		*names[i].slot = PyUnicode_InternFromString(names[i].name);
+		if (!*names[i].slot)
+			return -1;
+	}
+	return 0;
+}
+
+static PyObject *call0(PyObject *obj, PyObject *name)
+{
+	return PyObject_CallMethodNoArgs(obj, name);
+}
+
+/* Append "[a, b, ...]" of a sequence of ints to buf (at most cap bytes). 0, or -1 (an error
+ * set, or more than SC_MAX_DIMS dimensions: then no error, the caller gives up). */
+static int put_ints(char *buf, size_t cap, size_t *len, PyObject *seq_obj)
+{
+	PyObject *seq = PySequence_Fast(seq_obj, "not a sequence");
+	Py_ssize_t n, i;
+	int w;
+
+	if (!seq)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(seq);
+	if (n > SC_MAX_DIMS) {
+		Py_DECREF(seq);
+		return -1;
+	}
+	w = snprintf(buf + *len, cap - *len, "[");
+	*len += (size_t)w;
+	for (i = 0; i < n; i++) {
+		long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+
+		if (x == -1 && PyErr_Occurred()) {
+			Py_DECREF(seq);
+			return -1;
+		}
+		w = snprintf(buf + *len, cap - *len, i ? ", %lld" : "%lld", x);
+		*len += (size_t)w;
+	}
+	w = snprintf(buf + *len, cap - *len, "]");
+	*len += (size_t)w;
+	Py_DECREF(seq);
+	return 0;
+}
+
+/*
+ * A tensor argument: *part (when want_part) = (dtype, data_ptr % 16 == 0), *dyn = its JSON
+ * entry's changing fields. 1 on success; 0 when it cannot be described here (no error set);
+ * -1 with an error set.
+ */
+static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part, PyObject **dyn)
+{
+	/* "shape" and "strides" of up to SC_MAX_DIMS 20-digit numbers each, and three addresses */
+	char buf[160 + 2 * SC_MAX_DIMS * 22];
+	PyObject *ptr = NULL, *st = NULL, *sptr = NULL, *nb = NULL, *shape = NULL, *strides = NULL;
+	unsigned long long p, sp = 0, n;
+	bool null_ptrs = false, soft = false;
+	size_t len = 0;
+	int rc = -1;
+
+	*part = *dyn = NULL;
+	if (!(ptr = call0(v, s_data_ptr)))
+		goto out;
+	p = PyLong_AsUnsignedLongLong(ptr);
+	if (p == (unsigned long long)-1 && PyErr_Occurred())
+		goto out;
+	if (want_part) {
+		PyObject *dtype = PyObject_GetAttr(v, s_dtype);
+
+		if (!dtype)
+			goto out;
+		*part = Py_BuildValue("(NO)", dtype, (p % 16 == 0) ? Py_True : Py_False);
+		if (!*part)
+			goto out;
+	}
+	/* from here on, what cannot be read is left to Python (its scan says None: the slow path
+	 * describes the tensor as far as it can) */
+	soft = true;
+	if (!(st = call0(v, s_untyped_storage)))
+		goto out;
+	if (interp) {
+		PyObject *dev = PyObject_GetAttr(v, s_device), *type;
+		int cmp;
+
+		if (!dev)
+			goto out;
+		type = PyObject_GetAttr(dev, s_type);
+		Py_DECREF(dev);
+		if (!type)
+			goto out;
+		cmp = PyUnicode_Check(type) ? PyUnicode_CompareWithASCIIString(type, "cpu") : 0;
+		Py_DECREF(type);
+		null_ptrs = cmp != 0;
+	}
+	if (!(sptr = call0(st, s_data_ptr)) || !(nb = call0(st, s_nbytes)))
+		goto out;
+	sp = PyLong_AsUnsignedLongLong(sptr);
+	n = PyLong_AsUnsignedLongLong(nb);
+	if (PyErr_Occurred())
+		goto out;
+	if (!(shape = PyObject_GetAttr(v, s_shape)) || !(strides = call0(v, s_stride)))
+		goto out;
+	len = (size_t)snprintf(buf, sizeof(buf), "\"shape\": ");
+	if (put_ints(buf, sizeof(buf), &len, shape))
+		goto give_up;
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"strides\": ");
+	if (put_ints(buf, sizeof(buf), &len, strides))
+		goto give_up;
+	if (null_ptrs)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					", \"data_ptr\": null, \"storage_ptr\": null");
+	else
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					", \"data_ptr\": %llu, \"storage_ptr\": %llu", p, sp);
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"storage_nbytes\": %llu}", n);
+	*dyn = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);
+	rc = *dyn ? 1 : -1;
+	goto out;
+
+give_up:
+	rc = PyErr_Occurred() ? -1 : 0;
+out:
+	if (rc == -1 && soft) {
+		PyErr_Clear();
+		rc = 0;
+	}
+	if (rc != 1)
+		Py_CLEAR(*part);
+	Py_XDECREF(ptr);
+	Py_XDECREF(st);
+	Py_XDECREF(sptr);
+	Py_XDECREF(nb);
+	Py_XDECREF(shape);
+	Py_XDECREF(strides);
+	return rc;
+}
+
+PyDoc_STRVAR(debug_scan_args_doc,
+	     "debug_scan_args(names, kinds, bound, interp, tensor_type, constexpr_type)\n"
+	     "    -> (parts, dyn) or None\n\n"
+	     "_plans.scan() in one pass: names (tuple of str) and kinds (bytes: 0 an argument,\n"
+	     "1 a constexpr the launch JSON describes as one, 2 a constexpr only Triton knows) of the\n"
+	     "kernel's parameters, their values in `bound`; interp: the interpreter's launch (device\n"
+	     "tensors have no addresses there). None when an argument is of a kind this does not\n"
+	     "describe; an exception an argument's method raised propagates.");
+
+static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	PyObject *names, *kinds, *bound, *tensor_type, *cx_type;
+	PyObject *parts = NULL, *dyn = NULL, *empty = NULL, *ret = NULL;
+	const char *k;
+	Py_ssize_t n, i;
+	int interp;
+
+	(void)module;
+	if (argc != 6) {
+		PyErr_SetString(PyExc_TypeError, "debug_scan_args takes 6 arguments");
+		return NULL;
+	}
+	names = argv[0];
+	kinds = argv[1];
+	bound = argv[2];
+	tensor_type = argv[4];
+	cx_type = argv[5];
+	if (!PyTuple_Check(names) || !PyBytes_Check(kinds) || !PyDict_Check(bound) ||
+	    !PyType_Check(tensor_type) || !PyType_Check(cx_type) ||
+	    PyBytes_GET_SIZE(kinds) != PyTuple_GET_SIZE(names)) {
+		PyErr_SetString(PyExc_TypeError,
+				"debug_scan_args(names: tuple, kinds: bytes of the same length, "
+				"bound: dict, interp, tensor_type: type, constexpr_type: type)");
+		return NULL;
+	}
+	if ((interp = PyObject_IsTrue(argv[3])) < 0)
+		return NULL;
+	n = PyTuple_GET_SIZE(names);
+	k = PyBytes_AS_STRING(kinds);
+	if (!(parts = PyList_New(0)) || !(dyn = PyList_New(n)) || !(empty = PyUnicode_FromString("")))
+		goto out;
+	for (i = 0; i < n; i++) {
+		PyObject *v = PyDict_GetItemWithError(bound, PyTuple_GET_ITEM(names, i));
+		PyObject *part = NULL, *d = NULL;
+		int kind = k[i];
+
+		if (!v) {
+			if (!PyErr_Occurred())
+				goto none;
+			goto out;
+		}
+		Py_INCREF(v);
+		if (kind) {
+			if (PyObject_TypeCheck(v, (PyTypeObject *)cx_type)) {
+				PyObject *inner = PyObject_GetAttr(v, s_value);
+
+				Py_DECREF(v);
+				if (!inner)
+					goto out;
+				v = inner;
+			}
+			part = PyTuple_Pack(2, (PyObject *)Py_TYPE(v), v);
+			if (!part || PyList_Append(parts, part)) {
+				Py_XDECREF(part);
+				Py_DECREF(v);
+				goto out;
+			}
+			Py_CLEAR(part);
+			if (kind == 1) {
+				Py_DECREF(v);
+				PyList_SET_ITEM(dyn, i, Py_NewRef(empty));
+				continue;
+			}
+		}
+		if (PyLong_CheckExact(v)) {
+			if (!kind && !(part = int_part(v)))
+				goto fail_v;
+			d = PyUnicode_FromFormat("%S}", v);
+		} else if (PyFloat_CheckExact(v) || PyBool_Check(v) || v == Py_None) {
+			if (!kind)
+				part = Py_NewRef((PyObject *)Py_TYPE(v));
+			if (v == Py_None)
+				d = PyUnicode_FromString("null}");
+			else if (PyBool_Check(v))
+				d = PyUnicode_FromString(v == Py_True ? "true}" : "false}");
+			else
+				d = float_dyn(v);
+		} else if (PyObject_TypeCheck(v, (PyTypeObject *)tensor_type)) {
+			int rc = tensor_arg(v, interp, !kind, &part, &d);
+
+			if (rc < 0)
+				goto fail_v;
+			if (rc == 0) {
+				Py_DECREF(v);
+				goto none;
+			}
+		} else {
+			Py_DECREF(v);
+			goto none; /* a descriptor or another class: Python's scan */
+		}
+		Py_DECREF(v);
+		if (!d || (part && PyList_Append(parts, part))) {
+			Py_XDECREF(part);
+			Py_XDECREF(d);
+			goto out;
+		}
+		Py_XDECREF(part);
+		PyList_SET_ITEM(dyn, i, d);
+		continue;
+fail_v:
+		Py_XDECREF(part);
+		Py_DECREF(v);
+		goto out;
+	}
+	{
+		PyObject *t = PyList_AsTuple(parts);
+
+		if (t)
+			ret = PyTuple_Pack(2, t, dyn);
+		Py_XDECREF(t);
+	}
+	goto out;
+none:
+	ret = Py_NewRef(Py_None);
+out:
+	Py_XDECREF(parts);
+	Py_XDECREF(dyn);
+	Py_XDECREF(empty);
+	return ret;
+}
+
+static PyMethodDef dbgscan_methods[] = {
+	{"debug_scan_args", (PyCFunction)(void (*)(void))debug_scan_args, METH_FASTCALL,
+	 debug_scan_args_doc},
+	{NULL, NULL, 0, NULL},
+};
+
+int fpy_dbgscan_exec(PyObject *module)
+{
+	if (intern_names())
+		return -1;
+	return PyModule_AddFunctions(module, dbgscan_methods);
+}

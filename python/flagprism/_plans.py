@@ -1,0 +1,500 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The fast path of an instrumented launch: what depends only on the kernel, the launch's
+specialization, the configuration and the checks is worked out once and cached
+(docs/debugger.md, "The launch fast path").
+
+A launch is bound by a binder made once per kernel (its parameter names and defaults) and keyed
+by its *specialization*: per parameter, a tensor's dtype and whether its address is 16-byte
+aligned; an integer's width (32, 64 bits or unsigned), whether it is 1 and whether 16 divides
+it; the type of a float, bool or None; a constexpr's value; a host tensor descriptor's dtype,
+alignment, shape, strides and block shape; then the launch options (num_warps, ...) and the
+device. Everything Triton specializes a compiled kernel on is in the key, so one key means one
+compiled twin and one compiled kernel. The twin's warp and register settings are part of it too.
+
+A *plan* per key holds what the key decides:
+
+* per values of the few arguments the sizing reads (host-evaluated loop bounds, block sizes:
+  ``sizing_params``), the records per program, the twin's warps (``_warps.decide``) and, on
+  NVIDIA GPUs, its register cap (``_regs.decide``);
+* the kernel's own compiled kernel, which the launch returns as Triton would;
+* the launch JSON's argument templates: per launch, only pointers, shapes, strides and scalar
+  values are read.
+
+A launch the key cannot describe (tuple, string or duck-typed pointer arguments, a keyword the
+binder cannot place) takes the slow path, ``_launch.prepare``, which works everything out
+afresh; so does the first launch of each key. ``counters`` (``debugger.stats()["launch"]``)
+say how often each happened.
+
+Not here: the rewriting (``_rewrite.py``), the sizing rules (``_launch.py``), the warp and
+register decisions (``_warps.py``, ``_regs.py``), the launch JSON's other fields
+(``_dbgexport.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from flagprism import _launch
+
+#: Plans kept per twin; past it they are all dropped (and counted) and made again as needed.
+MAX_PLANS = 256
+#: Sizings kept per plan (distinct values of the arguments the sizing reads), likewise.
+MAX_SIZINGS = 64
+
+#: What happened to the Debugger's launches since the process started (or reset()).
+counters: dict[str, int] = {}
+
+
+_generation = 0  # part of every key: forget=True makes every plan made before unreachable
+
+
+def reset(forget: bool = False) -> None:
+    """Zero the counters; forget=True also makes every launch from now on build its plan anew
+    (tests; the plans made before are dropped as their twins' plan tables fill)."""
+    global _generation
+    if forget:
+        _generation += 1
+    counters.clear()
+    counters.update(twins_built=0, plans_built=0, plan_hits=0, sizings_built=0, sizing_hits=0,
+                    slow_launches=0, plans_dropped=0, originals_reused=0, registers_reused=0)
+
+
+reset()
+
+UNSET = object()
+
+
+# ------------------------------------------------------------------------------------------------
+# The kernel: its parameters, once
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelInfo:
+    """What the fast binder and the key need of a kernel (a JITFunction or InterpretedFunction)."""
+
+    names: tuple[str, ...]
+    index: dict[str, int]
+    defaults: dict[str, Any]
+    constexprs: frozenset[str]
+    #: only positional-or-keyword parameters: the fast binder applies
+    simple: bool
+    backend: str
+    #: per parameter: (name, 0 for an argument, 1 for a constexpr the launch JSON describes as
+    #: one, 2 for a constexpr only Triton knows as one)
+    kinds: tuple[tuple[str, int], ...] = ()
+    #: the same as two columns, for the extension's scan
+    knames: tuple[str, ...] = ()
+    kbytes: bytes = b""
+
+
+_kinfo: dict[int, tuple[Any, KernelInfo]] = {}
+_backends: dict[int, tuple[Any, str]] = {}
+
+
+def backend_of(jitfn: Any) -> str:
+    """_launch.backend_of, once per kernel."""
+    key = id(jitfn)
+    hit = _backends.get(key)
+    if hit is not None and hit[0]() is jitfn:
+        return hit[1]
+    backend = _launch.backend_of(jitfn)
+    try:
+        _backends[key] = (weakref.ref(jitfn, lambda _r, k=key: _backends.pop(k, None)), backend)
+    except TypeError:
+        pass
+    return backend
+
+
+def kernel_info(jitfn: Any) -> KernelInfo:
+    key = id(jitfn)
+    hit = _kinfo.get(key)
+    if hit is not None and hit[0]() is jitfn:
+        return hit[1]
+    from flagprism import _paths
+
+    import triton.language as tl
+
+    sig = inspect.signature(jitfn.fn)
+    params = list(sig.parameters.values())
+    names = tuple(p.name for p in params)
+    triton_cx = frozenset(_paths._constexpr_names(jitfn))
+    kinds = []
+    for p in params:
+        ann = p.annotation  # as _launch.describe_args tells a constexpr
+        described = ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+        kinds.append((p.name, 1 if described else (2 if p.name in triton_cx else 0)))
+    info = KernelInfo(
+        names=names, index={n: i for i, n in enumerate(names)},
+        defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
+        constexprs=triton_cx | frozenset(n for n, k in kinds if k),
+        simple=all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params),
+        backend=backend_of(jitfn), kinds=tuple(kinds), knames=tuple(n for n, _k in kinds),
+        kbytes=bytes(k for _n, k in kinds))
+    try:
+        _kinfo[key] = (weakref.ref(jitfn, lambda _r, k=key: _kinfo.pop(k, None)), info)
+    except TypeError:
+        pass
+    return info
+
+
+def bind(info: KernelInfo, args: tuple[Any, ...], kwargs: dict[str, Any]
+         ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(parameter values in signature order with defaults applied, launch options), as
+    _launch.bind gives them; None where that binder would raise (it then says why)."""
+    names = info.names
+    n = len(args)
+    if not info.simple or n > len(names):
+        return None
+    bound = dict(zip(names, args))
+    options: dict[str, Any] = {}
+    by_name = False
+    for k, v in kwargs.items():
+        i = info.index.get(k)
+        if i is None:
+            options[k] = v
+        elif i < n:
+            return None  # given twice
+        else:
+            bound[k] = v
+            by_name = True
+    if len(bound) < len(names):
+        for name in names[n:]:
+            if name not in bound:
+                if name not in info.defaults:
+                    return None  # missing
+                bound[name] = info.defaults[name]
+        by_name = True
+    if by_name:
+        bound = {k: bound[k] for k in names}
+    return bound, options
+
+
+# ------------------------------------------------------------------------------------------------
+# The key
+# ------------------------------------------------------------------------------------------------
+
+_tensor_cls: Any = None
+_constexpr_cls: Any = None
+
+
+def _classes() -> tuple[Any, Any]:
+    global _tensor_cls, _constexpr_cls
+    if _tensor_cls is None:
+        import torch
+        import triton.language as tl
+
+        _tensor_cls, _constexpr_cls = torch.Tensor, tl.constexpr
+    return _tensor_cls, _constexpr_cls
+
+
+def _int_class(v: int) -> int:
+    return 0 if -(2**31) <= v < 2**31 else (1 if -(2**63) <= v < 2**63 else 2)
+
+
+def _value_json(v: Any) -> str:
+    """A scalar's "value" in the launch JSON, as json.dumps(_launch._json_value(v)) writes it."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v.__class__ is int:
+        return str(v)
+    return json.dumps(_launch._json_value(v))
+
+
+_scan_ext: Any = UNSET
+
+
+def scan(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list[str]] | None:
+    """The arguments' part of the launch's specialization (module text) and, per parameter, the
+    part of its launch JSON entry that changes between launches of one specialization (see
+    args_json); None when an argument is of a kind the key does not describe. The extension's
+    debug_scan_args() does it in one pass where it can (scan_py is the reference)."""
+    global _scan_ext
+    if _scan_ext is UNSET:
+        try:
+            from flagprism import _ext  # type: ignore[attr-defined]
+
+            _scan_ext = _ext.debug_scan_args
+        except (ImportError, AttributeError):
+            _scan_ext = None
+    if _scan_ext is not None:
+        tensor, cx = _classes()
+        got = _scan_ext(info.knames, info.kbytes, bound, info.backend == "interpreter", tensor, cx)
+        if got is not None:
+            return got
+    return scan_py(info, bound)
+
+
+def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list[str]] | None:
+    """scan() in Python: descriptors, and the reference the extension's scan must equal."""
+    tensor, cx = _classes()
+    interp = info.backend == "interpreter"
+    parts: list[Any] = []
+    dyn: list[str] = []
+    for name, kind in info.kinds:
+        v = bound[name]
+        if kind:
+            if isinstance(v, cx):
+                v = v.value
+            parts.append((v.__class__, v))
+            if kind == 1:
+                dyn.append("")
+                continue
+            # a constexpr to Triton that the launch JSON describes as an argument
+        t = v.__class__
+        if t is int:
+            if kind == 0:
+                parts.append((int, _int_class(v), v == 1, v % 16 == 0))
+            dyn.append(str(v) + "}")
+        elif t is float or t is bool or v is None:
+            if kind == 0:
+                parts.append(t)
+            dyn.append(_value_json(v) + "}")
+        elif isinstance(v, tensor):
+            ptr = v.data_ptr()
+            if kind == 0:
+                parts.append((v.dtype, ptr % 16 == 0))
+            try:
+                st = v.untyped_storage()
+                if interp and v.device.type != "cpu":
+                    ptrs = '"data_ptr": null, "storage_ptr": null'
+                else:
+                    ptrs = f'"data_ptr": {ptr}, "storage_ptr": {st.data_ptr()}'
+                dyn.append(f'"shape": {list(v.shape)}, "strides": {list(v.stride())}, {ptrs}, '
+                           f'"storage_nbytes": {st.nbytes()}}}')
+            except Exception:  # noqa: BLE001 - a tensor without a storage: the slow path describes it
+                return None
+        elif _launch._is_host_descriptor(v) and isinstance(v.base, tensor):
+            if kind == 0:
+                try:
+                    parts.append(("desc", v.base.dtype, v.base.data_ptr() % 16 == 0, tuple(int(x) for x in v.shape),
+                                  tuple(int(x) for x in v.strides), tuple(int(x) for x in v.block_shape),
+                                  str(getattr(v, "padding", "zero"))))
+                except (TypeError, ValueError):
+                    return None
+            dyn.append(json.dumps(_launch.describe_arg(name, v, False, info.backend)))
+        else:
+            return None
+    return tuple(parts), dyn
+
+
+def spec_key(info: KernelInfo, parts: tuple[Any, ...], options: dict[str, Any], device: Any,
+             settings: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The launch's specialization (module text): the arguments' part (scan), the launch options
+    and the device; settings: the Debugger's options the plan depends on. None when a part is
+    not hashable."""
+    key = (device, parts, tuple(sorted(options.items())) if options else (), settings, _generation)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+# ------------------------------------------------------------------------------------------------
+# Plans
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sizing:
+    """What the values of a plan's sizing parameters decide."""
+
+    records_per_program: int
+    dump_records_per_program: int
+    num_warps: dict[str, Any]
+    #: the register decision on NVIDIA GPUs (_regs.decide), made at the first launch
+    registers: dict[str, Any] | None = None
+
+
+@dataclass
+class Plan:
+    """What one specialization of one twin decides (module text)."""
+
+    key: tuple[Any, ...]
+    sizing_params: tuple[str, ...]
+    sizings: dict[tuple[Any, ...], Sizing] = field(default_factory=dict)
+    #: the kernel's own compiled kernel (what its launch returns), once known
+    original: Any = UNSET
+    #: per parameter, the constant part of its launch JSON entry, made at the first launch
+    args_tpl: list[str] | None = None
+    #: the twin's sites and whether it dumps
+    nsites: int = 0
+    has_dumps: bool = False
+
+
+def _names_in(exprs: list[str]) -> set[str] | None:
+    out: set[str] = set()
+    for e in exprs:
+        if not e:
+            continue
+        try:
+            tree = ast.parse(e, mode="eval")
+        except SyntaxError:
+            return None
+        out.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return out
+
+
+def sizing_params(twin: Any, jitfn: Any, info: KernelInfo) -> tuple[str, ...]:
+    """The kernel's parameters whose values the records per program and the twin's warps may
+    read beyond the key: the names in host-evaluated loop bounds and in tl.arange extents and
+    shapes, and, through the top-level assignments and helper call arguments that define them,
+    the names those read (all parameters when an expression does not parse). Other values (a
+    mask's bound, say) do not change the sizing. An assignment that evaluates on the host for
+    some values and not others only types a name as an integer when it does (_warps.decide):
+    the sizing made with that knowledge stays right for the others."""
+    hit = twin.extra.get("sizing_params")
+    if hit is not None and hit[0] is jitfn:
+        return hit[1]
+    from flagprism import _warps
+
+    roots: list[str] = []
+    for loop in twin.loops:
+        roots.extend(loop.range_args or [])
+    defs: list[tuple[str, str]] = [(n, e) for _l, n, e in twin.host_defs]
+    for f in getattr(twin, "frames", []):
+        defs.extend(f.arg_exprs.items())
+        defs.extend((n, e) for _l, n, e in f.host_defs)
+    needed = _names_in(roots)
+    reads = [(n, _names_in([e])) for n, e in defs]
+    if needed is None or any(r is None for _n, r in reads):
+        out = info.names
+    else:
+        needed |= _warps.names_read(jitfn)
+        grew = True
+        while grew:  # to a fixed point: what the needed names are computed from
+            grew = False
+            for name, r in reads:
+                if name in needed and r and not r <= needed:
+                    needed |= r
+                    grew = True
+        out = tuple(n for n in info.names if n in needed)
+    twin.extra["sizing_params"] = (jitfn, out)
+    return out
+
+
+def _sizing_key(plan: Plan, bound: dict[str, Any]) -> tuple[Any, ...]:
+    _t, cx = _classes()
+    out = []
+    for name in plan.sizing_params:
+        v = bound[name]
+        if isinstance(v, cx):
+            v = v.value
+        out.append((v.__class__, v) if isinstance(v, (bool, int, float)) else v.__class__)
+    return tuple(out)
+
+
+def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, cfg: Any,
+            dev: Any, alloc: Any = None) -> tuple[_launch.Launch, Plan | None, Sizing | None]:
+    """_launch.prepare through the twin's plans: (the launch, its plan and sizing, or None and
+    None for a launch that took the slow path). cfg: the Debugger's configuration; dev: the
+    device of the record buffer (_launch.buffer_device)."""
+    info = kernel_info(jitfn)
+    b = bind(info, args, kwargs)
+    key = None
+    if b is not None:
+        bound, options = b
+        sc = scan(info, bound)
+        if sc is not None:
+            key = spec_key(info, sc[0], options, dev, (cfg.twin_num_warps, cfg.twin_maxnreg))
+    if key is None:
+        counters["slow_launches"] += 1
+        return (_launch.prepare(twin, jitfn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
+                                twin_num_warps=cfg.twin_num_warps, alloc=alloc), None, None)
+    plans = twin.extra.get("plans")
+    if plans is None:
+        plans = twin.extra["plans"] = {}
+    plan = plans.get(key)
+    dyn = sc[1]
+    if plan is None:
+        if len(plans) >= MAX_PLANS:
+            counters["plans_dropped"] += len(plans)
+            plans.clear()
+        plan = plans[key] = Plan(key=key, sizing_params=sizing_params(twin, jitfn, info), nsites=len(twin.sites),
+                                 has_dumps=twin.has_dumps)
+        counters["plans_built"] += 1
+    else:
+        counters["plan_hits"] += 1
+    skey = _sizing_key(plan, bound)
+    sz = plan.sizings.get(skey)
+    if sz is None:
+        sz = _size(twin, jitfn, bound, options, cfg)
+        if len(plan.sizings) >= MAX_SIZINGS:
+            plan.sizings.clear()
+        plan.sizings[skey] = sz
+        counters["sizings_built"] += 1
+    else:
+        counters["sizing_hits"] += 1
+    g = _launch.eval_grid(grid, bound)
+    programs = g[0] * g[1] * g[2]
+    slots = _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
+    arena = _launch.arena_from(plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity)
+    words = _launch.HEADER_WORDS + programs * slots * _launch.RECORD_WORDS + arena
+    hdr = _launch.header(slots, programs, arena, plan.nsites, has_arena=plan.has_dumps)
+    buf, offset = _launch.allocate(words, hdr, dev, cfg.record_capacity, cfg.dump_capacity, alloc)
+    launch = _launch.Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
+                            backend=info.backend, num_warps=sz.num_warps,
+                            num_warps_given=options.get("num_warps") is not None, buffer_device=dev,
+                            pipe_offset=offset,
+                            extra=_launch.host_descriptors(twin, bound) if twin.desc_params else {})
+    launch.args_dyn = dyn
+    return launch, plan, sz
+
+
+def _size(twin: Any, jitfn: Any, bound: dict[str, Any], options: dict[str, Any], cfg: Any) -> Sizing:
+    from flagprism import _warps
+
+    trips = _launch.loop_trips(twin, bound)
+    rpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites)
+    dpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps) if twin.has_dumps else 0
+    nw = _warps.decide(jitfn, options.get("num_warps"), _launch._host_env(twin, bound, 1 << 62),
+                       cfg.twin_num_warps, maxnreg=options.get("maxnreg"),
+                       pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
+    return Sizing(records_per_program=rpp, dump_records_per_program=dpp, num_warps=nw)
+
+
+# ------------------------------------------------------------------------------------------------
+# The launch JSON's arguments
+# ------------------------------------------------------------------------------------------------
+
+
+
+def args_json(plan: Plan | None, jitfn: Any, launch: _launch.Launch) -> str:
+    """The launch JSON's "args" (JSON text), equal to json.dumps(_launch.describe_args(...)):
+    the plan's templates joined with what scan() read of this launch's arguments."""
+    dyn = getattr(launch, "args_dyn", None)
+    if plan is None or dyn is None:
+        return json.dumps(_launch.describe_args(jitfn, launch.bound, launch.backend))
+    tpl = plan.args_tpl
+    if tpl is None:
+        tpl = plan.args_tpl = _template(_launch.describe_args(jitfn, launch.bound, launch.backend))
+    return "[" + ", ".join([p + d for p, d in zip(tpl, dyn)]) + "]"
+
+
+def _template(entries: list[dict[str, Any]]) -> list[str]:
+    """Per argument, the part of its launch JSON entry that does not change between launches of
+    one plan (scan() gives the rest)."""
+    out: list[str] = []
+    for e in entries:
+        if e["kind"] == "constexpr":
+            out.append(json.dumps(e))
+        elif e["kind"] == "scalar":
+            rest = {k: v for k, v in e.items() if k != "value"}
+            out.append(json.dumps(rest)[:-1] + ', "value": ')
+        elif e["kind"] == "tensor" and "descriptor" not in e:
+            const = {"name": e["name"], "kind": "tensor", "dtype": e["dtype"], "element_size": e["element_size"],
+                     "value": e["value"]}
+            out.append(json.dumps(const)[:-1] + ", ")
+        else:
+            out.append("")  # described whole at each launch
+    return out

@@ -1,0 +1,349 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The launch fast path (python/flagprism/_plans.py, docs/debugger.md "The launch fast path"),
+on the interpreter: a kernel's twin is built once, later launches of the same specialization
+reuse its plan (sizing, warps, argument templates, the kernel's own compiled kernel), and a
+launch whose specialization, options, settings or loop-bound values differ never reuses a
+stale one. The fast path's launch JSON equals what the slow path describes, and the call stack
+the extension caches per call site equals the one Python walks. Counters come from
+debugger.stats()["launch"]."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+
+if os.environ.get("TRITON_INTERPRET") != "1":
+    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+
+import flagprism.debugger as debugger  # noqa: E402
+from flagprism import _launch, _plans  # noqa: E402
+
+KERNELS = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+    @triton.jit
+    def rows(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=0.0)
+        tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+    @triton.jit
+    def mixed(x_ptr, out_ptr, n, alpha, flag, nothing, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m)
+        if flag:
+            x = x * alpha
+        tl.store(out_ptr + offs, x, mask=m)
+    """)
+
+
+@pytest.fixture
+def kmod(tmp_path, monkeypatch):
+    """A fresh module of kernels (new JITFunctions: no twin of theirs exists yet)."""
+    name = f"plan_kernels_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module(name)
+    yield mod
+    sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    debugger.deactivate()
+    debugger.reset_config()
+    debugger.clear_exported_runs()
+    debugger._report_fn = debugger._ext_report
+    debugger.configure(output_dir=tmp_path / "out")
+    debugger.reset_summary()
+    _plans.reset()
+    yield debugger
+    debugger.deactivate()
+    debugger.reset_config()
+    debugger.clear_exported_runs()
+
+
+def _counts() -> dict[str, int]:
+    return debugger.stats()["launch"]
+
+
+def _scale(kmod, x, n=None, block=64, **kw):
+    n = x.numel() if n is None else n
+    out = torch.empty_like(x)
+    kmod.scale[(triton.cdiv(n, block),)](x, out, n, BLOCK=block, **kw)
+    return out
+
+
+def test_twin_built_once_later_launches_take_the_fast_path(fresh, kmod):
+    fresh.activate(check="bounds")
+    x = torch.randn(200)
+    for _ in range(4):
+        out = _scale(kmod, x)
+        torch.testing.assert_close(out, x * 2)
+    c = _counts()
+    assert c["twins_built"] == 1
+    assert c["plans_built"] == 1 and c["plan_hits"] == 3
+    assert c["sizings_built"] == 1 and c["sizing_hits"] == 3
+    assert c["slow_launches"] == 0
+    # the kernel's own compiled kernel (the interpreter's: None) was asked for once
+    assert c["originals_reused"] == 3
+    runs = fresh.take_exported_runs()
+    assert [r["slots_per_program"] for r in runs] == [runs[0]["slots_per_program"]] * 4
+    assert fresh.summary()["totals"]["by_status"]["instrumented"] == 4
+
+
+def test_a_changed_specialization_never_reuses_a_plan(fresh, kmod):
+    fresh.activate(check="bounds")
+    x = torch.randn(256)
+    _scale(kmod, x)
+    assert _counts()["plans_built"] == 1
+    _scale(kmod, x.half())  # dtype
+    assert _counts()["plans_built"] == 2
+    _scale(kmod, x, block=32)  # a constexpr
+    assert _counts()["plans_built"] == 3
+    _scale(kmod, x[1:])  # a pointer no longer 16-byte aligned
+    assert _counts()["plans_built"] == 4
+    _scale(kmod, x, n=1)  # an integer equal to 1 (Triton specializes it)
+    assert _counts()["plans_built"] == 5
+    _scale(kmod, x, n=17)  # an integer 16 does not divide
+    assert _counts()["plans_built"] == 6
+    _scale(kmod, x, num_warps=2)  # a launch option
+    assert _counts()["plans_built"] == 7
+    _scale(kmod, x)  # the first specialization again
+    c = _counts()
+    assert c["plans_built"] == 7 and c["plan_hits"] == 1 and c["twins_built"] == 1
+    warps = [r["num_warps"]["kernel"] for r in fresh.take_exported_runs()]
+    assert warps == [4, 4, 4, 4, 4, 4, 2, 4]
+
+
+def test_settings_are_part_of_the_plan_and_capacities_apply_at_once(fresh, kmod, tmp_path):
+    fresh.activate(check="bounds")
+    x = torch.randn(256)
+    _scale(kmod, x)
+    fresh.configure(output_dir=tmp_path / "out", twin_num_warps="same")
+    _scale(kmod, x)
+    assert _counts()["plans_built"] == 2
+    fresh.configure(output_dir=tmp_path / "out", twin_num_warps="same", record_capacity=4)
+    _scale(kmod, x)
+    assert _counts()["plans_built"] == 2  # record_capacity is applied per launch, not planned
+    runs = fresh.take_exported_runs()
+    assert runs[0]["num_warps"]["twin"] == 1 and runs[1]["num_warps"]["twin"] == 4
+    assert runs[2]["slots_per_program"] == 4 // 4  # 4 records over 4 programs
+    assert runs[1]["slots_per_program"] != runs[2]["slots_per_program"]
+
+
+def test_sizing_follows_the_values_loop_bounds_read(fresh, kmod):
+    fresh.activate(check="bounds")
+    out = torch.empty(4 * 32)
+    seen = []
+    for n_cols in (64, 200, 64, 32):
+        x = torch.randn(4, n_cols)
+        kmod.rows[(4,)](x, out, n_cols, x.stride(0), BLOCK=32)
+        seen.append(n_cols)
+    c = _counts()
+    # n_cols = 64 and 32 are the same specialization (16 divides both); 200 is not
+    assert c["plans_built"] == 2
+    assert c["sizings_built"] == 3 and c["sizing_hits"] == 1
+    runs = fresh.take_exported_runs()
+    twin = debugger._twin_for(kmod.rows)
+    for r, n_cols in zip(runs, seen):
+        x = torch.randn(4, n_cols)
+        bound = {"x_ptr": x, "out_ptr": out, "n_cols": n_cols, "stride": n_cols, "BLOCK": 32}
+        assert r["slots_per_program"] == _launch.slots_for(twin, bound, 4, None)
+    assert runs[0]["slots_per_program"] < runs[1]["slots_per_program"]
+    assert runs[0]["slots_per_program"] == runs[2]["slots_per_program"]
+    assert runs[3]["slots_per_program"] < runs[0]["slots_per_program"]
+    assert all(r["complete"] for r in runs)
+
+
+def test_sizing_params_are_the_names_loop_bounds_and_shapes_read(fresh, kmod):
+    fresh.activate(check="bounds")
+    info = _plans.kernel_info(kmod.rows)
+    assert _plans.sizing_params(debugger._twin_for(kmod.rows), kmod.rows, info) == ("n_cols", "BLOCK")
+    info = _plans.kernel_info(kmod.scale)
+    assert _plans.sizing_params(debugger._twin_for(kmod.scale), kmod.scale, info) == ("BLOCK",)
+
+
+class _Count(int):
+    """An int of another class: not a kind the key describes."""
+
+
+def test_arguments_the_key_cannot_describe_take_the_slow_path(fresh, kmod):
+    fresh.activate(check="bounds")
+    x = torch.randn(100)
+    out = torch.empty(100)
+    kmod.scale[(2,)](x, out, _Count(100), BLOCK=64)
+    kmod.scale[(2,)](x, out, _Count(100), BLOCK=64)
+    c = _counts()
+    assert c["slow_launches"] == 2 and c["plans_built"] == 0
+    torch.testing.assert_close(out, x * 2)
+    assert fresh.summary()["totals"]["by_status"]["instrumented"] == 2
+
+
+def test_a_binding_error_is_triton_s_own(fresh, kmod):
+    fresh.activate(check="bounds")
+    x = torch.randn(100)
+    with pytest.raises(TypeError):
+        kmod.scale[(2,)](x, x, 100, 5, BLOCK=64)  # BLOCK twice
+    with pytest.raises(TypeError):
+        kmod.scale[(2,)](x, x, BLOCK=64)  # n missing
+
+
+def test_the_kernel_s_compiled_kernel_is_asked_for_once_per_plan(fresh, kmod):
+    """What a launch returns is the kernel's own compiled kernel (LibEntry caches it): the first
+    launch of each plan asks Triton's warmup for it, later ones return the same object."""
+    fresh.activate(check="bounds")
+    calls = []
+
+    def call_next(fn, *args, grid, warmup, **kwargs):
+        assert warmup
+        calls.append(kwargs.get("BLOCK"))
+        return object()
+
+    x = torch.randn(128)
+    out = torch.empty(128)
+    got = []
+    for block in (64, 64, 32, 64, 32):
+        index = debugger._reserve()
+        got.append(debugger._instrumented(kmod.scale, (x, out, 128), {"BLOCK": block}, (128 // block,),
+                                          call_next, {}, index))
+    assert calls == [64, 32]
+    assert got[0] is got[1] is got[3] and got[2] is got[4] and got[0] is not got[2]
+    assert _counts()["originals_reused"] == 3
+
+
+def _describe(fn, bound, backend="interpreter"):
+    return json.loads(json.dumps(_launch.describe_args(fn, bound, backend)))
+
+
+@pytest.mark.parametrize("case", ["plain", "view", "scalars", "nonfinite", "wide-int", "none"])
+def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
+    fn = kmod.mixed
+    base = torch.randn(64, 8)
+    x = {"plain": torch.randn(100), "view": base[3:, 2], "scalars": torch.randn(10).half(),
+         "nonfinite": torch.randn(10), "wide-int": torch.randn(10), "none": torch.randn(10)}[case]
+    alpha = {"nonfinite": math.nan, "scalars": 0.1}.get(case, 2.5)
+    n = {"wide-int": 2**40, "scalars": 1}.get(case, x.numel())
+    flag = case != "scalars"
+    nothing = 3 if case == "none" else None
+    info = _plans.kernel_info(fn)
+    plan = _plans.Plan(key=(), sizing_params=())
+    for k in range(2):  # the first launch makes the templates, the second uses them
+        y = x.clone() if k else x
+        bound = {"x_ptr": y, "out_ptr": base, "n": n, "alpha": alpha if k else -alpha, "flag": flag,
+                 "nothing": nothing, "BLOCK": 64}
+        parts, dyn = _plans.scan(info, bound)
+        launch = _launch.Launch(bound=bound, grid=(1, 1, 1), programs=1, slots=0, arena_words=0, buffer=None,
+                                backend="interpreter", args_dyn=dyn)
+        assert json.loads(_plans.args_json(plan, fn, launch)) == _describe(fn, bound)
+    assert json.loads(_plans.args_json(None, fn, launch)) == _describe(fn, bound)
+
+
+def test_stack_is_cached_per_call_site_and_equals_python_s_walk(fresh):
+    from flagprism import _ext
+
+    debugger._stack_skip()
+
+    def site_a():
+        return debugger._launch_stack()
+
+    def site_b():
+        return debugger._launch_stack(limit=2)
+
+    a1, a2 = [site_a() for _ in range(2)]
+    assert a1 is a2  # one cached tuple for one call site
+    b = site_b()
+    assert len(b) == 2 and b[-1].endswith(" site_b") and b != a1[-2:]
+    assert a1[-1].endswith(" site_a") and f"{__file__}:" in a1[-1]
+    saved = debugger._stack_ext
+    try:
+        debugger._stack_ext = None  # the Python walk
+        py = [site_a() for _ in range(1)][0]
+    finally:
+        debugger._stack_ext = saved
+
+    def where(stack):
+        return [(f.rsplit(":", 1)[0], f.rsplit(" ", 1)[1]) for f in stack]
+
+    assert where(a1) == where(py)  # the same frames (the test's own lines differ: other calls)
+    assert list(a1[:-3]) == py[:-3] and a1[-1] == py[-1]
+    st = _ext.debug_stack_stats()
+    assert st["hits"] >= 1 and st["cached"] >= 2
+
+
+def test_stack_of_a_deep_recursion_keeps_the_innermost_frames(fresh):
+    def down(k):
+        return down(k - 1) if k else debugger._launch_stack(limit=5)
+
+    s = down(400)  # deeper than the frames the extension reads
+    assert len(s) == 5 and all(f.endswith(" down") for f in s)
+    with pytest.raises(ValueError):
+        from flagprism import _ext
+
+        _ext.debug_stack(0)
+
+
+def _info(kinds):
+    names = tuple(n for n, _k in kinds)
+    return _plans.KernelInfo(names=names, index={n: i for i, n in enumerate(names)}, defaults={},
+                             constexprs=frozenset(n for n, k in kinds if k), simple=True, backend="interpreter",
+                             kinds=tuple(kinds), knames=names, kbytes=bytes(k for _n, k in kinds))
+
+
+@pytest.mark.parametrize("interp", [True, False])
+def test_the_extension_s_scan_equals_python_s(interp):
+    import triton.language as tl
+
+    from flagprism import _ext
+
+    base = torch.randn(6, 10)
+    values = [0, 1, -1, 16, -16, 17, 2**31 - 1, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, 2**64 + 16, -(2**70),
+              0.0, -2.5, 1e300, math.nan, math.inf, -math.inf, True, False, None,
+              base, base[2:, 3], base.t(), torch.tensor(3.0), torch.empty(0), base.half()[1:]]
+    for kind in (0, 1, 2):
+        for v in values + [tl.constexpr(7), tl.constexpr(None)]:
+            info = _info([("a", kind), ("b", 0)])
+            bound = {"a": v, "b": 5}
+            got = _ext.debug_scan_args(info.knames, info.kbytes, bound, interp, torch.Tensor, tl.constexpr)
+            info.backend = "interpreter" if interp else "cuda"
+            want = _plans.scan_py(info, bound)
+            assert got == want, (kind, v)
+            if got is not None:
+                assert [hash(p) for p in got[0]] == [hash(p) for p in want[0]]
+
+
+def test_the_extension_s_scan_leaves_what_it_does_not_describe_to_python():
+    import triton.language as tl
+
+    from flagprism import _ext
+
+    info = _info([("a", 0)])
+    for v in (_Count(3), "text", (1, 2), object()):
+        assert _ext.debug_scan_args(info.knames, info.kbytes, {"a": v}, True, torch.Tensor, tl.constexpr) is None
+        assert _plans.scan_py(info, {"a": v}) is None
+    with pytest.raises(TypeError):
+        _ext.debug_scan_args(info.knames, b"", {"a": 1}, True, torch.Tensor, tl.constexpr)
