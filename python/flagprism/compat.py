@@ -561,16 +561,23 @@ def pristine_language() -> Iterator[None]:
     remember_language()
     snap = _snapshot
     saved: list[tuple[Any, str, Any]] = []
+    added: list[tuple[Any, str, Any]] = []
     if snap is not None:
         for h, vals in snap.values.values():
             now = dict(vars(h))
             for name, v in now.items():
-                if name in vals and vals[name] is not v:
-                    saved.append((h, name, v))
-                    setattr(h, name, vals[name])
+                if name in vals:
+                    if vals[name] is not v:
+                        saved.append((h, name, v))
+                        setattr(h, name, vals[name])
+                elif _is_patch(v):  # added by the interpreter (tensor.__bool__, __index__...)
+                    added.append((h, name, v))
+                    delattr(h, name)
     try:
         yield
     finally:
+        for h, name, v in reversed(added):
+            setattr(h, name, v)
         for h, name, v in reversed(saved):
             setattr(h, name, v)
 
