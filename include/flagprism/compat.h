@@ -34,6 +34,15 @@ extern "C" {
 #define FP_COMPAT_GPU 0x2u         /* kernels are compiled for and run on a device */
 #define FP_COMPAT_ANY (FP_COMPAT_INTERPRETER | FP_COMPAT_GPU)
 
+/*
+ * The Triton versions FlagPrism supports: FP_COMPAT_TRITON_MIN <= version < FP_COMPAT_TRITON_BELOW.
+ * The table's rows "triton-older-than-supported" and "triton-newer-than-supported" are the two
+ * sides of it (so the doctor and flagprism.compat read the range from the table);
+ * pyproject.toml's "triton" extra declares the same range (a test compares them).
+ */
+#define FP_COMPAT_TRITON_MIN "3.4"
+#define FP_COMPAT_TRITON_BELOW "3.10"
+
 /* Ranges one row may have (components that must all be in range together). */
 #define FP_COMPAT_MAX_RANGES 3
 

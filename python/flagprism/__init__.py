@@ -19,6 +19,12 @@ from flagprism._ext import (
 
 __version__: str = _ext.version()
 
+# Remember triton.language as Triton made it, before any interpreted launch patches it (Triton
+# 3.4/3.5 never put it back): now if Triton is imported, else right after it is (compat.py).
+from flagprism import compat as _compat  # noqa: E402
+
+_compat._watch_language()
+
 __all__ = [
     "Error",
     "FormatError",

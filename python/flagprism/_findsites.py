@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import triton.language as tl
 
+from flagprism import compat
+
 #: tl functions whose result is a pointer derived from their first argument (or ``base=``).
 _PASS_FIRST = ("multiple_of", "max_contiguous", "max_constancy", "broadcast_to", "broadcast", "reshape", "view",
                "expand_dims", "permute", "trans", "advance", "make_block_ptr", "make_tensor_descriptor", "cast")
@@ -38,9 +40,10 @@ Key = tuple[int, int]
 
 
 def _tl_obj(obj: Any, names: tuple[str, ...]) -> bool:
+    obj = compat.unpatched(obj)
     for n in names:
         for mod in (tl, tl.core, getattr(tl, "math", None)):
-            if mod is not None and obj is getattr(mod, n, None):
+            if mod is not None and obj is compat.unpatched(getattr(mod, n, None)):
                 return True
     return False
 

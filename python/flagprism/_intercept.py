@@ -17,6 +17,14 @@ is first imported, through a ``sys.meta_path`` finder, so nothing is imported on
 A site whose class or method does not exist in the installed version is reported by
 ``add(...).note`` and skipped.
 
+One site has two shapes, chosen by flagprism.compat's probe: ``interp.run`` is the method
+``InterpretedFunction.run`` on Triton 3.6+; on 3.4 and 3.5 ``run`` is an attribute each instance
+sets in ``__init__`` (autotuners call it) and ``kernel[grid](...)`` bypasses it. There the site
+puts a data descriptor named ``run`` on the class (reads get the wrapper bound to the instance,
+the instance's own ``run`` stays in its ``__dict__`` and is what the wrapper ends in) and makes
+``__getitem__`` launch through ``run`` as 3.6 does, so both paths reach the interceptors with the
+same arguments (``*args, grid, warmup, **kwargs``). Both are undone when the last interceptor goes.
+
 ``internal()`` marks FlagPrism's own work (allocating, zeroing and copying record buffers,
 reading results back): every interceptor lets launches inside it pass through untouched, so no
 tool observes or records what FlagPrism does for itself, whatever library serves PyTorch's
@@ -83,6 +91,8 @@ class _Site:
     pending: bool = False
     orig_fn: Any = None
     stats: dict[str, int] = field(default_factory=dict)
+    placed: Any = None  # what the site put in cls.__dict__[attr] (the wrapper, or a descriptor)
+    extra: list[tuple[Any, str, Any, Any]] = field(default_factory=list)  # (cls, attr, original, placed)
 
 
 _lock = threading.RLock()
@@ -174,7 +184,7 @@ def installed(site: str) -> bool:
     with _lock:
         s = _sites.get(site)
         return s is not None and s.wrapper is not None and s.cls is not None and \
-            s.cls.__dict__.get(s.attr) is s.wrapper
+            s.cls.__dict__.get(s.attr) is s.placed
 
 
 def original(site: str) -> Any:
@@ -199,12 +209,17 @@ def _refresh(s: _Site) -> None:
     else:
         s.dispatch = s.orig_fn
         if s.cls is not None and s.wrapper is not None:
-            if s.cls.__dict__.get(s.attr) is s.wrapper:
+            if s.cls.__dict__.get(s.attr) is s.placed:
                 if s.inherited:
                     delattr(s.cls, s.attr)
                 else:
                     setattr(s.cls, s.attr, s.original)
+                for cls, attr, original, placed in s.extra:
+                    if cls.__dict__.get(attr) is placed:
+                        setattr(cls, attr, original)
+                s.extra = []
                 s.wrapper = None
+                s.placed = None
                 s.cls = None
                 s.orig_fn = None
             # else: something wrapped ours since; ours stays and passes straight through
@@ -243,6 +258,9 @@ def _patch(s: _Site) -> None:
         else:
             s.note = f"{s.module}.{s.cls_name} does not exist in this version"
         return
+    if s.key == "interp.run" and s.attr not in cls.__dict__ and _instance_run(cls):
+        _patch_instance_run(s, cls)
+        return
     if s.attr in cls.__dict__:
         original, inherited = cls.__dict__[s.attr], False
     elif hasattr(cls, s.attr):
@@ -274,9 +292,81 @@ def _patch(s: _Site) -> None:
         s.orig_fn = orig_call
     else:
         s.orig_fn = orig_fn
-    s.cls, s.original, s.inherited, s.wrapper = cls, original, inherited, wrapper
+    s.cls, s.original, s.inherited, s.wrapper, s.placed = cls, original, inherited, wrapper, wrapper
     s.dispatch = s.orig_fn
     setattr(cls, s.attr, wrapper)
+    s.note = None
+    if s.pending:
+        _Finder.forget(s.module)
+        s.pending = False
+
+
+def _instance_run(cls: Any) -> bool:
+    """InterpretedFunction without a run method (Triton 3.4, 3.5: flagprism.compat's probe)."""
+    from flagprism import compat
+
+    try:
+        return not compat.interpreter_run_is_method()
+    except Exception:  # noqa: BLE001 - not Triton's interpreter as we know it
+        return False
+
+
+class _RunSlot:
+    """``InterpretedFunction.run`` where each instance sets its own ``run`` (Triton 3.4, 3.5): a data
+    descriptor, so reads of ``obj.run`` get the site's wrapper bound to obj, while ``__init__``'s
+    ``self.run = run`` still lands in the instance's ``__dict__``, where the wrapper finds it."""
+
+    def __init__(self, wrapper: Any) -> None:
+        self.wrapper = wrapper
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.wrapper
+        return self.wrapper.__get__(obj, cls)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["run"] = value
+
+    def __delete__(self, obj: Any) -> None:
+        obj.__dict__.pop("run", None)
+
+
+def _patch_instance_run(s: _Site, cls: Any) -> None:
+    """The interp.run site on Triton 3.4/3.5 (see the module's docstring)."""
+    site = s
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return site.dispatch(self, *args, **kwargs)
+
+    def orig_run(self: Any, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> Any:
+        if warmup:
+            return None  # as 3.6's run: nothing is built or run (the instance's would make a
+            # GridExecutor that returns at once, which the Profiler would count as a launch)
+        own = self.__dict__.get("run")
+        if own is None:
+            raise AttributeError(f"{type(self).__name__} has no run")
+        # the instance's run reads kwargs["grid"]; GridExecutor drops warmup
+        return own(*args, grid=grid, warmup=False, **kwargs)
+
+    def getitem(self: Any, grid: Any) -> Any:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+    wrapper.__name__ = "run"
+    wrapper.__qualname__ = f"{cls.__name__}.run"
+    wrapper._fp_site = s.key  # type: ignore[attr-defined]
+    slot = _RunSlot(wrapper)
+    old_getitem = cls.__dict__.get("__getitem__")
+    getitem.__name__ = "__getitem__"
+    getitem.__qualname__ = f"{cls.__name__}.__getitem__"
+    getitem.__wrapped__ = old_getitem  # type: ignore[attr-defined]
+    s.orig_fn = orig_run
+    s.cls, s.original, s.inherited, s.wrapper, s.placed = cls, None, True, wrapper, slot
+    s.dispatch = s.orig_fn
+    setattr(cls, s.attr, slot)
+    s.extra = []
+    if old_getitem is not None:
+        setattr(cls, "__getitem__", getitem)
+        s.extra.append((cls, "__getitem__", old_getitem, getitem))
     s.note = None
     if s.pending:
         _Finder.forget(s.module)

@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 import triton.language as tl
 
+from flagprism import compat
+
 BP = "bp"  # block pointer
 DESC = "desc"  # tensor descriptor
 
@@ -39,7 +41,9 @@ _DESC_METHODS = ("load", "store", "gather", "scatter", "atomic_add", "atomic_min
 
 
 def _is_tl(obj: Any, name: str) -> bool:
-    return obj is not None and (obj is getattr(tl, name, None) or obj is getattr(tl.core, name, None))
+    obj = compat.unpatched(obj)
+    return obj is not None and (obj is compat.unpatched(getattr(tl, name, None)) or
+                                obj is compat.unpatched(getattr(tl.core, name, None)))
 
 
 def shadow_name(name: str) -> str:

@@ -9,10 +9,12 @@ Two paths, both installed while a session is open and removed when the last one 
   launch) is wrapped: the host clock is read around the interpreted launch and the launch is
   recorded with ``prof_host_launch``. The wrapper sits below ``InterpretedFunction.run``, which
   the Debugger wraps, so neither tool can undo the other's patch. The launching
-  ``InterpretedFunction`` (for ``launch_metadata=`` and the kernel's source) is the ``self`` of
-  the caller's frame.
+  ``InterpretedFunction`` (for ``launch_metadata=`` and the kernel's source) is noted by a
+  pass-through interceptor of ``InterpretedFunction.run`` (on Triton 3.4/3.5 the registry routes
+  ``kernel[grid]`` through it), else found as the ``self`` of a caller's frame.
 * **Compiled kernels**: ``knobs.runtime.launch_enter_hook``/``launch_exit_hook`` (Triton's hook
-  chains, added to and removed from, never assigned), holding only what the open sessions need
+  chains, added to and removed from, never assigned; on Triton 3.4, whose knobs hold one
+  callable each, ``flagprism.compat.hook_chain`` chains them), holding only what the open sessions need
   (``_sync_chains``). For sessions on the host backend, ``_gpu_enter``/``_gpu_exit``: times are
   host-measured launch times (enter to exit hook); the grid and the ``CompiledKernel`` (for
   ``asm["ttir"]``) come from the launcher's and ``JITFunction.run``'s frames. Sessions on the
@@ -44,7 +46,7 @@ import threading
 import types
 from typing import Any, Callable
 
-from flagprism import _ext, _intercept, _profinductor
+from flagprism import _ext, _intercept, _profinductor, compat
 
 # What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
 # finalizes, activates or deactivates (profiler.py calls it with its lock held).
@@ -83,6 +85,7 @@ _lock = threading.RLock()
 _installed = False
 _notes: list[str] = []  # what install() could not hook, for every session's metadata
 _grid_orig: _intercept.Handle | None = None  # our interceptor of GridExecutor.__call__
+_run_h: _intercept.Handle | None = None  # ours of InterpretedFunction.run (notes the launcher)
 _hooks_added = False
 _tls = threading.local()
 #: Launches in flight and the sessions finalize closes: a launch's end and a session's close
@@ -97,7 +100,7 @@ _est_cache: dict[tuple[Any, str], tuple[Any, tuple[float, float] | None, str]] =
 # The backend's estimate table, as taught (process-wide, like the table): CUfunction -> (kernel
 # name, note for the metadata).
 _kest: dict[int, tuple[str, str]] = {}
-_kest_ok = False  # Triton has kernel_load_end_hook (3.6+): the table path is usable
+_kest_ok = False  # Triton has kernel_load_end_hook (3.5+): the table path is usable
 _kest_hooked = False  # _kernel_loaded sits in kernel_load_end_hook
 #: Session id -> the table's epoch when the session appeared (kernels seen since: notes).
 _kest_epochs: dict[int, int] = {}
@@ -127,7 +130,7 @@ def skip_prefixes() -> list[str]:
 def install() -> list[str]:
     """Hook Triton's launch paths (idempotent). Returns notes for the metadata: what could not
     be hooked and why."""
-    global _installed, _grid_orig, _hooks_added, _kest_ok
+    global _installed, _grid_orig, _run_h, _hooks_added, _kest_ok
     with _lock:
         if _installed:
             return list(_notes)
@@ -146,25 +149,15 @@ def install() -> list[str]:
         _grid_orig = _intercept.add("interp.grid", "profiler", _grid_call, 300)
         if _grid_orig.note is not None:
             notes.append(f"interpreted launches are not recorded: {_grid_orig.note}")
-        try:
-            from triton import knobs
-
-            enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
-            for chain in (enter, leave):
-                if not callable(getattr(chain, "add", None)) or not callable(
-                    getattr(chain, "remove", None)
-                ):
-                    raise TypeError(f"{type(chain).__name__} has no add()/remove()")
+        _run_h = _intercept.add("interp.run", "profiler", _interp_run, 300)
+        enter = compat.hook_chain("launch_enter_hook")
+        leave = compat.hook_chain("launch_exit_hook")
+        if enter is None or leave is None:
+            notes.append("Triton has no launch hooks (knobs.runtime.launch_enter_hook): "
+                         "compiled launches are not recorded")
+        else:
             _hooks_added = True  # which hooks sit in the chains: _sync_chains()
-            load = getattr(knobs.runtime, "kernel_load_end_hook", None)
-            _kest_ok = callable(getattr(load, "add", None)) and callable(
-                getattr(load, "remove", None)
-            )
-        except Exception as e:  # noqa: BLE001 - Triton < 3.5 has no hook chains
-            notes.append(
-                f"Triton's launch hook chains are not usable ({type(e).__name__}: {e}); "
-                "compiled launches are not recorded"
-            )
+            _kest_ok = compat.hook_chain("kernel_load_end_hook") is not None
         _ext.prof_set_skip_prefixes(skip_prefixes())
         # torch.compile's launches: call paths and model lines (patched on import)
         notes.extend(_profinductor.install())
@@ -184,14 +177,13 @@ def _sync_chains() -> None:
     runs. The Python hooks only for host-timed sessions (open, or deactivated and counting what
     they ignore)."""
     global _kest_hooked
-    from triton import knobs
-
-    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    enter = compat.hook_chain("launch_enter_hook")
+    leave = compat.hook_chain("launch_exit_hook")
     want_py = _installed and (bool(host_view) or bool(host_inactive))
     want_c = _installed and device_needs
     want_kest = _installed and device_kest
     if _kest_ok:
-        load = knobs.runtime.kernel_load_end_hook
+        load = compat.hook_chain("kernel_load_end_hook")
         if want_kest and not _kest_hooked:
             load.add(_kernel_loaded)
             _kest_hooked = True
@@ -221,13 +213,16 @@ def _sync_chains() -> None:
 
 def uninstall() -> None:
     """Put Triton's launch path back as it was (idempotent)."""
-    global _installed, _grid_orig, _hooks_added
+    global _installed, _grid_orig, _run_h, _hooks_added
     with _lock:
         if not _installed:
             return
         if _grid_orig is not None:
             _intercept.remove(_grid_orig)
             _grid_orig = None
+        if _run_h is not None:
+            _intercept.remove(_run_h)
+            _run_h = None
         _profinductor.uninstall()
         _installed = False
         if _hooks_added:
@@ -407,11 +402,26 @@ def _estimate_from_ttir(text: str) -> tuple[tuple[float, float] | None, str]:
 # ------------------------------------------------------------------------------------------------
 
 
+def _interp_run(call_next: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -> Any:
+    """InterpretedFunction.run, passed straight through: notes which InterpretedFunction the
+    GridExecutor below belongs to (its launch_metadata and source)."""
+    stack = _tls.__dict__.setdefault("ifns", [])
+    stack.append(self)
+    try:
+        return call_next(self, *args, **kwargs)
+    finally:
+        stack.pop()
+
+
 def _interpreted_function(frame: Any) -> Any:
-    """The InterpretedFunction whose run() called GridExecutor.__call__ (a few frames up: the
-    interception registry's wrappers sit between them), or None."""
+    """The InterpretedFunction whose run() called GridExecutor.__call__: the one _interp_run
+    noted, else the ``self`` of a frame a few up (the interception registry's wrappers sit
+    between them), or None."""
     from triton.runtime.interpreter import InterpretedFunction
 
+    stack = getattr(_tls, "ifns", None)
+    if stack:
+        return stack[-1]
     for _ in range(8):
         if frame is None:
             return None
@@ -477,7 +487,7 @@ class _Metadata(types.SimpleNamespace):
 def _launch_metadata(
     ifn: Any, kernel: str, grid: tuple[int, int, int], bound: dict[str, Any], kwargs: dict[str, Any]
 ) -> dict[str, Any] | None:
-    fn = (getattr(ifn, "kwargs", None) or {}).get("launch_metadata")
+    fn = compat.interpreted_options(ifn).get("launch_metadata")
     if fn is None:
         return None
     meta = _Metadata(

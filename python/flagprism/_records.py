@@ -29,6 +29,14 @@ accesses through it) is not reduced at all: ``value_affine_*``/``value_compare_*
 store the few scalars it follows from in a closed-form record, which the C decoder expands
 (docs/record-format.md, "Closed-form records").
 
+Triton versions differ in what these helpers meet (flagprism.compat decides, by probing): the
+``constexpr_function`` decorator comes from compat (Triton 3.4 has none with 3.5's meaning),
+block pointers are ``tl.tensor`` values of pointer-to-block type before Triton 3.8 and
+``__triton_block_ptr__`` objects in 3.8 (both are recognised below), reductions in any element
+order use ``reshape(can_reorder=True)`` only where it is not deprecated, and every mask a helper
+gives a load or store is a comparison of a block (Triton 3.9's interpreter rejects masks whose
+data is not boolean, which a scalar comparison broadcast to a block is there).
+
 This module does not decode records, size buffers or launch anything.
 """
 
@@ -36,7 +44,9 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from triton.runtime.jit import constexpr_function
+
+from flagprism import compat
+from flagprism.compat import constexpr_function
 
 _INF = tl.constexpr(float("inf"))
 _I64_MAX = tl.constexpr(0x7FFFFFFFFFFFFFFF)
@@ -46,6 +56,8 @@ _I32_MAX = tl.constexpr(0x7FFFFFFF)
 _I32_MIN = tl.constexpr(-0x80000000)
 _M21 = tl.constexpr(0x1FFFFF)
 _M32 = tl.constexpr(0xFFFFFFFF)
+#: tl.reshape(..., can_reorder=True) is available and not deprecated (compat.reshape_can_reorder).
+_REORDER = tl.constexpr(compat.reshape_can_reorder())
 
 
 # --------------------------------------------------------------------------------------------
@@ -62,6 +74,37 @@ def _shape_of(ty):
     if ty.is_ptr() and ty.element_ty.is_block():  # block pointer
         return [int(d) for d in ty.element_ty.shape]
     return []
+
+
+@constexpr_function
+def _is_bp_object(x):
+    """A block pointer as Triton 3.8 makes it: a Python aggregate, not a tl.tensor."""
+    return getattr(type(x), "__triton_block_ptr__", False) is True
+
+
+@constexpr_function
+def _is_block_pointer(x):
+    """A block pointer of any Triton version: a __triton_block_ptr__ object (3.8), or a tl.tensor
+    whose type is a pointer to a block (3.4 to 3.7)."""
+    if _is_bp_object(x):
+        return True
+    return isinstance(x, tl.tensor) and x.type.is_ptr() and x.type.element_ty.is_block()
+
+
+@constexpr_function
+def _block_shape_of(ptr):
+    """Block shape of a block pointer."""
+    if _is_bp_object(ptr):
+        return [int(getattr(d, "value", d)) for d in ptr.block_shape]
+    return [int(d) for d in ptr.type.element_ty.shape]
+
+
+@constexpr_function
+def _bp_elem(ptr):
+    """Element type of a block pointer's block."""
+    if _is_bp_object(ptr):
+        return ptr.base.dtype.element_ty
+    return ptr.type.element_ty.element_ty
 
 
 @constexpr_function
@@ -107,6 +150,8 @@ def vclass(x):
 @constexpr_function
 def ptr_class(ptr):
     """0: not a pointer; 1: scalar pointer; 2: block of pointers; 3: block pointer."""
+    if _is_bp_object(ptr):
+        return 3
     if not isinstance(ptr, tl.tensor):
         return 0
     ty = ptr.type
@@ -134,6 +179,8 @@ def dtype_code(x):
 
 @constexpr_function
 def pointee_code(ptr):
+    if _is_block_pointer(ptr):
+        return _code_of(_bp_elem(ptr))
     ty = ptr.type
     if ty.is_block():
         ty = ty.element_ty  # pointer type of the lanes
@@ -293,7 +340,8 @@ def _emit(ctx, base, slots, n, w0, w1, w2, w3, w4, w5, w6, w7, FUSED: tl.constex
         k = tl.arange(0, 8)
         w = tl.where(k == 0, w0, tl.where(k == 1, w1, tl.where(k == 2, w2, tl.where(k == 3, w3, tl.where(
             k == 4, w4, tl.where(k == 5, w5, tl.where(k == 6, w6, w7)))))))
-        tl.store(base + n * 8 + k, w, mask=(k < 8) & ok)
+        # all lanes or none, as a comparison of the block (a boolean mask on every Triton)
+        tl.store(base + n * 8 + k, w, mask=k < tl.where(ok, 8, 0))
     else:
         p = base + n * 8
         tl.store(p, w0, mask=ok)
@@ -343,7 +391,10 @@ def _any_order(x):
     ND: tl.constexpr = ndim(x)
     if ND > 1:
         NUMEL: tl.constexpr = numel(x)
-        x = tl.reshape(x, [NUMEL], can_reorder=True)
+        if _REORDER:
+            x = tl.reshape(x, [NUMEL], can_reorder=True)
+        else:
+            x = tl.reshape(x, [NUMEL])
     return x
 
 
@@ -358,7 +409,7 @@ def _dump(ctx, slots, n, vals, COUNT: tl.constexpr):
         fits = got + COUNT <= cap
         arena = ctx + 8 + programs * slots * 8 + got
         idx = _lin_index(vals)
-        tl.store(arena + idx, vals, mask=fits & (idx >= 0))
+        tl.store(arena + idx, vals, mask=idx < tl.where(fits, COUNT, 0))  # every lane, or none
         off = tl.where(fits, got, -1)
     return off
 
@@ -832,8 +883,9 @@ def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask
     CODE: tl.constexpr = pointee_code(ptr)
     if PC == 3:
         # Block pointer: the lanes are not visible as addresses; record shape and status only.
-        W0: tl.constexpr = word0(SITE, KIND, ptr, CODE)
-        W1: tl.constexpr = shape_word(ptr)
+        BS: tl.constexpr = _block_shape_of(ptr)
+        W0: tl.constexpr = _shape_word0(SITE, KIND, BS, CODE)
+        W1: tl.constexpr = _shape_word1(BS)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
         zero = tl.full((), 0, tl.int64)
         return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 1 << 32, tl.int64), zero,
@@ -1032,12 +1084,6 @@ def _in_dims(check, d):
 
 
 @constexpr_function
-def _block_shape_of(ptr):
-    """Block shape of a block pointer (its pointee block type)."""
-    return [int(d) for d in ptr.type.element_ty.shape]
-
-
-@constexpr_function
 def _desc_block_shape(desc):
     return [int(d) for d in desc.block_shape]
 
@@ -1054,12 +1100,12 @@ def _desc_es(desc):
 
 @constexpr_function
 def _bp_code(ptr):
-    return _code_of(ptr.type.element_ty.element_ty)
+    return _code_of(_bp_elem(ptr))
 
 
 @constexpr_function
 def _bp_es(ptr):
-    return max(1, ptr.type.element_ty.element_ty.primitive_bitwidth // 8)
+    return max(1, _bp_elem(ptr).primitive_bitwidth // 8)
 
 
 @constexpr_function

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import triton.language as tl
 
-from flagprism import _calltwins, _findsites, _memforms
+from flagprism import _calltwins, _findsites, _memforms, compat
 
 #: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
 CTX = "__fp_ctx"
@@ -212,14 +212,15 @@ _MISSING = object()
 
 
 def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
-    """The object an expression like ``tl.load`` or ``fpl.collect_start`` names, or _MISSING."""
+    """The object an expression like ``tl.load`` or ``fpl.collect_start`` names, or _MISSING:
+    triton.language's own object where the interpreter has patched it (compat.unpatched)."""
     if isinstance(node, ast.Name):
-        return scope.get(node.id, _MISSING)
+        return compat.unpatched(scope.get(node.id, _MISSING))
     if isinstance(node, ast.Attribute):
         base = _resolve(node.value, scope)
         if base is _MISSING:
             return _MISSING
-        return getattr(base, node.attr, _MISSING)
+        return compat.unpatched(getattr(base, node.attr, _MISSING))
     return _MISSING
 
 
@@ -264,9 +265,10 @@ def _marker_kind(obj: Any) -> str | None:
 
 
 def _is_tl(obj: Any, names: tuple[str, ...]) -> bool:
+    obj = compat.unpatched(obj)
     for n in names:
         for mod in (tl, tl.core):
-            if obj is getattr(mod, n, None):
+            if obj is compat.unpatched(getattr(mod, n, None)):
                 return True
     return False
 
@@ -2157,8 +2159,8 @@ def write_twin_file(twin: Twin) -> str:
 
 def jit_options(jitfn: Any) -> dict[str, Any]:
     """The options the kernel was decorated with, to give its twin the same ones."""
-    kw = getattr(jitfn, "kwargs", None)
-    if isinstance(kw, dict):  # InterpretedFunction keeps them as given
+    kw = compat.interpreted_options(jitfn)
+    if kw:  # an InterpretedFunction keeps them as given
         return dict(kw)
     return {
         "version": getattr(jitfn, "version", None),

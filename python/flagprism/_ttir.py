@@ -14,11 +14,12 @@ launched kernel has its TTIR (``kernel.asm["ttir"]``).
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import threading
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
+
+from flagprism import compat
 
 TARGET_BACKEND = "cuda"
 TARGET_ARCH = 90
@@ -155,7 +156,7 @@ class Converter:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        jf = self.JF(f.fn, **dict(getattr(f, "kwargs", {}) or {}))
+        jf = self.JF(f.fn, **dict(compat.interpreted_options(f)))
         self.memo[key] = jf
         jf.__globals__ = self.scope(f.fn.__globals__)
         return jf
@@ -190,57 +191,6 @@ class Converter:
         return proxy
 
 
-def _original(name: str, val: Any) -> Any:
-    """The unpatched object behind an interpreter patch of triton.language.core, or val."""
-    import triton.language as tl
-
-    seen = 0
-    while callable(val) and seen < 64:
-        qn = getattr(val, "__qualname__", "") or getattr(
-            getattr(val, "func", None), "__qualname__", ""
-        )
-        if (
-            qn.startswith("_patch_attr.")
-            and isinstance(getattr(val, "__kwdefaults__", None), dict)
-            and "member" in val.__kwdefaults__
-        ):
-            val = val.__kwdefaults__["member"]
-            seen += 1
-            continue
-        if qn.startswith("_patch_lang_core.") or qn.startswith("_patch_reduce_scan."):
-            top = getattr(tl, name, None)
-            top_qn = getattr(top, "__qualname__", "") or getattr(
-                getattr(top, "func", None), "__qualname__", ""
-            )
-            if top is not None and not top_qn.startswith("_patch_"):
-                return top
-        break
-    return val
-
-
-@contextlib.contextmanager
-def _pristine_core() -> Iterator[None]:
-    """Undo, for the duration, interpreter patches left behind on triton.language.core.
-
-    Triton 3.6's interpreter patches the language modules each time an interpreted @jit helper
-    is called and restores only the patches of the outermost launch; calling one of Triton's own
-    helpers (tl.sum...) therefore leaves triton.language.core patched, which breaks compiling
-    anything later in the process. Compiling needs the real functions back."""
-    import triton.language as tl
-
-    saved: dict[str, Any] = {}
-    for name, val in list(vars(tl.core).items()):
-        orig = _original(name, val)
-        if orig is not val:
-            saved[name] = val
-            setattr(tl.core, name, orig)
-    try:
-        yield
-    finally:
-        for name, val in saved.items():
-            setattr(tl.core, name, val)
-
-
 def _ttir_only(src: Any, target: Any) -> str:
     """Run the code generator and the TTIR passes of the backend, nothing after."""
     from triton._C.libtriton import ir
@@ -253,7 +203,7 @@ def _ttir_only(src: Any, target: Any) -> str:
     backend.load_dialects(context)
     codegen_fns = backend.get_codegen_implementation(options)
     module_map = backend.get_module_map()
-    module = src.make_ir(target, options, codegen_fns, module_map, context)
+    module = compat.make_ir(src, target, options, codegen_fns, module_map, context)
     stages: dict[str, Any] = {}
     backend.add_stages(stages, options, src.language)
     metadata = {"hash": "flagprism-ttir", "target": target, **options.__dict__}
@@ -285,7 +235,9 @@ def interpreter_ttir(
         # the interpreter setting: import it while that setting is still on.
         import triton.compiler.code_generator  # noqa: F401
 
-        with _compile_lock, knobs.runtime.scope(), _pristine_core():
+        # The interpreter leaves triton.language patched (3.4/3.5 after every launch, 3.6+ after
+        # a @jit helper called from host code): compiling needs the real language back.
+        with _compile_lock, knobs.runtime.scope(), compat.pristine_language():
             knobs.runtime.interpret = False
             conv = (converter or Converter)()
             jf = conv.JF(fn)

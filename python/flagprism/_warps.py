@@ -279,7 +279,7 @@ def _scan_fn(fn: Any, seen: set[int], where: str, int_params: frozenset[str] = f
             continue
         func = node.func
         text = ast.unparse(func)
-        obj = _resolve(func, scope)
+        obj = _resolve(func, scope)  # triton.language's own where the interpreter patched it
         if obj is _MISSING and isinstance(func, ast.Name) and func.id not in params and \
                 func.id in _SAFE_BUILTINS:
             continue  # range(...), float("inf"), min/max of constexprs: Python's builtins

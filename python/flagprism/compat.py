@@ -11,15 +11,31 @@ rows apply::
 
 The test suite marks tests with ``@pytest.mark.compat("runtime-loops")`` and skips them, with the
 row's words as the reason, where a row for that feature applies (tests/python/conftest.py).
-Nothing here changes any setting or installs anything.
+Nothing in that half changes any setting or installs anything.
+
+The other half is **the one place where Triton versions differ** (``docs/architecture.md``,
+"Triton versions"). FlagPrism supports Triton ``SUPPORTED_TRITON`` (3.4 up to, not including,
+3.10; ``pyproject.toml`` and the C library's table say the same). Every difference between those
+versions that FlagPrism's code meets is handled by a function below, chosen by probing the
+installed Triton for the feature (an attribute, an import, a signature, a tiny call), never by
+its version string: a FlagTree or nightly build that has a feature gets it. ``triton_features()``
+lists what was found (``flagprism doctor`` and the tests print it). Nothing else in the package
+tests what Triton has; modules ask here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.metadata
+import inspect
 import os
 import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from flagprism import _ext
 
@@ -111,5 +127,506 @@ def skip_reason(feature: str, mode: str | None = None) -> str | None:
     return None
 
 
-__all__ = ["Issue", "current_mode", "installed_versions", "issues", "known_issues",
-           "skip_reason"]
+# ================================================================================================
+# Triton: the supported range, and every difference between the supported versions
+# ================================================================================================
+
+#: Ids of the table's rows that bound the supported Triton range (src/core/compat.c).
+ROW_TRITON_OLD = "triton-older-than-supported"
+ROW_TRITON_NEW = "triton-newer-than-supported"
+
+
+def supported_triton() -> tuple[str, str]:
+    """(min, below): the Triton versions FlagPrism supports, min <= version < below, as the C
+    library's table says (its two range rows); pyproject.toml's ``triton`` extra says the same."""
+    rows = {r["id"]: r for r in _ext.compat_issues()}
+    lo = rows[ROW_TRITON_OLD]["when"][0][2]
+    hi = rows[ROW_TRITON_NEW]["when"][0][1]
+    return str(lo), str(hi)
+
+
+def triton_supported(version: str | None = None) -> bool | None:
+    """Whether Triton `version` (default: the installed one) is in the supported range; None when
+    there is no Triton or its version has no leading number."""
+    v = version if version is not None else _version_of("triton")
+    if not v or not v[0].isdigit():
+        return None
+    out = set(_ext.compat_check({"triton": v}, "any"))
+    return not ({ROW_TRITON_OLD, ROW_TRITON_NEW} & out)
+
+
+_MISSING = object()
+_probe_lock = threading.RLock()
+_probes: dict[str, Any] = {}
+
+
+def _probe(name: str, fn: Callable[[], Any]) -> Any:
+    """fn() once per process (a probe of the installed Triton, which does not change)."""
+    with _probe_lock:
+        hit = _probes.get(name, _MISSING)
+        if hit is _MISSING:
+            hit = _probes[name] = fn()
+        return hit
+
+
+# --- @constexpr_function --------------------------------------------------------------------------
+
+
+def _constexpr_function_shim(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Triton 3.5's ``constexpr_function`` for a Triton without ``triton.runtime.jit.
+    constexpr_function`` (3.4, whose ``tl.constexpr_function`` wraps every result, host calls
+    included, in a constexpr): called by the code generator (``_semantic`` given) the result is a
+    constexpr; called from Python (other constexpr functions, the interpreter) it is the plain
+    value. Marked as a Triton builtin, which is what lets a @jit function reference it."""
+    from triton.language.core import _unwrap_if_constexpr, constexpr
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, _semantic: Any = None, **kwargs: Any) -> Any:
+        res = fn(*[_unwrap_if_constexpr(a) for a in args],
+                 **{k: _unwrap_if_constexpr(v) for k, v in kwargs.items()})
+        return res if _semantic is None else constexpr(res)
+
+    wrapper.__triton_builtin__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _constexpr_impl() -> Callable[..., Any]:
+    def probe() -> Callable[..., Any]:
+        try:
+            from triton.runtime.jit import constexpr_function as cf
+        except ImportError:
+            return _constexpr_function_shim
+        return cf
+
+    return _probe("constexpr_function", probe)
+
+
+def constexpr_function(fn: Callable[..., Any]) -> Any:
+    """Decorator: a Python function that @jit code calls at compile time on constexprs (Triton's
+    ``triton.runtime.jit.constexpr_function`` where it exists, 3.5+; an equivalent otherwise)."""
+    return _constexpr_impl()(fn)
+
+
+# --- the interpreter's launch path ----------------------------------------------------------------
+
+
+def interpreter_run_is_method() -> bool:
+    """True when ``InterpretedFunction.run(*args, grid, warmup, **kw)`` is a method and
+    ``kernel[grid](...)`` goes through it (Triton 3.6+). Before, ``run`` is an attribute each
+    instance sets in ``__init__`` (used by autotuners) and ``kernel[grid]`` builds the
+    ``GridExecutor`` itself; the launch-interceptor registry (_intercept.py) then routes both
+    through one ``run`` so that launches can be intercepted the same way."""
+    def probe() -> bool:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        return callable(getattr(InterpretedFunction, "run", None))
+
+    return _probe("interpreter_run_is_method", probe)
+
+
+def interpreted_options(fn: Any) -> dict[str, Any]:
+    """The options an ``InterpretedFunction`` was decorated with (``launch_metadata``,
+    ``do_not_specialize``...): its ``kwargs`` (3.5+), else its rewriter's (3.4)."""
+    for holder in (fn, getattr(fn, "rewriter", None)):
+        kw = getattr(holder, "kwargs", None)
+        if isinstance(kw, dict):
+            return kw
+    return {}
+
+
+# --- launch hooks -----------------------------------------------------------------------------------
+
+
+class _SlotChain:
+    """A hook chain (add/remove, like Triton's ``knobs.HookChain``) over a knob that holds one
+    callable (Triton 3.4's ``launch_enter_hook``/``launch_exit_hook``). While it has hooks, the
+    knob holds its dispatcher, which calls whatever the knob held before first (last for a
+    reversed chain, as exit hooks are); when the last hook goes, the previous value is put back,
+    unless someone replaced the dispatcher meanwhile (then theirs stays)."""
+
+    def __init__(self, name: str, reversed_: bool) -> None:
+        self.name = name
+        self.reversed = reversed_
+        self.calls: list[Callable[..., Any]] = []
+        self.prev: Any = None
+        self.order: tuple[Callable[..., Any], ...] = ()
+        self.hook = self._dispatch  # one bound method, so the knob's value can be recognised
+        self.lock = threading.Lock()
+
+    def _runtime(self) -> Any:
+        from triton import knobs
+
+        return knobs.runtime
+
+    def _dispatch(self, *args: Any, **kwargs: Any) -> None:
+        for call in self.order:
+            call(*args, **kwargs)
+
+    def _reorder(self) -> None:
+        calls = ([self.prev] if callable(self.prev) else []) + list(self.calls)
+        self.order = tuple(reversed(calls)) if self.reversed else tuple(calls)
+
+    def add(self, fn: Callable[..., Any]) -> None:
+        with self.lock:
+            if fn in self.calls:
+                return
+            rt = self._runtime()
+            if getattr(rt, self.name, None) is not self.hook:
+                self.prev = getattr(rt, self.name, None)
+                self.calls = []
+                setattr(rt, self.name, self.hook)
+            self.calls.append(fn)
+            self._reorder()
+
+    def remove(self, fn: Callable[..., Any]) -> None:
+        with self.lock:
+            if fn not in self.calls:
+                return
+            self.calls.remove(fn)
+            self._reorder()
+            if not self.calls:
+                rt = self._runtime()
+                if getattr(rt, self.name, None) is self.hook:
+                    setattr(rt, self.name, self.prev)
+                self.prev = None
+                self._reorder()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self._dispatch(*args, **kwargs)
+
+
+_slot_chains: dict[str, _SlotChain] = {}
+
+
+def hook_chain(name: str) -> Any:
+    """Triton's hook chain ``knobs.runtime.<name>`` (an object with ``add``/``remove``: 3.5+),
+    a _SlotChain over it where the knob holds a single callable (3.4), or None where the knob
+    does not exist (``kernel_load_end_hook`` before 3.5) or Triton has no knobs."""
+    try:
+        from triton import knobs
+    except Exception:  # noqa: BLE001 - no Triton, or one without knobs
+        return None
+    rt = knobs.runtime
+    cur = getattr(rt, name, _MISSING)
+    if cur is _MISSING:
+        return None
+    if callable(getattr(cur, "add", None)) and callable(getattr(cur, "remove", None)):
+        return cur
+    with _probe_lock:
+        chain = _slot_chains.get(name)
+        if chain is None:
+            chain = _slot_chains[name] = _SlotChain(name, reversed_=name.endswith("exit_hook"))
+        return chain
+
+
+def hook_chains_native() -> bool:
+    """Triton's launch hooks are add/remove chains (3.5+), not single callables (3.4)."""
+    chain = hook_chain("launch_enter_hook")
+    return chain is not None and not isinstance(chain, _SlotChain)
+
+
+# --- compiling ------------------------------------------------------------------------------------
+
+
+def make_ir(src: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
+    """``ASTSource.make_ir``, which takes the target first from Triton 3.5 on."""
+    params = _probe("make_ir_target", lambda: "target" in inspect.signature(type(src).make_ir).parameters)
+    if params:
+        return src.make_ir(target, options, codegen_fns, module_map, context)
+    return src.make_ir(options, codegen_fns, module_map, context)
+
+
+def backends() -> tuple[str, ...]:
+    """The compiler backends the installed Triton ships ("nvidia", "amd"...)."""
+    def probe() -> tuple[str, ...]:
+        try:
+            from triton.backends import backends as found
+        except Exception:  # noqa: BLE001
+            return ()
+        return tuple(sorted(found))
+
+    return _probe("backends", probe)
+
+
+# --- the language ---------------------------------------------------------------------------------
+
+
+class _ProbeSemantic:
+    """Stands in for the code generator's semantic in the probes: any use of it fails."""
+
+
+def block_pointers() -> bool:
+    """``tl.make_block_ptr``/``tl.advance`` exist and work (Triton 3.9 removed them: they raise
+    NotImplementedError before touching their arguments)."""
+    def probe() -> bool:
+        import triton.language as tl
+
+        f = unpatched(getattr(tl.core, "make_block_ptr", None))
+        if f is None:
+            return False
+        try:
+            f(None, None, None, None, None, None, _semantic=_ProbeSemantic())
+        except NotImplementedError:
+            return False
+        except Exception:  # noqa: BLE001 - it went on to use its arguments: implemented
+            return True
+        return True
+
+    return _probe("block_pointers", probe)
+
+
+def block_pointer_objects() -> bool:
+    """Block pointers are Python aggregates (``__triton_block_ptr__``: Triton 3.8) rather than
+    ``tl.tensor`` values of pointer-to-block type (3.4 to 3.7). Device helpers test values with
+    ``getattr(x, "__triton_block_ptr__", False)`` themselves; this is for notes."""
+    def probe() -> bool:
+        import triton.language as tl
+
+        return any(getattr(v, "__triton_block_ptr__", False) is True and isinstance(v, type)
+                   for v in vars(tl.core).values())
+
+    return _probe("block_pointer_objects", probe)
+
+
+def reshape_can_reorder() -> bool:
+    """``tl.reshape(..., can_reorder=True)`` is there and not deprecated (3.9 warns that it
+    goes away in 3.10): the record helpers use it for reductions in any element order."""
+    def probe() -> bool:
+        import triton.language as tl
+
+        f = unpatched(tl.core.reshape)
+        try:
+            params = inspect.signature(f).parameters
+        except (TypeError, ValueError):
+            return False
+        return "can_reorder" in params and not hasattr(tl.core, "RESHAPE_CAN_REORDER_WARNING")
+
+    return _probe("reshape_can_reorder", probe)
+
+
+def interpreter_int_masks() -> bool:
+    """The interpreter's loads accept a mask whose data is not boolean. Triton 3.9's (a C++ load)
+    rejects it with "mask has unsupported dtype"; its own comparisons of scalars keep the
+    operands' integer dtype, so a scalar condition broadcast to a block (``mask=pid < n`` on a
+    block pointer, ``mask=offs_ok & (pid < n)``) fails there (known-bad row
+    triton3.9-interpreter-scalar-masks). Probed with one masked load of a local word."""
+    def probe() -> bool:
+        try:
+            import numpy as np
+            from triton.runtime import interpreter as interp
+        except Exception:  # noqa: BLE001
+            return True
+        load = getattr(getattr(interp, "_interpreter", None), "load", None)
+        if load is None:
+            return True  # a NumPy load: any mask NumPy takes
+        word = np.zeros(1, dtype=np.int32)
+        ptrs = np.array([word.ctypes.data], dtype=np.uint64)
+        try:
+            load(ptrs, np.ones(1, dtype=np.int32), np.zeros(1, dtype=np.int32), np.dtype(np.int32))
+        except ValueError:
+            return False
+        return True
+
+    return _probe("interpreter_int_masks", probe)
+
+
+#: Where a launch of Triton 3.9's interpreter fails on a mask that is not boolean.
+INT_MASK_MESSAGE = "mask has unsupported dtype"
+INT_MASK_WORKAROUND = (
+    "Triton 3.9's interpreter rejects masks that are not boolean, and its comparisons of scalars "
+    "(`pid < n`) stay integers when broadcast to a block: compare a block instead, e.g. "
+    "`mask = (pid + tl.zeros_like(offs)) < n` rather than `mask = pid < n`, or "
+    "`offs_ok & (pid + tl.zeros_like(offs) < n)`; or run the interpreter with Triton 3.8, or the "
+    "kernel on a GPU [triton3.9-interpreter-scalar-masks]")
+
+
+def explain_interpreter_error(e: BaseException) -> str | None:
+    """The workaround for an error a launch on the interpreter raised that comes from the
+    installed Triton itself rather than from the kernel, or None."""
+    text = f"{e!r} {e!s}"
+    cause = e.__cause__ or e.__context__
+    if cause is not None:
+        text += f" {cause!r}"
+    if INT_MASK_MESSAGE in text and not interpreter_int_masks():
+        return INT_MASK_WORKAROUND
+    return None
+
+
+# --- the interpreter's patches of triton.language ---------------------------------------------------
+#
+# The interpreter runs kernels as Python by replacing triton.language's builtins with functions
+# of its own. Triton 3.6+ scope that to a launch (but leave triton.language.core patched after a
+# @jit helper is called from host code); 3.4 and 3.5 never put anything back. Compiling (TTIR
+# on the interpreter, _ttir.py) and recognising Triton's functions (_warps.py) need the real
+# ones: pristine_language() puts them back for a while, unpatched() finds one.
+
+
+def _language_holders() -> list[Any]:
+    import triton.language as tl
+
+    out = [tl, tl.core, getattr(tl, "math", None), tl.core.tensor, tl.core.dtype,
+           getattr(tl.core, "tensor_descriptor_base", None)]
+    return [o for o in out if o is not None]
+
+
+def _qualname(v: Any) -> str:
+    return str(getattr(v, "__qualname__", "") or getattr(getattr(v, "func", None), "__qualname__", "") or "")
+
+
+def _is_patch(v: Any) -> bool:
+    """A value the interpreter put in place of a language object."""
+    qn = _qualname(v)
+    if qn.startswith(("_patch_attr.", "_patch_lang_core.", "_patch_reduce_scan.", "_patch_lang_tensor.",
+                      "_patch_lang.")):
+        return True
+    if isinstance(v, property):
+        return _is_patch(v.fget)
+    return False
+
+
+def unpatched(v: Any) -> Any:
+    """The language object behind an interpreter patch of it (a builtin wrapped to call the
+    interpreter's semantic keeps it as a default argument), else `v` itself."""
+    seen = 0
+    while callable(v) and seen < 64:
+        kwd = getattr(v, "__kwdefaults__", None)
+        if _qualname(v).startswith("_patch_attr.") and isinstance(kwd, dict) and "member" in kwd:
+            v = kwd["member"]
+            seen += 1
+            continue
+        break
+    return v
+
+
+class _Snapshot:
+    """The language holders' attributes as they were before any interpreted launch (or as near
+    as they can be recovered), and what could not be recovered."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self.lost: list[str] = []
+        holders = _language_holders()
+        current = {id(h): dict(vars(h)) for h in holders}
+        for h in holders:
+            vals: dict[str, Any] = {}
+            for name, v in current[id(h)].items():
+                if not _is_patch(v):
+                    vals[name] = v
+                    continue
+                u = unpatched(v)
+                if u is not v and not _is_patch(u):
+                    vals[name] = u
+                    continue
+                # a replacement without the original in it: the same name in another holder
+                for other in holders:
+                    ov = unpatched(current[id(other)].get(name, _MISSING))
+                    if other is not h and ov is not _MISSING and not _is_patch(ov) and callable(ov):
+                        vals[name] = ov
+                        break
+                else:
+                    self.lost.append(f"{getattr(h, '__name__', h)}.{name}")
+            self.values[id(h)] = (h, vals)
+
+
+_snapshot: _Snapshot | None = None
+
+
+def remember_language() -> None:
+    """Take the snapshot of triton.language that pristine_language() restores, if not taken yet.
+    Called as early as possible: when flagprism is imported after Triton, or right after Triton's
+    language is imported, and again before anything that needs it."""
+    global _snapshot
+    if _snapshot is not None or "triton.language" not in sys.modules:
+        return
+    with _probe_lock:
+        if _snapshot is None:
+            try:
+                _snapshot = _Snapshot()
+            except Exception:  # noqa: BLE001 - a Triton without these holders: nothing to restore
+                _snapshot = None
+
+
+def language_lost() -> list[str]:
+    """Language attributes whose originals could not be found (flagprism imported after an
+    interpreted launch of Triton 3.4/3.5): compiling may fail while they stay patched."""
+    remember_language()
+    return list(_snapshot.lost) if _snapshot is not None else []
+
+
+@contextlib.contextmanager
+def pristine_language() -> Iterator[None]:
+    """Put triton.language's own objects back for the duration (to compile on the interpreter),
+    then the interpreter's patches again. Not thread-safe against a concurrent interpreted
+    launch: callers hold their compile lock."""
+    remember_language()
+    snap = _snapshot
+    saved: list[tuple[Any, str, Any]] = []
+    added: list[tuple[Any, str, Any]] = []
+    if snap is not None:
+        for h, vals in snap.values.values():
+            now = dict(vars(h))
+            for name, v in now.items():
+                if name in vals:
+                    if vals[name] is not v:
+                        saved.append((h, name, v))
+                        setattr(h, name, vals[name])
+                elif _is_patch(v):  # added by the interpreter (tensor.__bool__, __index__...)
+                    added.append((h, name, v))
+                    delattr(h, name)
+    try:
+        yield
+    finally:
+        for h, name, v in reversed(added):
+            setattr(h, name, v)
+        for h, name, v in reversed(saved):
+            setattr(h, name, v)
+
+
+def _watch_language() -> None:
+    """Snapshot triton.language now if it is imported, else right after it is."""
+    if "triton.language" in sys.modules:
+        remember_language()
+        return
+    from flagprism import _intercept
+
+    _intercept.on_import("triton.language", lambda _mod: remember_language())
+
+
+# --- all of it ------------------------------------------------------------------------------------
+
+
+def triton_features() -> dict[str, Any]:
+    """What the installed Triton has, as probed (for doctor, notes and tests): every key is one
+    of the differences above; values are booleans or short strings."""
+    try:
+        import triton
+    except Exception as e:  # noqa: BLE001
+        return {"triton": None, "error": f"{type(e).__name__}: {e}"}
+    lo, hi = supported_triton()
+    cf = _constexpr_impl()
+    return {
+        "triton": getattr(triton, "__version__", None),
+        "supported_range": f">= {lo}, < {hi}",
+        "supported": triton_supported(getattr(triton, "__version__", None)),
+        "backends": list(backends()),
+        "constexpr_function": "flagprism" if cf is _constexpr_function_shim else "triton",
+        "interpreter_run_method": interpreter_run_is_method(),
+        "hook_chains": hook_chains_native(),
+        "kernel_load_hook": hook_chain("kernel_load_end_hook") is not None,
+        "make_ir_takes_target": _probe("make_ir_target", lambda: "target" in inspect.signature(
+            __import__("triton.compiler", fromlist=["ASTSource"]).ASTSource.make_ir).parameters),
+        "block_pointers": block_pointers(),
+        "block_pointer_objects": block_pointer_objects(),
+        "reshape_can_reorder": reshape_can_reorder(),
+        "interpreter_int_masks": interpreter_int_masks(),
+        "language_scoped_patches": _probe("language_scoped_patches", lambda: hasattr(
+            __import__("triton.runtime.interpreter", fromlist=["x"]), "_LangPatchScope")),
+    }
+
+
+__all__ = ["Issue", "backends", "block_pointer_objects", "block_pointers", "constexpr_function",
+           "current_mode", "explain_interpreter_error", "hook_chain", "hook_chains_native",
+           "installed_versions", "interpreted_options", "interpreter_int_masks",
+           "interpreter_run_is_method", "issues", "known_issues", "make_ir", "pristine_language",
+           "remember_language", "reshape_can_reorder", "skip_reason", "supported_triton",
+           "triton_features", "triton_supported", "unpatched"]

@@ -25,7 +25,19 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from flagprism import _dbgexport, _devbuf, _dist, _intercept, _launch, _paths, _plans, _regs, _rewrite, _warps
+from flagprism import (
+    _dbgexport,
+    _devbuf,
+    _dist,
+    _intercept,
+    _launch,
+    _paths,
+    _plans,
+    _regs,
+    _rewrite,
+    _warps,
+    compat,
+)
 from flagprism._rewrite import MarkerError, RewriteError, UnsupportedError
 
 __all__ = [
@@ -487,6 +499,27 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
         return _instrumented(self, args, kwargs, grid, call_next, route, index)
 
 
+def _interp_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """InterpretedFunction.run: _jit_run; an error that the installed Triton's interpreter itself
+    causes (Triton 3.9's integer masks) gets a note with the workaround (flagprism.compat)."""
+    try:
+        return _jit_run(call_next, self, *args, **kwargs)
+    except Exception as e:
+        _note_triton_error(e)
+        raise
+
+
+def _note_triton_error(e: BaseException) -> str | None:
+    hint = compat.explain_interpreter_error(e)
+    if hint is not None and hasattr(e, "add_note") and not getattr(e, "_fp_noted", False):
+        e.add_note(f"flagprism: {hint}")
+        try:
+            e._fp_noted = True  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return hint
+
+
 def _autotune_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
     """Autotuner.run: the launch below it runs the chosen config."""
     if not _active or _intercept.in_internal():
@@ -625,7 +658,7 @@ def _install() -> None:
     add = _intercept.add
     _handles.extend([
         add("jit.run", "debugger", _jit_run, _ORDER),
-        add("interp.run", "debugger", _jit_run, _ORDER),
+        add("interp.run", "debugger", _interp_run, _ORDER),
         add("autotune.run", "debugger", _autotune_run, _ORDER),
         add("autotune.bench", "debugger", _autotune_bench, _ORDER),
         add("libentry.run", "debugger", _libentry_run, _ORDER),
@@ -634,14 +667,11 @@ def _install() -> None:
         add("cudagraph.capture_end", "debugger", _graph_capture_end, _ORDER),
         add("cudagraph.replay", "debugger", _graph_replay, _ORDER),
     ])
-    try:
-        from triton import knobs
-
-        chain = knobs.runtime.launch_enter_hook
-        if callable(getattr(chain, "add", None)):
-            chain.add(_observe_launch)
-            _hook_added = True
-    except Exception:  # noqa: BLE001 - Triton < 3.5: no hook chain (launches are still hooked above)
+    chain = compat.hook_chain("launch_enter_hook")  # Triton's chain, or compat's over 3.4's knob
+    if chain is not None:
+        chain.add(_observe_launch)
+        _hook_added = True
+    else:
         _hook_added = False
 
 
@@ -650,12 +680,9 @@ def _uninstall() -> None:
     while _handles:
         _intercept.remove(_handles.pop())
     if _hook_added:
-        try:
-            from triton import knobs
-
-            knobs.runtime.launch_enter_hook.remove(_observe_launch)
-        except Exception:  # noqa: BLE001
-            pass
+        chain = compat.hook_chain("launch_enter_hook")
+        if chain is not None:
+            chain.remove(_observe_launch)
         _hook_added = False
 
 
@@ -871,8 +898,10 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
             if call_next is None:
                 raise _NotInstrumented(str(e)) from e
             return original()
+        hint = _note_triton_error(e)
         _summary_launch(*_identity(fn), S_FAILED,
-                        f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}", index=index)
+                        f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}"
+                        + (f"; {hint}" if hint else ""), index=index)
         raise
     try:
         _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only, fast)

@@ -16,6 +16,58 @@
  */
 static const struct fp_compat_issue issues[] = {
 	{
+		/* The supported range's lower end (pyproject.toml's triton extra says the same). */
+		.id = "triton-older-than-supported",
+		.modes = FP_COMPAT_ANY,
+		.when = {{"triton", NULL, FP_COMPAT_TRITON_MIN}},
+		.feature = "triton",
+		.breaks = "FlagPrism supports Triton " FP_COMPAT_TRITON_MIN " up to (not including) "
+			  FP_COMPAT_TRITON_BELOW ", and older releases lack the hooks, language features "
+			  "and compiler entry points it uses",
+		.workaround = "install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
+			      ",<" FP_COMPAT_TRITON_BELOW "')",
+	},
+	{
+		/* The upper end: releases not tried yet (3.10 removes reshape's can_reorder). */
+		.id = "triton-newer-than-supported",
+		.modes = FP_COMPAT_ANY,
+		.when = {{"triton", FP_COMPAT_TRITON_BELOW, NULL}},
+		.feature = "triton",
+		.breaks = "FlagPrism supports Triton " FP_COMPAT_TRITON_MIN " up to (not including) "
+			  FP_COMPAT_TRITON_BELOW ", and this newer release has not been tried: its "
+			  "interpreter and compiler may differ in ways FlagPrism does not handle yet",
+		.workaround = "install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
+			      ",<" FP_COMPAT_TRITON_BELOW "'), or try it and report what fails",
+	},
+	{
+		/*
+		 * Checked: Triton 3.9.0's interpreter (a C++ load/store since 3.9) raises
+		 * ValueError("mask has unsupported dtype") for an integer mask; its scalar comparisons
+		 * keep the operands' integer dtype, which a broadcast to a block then materialises.
+		 * 3.8.0 accepts the same kernels; compiled kernels are not affected.
+		 */
+		.id = "triton3.9-interpreter-scalar-masks",
+		.modes = FP_COMPAT_INTERPRETER,
+		.when = {{"triton", "3.9", "3.10"}},
+		.feature = "scalar-masks",
+		.breaks = "Triton 3.9's interpreter fails with \"mask has unsupported dtype\" where a "
+			  "scalar condition is broadcast to a block mask (`tl.load(p + offs, mask=pid < n)`, "
+			  "`mask=offs_ok & (pid < n)`): its scalar comparisons stay integers",
+		.workaround = "compare a block instead (`mask = (pid + tl.zeros_like(offs)) < n`), or run "
+			      "the interpreter with Triton 3.8, or the kernel on a GPU",
+	},
+	{
+		/* Checked: Triton 3.9.0's tl.make_block_ptr and tl.advance raise NotImplementedError. */
+		.id = "triton3.9-no-block-pointers",
+		.modes = FP_COMPAT_ANY,
+		.when = {{"triton", "3.9", NULL}},
+		.feature = "block-pointers",
+		.breaks = "Triton 3.9 removed block pointers: tl.make_block_ptr and tl.advance raise "
+			  "NotImplementedError, so kernels written with them do not run at all",
+		.workaround = "use tensor descriptors (tl.make_tensor_descriptor), which the Debugger "
+			      "observes the same way, or Triton 3.8 or older",
+	},
+	{
 		/* Checked: NumPy 2.4.6 and 2.5.2 fail, 2.3.5 works (Triton 3.6.0). */
 		.id = "triton3.6-interpreter-numpy2.4",
 		.modes = FP_COMPAT_INTERPRETER,

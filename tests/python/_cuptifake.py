@@ -160,7 +160,7 @@ def compiled_kernel(name: str) -> SimpleNamespace:
 
 def load_kernel(kernel: SimpleNamespace) -> None:
     """CompiledKernel._init_handles: load the module once (a new CUfunction), then call
-    knobs.runtime.kernel_load_end_hook as Triton 3.6 does."""
+    knobs.runtime.kernel_load_end_hook as Triton 3.5+ does (3.4 has no such hook)."""
     from triton import knobs
 
     if kernel.module is not None:
@@ -168,9 +168,9 @@ def load_kernel(kernel: SimpleNamespace) -> None:
     kernel.function = _next_function[0]
     _next_function[0] += 0x40
     kernel.module = kernel.function - 8
-    knobs.runtime.kernel_load_end_hook(
-        kernel.module, kernel.function, kernel.name, kernel.metadata_group, kernel.hash
-    )
+    load = getattr(knobs.runtime, "kernel_load_end_hook", None)
+    if load is not None:
+        load(kernel.module, kernel.function, kernel.name, kernel.metadata_group, kernel.hash)
 
 
 def triton_cache(*kernels: SimpleNamespace) -> Any:
@@ -193,9 +193,13 @@ def _launcher(
     kernel by its symbol, whatever launch_metadata says), exit hook."""
     from triton import knobs
 
-    knobs.runtime.launch_enter_hook(md)  # @launcher
+    # the knobs as JITFunction.run passes them: chains (3.5+) or one callable or None (3.4)
+    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    if enter is not None:
+        enter(md)  # @launcher
     gpu.api_launch(DRIVER, CU_LAUNCH_KERNEL_EX, symbol, (gridX, gridY, gridZ), fn)
-    knobs.runtime.launch_exit_hook(md)
+    if leave is not None:
+        leave(md)
 
 
 def triton_launch(
@@ -316,9 +320,7 @@ def scenario_busy(gpu: Gpu, out: Path) -> dict[str, Any]:
     """Another CUPTI subscriber (Proton, say) holds the process's slot."""
     import flagprism
     import flagprism.profiler as profiler
-    from triton import knobs
-
-    from flagprism import _profhook
+    from flagprism import _profhook, compat
 
     gpu.lib.fake_cupti_set_busy(b"Proton")
     res: dict[str, Any] = {}
@@ -327,7 +329,7 @@ def scenario_busy(gpu: Gpu, out: Path) -> dict[str, Any]:
     except flagprism.Error as e:
         res["explicit"] = {"type": type(e).__name__, "status": e.status_name, "message": str(e)}
     res["sessions_after_error"] = profiler.sessions()
-    res["hook_left"] = _profhook._gpu_enter in knobs.runtime.launch_enter_hook.calls
+    res["hook_left"] = _profhook._gpu_enter in compat.hook_chain("launch_enter_hook").calls
     # backend=None on a "CUDA machine": gives way to the host backend, with a warning.
     profiler._cuda_present = lambda: True  # type: ignore[assignment]
     with warnings.catch_warnings(record=True) as caught:
@@ -363,19 +365,24 @@ def scenario_auto(gpu: Gpu, out: Path) -> dict[str, Any]:
 
 
 def _ours_in_chains() -> dict[str, list[str]]:
-    """FlagPrism's callables in Triton's launch hook chains, by chain."""
-    from triton import knobs
+    """FlagPrism's callables in Triton's launch hook chains, by chain (compat's chains over
+    Triton 3.4's single-callable knobs)."""
+    from flagprism import compat
 
     return {
-        "enter": [getattr(f, "__name__", "?") for f in knobs.runtime.launch_enter_hook.calls],
-        "exit": [getattr(f, "__name__", "?") for f in knobs.runtime.launch_exit_hook.calls],
+        "enter": [getattr(f, "__name__", "?") for f in compat.hook_chain("launch_enter_hook").calls],
+        "exit": [getattr(f, "__name__", "?") for f in compat.hook_chain("launch_exit_hook").calls],
     }
 
 
 def _in_load_chain() -> list[str]:
-    from triton import knobs
+    """FlagPrism's callables in kernel_load_end_hook (None: Triton 3.4 has no such hook)."""
+    from flagprism import compat
 
-    return [getattr(f, "__name__", "?") for f in knobs.runtime.kernel_load_end_hook.calls]
+    chain = compat.hook_chain("kernel_load_end_hook")
+    if chain is None:
+        return None  # type: ignore[return-value]
+    return [getattr(f, "__name__", "?") for f in chain.calls]
 
 
 def scenario_lean(gpu: Gpu, out: Path) -> dict[str, Any]:

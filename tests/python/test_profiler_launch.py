@@ -73,7 +73,10 @@ def test_launch_metadata_errors_propagate(work_dir: Path, monkeypatch: pytest.Mo
     def bad(grid, metadata, args):  # noqa: ANN001, ANN202
         return {"bytes": "lots"}
 
-    monkeypatch.setitem(pk.add_kernel.kwargs, "launch_metadata", bad)
+    from flagprism import compat
+
+    # the decorator's options (InterpretedFunction.kwargs; its rewriter's on Triton 3.4)
+    monkeypatch.setitem(compat.interpreted_options(pk.add_kernel), "launch_metadata", bad)
     profiler.start("p", hook="triton", estimates=False)
     with pytest.raises(TypeError, match="launch metadata 'bytes' must be a number"):
         pk.add(torch.rand(10), torch.rand(10))
@@ -365,17 +368,23 @@ def test_hooks_removed_after_finalize(work_dir: Path) -> None:
     from triton import knobs
     from triton.runtime import interpreter
 
-    from flagprism import _intercept
+    from flagprism import _intercept, compat
 
     before = interpreter.GridExecutor.__call__
+    knobs_before = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
+    enter, leave = compat.hook_chain("launch_enter_hook"), compat.hook_chain("launch_exit_hook")
     sid = profiler.start("h")
     assert _intercept.installed("interp.grid")
     assert interpreter.GridExecutor.__call__ is not before
-    assert _profhook._gpu_enter in knobs.runtime.launch_enter_hook.calls
+    assert _profhook._gpu_enter in enter.calls
+    if not compat.hook_chains_native():  # Triton 3.4: the knob holds compat's dispatcher
+        assert knobs.runtime.launch_enter_hook is not knobs_before[0]
     profiler.finalize(sid)
     assert interpreter.GridExecutor.__call__ is before
-    assert _profhook._gpu_enter not in knobs.runtime.launch_enter_hook.calls
-    assert _profhook._gpu_exit not in knobs.runtime.launch_exit_hook.calls
+    assert _profhook._gpu_enter not in enter.calls
+    assert _profhook._gpu_exit not in leave.calls
+    # whatever the knobs held (a chain, or 3.4's None) is what they hold again
+    assert (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook) == knobs_before
 
 
 def test_profiler_and_debugger_together(work_dir: Path, tmp_path: Path) -> None:

@@ -103,3 +103,43 @@ TEST(compat_numpy_row_matches_only_its_combination)
 	ASSERT_UEQ(fp_compat_check(good, 2, FP_COMPAT_ANY, out, 4), 0);
 	ASSERT_UEQ(fp_compat_check(NULL, 0, FP_COMPAT_ANY, out, 4), 0);
 }
+
+/* Is row `id` among those that apply to Triton `version` in `modes`? */
+static bool triton_row(const char *id, const char *version, unsigned modes)
+{
+	const struct fp_compat_issue *r = fp_compat_issue_find(id);
+	struct fp_compat_have have[] = {{"triton", version}};
+
+	return r && fp_compat_issue_applies(r, have, 1, modes);
+}
+
+TEST(compat_triton_supported_range)
+{
+	static const char *const inside[] = {"3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0",
+					     "3.9.9+git1234", "3.5.0+fb"};
+	size_t i;
+
+	for (i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+		ASSERT(!triton_row("triton-older-than-supported", inside[i], FP_COMPAT_ANY));
+		ASSERT(!triton_row("triton-newer-than-supported", inside[i], FP_COMPAT_ANY));
+	}
+	ASSERT(triton_row("triton-older-than-supported", "3.3.1", FP_COMPAT_GPU));
+	ASSERT(triton_row("triton-older-than-supported", "2.1.0", FP_COMPAT_INTERPRETER));
+	ASSERT(triton_row("triton-newer-than-supported", "3.10.0", FP_COMPAT_GPU));
+	ASSERT(triton_row("triton-newer-than-supported", "4.0.0", FP_COMPAT_INTERPRETER));
+	/* the rows' bounds are the macros */
+	ASSERT_STREQ(fp_compat_issue_find("triton-older-than-supported")->when[0].below,
+		     FP_COMPAT_TRITON_MIN);
+	ASSERT_STREQ(fp_compat_issue_find("triton-newer-than-supported")->when[0].min,
+		     FP_COMPAT_TRITON_BELOW);
+}
+
+TEST(compat_triton39_rows)
+{
+	ASSERT(triton_row("triton3.9-interpreter-scalar-masks", "3.9.0", FP_COMPAT_INTERPRETER));
+	ASSERT(!triton_row("triton3.9-interpreter-scalar-masks", "3.9.0", FP_COMPAT_GPU));
+	ASSERT(!triton_row("triton3.9-interpreter-scalar-masks", "3.8.0", FP_COMPAT_INTERPRETER));
+	ASSERT(triton_row("triton3.9-no-block-pointers", "3.9.0", FP_COMPAT_GPU));
+	ASSERT(triton_row("triton3.9-no-block-pointers", "3.9.0", FP_COMPAT_INTERPRETER));
+	ASSERT(!triton_row("triton3.9-no-block-pointers", "3.8.0", FP_COMPAT_ANY));
+}
