@@ -20,7 +20,7 @@
 
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
-#include "prof/ranks-internal.h"
+#include "core/core-internal.h"
 
 /* A meta file is a few kilobytes; anything near this is not ours. */
 #define META_MAX_BYTES ((size_t)16 << 20)
@@ -381,7 +381,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	int rc;
 
 	if (fp_json_type(root) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, root,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
 					    "expected a meta file (a JSON object)");
 	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
 	out->incomplete = inc;
@@ -392,7 +392,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	if (!d || fp_json_type(d) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(d) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
 					    "\"distributed\" must be an object or null");
 	if ((rc = read_int(d, "rank", &out->rank, name, doc, diag)) ||
 	    (rc = read_int(d, "local_rank", &out->local_rank, name, doc, diag)) ||
@@ -405,7 +405,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 		return rc;
 	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
 	    (out->world_size >= 0 && out->rank >= out->world_size))
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
 					    "\"distributed\": rank %" PRId64
 					    " is not below the world size %" PRId64 " (at most %d)",
 					    out->rank, out->world_size, FP_RANKS_MAX);
@@ -472,7 +472,7 @@ int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_di
 	snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
 	rc = FP_OK;
 	if (stat(meta, &st) == 0) { /* no meta file: nothing to say */
-		rc = fp__ranks_slurp(meta, META_MAX_BYTES, &text, &len, diag);
+		rc = fp__strbuf_slurp(meta, META_MAX_BYTES, &text, &len, diag);
 		if (!rc)
 			rc = fp_ranks_parse_meta(text, len, meta, out, diag);
 	}
@@ -879,115 +879,5 @@ fail:
 		return rc;
 	}
 	*out = m.o;
-	return FP_OK;
-}
-
-/* ---- helpers shared with the other merges (ranks-internal.h) ------------------------------------ */
-
-int fp__ranks_save(const char *path, int (*fn)(void *arg, FILE *f), void *arg, struct fp_diag *diag)
-{
-	size_t n = strlen(path) + 32;
-	char *tmp = fp_malloc(n);
-	FILE *f;
-	int rc, err = 0;
-
-	if (!tmp)
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "wb");
-	if (!f) {
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: cannot create: %s", tmp, strerror(errno));
-		goto out;
-	}
-	rc = fn(arg, f);
-	if (!rc && ferror(f))
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: write failed", tmp);
-	if (fclose(f) != 0)
-		err = errno;
-	if (!rc && err)
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: write failed: %s", tmp, strerror(err));
-	if (!rc && rename(tmp, path) != 0)
-		rc = fp_diag_set(diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
-				 strerror(errno));
-	if (rc)
-		remove(tmp);
-out:
-	fp_free(tmp);
-	return rc;
-}
-
-int fp__ranks_json_copy(struct fp_jsonw *w, const struct fp_json_value *v)
-{
-	char buf[32];
-	const char *s;
-	size_t i, len;
-	int rc = FP_OK;
-
-	switch (fp_json_type(v)) {
-	case FP_JSON_NULL:
-		return fp_jsonw_null(w);
-	case FP_JSON_FALSE:
-		return fp_jsonw_bool(w, false);
-	case FP_JSON_TRUE:
-		return fp_jsonw_bool(w, true);
-	case FP_JSON_NUMBER:
-		s = fp_json_number_text(v, buf, sizeof(buf));
-		return s ? fp_jsonw_raw(w, s, strlen(s)) : FP_EINVAL;
-	case FP_JSON_STRING:
-		s = fp_json_string(v, &len);
-		return fp_jsonw_string_n(w, s, len);
-	case FP_JSON_ARRAY:
-		fp_jsonw_array_begin(w);
-		for (i = 0; !rc && i < fp_json_len(v); i++)
-			rc = fp__ranks_json_copy(w, fp_json_at(v, i));
-		return rc ? rc : fp_jsonw_array_end(w);
-	case FP_JSON_OBJECT:
-		fp_jsonw_object_begin(w);
-		for (i = 0; !rc && i < fp_json_len(v); i++) {
-			const char *key;
-			size_t kl;
-			const struct fp_json_value *m = fp_json_member(v, i, &key, &kl);
-
-			fp_jsonw_key_n(w, key, kl);
-			rc = fp__ranks_json_copy(w, m);
-		}
-		return rc ? rc : fp_jsonw_object_end(w);
-	}
-	return FP_EINVAL;
-}
-
-int fp__ranks_json_error(struct fp_diag *diag, int status, const char *name,
-			 const struct fp_json_doc *doc, const struct fp_json_value *v,
-			 const char *fmt, ...)
-{
-	char msg[200];
-	uint32_t line = 1, col = 1;
-	uint64_t off = v ? fp_json_offset(v) : 0;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (doc && v)
-		fp_json_position(doc, off, &line, &col);
-	return fp_diag_set_pos(diag, status, off, line, col, "%s:%u:%u: %s", name, line, col, msg);
-}
-
-int fp__ranks_slurp(const char *path, size_t max, char **out, size_t *len, struct fp_diag *diag)
-{
-	struct fp_strbuf sb;
-	int rc;
-
-	fp_strbuf_init(&sb, max);
-	rc = fp_strbuf_read_file(&sb, path, diag);
-	if (rc) {
-		fp_strbuf_release(&sb);
-		return rc;
-	}
-	*out = fp_strbuf_detach(&sb, len);
-	if (!*out) {
-		fp_strbuf_release(&sb);
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	}
 	return FP_OK;
 }
