@@ -19,8 +19,8 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "dbg-diag.h"
-#include "debug-int.h"
+#include "debug/diag-internal.h"
+#include "debug/debug-internal.h"
 
 #define MAX_ARGS 4096u             /* tensor arguments of one launch */
 #define MAX_FINDINGS 65536u        /* distinct findings of one run */

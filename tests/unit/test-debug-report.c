@@ -16,7 +16,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "report/dbg-num.h"
+#include "debug/report-internal.h"
 #include "test.h"
 #include "test-debug.h"
 
@@ -873,7 +873,7 @@ static void fmt_check(double v)
 	ASSERT_STREQ(a, b);
 }
 
-/* The fast formatters of dbg-num.c give exactly the slow paths' text. */
+/* The fast formatters of report-num.c give exactly the slow paths' text. */
 TEST(debug_report_number_format)
 {
 	size_t i;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Merging the Debugger's summaries of a job's ranks (fp_ranks_merge_summaries()): each rank's
- * summary.json, as dbg-summary.c writes it, is read back, checked, and the ranks are written as
+ * summary.json, as summary.c writes it, is read back, checked, and the ranks are written as
  * one summary in the same schema, where every kernel and every finding carries the rank it
  * happened on, totals are summed, and missing or incomplete ranks are said, both as JSON and as
- * text. Not here: writing one process's summary (dbg-summary.c) or deciding findings.
+ * text. Not here: writing one process's summary (summary.c) or deciding findings.
  */
 #include "fp-setup.h"
 

@@ -13,8 +13,8 @@
 
 #include <flagprism/json.h>
 
-#include "debug/dbg-diag.h"
-#include "dbg-report.h"
+#include "debug/diag-internal.h"
+#include "debug/report-internal.h"
 
 /* Optional string member: NULL when absent or null; copied. */
 static int opt_str(struct fp__dbg_jctx *c, const struct fp_json_value *o, const char *key,

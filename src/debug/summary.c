@@ -5,7 +5,7 @@
  * deduplicated by (kernel, kind, line, subject) across launches; written as summary.json and
  * summary.txt. Everything is capped (kernels, reasons, findings, string lengths) and what does
  * not fit is counted. A mutex serialises every entry point, so launches may be accounted from
- * any thread. Not here: per-launch reports (dbg-report.c) and the findings rules (findings.c).
+ * any thread. Not here: per-launch reports (report.c) and the findings rules (findings.c).
  */
 #include "fp-setup.h"
 
@@ -22,7 +22,7 @@
 #include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 struct skernel {
 	uint32_t name, file;              /* interned */

@@ -18,7 +18,7 @@
 #include <flagprism/debug-summary.h>
 #include <flagprism/outfile.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 static bool want_raw(const struct fp_dbg_launch *l)
 {
