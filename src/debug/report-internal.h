@@ -49,7 +49,9 @@ struct fp_dbg_launch {
 	bool has_registers;
 	int64_t reg_cap, reg_uncapped;
 	char *reg_reason;
-	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
+	struct fp_dbg_arg *args; /* the tensor arguments' extents (names owned) */
+	size_t nargs;
+	char *arg_texts; /* the args' desc_text strings */
 	/* Where the launch came from (optional): the pytest node id, the Python stack of the
 	 * launch (innermost last), the launch path ("JITFunction.run", "Inductor", ...), the
 	 * autotuner's role and config, and the exception the launch raised (the report is then
@@ -64,11 +66,12 @@ struct fp_dbg_launch {
 	unsigned check_kinds;
 };
 
-/* What every writer gets. */
+/* What every writer gets: the run, the parsed launch and its findings (NULL: none). */
 struct fp__dbg_wctx {
 	const struct fp_dbg_run *run;
 	const struct fp_dbg_run_info *info;
 	const struct fp_dbg_launch *launch;
+	const struct fp_dbg_findings *findings;
 	bool want_artifacts; /* level 2: the run has (or was meant to have) dumps */
 	bool link_artifacts; /* artifacts will be written: the JSON names each instance's file */
 	struct fp_diag *diag;
@@ -106,15 +109,16 @@ void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_rec
 
 struct fp_dbg_summary;
 
-/* How many of a parsed launch's findings the summary would count as descendants of an earlier
+/* How many of a launch's findings the summary would count as descendants of an earlier
  * NaN/Inf origin instead of listing them (0 for a NULL summary). */
 size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
-				   uint64_t launch);
+				   const struct fp_dbg_findings *fs, uint64_t launch);
 
-/* Add the findings of a parsed launch to a summary, under launch `launch` and its report path
- * (NULL: no report file was written). Counts the report. No-op for a NULL summary. */
+/* Add a launch's findings to a summary, under launch `launch` and its report path (NULL: no
+ * report file was written). Counts the report. No-op for a NULL summary. */
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
-					const struct fp_dbg_launch *l, uint64_t launch,
+					const struct fp_dbg_launch *l,
+					const struct fp_dbg_findings *fs, uint64_t launch,
 					const char *report);
 
 /*

@@ -490,7 +490,7 @@ static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi)
 static void args(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 {
 	size_t i, n;
-	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->launch->findings, &n);
+	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->findings, &n);
 
 	fp_jsonw_key(w, "args");
 	fp_jsonw_array_begin(w);
@@ -692,8 +692,8 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 	fp_jsonw_array_end(w);
 	fp_jsonw_key(w, "findings");
 	fp_jsonw_array_begin(w);
-	for (i = 0; i < fp_dbg_findings_count(c->launch->findings); i++)
-		finding(w, c, fp_dbg_findings_at(c->launch->findings, i));
+	for (i = 0; i < fp_dbg_findings_count(c->findings); i++)
+		finding(w, c, fp_dbg_findings_at(c->findings, i));
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	st = fp_jsonw_finish(w);

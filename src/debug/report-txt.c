@@ -533,7 +533,7 @@ static void write_programs(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
 /* The findings, first thing after the header, in plain words. */
 static void write_findings(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 {
-	const struct fp_dbg_findings *fs = c->launch->findings;
+	const struct fp_dbg_findings *fs = c->findings;
 	size_t i, n = fp_dbg_findings_count(fs);
 
 	if (!n) {
