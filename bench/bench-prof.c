@@ -58,7 +58,7 @@ static int read_only(const char *path)
 int main(int argc, char **argv)
 {
 	struct fp_prof_options o = {0};
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 	struct fp_prof_stats st;
 	struct fp_calltree *t = NULL;
 	struct fp_diag d;
@@ -105,9 +105,9 @@ int main(int argc, char **argv)
 	}
 	fp_prof_name_intern("CPU", 3, &cpu);
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.device_type = cpu;
-	ev.md.flags = FP_PROF_MD_BYTES | FP_PROF_MD_FLOPS16;
+	ev.md.flags = FP_SINK_MD_BYTES | FP_SINK_MD_FLOPS16;
 
 	t0 = now_s();
 	t = fp_prof_session_tree(fp_prof_session_get(id));

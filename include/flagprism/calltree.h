@@ -287,7 +287,19 @@ struct fp_hatchet_info {
 	uint64_t merged_siblings; /* nodes merged into an earlier sibling with the same name */
 	uint64_t skipped_metrics; /* metric values that were neither numbers nor strings */
 	bool has_device_info;     /* the file had element [1] */
+	bool fast_path;           /* the streaming fast path built the tree */
+	bool truncated;           /* the text ends inside the document (a writer that stopped) */
 };
+
+/*
+ * Flags of fp_calltree_parse_hatchet(). For inputs of 8 MB or more the streaming fast path scans
+ * on a second thread while the calling thread builds the tree, so an allocator installed with
+ * fp_set_allocator() must then be thread-safe (or pass FP_HATCHET_NO_THREAD).
+ */
+#define FP_HATCHET_STRICT (1u << 0)    /* skip the fast path: always the DOM reader */
+#define FP_HATCHET_FAST_ONLY (1u << 1) /* never fall back: FP_ENOTSUP instead (tests, benchmarks) */
+#define FP_HATCHET_NO_THREAD (1u << 2) /* scan and build on the calling thread only */
+#define FP_HATCHET_THREADED (1u << 3)  /* use the scanner thread whatever the size (tests) */
 
 /**
  * Parse a Hatchet literal into a new, finalized tree (*out, caller frees). Accepts our files and
@@ -298,12 +310,20 @@ struct fp_hatchet_info {
  * arrays, objects) and the special "_hatchet_nid" are skipped and counted. Sibling nodes with
  * the same name are merged. Unknown node keys are ignored.
  *
+ * One reader, two paths: a streaming fast path handles the common case (plain ASCII names, no
+ * escapes, structure as Proton or FlagPrism write it, in any key order) without building a JSON
+ * document; anything else, including every error, goes to the DOM reader, so the tree, the info
+ * counters and the error messages are always the DOM reader's. `flags`: FP_HATCHET_*.
+ *
  * Errors: FP_EFORMAT with diag naming the place ("node at line 3 col 14: 'frame' must be an
- * object"), FP_ELIMIT (tree caps, JSON depth), FP_ENOMEM, FP_EIO (file). `lim`, `info` and
- * `diag` may be NULL. *out is untouched on failure.
+ * object"; an error at the very end sets info->truncated), FP_ELIMIT (tree caps, JSON depth),
+ * FP_ENOMEM, FP_ENOTSUP (only with FP_HATCHET_FAST_ONLY), FP_EIO (file). `lim`, `info` and
+ * `diag` may be NULL. *out is untouched on failure. fp_calltree_read_hatchet() reads a file with
+ * the DOM reader (fp_view_read_profile() reads a profile file with both paths, and its meta
+ * file).
  */
 FP_EXTERN int fp_calltree_parse_hatchet(const char *text, size_t len,
-					const struct fp_calltree_limits *lim,
+					const struct fp_calltree_limits *lim, unsigned flags,
 					struct fp_calltree **out, struct fp_hatchet_info *info,
 					struct fp_diag *diag);
 FP_EXTERN int fp_calltree_read_hatchet(const char *path, const struct fp_calltree_limits *lim,

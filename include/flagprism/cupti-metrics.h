@@ -7,16 +7,18 @@
  * every kernel of the current CUDA context (serialised, replayed once per pass), pairs range i
  * with the i-th kernel launch the launch callback saw in that context, files each such kernel
  * once (name from the launch, time from its activity record when it has times, else from
- * gpu__time_duration.sum) and adds the values to the kernels' nodes. docs/profiler.md ("Hardware metrics") is the user-facing description;
- * docs/cupti-backend.md says how it is built. It does not import Nsight Compute files (that is
+ * gpu__time_duration.sum) and hands the values to the profiler through the session's sink
+ * (include/flagprism/sink.h: metrics()), which adds them to the kernels' nodes. docs/profiler.md
+ * ("Hardware metrics") is the user-facing description; docs/cupti-backend.md says how it is
+ * built. It does not import Nsight Compute files (that is
  * <flagprism/ncu.h>) and does not sample PCs.
  *
  * Tree names. A summed metric M becomes the inclusive metric "hw:M" (summed into parents);
  * a mean becomes "hw:M (pty)": a property holding, per node, the mean over that node's
  * launches weighted by each launch's kernel time (the time filed for the kernel; equal weights
  * when every duration is 0). "hw:launches" counts the launches that received metric values.
- * Thread safety: the request and the aggregation functions are not thread-safe against each
- * other; the backend serialises the rest with its own lock.
+ * Thread safety: the request is not thread-safe against a starting session; the backend
+ * serialises the rest with its own lock.
  */
 #ifndef FLAGPRISM_CUPTI_METRICS_H
 #define FLAGPRISM_CUPTI_METRICS_H
@@ -25,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <flagprism/calltree.h>
 #include <flagprism/export.h>
+#include <flagprism/sink.h>
 #include <flagprism/status.h>
 
 #ifdef __cplusplus
@@ -84,35 +86,6 @@ FP_EXTERN enum fp_cupti_metric_agg fp_cupti_metric_agg(const char *name, int met
 FP_EXTERN int fp_cupti_metric_tree_name(const char *name, enum fp_cupti_metric_agg agg, char *buf,
 					size_t size);
 
-/** One profiled launch: the node its kernel record was filed to (FP_CALLTREE_NONE: not
- *  filed, skipped), its weight (kernel time in ns) and one value per metric (NaN: none). */
-struct fp_cupti_metric_range {
-	uint32_t node;
-	double weight;
-	const double *values;
-};
-
-struct fp_cupti_metrics_attach_stats {
-	uint64_t ranges;   /* ranges given */
-	uint64_t attached; /* ranges whose values reached a node */
-	uint64_t skipped;  /* ranges without a node */
-	uint64_t nodes;    /* distinct nodes that received values */
-	uint64_t values;   /* numeric values attached */
-	uint64_t missing;  /* NaN values (metric not evaluated for that range) */
-};
-
-/**
- * Aggregate `n` ranges into `t`: per node, sums for FP_CUPTI_METRIC_SUM metrics and weighted
- * means for FP_CUPTI_METRIC_MEAN ones (see the top of this file), plus "hw:launches". Returns
- * FP_OK; FP_EINVAL (bad arguments, unknown node); FP_ESTATE when the tree already has "hw:"
- * metrics (attaching twice would double the sums); FP_ENOMEM/FP_ELIMIT (the tree may hold part
- * of the values: discard it). `st` may be NULL.
- */
-FP_EXTERN int fp_cupti_metrics_attach(struct fp_calltree *t, const char *const *names,
-				      const enum fp_cupti_metric_agg *agg, size_t nmetrics,
-				      const struct fp_cupti_metric_range *r, size_t n,
-				      struct fp_cupti_metrics_attach_stats *st);
-
 /** What the last metrics session did (for tests, doctor and the Python layer). */
 struct fp_cupti_metrics_status {
 	bool collected;         /* a session with metrics ran to its stop */
@@ -123,7 +96,7 @@ struct fp_cupti_metrics_status {
 	uint64_t kernels;       /* kernel launches of the profiled context (launch callback) */
 	uint64_t records;       /* their kernel activity records that came */
 	uint64_t records_timed; /* of which with start/end times */
-	struct fp_cupti_metrics_attach_stats attach;
+	struct fp_sink_metrics_stats attach; /* what the sink attached (metrics()) */
 	char chip[32]; /* "GH100" */
 	size_t nreasons;
 	char reasons[FP_CUPTI_METRICS_REASONS][200]; /* degradation reasons */

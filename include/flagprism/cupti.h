@@ -15,7 +15,7 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/export.h>
-#include <flagprism/prof.h>
+#include <flagprism/sink.h>
 #include <flagprism/status.h>
 
 #ifdef __cplusplus
@@ -89,9 +89,10 @@ FP_EXTERN const char *fp_cupti_origin_name(enum fp_cupti_origin origin);
  * Kernel activity records (CONCURRENT_KERNEL) correlated to the launching thread's context. The
  * launch callbacks (driver cuLaunchKernel/Ex, cooperative launches, cuGraphLaunch, and their
  * runtime counterparts for PyTorch's kernels) only store, per correlation id, the thread's
- * launch context (fp_prof_launch_context()) and the call path / metadata the Python hook set
- * with fp_cupti_set_thread_launch(): no lock, no allocation. Records are read when CUPTI hands a
- * buffer back and delivered to every active "cupti" session. CUDA graphs: kernels captured while
+ * launch context (captured through the sink, include/flagprism/sink.h) and the call path /
+ * metadata the Python hook set with fp_cupti_set_thread_launch(): no lock, no allocation.
+ * Records are read when CUPTI hands a buffer back and delivered to every active "cupti" session
+ * through its sink. CUDA graphs: kernels captured while
  * profiling remember their capture context and land under the replaying scope, then the capture
  * scope (docs/cupti-backend.md shows the tree). One CUPTI subscriber may exist per process:
  * start fails with FP_EBUSY, naming the other subscriber when CUPTI says who, if one exists.
@@ -133,11 +134,11 @@ FP_EXTERN int fp_cupti_configure(const struct fp_cupti_config *cfg);
 
 /**
  * For the next kernel launch API call on the calling thread only (then it reverts): file it
- * under Python call path `callpath` (fp_prof_callpath_intern(); FP_PROF_NO_CALLPATH for none)
+ * under Python call path `callpath` (fp_prof_callpath_intern(); FP_SINK_NO_CALLPATH for none)
  * with launch metadata `md` (NULL: none). The Python launch hook calls this just before each
  * Triton launch. No lock, no allocation; callable while no session is open.
  */
-FP_EXTERN void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_prof_metadata *md);
+FP_EXTERN void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_sink_metadata *md);
 
 /** fp_cupti_set_thread_launch(callpath, NULL). */
 FP_EXTERN void fp_cupti_set_thread_callpath(uint32_t callpath);
@@ -148,7 +149,7 @@ FP_EXTERN void fp_cupti_set_thread_callpath(uint32_t callpath);
 #define FP_CUPTI_LAUNCH_EST_PER_PROGRAM 1u
 
 /** fp_cupti_set_thread_launch() with flags (FP_CUPTI_LAUNCH_*; unknown bits are ignored). */
-FP_EXTERN void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_prof_metadata *md,
+FP_EXTERN void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_sink_metadata *md,
 					     unsigned flags);
 
 /** Process-wide counters of the backend: what it saw, delivered and lost. */
@@ -175,7 +176,7 @@ struct fp_cupti_stats {
 	uint64_t other_records;       /* records of other kinds, skipped */
 	uint64_t bad_buffers;         /* buffers whose walk stopped at a bad record */
 	uint64_t orphaned;            /* kernel records that arrived with no session open */
-	int64_t clock_offset_ns;      /* CUPTI's clock minus fp_prof_clock_ns(), subtracted */
+	int64_t clock_offset_ns;      /* CUPTI's clock minus the sink's, subtracted */
 	char path[FP_CUPTI_PATH_MAX]; /* the bound library, "" if none */
 };
 

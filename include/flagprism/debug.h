@@ -538,6 +538,8 @@ struct fp_dbg_findings; /* opaque; owns the findings and their strings */
 FP_EXTERN int fp_dbg_findings_new(const struct fp_dbg_run *run, const struct fp_dbg_arg *args,
 				  size_t nargs, struct fp_dbg_findings **out, struct fp_diag *diag);
 
+#define FP_DBG_MAX_ARGS 4096u /* tensor arguments of one launch */
+
 /**
  * Same, with the tensor arguments read from a launch JSON's `args` member (schema in
  * docs/debugger-report-schema.md; entries of kind "tensor" with data_ptr, element_size, shape
@@ -605,28 +607,41 @@ FP_EXTERN void fp_dbg_outputs_release(struct fp_dbg_outputs *out);
 /*
  * Launch description (JSON, written by the Python side per launch; documented in
  * docs/debugger-report-schema.md, "Launch JSON"). Parsed once, checked against a run
- * (grid product = P).
+ * (grid product = P), into one launch structure that the analyses and the writers share.
  */
 struct fp_dbg_launch; /* opaque */
 
 /**
- * Parse a launch JSON for `run`. Returns FP_OK and *out (free with fp_dbg_launch_free()),
- * FP_EFORMAT (diag: "launch:" message, offset/line/col in the launch JSON; also when the grid
- * does not multiply to the run's program count), FP_ENOMEM or FP_EINVAL.
+ * Parse a launch JSON for `run`, its tensor arguments (`args`) included. Returns FP_OK and *out
+ * (free with fp_dbg_launch_free()), FP_EFORMAT (diag: "launch:" message, offset/line/col in the
+ * launch JSON; also when the grid does not multiply to the run's program count), FP_ELIMIT
+ * (more than FP_DBG_MAX_ARGS arguments), FP_ENOMEM or FP_EINVAL. Runs no analysis.
  */
 FP_EXTERN int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, size_t len,
 				  struct fp_dbg_launch **out, struct fp_diag *diag);
+
+/**
+ * Run the findings analyses on `run` for a parsed launch: out-of-bounds checks against its
+ * tensor arguments, and in check mode only the kinds its `checks` ask for. Returns what
+ * fp_dbg_findings_new() returns; *out is freed with fp_dbg_findings_free().
+ */
+FP_EXTERN int fp_dbg_launch_findings(const struct fp_dbg_run *run,
+				     const struct fp_dbg_launch *launch,
+				     struct fp_dbg_findings **out, struct fp_diag *diag);
 
 /** Free a parsed launch. NULL is a no-op. */
 FP_EXTERN void fp_dbg_launch_free(struct fp_dbg_launch *launch);
 
 /**
  * Write one report format to an open stream: `format` is "txt", "json", "op_log_txt",
- * "op_log_json" or "raw" (the writer table; see docs/debugger-report-schema.md). The stream is
- * not closed. Returns FP_OK, FP_ENOENT (unknown format), FP_EIO, FP_ENOMEM or FP_ELIMIT.
+ * "op_log_json" or "raw" (the writer table; see docs/debugger-report-schema.md), for a parsed
+ * launch and its findings (fp_dbg_launch_findings(); NULL: a report without findings). The
+ * writers never parse or analyse. The stream is not closed. Returns FP_OK, FP_ENOENT (unknown
+ * format), FP_EIO, FP_ENOMEM or FP_ELIMIT.
  */
 FP_EXTERN int fp_dbg_write_format(const struct fp_dbg_run *run, const struct fp_dbg_launch *launch,
-				  const char *format, FILE *f, struct fp_diag *diag);
+				  const struct fp_dbg_findings *findings, const char *format,
+				  FILE *f, struct fp_diag *diag);
 
 /**
  * Write every report the launch asks for into its `output_dir`: <stem>.txt, <stem>.json,

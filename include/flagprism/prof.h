@@ -36,18 +36,21 @@
 
 #include <flagprism/calltree.h>
 #include <flagprism/export.h>
+#include <flagprism/sink.h>
 #include <flagprism/status.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+struct fp_backend_ops;
 struct fp_jsonw;
 
-#define FP_PROF_ALL (-1)               /* every open (or active) session */
-#define FP_PROF_NO_CALLPATH UINT32_MAX /* a launch without a Python call path */
-#define FP_PROF_NO_NAME UINT32_MAX     /* an unset name id */
-#define FP_PROF_MAX_SESSIONS 64        /* open at once */
+/* The sink's values (include/flagprism/sink.h), under the profiler's names. */
+#define FP_PROF_ALL FP_SINK_ALL                  /* every open (or active) session */
+#define FP_PROF_NO_CALLPATH FP_SINK_NO_CALLPATH  /* a launch without a Python call path */
+#define FP_PROF_NO_NAME FP_SINK_NO_NAME          /* an unset name id */
+#define FP_PROF_MAX_SESSIONS FP_SINK_MAX_SESSIONS /* open at once */
 
 /* Defaults applied when an option is 0. */
 #define FP_PROF_DEFAULT_NAME "flagprism"
@@ -158,63 +161,7 @@ FP_EXTERN uint32_t fp_prof_callpath_override(void);
  */
 FP_EXTERN size_t fp_prof_callpath_frames(uint32_t id, uint32_t *out, size_t cap);
 
-/* ---- events (what backends deliver) ---------------------------------------------------------- */
-
-/* Bits of fp_prof_metadata.flags: which fields hold a value. */
-#define FP_PROF_MD_FLOPS8 (1u << 0)
-#define FP_PROF_MD_FLOPS16 (1u << 1)
-#define FP_PROF_MD_FLOPS32 (1u << 2)
-#define FP_PROF_MD_FLOPS64 (1u << 3)
-#define FP_PROF_MD_BYTES (1u << 4)
-#define FP_PROF_MD_EST_BYTES (1u << 5)
-#define FP_PROF_MD_EST_FLOPS (1u << 6)
-
-/**
- * Launch metadata: Triton's launch_metadata values (flops8..64, bytes, written as metrics of
- * those names) and FlagPrism's own estimates ("est_bytes", "est_flops"). Unflagged fields are
- * ignored.
- */
-struct fp_prof_metadata {
-	uint32_t flags;
-	uint32_t reserved;
-	double flops8, flops16, flops32, flops64;
-	double bytes;
-	double est_bytes, est_flops;
-};
-
-enum fp_prof_event_kind {
-	FP_PROF_EVENT_KERNEL = 1,
-};
-
-/**
- * One device activity, fixed size (128 bytes), copied by value: the unit a backend delivers.
- * Timestamps are ns on the host monotonic clock (fp_prof_clock_ns()); a backend whose device
- * clock differs converts before delivering. `correlation` ties the event to a launch
- * registered with fp_prof_launch_register() on the launching thread (0: none); without one, the
- * event goes to ROOT / [call path] / kernel.
- */
-struct fp_prof_event {
-	uint32_t kind; /* enum fp_prof_event_kind */
-	uint32_t device_id;
-	uint32_t device_type; /* name id: "CUDA", "HIP", "CPU"...; FP_PROF_NO_NAME: unknown */
-	uint32_t kernel;      /* name id of the kernel */
-	uint32_t callpath;    /* call-path id or FP_PROF_NO_CALLPATH */
-	uint32_t grid[3];
-	uint64_t begin_ns;
-	uint64_t end_ns;
-	uint64_t stream;
-	uint64_t correlation;
-	struct fp_prof_metadata md; /* merged with the registered launch's (the event wins) */
-};
-
-/** What the launching thread knows about a launch. */
-struct fp_prof_launch {
-	uint32_t kernel;   /* name id */
-	uint32_t callpath; /* call-path id or FP_PROF_NO_CALLPATH */
-	uint32_t grid[3];
-	uint32_t device_id;
-	struct fp_prof_metadata md;
-};
+/* ---- events (what backends deliver: include/flagprism/sink.h) ------------------------------ */
 
 /** A process-wide correlation id (1, 2, ...) for backends that have none of their own. */
 FP_EXTERN uint64_t fp_prof_correlation_next(void);
@@ -226,13 +173,13 @@ FP_EXTERN uint64_t fp_prof_correlation_next(void);
  * such session); capacity overflows are counted as dropped launches, not errors.
  */
 FP_EXTERN int fp_prof_launch_register(int session, uint64_t correlation,
-				      const struct fp_prof_launch *launch);
+				      const struct fp_sink_launch *launch);
 
 /**
  * Deliver one event to every targeted active session. Thread-safe. FP_OK, FP_EINVAL (bad event),
  * FP_ENOENT (no such session). Per-session failures (OOM, caps) are counted, not returned.
  */
-FP_EXTERN int fp_prof_kernel(int session, const struct fp_prof_event *ev);
+FP_EXTERN int fp_prof_kernel(int session, const struct fp_sink_event *ev);
 
 /* ---- sessions ---------------------------------------------------------------------------------- */
 
@@ -288,16 +235,26 @@ FP_EXTERN struct fp_prof_session *fp_prof_session_get(int session);
 FP_EXTERN int fp_prof_session_id(const struct fp_prof_session *s);
 FP_EXTERN const char *fp_prof_session_name(const struct fp_prof_session *s);
 FP_EXTERN bool fp_prof_session_active(const struct fp_prof_session *s);
+/** The backend the session was started with (include/flagprism/backend.h). */
+FP_EXTERN const struct fp_backend_ops *fp_prof_session_backend(const struct fp_prof_session *s);
+
+/**
+ * The profiler's sink (include/flagprism/sink.h): the one table of calls every backend delivers
+ * through, and a session's handle in it (borrowed until the session is finalized; NULL for
+ * NULL). For tests and tools that drive a backend's ops or deliver as a backend would.
+ */
+FP_EXTERN const struct fp_sink *fp_prof_sink(void);
+FP_EXTERN struct fp_sink_session *fp_prof_session_sink(struct fp_prof_session *s);
 /** Number of open sessions. */
 FP_EXTERN size_t fp_prof_session_count(void);
 
 /** Deliver an event to this session only (the backend contract's intake; thread-safe). */
-FP_EXTERN int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_prof_event *ev);
+FP_EXTERN int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_sink_event *ev);
 
 /* ---- launch contexts (for activity sources that must not lock on the launch path) ----------- */
 
-#define FP_PROF_LCTX_NONE 0u         /* no scope and no state open in any session */
-#define FP_PROF_LCTX_LOST UINT32_MAX /* the context could not be kept (table full, memory) */
+/* FP_SINK_LCTX_NONE: no scope and no state open in any session; FP_SINK_LCTX_LOST: the context
+ * could not be kept (table full, memory). */
 #define FP_PROF_MAX_LCTX ((uint32_t)1 << 20) /* distinct launch contexts per process */
 
 /**
@@ -306,28 +263,28 @@ FP_EXTERN int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_
  * (innermost scope and state), which the scope and state functions re-intern after each change
  * on that thread. A vendor launch callback stores it next to its correlation id and hands it
  * back with the device record (fp_prof_session_kernel_lctx()). Equal contexts get equal ids;
- * ids stay valid until fp_prof_shutdown(). FP_PROF_LCTX_NONE when nothing is open.
+ * ids stay valid until fp_prof_shutdown(). FP_SINK_LCTX_NONE when nothing is open.
  */
 FP_EXTERN uint32_t fp_prof_launch_context(void);
 
 /**
  * Deliver `ev` to session `s` as launched in context `inner` (from fp_prof_launch_context()),
- * itself inside context `outer` (FP_PROF_LCTX_NONE for none; a CUDA graph replay passes the
+ * itself inside context `outer` (FP_SINK_LCTX_NONE for none; a CUDA graph replay passes the
  * replaying thread's context as `outer` and the capturing thread's as `inner`). The kernel lands
  * on ROOT / outer's scopes / [outer's state] / inner's scopes after dropping the leading frames
  * they share with outer's / [ev->callpath, context "python" only] / [inner's state] / kernel.
  * ev->correlation is written to the timeline but not matched against registered launches. A
- * context FP_PROF_LCTX_LOST is treated as none and counted as `unmatched`. Thread-safe.
+ * context FP_SINK_LCTX_LOST is treated as none and counted as `unmatched`. Thread-safe.
  * FP_OK or FP_EINVAL (bad event).
  */
-FP_EXTERN int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
+FP_EXTERN int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_sink_event *ev,
 					  uint32_t outer, uint32_t inner);
 
 /** fp_prof_session_kernel_lctx() that also stores the kernel node the event was filed to in
  *  *filed (FP_CALLTREE_NONE when it was not: inactive session, tree caps). `filed` may be NULL.
  *  Used by collectors that attach more values to the same node later (hardware metrics). */
 FP_EXTERN int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s,
-					       const struct fp_prof_event *ev, uint32_t outer,
+					       const struct fp_sink_event *ev, uint32_t outer,
 					       uint32_t inner, uint32_t *filed);
 
 /* ---- the state at launch (exact deactivation, FlagPrism's own launches) --------------------- */
@@ -362,15 +319,9 @@ FP_EXTERN int fp_prof_internal_mark(int delta);
 /** The calling thread's internal depth (0: the program's own work). */
 FP_EXTERN uint32_t fp_prof_internal_depth(void);
 
-/** What a launch callback keeps with a launch. */
-struct fp_prof_launch_state {
-	uint64_t active;   /* fp_prof_active_mask() at launch */
-	uint32_t internal; /* fp_prof_internal_depth() at launch; non-zero: FlagPrism's own */
-	uint32_t known;    /* 0: unknown (the record had no launch): use the sessions' state now */
-};
 
 /** The calling thread's launch state now (known = 1). */
-FP_EXTERN void fp_prof_launch_state_now(struct fp_prof_launch_state *out);
+FP_EXTERN void fp_prof_launch_state_now(struct fp_sink_launch_state *out);
 
 /**
  * fp_prof_session_kernel_lctx_node() for a launch whose state was taken at launch: with `ls`
@@ -380,8 +331,8 @@ FP_EXTERN void fp_prof_launch_state_now(struct fp_prof_launch_state *out);
  * the session's state now decides, as fp_prof_session_kernel_lctx_node() does.
  */
 FP_EXTERN int fp_prof_session_kernel_launched(struct fp_prof_session *s,
-					      const struct fp_prof_event *ev, uint32_t outer,
-					      uint32_t inner, const struct fp_prof_launch_state *ls,
+					      const struct fp_sink_event *ev, uint32_t outer,
+					      uint32_t inner, const struct fp_sink_launch_state *ls,
 					      uint32_t *filed);
 
 /** A backend reports `n` events it lost (buffer overflow...); `reason` is kept (first 8). */
@@ -430,12 +381,6 @@ FP_EXTERN int fp_prof_session_stats(struct fp_prof_session *s, struct fp_prof_st
  * nothing else feeds the session; finalize it before reading totals.
  */
 FP_EXTERN struct fp_calltree *fp_prof_session_tree(struct fp_prof_session *s);
-
-/** Run fn(tree, arg) with the session's lock held and return its result (FP_EINVAL for NULL
- *  arguments): for a backend that adds to the tree outside event delivery (hardware metrics
- *  at stop). fn must not call back into the session. */
-FP_EXTERN int fp_prof_session_tree_apply(struct fp_prof_session *s,
-					 int (*fn)(struct fp_calltree *t, void *arg), void *arg);
 
 /* ---- scopes, states, scope metrics ------------------------------------------------------------ */
 

@@ -142,7 +142,7 @@ struct fp_prof_tl_scope {
  * launch and its synchronisation). FP_OK, FP_EINVAL, FP_ENOENT (no such session); per-session
  * failures and caps are counted (metadata "intra_kernel"), not returned.
  */
-FP_EXTERN int fp_prof_timeline_add(int session, const struct fp_prof_launch *l,
+FP_EXTERN int fp_prof_timeline_add(int session, const struct fp_sink_launch *l,
 				   const struct fp_timeline *t,
 				   const struct fp_prof_tl_scope *scopes, size_t nscopes,
 				   uint64_t host_begin_ns, uint64_t host_end_ns, unsigned flags);

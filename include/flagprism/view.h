@@ -44,55 +44,26 @@ extern "C" {
 
 /* ---- reading a profile ---------------------------------------------------------------------- */
 
-/*
- * Flags for fp_view_parse_profile() / fp_view_read_profile(). For inputs of 8 MB or more the
- * streaming reader scans on a second thread while the calling thread builds the tree, so an
- * allocator installed with fp_set_allocator() must then be thread-safe (or pass NO_THREAD).
- */
-/* Skip the streaming reader: always the DOM reader. */
-#define FP_VIEW_READ_STRICT (1u << 0)
-/* Never fall back: FP_ENOTSUP when the streaming reader cannot decide (tests, benchmarks). */
-#define FP_VIEW_READ_FAST_ONLY (1u << 1)
-/* Scan and build on the calling thread only. */
-#define FP_VIEW_READ_NO_THREAD (1u << 2)
-/* Use the scanner thread whatever the size (tests). */
-#define FP_VIEW_READ_THREADED (1u << 3)
-
 /** What fp_view_read_profile() learned besides the tree. Caller-owned; filled by the call. */
 struct fp_view_read_info {
 	uint64_t bytes;                 /* size of the Hatchet text read */
-	bool fast_path;                 /* the streaming reader built the tree */
-	struct fp_hatchet_info hatchet; /* as fp_calltree_read_hatchet() reports it */
+	struct fp_hatchet_info hatchet; /* as the Hatchet reader reports it (fast path, truncated) */
 	bool has_meta;                  /* a FlagPrism meta file (<stem>.meta.json) was read */
 	bool incomplete;                /* the meta file says the session did not end cleanly */
-	bool truncated;    /* the text ends inside the document (a process that did not finish) */
 	char reasons[512]; /* the meta file's incomplete_reasons, "; "-separated, or "" */
 	char meta_warning[256]; /* why a meta file beside the profile was ignored, or "" */
 };
 
 /**
- * Build a finalized call tree from Hatchet text (the rules of fp_calltree_parse_hatchet()).
- * A streaming reader handles the common case (plain ASCII names, no escapes, structure as
- * Proton or FlagPrism write it, in any key order) without building a JSON document; anything
- * else, including every error, goes to fp_calltree_parse_hatchet(), so the resulting tree, the
- * info counters and the error messages are exactly that reader's. `flags` as above; `lim`,
- * `info` and `diag` may be NULL. FP_OK and *out (caller frees), or the reader's error with
- * diag->line/col/offset naming the place; FP_ENOTSUP only with FP_VIEW_READ_FAST_ONLY.
- */
-FP_EXTERN int fp_view_parse_profile(const char *text, size_t len,
-				    const struct fp_calltree_limits *lim, unsigned flags,
-				    struct fp_calltree **out, struct fp_view_read_info *info,
-				    struct fp_diag *diag);
-
-/**
  * Read the profile at `path`: a Hatchet file (`x.hatchet`, or any name), or a FlagPrism meta
  * file (`x.meta.json`, then `x.hatchet` is read). When `<stem>.meta.json` exists beside the
  * Hatchet file it is read for its "incomplete" flag and reasons (a meta file that cannot be
- * used only sets info->meta_warning). Errors as fp_view_parse_profile(), plus FP_EIO (the file
- * cannot be read: "cannot open '<path>': <reason>", with the meta file's reasons appended when
- * it calls the profile incomplete) and FP_ELIMIT (over 4 GiB). For errors inside the text
- * diag->msg starts with "<path>:<line>:<col>: "; an empty file is an FP_EFORMAT at 1:1. A text
- * that ends early (or an empty file) sets info->truncated.
+ * used only sets info->meta_warning). The text is parsed by fp_calltree_parse_hatchet() with
+ * `flags` (FP_HATCHET_*), so errors are its, plus FP_EIO (the file cannot be read: "cannot open
+ * '<path>': <reason>", with the meta file's reasons appended when it calls the profile
+ * incomplete) and FP_ELIMIT (over 4 GiB). For errors inside the text diag->msg starts with
+ * "<path>:<line>:<col>: "; an empty file is an FP_EFORMAT at 1:1. A text that ends early (or an
+ * empty file) sets info->hatchet.truncated.
  */
 FP_EXTERN int fp_view_read_profile(const char *path, const struct fp_calltree_limits *lim,
 				   unsigned flags, struct fp_calltree **out,

@@ -94,7 +94,7 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 	static char *kwlist[] = {"callpath",      "metadata",    "est", "programs",
 				 "read_callpath", "per_program", NULL};
 	PyObject *cpobj = Py_None, *mdobj = Py_None, *est = Py_None;
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	uint32_t callpath = FP_PROF_NO_CALLPATH;
 	double programs = 1, b, f;
 	int here = 0, per_program = 0, rc;
@@ -125,7 +125,7 @@ static PyObject *cupti_set_launch(PyObject *module, PyObject *args, PyObject *kw
 			return NULL;
 		md.est_bytes = per_program ? b : b * programs;
 		md.est_flops = per_program ? f : f * programs;
-		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+		md.flags |= FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 	}
 	if (here) {
 		rc = fpy_prof_callpath_read(&callpath);
@@ -400,7 +400,7 @@ static int hook_has_extras(PyObject *lmd)
  * merged data dict is read either way. Triton's own three keys (name, function, stream) carry
  * no numbers: a dict of three entries is skipped.
  */
-static int hook_metadata(PyObject *lmd, PyObject *data, struct fp_prof_metadata *md)
+static int hook_metadata(PyObject *lmd, PyObject *data, struct fp_sink_metadata *md)
 {
 	PyObject *d;
 	int rc;
@@ -426,7 +426,7 @@ PyDoc_STRVAR(
 
 static PyObject *cupti_hook(PyObject *module, PyObject *lmd)
 {
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	uint32_t callpath = FP_PROF_NO_CALLPATH;
 	struct hook_entry *e;
 	unsigned long long fn;
@@ -450,7 +450,7 @@ static PyObject *cupti_hook(PyObject *module, PyObject *lmd)
 	if (hook_est && e->has_est) {
 		md.est_bytes = e->est_bytes;
 		md.est_flops = e->est_flops;
-		md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+		md.flags |= FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 	}
 	if (hook_python) {
 		rc = fpy_prof_callpath_read(&callpath);

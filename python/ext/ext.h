@@ -102,13 +102,13 @@ const char *fpy_frames_method(const char **why);
 /* "auto" (check and use the interpreter's chain where possible) or "public": 0, else -1. */
 int fpy_frames_select(const char *method);
 
-struct fp_prof_metadata;
+struct fp_sink_metadata;
 
 /**
  * Part `prof`: fill `md` from a launch_metadata dict (keys flops8/16/32/64 and bytes; absent or
- * None values are skipped, each given one sets its FP_PROF_MD_* flag). `dict` NULL or None leaves
+ * None values are skipped, each given one sets its FP_SINK_MD_* flag). `dict` NULL or None leaves
  * md as it is. 0, or -1 with a TypeError (not a dict, or a value not a number). Needs the GIL.
  */
-int fpy_prof_metadata_read(PyObject *dict, struct fp_prof_metadata *md);
+int fpy_prof_metadata_read(PyObject *dict, struct fp_sink_metadata *md);
 
 #endif /* FPY_EXT_H */

@@ -1113,17 +1113,17 @@ static const struct {
 	uint32_t flag;
 	size_t off;
 } md_fields[] = {
-	{"flops8", FP_PROF_MD_FLOPS8, offsetof(struct fp_prof_metadata, flops8)},
-	{"flops16", FP_PROF_MD_FLOPS16, offsetof(struct fp_prof_metadata, flops16)},
-	{"flops32", FP_PROF_MD_FLOPS32, offsetof(struct fp_prof_metadata, flops32)},
-	{"flops64", FP_PROF_MD_FLOPS64, offsetof(struct fp_prof_metadata, flops64)},
-	{"bytes", FP_PROF_MD_BYTES, offsetof(struct fp_prof_metadata, bytes)},
+	{"flops8", FP_SINK_MD_FLOPS8, offsetof(struct fp_sink_metadata, flops8)},
+	{"flops16", FP_SINK_MD_FLOPS16, offsetof(struct fp_sink_metadata, flops16)},
+	{"flops32", FP_SINK_MD_FLOPS32, offsetof(struct fp_sink_metadata, flops32)},
+	{"flops64", FP_SINK_MD_FLOPS64, offsetof(struct fp_sink_metadata, flops64)},
+	{"bytes", FP_SINK_MD_BYTES, offsetof(struct fp_sink_metadata, bytes)},
 };
 
 /* md_fields' keys as interned str objects, made once: no temporary str per key and launch. */
 static PyObject *md_keys[ARRAY_SIZE(md_fields)];
 
-int fpy_prof_metadata_read(PyObject *dict, struct fp_prof_metadata *md)
+int fpy_prof_metadata_read(PyObject *dict, struct fp_sink_metadata *md)
 {
 	size_t i;
 
@@ -1212,7 +1212,7 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 	PyObject *sobj, *gobj, *mdobj = Py_None, *estobj = Py_None;
 	unsigned long long begin, end;
 	unsigned int device = 0;
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	const char *kernel;
 	Py_ssize_t klen;
 	int cp = 0, sid, rc;
@@ -1235,7 +1235,7 @@ static PyObject *prof_host_launch(PyObject *module, PyObject *args, PyObject *kw
 			return NULL;
 		l.md.est_bytes = b * programs;
 		l.md.est_flops = f * programs;
-		l.md.flags |= FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+		l.md.flags |= FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 	}
 	if (end < begin)
 		return PyErr_Format(PyExc_ValueError, "end_ns %llu is before begin_ns %llu", end,

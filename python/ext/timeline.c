@@ -180,7 +180,7 @@ static PyObject *prof_timeline_add(PyObject *module, PyObject *args, PyObject *k
 	struct fp_timeline *t = NULL;
 	unsigned long long begin, end;
 	unsigned int device = 0;
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	const char *kernel;
 	Py_ssize_t klen, nsc = 0, i;
 	int cp = 0, progtracks = 0, sid = FP_PROF_ALL, rc;

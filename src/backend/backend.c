@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The backend registry: a name -> `struct fp_backend_ops` table with the built-in "host" and
- * "null" backends first and room for more (CUPTI registers itself when that backend lands; an
- * embedding program may add its own). Lookups take a mutex; the ops structs are borrowed. It
- * does not start or stop anything: sessions do that (src/prof/session.c).
+ * "null" backends first and room for more (CUPTI registers itself; an embedding program may add
+ * its own), and the process's sink that the profiler hands over before its first session. The
+ * profiler finds backends here; backends never call the profiler (they deliver through the sink),
+ * so the dependency goes one way. Lookups take a mutex; the ops structs are borrowed. It does not
+ * start or stop anything: sessions do that (src/prof/session.c).
  */
 #include "fp-setup.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <flagprism/backend.h>
 
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct fp_backend_ops *extra[FP_BACKEND_MAX];
 static size_t nextra;
+static _Atomic(const struct fp_sink *) process_sink;
 
 /* Built-ins are always there, so the table needs no initialisation call. */
 static const struct fp_backend_ops *builtin(size_t i)
@@ -71,4 +75,14 @@ int fp_backend_register(const struct fp_backend_ops *ops)
 		extra[nextra++] = ops;
 	pthread_mutex_unlock(&backend_lock);
 	return rc;
+}
+
+const struct fp_sink *fp_backend_sink(void)
+{
+	return atomic_load(&process_sink);
+}
+
+void fp_backend_set_sink(const struct fp_sink *sink)
+{
+	atomic_store(&process_sink, sink);
 }

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 #include <flagprism/cupti.h>
-#include <flagprism/prof.h>
+#include <flagprism/sink.h>
 
 #include "backend/cupti-abi.h"
 
@@ -86,15 +86,25 @@ int fp__cupti_walk(const uint8_t *buf, size_t valid, const struct fp__cupti_layo
 		   fp_cupti_record_fn fn, void *arg, struct fp__cupti_walk_stats *st,
 		   struct fp_diag *diag);
 
+/* ---- cupti.c ------------------------------------------------------------------------------------ */
+
+/*
+ * The profiler's sink (include/flagprism/sink.h), kept by the first start (it is one table per
+ * process): the launch and resource callbacks capture the launch context through it, names are
+ * interned through it, and records are timed on its clock. NULL before the first start; set
+ * once, before any callback is registered.
+ */
+extern const struct fp_sink *fp__cupti_sink;
+
 /* ---- cupti_tables.c: correlation table (lock-free) ------------------------------------------ */
 
 /* What the launching thread knew when it entered a launch call. */
 struct fp__cupti_launch {
-	uint32_t lctx;     /* fp_prof_launch_context() */
-	uint32_t callpath; /* the one-shot call path the Python hook set, or FP_PROF_NO_CALLPATH */
+	uint32_t lctx;     /* the sink's capture(): the launch context */
+	uint32_t callpath; /* the one-shot call path the Python hook set, or FP_SINK_NO_CALLPATH */
 	uint64_t md;       /* ticket into the metadata ring, 0: none */
-	uint64_t active;   /* fp_prof_active_mask() at launch: the sessions that file it */
-	uint32_t internal; /* fp_prof_internal_depth() at launch: FlagPrism's own when non-zero */
+	uint64_t active;   /* capture()'s state at launch: the sessions that file it */
+	uint32_t internal; /* capture()'s state at launch: FlagPrism's own when non-zero */
 };
 
 struct fp__cupti_corr_slot {
@@ -132,7 +142,7 @@ bool fp__cupti_corr_get(struct fp__cupti_corr *t, uint32_t corr, struct fp__cupt
 
 /* ---- cupti_tables.c: launch metadata ring (lock-free) --------------------------------------- */
 
-#define FP__CUPTI_MD_WORDS (sizeof(struct fp_prof_metadata) / sizeof(uint64_t))
+#define FP__CUPTI_MD_WORDS (sizeof(struct fp_sink_metadata) / sizeof(uint64_t))
 
 struct fp__cupti_md_entry {
 	_Atomic uint64_t seq; /* the ticket stored here; 0 while written */
@@ -153,9 +163,9 @@ struct fp__cupti_mdring {
 int fp__cupti_md_init(struct fp__cupti_mdring *r, size_t n);
 void fp__cupti_md_release(struct fp__cupti_mdring *r);
 /** Copy `md` into the ring; returns its ticket (>= 1). */
-uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_prof_metadata *md);
+uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_sink_metadata *md);
 /** The metadata of `ticket`, if not overwritten since. */
-bool fp__cupti_md_get(struct fp__cupti_mdring *r, uint64_t ticket, struct fp_prof_metadata *out);
+bool fp__cupti_md_get(struct fp__cupti_mdring *r, uint64_t ticket, struct fp_sink_metadata *out);
 
 /* ---- cupti_tables.c: CUDA-graph nodes (mutex) ----------------------------------------------- */
 
@@ -169,7 +179,7 @@ struct fp__cupti_gnode {
 	uint32_t lctx;  /* the launch context at capture (or node creation) */
 	uint32_t callpath;
 	bool has_md;
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 };
 
 /*

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <flagprism/prof.h>
+#include <flagprism/sink.h>
 
 /* A launch's metadata ticket that names a table entry instead of a ring slot (cupti.c keeps it
  * in the correlation table's `md` field; ring tickets never reach bit 63). */
@@ -36,7 +36,7 @@ uint32_t fp__cupti_kest_find(uint64_t fn);
  * no estimate (a kernel whose TTIR could not be read) or `ref` is not valid; `md` is then
  * zeroed.
  */
-bool fp__cupti_kest_get(uint64_t ref, struct fp_prof_metadata *md);
+bool fp__cupti_kest_get(uint64_t ref, struct fp_sink_metadata *md);
 
 /** Count one launch whose kernel the table did not know (estimate unavailable). */
 void fp__cupti_kest_miss(void);

@@ -10,15 +10,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct fp_prof_session;
-struct fp_prof_metadata;
+struct fp_sink_session;
+struct fp_sink_metadata;
 struct fp_diag;
 struct fp__cupti_cbdata;
 
 /* Set while a session collects metrics: cupti.c calls the launch and claim hooks only then. */
 extern atomic_bool fp__cupti_metrics_on;
 
-/* Bit of fp_prof_metadata.reserved in the copies the backend keeps: estimates per program. */
+/* Bit of fp_sink_metadata.reserved in the copies the backend keeps: estimates per program. */
 #define FP__CUPTI_MD_PER_PROGRAM 1u
 
 /*
@@ -28,7 +28,7 @@ extern atomic_bool fp__cupti_metrics_on;
  * requested; FP_ENOTSUP (no permission: the message says how to enable counters; no range
  * profiler; no known metric), FP_EBUSY (another session collects), FP_EVENDOR, FP_ENOMEM.
  */
-int fp__cupti_metrics_start(struct fp_prof_session *s, void *lib, void *cuda, struct fp_diag *diag);
+int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, struct fp_diag *diag);
 
 /*
  * A launch API callback (enter or exit) on the launching thread, while fp__cupti_metrics_on.
@@ -40,7 +40,7 @@ int fp__cupti_metrics_start(struct fp_prof_session *s, void *lib, void *cuda, st
  */
 void fp__cupti_metrics_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d,
 			      bool outermost, uint32_t lctx, uint32_t callpath,
-			      const struct fp_prof_metadata *md);
+			      const struct fp_sink_metadata *md);
 
 /* What deliver() read from a kernel activity record, for the claim below. */
 struct fp__cupti_metrics_rec {
@@ -61,12 +61,12 @@ struct fp__cupti_metrics_rec {
 bool fp__cupti_metrics_claim(const struct fp__cupti_metrics_rec *r);
 
 /* True when `s` is the session collecting metrics. */
-bool fp__cupti_metrics_session(const struct fp_prof_session *s);
+bool fp__cupti_metrics_session(const struct fp_sink_session *s);
 
 /* cupti.c's lock held, after the session's records were flushed and it left the delivery
  * list: stop, decode, evaluate, file the kernels and their values to the session's tree, write
  * the vendor file and the metadata, tear down. */
-void fp__cupti_metrics_stop(struct fp_prof_session *s, void *lib);
+void fp__cupti_metrics_stop(struct fp_sink_session *s, void *lib);
 
 /* Tests: forget the request and the last status, tear down a session left running. */
 void fp__cupti_metrics_reset(void);

@@ -2,7 +2,7 @@
 /*
  * Internals of the CUPTI PC-sampling collector (cupti_pcsampling.c), shared with cupti.c and the
  * unit tests: the sample aggregator (PC records -> counts per launch, cubin, function, PC and
- * stall reason; cubins -> line tables; attribution to call-tree nodes) and the CUPTI driver
+ * stall reason; cubins -> line tables; delivery to the sink) and the CUPTI driver
  * (enable, configure, drain, disable) working through a table of function pointers, so tests
  * can drive it without a libcupti. Not a public header.
  */
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <flagprism/calltree.h>
+#include <flagprism/sink.h>
 #include <flagprism/status.h>
 
 #include "backend/cupti-pcs-abi.h"
@@ -32,7 +32,7 @@
 /* Frame names of samples that cannot be put on a source line (never dropped). */
 #define FP__PCS_NO_LINE "<no line info>"   /* the cubin has no line for this PC */
 #define FP__PCS_NO_CUBIN "<unknown cubin>" /* no cubin with this CRC was registered */
-#define FP__PCS_NO_LAUNCH "<pc samples without a launch>" /* no kernel node for the correlation */
+#define FP__PCS_NO_LAUNCH FP_SINK_PC_NO_LAUNCH /* no kernel node for the correlation */
 
 /* The stall-reason prefix CUPTI gives every reason; metric names drop it for "stalled_". */
 #define FP__PCS_REASON_PREFIX "smsp__pcsamp_warps_issue_stalled_"
@@ -56,8 +56,9 @@ struct fp__pcs_stats {
 /* The aggregator. Not thread-safe: its owner serialises calls. */
 struct fp__pcs;
 
-/** A new aggregator keeping at most `max_entries` counters (0: the default). NULL: memory. */
-struct fp__pcs *fp__pcs_new(size_t max_entries);
+/** A new aggregator keeping at most `max_entries` counters (0: the default) and interning
+ *  function names through `sink`. NULL: no sink, or memory. */
+struct fp__pcs *fp__pcs_new(size_t max_entries, const struct fp_sink *sink);
 void fp__pcs_free(struct fp__pcs *p);
 
 /**
@@ -99,21 +100,23 @@ int fp__pcs_add_data(struct fp__pcs *p, const struct fp__cupti_pcs_data *d);
  */
 int fp__pcs_note_kernel(struct fp__pcs *p, uint32_t func, uint32_t node, uint64_t ns);
 
-/** The kernel node of the launch with CUPTI correlation id `corr`, or FP_CALLTREE_NONE. */
+/** The kernel node of the launch with CUPTI correlation id `corr`, or FP_SINK_NO_NODE. */
 typedef uint32_t (*fp__pcs_node_fn)(void *arg, uint32_t corr);
 
 /**
- * Put every counted sample into `t`: under the kernel node `node_fn` gives for its correlation
+ * Deliver every counted sample through session `s`'s sink (pc_reasons(), then pc_sample() per
+ * count): under the kernel node `node_fn` gives for its correlation
  * or, for records without one (continuous mode), split among the nodes fp__pcs_note_kernel()
  * noted for the function (metrics then hold fractions); ROOT / FP__PCS_NO_LAUNCH / <function>
  * when neither knows a node; one child per source line ("<file>:<line>"
  * with the directory when the line table has one), or FP__PCS_NO_LINE / FP__PCS_NO_CUBIN.
  * Metrics: num_samples, num_stalled_samples (all but "selected"), stalled_<reason> (the
  * _not_issued twins too, as stalled_<reason>_not_issued; they are not added to num_samples).
- * The counters are consumed (a second call adds nothing). FP_OK or the tree's first error
+ * The counters are consumed (a second call adds nothing). FP_OK or the sink's first error
  * (FP_ENOMEM, FP_ELIMIT); samples that could not be filed are counted in `unfiled`.
  */
-int fp__pcs_attribute(struct fp__pcs *p, struct fp_calltree *t, fp__pcs_node_fn node_fn, void *arg);
+int fp__pcs_attribute(struct fp__pcs *p, struct fp_sink_session *s, fp__pcs_node_fn node_fn,
+		      void *arg);
 
 void fp__pcs_get_stats(const struct fp__pcs *p, struct fp__pcs_stats *out);
 
@@ -165,14 +168,15 @@ struct fp__pcs_session {
 
 /**
  * Enable PC sampling on `ctx`, read the stall reasons, configure (every reason, period, mode,
- * parsed output, our data buffer) and make the aggregator. FP_OK; FP_ENOTSUP with a message
+ * parsed output, our data buffer) and make the aggregator (names interned through `sink`).
+ * FP_OK; FP_ENOTSUP with a message
  * saying how to enable profiling counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) or that the
  * device cannot sample; FP_EBUSY (another profiling session holds the context); FP_EVENDOR;
  * FP_ENOMEM. On failure everything is undone.
  */
 int fp__pcs_session_start(struct fp__pcs_session *ps, const struct fp__pcs_fns *f,
-			  fp__cu_context ctx, const struct fp__pcs_config *cfg,
-			  struct fp_diag *diag);
+			  const struct fp_sink *sink, fp__cu_context ctx,
+			  const struct fp__pcs_config *cfg, struct fp_diag *diag);
 
 /** Drain what CUPTI has (GetData until nothing remains) into the aggregator. FP_OK/FP_EVENDOR. */
 int fp__pcs_session_drain(struct fp__pcs_session *ps);
@@ -184,7 +188,7 @@ void fp__pcs_session_release(struct fp__pcs_session *ps);
 
 /* ---- the backend's "pcsampling" mode (cupti.c calls these) --------------------------------- */
 
-struct fp_prof_session;
+struct fp_sink_session;
 
 /* True while a session samples: cupti.c's launch and resource callbacks test it first. */
 extern atomic_bool fp__cupti_pcs_on;
@@ -195,11 +199,11 @@ extern atomic_bool fp__cupti_pcs_on;
  * FP_OK when not requested. Errors are the driver's (fp__pcs_session_start()), FP_EBUSY when
  * hardware metrics are active or another session samples.
  */
-int fp__cupti_pcs_start(struct fp_prof_session *s, void *lib, void *cuda, struct fp_diag *diag);
+int fp__cupti_pcs_start(struct fp_sink_session *s, void *lib, void *cuda, struct fp_diag *diag);
 
 /** deliver_lock held: the kernel record of `corr` (function name id `kernel`, `ns` of GPU time)
  * was filed to `node` of session `s`. */
-void fp__cupti_pcs_note(struct fp_prof_session *s, uint32_t corr, uint32_t node, uint32_t kernel,
+void fp__cupti_pcs_note(struct fp_sink_session *s, uint32_t corr, uint32_t node, uint32_t kernel,
 			uint64_t ns);
 
 /** Resource callback MODULE_LOADED: copy the module's cubin (resourceDescriptor). */
@@ -209,10 +213,10 @@ void fp__cupti_pcs_module(const void *resource_descriptor);
 void fp__cupti_pcs_after_launch(void);
 
 /** cupti.c's lock held, after the activity flush: drain and file the samples into s's tree. */
-int fp__cupti_pcs_flush(struct fp_prof_session *s);
+int fp__cupti_pcs_flush(struct fp_sink_session *s);
 
 /** cupti.c's lock held, `s` stops: drain, disable, file the rest, keep the stats. */
-void fp__cupti_pcs_stop(struct fp_prof_session *s);
+void fp__cupti_pcs_stop(struct fp_sink_session *s);
 
 /** fp__cupti_reset(): forget everything (no session may sample). */
 void fp__cupti_pcs_reset(void);

@@ -3,9 +3,10 @@
  * The "cupti" profiler backend: binds a libcupti found by the probe (dlopen + a dlsym table),
  * subscribes once per process, remembers each kernel launch's context in the launch callbacks,
  * tracks CUDA-graph kernel nodes through resource callbacks, hands CUPTI activity buffers from a
- * pre-allocated pool, and turns kernel records into fixed-size events for the "cupti" sessions
- * (fp_prof_session_kernel_lctx()). Launch callbacks do nothing but read thread-local state and
- * write one lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
+ * pre-allocated pool, and turns kernel records into fixed-size events delivered through the
+ * "cupti" sessions' sink (include/flagprism/sink.h: kernel()). Launch callbacks do nothing but
+ * capture the thread's launch context through the sink (thread-local reads) and write one
+ * lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
  * record decoding (cupti_records.c), the tables (cupti_tables.c), hardware metrics
  * (cupti_metrics.c), PC sampling (cupti_pcsampling.c: this file only calls its hooks).
  *
@@ -98,7 +99,7 @@ static const uint32_t resource_cbids[] = {
 
 struct name_entry {
 	uint64_t ptr;    /* the record's name pointer */
-	const char *str; /* our interned copy (stable until fp_prof_shutdown) */
+	const char *str; /* our interned copy (the sink's: stable for the process) */
 	uint32_t id;
 };
 
@@ -134,7 +135,7 @@ struct state {
 	struct fp__cupti_pool pool;
 	uint32_t cuda_name, unknown_name;
 	/* sessions: deliver_lock */
-	struct fp_prof_session *sess[FP_PROF_MAX_SESSIONS];
+	struct fp_sink_session *sess[FP_SINK_MAX_SESSIONS];
 	size_t nsess;
 	uint64_t denied_seen;
 	struct name_entry names[NAME_CACHE];
@@ -143,6 +144,7 @@ struct state {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t deliver_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct config cfg;
+const struct fp_sink *fp__cupti_sink;
 static struct state st;
 static atomic_bool enabled;
 /* Bumped at every enable: a thread whose nest depth is from an older enable starts afresh (an
@@ -157,12 +159,12 @@ static atomic_uint_fast64_t n_kernels, n_misses, n_no_timing, n_cupti_dropped, n
 struct thread_state {
 	bool next_set, next_has_md;
 	uint32_t next_callpath;
-	struct fp_prof_metadata next_md;
+	struct fp_sink_metadata next_md;
 	uint32_t depth; /* launch API calls entered and not yet exited (runtime -> driver nest) */
 	unsigned gen;   /* enable_gen when depth was last valid */
 	struct fp__cupti_launch cur;
 	bool cur_has_md;
-	struct fp_prof_metadata cur_md;
+	struct fp_sink_metadata cur_md;
 };
 
 static _Thread_local struct thread_state tls;
@@ -174,11 +176,11 @@ static void relax_add(atomic_uint_fast64_t *c, uint64_t n)
 
 /* ---- the launch path (application threads) --------------------------------------------------- */
 
-/* Backend-private use of fp_prof_metadata.reserved in the copies this file keeps (the ring,
+/* Backend-private use of fp_sink_metadata.reserved in the copies this file keeps (the ring,
  * graph nodes): the estimates are per program. deliver() multiplies and clears it. */
 #define MD_EST_PER_PROGRAM FP__CUPTI_MD_PER_PROGRAM
 
-void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_prof_metadata *md,
+void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_sink_metadata *md,
 				   unsigned flags)
 {
 	struct thread_state *t = &tls;
@@ -193,7 +195,7 @@ void fp_cupti_set_thread_launch_ex(uint32_t callpath, const struct fp_prof_metad
 	}
 }
 
-void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_prof_metadata *md)
+void fp_cupti_set_thread_launch(uint32_t callpath, const struct fp_sink_metadata *md)
 {
 	fp_cupti_set_thread_launch_ex(callpath, md, 0);
 }
@@ -273,16 +275,19 @@ static void on_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *
 			t->depth = 0;
 		}
 		if (t->depth++ == 0) {
-			t->cur.lctx = fp_prof_launch_context();
+			struct fp_sink_capture cap;
+
+			fp__cupti_sink->capture(&cap);
+			t->cur.lctx = cap.lctx;
 			/* which sessions file it, decided now (exact deactivate), and whether it is
 			 * FlagPrism's own launch (fp_prof_internal_mark) */
-			t->cur.active = fp_prof_active_mask();
-			t->cur.internal = fp_prof_internal_depth();
+			t->cur.active = cap.state.active;
+			t->cur.internal = cap.state.internal;
 			/* the hook's hand-over, else what a framework's launch wrapper set for
 			 * the thread (Inductor's static launcher calls no Triton hook) */
-			t->cur.callpath = t->next_set && t->next_callpath != FP_PROF_NO_CALLPATH ?
+			t->cur.callpath = t->next_set && t->next_callpath != FP_SINK_NO_CALLPATH ?
 						  t->next_callpath :
-						  fp_prof_callpath_override();
+						  cap.callpath;
 			t->cur.md = 0;
 			t->cur_has_md = t->next_set && t->next_has_md;
 			if (t->cur_has_md) {
@@ -373,8 +378,11 @@ static void on_resource(uint32_t cbid, const struct fp__cupti_resource_data *r)
 			if (n.has_md)
 				n.md = tls.cur_md;
 		} else {
-			n.lctx = fp_prof_launch_context();
-			n.callpath = FP_PROF_NO_CALLPATH;
+			struct fp_sink_capture cap;
+
+			fp__cupti_sink->capture(&cap);
+			n.lctx = cap.lctx;
+			n.callpath = FP_SINK_NO_CALLPATH;
 		}
 		fp__cupti_graphs_put(&st.graphs, &n);
 		break;
@@ -428,7 +436,7 @@ static void note_all(uint64_t n, const char *reason)
 	size_t i;
 
 	for (i = 0; i < st.nsess; i++)
-		fp_prof_session_note_dropped(st.sess[i], n, reason);
+		st.sess[i]->sink->dropped(st.sess[i], n, reason);
 }
 
 /* deliver_lock held: the name id of a record's kernel name. */
@@ -445,10 +453,10 @@ static uint32_t kernel_name(uint64_t ptr)
 	if (e->ptr == ptr && e->str && strcmp(e->str, s) == 0)
 		return e->id;
 	len = strnlen(s, NAME_MAX_LEN);
-	if (fp_prof_name_intern(s, len, &id))
+	if (fp__cupti_sink->name_intern(s, len, &id))
 		return st.unknown_name;
 	e->ptr = ptr;
-	e->str = fp_prof_name_str(id, NULL);
+	e->str = fp__cupti_sink->name_str(id, NULL);
 	e->id = id;
 	return id;
 }
@@ -468,11 +476,11 @@ static uint32_t grid_dim(int32_t v)
 /* deliver_lock held: one kernel record into every open session. */
 static void deliver(const struct fp_cupti_kernel_record *k)
 {
-	uint32_t outer = FP_PROF_LCTX_NONE, inner;
+	uint32_t outer = FP_SINK_LCTX_NONE, inner;
 	struct fp__cupti_launch l;
 	struct fp__cupti_gnode n;
-	struct fp_prof_launch_state ls;
-	struct fp_prof_event ev;
+	struct fp_sink_launch_state ls;
+	struct fp_sink_event ev;
 	uint32_t cp;
 	bool have, claimed = false;
 	size_t i;
@@ -505,15 +513,15 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		relax_add(&n_no_timing, 1);
 		for (i = 0; i < st.nsess; i++)
 			if (!claimed || !fp__cupti_metrics_session(st.sess[i]))
-				fp_prof_session_note_dropped(st.sess[i], 1, REASON_NO_TIMING);
+				st.sess[i]->sink->dropped(st.sess[i], 1, REASON_NO_TIMING);
 		return;
 	}
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.device_id = k->device_id;
 	ev.device_type = st.cuda_name;
 	ev.kernel = kernel_name(k->name);
-	ev.callpath = FP_PROF_NO_CALLPATH;
+	ev.callpath = FP_SINK_NO_CALLPATH;
 	for (i = 0; i < 3; i++)
 		ev.grid[i] = grid_dim(k->grid[i]);
 	ev.begin_ns = to_host_ns(k->start);
@@ -526,20 +534,20 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 		relax_add(&n_misses, 1);
 	if (k->graph_node_id && fp__cupti_graphs_get(&st.graphs, k->graph_node_id, &n)) {
 		/* A replayed node: under the replaying context, then the capture context. */
-		outer = have ? l.lctx : FP_PROF_LCTX_NONE;
+		outer = have ? l.lctx : FP_SINK_LCTX_NONE;
 		inner = n.lctx;
-		ev.callpath = have ? l.callpath : FP_PROF_NO_CALLPATH;
+		ev.callpath = have ? l.callpath : FP_SINK_NO_CALLPATH;
 		/* the replaying call path, then where the node was captured (its note too) */
-		if (fp_prof_callpath_join(ev.callpath, n.callpath, &cp) == FP_OK)
+		if (fp__cupti_sink->callpath_join(ev.callpath, n.callpath, &cp) == FP_OK)
 			ev.callpath = cp;
-		else if (ev.callpath == FP_PROF_NO_CALLPATH)
+		else if (ev.callpath == FP_SINK_NO_CALLPATH)
 			ev.callpath = n.callpath;
 		if (n.has_md)
 			ev.md = n.md;
 	} else {
 		if (k->graph_node_id)
 			relax_add(&n_graph_unknown, 1);
-		inner = have ? l.lctx : FP_PROF_LCTX_LOST;
+		inner = have ? l.lctx : FP_SINK_LCTX_LOST;
 		if (have) {
 			ev.callpath = l.callpath;
 			if (l.md & FP__CUPTI_MD_KEST)
@@ -563,7 +571,7 @@ static void deliver(const struct fp_cupti_kernel_record *k)
 
 		if (claimed && fp__cupti_metrics_session(st.sess[i]))
 			continue; /* filed by the metrics session at stop */
-		fp_prof_session_kernel_launched(st.sess[i], &ev, outer, inner, &ls, &node);
+		st.sess[i]->sink->kernel(st.sess[i], &ev, outer, inner, &ls, &node);
 		fp__cupti_pcs_note(st.sess[i], k->correlation, node, ev.kernel,
 				   ev.end_ns > ev.begin_ns ? ev.end_ns - ev.begin_ns : 0);
 	}
@@ -847,9 +855,9 @@ static int make_tables(struct fp_diag *diag)
 	rc = fp__cupti_pool_init(&st.pool, (unsigned)nbuf, bsize);
 	if (rc)
 		goto fail_pool;
-	rc = fp_prof_name_intern("CUDA", 4, &st.cuda_name);
+	rc = fp__cupti_sink->name_intern("CUDA", 4, &st.cuda_name);
 	if (!rc)
-		rc = fp_prof_name_intern("<unknown kernel>", 16, &st.unknown_name);
+		rc = fp__cupti_sink->name_intern("<unknown kernel>", 16, &st.unknown_name);
 	if (rc)
 		goto fail_names;
 	st.tables = true;
@@ -946,10 +954,10 @@ static int64_t measure_offset(void)
 	int i;
 
 	for (i = 0; i < 16; i++) {
-		a = fp_prof_clock_ns();
+		a = fp__cupti_sink->clock_ns();
 		if (st.f.cuptiGetTimestamp(&c) != FP__CUPTI_SUCCESS)
 			return 0;
-		b = fp_prof_clock_ns();
+		b = fp__cupti_sink->clock_ns();
 		if (b - a < best) {
 			best = b - a;
 			off = (int64_t)(c - (a + (b - a) / 2));
@@ -994,10 +1002,10 @@ static int enable(struct fp_diag *diag)
 					    FP__CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz,
 					    &one) == FP__CUPTI_SUCCESS;
 		}
-		/* Records on fp_prof_clock_ns(): must precede enabling any activity kind. */
+		/* Records on the sink's clock: must precede enabling any activity kind. */
 		if (st.f.cuptiActivityRegisterTimestampCallback)
 			st.ts_callback = st.f.cuptiActivityRegisterTimestampCallback(
-						 fp_prof_clock_ns) == FP__CUPTI_SUCCESS;
+						 fp__cupti_sink->clock_ns) == FP__CUPTI_SUCCESS;
 		rc = st.f.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 		if (rc != FP__CUPTI_SUCCESS)
 			return fp_diag_set(diag, FP_EVENDOR, 0,
@@ -1046,7 +1054,7 @@ static void disable(void)
 }
 
 /* lock held: Proton's device-table keys, so proton-viewer's util metric works. */
-static void device_table(struct fp_prof_session *s)
+static void device_table(struct fp_sink_session *s)
 {
 	int n = 0, i;
 
@@ -1064,26 +1072,30 @@ static void device_table(struct fp_prof_session *s)
 		    !st.cu.cuDeviceGetAttribute(&minor, FP__CU_ATTR_COMPUTE_CAPABILITY_MINOR,
 						dev)) {
 			snprintf(arch, sizeof(arch), "%d%d", major, minor);
-			fp_prof_session_set_device_str(s, "CUDA", idx, "arch", arch);
+			s->sink->set_device_str(s, "CUDA", idx, "arch", arch);
 		}
 		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH, dev))
-			fp_prof_session_set_device(s, "CUDA", idx, "bus_width", v);
+			s->sink->set_device(s, "CUDA", idx, "bus_width", v);
 		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_CLOCK_RATE, dev))
-			fp_prof_session_set_device(s, "CUDA", idx, "clock_rate", v);
+			s->sink->set_device(s, "CUDA", idx, "clock_rate", v);
 		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_MEMORY_CLOCK_RATE, dev))
-			fp_prof_session_set_device(s, "CUDA", idx, "memory_clock_rate", v);
+			s->sink->set_device(s, "CUDA", idx, "memory_clock_rate", v);
 		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_MULTIPROCESSOR_COUNT, dev))
-			fp_prof_session_set_device(s, "CUDA", idx, "num_sms", v);
+			s->sink->set_device(s, "CUDA", idx, "num_sms", v);
 	}
 }
 
 /* ---- the backend ops ------------------------------------------------------------------------- */
 
-static int cupti_start(struct fp_prof_session *s, struct fp_diag *diag)
+static int cupti_start(struct fp_sink_session *s, struct fp_diag *diag)
 {
 	int rc;
 
 	pthread_mutex_lock(&lock);
+	/* One sink table per process: kept at the first start, before any callback is registered,
+	 * and never written again (the callbacks read it without a lock). */
+	if (!fp__cupti_sink)
+		fp__cupti_sink = s->sink;
 	rc = load_cupti(diag);
 	if (!rc && !load_cuda())
 		rc = fp_diag_set(diag, FP_ENOTSUP, 0,
@@ -1118,7 +1130,7 @@ static int cupti_start(struct fp_prof_session *s, struct fp_diag *diag)
 	return rc;
 }
 
-static int cupti_flush(struct fp_prof_session *s)
+static int cupti_flush(struct fp_sink_session *s)
 {
 	fp__cu_context ctx = NULL;
 	int rc = FP_OK;
@@ -1140,7 +1152,7 @@ static int cupti_flush(struct fp_prof_session *s)
 	return rc;
 }
 
-static int cupti_stop(struct fp_prof_session *s)
+static int cupti_stop(struct fp_sink_session *s)
 {
 	size_t i;
 	int rc = FP_ENOENT;

@@ -92,7 +92,7 @@ uint32_t fp__cupti_kest_find(uint64_t fn)
 	return 0;
 }
 
-bool fp__cupti_kest_get(uint64_t ref, struct fp_prof_metadata *md)
+bool fp__cupti_kest_get(uint64_t ref, struct fp_sink_metadata *md)
 {
 	uint64_t i = (ref & ~FP__CUPTI_MD_KEST) - 1;
 	uint64_t b, f;
@@ -117,7 +117,7 @@ bool fp__cupti_kest_get(uint64_t ref, struct fp_prof_metadata *md)
 			return false;
 		md->est_bytes = value(b);
 		md->est_flops = value(f);
-		md->flags = FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+		md->flags = FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 		md->reserved = FP__CUPTI_MD_PER_PROGRAM;
 		return true;
 	}

@@ -33,13 +33,13 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-#include <flagprism/calltree.h>
 #include <flagprism/cupti-metrics.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
-#include <flagprism/prof.h>
+#include <flagprism/sink.h>
 
 #include "backend/cupti-abi.h"
+#include "backend/cupti-internal.h" /* fp__cupti_sink */
 #include "backend/cupti-metrics-internal.h"
 #include "backend/cupti-profiler-abi.h"
 
@@ -92,10 +92,10 @@ struct cuda_launch_kernel_params { /* cudaLaunchKernel(_ptsz)_v7000_params */
 struct mlaunch {
 	uint32_t corr[2]; /* correlation ids of the nest (runtime, driver); 0: none */
 	uint32_t lctx, callpath;
-	uint32_t name; /* name id from symbolName, FP_PROF_NO_NAME: none given */
+	uint32_t name; /* name id from symbolName, FP_SINK_NO_NAME: none given */
 	uint32_t grid[3];
 	bool grid_known, has_md, active, failed;
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	uint64_t enter_ns;
 	/* the kernel record, if one came */
 	bool rec, rec_timed;
@@ -113,7 +113,7 @@ static struct {
 
 /* The collecting session: written under cupti.c's lock; launches under ml_lock. */
 static struct {
-	struct fp_prof_session *_Atomic session;
+	struct fp_sink_session *_Atomic session;
 	struct prof_fns f;
 	bool prof_init;
 	struct fp__cupti_host_object *host;
@@ -277,150 +277,6 @@ int fp_cupti_metric_tree_name(const char *name, enum fp_cupti_metric_agg agg, ch
 	return (size_t)k >= size ? (int)(size - 1) : k;
 }
 
-/* Per-node accumulator of one attach call. */
-struct acc {
-	uint32_t node;
-	double launches;
-	double *sum;  /* per metric: sum (SUM) or weighted sum (MEAN) */
-	double *wsum; /* per metric: weight of the MEAN values present */
-	double *cnt;  /* per metric: values present (equal-weight fallback) */
-	double *usum; /* per metric: unweighted sum (equal-weight fallback) */
-};
-
-static int find_acc(struct acc *a, size_t *na, uint32_t node)
-{
-	size_t i;
-
-	for (i = 0; i < *na; i++)
-		if (a[i].node == node)
-			return (int)i;
-	return -1;
-}
-
-int fp_cupti_metrics_attach(struct fp_calltree *t, const char *const *names,
-			    const enum fp_cupti_metric_agg *agg, size_t nmetrics,
-			    const struct fp_cupti_metric_range *r, size_t n,
-			    struct fp_cupti_metrics_attach_stats *st)
-{
-	struct fp_cupti_metrics_attach_stats s0;
-	uint32_t *ids = NULL, launches_id, i32;
-	struct acc *a = NULL;
-	double *cells = NULL;
-	size_t na = 0, i, j, nnodes, ncells;
-	char buf[FP_CUPTI_METRIC_NAME_MAX + 16];
-	int rc = FP_OK;
-
-	memset(&s0, 0, sizeof(s0));
-	if (st)
-		memset(st, 0, sizeof(*st));
-	if (!t || (nmetrics && (!names || !agg)) || (n && !r) || nmetrics > FP_CUPTI_METRICS_MAX)
-		return FP_EINVAL;
-	nnodes = fp_calltree_node_count(t);
-	for (i = 0; i < fp_calltree_metric_count(t); i++) {
-		const char *mn = fp_calltree_metric_name(t, (uint32_t)i, NULL, NULL);
-
-		if (mn && !strncmp(mn, "hw:", 3))
-			return FP_ESTATE;
-	}
-	for (i = 0; i < n; i++)
-		if (r[i].node != FP_CALLTREE_NONE &&
-		    ((size_t)r[i].node >= nnodes || (nmetrics && !r[i].values)))
-			return FP_EINVAL;
-	s0.ranges = n;
-	/* Accumulate: one entry per distinct node, in first-seen order. */
-	a = fp_calloc(n ? n : 1, sizeof(*a));
-	ncells = (n ? n : 1) * (nmetrics ? nmetrics : 1) * 4;
-	cells = fp_calloc(ncells, sizeof(*cells));
-	ids = fp_calloc(nmetrics ? nmetrics : 1, sizeof(*ids));
-	if (!a || !cells || !ids) {
-		rc = FP_ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		struct acc *x;
-		int k;
-		double w;
-
-		if (r[i].node == FP_CALLTREE_NONE) {
-			s0.skipped++;
-			continue;
-		}
-		k = find_acc(a, &na, r[i].node);
-		if (k < 0) {
-			x = &a[na];
-			x->node = r[i].node;
-			x->sum = cells + na * nmetrics * 4;
-			x->wsum = x->sum + nmetrics;
-			x->cnt = x->wsum + nmetrics;
-			x->usum = x->cnt + nmetrics;
-			na++;
-		} else {
-			x = &a[k];
-		}
-		s0.attached++;
-		x->launches += 1;
-		w = r[i].weight > 0 && isfinite(r[i].weight) ? r[i].weight : 0;
-		for (j = 0; j < nmetrics; j++) {
-			double v = r[i].values[j];
-
-			if (!isfinite(v)) {
-				s0.missing++;
-				continue;
-			}
-			s0.values++;
-			x->cnt[j] += 1;
-			x->usum[j] += v;
-			if (agg[j] == FP_CUPTI_METRIC_SUM) {
-				x->sum[j] += v;
-			} else {
-				x->sum[j] += v * w;
-				x->wsum[j] += w;
-			}
-		}
-	}
-	/* Register the metrics, then write each node's values. */
-	rc = fp_calltree_metric(t, "hw:launches", 11, FP_METRIC_INCLUSIVE, &launches_id);
-	for (j = 0; !rc && j < nmetrics; j++) {
-		int k = fp_cupti_metric_tree_name(names[j], agg[j], buf, sizeof(buf));
-
-		if (k < 0) {
-			rc = k;
-			break;
-		}
-		rc = fp_calltree_metric(t, buf, (size_t)k,
-					agg[j] == FP_CUPTI_METRIC_SUM ? FP_METRIC_INCLUSIVE :
-									FP_METRIC_PROPERTY,
-					&i32);
-		ids[j] = i32;
-	}
-	for (i = 0; !rc && i < na; i++) {
-		const struct acc *x = &a[i];
-
-		rc = fp_calltree_add_metric(t, x->node, launches_id, x->launches);
-		for (j = 0; !rc && j < nmetrics; j++) {
-			double v;
-
-			if (!x->cnt[j])
-				continue;
-			if (agg[j] == FP_CUPTI_METRIC_SUM)
-				v = x->sum[j];
-			else if (x->wsum[j] > 0)
-				v = x->sum[j] / x->wsum[j];
-			else
-				v = x->usum[j] / x->cnt[j];
-			rc = fp_calltree_add_metric(t, x->node, ids[j], v);
-		}
-	}
-	s0.nodes = na;
-out:
-	fp_free(a);
-	fp_free(cells);
-	fp_free(ids);
-	if (st)
-		*st = s0;
-	return rc;
-}
-
 void fp_cupti_metrics_last(struct fp_cupti_metrics_status *out)
 {
 	if (out)
@@ -574,7 +430,7 @@ static int pick_context(void *cuda, void **ctx, int *dev, struct fp_diag *diag)
 		}                                                                                \
 	} while (0)
 
-int fp__cupti_metrics_start(struct fp_prof_session *s, void *lib, void *cuda, struct fp_diag *diag)
+int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, struct fp_diag *diag)
 {
 	struct fp__cupti_prof_init_params ip;
 	struct fp__cupti_chip_name_params cp;
@@ -822,14 +678,14 @@ static uint32_t symbol_id(const char *sym)
 	uint32_t id;
 
 	if (!sym || !*sym)
-		return FP_PROF_NO_NAME;
+		return FP_SINK_NO_NAME;
 	if (m.nc[h].ptr == sym && m.nc[h].str && !strcmp(m.nc[h].str, sym))
 		return m.nc[h].id;
 	len = strnlen(sym, NAME_MAX_LEN);
-	if (fp_prof_name_intern(sym, len, &id))
-		return FP_PROF_NO_NAME;
+	if (fp__cupti_sink->name_intern(sym, len, &id))
+		return FP_SINK_NO_NAME;
 	m.nc[h].ptr = sym;
-	m.nc[h].str = fp_prof_name_str(id, NULL);
+	m.nc[h].str = fp__cupti_sink->name_str(id, NULL);
 	m.nc[h].id = id;
 	return id;
 }
@@ -888,9 +744,9 @@ static int launches_init(void)
 
 void fp__cupti_metrics_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d,
 			      bool outermost, uint32_t lctx, uint32_t callpath,
-			      const struct fp_prof_metadata *md)
+			      const struct fp_sink_metadata *md)
 {
-	struct fp_prof_session *s;
+	struct fp_sink_session *s;
 	struct mlaunch *x;
 
 	if (!d)
@@ -920,12 +776,12 @@ void fp__cupti_metrics_launch(int domain, uint32_t cbid, const struct fp__cupti_
 			memset(x, 0, sizeof(*x));
 			x->lctx = lctx;
 			x->callpath = callpath;
-			x->name = FP_PROF_NO_NAME;
+			x->name = FP_SINK_NO_NAME;
 			x->has_md = md != NULL;
 			if (md)
 				x->md = *md;
-			x->active = fp_prof_session_active(s);
-			x->enter_ns = fp_prof_clock_ns();
+			x->active = s->sink->active(s);
+			x->enter_ns = fp__cupti_sink->clock_ns();
 			tl_slot = m.nl++;
 		}
 		if (tl_slot < m.nl && tl_gen == m.gen) {
@@ -935,7 +791,7 @@ void fp__cupti_metrics_launch(int domain, uint32_t cbid, const struct fp__cupti_
 				x->corr[x->corr[0] ? 1 : 0] = d->correlationId;
 				hput(d->correlationId, (uint32_t)tl_slot);
 			}
-			if (x->name == FP_PROF_NO_NAME)
+			if (x->name == FP_SINK_NO_NAME)
 				x->name = symbol_id(d->symbolName);
 			if (!x->grid_known)
 				x->grid_known = grid_of(domain, cbid, d->functionParams, x->grid);
@@ -981,16 +837,16 @@ bool fp__cupti_metrics_claim(const struct fp__cupti_metrics_rec *r)
 	return x != NULL;
 }
 
-bool fp__cupti_metrics_session(const struct fp_prof_session *s)
+bool fp__cupti_metrics_session(const struct fp_sink_session *s)
 {
 	return s && atomic_load(&m.session) == s;
 }
 
 /* ---- stop: ranges, kernels, values ----------------------------------------------------------- */
 
-static void set_meta(struct fp_prof_session *s, const char *key, const char *fmt, ...)
+static void set_meta(struct fp_sink_session *s, const char *key, const char *fmt, ...)
 	FP_PRINTF(3, 4);
-static void set_meta(struct fp_prof_session *s, const char *key, const char *fmt, ...)
+static void set_meta(struct fp_sink_session *s, const char *key, const char *fmt, ...)
 {
 	char v[2048];
 	va_list ap;
@@ -998,7 +854,7 @@ static void set_meta(struct fp_prof_session *s, const char *key, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(v, sizeof(v), fmt, ap);
 	va_end(ap);
-	fp_prof_set_meta(fp_prof_session_id(s), key, v);
+	s->sink->set_meta(s, key, v);
 }
 
 enum time_source {
@@ -1016,7 +872,7 @@ struct collected {
 	double *vals;      /* n x m.n values (NaN: not evaluated) */
 	size_t nk;         /* successful launches (kernels) of the profiled context */
 	size_t *kl;        /* nk: index in m.L of kernel k */
-	uint32_t *node;    /* nk: node the kernel was filed to (FP_CALLTREE_NONE: not) */
+	uint32_t *node;    /* nk: node the kernel was filed to (FP_SINK_NO_NODE: not) */
 	uint8_t *tsrc;     /* nk: enum time_source */
 	uint64_t *begin;   /* nk */
 	uint64_t *end;     /* nk */
@@ -1028,17 +884,35 @@ struct collected {
 	uint64_t timed;    /* of which with times */
 };
 
-struct attach_arg {
-	const struct fp_cupti_metric_range *rr;
-	size_t n;
-};
-
-/* Session lock held. */
-static int attach_fn(struct fp_calltree *t, void *argp)
+/*
+ * The ranges' values onto the nodes their kernels were filed to, through the sink: per node,
+ * counters summed and the rest time-weighted, as "hw:NAME" / "hw:NAME (pty)", plus
+ * "hw:launches".
+ */
+static int attach(struct fp_sink_session *s, const struct fp_sink_range *rr, size_t n)
 {
-	const struct attach_arg *a = argp;
+	char tn[FP_CUPTI_METRICS_MAX][FP_CUPTI_METRIC_NAME_MAX + 16];
+	const char *names[FP_CUPTI_METRICS_MAX];
+	enum fp_sink_agg agg[FP_CUPTI_METRICS_MAX];
+	struct fp_sink_metrics sm;
+	size_t j;
 
-	return fp_cupti_metrics_attach(t, m.names, m.agg, m.n, a->rr, a->n, &last.attach);
+	for (j = 0; j < m.n && j < FP_CUPTI_METRICS_MAX; j++) {
+		int k = fp_cupti_metric_tree_name(m.names[j], m.agg[j], tn[j], sizeof(tn[j]));
+
+		if (k < 0)
+			return k;
+		names[j] = tn[j];
+		agg[j] = m.agg[j] == FP_CUPTI_METRIC_SUM ? FP_SINK_AGG_SUM : FP_SINK_AGG_MEAN;
+	}
+	memset(&sm, 0, sizeof(sm));
+	sm.names = names;
+	sm.agg = agg;
+	sm.nmetrics = j;
+	sm.launches = "hw:launches";
+	sm.ranges = rr;
+	sm.nranges = n;
+	return s->sink->metrics(s, &sm, &last.attach);
 }
 
 /* Stop the range profiler and evaluate every range into c->vals; false when none could be. */
@@ -1130,25 +1004,25 @@ static double counter_time(const struct collected *c, size_t k)
  * trace event), once: the launch gives the node (launch context, call path) and the name, the
  * record (when one came with times) or the range's gpu__time_duration.sum the time.
  */
-static void file_kernels(struct fp_prof_session *s, struct collected *c, uint32_t cuda_name)
+static void file_kernels(struct fp_sink_session *s, struct collected *c, uint32_t cuda_name)
 {
 	size_t k;
 
 	for (k = 0; k < c->nk; k++) {
 		const struct mlaunch *x = &m.L[c->kl[k]];
-		struct fp_prof_event ev;
+		struct fp_sink_event ev;
 		double dur = counter_time(c, k);
 		bool grid_known;
 		size_t i;
 
-		c->node[k] = FP_CALLTREE_NONE;
+		c->node[k] = FP_SINK_NO_NODE;
 		memset(&ev, 0, sizeof(ev));
-		ev.kind = FP_PROF_EVENT_KERNEL;
+		ev.kind = FP_SINK_EVENT_KERNEL;
 		ev.device_id = x->rec ? x->rec_device : (uint32_t)m.device;
 		ev.device_type = cuda_name;
-		ev.kernel = x->name != FP_PROF_NO_NAME ? x->name :
+		ev.kernel = x->name != FP_SINK_NO_NAME ? x->name :
 			    x->rec                     ? x->rec_name :
-							 FP_PROF_NO_NAME;
+							 FP_SINK_NO_NAME;
 		ev.callpath = x->callpath;
 		grid_known = x->rec || x->grid_known;
 		for (i = 0; i < 3; i++)
@@ -1179,31 +1053,31 @@ static void file_kernels(struct fp_prof_session *s, struct collected *c, uint32_
 					ev.md.est_bytes *= programs;
 					ev.md.est_flops *= programs;
 				} else if (ev.md.flags &
-					   (FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS)) {
+					   (FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS)) {
 					ev.md.flags &=
-						~(FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS);
+						~(FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS);
 					c->no_grid++;
 				}
 			}
 			ev.md.reserved = 0;
 		}
-		if (ev.kernel == FP_PROF_NO_NAME &&
-		    fp_prof_name_intern("<unknown kernel>", 16, &ev.kernel))
+		if (ev.kernel == FP_SINK_NO_NAME &&
+		    fp__cupti_sink->name_intern("<unknown kernel>", 16, &ev.kernel))
 			continue;
 		if (!x->active) {
 			c->inactive++;
 			continue;
 		}
-		fp_prof_session_kernel_lctx_node(s, &ev, FP_PROF_LCTX_NONE, x->lctx, &c->node[k]);
+		s->sink->kernel(s, &ev, FP_SINK_LCTX_NONE, x->lctx, NULL, &c->node[k]);
 	}
 }
 
 /* Pair, file the kernels, attach the paired ranges' values. */
-static void collect(struct fp_prof_session *s, void *lib, struct collected *c)
+static void collect(struct fp_sink_session *s, void *lib, struct collected *c)
 {
-	struct fp_cupti_metric_range *rr = NULL;
+	struct fp_sink_range *rr = NULL;
 	bool ranges_ok;
-	uint32_t cuda_name = FP_PROF_NO_NAME;
+	uint32_t cuda_name = FP_SINK_NO_NAME;
 	size_t i, k;
 	int r;
 
@@ -1254,7 +1128,7 @@ static void collect(struct fp_prof_session *s, void *lib, struct collected *c)
 		reason("duplicate_records: %" PRIu64 " further kernel records of already "
 		       "recorded launches ignored",
 		       m.dup_records);
-	fp_prof_name_intern("CUDA", 4, &cuda_name);
+	fp__cupti_sink->name_intern("CUDA", 4, &cuda_name);
 	file_kernels(s, c, cuda_name);
 	if (c->untimed)
 		reason("kernel_time_unknown: %" PRIu64 " kernels without a timed activity record "
@@ -1281,13 +1155,9 @@ static void collect(struct fp_prof_session *s, void *lib, struct collected *c)
 		rr[k].weight = (double)(c->end[k] - c->begin[k]);
 		rr[k].values = c->vals + k * m.n;
 	}
-	{
-		struct attach_arg a = {rr, c->n};
-
-		r = fp_prof_session_tree_apply(s, attach_fn, &a);
-		if (r)
-			reason("attach_failed: %s", fp_strerror(r));
-	}
+	r = attach(s, rr, c->n);
+	if (r)
+		reason("attach_failed: %s", fp_strerror(r));
 	fp_free(rr);
 }
 
@@ -1302,28 +1172,16 @@ static void collected_release(struct collected *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* "a/b/kernel" below ROOT, or NULL for FP_CALLTREE_NONE. */
-static int write_path(struct fp_jsonw *w, const struct fp_calltree *t, uint32_t node)
+/* "a/b/kernel" below ROOT as the sink names it, or null for FP_SINK_NO_NODE. */
+static int write_path(struct fp_jsonw *w, struct fp_sink_session *s, uint32_t node)
 {
-	uint32_t chain[FP_CALLTREE_DEFAULT_MAX_DEPTH];
 	char buf[4096];
-	size_t n = 0, off = 0, len;
+	int n;
 
-	if (node == FP_CALLTREE_NONE || !t)
+	if (node == FP_SINK_NO_NODE)
 		return fp_jsonw_null(w);
-	for (; node != FP_CALLTREE_ROOT && node != FP_CALLTREE_NONE && n < FP_ARRAY_SIZE(chain);
-	     node = fp_calltree_node_parent(t, node))
-		chain[n++] = node;
-	while (n--) {
-		const char *name = fp_calltree_node_name(t, chain[n], &len);
-		int k = snprintf(buf + off, sizeof(buf) - off, "%s%.*s", off ? "/" : "",
-				 (int)FP_MIN(len, sizeof(buf)), name ? name : "?");
-
-		if (k < 0 || (size_t)k >= sizeof(buf) - off)
-			break;
-		off += (size_t)k;
-	}
-	return fp_jsonw_string_n(w, buf, off);
+	n = s->sink->node_path(s, node, buf, sizeof(buf));
+	return fp_jsonw_string_n(w, buf, n > 0 ? (size_t)n : 0);
 }
 
 static int number_or_null(struct fp_jsonw *w, double v)
@@ -1332,24 +1190,24 @@ static int number_or_null(struct fp_jsonw *w, double v)
 }
 
 /* One range's kernel: launch index, name, correlation, time and its source. */
-static void write_kernel(struct fp_jsonw *w, const struct fp_calltree *t, const struct collected *c,
+static void write_kernel(struct fp_jsonw *w, struct fp_sink_session *s, const struct collected *c,
 			 size_t k)
 {
 	const struct mlaunch *x = &m.L[c->kl[k]];
-	uint32_t name = x->name != FP_PROF_NO_NAME ? x->name :
+	uint32_t name = x->name != FP_SINK_NO_NAME ? x->name :
 			x->rec                     ? x->rec_name :
-						     FP_PROF_NO_NAME;
-	const char *s = name != FP_PROF_NO_NAME ? fp_prof_name_str(name, NULL) : NULL;
+						     FP_SINK_NO_NAME;
+	const char *str = name != FP_SINK_NO_NAME ? fp__cupti_sink->name_str(name, NULL) : NULL;
 
 	fp_jsonw_kv_uint(w, "launch", c->kl[k]);
 	fp_jsonw_key(w, "kernel");
-	if (s)
-		fp_jsonw_string(w, s);
+	if (str)
+		fp_jsonw_string(w, str);
 	else
 		fp_jsonw_null(w);
 	fp_jsonw_kv_uint(w, "correlation", x->corr[0]);
 	fp_jsonw_key(w, "node");
-	write_path(w, t, c->node[k]);
+	write_path(w, s, c->node[k]);
 	fp_jsonw_kv_string(w, "time_source", time_source_name[c->tsrc[k]]);
 	fp_jsonw_kv_uint(w, "begin_ns", c->begin[k]);
 	fp_jsonw_kv_uint(w, "end_ns", c->end[k]);
@@ -1361,7 +1219,7 @@ static void write_kernel(struct fp_jsonw *w, const struct fp_calltree *t, const 
  * paired with (or none, and why), how each metric was aggregated, and the degradation reasons,
  * so the tree's values can be re-derived and nothing the tree cannot show is lost.
  */
-static int write_vendor(struct fp_jsonw *w, const struct fp_calltree *t, const struct collected *c)
+static int write_vendor(struct fp_jsonw *w, struct fp_sink_session *s, const struct collected *c)
 {
 	char tn[FP_CUPTI_METRIC_NAME_MAX + 16];
 	size_t i, j;
@@ -1408,7 +1266,7 @@ static int write_vendor(struct fp_jsonw *w, const struct fp_calltree *t, const s
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_uint(w, "range", i);
 		if (c->paired && i < c->nk) {
-			write_kernel(w, t, c, i);
+			write_kernel(w, s, c, i);
 		} else {
 			fp_jsonw_key(w, "node");
 			fp_jsonw_null(w);
@@ -1432,7 +1290,7 @@ static int write_vendor(struct fp_jsonw *w, const struct fp_calltree *t, const s
 	fp_jsonw_array_begin(w);
 	for (i = c->paired ? c->n : 0; i < c->nk; i++) {
 		fp_jsonw_object_begin(w);
-		write_kernel(w, t, c, i);
+		write_kernel(w, s, c, i);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
@@ -1455,23 +1313,10 @@ static int write_vendor(struct fp_jsonw *w, const struct fp_calltree *t, const s
 	return fp_jsonw_finish(w);
 }
 
-struct vendor_arg {
-	struct fp_jsonw *w;
-	const struct collected *c;
-};
-
-/* Session lock held: node paths come from the session's tree. */
-static int vendor_fn(struct fp_calltree *t, void *argp)
-{
-	const struct vendor_arg *a = argp;
-
-	return write_vendor(a->w, t, a->c);
-}
-
-static int save_vendor(struct fp_prof_session *s, const struct collected *c, char *path,
+static int save_vendor(struct fp_sink_session *s, const struct collected *c, char *path,
 		       size_t size)
 {
-	const char *name = fp_prof_session_name(s);
+	const char *name = s->sink->output_name(s);
 	struct fp_outfile of;
 	struct fp_jsonw *w;
 	int rc;
@@ -1488,16 +1333,12 @@ static int save_vendor(struct fp_prof_session *s, const struct collected *c, cha
 		fp_outfile_abort(&of);
 		return FP_ENOMEM;
 	}
-	{
-		struct vendor_arg va = {w, c};
-
-		rc = fp_prof_session_tree_apply(s, vendor_fn, &va);
-	}
+	rc = write_vendor(w, s, c);
 	fp_jsonw_free(w);
 	return fp_outfile_finish(&of, rc, NULL);
 }
 
-void fp__cupti_metrics_stop(struct fp_prof_session *s, void *lib)
+void fp__cupti_metrics_stop(struct fp_sink_session *s, void *lib)
 {
 	char list[FP_CUPTI_METRICS_MAX * (FP_CUPTI_METRIC_NAME_MAX + 8)];
 	char vpath[4096];

@@ -2,7 +2,8 @@
 /*
  * PC sampling for the CUPTI backend: the driver of CUPTI's PC-sampling API (enable on a context,
  * read the stall reasons, configure, drain with GetData, disable) and the aggregator that turns
- * PC records into call-tree nodes. A record says (cubin CRC, function name, PC offset, samples
+ * PC records into per-line sample counts delivered through the session's sink
+ * (include/flagprism/sink.h: pc_sample(); the profiler makes the tree's nodes). A record says (cubin CRC, function name, PC offset, samples
  * per stall reason; the launch's correlation id only in serialized mode, which collected nothing
  * on the H200 with CUDA 13.0, so continuous mode is the default); the aggregator counts per
  * (launch, cubin, function, PC, reason) while sampling runs, and when filing maps each PC to its
@@ -20,13 +21,14 @@
 
 #include <flagprism/cubin.h>
 #include <flagprism/cupti-pcsampling.h>
-#include <flagprism/prof.h>
+#include <flagprism/sink.h>
 #if defined(__has_include)
 #if __has_include(<flagprism/cupti-metrics.h>)
 #include <flagprism/cupti-metrics.h>
 #endif
 #endif
 
+#include "backend/cupti-internal.h" /* fp__cupti_sink */
 #include "backend/cupti-pcs-internal.h"
 
 #define NO_SLOT UINT32_MAX
@@ -67,16 +69,22 @@ struct fp__pcs {
 	struct cubin *cubins;
 	size_t ncubins, capcubins;
 	struct fp__pcs_stats st;
+	const struct fp_sink *sink; /* names */
 };
 
 /* ---- reasons --------------------------------------------------------------------------------- */
 
-struct fp__pcs *fp__pcs_new(size_t max_entries)
+struct fp__pcs *fp__pcs_new(size_t max_entries, const struct fp_sink *sink)
 {
-	struct fp__pcs *p = fp_calloc(1, sizeof(*p));
+	struct fp__pcs *p;
 
-	if (p)
+	if (!sink)
+		return NULL;
+	p = fp_calloc(1, sizeof(*p));
+	if (p) {
 		p->max = max_entries ? max_entries : FP__PCS_DEFAULT_MAX_ENTRIES;
+		p->sink = sink;
+	}
 	return p;
 }
 
@@ -295,7 +303,7 @@ static void add_pc(struct fp__pcs *p, const struct fp__cupti_pcs_pc *pc)
 	memset(&k, 0, sizeof(k));
 	/* functionName is CUPTI's, shared between records and never freed here (the header makes
 	 * the client free each distinct name once at the end; a few bytes per kernel) */
-	if (fp_prof_name_intern(pc->functionName, strnlen(pc->functionName, 4096), &k.func)) {
+	if (p->sink->name_intern(pc->functionName, strnlen(pc->functionName, 4096), &k.func)) {
 		p->st.bad_records++;
 		return;
 	}
@@ -363,7 +371,7 @@ int fp__pcs_note_kernel(struct fp__pcs *p, uint32_t func, uint32_t node, uint64_
 {
 	struct share *e;
 
-	if (!p || node == FP_CALLTREE_NONE)
+	if (!p || node == FP_SINK_NO_NODE)
 		return FP_EINVAL;
 	if (!ns)
 		ns = 1; /* an untimed launch still counts */
@@ -451,77 +459,47 @@ static const struct share *shares_of(const struct share *a, size_t n, uint32_t f
 
 /* ---- attribution ----------------------------------------------------------------------------- */
 
-struct metric_ids {
-	uint32_t num, stalled;
-	uint32_t *reason; /* per slot */
-};
-
-static int child(struct fp_calltree *t, uint32_t parent, const char *name, uint32_t *node)
-{
-	uint32_t frame;
-	int rc = fp_calltree_intern(t, name, strlen(name), &frame);
-
-	return rc ? rc : fp_calltree_child(t, parent, frame, node);
-}
-
-/* The line child of `kernel` for entry `e`, and what kind of place it is. */
-static int line_node(struct fp__pcs *p, struct fp_calltree *t, uint32_t kernel,
-		     const struct entry *e, uint32_t *node, uint64_t **bucket)
+/* The place (line child of the kernel's node) of entry `e`, and the counter of that kind. */
+static const char *place_of(struct fp__pcs *p, const struct entry *e, char *name, size_t size,
+			    uint64_t **bucket)
 {
 	const struct cubin *c = find_cubin(p, e->crc);
-	const char *fn = fp_prof_name_str(e->func, NULL);
+	const char *fn = p->sink->name_str(e->func, NULL);
 	struct fp_cubin_loc loc;
-	char name[FRAME_MAX];
 
 	if (!c) {
 		*bucket = &p->st.no_cubin;
-		return child(t, kernel, FP__PCS_NO_CUBIN, node);
+		return FP__PCS_NO_CUBIN;
 	}
 	if (!c->lines || !fn || fp_cubin_lines_lookup(c->lines, fn, e->pc, &loc) || !loc.line) {
 		*bucket = &p->st.no_line;
-		return child(t, kernel, FP__PCS_NO_LINE, node);
+		return FP__PCS_NO_LINE;
 	}
 	*bucket = &p->st.on_lines;
 	if (loc.dir[0] && loc.file[0] != '/')
-		snprintf(name, sizeof(name), "%s/%s:%" PRIu32, loc.dir, loc.file, loc.line);
+		snprintf(name, size, "%s/%s:%" PRIu32, loc.dir, loc.file, loc.line);
 	else
-		snprintf(name, sizeof(name), "%s:%" PRIu32, loc.file, loc.line);
-	return child(t, kernel, name, node);
+		snprintf(name, size, "%s:%" PRIu32, loc.file, loc.line);
+	return name;
 }
 
-static int kernel_node(struct fp_calltree *t, const struct entry *e, fp__pcs_node_fn node_fn,
-		       void *arg, bool *launched, uint32_t *node)
-{
-	const char *fn = fp_prof_name_str(e->func, NULL);
-	uint32_t n = node_fn && e->corr ? node_fn(arg, e->corr) : FP_CALLTREE_NONE;
-	int rc;
-
-	*launched = n != FP_CALLTREE_NONE;
-	if (*launched) {
-		*node = n;
-		return FP_OK;
-	}
-	rc = child(t, FP_CALLTREE_ROOT, FP__PCS_NO_LAUNCH, &n);
-	return rc ? rc : child(t, n, fn ? fn : "<unknown function>", node);
-}
-
-/* `n` samples of entry `e` on its line under `kernel`; *bucket: the counter of that place. */
-static int file_at(struct fp__pcs *p, struct fp_calltree *t, uint32_t kernel, const struct entry *e,
-		   const struct metric_ids *m, double n, uint64_t **bucket)
+/* `n` samples of entry `e` on its line under `kernel` (FP_SINK_NO_NODE: no launch). */
+static int file_at(struct fp__pcs *p, struct fp_sink_session *s, uint32_t kernel,
+		   const struct entry *e, double n, uint64_t **bucket)
 {
 	const struct reason *r = &p->reasons[e->slot];
-	uint32_t line;
-	int rc;
+	struct fp_sink_pc_sample v;
+	char name[FRAME_MAX];
+	const char *fn = p->sink->name_str(e->func, NULL);
 
-	rc = line_node(p, t, kernel, e, &line, bucket);
-	if (!rc)
-		rc = fp_calltree_add_metric(t, line, m->reason[e->slot], n);
-	if (rc || r->not_issued)
-		return rc;
-	rc = fp_calltree_add_metric(t, line, m->num, n);
-	if (!rc && !r->selected)
-		rc = fp_calltree_add_metric(t, line, m->stalled, n);
-	return rc;
+	memset(&v, 0, sizeof(v));
+	v.node = kernel;
+	v.function = fn ? fn : "<unknown function>";
+	v.place = place_of(p, e, name, sizeof(name), bucket);
+	v.reason = r->metric;
+	v.samples = n;
+	v.flags = (r->not_issued ? FP_SINK_PC_LATENCY : 0) | (r->selected ? FP_SINK_PC_ISSUED : 0);
+	return s->sink->pc_sample(s, &v);
 }
 
 /*
@@ -529,9 +507,9 @@ static int file_at(struct fp__pcs *p, struct fp_calltree *t, uint32_t kernel, co
  * without one (continuous mode) split among the nodes whose launches ran the function, in
  * proportion to their GPU time; else under FP__PCS_NO_LAUNCH.
  */
-static int file_entry(struct fp__pcs *p, struct fp_calltree *t, const struct entry *e,
-		      const struct metric_ids *m, fp__pcs_node_fn node_fn, void *arg,
-		      const struct share *shares, size_t nshares)
+static int file_entry(struct fp__pcs *p, struct fp_sink_session *s, const struct entry *e,
+		      fp__pcs_node_fn node_fn, void *arg, const struct share *shares,
+		      size_t nshares)
 {
 	const struct share *sh = NULL;
 	uint64_t *bucket = NULL, total = 0;
@@ -547,12 +525,12 @@ static int file_entry(struct fp__pcs *p, struct fp_calltree *t, const struct ent
 		for (k = 0; k < nsh; k++)
 			total += sh[k].ns;
 		for (k = 0; !rc && k < nsh; k++)
-			rc = file_at(p, t, sh[k].node, e, m,
+			rc = file_at(p, s, sh[k].node, e,
 				     (double)e->count * ((double)sh[k].ns / (double)total), &bucket);
 	} else {
-		rc = kernel_node(t, e, node_fn, arg, &launched, &kernel);
-		if (!rc)
-			rc = file_at(p, t, kernel, e, m, (double)e->count, &bucket);
+		kernel = node_fn && e->corr ? node_fn(arg, e->corr) : FP_SINK_NO_NODE;
+		launched = kernel != FP_SINK_NO_NODE;
+		rc = file_at(p, s, kernel, e, (double)e->count, &bucket);
 	}
 	if (!rc && !p->reasons[e->slot].not_issued) {
 		*bucket += e->count;
@@ -562,35 +540,33 @@ static int file_entry(struct fp__pcs *p, struct fp_calltree *t, const struct ent
 	return rc;
 }
 
-int fp__pcs_attribute(struct fp__pcs *p, struct fp_calltree *t, fp__pcs_node_fn node_fn, void *arg)
+int fp__pcs_attribute(struct fp__pcs *p, struct fp_sink_session *s, fp__pcs_node_fn node_fn,
+		      void *arg)
 {
-	struct metric_ids m;
+	const char **names;
 	struct share *shares;
 	size_t i, nshares;
 	int rc = FP_OK, first = FP_OK;
 
-	if (!p || !t)
+	if (!p || !s)
 		return FP_EINVAL;
 	if (!p->n)
 		return FP_OK;
-	m.reason = fp_calloc(p->nreasons, sizeof(*m.reason));
-	if (!m.reason)
+	names = fp_calloc(p->nreasons ? p->nreasons : 1, sizeof(*names));
+	if (!names)
 		return FP_ENOMEM;
 	/* out of memory here: continuous-mode samples go to FP__PCS_NO_LAUNCH, counted */
 	shares = sorted_shares(p, &nshares);
-	rc = fp_calltree_metric_auto(t, "num_samples", 11, &m.num);
-	if (!rc)
-		rc = fp_calltree_metric_auto(t, "num_stalled_samples", 19, &m.stalled);
-	for (i = 0; !rc && i < p->nreasons; i++)
-		rc = fp_calltree_metric_auto(t, p->reasons[i].metric, strlen(p->reasons[i].metric),
-					     &m.reason[i]);
+	for (i = 0; i < p->nreasons; i++)
+		names[i] = p->reasons[i].metric;
+	rc = s->sink->pc_reasons(s, names, p->nreasons);
 	for (i = 0; !rc && i < p->cap; i++) {
 		struct entry *e = &p->e[i];
 		int erc;
 
 		if (!e->used)
 			continue;
-		erc = file_entry(p, t, e, &m, node_fn, arg, shares, nshares);
+		erc = file_entry(p, s, e, node_fn, arg, shares, nshares);
 		if (erc) {
 			if (!p->reasons[e->slot].not_issued)
 				p->st.unfiled += e->count;
@@ -603,7 +579,7 @@ int fp__pcs_attribute(struct fp__pcs *p, struct fp_calltree *t, fp__pcs_node_fn 
 		p->n = 0;
 	}
 	fp_free(shares);
-	fp_free(m.reason);
+	fp_free(names);
 	return rc ? rc : first;
 }
 
@@ -804,8 +780,8 @@ static int alloc_buffers(struct fp__pcs_session *ps, struct fp_diag *diag)
 }
 
 int fp__pcs_session_start(struct fp__pcs_session *ps, const struct fp__pcs_fns *f,
-			  fp__cu_context ctx, const struct fp__pcs_config *cfg,
-			  struct fp_diag *diag)
+			  const struct fp_sink *sink, fp__cu_context ctx,
+			  const struct fp__pcs_config *cfg, struct fp_diag *diag)
 {
 	struct fp__cupti_pcs_ctx_params ep;
 	int rc;
@@ -825,7 +801,7 @@ int fp__pcs_session_start(struct fp__pcs_session *ps, const struct fp__pcs_fns *
 				   "pc sampling: sampling period %" PRIu32
 				   " is not 5 to 31 (2^N cycles)",
 				   ps->cfg.sampling_period);
-	ps->agg = fp__pcs_new(ps->cfg.max_entries);
+	ps->agg = fp__pcs_new(ps->cfg.max_entries, sink);
 	if (!ps->agg)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "pc sampling: aggregator");
 	memset(&ep, 0, sizeof(ep));
@@ -962,7 +938,7 @@ atomic_bool fp__cupti_pcs_on;
 static struct {
 	bool requested;
 	struct fp__pcs_config req;
-	struct fp_prof_session *sess; /* the session sampling, or NULL */
+	struct fp_sink_session *sess; /* the session sampling, or NULL */
 	struct fp__pcs_session ps;
 	struct pending pend[MAX_PENDING_CUBINS]; /* cubins waiting for a CRC */
 	size_t npend;
@@ -1087,12 +1063,12 @@ static struct launch_slot *launch_find(struct launch_slot *t, size_t cap, uint32
 	return &t[i];
 }
 
-void fp__cupti_pcs_note(struct fp_prof_session *s, uint32_t corr, uint32_t node, uint32_t kernel,
+void fp__cupti_pcs_note(struct fp_sink_session *s, uint32_t corr, uint32_t node, uint32_t kernel,
 			uint64_t ns)
 {
 	struct launch_slot *e;
 
-	if (node == FP_CALLTREE_NONE || !atomic_load(&fp__cupti_pcs_on))
+	if (node == FP_SINK_NO_NODE || !atomic_load(&fp__cupti_pcs_on))
 		return;
 	pthread_mutex_lock(&plock);
 	if (s != pc.sess)
@@ -1137,9 +1113,9 @@ static uint32_t node_of_launch(void *arg, uint32_t corr)
 
 	(void)arg;
 	if (!pc.lcap)
-		return FP_CALLTREE_NONE;
+		return FP_SINK_NO_NODE;
 	e = launch_find(pc.launches, pc.lcap, corr);
-	return e->corr ? e->node : FP_CALLTREE_NONE;
+	return e->corr ? e->node : FP_SINK_NO_NODE;
 }
 
 /*
@@ -1153,7 +1129,7 @@ static uint32_t node_of_launch(void *arg, uint32_t corr)
 
 void fp__cupti_pcs_after_launch(void)
 {
-	uint64_t now = fp_prof_clock_ns();
+	uint64_t now = fp__cupti_sink->clock_ns();
 
 	if (pthread_mutex_trylock(&plock))
 		return; /* another thread drains or files: no need to wait */
@@ -1210,7 +1186,7 @@ static bool metrics_active(void)
 #endif
 }
 
-int fp__cupti_pcs_start(struct fp_prof_session *s, void *lib, void *cuda, struct fp_diag *diag)
+int fp__cupti_pcs_start(struct fp_sink_session *s, void *lib, void *cuda, struct fp_diag *diag)
 {
 	struct fp__pcs_config cfg;
 	struct fp__pcs_fns f;
@@ -1250,14 +1226,14 @@ int fp__cupti_pcs_start(struct fp_prof_session *s, void *lib, void *cuda, struct
 	if (!rc)
 		rc = current_context(cuda, &ctx, diag);
 	if (!rc)
-		rc = fp__pcs_session_start(&pc.ps, &f, ctx, &cfg, diag);
+		rc = fp__pcs_session_start(&pc.ps, &f, s->sink, ctx, &cfg, diag);
 	if (rc)
 		goto out;
 	memset(&pc.last, 0, sizeof(pc.last));
 	pc.sess = s;
 	pc.cubins = pc.cubins_unreadable = pc.launches_lost = pc.filed_lost = 0;
 	pc.drains = pc.noted = 0;
-	pc.last_drain_ns = fp_prof_clock_ns();
+	pc.last_drain_ns = fp__cupti_sink->clock_ns();
 	launches_clear();
 	for (i = 0; i < pc.npend; i++) {
 		register_cubin(pc.pend[i].bytes, pc.pend[i].size);
@@ -1319,34 +1295,33 @@ static void keep_stats(void)
 	pc.last.drains = pc.drains;
 }
 
-/* plock held: file what was counted into s's tree, and say what was lost. */
-static int file_samples(struct fp_prof_session *s)
+/* plock held: file what was counted into s's tree through its sink, and say what was lost. */
+static int file_samples(struct fp_sink_session *s)
 {
-	struct fp_calltree *t = fp_prof_session_tree(s);
 	struct fp__pcs_stats before = {0}, after = {0};
 	int rc;
 
-	if (!t)
+	if (!s)
 		return FP_EINVAL;
 	fp__pcs_get_stats(pc.ps.agg, &before);
-	rc = fp__pcs_attribute(pc.ps.agg, t, node_of_launch, NULL);
+	rc = fp__pcs_attribute(pc.ps.agg, s, node_of_launch, NULL);
 	fp__pcs_get_stats(pc.ps.agg, &after);
 	if (after.unfiled > before.unfiled)
-		fp_prof_session_note_dropped(
+		s->sink->dropped(
 			s, after.unfiled - before.unfiled,
 			"PC samples not filed into the tree (tree caps, memory)");
 	keep_stats();
 	return rc;
 }
 
-int fp__cupti_pcs_flush(struct fp_prof_session *s)
+int fp__cupti_pcs_flush(struct fp_sink_session *s)
 {
 	int rc = FP_OK;
 
 	pthread_mutex_lock(&plock);
 	if (pc.sess && s == pc.sess) {
 		pc.drains++;
-		pc.last_drain_ns = fp_prof_clock_ns();
+		pc.last_drain_ns = fp__cupti_sink->clock_ns();
 		rc = fp__pcs_session_drain(&pc.ps);
 		if (!rc)
 			rc = file_samples(s);
@@ -1355,15 +1330,15 @@ int fp__cupti_pcs_flush(struct fp_prof_session *s)
 	return rc;
 }
 
-static void meta_u64(struct fp_prof_session *s, const char *key, uint64_t v)
+static void meta_u64(struct fp_sink_session *s, const char *key, uint64_t v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	fp_prof_set_meta(fp_prof_session_id(s), key, buf);
+	s->sink->set_meta(s, key, buf);
 }
 
-void fp__cupti_pcs_stop(struct fp_prof_session *s)
+void fp__cupti_pcs_stop(struct fp_sink_session *s)
 {
 	pthread_mutex_lock(&plock);
 	if (!pc.sess || s != pc.sess) {
@@ -1386,12 +1361,12 @@ void fp__cupti_pcs_stop(struct fp_prof_session *s)
 	meta_u64(s, "pcsampling_samples_lost", pc.last.lost);
 	meta_u64(s, "pcsampling_samples_unfiled", pc.last.unfiled);
 	if (pc.last.lost)
-		fp_prof_session_note_dropped(s, pc.last.lost,
+		s->sink->dropped(s, pc.last.lost,
 					     "PC samples not counted (counter table full)");
 	meta_u64(s, "pcsampling_hw_buffer_full", pc.last.hw_buffer_full);
 	meta_u64(s, "pcsampling_cubins", pc.last.cubins);
 	if (pc.last.dropped_samples)
-		fp_prof_session_note_dropped(
+		s->sink->dropped(
 			s, pc.last.dropped_samples,
 			"PC samples dropped by the GPU (hardware buffer full)");
 	fp__pcs_session_release(&pc.ps);

@@ -11,8 +11,8 @@
 
 #include "backend/cupti-internal.h"
 
-_Static_assert(sizeof(struct fp_prof_metadata) % sizeof(uint64_t) == 0,
-	       "the metadata ring copies fp_prof_metadata as 64-bit words");
+_Static_assert(sizeof(struct fp_sink_metadata) % sizeof(uint64_t) == 0,
+	       "the metadata ring copies fp_sink_metadata as 64-bit words");
 
 static bool pow2(size_t n)
 {
@@ -132,7 +132,7 @@ void fp__cupti_md_release(struct fp__cupti_mdring *r)
 	r->mask = 0;
 }
 
-uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_prof_metadata *md)
+uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_sink_metadata *md)
 {
 	uint64_t t = atomic_fetch_add_explicit(&r->head, 1, memory_order_relaxed) + 1;
 	struct fp__cupti_md_entry *e = &r->e[t & r->mask];
@@ -148,7 +148,7 @@ uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_prof_metad
 	return t;
 }
 
-bool fp__cupti_md_get(struct fp__cupti_mdring *r, uint64_t ticket, struct fp_prof_metadata *out)
+bool fp__cupti_md_get(struct fp__cupti_mdring *r, uint64_t ticket, struct fp_sink_metadata *out)
 {
 	struct fp__cupti_md_entry *e;
 	uint64_t w[FP__CUPTI_MD_WORDS];

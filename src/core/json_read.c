@@ -15,6 +15,7 @@
 #include <flagprism/json.h>
 
 #include "json-internal.h"
+#include "core/core-internal.h"
 
 /* ---- document storage ---------------------------------------------------------------------- */
 
@@ -1345,4 +1346,20 @@ const char *fp_json_number_text(const struct fp_json_value *v, char *buf, size_t
 		return NULL;
 	snprintf(buf, size, "%" PRId64, v->u.i);
 	return buf;
+}
+
+int fp__json_error(struct fp_diag *diag, int status, const char *name,
+		   const struct fp_json_doc *doc, const struct fp_json_value *v, const char *fmt, ...)
+{
+	char msg[200];
+	uint32_t line = 1, col = 1;
+	uint64_t off = v ? fp_json_offset(v) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (doc && v)
+		fp_json_position(doc, off, &line, &col);
+	return fp_diag_set_pos(diag, status, off, line, col, "%s:%u:%u: %s", name, line, col, msg);
 }

@@ -13,6 +13,7 @@
 #include <flagprism/json.h>
 
 #include "json-internal.h"
+#include "core/core-internal.h"
 
 #define JSONW_BLOCK ((size_t)64 * 1024)
 
@@ -597,4 +598,44 @@ int fp_jsonw_kv_null(struct fp_jsonw *w, const char *k)
 	int r = fp_jsonw_key(w, k);
 
 	return r ? r : fp_jsonw_null(w);
+}
+
+int fp__jsonw_value(struct fp_jsonw *w, const struct fp_json_value *v)
+{
+	char buf[32];
+	const char *s;
+	size_t i, len;
+	int rc = FP_OK;
+
+	switch (fp_json_type(v)) {
+	case FP_JSON_NULL:
+		return fp_jsonw_null(w);
+	case FP_JSON_FALSE:
+		return fp_jsonw_bool(w, false);
+	case FP_JSON_TRUE:
+		return fp_jsonw_bool(w, true);
+	case FP_JSON_NUMBER:
+		s = fp_json_number_text(v, buf, sizeof(buf));
+		return s ? fp_jsonw_raw(w, s, strlen(s)) : FP_EINVAL;
+	case FP_JSON_STRING:
+		s = fp_json_string(v, &len);
+		return fp_jsonw_string_n(w, s, len);
+	case FP_JSON_ARRAY:
+		fp_jsonw_array_begin(w);
+		for (i = 0; !rc && i < fp_json_len(v); i++)
+			rc = fp__jsonw_value(w, fp_json_at(v, i));
+		return rc ? rc : fp_jsonw_array_end(w);
+	case FP_JSON_OBJECT:
+		fp_jsonw_object_begin(w);
+		for (i = 0; !rc && i < fp_json_len(v); i++) {
+			const char *key;
+			size_t kl;
+			const struct fp_json_value *m = fp_json_member(v, i, &key, &kl);
+
+			fp_jsonw_key_n(w, key, kl);
+			rc = fp__jsonw_value(w, m);
+		}
+		return rc ? rc : fp_jsonw_object_end(w);
+	}
+	return FP_EINVAL;
 }

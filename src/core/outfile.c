@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <flagprism/outfile.h>
+#include "core/core-internal.h"
 
 #define MAX_LINK_HOPS 40
 #define STREAM_BUFFER ((size_t)1 << 16)
@@ -580,4 +581,18 @@ out:
 	fp_free(dir);
 	fp_free(dest);
 	return rc;
+}
+
+int fp__outfile_save(const char *path, int (*fn)(void *arg, FILE *f), void *arg,
+		     struct fp_diag *diag)
+{
+	struct fp_outfile of;
+	int rc;
+
+	rc = fp_outfile_open(&of, path, 0, diag);
+	if (rc)
+		return rc;
+	rc = fn(arg, of.f);
+	/* a failed write is reported by the finish with its errno */
+	return fp_outfile_finish(&of, rc, diag);
 }

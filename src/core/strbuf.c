@@ -14,6 +14,7 @@
 
 #include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
+#include "core/core-internal.h"
 
 /* What `buf` points to while nothing is allocated. Only ever read. */
 static char strbuf_empty[1];
@@ -275,4 +276,23 @@ int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path, struct fp
 	if (sb->len && fwrite(sb->buf, 1, sb->len, of.f) != sb->len && !of.err)
 		of.err = EIO;
 	return fp_outfile_commit(&of, diag);
+}
+
+int fp__strbuf_slurp(const char *path, size_t max, char **out, size_t *len, struct fp_diag *diag)
+{
+	struct fp_strbuf sb;
+	int rc;
+
+	fp_strbuf_init(&sb, max);
+	rc = fp_strbuf_read_file(&sb, path, diag);
+	if (rc) {
+		fp_strbuf_release(&sb);
+		return rc;
+	}
+	*out = fp_strbuf_detach(&sb, len);
+	if (!*out) {
+		fp_strbuf_release(&sb);
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	}
+	return FP_OK;
 }

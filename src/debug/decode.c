@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "core/bytes-internal.h"
-#include "debug-int.h"
+#include "debug/debug-internal.h"
 
 #define HDR_BYTES (FP_DBG_HEADER_WORDS * 8)
 #define REC_BYTES (FP_DBG_RECORD_WORDS * 8)

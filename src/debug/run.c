@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "debug-int.h"
+#include "debug/debug-internal.h"
 
 void fp_dbg_run_free(struct fp_dbg_run *run)
 {

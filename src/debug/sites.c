@@ -12,8 +12,8 @@
 #include <flagprism/intern.h>
 #include <flagprism/json.h>
 
-#include "dbg-diag.h"
-#include "debug-int.h"
+#include "debug/diag-internal.h"
+#include "debug/debug-internal.h"
 
 struct st_ctx {
 	struct fp_dbg_run *run;

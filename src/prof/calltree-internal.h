@@ -95,4 +95,17 @@ int fp__prof_strcmp_n(const char *a, size_t alen, const char *b, size_t blen);
 /* Compare two metric ids of `t` by name. */
 int fp__calltree_metric_cmp(const void *ctx, uint32_t a, uint32_t b);
 
+/* ---- hatchet-scan.c: the Hatchet reader's fast path ----------------------------------------- */
+
+/* fp__hatchet_scan(): "this input is not for the streaming reader" (never returned to callers). */
+#define FP__HATCHET_FALLBACK 1
+
+/*
+ * Build a finalized tree from Hatchet text the streaming scanner fully understands: FP_OK and
+ * *out (info filled), FP__HATCHET_FALLBACK (anything else, every error included: the DOM reader
+ * decides), or FP_ENOMEM. `flags`: FP_HATCHET_NO_THREAD, FP_HATCHET_THREADED.
+ */
+int fp__hatchet_scan(const char *text, size_t len, const struct fp_calltree_limits *lim,
+		     unsigned flags, struct fp_calltree **out, struct fp_hatchet_info *info);
+
 #endif /* FP_PROF_CALLTREE_INTERNAL_H */

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Hatchet JSON reader: our `.hatchet` files and Proton's (`[root, device_info]`) into a call
- * tree, for the viewer, diff and merge. Strict about structure (every node an object with a
- * "frame" object naming it, a "metrics" object, a "children" array if present), tolerant about
- * content (unknown metrics and keys are kept or skipped, never fatal). Every error names its
- * place as line and column. The walk is iterative: depth costs heap, not C stack. It does not
- * interpret metric semantics beyond the naming rule of fp_calltree_metric_kind_from_name().
+ * tree, for the viewer, diff, merge and the importers. One entry, fp_calltree_parse_hatchet():
+ * the streaming fast path (hatchet-scan.c) for the common case, then this file's DOM reader for
+ * everything the fast path declines, so trees, counters and messages are always this reader's.
+ * Strict about structure (every node an object with a "frame" object naming it, a "metrics"
+ * object, a "children" array if present), tolerant about content (unknown metrics and keys are
+ * kept or skipped, never fatal). Every error names its place as line and column. The walk is
+ * iterative: depth costs heap, not C stack. It does not interpret metric semantics beyond the
+ * naming rule of fp_calltree_metric_kind_from_name(), and does not read meta files (the
+ * viewer's loader does, src/view/view-read.c).
  */
 #include "fp-setup.h"
 
@@ -479,12 +483,37 @@ fail_tree:
 }
 
 int fp_calltree_parse_hatchet(const char *text, size_t len, const struct fp_calltree_limits *lim,
-			      struct fp_calltree **out, struct fp_hatchet_info *info,
-			      struct fp_diag *diag)
+			      unsigned flags, struct fp_calltree **out,
+			      struct fp_hatchet_info *info, struct fp_diag *diag)
 {
-	if (!text && len)
-		return FP_EINVAL;
-	return parse_common(text ? text : "", len, NULL, lim, out, info, diag);
+	struct fp_hatchet_info local;
+	struct fp_diag local_diag;
+	struct fp_calltree *t = NULL;
+	int rc = FP__HATCHET_FALLBACK;
+
+	if (!out || (!text && len))
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_calltree_parse_hatchet: NULL argument");
+	if (!info)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	if (!(flags & FP_HATCHET_STRICT))
+		rc = fp__hatchet_scan(text, len, lim, flags, &t, info);
+	if (rc == FP_OK) {
+		info->fast_path = true;
+		*out = t;
+		return FP_OK;
+	}
+	if (rc == FP_ENOMEM)
+		return fp_diag_set(diag, rc, 0, "out of memory");
+	if (flags & FP_HATCHET_FAST_ONLY)
+		return fp_diag_set(diag, FP_ENOTSUP, 0, "not for the streaming reader");
+	if (!diag)
+		diag = &local_diag;
+	rc = parse_common(text ? text : "", len, NULL, lim, out, info, diag);
+	/* An error at the very end: the text stops inside the document. */
+	if (rc == FP_EFORMAT && diag->offset >= len)
+		info->truncated = true;
+	return rc;
 }
 
 int fp_calltree_read_hatchet(const char *path, const struct fp_calltree_limits *lim,

@@ -97,7 +97,7 @@ struct fp__trace_rec {
 struct fp__pending {
 	uint32_t node;
 	uint32_t used;
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 };
 
 /* Metric slots a session registers lazily. */
@@ -131,6 +131,7 @@ struct fp_prof_session {
 	char *hook;
 	struct fp_prof_options opt; /* strings point to the copies above */
 	const struct fp_backend_ops *backend;
+	struct fp_sink_session sink; /* what the backend's calls get (sink.c: fp__prof_of_sink) */
 	uint64_t origin_ns;      /* fp_prof_clock_ns() at start */
 	uint64_t origin_unix_ns; /* CLOCK_REALTIME at start */
 	uint64_t end_unix_ns;    /* at finalize */
@@ -169,6 +170,14 @@ struct fp_prof_session {
 	struct fp__rank_state *rank; /* the rank's identity (ranks.c), NULL outside a job */
 };
 
+/* The session of a sink handle (sink.c), NULL for NULL. */
+static inline struct fp_prof_session *fp__prof_of_sink(struct fp_sink_session *h)
+{
+	return h ? (struct fp_prof_session *)(void *)((char *)h -
+						      offsetof(struct fp_prof_session, sink)) :
+		   NULL;
+}
+
 static inline struct fp__trace_rec *fp__trace_at(const struct fp_prof_session *s, size_t i)
 {
 	return &s->trace_chunks[i >> FP__TRACE_CHUNK_SHIFT][i & (FP__TRACE_CHUNK - 1)];
@@ -177,16 +186,32 @@ static inline struct fp__trace_rec *fp__trace_at(const struct fp_prof_session *s
 /* The thread index of the calling thread (1-based, assigned on first use). */
 uint32_t fp__prof_thread_index(void);
 
-/* The host backend's path (backend/host.c): register the launch's context and record its event
- * in one visit per targeted active session, on the launching thread. */
-int fp__prof_host_record(int session, const struct fp_prof_launch *l,
-			 const struct fp_prof_event *ev);
+/* The sink's launch_timed() (sink.c, for the host backend): register the launch's context and
+ * record its event in one visit per targeted active session, on the launching thread. */
+int fp__prof_host_record(int session, const struct fp_sink_launch *l,
+			 const struct fp_sink_event *ev);
 
 /* session.c, for timeline-session.c: the node a launch on the calling thread lands on, adding
  * a trace record, and visiting sessions (each under its lock) as the public calls do. */
-int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l, uint32_t *node);
+int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l, uint32_t *node);
 int fp__prof_trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r);
 int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg), void *arg);
+
+/* ---- sink.c: what backends deliver ---------------------------------------------------------- */
+
+/*
+ * The sink's metrics(): per-launch values onto the nodes of `t` (session lock held), per node
+ * summed (FP_SINK_AGG_SUM) or weight-averaged (FP_SINK_AGG_MEAN, a property; equal weights when
+ * every weight is 0), plus m->launches; include/flagprism/sink.h has the statuses. `st` may be
+ * NULL. Unit tests call it on a bare tree.
+ */
+int fp__prof_attach_ranges(struct fp_calltree *t, const struct fp_sink_metrics *m,
+			   struct fp_sink_metrics_stats *st);
+
+/* The sink's pc_reasons() and pc_sample() on `t` (session lock held; unit tests: a bare tree):
+ * register num_samples, num_stalled_samples and the reasons in that order; file one count. */
+int fp__prof_pc_reasons(struct fp_calltree *t, const char *const *reasons, size_t n);
+int fp__prof_pc_file(struct fp_calltree *t, const struct fp_sink_pc_sample *v);
 
 /* ---- timeline-session.c --------------------------------------------------------------------- */
 

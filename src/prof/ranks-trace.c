@@ -15,7 +15,7 @@
 #include <flagprism/ranks.h>
 #include <flagprism/version.h>
 
-#include "prof/ranks-internal.h"
+#include "core/core-internal.h"
 
 /* A trace beyond this is not one a session writes (4 Mi records is ~1.5 GB). */
 #define MAX_TRACE_BYTES ((size_t)4 << 30)
@@ -43,7 +43,7 @@ static int source_get(struct source *src, size_t i, const char **text, size_t *l
 	}
 	fp_free(src->buf);
 	src->buf = NULL;
-	rc = fp__ranks_slurp(src->names[i], MAX_TRACE_BYTES, &src->buf, len, diag);
+	rc = fp__strbuf_slurp(src->names[i], MAX_TRACE_BYTES, &src->buf, len, diag);
 	*text = src->buf;
 	return rc;
 }
@@ -101,12 +101,12 @@ static int events_of(const char *name, const struct fp_json_doc *doc,
 		return FP_OK;
 	}
 	if (fp_json_type(root) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, root,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
 					    "expected a Chrome trace (an object with "
 					    "\"traceEvents\", or an array of events)");
 	ev = fp_json_get(root, "traceEvents");
 	if (fp_json_type(ev) != FP_JSON_ARRAY)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, ev ? ev : root,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, ev ? ev : root,
 					    "\"traceEvents\" must be an array of events");
 	*out = ev;
 	return FP_OK;
@@ -133,13 +133,13 @@ static int read_header(const char *name, const struct fp_json_doc *doc, struct i
 	if (!od)
 		return FP_OK;
 	if (fp_json_type(od) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, od,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, od,
 					    "\"otherData\" must be an object");
 	in->has_origin = fp_json_uint64(fp_json_get(od, "origin_monotonic_ns"), &in->origin_ns);
 	v = fp_json_get(od, "rank");
 	if (v && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_int64(v, &x) || x < 0 || x >= FP_RANKS_MAX)
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, v,
+			return fp__json_error(diag, FP_EFORMAT, name, doc, v,
 						    "\"otherData\".\"rank\" must be an integer "
 						    "from 0 to %d",
 						    FP_RANKS_MAX - 1);
@@ -149,7 +149,7 @@ static int read_header(const char *name, const struct fp_json_doc *doc, struct i
 	v = fp_json_get(od, "world_size");
 	if (v && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_int64(v, &x) || x < 1 || x > FP_RANKS_MAX)
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, v,
+			return fp__json_error(diag, FP_EFORMAT, name, doc, v,
 						    "\"otherData\".\"world_size\" must be an "
 						    "integer from 1 to %d",
 						    FP_RANKS_MAX);
@@ -332,16 +332,16 @@ static int scan_events(const char *name, const struct fp_json_doc *doc,
 		struct thread *t;
 
 		if (fp_json_type(e) != FP_JSON_OBJECT)
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, e,
+			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
 						    "event %zu must be an object", i);
 		ph = fp_json_string(fp_json_get(e, "ph"), NULL);
 		if (!ph)
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, e,
+			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
 						    "event %zu has no \"ph\" string", i);
 		pv = fp_json_get(e, "pid");
 		tv = fp_json_get(e, "tid");
 		if (!id_of(pv, &pid) || !id_of(tv, &tid))
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, e,
+			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
 						    "event %zu: \"pid\" and \"tid\" must be "
 						    "integers",
 						    i);
@@ -360,7 +360,7 @@ static int scan_events(const char *name, const struct fp_json_doc *doc,
 			continue;
 		}
 		if (fp_json_get(e, "ts") && !ts_ns(fp_json_get(e, "ts"), &(int64_t){0}))
-			return fp__ranks_json_error(diag, FP_EFORMAT, name, doc,
+			return fp__json_error(diag, FP_EFORMAT, name, doc,
 						    fp_json_get(e, "ts"),
 						    "event %zu: \"ts\" must be a number", i);
 		if (!thread_find(nm, pid, tid) && (rc = thread_add(nm, pid, tid, &t)))
@@ -444,7 +444,7 @@ static int write_rank(struct fp_jsonw *w, const char *name, const struct fp_json
 			if (!strcmp(key, "ts") && ts_ns(m, &ts))
 				rc = write_ts(w, ts + in->offset);
 			else
-				rc = fp__ranks_json_copy(w, m);
+				rc = fp__jsonw_value(w, m);
 		}
 		fp_jsonw_kv_uint(w, "pid", pid);
 		fp_jsonw_kv_uint(w, "tid", t ? t->new_tid : 0);
@@ -783,7 +783,7 @@ static int merge(struct source *src, size_t n, const struct fp_ranks_trace_optio
 	if (out)
 		rc = write_all(&j, out);
 	else
-		rc = fp__ranks_save(out_path, write_cb, &j, diag);
+		rc = fp__outfile_save(out_path, write_cb, &j, diag);
 out:
 	source_put(src);
 	fp_free(in);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Ranks of a multi-process job (<flagprism/ranks.h>): the names each rank writes to, the rank's
- * identity kept with a profiling session (written to its metadata and trace), reading that
- * identity back from a meta file, and the merge of the ranks' profiles with per-rank statistics
- * per node (mean/min/max from fp_calltree_merge(), plus the sum and the rank of the max). The
- * trace merge (ranks-trace.c), the summary merge and the imbalance view (src/report/) are in
- * their own files; this one does not read traces or summaries.
+ * Ranks of a multi-process job (<flagprism/ranks.h>): the rank's identity kept with a profiling
+ * session (written to its metadata and trace), reading that identity back from a meta file, and
+ * the merge of the ranks' profiles with per-rank statistics per node (mean/min/max from
+ * fp_calltree_merge(), plus the sum and the rank of the max). The names each rank writes to
+ * (core/ranks-names.c), the trace merge (ranks-trace.c), the summary merge
+ * (debug/summary-ranks.c) and the imbalance view (view/view-ranks.c) are in their own files;
+ * this one does not read traces or summaries.
  */
 #include "fp-setup.h"
 
@@ -20,162 +21,10 @@
 
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
-#include "prof/ranks-internal.h"
+#include "core/core-internal.h"
 
 /* A meta file is a few kilobytes; anything near this is not ours. */
 #define META_MAX_BYTES ((size_t)16 << 20)
-
-/* ---- naming -------------------------------------------------------------------------------- */
-
-int fp_ranks_name(const char *name, int64_t rank, enum fp_ranks_place place, char *out, size_t cap)
-{
-	static const char ph[] = FP_RANKS_PLACEHOLDER;
-	const size_t phl = sizeof(ph) - 1;
-	char num[24];
-	size_t used = 0, nl;
-	const char *p, *hit;
-	bool placed = false;
-	int k;
-
-	if (!out || cap == 0)
-		return FP_EINVAL;
-	out[0] = '\0';
-	if (!name || !name[0] || rank < 0 || (place != FP_RANKS_SUFFIX && place != FP_RANKS_SUBDIR))
-		return FP_EINVAL;
-	k = snprintf(num, sizeof(num), "%" PRId64, rank);
-	nl = (size_t)k;
-#define PUT(s, n)                             \
-	do {                                  \
-		if ((n) >= cap - used)        \
-			goto too_long;        \
-		memcpy(out + used, (s), (n)); \
-		used += (n);                  \
-	} while (0)
-	for (p = name; (hit = strstr(p, ph)) != NULL; p = hit + phl) {
-		PUT(p, (size_t)(hit - p));
-		PUT(num, nl);
-		placed = true;
-	}
-	PUT(p, strlen(p));
-	if (!placed) {
-		if (place == FP_RANKS_SUBDIR) {
-			if (used == 0 || out[used - 1] != '/')
-				PUT("/", (size_t)1);
-			PUT("rank", (size_t)4);
-		} else {
-			PUT(".rank", (size_t)5);
-		}
-		PUT(num, nl);
-	}
-#undef PUT
-	out[used] = '\0';
-	return FP_OK;
-too_long:
-	out[0] = '\0';
-	return FP_ELIMIT;
-}
-
-/* The rank in one path component (`s`, `n` bytes): the last qualifying "rank<digits>". */
-static bool rank_in(const char *s, size_t n, int64_t *rank)
-{
-	bool found = false;
-	size_t i, j;
-
-	for (i = 0; i + 4 < n; i++) {
-		int64_t v = 0;
-
-		if (memcmp(s + i, "rank", 4) != 0)
-			continue;
-		if (i > 0 && s[i - 1] != '.' && s[i - 1] != '_' && s[i - 1] != '-')
-			continue;
-		for (j = i + 4; j < n && s[j] >= '0' && s[j] <= '9' && v <= FP_RANKS_MAX; j++)
-			v = v * 10 + (s[j] - '0');
-		if (j == i + 4 || v >= FP_RANKS_MAX)
-			continue;
-		if (j < n && s[j] != '.' && s[j] != '_' && s[j] != '-')
-			continue;
-		*rank = v;
-		found = true;
-	}
-	return found;
-}
-
-int fp_ranks_of_path(const char *path, int64_t *rank)
-{
-	const char *last, *prev;
-	size_t n;
-
-	if (!path || !rank)
-		return FP_EINVAL;
-	n = strlen(path);
-	while (n > 0 && path[n - 1] == '/')
-		n--;
-	for (last = path + n; last > path && last[-1] != '/'; last--)
-		;
-	if ((size_t)(path + n - last) == strlen("summary.json") &&
-	    memcmp(last, "summary.json", strlen("summary.json")) == 0) {
-		size_t dn = (size_t)(last - path);
-
-		while (dn > 0 && path[dn - 1] == '/')
-			dn--;
-		for (prev = path + dn; prev > path && prev[-1] != '/'; prev--)
-			;
-		return rank_in(prev, (size_t)(path + dn - prev), rank) ? FP_OK : FP_ENOENT;
-	}
-	return rank_in(last, (size_t)(path + n - last), rank) ? FP_OK : FP_ENOENT;
-}
-
-int fp_ranks_format(const int64_t *ranks, size_t n, char *out, size_t cap)
-{
-	size_t used = 0, i = 0, j;
-	int k;
-
-	if (!out || cap == 0)
-		return FP_EINVAL;
-	out[0] = '\0';
-	while (i < n) {
-		for (j = i; j + 1 < n && ranks[j + 1] == ranks[j] + 1; j++)
-			;
-		if (j >= i + 2)
-			k = snprintf(out + used, cap - used, "%s%" PRId64 "-%" PRId64,
-				     used ? "," : "", ranks[i], ranks[j]);
-		else
-			k = snprintf(out + used, cap - used, "%s%" PRId64, used ? "," : "",
-				     ranks[i]);
-		if (k < 0 || (size_t)k >= cap - used)
-			goto too_long;
-		used += (size_t)k;
-		i = j >= i + 2 ? j + 1 : i + 1;
-	}
-	return FP_OK;
-too_long:
-	if (cap > 4)
-		snprintf(out + FP_MIN(used, cap - 4), 4, "...");
-	else
-		out[0] = '\0';
-	return FP_ELIMIT;
-}
-
-size_t fp_ranks_missing(const int64_t *ranks, size_t n, int64_t world_size, int64_t *out,
-			size_t cap)
-{
-	size_t count = 0, i;
-	int64_t r;
-
-	/* Quadratic in the worst case only for tiny inputs; sort-free so it never allocates. */
-	for (r = 0; r < world_size && r < FP_RANKS_MAX; r++) {
-		bool have = false;
-
-		for (i = 0; i < n && !have; i++)
-			have = ranks[i] == r;
-		if (have)
-			continue;
-		if (count < cap)
-			out[count] = r;
-		count++;
-	}
-	return count;
-}
 
 /* ---- a session's identity -------------------------------------------------------------------- */
 
@@ -381,7 +230,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	int rc;
 
 	if (fp_json_type(root) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, root,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
 					    "expected a meta file (a JSON object)");
 	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
 	out->incomplete = inc;
@@ -392,7 +241,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	if (!d || fp_json_type(d) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(d) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
 					    "\"distributed\" must be an object or null");
 	if ((rc = read_int(d, "rank", &out->rank, name, doc, diag)) ||
 	    (rc = read_int(d, "local_rank", &out->local_rank, name, doc, diag)) ||
@@ -405,7 +254,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 		return rc;
 	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
 	    (out->world_size >= 0 && out->rank >= out->world_size))
-		return fp__ranks_json_error(diag, FP_EFORMAT, name, doc, d,
+		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
 					    "\"distributed\": rank %" PRId64
 					    " is not below the world size %" PRId64 " (at most %d)",
 					    out->rank, out->world_size, FP_RANKS_MAX);
@@ -472,7 +321,7 @@ int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_di
 	snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
 	rc = FP_OK;
 	if (stat(meta, &st) == 0) { /* no meta file: nothing to say */
-		rc = fp__ranks_slurp(meta, META_MAX_BYTES, &text, &len, diag);
+		rc = fp__strbuf_slurp(meta, META_MAX_BYTES, &text, &len, diag);
 		if (!rc)
 			rc = fp_ranks_parse_meta(text, len, meta, out, diag);
 	}
@@ -892,115 +741,5 @@ fail:
 		return rc;
 	}
 	*out = m.o;
-	return FP_OK;
-}
-
-/* ---- helpers shared with the other merges (ranks-internal.h) ------------------------------------ */
-
-int fp__ranks_save(const char *path, int (*fn)(void *arg, FILE *f), void *arg, struct fp_diag *diag)
-{
-	size_t n = strlen(path) + 32;
-	char *tmp = fp_malloc(n);
-	FILE *f;
-	int rc, err = 0;
-
-	if (!tmp)
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "wb");
-	if (!f) {
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: cannot create: %s", tmp, strerror(errno));
-		goto out;
-	}
-	rc = fn(arg, f);
-	if (!rc && ferror(f))
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: write failed", tmp);
-	if (fclose(f) != 0)
-		err = errno;
-	if (!rc && err)
-		rc = fp_diag_set(diag, FP_EIO, 0, "%s: write failed: %s", tmp, strerror(err));
-	if (!rc && rename(tmp, path) != 0)
-		rc = fp_diag_set(diag, FP_EIO, 0, "cannot rename %s to %s: %s", tmp, path,
-				 strerror(errno));
-	if (rc)
-		remove(tmp);
-out:
-	fp_free(tmp);
-	return rc;
-}
-
-int fp__ranks_json_copy(struct fp_jsonw *w, const struct fp_json_value *v)
-{
-	char buf[32];
-	const char *s;
-	size_t i, len;
-	int rc = FP_OK;
-
-	switch (fp_json_type(v)) {
-	case FP_JSON_NULL:
-		return fp_jsonw_null(w);
-	case FP_JSON_FALSE:
-		return fp_jsonw_bool(w, false);
-	case FP_JSON_TRUE:
-		return fp_jsonw_bool(w, true);
-	case FP_JSON_NUMBER:
-		s = fp_json_number_text(v, buf, sizeof(buf));
-		return s ? fp_jsonw_raw(w, s, strlen(s)) : FP_EINVAL;
-	case FP_JSON_STRING:
-		s = fp_json_string(v, &len);
-		return fp_jsonw_string_n(w, s, len);
-	case FP_JSON_ARRAY:
-		fp_jsonw_array_begin(w);
-		for (i = 0; !rc && i < fp_json_len(v); i++)
-			rc = fp__ranks_json_copy(w, fp_json_at(v, i));
-		return rc ? rc : fp_jsonw_array_end(w);
-	case FP_JSON_OBJECT:
-		fp_jsonw_object_begin(w);
-		for (i = 0; !rc && i < fp_json_len(v); i++) {
-			const char *key;
-			size_t kl;
-			const struct fp_json_value *m = fp_json_member(v, i, &key, &kl);
-
-			fp_jsonw_key_n(w, key, kl);
-			rc = fp__ranks_json_copy(w, m);
-		}
-		return rc ? rc : fp_jsonw_object_end(w);
-	}
-	return FP_EINVAL;
-}
-
-int fp__ranks_json_error(struct fp_diag *diag, int status, const char *name,
-			 const struct fp_json_doc *doc, const struct fp_json_value *v,
-			 const char *fmt, ...)
-{
-	char msg[200];
-	uint32_t line = 1, col = 1;
-	uint64_t off = v ? fp_json_offset(v) : 0;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (doc && v)
-		fp_json_position(doc, off, &line, &col);
-	return fp_diag_set_pos(diag, status, off, line, col, "%s:%u:%u: %s", name, line, col, msg);
-}
-
-int fp__ranks_slurp(const char *path, size_t max, char **out, size_t *len, struct fp_diag *diag)
-{
-	struct fp_strbuf sb;
-	int rc;
-
-	fp_strbuf_init(&sb, max);
-	rc = fp_strbuf_read_file(&sb, path, diag);
-	if (rc) {
-		fp_strbuf_release(&sb);
-		return rc;
-	}
-	*out = fp_strbuf_detach(&sb, len);
-	if (!*out) {
-		fp_strbuf_release(&sb);
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	}
 	return FP_OK;
 }

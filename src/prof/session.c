@@ -39,7 +39,7 @@ static const char *const metric_names[FP__M_COUNT_SLOTS] = {
 	[FP__M_EST_FLOPS] = "est_flops", [FP__M_CPU_TIME] = "cpu_time (ns)(exc)",
 };
 
-_Static_assert(sizeof(struct fp_prof_event) == 128, "fp_prof_event is part of the backend ABI");
+_Static_assert(sizeof(struct fp_sink_event) == 128, "fp_sink_event is part of the backend ABI");
 
 /* ---- clocks and ids ------------------------------------------------------------------------ */
 
@@ -144,6 +144,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	s->opt = *opt;
 	s->backend = backend;
 	s->opt.backend = backend->name;
+	s->sink.sink = fp_prof_sink();
 	s->name = fp_strdup(opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
 	if (!s->name)
 		goto fail;
@@ -265,8 +266,10 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	s->finalizing = true; /* not visible to FP_PROF_ALL callers until started */
 	sessions[i] = s;
 	pthread_mutex_unlock(&reg_lock);
+	/* backends deliver through the sink; the host backend finds it in the registry */
+	fp_backend_set_sink(fp_prof_sink());
 
-	rc = s->backend->start(s, diag);
+	rc = s->backend->start(&s->sink, diag);
 	pthread_mutex_lock(&reg_lock);
 	if (rc) {
 		sessions[i] = NULL;
@@ -312,6 +315,11 @@ bool fp_prof_session_active(const struct fp_prof_session *s)
 const struct fp_backend_ops *fp_prof_session_backend(const struct fp_prof_session *s)
 {
 	return s ? s->backend : NULL;
+}
+
+struct fp_sink_session *fp_prof_session_sink(struct fp_prof_session *s)
+{
+	return s ? &s->sink : NULL;
 }
 
 struct fp_calltree *fp_prof_session_tree(struct fp_prof_session *s)
@@ -412,7 +420,7 @@ uint32_t fp_prof_internal_depth(void)
 	return internal_depth;
 }
 
-void fp_prof_launch_state_now(struct fp_prof_launch_state *out)
+void fp_prof_launch_state_now(struct fp_sink_launch_state *out)
 {
 	out->active = atomic_load_explicit(&active_mask, memory_order_relaxed);
 	out->internal = internal_depth;
@@ -591,7 +599,7 @@ static int sess_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t k
 }
 
 /* The node a launch on the calling thread belongs to. */
-static int sess_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l,
+static int sess_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l,
 			    bool use_thread, uint32_t *node)
 {
 	struct fp__prof_thread *th = use_thread ? sess_thread_find(s) : NULL;
@@ -649,7 +657,7 @@ static int trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r)
 	return FP_OK;
 }
 
-int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_prof_launch *l, uint32_t *node)
+int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l, uint32_t *node)
 {
 	return sess_launch_node(s, l, true, node);
 }
@@ -666,23 +674,23 @@ int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg
 
 /* ---- kernel intake (session lock held) -------------------------------------------------------- */
 
-static void merge_md(struct fp_prof_metadata *dst, const struct fp_prof_metadata *src)
+static void merge_md(struct fp_sink_metadata *dst, const struct fp_sink_metadata *src)
 {
 	const uint32_t miss = src->flags & ~dst->flags;
 
-	if (miss & FP_PROF_MD_FLOPS8)
+	if (miss & FP_SINK_MD_FLOPS8)
 		dst->flops8 = src->flops8;
-	if (miss & FP_PROF_MD_FLOPS16)
+	if (miss & FP_SINK_MD_FLOPS16)
 		dst->flops16 = src->flops16;
-	if (miss & FP_PROF_MD_FLOPS32)
+	if (miss & FP_SINK_MD_FLOPS32)
 		dst->flops32 = src->flops32;
-	if (miss & FP_PROF_MD_FLOPS64)
+	if (miss & FP_SINK_MD_FLOPS64)
 		dst->flops64 = src->flops64;
-	if (miss & FP_PROF_MD_BYTES)
+	if (miss & FP_SINK_MD_BYTES)
 		dst->bytes = src->bytes;
-	if (miss & FP_PROF_MD_EST_BYTES)
+	if (miss & FP_SINK_MD_EST_BYTES)
 		dst->est_bytes = src->est_bytes;
-	if (miss & FP_PROF_MD_EST_FLOPS)
+	if (miss & FP_SINK_MD_EST_FLOPS)
 		dst->est_flops = src->est_flops;
 	dst->flags |= miss;
 }
@@ -783,23 +791,23 @@ next:
 	return rc;
 }
 
-static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct fp_prof_event *ev,
-			 const struct fp_prof_metadata *md)
+static int record_kernel(struct fp_prof_session *s, uint32_t node, const struct fp_sink_event *ev,
+			 const struct fp_sink_metadata *md)
 {
 	static const struct {
 		uint32_t flag;
 		int slot;
 		size_t off;
 	} mdf[] = {
-		{FP_PROF_MD_FLOPS8, FP__M_FLOPS8, offsetof(struct fp_prof_metadata, flops8)},
-		{FP_PROF_MD_FLOPS16, FP__M_FLOPS16, offsetof(struct fp_prof_metadata, flops16)},
-		{FP_PROF_MD_FLOPS32, FP__M_FLOPS32, offsetof(struct fp_prof_metadata, flops32)},
-		{FP_PROF_MD_FLOPS64, FP__M_FLOPS64, offsetof(struct fp_prof_metadata, flops64)},
-		{FP_PROF_MD_BYTES, FP__M_BYTES, offsetof(struct fp_prof_metadata, bytes)},
-		{FP_PROF_MD_EST_BYTES, FP__M_EST_BYTES,
-		 offsetof(struct fp_prof_metadata, est_bytes)},
-		{FP_PROF_MD_EST_FLOPS, FP__M_EST_FLOPS,
-		 offsetof(struct fp_prof_metadata, est_flops)},
+		{FP_SINK_MD_FLOPS8, FP__M_FLOPS8, offsetof(struct fp_sink_metadata, flops8)},
+		{FP_SINK_MD_FLOPS16, FP__M_FLOPS16, offsetof(struct fp_sink_metadata, flops16)},
+		{FP_SINK_MD_FLOPS32, FP__M_FLOPS32, offsetof(struct fp_sink_metadata, flops32)},
+		{FP_SINK_MD_FLOPS64, FP__M_FLOPS64, offsetof(struct fp_sink_metadata, flops64)},
+		{FP_SINK_MD_BYTES, FP__M_BYTES, offsetof(struct fp_sink_metadata, bytes)},
+		{FP_SINK_MD_EST_BYTES, FP__M_EST_BYTES,
+		 offsetof(struct fp_sink_metadata, est_bytes)},
+		{FP_SINK_MD_EST_FLOPS, FP__M_EST_FLOPS,
+		 offsetof(struct fp_sink_metadata, est_flops)},
 	};
 	char dev[16];
 	uint32_t m;
@@ -866,9 +874,9 @@ static void pending_release(struct fp_prof_session *s, uint64_t corr, uint32_t s
 	s->pending_free[s->nfree++] = slot;
 }
 
-static int sess_kernel_locked(struct fp_prof_session *s, const struct fp_prof_event *ev)
+static int sess_kernel_locked(struct fp_prof_session *s, const struct fp_sink_event *ev)
 {
-	struct fp_prof_metadata md = ev->md;
+	struct fp_sink_metadata md = ev->md;
 	uint32_t node = FP_CALLTREE_NONE;
 	uint64_t v;
 	int rc;
@@ -887,7 +895,7 @@ static int sess_kernel_locked(struct fp_prof_session *s, const struct fp_prof_ev
 		}
 	}
 	if (node == FP_CALLTREE_NONE) {
-		struct fp_prof_launch l = {.kernel = ev->kernel, .callpath = ev->callpath};
+		struct fp_sink_launch l = {.kernel = ev->kernel, .callpath = ev->callpath};
 
 		rc = sess_launch_node(s, &l, false, &node);
 		if (rc)
@@ -902,12 +910,12 @@ fail:
 	return FP_OK;
 }
 
-static bool event_ok(const struct fp_prof_event *ev)
+static bool event_ok(const struct fp_sink_event *ev)
 {
-	return ev && ev->kind == FP_PROF_EVENT_KERNEL;
+	return ev && ev->kind == FP_SINK_EVENT_KERNEL;
 }
 
-int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_prof_event *ev)
+int fp_prof_session_kernel(struct fp_prof_session *s, const struct fp_sink_event *ev)
 {
 	if (!s || !event_ok(ev))
 		return FP_EINVAL;
@@ -922,7 +930,7 @@ static int kernel_fn(struct fp_prof_session *s, void *arg)
 	return sess_kernel_locked(s, arg);
 }
 
-int fp_prof_kernel(int session, const struct fp_prof_event *ev)
+int fp_prof_kernel(int session, const struct fp_sink_event *ev)
 {
 	if (!event_ok(ev))
 		return FP_EINVAL;
@@ -931,7 +939,7 @@ int fp_prof_kernel(int session, const struct fp_prof_event *ev)
 
 struct register_arg {
 	uint64_t correlation;
-	const struct fp_prof_launch *launch;
+	const struct fp_sink_launch *launch;
 };
 
 static int register_fn(struct fp_prof_session *s, void *argp)
@@ -991,7 +999,7 @@ fail:
 	return FP_OK;
 }
 
-int fp_prof_launch_register(int session, uint64_t correlation, const struct fp_prof_launch *l)
+int fp_prof_launch_register(int session, uint64_t correlation, const struct fp_sink_launch *l)
 {
 	struct register_arg a = {correlation, l};
 
@@ -1001,15 +1009,15 @@ int fp_prof_launch_register(int session, uint64_t correlation, const struct fp_p
 }
 
 struct host_arg {
-	const struct fp_prof_launch *launch;
-	const struct fp_prof_event *ev;
+	const struct fp_sink_launch *launch;
+	const struct fp_sink_event *ev;
 };
 
 static int host_fn(struct fp_prof_session *s, void *argp)
 {
 	struct host_arg *a = argp;
 	uint32_t node;
-	struct fp_prof_metadata md = a->ev->md;
+	struct fp_sink_metadata md = a->ev->md;
 
 	if (!s->active) {
 		s->st.ignored_inactive++;
@@ -1025,8 +1033,8 @@ static int host_fn(struct fp_prof_session *s, void *argp)
 	return FP_OK;
 }
 
-int fp__prof_host_record(int session, const struct fp_prof_launch *l,
-			 const struct fp_prof_event *ev)
+int fp__prof_host_record(int session, const struct fp_sink_launch *l,
+			 const struct fp_sink_event *ev)
 {
 	struct host_arg a = {l, ev};
 
@@ -1581,9 +1589,9 @@ static int finalize_session(struct fp_prof_session *s, const char *format, struc
 	size_t i, n = 0;
 	int rc = FP_OK, r;
 
-	if (s->backend->flush && s->backend->flush(s) != FP_OK)
+	if (s->backend->flush && s->backend->flush(&s->sink) != FP_OK)
 		note_incomplete(s, "backend flush failed");
-	if (s->backend->stop(s) != FP_OK)
+	if (s->backend->stop(&s->sink) != FP_OK)
 		note_incomplete(s, "backend stop failed");
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
@@ -1732,7 +1740,7 @@ struct lctx_entry {
 static pthread_mutex_t lctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fp_hashmap lctx_map; /* probe key -> context id */
 static bool lctx_map_init;
-static struct lctx_entry *lctx; /* [FP_PROF_LCTX_NONE] is the empty context */
+static struct lctx_entry *lctx; /* [FP_SINK_LCTX_NONE] is the empty context */
 static uint32_t nlctx, lctx_alloc;
 static uint32_t *lctx_words;
 static size_t nlctx_words, lctx_words_alloc;
@@ -1743,7 +1751,7 @@ static _Thread_local unsigned thread_lctx_epoch; /* 0: never refreshed */
 uint32_t fp_prof_launch_context(void)
 {
 	if (thread_lctx_epoch != atomic_load_explicit(&lctx_epoch, memory_order_relaxed))
-		return FP_PROF_LCTX_NONE;
+		return FP_SINK_LCTX_NONE;
 	return thread_lctx;
 }
 
@@ -1820,7 +1828,7 @@ static int lctx_collect_fn(struct fp_prof_session *s, void *argp)
 static void lctx_refresh(void)
 {
 	struct lctx_collect c;
-	uint32_t id = FP_PROF_LCTX_NONE;
+	uint32_t id = FP_SINK_LCTX_NONE;
 	unsigned epoch;
 
 	c.n = 0;
@@ -1828,7 +1836,7 @@ static void lctx_refresh(void)
 	pthread_mutex_lock(&lctx_lock);
 	epoch = atomic_load(&lctx_epoch);
 	if (c.n && lctx_intern_locked(c.w, c.n, &id))
-		id = FP_PROF_LCTX_LOST;
+		id = FP_SINK_LCTX_LOST;
 	pthread_mutex_unlock(&lctx_lock);
 	thread_lctx = id;
 	thread_lctx_epoch = epoch;
@@ -1856,7 +1864,7 @@ static bool lctx_get(uint32_t id, int sid, uint32_t *node, uint32_t *state)
 	bool found = false;
 	uint32_t i;
 
-	if (id == FP_PROF_LCTX_NONE || id == FP_PROF_LCTX_LOST)
+	if (id == FP_SINK_LCTX_NONE || id == FP_SINK_LCTX_LOST)
 		return false;
 	pthread_mutex_lock(&lctx_lock);
 	if (id < nlctx) {
@@ -1914,7 +1922,7 @@ static void lctx_frames_release(struct lctx_frames *f)
 }
 
 /* Session lock held: the node of a kernel launched in `inner` inside `outer`. */
-static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, uint32_t outer,
+static int lctx_node(struct fp_prof_session *s, const struct fp_sink_event *ev, uint32_t outer,
 		     uint32_t inner, uint32_t *out)
 {
 	uint32_t on = FP_CALLTREE_ROOT, ost = FP_CALLTREE_NONE;
@@ -1925,7 +1933,7 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 	size_t i, skip = 0;
 	int rc = FP_OK;
 
-	if (outer == FP_PROF_LCTX_LOST || inner == FP_PROF_LCTX_LOST)
+	if (outer == FP_SINK_LCTX_LOST || inner == FP_SINK_LCTX_LOST)
 		s->st.unmatched++;
 	has_outer = lctx_get(outer, s->id, &on, &ost);
 	lctx_get(inner, s->id, &in, &ist);
@@ -1958,7 +1966,7 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev, 
 	return rc;
 }
 
-int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_prof_event *ev,
+int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_sink_event *ev,
 				     uint32_t outer, uint32_t inner, uint32_t *filed)
 {
 	uint32_t node = FP_CALLTREE_NONE;
@@ -1978,9 +1986,9 @@ int fp_prof_session_kernel_lctx_node(struct fp_prof_session *s, const struct fp_
 	return FP_OK;
 }
 
-int fp_prof_session_kernel_launched(struct fp_prof_session *s, const struct fp_prof_event *ev,
+int fp_prof_session_kernel_launched(struct fp_prof_session *s, const struct fp_sink_event *ev,
 				    uint32_t outer, uint32_t inner,
-				    const struct fp_prof_launch_state *ls, uint32_t *filed)
+				    const struct fp_sink_launch_state *ls, uint32_t *filed)
 {
 	uint32_t node = FP_CALLTREE_NONE;
 	bool active;
@@ -2006,21 +2014,8 @@ int fp_prof_session_kernel_launched(struct fp_prof_session *s, const struct fp_p
 	return FP_OK;
 }
 
-int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_prof_event *ev,
+int fp_prof_session_kernel_lctx(struct fp_prof_session *s, const struct fp_sink_event *ev,
 				uint32_t outer, uint32_t inner)
 {
 	return fp_prof_session_kernel_lctx_node(s, ev, outer, inner, NULL);
-}
-
-int fp_prof_session_tree_apply(struct fp_prof_session *s,
-			       int (*fn)(struct fp_calltree *t, void *arg), void *arg)
-{
-	int rc;
-
-	if (!s || !fn)
-		return FP_EINVAL;
-	pthread_mutex_lock(&s->lock);
-	rc = fn(s->tree, arg);
-	pthread_mutex_unlock(&s->lock);
-	return rc;
 }

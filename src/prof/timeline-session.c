@@ -100,7 +100,7 @@ static void note_warning(struct fp__tl_state *tl, const char *kernel, size_t kle
 }
 
 struct add_arg {
-	const struct fp_prof_launch *l;
+	const struct fp_sink_launch *l;
 	const struct fp_timeline *t;
 	const struct fp_prof_tl_scope *scopes;
 	size_t nscopes;
@@ -304,7 +304,7 @@ fail:
 	return FP_OK;
 }
 
-int fp_prof_timeline_add(int session, const struct fp_prof_launch *l, const struct fp_timeline *t,
+int fp_prof_timeline_add(int session, const struct fp_sink_launch *l, const struct fp_timeline *t,
 			 const struct fp_prof_tl_scope *scopes, size_t nscopes,
 			 uint64_t host_begin_ns, uint64_t host_end_ns, unsigned flags)
 {

@@ -167,7 +167,7 @@ static void add_other(struct run *r, struct in *in)
 static int on_kernel(void *arg, const struct fp_cupti_kernel_record *k)
 {
 	struct run *r = arg;
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 	int i;
 
 	CHECK(k->kind == 3 || k->kind == 10);
@@ -177,7 +177,7 @@ static int on_kernel(void *arg, const struct fp_cupti_kernel_record *k)
 	if (r->sid < 0)
 		return FP_OK;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.device_id = k->device_id;
 	ev.device_type = FP_PROF_NO_NAME;
 	ev.kernel = r->names[k->name & 0xf];
@@ -190,7 +190,7 @@ static int on_kernel(void *arg, const struct fp_cupti_kernel_record *k)
 	ev.correlation = k->correlation;
 	/* A graph node's record comes without a launch of its own: filed by launch context. */
 	if (k->graph_node_id)
-		fp_prof_session_kernel_lctx(fp_prof_session_get(r->sid), &ev, FP_PROF_LCTX_NONE,
+		fp_prof_session_kernel_lctx(fp_prof_session_get(r->sid), &ev, FP_SINK_LCTX_NONE,
 					    fp_prof_launch_context());
 	else
 		fp_prof_kernel(r->sid, &ev);
@@ -374,7 +374,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				r.buf[r.len++] = (uint8_t)take(&in, 1);
 			break;
 		case 5: {
-			struct fp_prof_launch l;
+			struct fp_sink_launch l;
 			uint32_t corr = take(&in, 1);
 
 			flush(&r);

@@ -137,6 +137,7 @@ static void check_run(const struct fp_dbg_run *run)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_findings *fs = NULL;
 	struct fp_dbg_launch *launch = NULL;
 	struct fp_diag d;
 	const char *sites;
@@ -174,13 +175,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 mode & 4 ? ttir_json : "null");
 	st = fp_dbg_launch_parse(run, lj, strlen(lj), &launch, &d);
 	CHECK(st == FP_OK);
+	st = fp_dbg_launch_findings(run, launch, &fs, &d);
+	CHECK(st == FP_OK || st == FP_ENOMEM || st == FP_ELIMIT);
 	null = fopen("/dev/null", "w");
 	CHECK(null);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		st = fp_dbg_write_format(run, launch, formats[i], null, &d);
+		st = fp_dbg_write_format(run, launch, fs, formats[i], null, &d);
 		CHECK(st == FP_OK || st == FP_ENOMEM);
 	}
 	fclose(null);
+	fp_dbg_findings_free(fs);
 	/* whole reports (and artifacts) on disk only for small runs: files are slow */
 	if ((mode & 1) && fp_dbg_run_info(run)->record_count <= 32) {
 		struct fp_dbg_outputs out;

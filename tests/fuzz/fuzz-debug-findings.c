@@ -125,19 +125,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(d.msg[0]);
 	} else {
 		check_findings(run, fs);
-		fp_dbg_findings_free(fs);
 		if (fp_dbg_run_info(run)->programs >= 1 &&
 		    fp_dbg_run_info(run)->programs <= UINT32_MAX &&
 		    fp_dbg_launch_parse(run, lj, strlen(lj), &launch, &d) == FP_OK) {
 			null = fopen("/dev/null", "w");
 			CHECK(null);
-			st = fp_dbg_write_format(run, launch, "txt", null, &d);
+			/* the launch's parsed arguments give the findings the JSON's gave */
+			{
+				struct fp_dbg_findings *lf = NULL;
+
+				st = fp_dbg_launch_findings(run, launch, &lf, &d);
+				CHECK(st == FP_OK || st == FP_ENOMEM);
+				CHECK(st || fp_dbg_findings_count(lf) == fp_dbg_findings_count(fs));
+				fp_dbg_findings_free(lf);
+			}
+			st = fp_dbg_write_format(run, launch, fs, "txt", null, &d);
 			CHECK(st == FP_OK || st == FP_ENOMEM);
-			st = fp_dbg_write_format(run, launch, "json", null, &d);
+			st = fp_dbg_write_format(run, launch, fs, "json", null, &d);
 			CHECK(st == FP_OK || st == FP_ENOMEM);
 			fclose(null);
 			fp_dbg_launch_free(launch);
 		}
+		fp_dbg_findings_free(fs);
 	}
 	free(lj);
 	fp_dbg_run_free(run);

@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   0,
 			   0};
 	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_findings *fs = NULL;
 	struct fp_dbg_launch *launch = NULL;
 	struct fp_diag d;
 	FILE *null;
@@ -119,13 +120,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(st == FP_OK || st == FP_ENOMEM || st == FP_ELIMIT);
 	if (st)
 		goto out;
+	st = fp_dbg_launch_findings(run, launch, &fs, &d);
+	CHECK(st == FP_OK || st == FP_ENOMEM || st == FP_ELIMIT);
 	null = fopen("/dev/null", "w");
 	CHECK(null);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		st = fp_dbg_write_format(run, launch, formats[i], null, &d);
+		st = fp_dbg_write_format(run, launch, fs, formats[i], null, &d);
 		CHECK(st == FP_OK || st == FP_ENOMEM);
 	}
 	fclose(null);
+	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(launch);
 out:
 	fp_dbg_run_free(run);

@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	fp_diag_clear(&d);
-	rc = fp_calltree_parse_hatchet((const char *)data, size, &lim, &t, &info, &d);
+	rc = fp_calltree_parse_hatchet((const char *)data, size, &lim, FP_HATCHET_STRICT, &t, &info, &d);
 	if (rc != FP_OK) {
 		CHECK(t == NULL);
 		CHECK(rc == FP_EFORMAT || rc == FP_ELIMIT || rc == FP_ENOMEM || rc == FP_EINVAL);
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(info.nodes >= fp_calltree_node_count(t));
 	a = write_tree(t, &alen);
 	fp_diag_clear(&d);
-	rc = fp_calltree_parse_hatchet(a, alen, &lim, &t2, NULL, &d);
+	rc = fp_calltree_parse_hatchet(a, alen, &lim, FP_HATCHET_STRICT, &t2, NULL, &d);
 	if (rc != FP_OK) {
 		fprintf(stderr, "fuzz-hatchet: our own output does not read back: %s\n", d.msg);
 		abort();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the HTML report's reader of Debugger reports (src/report/html-debug.c):
+ * libFuzzer harness for the HTML report's reader of Debugger reports (src/html/html-debug.c):
  * the input is a report's JSON text. Adding it must succeed or fail cleanly (FP_EFORMAT,
  * FP_EVERSION, FP_ELIMIT, FP_ENOMEM) and leave the page as it was; an added launch must write a
  * page. Small caps make binning, series and the findings cap reachable. No file is read (no

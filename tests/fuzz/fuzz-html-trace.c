@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the HTML report's reader of Chrome traces (src/report/html-trace.c): the
+ * libFuzzer harness for the HTML report's reader of Chrome traces (src/html/html-trace.c): the
  * input is the trace's JSON text. Adding it to a profile page must succeed or fail cleanly
  * (FP_EFORMAT, FP_ELIMIT, FP_ENOMEM); the slices kept never exceed the cap nor the slices read,
  * and a page with a timeline writes. A violated invariant aborts.

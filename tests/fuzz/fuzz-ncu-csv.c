@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(fp_calltree_write_hatchet(t, w) == FP_OK);
 	CHECK(fp_jsonw_finish(w) == FP_OK);
 	fp_jsonw_free(w);
-	CHECK(fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, &t2, NULL, &d) == FP_OK);
+	CHECK(fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, 0, &t2, NULL, &d) == FP_OK);
 	fp_calltree_free(t2);
 	fp_strbuf_release(&sb);
 	fp_calltree_free(t);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the viewer's streaming profile reader (fp_view_parse_profile(), with and
- * without its scanner thread) against the DOM reader it stands in for: for any bytes both must
- * return the same status; on failure
- * the same diagnostic (offset and message); on success equal trees (structure, values, metric
+ * libFuzzer harness for the Hatchet reader's streaming fast path (fp_calltree_parse_hatchet(),
+ * with and without its scanner thread) against the DOM reader it stands in for
+ * (FP_HATCHET_STRICT): for any bytes both must return the same status; on failure the same
+ * diagnostic (offset and message); on success equal trees (structure, values, metric
  * names and kinds in the same order) and the same counters. A successful tree then goes through
  * a view with several metrics and filters and is rendered, which must not fail except for
  * out-of-range options. Any mismatch aborts, which libFuzzer reports as a crash.
@@ -69,7 +69,7 @@ static void render(struct fp_calltree *t, const char *metrics, const char *inclu
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fp_calltree *fast = NULL, *strict = NULL;
-	struct fp_view_read_info fi, si;
+	struct fp_hatchet_info fi, si;
 	struct fp_diag fd, sd, why;
 	const char *text = (const char *)data;
 	int rf, rs;
@@ -77,9 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&fd, 0, sizeof(fd));
 	memset(&sd, 0, sizeof(sd));
 	/* Every other input takes the scanner thread, which small inputs otherwise never do. */
-	rf = fp_view_parse_profile(text, size, NULL, size % 2 ? FP_VIEW_READ_THREADED : 0, &fast,
+	rf = fp_calltree_parse_hatchet(text, size, NULL, size % 2 ? FP_HATCHET_THREADED : 0, &fast,
 				   &fi, &fd);
-	rs = fp_view_parse_profile(text, size, NULL, FP_VIEW_READ_STRICT, &strict, &si, &sd);
+	rs = fp_calltree_parse_hatchet(text, size, NULL, FP_HATCHET_STRICT, &strict, &si, &sd);
 	CHECK(rf == rs);
 	if (rs != FP_OK) {
 		CHECK(fast == NULL && strict == NULL);
@@ -90,10 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(fp_calltree_equal(fast, strict, 0, &why));
 	CHECK(fp_calltree_node_count(fast) == fp_calltree_node_count(strict));
 	same_metrics(fast, strict);
-	CHECK(fi.hatchet.nodes == si.hatchet.nodes);
-	CHECK(fi.hatchet.merged_siblings == si.hatchet.merged_siblings);
-	CHECK(fi.hatchet.skipped_metrics == si.hatchet.skipped_metrics);
-	CHECK(fi.hatchet.has_device_info == si.hatchet.has_device_info);
+	CHECK(fi.nodes == si.nodes);
+	CHECK(fi.merged_siblings == si.merged_siblings);
+	CHECK(fi.skipped_metrics == si.skipped_metrics);
+	CHECK(fi.has_device_info == si.has_device_info);
 
 	render(fast, NULL, NULL, false);
 	render(fast, "time/ms,count/%,util,avg_time/us,gflop/s", NULL, true);

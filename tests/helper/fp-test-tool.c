@@ -307,6 +307,7 @@ static int cmd_ttir_estimate(int argc, char **argv)
 
 static int cmd_debug_report(int argc, char **argv)
 {
+	struct fp_dbg_findings *findings = NULL;
 	struct fp_dbg_launch *launch = NULL;
 	struct fp_dbg_run *run = NULL;
 	char *buf = NULL, *sites = NULL, *lj = NULL;
@@ -323,13 +324,16 @@ static int cmd_debug_report(int argc, char **argv)
 	if (!rc)
 		rc = fp_dbg_launch_parse(run, lj, nlj, &launch, &diag);
 	if (!rc)
-		rc = fp_dbg_write_format(run, launch, argv[0], stdout, &diag);
+		rc = fp_dbg_launch_findings(run, launch, &findings, &diag);
+	if (!rc)
+		rc = fp_dbg_write_format(run, launch, findings, argv[0], stdout, &diag);
 	if (rc) {
 		printf("error: %s at byte %" PRIu64 ": %s\n", fp_status_name(rc), diag.offset,
 		       diag.msg);
 		rc = 1;
 	}
 out:
+	fp_dbg_findings_free(findings);
 	fp_dbg_launch_free(launch);
 	fp_dbg_run_free(run);
 	free(buf);

@@ -460,7 +460,7 @@ TEST(cupti_backend_python_context)
 {
 	struct fp_prof_frame fr[2] = {{"model.py", 8, "forward", 7, 12},
 				      {"ops.py", 6, "add", 3, 5}};
-	struct fp_prof_metadata md = {0};
+	struct fp_sink_metadata md = {0};
 	struct fp_calltree *t;
 	struct fp_diag d;
 	uint32_t cp;
@@ -470,7 +470,7 @@ TEST(cupti_backend_python_context)
 	id = start(FP_PROF_CONTEXT_PYTHON, &d);
 	ASSERT_GE(id, 0);
 	ASSERT_OK(fp_prof_callpath_intern(fr, 2, &cp));
-	md.flags = FP_PROF_MD_FLOPS16 | FP_PROF_MD_BYTES;
+	md.flags = FP_SINK_MD_FLOPS16 | FP_SINK_MD_BYTES;
 	md.flops16 = 2e9;
 	md.bytes = 4096;
 	ASSERT_OK(fp_prof_scope_enter(id, "step", 4, 0));
@@ -657,7 +657,7 @@ TEST(cupti_backend_threads_8)
 
 TEST(cupti_backend_graphs)
 {
-	struct fp_prof_metadata md = {0};
+	struct fp_sink_metadata md = {0};
 	struct fp_calltree *t;
 	struct fp_diag d;
 	int id;
@@ -668,7 +668,7 @@ TEST(cupti_backend_graphs)
 
 	/* Capture: the launch only adds node 100 to graph 1; its metadata stays with the node. */
 	ASSERT_OK(fp_prof_scope_enter(id, "capture", 7, 0));
-	md.flags = FP_PROF_MD_BYTES;
+	md.flags = FP_SINK_MD_BYTES;
 	md.bytes = 100;
 	fp_cupti_set_thread_launch(FP_PROF_NO_CALLPATH, &md);
 	fk.fake_cupti_launch_enter(DRV, LAUNCH_EX, 20);
@@ -1350,7 +1350,7 @@ TEST(cupti_backend_oom)
  * those handed over whole are not. */
 TEST(cupti_backend_est_per_program)
 {
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	struct fp_calltree *t;
 	struct fp_diag d;
 	int id;
@@ -1359,7 +1359,7 @@ TEST(cupti_backend_est_per_program)
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
 	memset(&md, 0, sizeof(md));
-	md.flags = FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	md.flags = FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 	md.est_bytes = 100;
 	md.est_flops = 3;
 	ASSERT_OK(fp_prof_scope_enter(id, "pp", 2, 0));
@@ -1391,7 +1391,7 @@ TEST(cupti_kest_table)
 {
 	const double a[2] = {100, 3}, b[2] = {7, 1};
 	struct fp_cupti_kest_stats s;
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	uint64_t seen[4];
 	uint32_t ref, e1, e2;
 	uint64_t fn;
@@ -1406,7 +1406,7 @@ TEST(cupti_kest_table)
 	ASSERT(fp__cupti_kest_get(ref, &md));
 	ASSERT_DEQ(md.est_bytes, 100);
 	ASSERT_DEQ(md.est_flops, 3);
-	ASSERT_UEQ(md.flags, FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS);
+	ASSERT_UEQ(md.flags, FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS);
 	ASSERT_UEQ(md.reserved, FP__CUPTI_MD_PER_PROGRAM);
 	ASSERT(fp__cupti_kest_get(FP__CUPTI_MD_KEST | ref, &md)); /* as the slot keeps it */
 	ASSERT(!fp__cupti_kest_get(fp__cupti_kest_find(0x2000), &md));
@@ -1467,7 +1467,7 @@ TEST(cupti_kest_table)
 TEST(cupti_backend_kest_launch)
 {
 	const double a[2] = {100, 3};
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	struct fp_cupti_kest_stats ks;
 	struct fp_calltree *t;
 	struct fp_diag d;
@@ -1500,7 +1500,7 @@ TEST(cupti_backend_kest_launch)
 	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, &d));
 	ASSERT_OK(fp_prof_scope_enter(id, "handed", 6, 0));
 	memset(&md, 0, sizeof(md));
-	md.flags = FP_PROF_MD_EST_BYTES | FP_PROF_MD_EST_FLOPS;
+	md.flags = FP_SINK_MD_EST_BYTES | FP_SINK_MD_EST_FLOPS;
 	md.est_bytes = 1;
 	md.est_flops = 1;
 	fp_cupti_set_thread_launch_ex(FP_PROF_NO_CALLPATH, &md, FP_CUPTI_LAUNCH_EST_PER_PROGRAM);

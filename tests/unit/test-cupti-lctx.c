@@ -32,14 +32,14 @@ static int open_session(enum fp_prof_context ctx)
 	return id;
 }
 
-static struct fp_prof_event kernel_event(const char *name)
+static struct fp_sink_event kernel_event(const char *name)
 {
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 	uint32_t k;
 
 	ASSERT_OK(fp_prof_name_intern(name, strlen(name), &k));
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.kernel = k;
 	ev.callpath = FP_PROF_NO_CALLPATH;
 	ev.device_type = FP_PROF_NO_NAME;
@@ -81,7 +81,7 @@ static double count_at(int session, const char *path)
 static void deliver(int session, const char *kernel, uint32_t outer, uint32_t inner,
 		    uint32_t callpath)
 {
-	struct fp_prof_event ev = kernel_event(kernel);
+	struct fp_sink_event ev = kernel_event(kernel);
 
 	ev.callpath = callpath;
 	ASSERT_OK(fp_prof_session_kernel_lctx(fp_prof_session_get(session), &ev, outer, inner));
@@ -92,14 +92,14 @@ TEST(cupti_lctx_follows_scopes)
 	uint32_t none, a, ab, a_again, st;
 	int id;
 
-	ASSERT_EQ(fp_prof_launch_context(), FP_PROF_LCTX_NONE);
+	ASSERT_EQ(fp_prof_launch_context(), FP_SINK_LCTX_NONE);
 	id = open_session(FP_PROF_CONTEXT_SHADOW);
 	none = fp_prof_launch_context();
-	ASSERT_EQ(none, FP_PROF_LCTX_NONE);
+	ASSERT_EQ(none, FP_SINK_LCTX_NONE);
 	ASSERT_OK(fp_prof_scope_enter(id, "a", 1, 0));
 	a = fp_prof_launch_context();
-	ASSERT_NE(a, FP_PROF_LCTX_NONE);
-	ASSERT_NE(a, FP_PROF_LCTX_LOST);
+	ASSERT_NE(a, FP_SINK_LCTX_NONE);
+	ASSERT_NE(a, FP_SINK_LCTX_LOST);
 	ASSERT_OK(fp_prof_scope_enter(id, "b", 1, 0));
 	ab = fp_prof_launch_context();
 	ASSERT_NE(ab, a);
@@ -115,12 +115,12 @@ TEST(cupti_lctx_follows_scopes)
 	ASSERT_EQ(fp_prof_scope_exit(id, "zz", 2, NULL), FP_ESTATE);
 	ASSERT_EQ(fp_prof_launch_context(), a);
 	ASSERT_OK(fp_prof_scope_exit(id, "a", 1, NULL));
-	ASSERT_EQ(fp_prof_launch_context(), FP_PROF_LCTX_NONE);
+	ASSERT_EQ(fp_prof_launch_context(), FP_SINK_LCTX_NONE);
 
 	/* Kernels delivered later land where the launch happened. */
-	deliver(id, "k", FP_PROF_LCTX_NONE, ab, FP_PROF_NO_CALLPATH);
-	deliver(id, "k", FP_PROF_LCTX_NONE, st, FP_PROF_NO_CALLPATH);
-	deliver(id, "k", FP_PROF_LCTX_NONE, FP_PROF_LCTX_NONE, FP_PROF_NO_CALLPATH);
+	deliver(id, "k", FP_SINK_LCTX_NONE, ab, FP_PROF_NO_CALLPATH);
+	deliver(id, "k", FP_SINK_LCTX_NONE, st, FP_PROF_NO_CALLPATH);
+	deliver(id, "k", FP_SINK_LCTX_NONE, FP_SINK_LCTX_NONE, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(id, "a/b/k"), 1);
 	ASSERT_EQ(count_at(id, "a/b/warm/k"), 1);
 	ASSERT_EQ(count_at(id, "k"), 1);
@@ -144,12 +144,12 @@ TEST(cupti_lctx_per_thread_and_session)
 	b = open_session(FP_PROF_CONTEXT_SHADOW);
 	ASSERT_OK(fp_prof_scope_enter(a, "only_a", 6, 0));
 	here = fp_prof_launch_context();
-	ASSERT_NE(here, FP_PROF_LCTX_NONE);
+	ASSERT_NE(here, FP_SINK_LCTX_NONE);
 	ASSERT_OK(pthread_create(&th, NULL, other_thread, &there));
 	pthread_join(th, NULL);
-	ASSERT_EQ(there, FP_PROF_LCTX_NONE);
-	deliver(a, "k", FP_PROF_LCTX_NONE, here, FP_PROF_NO_CALLPATH);
-	deliver(b, "k", FP_PROF_LCTX_NONE, here, FP_PROF_NO_CALLPATH);
+	ASSERT_EQ(there, FP_SINK_LCTX_NONE);
+	deliver(a, "k", FP_SINK_LCTX_NONE, here, FP_PROF_NO_CALLPATH);
+	deliver(b, "k", FP_SINK_LCTX_NONE, here, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(a, "only_a/k"), 1);
 	ASSERT_EQ(count_at(b, "k"), 1);
 	ASSERT_OK(fp_prof_scope_exit(a, NULL, 0, NULL));
@@ -181,8 +181,8 @@ TEST(cupti_lctx_python_and_nesting)
 	ASSERT_OK(fp_prof_scope_exit(FP_PROF_ALL, NULL, 0, NULL));
 
 	/* Python context: the scopes first, then the call path; shadow ignores the call path. */
-	deliver(py, "k", FP_PROF_LCTX_NONE, ab, cp);
-	deliver(sh, "k", FP_PROF_LCTX_NONE, ab, cp);
+	deliver(py, "k", FP_SINK_LCTX_NONE, ab, cp);
+	deliver(sh, "k", FP_SINK_LCTX_NONE, ab, cp);
 	ASSERT_EQ(count_at(py, "a/b/m.py:f@1/n.py:g@2/k"), 1);
 	ASSERT_EQ(count_at(sh, "a/b/k"), 1);
 	/* Graph replay: captured in a/c, replayed in a/b -> a/b/c (shared "a" once). */
@@ -195,20 +195,20 @@ TEST(cupti_lctx_python_and_nesting)
 	ASSERT_EQ(count_at(sh, "a/b/h"), 1);
 	deliver(sh, "h", a, x, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "a/x/h"), 1);
-	deliver(sh, "h", FP_PROF_LCTX_NONE, x, FP_PROF_NO_CALLPATH);
+	deliver(sh, "h", FP_SINK_LCTX_NONE, x, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "x/h"), 1);
 	/* A lost context is counted and filed at the root. */
-	deliver(sh, "lost", FP_PROF_LCTX_NONE, FP_PROF_LCTX_LOST, FP_PROF_NO_CALLPATH);
+	deliver(sh, "lost", FP_SINK_LCTX_NONE, FP_SINK_LCTX_LOST, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "lost"), 1);
 	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(sh), &st));
 	ASSERT_EQ(st.unmatched, 1);
 	ASSERT_EQ(st.failed, 0);
 	/* An unknown id is nothing to this session. */
-	deliver(sh, "u", FP_PROF_LCTX_NONE, 999999, FP_PROF_NO_CALLPATH);
+	deliver(sh, "u", FP_SINK_LCTX_NONE, 999999, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "u"), 1);
 	/* Inactive sessions ignore events. */
 	ASSERT_OK(fp_prof_deactivate(sh));
-	deliver(sh, "u", FP_PROF_LCTX_NONE, FP_PROF_LCTX_NONE, FP_PROF_NO_CALLPATH);
+	deliver(sh, "u", FP_SINK_LCTX_NONE, FP_SINK_LCTX_NONE, FP_PROF_NO_CALLPATH);
 	ASSERT_EQ(count_at(sh, "u"), 1);
 	ASSERT_EQ(fp_prof_session_kernel_lctx(NULL, NULL, 0, 0), FP_EINVAL);
 	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
@@ -220,13 +220,13 @@ TEST(cupti_lctx_shutdown_forgets)
 	int id = open_session(FP_PROF_CONTEXT_SHADOW);
 
 	ASSERT_OK(fp_prof_scope_enter(id, "a", 1, 0));
-	ASSERT_NE(fp_prof_launch_context(), FP_PROF_LCTX_NONE);
+	ASSERT_NE(fp_prof_launch_context(), FP_SINK_LCTX_NONE);
 	fp_prof_shutdown();
 	/* The thread never closed its scope, but the table is gone: no stale id. */
-	ASSERT_EQ(fp_prof_launch_context(), FP_PROF_LCTX_NONE);
+	ASSERT_EQ(fp_prof_launch_context(), FP_SINK_LCTX_NONE);
 	id = open_session(FP_PROF_CONTEXT_SHADOW);
 	ASSERT_OK(fp_prof_scope_enter(id, "b", 1, 0));
-	ASSERT_NE(fp_prof_launch_context(), FP_PROF_LCTX_NONE);
+	ASSERT_NE(fp_prof_launch_context(), FP_SINK_LCTX_NONE);
 	ASSERT_OK(fp_prof_scope_exit(id, NULL, 0, NULL));
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	fp_prof_shutdown();

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hardware metrics (include/flagprism/cupti-metrics.h): the request parser, the aggregation
- * rules (sum vs time-weighted mean, per node) and their attachment to a call tree, and the
- * CUPTI backend's range-profiler flow end to end on libfakecupti.so's fake range profiler
+ * rules and tree names, and the CUPTI backend's range-profiler flow end to end on libfakecupti.so's fake range profiler
  * (tests/unit/fake-cupti/fake_cupti_profiler.c): configuration, auto range + kernel replay,
  * ranges paired with kernel records by start time, values in the written Hatchet file and the
  * metadata, and the error paths (no permission, unsupported names, a missing entry point,
@@ -78,134 +77,6 @@ TEST(cupti_metrics_agg_rules)
 	ASSERT_EQ(fp_cupti_metric_tree_name("abcdef", FP_CUPTI_METRIC_SUM, buf, 4), 3);
 	ASSERT_STREQ(buf, "hw:");
 	ASSERT_EQ(fp_cupti_metric_tree_name("x", FP_CUPTI_METRIC_SUM, buf, 0), FP_EINVAL);
-}
-
-/* ---- aggregation onto a tree ----------------------------------------------------------------- */
-
-static double get(struct fp_calltree *t, uint32_t node, const char *m, bool total)
-{
-	struct fp_calltree_value v;
-	uint32_t id;
-
-	if (fp_calltree_metric_find(t, m, strlen(m), &id) || fp_calltree_get(t, node, id, &v))
-		return -1;
-	return total ? v.total : v.self;
-}
-
-static struct fp_calltree *two_kernels(uint32_t *a, uint32_t *b)
-{
-	struct fp_calltree *t = fp_calltree_new(NULL);
-	uint32_t fs, fa, fb, s;
-
-	ASSERT_NOT_NULL(t);
-	ASSERT_OK(fp_calltree_intern(t, "scope", 5, &fs));
-	ASSERT_OK(fp_calltree_intern(t, "add", 3, &fa));
-	ASSERT_OK(fp_calltree_intern(t, "mm", 2, &fb));
-	ASSERT_OK(fp_calltree_child(t, FP_CALLTREE_ROOT, fs, &s));
-	ASSERT_OK(fp_calltree_child(t, s, fa, a));
-	ASSERT_OK(fp_calltree_child(t, s, fb, b));
-	return t;
-}
-
-TEST(cupti_metrics_attach_sum_and_weighted_mean)
-{
-	static const char *const names[] = {"dram__bytes_read.sum", "sm__throughput.avg.pct"};
-	static const enum fp_cupti_metric_agg agg[] = {FP_CUPTI_METRIC_SUM, FP_CUPTI_METRIC_MEAN};
-	struct fp_cupti_metrics_attach_stats st;
-	struct fp_calltree *t;
-	uint32_t a, b;
-	double v0[] = {100, 10}, v1[] = {300, 50}, v2[] = {7, NAN}, v3[] = {1, 99};
-	struct fp_cupti_metric_range r[4];
-
-	t = two_kernels(&a, &b);
-	/* add: two launches, 1 us at 10% and 3 us at 50% -> time-weighted 40%, bytes 400. */
-	r[0] = (struct fp_cupti_metric_range){a, 1000, v0};
-	r[1] = (struct fp_cupti_metric_range){a, 3000, v1};
-	r[2] = (struct fp_cupti_metric_range){b, 500, v2}; /* mm: one value missing */
-	r[3] = (struct fp_cupti_metric_range){FP_CALLTREE_NONE, 100, v3}; /* not filed */
-	ASSERT_OK(fp_cupti_metrics_attach(t, names, agg, 2, r, 4, &st));
-	ASSERT_OK(fp_calltree_finalize(t));
-	ASSERT_DEQ(get(t, a, "hw:dram__bytes_read.sum", false), 400);
-	ASSERT_NEAR(get(t, a, "hw:sm__throughput.avg.pct (pty)", false), 40, 1e-12);
-	ASSERT_DEQ(get(t, a, "hw:launches", false), 2);
-	ASSERT_DEQ(get(t, b, "hw:dram__bytes_read.sum", false), 7);
-	ASSERT_DEQ(get(t, b, "hw:sm__throughput.avg.pct (pty)", false), -1);
-	/* Sums propagate to the scope and the root; means do not. */
-	ASSERT_DEQ(get(t, FP_CALLTREE_ROOT, "hw:dram__bytes_read.sum", true), 407);
-	ASSERT_DEQ(get(t, FP_CALLTREE_ROOT, "hw:launches", true), 3);
-	ASSERT_DEQ(get(t, fp_calltree_node_parent(t, a), "hw:sm__throughput.avg.pct (pty)", false),
-		   -1);
-	ASSERT_UEQ(st.ranges, 4);
-	ASSERT_UEQ(st.attached, 3);
-	ASSERT_UEQ(st.skipped, 1);
-	ASSERT_UEQ(st.nodes, 2);
-	ASSERT_UEQ(st.values, 5);
-	ASSERT_UEQ(st.missing, 1);
-	/* Twice would double the sums. */
-	ASSERT_EQ(fp_cupti_metrics_attach(t, names, agg, 2, r, 4, NULL), FP_ESTATE);
-	fp_calltree_free(t);
-}
-
-TEST(cupti_metrics_attach_zero_time_and_errors)
-{
-	static const char *const names[] = {"x.pct"};
-	static const enum fp_cupti_metric_agg agg[] = {FP_CUPTI_METRIC_MEAN};
-	struct fp_calltree *t;
-	uint32_t a, b;
-	double v0[] = {10}, v1[] = {30};
-	struct fp_cupti_metric_range r[2];
-
-	t = two_kernels(&a, &b);
-	/* No durations: every launch weighs the same. */
-	r[0] = (struct fp_cupti_metric_range){a, 0, v0};
-	r[1] = (struct fp_cupti_metric_range){a, 0, v1};
-	ASSERT_OK(fp_cupti_metrics_attach(t, names, agg, 1, r, 2, NULL));
-	ASSERT_DEQ(get(t, a, "hw:x.pct (pty)", false), 20);
-	fp_calltree_free(t);
-
-	t = two_kernels(&a, &b);
-	r[1].node = 999; /* no such node */
-	ASSERT_EQ(fp_cupti_metrics_attach(t, names, agg, 1, r, 2, NULL), FP_EINVAL);
-	ASSERT_EQ(fp_cupti_metrics_attach(NULL, names, agg, 1, r, 2, NULL), FP_EINVAL);
-	ASSERT_EQ(fp_cupti_metrics_attach(t, NULL, agg, 1, r, 2, NULL), FP_EINVAL);
-	ASSERT_OK(fp_cupti_metrics_attach(t, names, agg, 1, NULL, 0, NULL));
-	fp_calltree_free(t);
-}
-
-/* Build a two-kernel tree and attach to it, all under the test allocator. */
-static int oom_case(void *unused)
-{
-	static const char *const names[] = {"a.sum", "b.pct"};
-	static const enum fp_cupti_metric_agg agg[] = {FP_CUPTI_METRIC_SUM, FP_CUPTI_METRIC_MEAN};
-	double v[] = {1, 2};
-	struct fp_cupti_metric_range r[2];
-	struct fp_calltree *t = fp_calltree_new(NULL);
-	uint32_t fa, fb, a, b;
-	int rc;
-
-	if (!t)
-		return FP_ENOMEM;
-	rc = fp_calltree_intern(t, "a", 1, &fa);
-	if (!rc)
-		rc = fp_calltree_intern(t, "b", 1, &fb);
-	if (!rc)
-		rc = fp_calltree_child(t, FP_CALLTREE_ROOT, fa, &a);
-	if (!rc)
-		rc = fp_calltree_child(t, FP_CALLTREE_ROOT, fb, &b);
-	if (!rc) {
-		r[0] = (struct fp_cupti_metric_range){a, 1, v};
-		r[1] = (struct fp_cupti_metric_range){b, 1, v};
-		rc = fp_cupti_metrics_attach(t, names, agg, 2, r, 2, NULL);
-	}
-	fp_calltree_free(t);
-	return rc;
-}
-
-TEST(cupti_metrics_attach_oom)
-{
-	long ok = 0, total = fpt_oom_sweep(oom_case, NULL, 0, 1, &ok);
-
-	ASSERT_LT(ok, total);
 }
 
 /* ---- the backend on the fake range profiler -------------------------------------------------- */
@@ -681,7 +552,7 @@ TEST(cupti_metrics_fake_graph_launch_not_paired)
 TEST(cupti_metrics_fake_estimates_trace_inactive)
 {
 	struct fp_prof_options o = {0};
-	struct fp_prof_metadata md;
+	struct fp_sink_metadata md;
 	struct fp_calltree *t;
 	struct fp_diag d;
 	double r0[] = {8, 1500}, r1[] = {9, 700};
@@ -696,7 +567,7 @@ TEST(cupti_metrics_fake_estimates_trace_inactive)
 	o.data = FP_PROF_DATA_TRACE;
 	ASSERT_OK(fp_prof_start(&o, &id, &d));
 	memset(&md, 0, sizeof(md));
-	md.flags = FP_PROF_MD_EST_FLOPS;
+	md.flags = FP_SINK_MD_EST_FLOPS;
 	md.est_flops = 10;
 	fp_cupti_set_thread_launch_ex(FP_PROF_NO_CALLPATH, &md, FP_CUPTI_LAUNCH_EST_PER_PROGRAM);
 	launch_ex(1, "est", 0, 0, 0, 6, 0, 0);

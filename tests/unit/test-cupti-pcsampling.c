@@ -207,7 +207,7 @@ TEST(cupti_pcsampling_samples_land_on_triton_lines)
 	kernel_record(5, "hot_loop");
 	fk.fake_cupti_complete();
 	/* before CUPTI's worker decoded them, a flush finds nothing */
-	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_get(id)));
+	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_sink(fp_prof_session_get(id))));
 	ASSERT_OK(fp_cupti_pcsampling_get_stats(&ps));
 	ASSERT_UEQ(ps.samples, 0);
 	ASSERT_GE(ps.getdata_calls, 1);
@@ -219,7 +219,7 @@ TEST(cupti_pcsampling_samples_land_on_triton_lines)
 	ASSERT_UEQ(ps.stall_reasons, 4);
 	/* the flush finalize does, after the worker ran: records in, samples drained and filed */
 	fk.fake_pcs_worker();
-	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_get(id)));
+	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_sink(fp_prof_session_get(id))));
 	t = fp_prof_session_tree(fp_prof_session_get(id));
 	ASSERT_OK(fp_calltree_finalize(t));
 	outer = child_ending(t, FP_CALLTREE_ROOT, "outer");
@@ -307,7 +307,7 @@ TEST(cupti_pcsampling_cubin_handed_over_before_start)
 	kernel_record(9, "hot_loop");
 	fk.fake_cupti_complete();
 	fk.fake_pcs_worker();
-	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_get(id)));
+	ASSERT_OK(fp_backend_cupti()->flush(fp_prof_session_sink(fp_prof_session_get(id))));
 	ASSERT_OK(fp_cupti_pcsampling_get_stats(&ps));
 	ASSERT_UEQ(ps.cubins, 1);
 	ASSERT_UEQ(ps.on_lines, 11);

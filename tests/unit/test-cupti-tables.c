@@ -95,12 +95,12 @@ TEST(cupti_tables_corr_threads)
 TEST(cupti_tables_md_ring)
 {
 	struct fp__cupti_mdring r;
-	struct fp_prof_metadata md = {0}, out;
+	struct fp_sink_metadata md = {0}, out;
 	uint64_t t1, t;
 	int i;
 
 	ASSERT_OK(fp__cupti_md_init(&r, 8));
-	md.flags = FP_PROF_MD_FLOPS16 | FP_PROF_MD_BYTES;
+	md.flags = FP_SINK_MD_FLOPS16 | FP_SINK_MD_BYTES;
 	md.flops16 = 1e12;
 	md.bytes = 4096;
 	t1 = fp__cupti_md_put(&r, &md);
@@ -131,7 +131,7 @@ TEST(cupti_tables_graphs)
 	n.lctx = 3;
 	n.callpath = 4;
 	n.has_md = true;
-	n.md.flags = FP_PROF_MD_BYTES;
+	n.md.flags = FP_SINK_MD_BYTES;
 	n.md.bytes = 8;
 	ASSERT_OK(fp__cupti_graphs_put(&g, &n));
 	ASSERT(fp__cupti_graphs_get(&g, 10, &out));

@@ -438,6 +438,7 @@ TEST(debug_frames_reports)
 {
 	struct dbgb b;
 	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs = NULL;
 	struct fp_dbg_launch *l;
 	char *buf = NULL;
 	size_t len = 0;
@@ -448,9 +449,10 @@ TEST(debug_frames_reports)
 	frame_run(&b, true);
 	run = decode_sites(&b, FRAME_SITES);
 	ASSERT_OK(fp_dbg_launch_parse(run, lj, strlen(lj), &l, NULL));
+	ASSERT_OK(fp_dbg_launch_findings(run, l, &fs, NULL));
 	f = open_memstream(&buf, &len);
 	ASSERT_NOT_NULL(f);
-	ASSERT_OK(fp_dbg_write_format(run, l, "json", f, NULL));
+	ASSERT_OK(fp_dbg_write_format(run, l, fs, "json", f, NULL));
 	fclose(f);
 	ASSERT(strstr(buf, "\"coverage\": {"));
 	ASSERT(strstr(buf, "\"memory_sites\": 3"));
@@ -463,7 +465,7 @@ TEST(debug_frames_reports)
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	ASSERT_NOT_NULL(f);
-	ASSERT_OK(fp_dbg_write_format(run, l, "txt", f, NULL));
+	ASSERT_OK(fp_dbg_write_format(run, l, fs, "txt", f, NULL));
 	fclose(f);
 	ASSERT(strstr(buf, "COVERAGE: 2 of 3 memory sites, 8 of 9 statements observed"));
 	ASSERT(strstr(buf, "\nk.py:20 helper -> h.py:7 inner -> h.py:3:4  q = r * 2\n"));
@@ -471,6 +473,7 @@ TEST(debug_frames_reports)
 	ASSERT(strstr(buf, "not observed (statement) at k.py:20 helper -> h.py:9: f(x)"));
 	ASSERT(strstr(buf, "[atomic_add on p + o]"));
 	free(buf);
+	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(l);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);

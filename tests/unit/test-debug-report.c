@@ -16,7 +16,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "report/dbg-num.h"
+#include "debug/report-internal.h"
 #include "test.h"
 #include "test-debug.h"
 
@@ -629,6 +629,7 @@ TEST(debug_report_bad_launch)
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_outputs out;
+	struct fp_dbg_findings *fs = NULL;
 	struct fp_dbg_launch *l;
 	struct fp_diag d;
 	size_t i;
@@ -656,11 +657,15 @@ TEST(debug_report_bad_launch)
 		FILE *f = tmpfile();
 
 		ASSERT_NOT_NULL(f);
-		ASSERT_OK(fp_dbg_write_format(run, l, "json", f, &d));
-		ASSERT_OK(fp_dbg_write_format(run, l, "raw", f, &d));
-		ASSERT_EQ(fp_dbg_write_format(run, l, "html", f, &d), FP_ENOENT);
+		ASSERT_OK(fp_dbg_launch_findings(run, l, &fs, &d));
+		ASSERT_OK(fp_dbg_write_format(run, l, fs, "json", f, &d));
+		ASSERT_OK(fp_dbg_write_format(run, l, fs, "raw", f, &d));
+		ASSERT_OK(fp_dbg_write_format(run, l, NULL, "txt", f, &d)); /* no findings */
+		ASSERT_EQ(fp_dbg_write_format(run, l, fs, "html", f, &d), FP_ENOENT);
+		ASSERT_EQ(fp_dbg_launch_findings(run, NULL, &fs, &d), FP_EINVAL);
 		fclose(f);
 	}
+	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(l);
 	fp_dbg_launch_free(NULL);
 	fp_dbg_run_free(run);
@@ -873,7 +878,7 @@ static void fmt_check(double v)
 	ASSERT_STREQ(a, b);
 }
 
-/* The fast formatters of dbg-num.c give exactly the slow paths' text. */
+/* The fast formatters of report-num.c give exactly the slow paths' text. */
 TEST(debug_report_number_format)
 {
 	size_t i;

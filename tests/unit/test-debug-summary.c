@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests of the Debugger's whole-program summary (src/report/dbg-summary.c) and of
+ * Unit tests of the Debugger's whole-program summary (src/debug/summary.c) and of
  * fp_dbg_report(), which feeds it: launches per status and reason, reserved indices, findings
  * deduplicated across launches, reports written only for launches with findings, the JSON read
  * back field by field, the text form, caps counted, bad arguments, an out-of-memory sweep; and

@@ -16,7 +16,7 @@
 #include <flagprism/npy.h>
 #include <flagprism/strbuf.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 #include "test-tree.h"
 #include "test.h"
 

@@ -508,7 +508,7 @@ TEST(ncu_attach_hatchet_round_trip)
 	ASSERT_OK(fp_calltree_write_hatchet(t, w));
 	ASSERT_OK(fp_jsonw_finish(w));
 	fp_jsonw_free(w);
-	ASSERT_OK(fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, &t2, NULL, &d));
+	ASSERT_OK(fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, 0, &t2, NULL, &d));
 	ASSERT(fp_calltree_equal(t, t2, 0, &d));
 	run_add = node(t2, "main.py:run@10", "add_kernel");
 	ASSERT_NEAR(val(t2, run_add, "ncu:GPU Speed Of Light Throughput:Duration (nsecond)", false),

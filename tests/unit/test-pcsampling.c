@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for the CUPTI PC-sampling collector (src/backend/cupti_pcsampling.c): the
- * aggregator and its attribution to Triton source lines, on a real cubin (tests/data/cubin/,
+ * aggregator and its attribution to Triton source lines (through the profiler's filing rules,
+ * src/prof/sink.c, on a bare tree), on a real cubin (tests/data/cubin/,
  * hot_loop's loop body is lines 27-28 of make_cubins.py), and the CUPTI driver's call sequence
  * and error paths, run against stand-in PC-sampling functions defined here (no libcupti).
  */
@@ -16,6 +17,7 @@
 #include <flagprism/status.h>
 
 #include "backend/cupti-pcs-internal.h"
+#include "prof/prof-internal.h"
 #include "test.h"
 
 #define FP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,6 +91,38 @@ static void make_data(struct fp__cupti_pcs_data *d, struct fp__cupti_pcs_pc *pcs
 	}
 }
 
+/*
+ * A sink session whose PC samples go into a bare tree by the profiler's own rules
+ * (fp__prof_pc_reasons(), fp__prof_pc_file()); everything else is the profiler's sink.
+ */
+static struct {
+	struct fp_sink_session h;
+	struct fp_sink sink;
+	struct fp_calltree *t;
+} tree_sink;
+
+static int tree_pc_reasons(struct fp_sink_session *h, const char *const *reasons, size_t n)
+{
+	(void)h;
+	return fp__prof_pc_reasons(tree_sink.t, reasons, n);
+}
+
+static int tree_pc_sample(struct fp_sink_session *h, const struct fp_sink_pc_sample *v)
+{
+	(void)h;
+	return fp__prof_pc_file(tree_sink.t, v);
+}
+
+static struct fp_sink_session *on_tree(struct fp_calltree *t)
+{
+	tree_sink.sink = *fp_prof_sink();
+	tree_sink.sink.pc_reasons = tree_pc_reasons;
+	tree_sink.sink.pc_sample = tree_pc_sample;
+	tree_sink.h.sink = &tree_sink.sink;
+	tree_sink.t = t;
+	return &tree_sink.h;
+}
+
 struct nodes {
 	uint32_t kernel; /* of correlation 7 */
 };
@@ -124,7 +158,7 @@ static uint32_t named_child(struct fp_calltree *t, uint32_t parent, const char *
 
 TEST(pcsampling_reason_names)
 {
-	struct fp__pcs *p = fp__pcs_new(0);
+	struct fp__pcs *p = fp__pcs_new(0, fp_prof_sink());
 
 	ASSERT_NOT_NULL(p);
 	ASSERT_EQ(fp__pcs_set_reasons(p, 0, reason_index, reason_names), FP_EINVAL);
@@ -154,7 +188,7 @@ TEST(pcsampling_attributes_to_triton_lines)
 	struct fp__cupti_pcs_data d;
 	struct fp__pcs_stats s;
 	struct fp_calltree *t = fp_calltree_new(NULL);
-	struct fp__pcs *p = fp__pcs_new(0);
+	struct fp__pcs *p = fp__pcs_new(0, fp_prof_sink());
 	struct nodes n;
 	uint32_t scope, frame, l27, l28, l24, none, nocubin, nolaunch;
 	char name27[512], name28[512], name24[512];
@@ -176,7 +210,7 @@ TEST(pcsampling_attributes_to_triton_lines)
 	make_data(&d, pcs, st, spec, FP_ARRAY_SIZE(spec));
 	d.droppedSamples = 3;
 	ASSERT_OK(fp__pcs_add_data(p, &d));
-	ASSERT_OK(fp__pcs_attribute(p, t, node_of, &n));
+	ASSERT_OK(fp__pcs_attribute(p, on_tree(t), node_of, &n));
 	ASSERT_OK(fp_calltree_finalize(t));
 
 	/* the line frames carry the directory from the line table */
@@ -245,7 +279,7 @@ TEST(pcsampling_attributes_to_triton_lines)
 		ASSERT_DEQ(v.total, 56 + 22 + 3 + 4 + 6);
 	}
 	/* consumed: a second attribution adds nothing */
-	ASSERT_OK(fp__pcs_attribute(p, t, node_of, &n));
+	ASSERT_OK(fp__pcs_attribute(p, on_tree(t), node_of, &n));
 	ASSERT_OK(fp_calltree_finalize(t));
 	ASSERT_DEQ(metric(t, l27, "num_samples"), 56);
 	fp__pcs_free(p);
@@ -265,7 +299,7 @@ TEST(pcsampling_bad_records_and_full_table_are_counted)
 	struct fp__cupti_pcs_stall st[16];
 	struct fp__cupti_pcs_data d;
 	struct fp__pcs_stats s;
-	struct fp__pcs *p = fp__pcs_new(1);
+	struct fp__pcs *p = fp__pcs_new(1, fp_prof_sink());
 	struct fp_calltree *t = fp_calltree_new(NULL);
 
 	ASSERT_OK(fp__pcs_set_reasons(p, 4, reason_index, reason_names));
@@ -280,7 +314,7 @@ TEST(pcsampling_bad_records_and_full_table_are_counted)
 	ASSERT_UEQ(s.samples, 1);
 	/* kept: only "selected" of PC 0x10 (PC 0x20's samples had a bad index, PC 0x30's did not
 	 * fit the cap of one counter) */
-	ASSERT_OK(fp__pcs_attribute(p, t, NULL, NULL));
+	ASSERT_OK(fp__pcs_attribute(p, on_tree(t), NULL, NULL));
 	fp__pcs_get_stats(p, &s);
 	ASSERT_UEQ(s.no_cubin, 1);
 	ASSERT_UEQ(s.no_launch, 1);
@@ -294,7 +328,7 @@ TEST(pcsampling_bad_records_and_full_table_are_counted)
 TEST(pcsampling_unreadable_cubin_goes_to_no_line)
 {
 	static const uint8_t junk[] = "\177ELF not really";
-	struct fp__pcs *p = fp__pcs_new(0);
+	struct fp__pcs *p = fp__pcs_new(0, fp_prof_sink());
 	struct fp_diag diag;
 
 	ASSERT_EQ(fp__pcs_add_cubin(p, 5, junk, sizeof(junk), &diag), FP_EFORMAT);
@@ -328,7 +362,7 @@ TEST(pcsampling_oom_sweep)
 
 		fpt_oom_install(fail_at);
 		t = fp_calltree_new(NULL);
-		p = fp__pcs_new(0);
+		p = fp__pcs_new(0, fp_prof_sink());
 		if (t && p) {
 			n.kernel = FP_CALLTREE_ROOT;
 			rc = fp__pcs_set_reasons(p, 4, reason_index, reason_names);
@@ -337,7 +371,7 @@ TEST(pcsampling_oom_sweep)
 			if (!rc)
 				rc = fp__pcs_add_data(p, &d);
 			if (!rc)
-				rc = fp__pcs_attribute(p, t, node_of, &n);
+				rc = fp__pcs_attribute(p, on_tree(t), node_of, &n);
 			if (!rc) {
 				struct fp__pcs_stats s;
 
@@ -503,7 +537,7 @@ TEST(pcsampling_continuous_splits_by_gpu_time)
 	struct fp__cupti_pcs_data d;
 	struct fp__pcs_stats s;
 	struct fp_calltree *t = fp_calltree_new(NULL);
-	struct fp__pcs *p = fp__pcs_new(0);
+	struct fp__pcs *p = fp__pcs_new(0, fp_prof_sink());
 	uint32_t frame, a, b, fn, la, lb, nl;
 
 	ASSERT_NOT_NULL(t);
@@ -521,7 +555,7 @@ TEST(pcsampling_continuous_splits_by_gpu_time)
 	ASSERT_EQ(fp__pcs_note_kernel(p, fn, FP_CALLTREE_NONE, 1), FP_EINVAL);
 	make_data(&d, pcs, st, spec, FP_ARRAY_SIZE(spec));
 	ASSERT_OK(fp__pcs_add_data(p, &d));
-	ASSERT_OK(fp__pcs_attribute(p, t, NULL, NULL));
+	ASSERT_OK(fp__pcs_attribute(p, on_tree(t), NULL, NULL));
 	ASSERT_OK(fp_calltree_finalize(t));
 	la = named_child(t, a, FP__PCS_NO_CUBIN);
 	lb = named_child(t, b, FP__PCS_NO_CUBIN);
@@ -549,7 +583,7 @@ TEST(pcsampling_driver_flow)
 	struct fp_diag diag;
 
 	fk_fns(&f);
-	ASSERT_OK(fp__pcs_session_start(&ps, &f, (fp__cu_context)0x1, &cfg, &diag));
+	ASSERT_OK(fp__pcs_session_start(&ps, &f, fp_prof_sink(), (fp__cu_context)0x1, &cfg, &diag));
 	ASSERT_EQ(fk.enabled, 1);
 	ASSERT_EQ(fk.configured, 1);
 	ASSERT_EQ(fk.mode, FP__CUPTI_PCS_MODE_CONTINUOUS); /* the default */
@@ -585,7 +619,7 @@ TEST(pcsampling_driver_permission_denied_says_how_to_fix)
 
 	fk_fns(&f);
 	fk.enable_rc = FP__CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
-	ASSERT_EQ(fp__pcs_session_start(&ps, &f, NULL, NULL, &diag), FP_ENOTSUP);
+	ASSERT_EQ(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, NULL, &diag), FP_ENOTSUP);
 	ASSERT(strstr(diag.msg, "NVreg_RestrictProfilingToAdminUsers=0") != NULL);
 	ASSERT(strstr(diag.msg, "CAP_PERFMON") != NULL);
 	ASSERT_EQ(fk.disabled, 0);
@@ -599,13 +633,13 @@ TEST(pcsampling_driver_undoes_enable_on_failure)
 	struct fp_diag diag;
 
 	fk_fns(&f);
-	ASSERT_EQ(fp__pcs_session_start(&ps, &f, NULL, &cfg, &diag), FP_EINVAL);
+	ASSERT_EQ(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, &cfg, &diag), FP_EINVAL);
 	ASSERT(strstr(diag.msg, "5 to 31") != NULL);
 	ASSERT_EQ(fk.enabled, 0);
 
 	fk_fns(&f);
 	fk.reasons_rc = FP__CUPTI_ERROR_UNKNOWN;
-	ASSERT_EQ(fp__pcs_session_start(&ps, &f, NULL, NULL, &diag), FP_EVENDOR);
+	ASSERT_EQ(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, NULL, &diag), FP_EVENDOR);
 	ASSERT(strstr(diag.msg, "cuptiPCSamplingGetStallReasons") != NULL);
 	ASSERT_EQ(fk.enabled, 1);
 	ASSERT_EQ(fk.disabled, 1);
@@ -613,13 +647,13 @@ TEST(pcsampling_driver_undoes_enable_on_failure)
 	fk_fns(&f);
 	fk.config_rc = FP__CUPTI_ERROR_INVALID_PARAMETER;
 	cfg.sampling_period = 31;
-	ASSERT_EQ(fp__pcs_session_start(&ps, &f, NULL, &cfg, &diag), FP_EVENDOR);
+	ASSERT_EQ(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, &cfg, &diag), FP_EVENDOR);
 	ASSERT(strstr(diag.msg, "sampling period") != NULL);
 	ASSERT_EQ(fk.disabled, 1);
 
 	fk_fns(&f);
 	fk.enable_rc = FP__CUPTI_ERROR_NOT_SUPPORTED;
-	ASSERT_EQ(fp__pcs_session_start(&ps, &f, NULL, NULL, &diag), FP_ENOTSUP);
+	ASSERT_EQ(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, NULL, &diag), FP_ENOTSUP);
 	ASSERT(strstr(diag.msg, "not supported") != NULL);
 }
 
@@ -630,7 +664,7 @@ TEST(pcsampling_driver_hardware_buffer_full_is_counted)
 	struct fp__pcs_stats s;
 
 	fk_fns(&f);
-	ASSERT_OK(fp__pcs_session_start(&ps, &f, NULL, NULL, NULL));
+	ASSERT_OK(fp__pcs_session_start(&ps, &f, fp_prof_sink(), NULL, NULL, NULL));
 	fk.getdata_rc = FP__CUPTI_ERROR_OUT_OF_MEMORY;
 	ASSERT_OK(fp__pcs_session_drain(&ps));
 	fk.getdata_rc = FP__CUPTI_ERROR_UNKNOWN;

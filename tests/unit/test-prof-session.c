@@ -70,9 +70,9 @@ static uint32_t name_id(const char *s)
 	return id;
 }
 
-static struct fp_prof_launch launch(const char *kernel, uint32_t callpath)
+static struct fp_sink_launch launch(const char *kernel, uint32_t callpath)
 {
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 
 	memset(&l, 0, sizeof(l));
 	l.kernel = name_id(kernel);
@@ -148,7 +148,7 @@ static int64_t get_int(const struct fp_json_value *v, const char *a, const char 
 TEST(prof_session_scopes)
 {
 	int id = start("scopes", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
-	struct fp_prof_launch l = launch("add_kernel", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("add_kernel", FP_PROF_NO_CALLPATH);
 	struct fp_prof_session *s = fp_prof_session_get(id);
 	struct fp_calltree *t, *r = NULL;
 	struct fp_json_doc *doc;
@@ -258,7 +258,7 @@ TEST(prof_session_mismatch)
 TEST(prof_session_multiple)
 {
 	int s1, s2, s3;
-	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("k", FP_PROF_NO_CALLPATH);
 	struct fp_prof_stats st;
 	struct fp_calltree *t;
 	static const char *const k_ab[] = {"a", "b", "k"};
@@ -318,7 +318,7 @@ TEST(prof_session_python_context)
 	uint32_t cp1, cp2, cp3, ids[4];
 	int py, sh;
 	struct fp_calltree *t;
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	/* python context: scopes first, so a scope's metrics sit above its kernels */
 	static const char *const k_py[] = {"s", "/w/main.py:<module>@3", "/w/model.py:forward@42",
 					   "mm"};
@@ -378,12 +378,12 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct fp_prof_event ev;
-	struct fp_prof_launch l = {0};
+	struct fp_sink_event ev;
+	struct fp_sink_launch l = {0};
 	int i;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.device_type = w->cpu;
 	ev.kernel = w->kernel;
 	ev.callpath = w->callpath;
@@ -393,7 +393,7 @@ static void *worker_main(void *arg)
 	for (i = 0; i < PER_THREAD; i++) {
 		ev.begin_ns = 1000 + (uint64_t)i;
 		ev.end_ns = ev.begin_ns + 3;
-		ev.md.flags = FP_PROF_MD_BYTES;
+		ev.md.flags = FP_SINK_MD_BYTES;
 		ev.md.bytes = 2;
 		if (fp_prof_kernel(FP_PROF_ALL, &ev))
 			return (void *)1;
@@ -485,10 +485,10 @@ struct corr_arg {
 static void *deliver(void *argp)
 {
 	struct corr_arg *a = argp;
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.kernel = a->kernel;
 	ev.callpath = FP_PROF_NO_CALLPATH;
 	ev.device_type = FP_PROF_NO_NAME;
@@ -496,7 +496,7 @@ static void *deliver(void *argp)
 	ev.correlation = a->correlation;
 	ev.begin_ns = 10;
 	ev.end_ns = 30;
-	ev.md.flags = FP_PROF_MD_FLOPS16;
+	ev.md.flags = FP_SINK_MD_FLOPS16;
 	ev.md.flops16 = 99; /* the event's own value wins over the launch's */
 	return fp_prof_kernel(FP_PROF_ALL, &ev) ? (void *)1 : NULL;
 }
@@ -504,7 +504,7 @@ static void *deliver(void *argp)
 TEST(prof_session_correlation)
 {
 	int id = start("corr", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "null");
-	struct fp_prof_launch l = launch("gemm", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("gemm", FP_PROF_NO_CALLPATH);
 	struct corr_arg a;
 	struct fp_prof_stats st;
 	struct fp_calltree *t;
@@ -515,7 +515,7 @@ TEST(prof_session_correlation)
 	static const char *const k_root[] = {"gemm"};
 
 	ASSERT_GT(c2, c1);
-	l.md.flags = FP_PROF_MD_FLOPS16 | FP_PROF_MD_BYTES | FP_PROF_MD_EST_FLOPS;
+	l.md.flags = FP_SINK_MD_FLOPS16 | FP_SINK_MD_BYTES | FP_SINK_MD_EST_FLOPS;
 	l.md.flops16 = 1;
 	l.md.bytes = 64;
 	l.md.est_flops = 7;
@@ -605,7 +605,7 @@ static void check_trace_file(const char *path, size_t want_x)
 TEST(prof_session_trace)
 {
 	int id = start("tr", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TRACE, "host");
-	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("k", FP_PROF_NO_CALLPATH);
 	uint64_t t0 = fp_prof_clock_ns();
 	struct fp_json_doc *doc;
 	const struct fp_json_value *evs;
@@ -664,14 +664,14 @@ TEST(prof_session_trace_overlap)
 {
 	int id = start("ov", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TRACE, "null");
 	uint64_t t0 = fp_prof_clock_ns();
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 	struct fp_json_doc *doc;
 	const struct fp_json_value *evs;
 	size_t i;
 	int lanes = 0;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.kernel = name_id("k");
 	ev.callpath = FP_PROF_NO_CALLPATH;
 	ev.device_type = name_id("CUDA");
@@ -711,7 +711,7 @@ TEST(prof_session_trace_overlap)
 TEST(prof_session_incomplete)
 {
 	struct fp_prof_options o = {0};
-	struct fp_prof_launch l = launch("k", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("k", FP_PROF_NO_CALLPATH);
 	struct fp_json_doc *doc;
 	const struct fp_json_value *m;
 	struct fp_diag d;
@@ -828,7 +828,7 @@ TEST(prof_session_outputs_checked_at_start)
  * the Chrome trace) leaves a metadata file that says so: it is written first, marked. */
 TEST(prof_session_killed_while_writing_leaves_meta_marked)
 {
-	struct fp_prof_launch l = launch("a_kernel_with_a_long_enough_name", FP_PROF_NO_CALLPATH);
+	struct fp_sink_launch l = launch("a_kernel_with_a_long_enough_name", FP_PROF_NO_CALLPATH);
 	struct fp_prof_options o = {0};
 	struct fp_json_doc *doc;
 	const struct fp_json_value *m, *reasons;
@@ -867,13 +867,13 @@ TEST(prof_session_killed_while_writing_leaves_meta_marked)
 	cleanup_dir();
 }
 
-static int failing_start(struct fp_prof_session *s, struct fp_diag *diag)
+static int failing_start(struct fp_sink_session *s, struct fp_diag *diag)
 {
 	(void)s;
 	return fp_diag_set(diag, FP_EBUSY, 0, "another profiler owns the device hook");
 }
 
-static int ok_stop(struct fp_prof_session *s)
+static int ok_stop(struct fp_sink_session *s)
 {
 	(void)s;
 	return FP_OK;
@@ -937,7 +937,7 @@ static int session_run(void *unused)
 {
 	struct fp_prof_options o = {0};
 	struct fp_prof_frame fr[2] = {{"a.py", 4, "f", 1, 1}, {"a.py", 4, "g", 1, 2}};
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	uint32_t cp, k;
 	int id, rc;
 

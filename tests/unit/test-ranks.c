@@ -230,9 +230,9 @@ TEST(comm_kernel_names)
 
 /* ---- collective scopes in a session ---------------------------------------------------------- */
 
-static struct fp_prof_launch launch(const char *kernel)
+static struct fp_sink_launch launch(const char *kernel)
 {
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 
 	memset(&l, 0, sizeof(l));
 	l.kernel = name_id(kernel);
@@ -261,8 +261,8 @@ static int start(const char *name, enum fp_prof_data data, const char *backend)
 TEST(comm_scopes_tree_meta_trace)
 {
 	int id = start("c", FP_PROF_DATA_TRACE, "host");
-	struct fp_prof_launch add = launch("add_kernel");
-	struct fp_prof_launch nccl = launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	struct fp_sink_launch add = launch("add_kernel");
+	struct fp_sink_launch nccl = launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 	struct fp_comm_call c = {"gloo", "all_reduce", 4096, "0-3", 4, 0};
 	struct fp_ranks_info ri;
 	struct fp_calltree *t;
@@ -386,7 +386,7 @@ TEST(comm_scopes_launch_contexts)
 	int id = start("lc", FP_PROF_DATA_TREE, "null");
 	struct fp_prof_session *s = fp_prof_session_get(id);
 	struct fp_comm_call c = {"nccl", "all_gather_into_tensor", 64, NULL, 0, 0};
-	struct fp_prof_event ev;
+	struct fp_sink_event ev;
 	struct fp_calltree *t;
 	uint32_t inner;
 	static const char *const in_scope[] = {"nccl:all_gather_into_tensor",
@@ -394,7 +394,7 @@ TEST(comm_scopes_launch_contexts)
 	static const char *const grouped[] = {"nccl:AllGather", "ncclDevKernel_AllGather_RING_LL"};
 
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = FP_PROF_EVENT_KERNEL;
+	ev.kind = FP_SINK_EVENT_KERNEL;
 	ev.kernel = name_id("ncclDevKernel_AllGather_RING_LL");
 	ev.callpath = FP_PROF_NO_CALLPATH;
 	ev.device_type = name_id("CUDA");
@@ -402,10 +402,10 @@ TEST(comm_scopes_launch_contexts)
 	ev.end_ns = 3;
 	ASSERT_OK(fp_comm_enter(FP_PROF_ALL, &c));
 	inner = fp_prof_launch_context();
-	ASSERT_NE(inner, FP_PROF_LCTX_NONE);
+	ASSERT_NE(inner, FP_SINK_LCTX_NONE);
 	ASSERT_OK(fp_comm_exit(FP_PROF_ALL, NULL));
-	ASSERT_OK(fp_prof_session_kernel_lctx(s, &ev, FP_PROF_LCTX_NONE, inner));
-	ASSERT_OK(fp_prof_session_kernel_lctx(s, &ev, FP_PROF_LCTX_NONE, FP_PROF_LCTX_NONE));
+	ASSERT_OK(fp_prof_session_kernel_lctx(s, &ev, FP_SINK_LCTX_NONE, inner));
+	ASSERT_OK(fp_prof_session_kernel_lctx(s, &ev, FP_SINK_LCTX_NONE, FP_SINK_LCTX_NONE));
 	t = fp_prof_session_tree(s);
 	ASSERT_OK(fp_calltree_finalize(t));
 	ASSERT_DEQ(val(t, find(t, in_scope, 2), "count"), 1);

@@ -346,7 +346,7 @@ static uint32_t child(struct fp_calltree *tree, uint32_t parent, const char *nam
 TEST(timeline_session_tree_trace_and_meta)
 {
 	struct fp_prof_options o = {0};
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	struct fp_calltree *tree;
 	struct fp_timeline *t = NULL;
 	struct fp_strbuf trace, meta;
@@ -442,7 +442,7 @@ static int tl_session_run(void *unused)
 {
 	struct fp_prof_options o = {0};
 	struct fp_timeline *t = NULL;
-	struct fp_prof_launch l;
+	struct fp_sink_launch l;
 	static struct buf b;
 	int id, rc;
 

@@ -658,12 +658,12 @@ TEST(view_control_bytes_are_not_printed)
 static void vt_same_flags(const char *text, size_t len, bool expect_fast, unsigned flags)
 {
 	struct fp_calltree *fast = NULL, *strict = NULL;
-	struct fp_view_read_info fi, si;
+	struct fp_hatchet_info fi, si;
 	struct fp_diag fd, sd, why;
 	int rf, rs;
 
-	rf = fp_view_parse_profile(text, len, NULL, flags, &fast, &fi, &fd);
-	rs = fp_view_parse_profile(text, len, NULL, FP_VIEW_READ_STRICT, &strict, &si, &sd);
+	rf = fp_calltree_parse_hatchet(text, len, NULL, flags, &fast, &fi, &fd);
+	rs = fp_calltree_parse_hatchet(text, len, NULL, FP_HATCHET_STRICT, &strict, &si, &sd);
 	ASSERT_EQ(rf, rs);
 	ASSERT_EQ(fi.fast_path, expect_fast);
 	ASSERT(!si.fast_path);
@@ -683,10 +683,10 @@ static void vt_same_flags(const char *text, size_t len, bool expect_fast, unsign
 			     fp_calltree_metric_name(strict, m, NULL, &kb));
 		ASSERT_EQ(ka, kb);
 	}
-	ASSERT_UEQ(fi.hatchet.nodes, si.hatchet.nodes);
-	ASSERT_UEQ(fi.hatchet.merged_siblings, si.hatchet.merged_siblings);
-	ASSERT_UEQ(fi.hatchet.skipped_metrics, si.hatchet.skipped_metrics);
-	ASSERT_EQ(fi.hatchet.has_device_info, si.hatchet.has_device_info);
+	ASSERT_UEQ(fi.nodes, si.nodes);
+	ASSERT_UEQ(fi.merged_siblings, si.merged_siblings);
+	ASSERT_UEQ(fi.skipped_metrics, si.skipped_metrics);
+	ASSERT_EQ(fi.has_device_info, si.has_device_info);
 	fp_calltree_free(fast);
 	fp_calltree_free(strict);
 }
@@ -694,8 +694,8 @@ static void vt_same_flags(const char *text, size_t len, bool expect_fast, unsign
 static void vt_same(const char *text, size_t len, bool expect_fast)
 {
 	vt_same_flags(text, len, expect_fast, 0);
-	vt_same_flags(text, len, expect_fast, FP_VIEW_READ_NO_THREAD);
-	vt_same_flags(text, len, expect_fast, FP_VIEW_READ_THREADED);
+	vt_same_flags(text, len, expect_fast, FP_HATCHET_NO_THREAD);
+	vt_same_flags(text, len, expect_fast, FP_HATCHET_THREADED);
 }
 
 static void vt_same_str(const char *text, bool expect_fast)
@@ -791,16 +791,16 @@ TEST(view_read_duplicate_metric_keys_last_wins)
 			  "\"count\":7},\"children\":[{\"frame\":{\"name\":\"k\"},\"metrics\":"
 			  "{\"s\":\"first\",\"s\":\"last\",\"count\":3}}]}]";
 	struct fp_calltree *t = NULL;
-	struct fp_view_read_info info;
+	struct fp_hatchet_info info;
 	struct fp_calltree_value v;
 	struct fp_diag d;
 	uint32_t m, k;
-	unsigned flags[] = {0, FP_VIEW_READ_STRICT, FP_VIEW_READ_NO_THREAD};
+	unsigned flags[] = {0, FP_HATCHET_STRICT, FP_HATCHET_NO_THREAD};
 	size_t i;
 
 	vt_same_str(dup, false); /* the streaming reader hands duplicates to the DOM reader */
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		ASSERT_OK(fp_view_parse_profile(dup, strlen(dup), NULL, flags[i], &t, &info, &d));
+		ASSERT_OK(fp_calltree_parse_hatchet(dup, strlen(dup), NULL, flags[i], &t, &info, &d));
 		ASSERT_OK(fp_calltree_metric_find(t, "count", 5, &m));
 		ASSERT_OK(fp_calltree_finalize(t));
 		ASSERT_OK(fp_calltree_get(t, FP_CALLTREE_ROOT, m, &v));
@@ -854,29 +854,29 @@ TEST(view_read_limits_fall_back)
 	const char *many = "[{\"frame\":{\"name\":\"R\"},\"metrics\":{\"a\":1,\"b\":2,\"c\":3}}]";
 	struct fp_calltree_limits lim = {0};
 	struct fp_calltree *t = NULL;
-	struct fp_view_read_info info;
+	struct fp_hatchet_info info;
 	struct fp_diag d;
 
 	lim.max_depth = 1;
-	ASSERT_EQ(fp_view_parse_profile(deep, strlen(deep), &lim, 0, &t, &info, &d), FP_ELIMIT);
+	ASSERT_EQ(fp_calltree_parse_hatchet(deep, strlen(deep), &lim, 0, &t, &info, &d), FP_ELIMIT);
 	ASSERT(!info.fast_path);
 	ASSERT_EQ(d.line, 1);
 	lim.max_depth = 0;
 	lim.max_nodes = 2;
-	ASSERT_EQ(fp_view_parse_profile(deep, strlen(deep), &lim, 0, &t, &info, &d), FP_ELIMIT);
+	ASSERT_EQ(fp_calltree_parse_hatchet(deep, strlen(deep), &lim, 0, &t, &info, &d), FP_ELIMIT);
 	lim.max_nodes = 0;
 	lim.max_metrics = 2;
-	ASSERT_EQ(fp_view_parse_profile(many, strlen(many), &lim, 0, &t, &info, &d), FP_ELIMIT);
+	ASSERT_EQ(fp_calltree_parse_hatchet(many, strlen(many), &lim, 0, &t, &info, &d), FP_ELIMIT);
 	ASSERT_NULL(t);
 	/* FAST_ONLY reports what would have fallen back. */
-	ASSERT_EQ(fp_view_parse_profile(many, strlen(many), &lim, FP_VIEW_READ_FAST_ONLY, &t, &info,
+	ASSERT_EQ(fp_calltree_parse_hatchet(many, strlen(many), &lim, FP_HATCHET_FAST_ONLY, &t, &info,
 					&d),
 		  FP_ENOTSUP);
-	ASSERT_OK(fp_view_parse_profile(many, strlen(many), NULL, FP_VIEW_READ_FAST_ONLY, &t, &info,
+	ASSERT_OK(fp_calltree_parse_hatchet(many, strlen(many), NULL, FP_HATCHET_FAST_ONLY, &t, &info,
 					&d));
 	ASSERT(info.fast_path);
 	fp_calltree_free(t);
-	ASSERT_EQ(fp_view_parse_profile(NULL, 1, NULL, 0, &t, NULL, NULL), FP_EINVAL);
+	ASSERT_EQ(fp_calltree_parse_hatchet(NULL, 1, NULL, 0, &t, NULL, NULL), FP_EINVAL);
 }
 
 TEST(view_read_profile_files)
@@ -888,7 +888,7 @@ TEST(view_read_profile_files)
 
 	ASSERT_OK(fp_view_read_profile(fpt_data_path("profiles/flagprism-interp.json"), NULL, 0, &t,
 				       &info, &d));
-	ASSERT(info.fast_path);
+	ASSERT(info.hatchet.fast_path);
 	ASSERT(info.has_meta);
 	ASSERT(!info.incomplete);
 	ASSERT_STREQ(info.meta_warning, "");
@@ -921,12 +921,12 @@ TEST(view_read_profile_files)
 	ASSERT_STREQ(d.msg, path);
 	ASSERT_EQ(d.line, 5);
 	ASSERT_EQ(d.col, 14);
-	ASSERT(!info.truncated);
+	ASSERT(!info.hatchet.truncated);
 	ASSERT_NULL(t);
 	ASSERT_EQ(fp_view_read_profile(fpt_data_path("profiles/bad-truncated.json"), NULL, 0, &t,
 				       &info, &d),
 		  FP_EFORMAT);
-	ASSERT(info.truncated);
+	ASSERT(info.hatchet.truncated);
 	ASSERT_EQ(d.line, 1);
 	ASSERT_EQ(fp_view_read_profile(fpt_data_path("profiles/bad-empty.json"), NULL, 0, &t, &info,
 				       &d),
@@ -996,7 +996,7 @@ TEST(view_oom_read)
 	int rc;
 
 	fpt_oom_install(-1);
-	ASSERT_OK(fp_view_parse_profile(text, len, NULL, 0, &t, NULL, NULL));
+	ASSERT_OK(fp_calltree_parse_hatchet(text, len, NULL, 0, &t, NULL, NULL));
 	fp_calltree_free(t);
 	total = fpt_oom_count();
 	ASSERT_EQ(fpt_oom_live(), 0);
@@ -1006,7 +1006,7 @@ TEST(view_oom_read)
 
 		t = NULL;
 		fpt_oom_install(n);
-		rc = fp_view_parse_profile(text, len, NULL, 0, &t, NULL, &d);
+		rc = fp_calltree_parse_hatchet(text, len, NULL, 0, &t, NULL, &d);
 		if (rc == FP_OK)
 			fp_calltree_free(t);
 		else if (rc != FP_ENOMEM || t != NULL)

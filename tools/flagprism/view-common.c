@@ -98,7 +98,7 @@ int fpt_load_profile(const char *path, struct fp_calltree **out, struct fp_view_
 		fprintf(stderr, "flagprism: error: %s\n", diag.msg);
 	else
 		fprintf(stderr, "flagprism: error: %s: %s\n", path, fp_strerror(rc));
-	if (rc == FP_EFORMAT && info->truncated)
+	if (rc == FP_EFORMAT && info->hatchet.truncated)
 		fprintf(stderr,
 			"flagprism: note: %s ends early: the profile is incomplete (written by a "
 			"process that did not finish?)\n",

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The launch JSON of a Debugger run (docs/debugger-report-schema.md, "Launch JSON"): where the
- * reports go and what they are called, the grid, the backend, the user's source file and the
- * instrumented twin's TTIR. Parsed and checked once, against the decoded run (the grid must
- * multiply to the buffer's program count), then handed to every writer, with the run's findings
- * (computed here, since they need the launch's tensor arguments). Not the site table
- * (src/debug/sites.c) and not the record buffer.
+ * reports go and what they are called, the grid, the backend, the user's source file, the
+ * instrumented twin's TTIR and the tensor arguments' extents. Parsed and checked once, against
+ * the decoded run (the grid must multiply to the buffer's program count), into one launch
+ * structure; fp_dbg_launch_findings() runs the findings analyses (findings.c) on the run with its
+ * arguments, and the writers get both. Not the site table (sites.c), not the record buffer, not
+ * the analyses themselves.
  */
 #include "fp-setup.h"
 
@@ -13,8 +14,10 @@
 
 #include <flagprism/json.h>
 
-#include "debug/dbg-diag.h"
-#include "dbg-report.h"
+#include "debug/diag-internal.h"
+#include "debug/report-internal.h"
+
+#define MAX_DIMS 64u /* dimensions of a tensor argument's shape and strides */
 
 /* Optional string member: NULL when absent or null; copied. */
 static int opt_str(struct fp__dbg_jctx *c, const struct fp_json_value *o, const char *key,
@@ -329,6 +332,272 @@ static int make_stem(struct fp__dbg_jctx *c, struct fp_dbg_launch *l)
 	return FP_OK;
 }
 
+/* ---- the launch JSON's `args`: the tensor arguments' extents -------------------------------- */
+
+/* An optional non-negative integer member (null or absent: *present = false). */
+static int opt_u64(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i, const char *key,
+		   uint64_t *out, bool *present)
+{
+	const struct fp_json_value *v = fp_json_get(o, key);
+
+	*present = false;
+	if (!v || fp_json_type(v) == FP_JSON_NULL)
+		return FP_OK;
+	if (!fp_json_uint64(v, out))
+		return fp__dbg_launch_err(c, FP_EFORMAT, v,
+					  "args[%zu].%s must be a non-negative integer", i, key);
+	*present = true;
+	return FP_OK;
+}
+
+static int int_list(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+		    const char *key, int64_t *out, size_t *n)
+{
+	const struct fp_json_value *v = fp_json_get(o, key);
+	size_t k;
+
+	if (!v || fp_json_type(v) != FP_JSON_ARRAY || fp_json_len(v) > MAX_DIMS)
+		return fp__dbg_launch_err(c, FP_EFORMAT, v ? v : o,
+					  "args[%zu].%s must be an array of at most %u integers", i,
+					  key, MAX_DIMS);
+	*n = fp_json_len(v);
+	for (k = 0; k < *n; k++)
+		if (!fp_json_int64(fp_json_at(v, k), &out[k]))
+			return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_at(v, k),
+						  "args[%zu].%s[%zu] must be an integer", i, key,
+						  k);
+	return FP_OK;
+}
+
+/*
+ * The `descriptor` member of a tensor entry (a host TensorDescriptor: {"shape": [...],
+ * "strides": [...]}): the bytes it addresses from the same data_ptr, and their description.
+ */
+#define DESC_TEXT 320
+
+/* Append to a DESC_TEXT buffer, silently cut at its end. */
+FP_PRINTF(3, 4)
+static void text_add(char *buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= DESC_TEXT - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, DESC_TEXT - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = FP_MIN(*len + (size_t)n, DESC_TEXT - 1);
+}
+
+static int parse_descriptor(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+			    struct fp_dbg_arg *a, char *text)
+{
+	const struct fp_json_value *d = fp_json_get(o, "descriptor");
+	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
+	struct fp_dbg_arg v = *a;
+	size_t nd, ns, k, len = 0;
+	int st;
+
+	if (!d || fp_json_type(d) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(d) != FP_JSON_OBJECT)
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor must be an object", i);
+	if ((st = int_list(c, d, i, "shape", shape, &nd)) ||
+	    (st = int_list(c, d, i, "strides", strides, &ns)))
+		return st;
+	if (nd != ns)
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, d,
+			"args[%zu].descriptor: shape and strides differ in length", i);
+	if (fp_dbg_arg_set_view(&v, a->data_ptr, a->element_size, nd, shape, strides))
+		return fp__dbg_launch_err(c, FP_EFORMAT, d,
+					  "args[%zu].descriptor: invalid shape/strides", i);
+	a->descriptor = true;
+	a->desc_lo = v.view_lo;
+	a->desc_hi = v.view_hi;
+	/* "shape [64, 64], strides [64, 1]": the message's words (at most 8 dims shown) */
+	text_add(text, &len, "shape [");
+	for (k = 0; k < nd && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", shape[k]);
+	text_add(text, &len, "], strides [");
+	for (k = 0; k < ns && k < 6; k++)
+		text_add(text, &len, "%s%" PRId64, k ? ", " : "", strides[k]);
+	text_add(text, &len, "]");
+	a->desc_text = text;
+	return FP_OK;
+}
+
+/* One tensor entry into *a; *use = false for entries without addresses (skipped). */
+static int parse_arg(struct fp__dbg_jctx *c, const struct fp_json_value *o, size_t i,
+		     struct fp_dbg_arg *a, bool *use, char *text)
+{
+	int64_t shape[MAX_DIMS], strides[MAX_DIMS];
+	size_t nd, ns;
+	uint64_t ptr, esize, sptr, sbytes;
+	bool hp, he, hs, hb;
+	const char *name;
+	size_t len;
+	int st;
+
+	*use = false;
+	name = fp_json_string(fp_json_get(o, "name"), &len);
+	if (!name)
+		return fp__dbg_launch_err(c, FP_EFORMAT, o, "args[%zu] needs a string \"name\"", i);
+	if ((st = opt_u64(c, o, i, "data_ptr", &ptr, &hp)) ||
+	    (st = opt_u64(c, o, i, "element_size", &esize, &he)) ||
+	    (st = opt_u64(c, o, i, "storage_ptr", &sptr, &hs)) ||
+	    (st = opt_u64(c, o, i, "storage_nbytes", &sbytes, &hb)))
+		return st;
+	if (!hp || !he)
+		return FP_OK; /* a tensor whose addresses we were not told */
+	if (!esize || esize > UINT32_MAX)
+		return fp__dbg_launch_err(c, FP_EFORMAT, fp_json_get(o, "element_size"),
+					  "args[%zu].element_size must be 1..2^32-1", i);
+	if ((st = int_list(c, o, i, "shape", shape, &nd)) ||
+	    (st = int_list(c, o, i, "strides", strides, &ns)))
+		return st;
+	if (nd != ns)
+		return fp__dbg_launch_err(c, FP_EFORMAT, o,
+					  "args[%zu]: shape and strides differ in length", i);
+	a->name = name; /* borrowed from the document: parse_args() copies it */
+	if ((st = fp_dbg_arg_set_view(a, ptr, (uint32_t)esize, nd, shape, strides)))
+		return fp__dbg_launch_err(
+			c, FP_EFORMAT, o,
+			"args[%zu] (%.*s): the view's shape/strides are invalid or its byte "
+			"range does not fit in 64 bits",
+			i, (int)FP_MIN(len, 64), name);
+	if (hs && hb && sbytes <= UINT64_MAX - sptr) {
+		a->storage_lo = sptr;
+		a->storage_hi = sptr + sbytes;
+	}
+	if ((st = parse_descriptor(c, o, i, a, text)))
+		return st;
+	*use = true;
+	return FP_OK;
+}
+
+/* The tensor arguments' texts (descriptor descriptions), one block of DESC_TEXT bytes each. */
+struct args {
+	struct fp_dbg_arg *a;
+	size_t n;
+	char *texts;
+};
+
+static void args_release(struct args *x)
+{
+	size_t i;
+
+	for (i = 0; x->a && i < x->n; i++)
+		fp_free((char *)x->a[i].name);
+	fp_free(x->a);
+	fp_free(x->texts);
+	memset(x, 0, sizeof(*x));
+}
+
+/*
+ * The optional "args" member of `root` (entries of kind "tensor" with data_ptr, element_size,
+ * shape and strides count; others are skipped) into *x, names copied. Not an object, absent or
+ * null: no arguments. On failure *x holds nothing.
+ */
+static int parse_args(struct fp__dbg_jctx *c, const struct fp_json_value *root, struct args *x)
+{
+	const struct fp_json_value *arr;
+	size_t i, n;
+	int st = FP_OK;
+
+	memset(x, 0, sizeof(*x));
+	arr = fp_json_type(root) == FP_JSON_OBJECT ? fp_json_get(root, "args") : NULL;
+	if (!arr || fp_json_type(arr) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return fp__dbg_launch_err(c, FP_EFORMAT, arr, "\"args\" must be an array");
+	n = fp_json_len(arr);
+	if (n > FP_DBG_MAX_ARGS)
+		return fp__dbg_launch_err(c, FP_ELIMIT, arr, "more than %u arguments",
+					  FP_DBG_MAX_ARGS);
+	x->a = fp_calloc(n ? n : 1, sizeof(*x->a));
+	x->texts = fp_calloc(n ? n : 1, DESC_TEXT);
+	if (!x->a || !x->texts) {
+		st = fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+		goto fail_alloc;
+	}
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i), *k;
+		struct fp_dbg_arg *a = &x->a[x->n];
+		const char *kind;
+		size_t kl;
+		bool use;
+
+		if (fp_json_type(o) != FP_JSON_OBJECT) {
+			st = fp__dbg_launch_err(c, FP_EFORMAT, o, "args[%zu] must be an object", i);
+			goto fail_arg;
+		}
+		k = fp_json_get(o, "kind");
+		kind = k ? fp_json_string(k, &kl) : NULL;
+		if (!kind || kl != 6 || memcmp(kind, "tensor", 6))
+			continue; /* scalars and constexprs have no extent */
+		if ((st = parse_arg(c, o, i, a, &use, x->texts + x->n * DESC_TEXT)))
+			goto fail_arg;
+		if (!use) {
+			memset(a, 0, sizeof(*a));
+			continue;
+		}
+		a->name = fp_strdup(a->name);
+		if (!a->name) {
+			st = fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
+			goto fail_arg;
+		}
+		x->n++;
+	}
+	return FP_OK;
+
+fail_arg:
+fail_alloc:
+	args_release(x);
+	return st;
+}
+
+int fp_dbg_findings_from_launch(const struct fp_dbg_run *run, const char *launch_json, size_t len,
+				struct fp_dbg_findings **out, struct fp_diag *diag)
+{
+	struct fp_json_limits lim = {.max_bytes = len, .max_depth = 32, .max_values = 0};
+	struct fp_json_doc *doc = NULL;
+	struct fp__dbg_jctx c = {.diag = diag};
+	struct args x;
+	int st;
+
+	if (!run || !launch_json || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "fp_dbg_findings_from_launch: NULL argument");
+	*out = NULL;
+	if ((st = fp_json_parse(launch_json, len, &lim, &doc, diag)))
+		return st;
+	c.doc = doc;
+	st = parse_args(&c, fp_json_root(doc), &x);
+	if (!st)
+		st = fp_dbg_findings_new(run, x.a, x.n, out, diag);
+	args_release(&x);
+	fp_json_doc_free(doc);
+	return st;
+}
+
+int fp_dbg_launch_findings(const struct fp_dbg_run *run, const struct fp_dbg_launch *l,
+			   struct fp_dbg_findings **out, struct fp_diag *diag)
+{
+	int st;
+
+	if (!run || !l || !out)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_launch_findings: NULL argument");
+	*out = NULL;
+	st = fp_dbg_findings_new(run, l->args, l->nargs, out, diag);
+	if (!st && l->check_kinds)
+		fp_dbg_findings_keep(*out, l->check_kinds);
+	return st;
+}
+
 int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, size_t len,
 			struct fp_dbg_launch **out, struct fp_diag *diag)
 {
@@ -338,6 +607,7 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	struct fp_dbg_launch *l;
 	struct fp__dbg_jctx c = {.diag = diag};
 	const struct fp_dbg_run_info *info;
+	struct args x;
 	int64_t i64;
 	bool b;
 	int st;
@@ -430,11 +700,12 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	    (st = parse_num_warps(&c, root, l)) || (st = parse_registers(&c, root, l)) ||
 	    (st = make_stem(&c, l)))
 		goto fail;
-	/* the findings belong to this launch (tensor extents in `args`): computed once, here */
-	if ((st = fp_dbg_findings_from_launch(run, launch_json, len, &l->findings, diag)))
+	/* the tensor arguments' extents: what fp_dbg_launch_findings() checks accesses against */
+	if ((st = parse_args(&c, root, &x)))
 		goto fail;
-	if (l->check_kinds)
-		fp_dbg_findings_keep(l->findings, l->check_kinds);
+	l->args = x.a;
+	l->nargs = x.n;
+	l->arg_texts = x.texts;
 	fp_json_doc_free(doc);
 	*out = l;
 	return FP_OK;
@@ -463,7 +734,10 @@ void fp_dbg_launch_free(struct fp_dbg_launch *l)
 	fp_free(l->ttir_unavailable_reason);
 	fp_free(l->nw_reason);
 	fp_free(l->reg_reason);
-	fp_dbg_findings_free(l->findings);
+	for (i = 0; i < l->nargs; i++)
+		fp_free((char *)l->args[i].name);
+	fp_free(l->args);
+	fp_free(l->arg_texts);
 	fp_free(l->test);
 	fp_free(l->launch_path);
 	fp_free(l->autotune_role);

@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internals shared by the Debugger's report writers (src/report/dbg-*.c): the parsed launch, the
- * writer table (one entry per output format, one file per format) and the small text-output
- * helpers they share. The writers see the run only through <flagprism/debug.h>. Not for the
- * profiler's writers.
+ * Internals shared by the Debugger's report writers (src/debug/report*.c, summary.c) and the
+ * launch parser (launch.c): the parsed launch, the writer table (one entry per output format,
+ * one file per format), the small text-output helpers and the fast number formatting they
+ * share. The writers see the run only through <flagprism/debug.h>, not debug-internal.h. Not for
+ * the profiler's writers.
  */
-#ifndef FP_DBG_REPORT_H
-#define FP_DBG_REPORT_H
+#ifndef FP_DEBUG_REPORT_INTERNAL_H
+#define FP_DEBUG_REPORT_INTERNAL_H
 
 #include <flagprism/debug.h>
+
+/* This header is included by the unit tests too, without fp-setup.h. */
+#ifndef FP_PRINTF
+#if defined(__GNUC__)
+#define FP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FP_PRINTF(a, b)
+#endif
+#endif
 
 /* The launch JSON, checked and copied (docs/debugger-report-schema.md, "Launch JSON"). */
 struct fp_dbg_launch {
@@ -39,7 +49,9 @@ struct fp_dbg_launch {
 	bool has_registers;
 	int64_t reg_cap, reg_uncapped;
 	char *reg_reason;
-	struct fp_dbg_findings *findings; /* computed at parse time from the run and `args` */
+	struct fp_dbg_arg *args; /* the tensor arguments' extents (names owned) */
+	size_t nargs;
+	char *arg_texts; /* the args' desc_text strings */
 	/* Where the launch came from (optional): the pytest node id, the Python stack of the
 	 * launch (innermost last), the launch path ("JITFunction.run", "Inductor", ...), the
 	 * autotuner's role and config, and the exception the launch raised (the report is then
@@ -54,11 +66,12 @@ struct fp_dbg_launch {
 	unsigned check_kinds;
 };
 
-/* What every writer gets. */
+/* What every writer gets: the run, the parsed launch and its findings (NULL: none). */
 struct fp__dbg_wctx {
 	const struct fp_dbg_run *run;
 	const struct fp_dbg_run_info *info;
 	const struct fp_dbg_launch *launch;
+	const struct fp_dbg_findings *findings;
 	bool want_artifacts; /* level 2: the run has (or was meant to have) dumps */
 	bool link_artifacts; /* artifacts will be written: the JSON names each instance's file */
 	struct fp_diag *diag;
@@ -96,20 +109,21 @@ void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_rec
 
 struct fp_dbg_summary;
 
-/* How many of a parsed launch's findings the summary would count as descendants of an earlier
+/* How many of a launch's findings the summary would count as descendants of an earlier
  * NaN/Inf origin instead of listing them (0 for a NULL summary). */
 size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
-				   uint64_t launch);
+				   const struct fp_dbg_findings *fs, uint64_t launch);
 
-/* Add the findings of a parsed launch to a summary, under launch `launch` and its report path
- * (NULL: no report file was written). Counts the report. No-op for a NULL summary. */
+/* Add a launch's findings to a summary, under launch `launch` and its report path (NULL: no
+ * report file was written). Counts the report. No-op for a NULL summary. */
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
-					const struct fp_dbg_launch *l, uint64_t launch,
+					const struct fp_dbg_launch *l,
+					const struct fp_dbg_findings *fs, uint64_t launch,
 					const char *report);
 
 /*
  * Where `line` of `frame` is: "line 12" in the kernel's body, "attn.py:43 _inner -> attn.py:12"
- * inside helpers (dbg-where.c). Writes at most size - 1 bytes and a NUL; returns the length.
+ * inside helpers (report-where.c). Writes at most size - 1 bytes and a NUL; returns the length.
  */
 size_t fp__dbg_where(const struct fp_dbg_run *run, uint32_t frame, uint32_t line, char *buf,
 		     size_t size);
@@ -158,4 +172,22 @@ unsigned fp__dec_len(uint64_t v);
 /* The text of an instance column: "x", "x,y" or "x,y,z" per grid rank. Returns its length. */
 size_t fp__dbg_program_label(const struct fp_dbg_launch *l, uint64_t p, char *buf, size_t size);
 
-#endif /* FP_DBG_REPORT_H */
+/* ---- report-num.c: fast number formatting ------------------------------------------------------ */
+
+/*
+ * A 64M-element launch puts about a million doubles into each report; libc's printf/strtod spend
+ * a microsecond on each. These produce exactly the same text as the slow paths they replace
+ * (they fall back to them whenever 64-bit fixed-point arithmetic cannot decide a rounding for
+ * sure), so reports do not depend on which path ran. Not a general-purpose formatter.
+ */
+/*
+ * `v` as fp_json_format_double() writes it (shortest of %.15g/%.16g/%.17g that reads back,
+ * ".0" for integral values); finite `v` only. `buf` holds at least 32 bytes. Returns the length,
+ * or a negative status for a non-finite value.
+ */
+int fp__dbg_fmt_json(double v, char *buf, size_t size);
+
+/* `v` as snprintf("%.6g") writes it in the "C" locale; `buf` holds at least 32 bytes. */
+int fp__dbg_fmt_g6(double v, char *buf, size_t size);
+
+#endif /* FP_DEBUG_REPORT_INTERNAL_H */

@@ -3,14 +3,13 @@
  * Text output helpers of the Debugger's writers: a fixed line buffer flushed to a FILE* in large
  * blocks, with hand-written integer and hex formatting. A 64M-element launch yields hundreds of
  * thousands of report rows, and one stdio call per field would dominate the time. Nothing here
- * knows about reports; the layouts are in dbg-txt.c, dbg-oplog.c and dbg-raw.c.
+ * knows about reports; the layouts are in report-txt.c, report-oplog.c and report-raw.c.
  */
 #include "fp-setup.h"
 
 #include <math.h>
 
-#include "dbg-num.h"
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 void fp__tb_init(struct fp__tbuf *t, FILE *f)
 {

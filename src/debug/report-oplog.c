@@ -13,7 +13,7 @@
 #include <flagprism/json.h>
 #include <flagprism/ttir.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 #define NO_STMT UINT32_MAX
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Fast, exact decimal formatting of doubles for the Debugger's reports (see dbg-num.h for why).
+ * Fast, exact decimal formatting of doubles for the Debugger's reports (see report-internal.h for why).
  *
  * Method: a normal double v = m * 2^e2 (m < 2^53) is scaled by 10^s, taken from a table of
  * 64-bit significands rounded to nearest, into the 128-bit fixed-point product x = m * f, so
@@ -20,7 +20,7 @@
 
 #include <flagprism/json.h>
 
-#include "dbg-num.h"
+#include "debug/report-internal.h"
 
 struct pow10 {
 	uint64_t f;

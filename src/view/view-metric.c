@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "report/view-internal.h"
+#include "view/view-internal.h"
 
 /* ---- small string helpers (ASCII only: metric names are ours or Proton's) ------------------ */
 

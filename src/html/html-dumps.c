@@ -13,7 +13,7 @@
 
 #include <flagprism/npy.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 
 #define INDEX_MAX_BYTES ((size_t)64 << 20)
 #define DUMP_MAX_BYTES ((size_t)1 << 30)

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Reading profiles for the viewer, diff and merge, fast. A streaming reader scans Hatchet text
- * once, without building a JSON document, into two flat arrays (nodes in document order, metric
- * values), then builds the call tree from them; that second step is needed because Proton writes
- * a node's "children" before its "frame" (nlohmann::json sorts keys). The streaming reader is
- * deliberately narrow: it accepts only text it fully understands (ASCII strings without escapes,
- * exact RFC 8259 numbers and structure) and hands everything else - unusual input and every
- * error - to fp_calltree_parse_hatchet(), the one authoritative reader. So trees, counters and
- * messages are always that reader's; this file only makes the common case about three times
- * faster (tests/fuzz/fuzz-view-read.c checks that both agree). For texts of 8 MB or more the scan
- * runs on a second thread and the calling thread builds the tree from the nodes it hands over
- * (a node is handed over once its frame and metrics are read, so Proton's order, with the root
- * complete last, simply waits). Also reads the meta file beside a profile for its "incomplete"
- * flag. It does not evaluate metrics (view-metric.c) or print.
+ * The Hatchet reader's fast path: a streaming scanner that reads Hatchet text once, without
+ * building a JSON document, into two flat arrays (nodes in document order, metric values), then
+ * builds the call tree from them; that second step is needed because Proton writes a node's
+ * "children" before its "frame" (nlohmann::json sorts keys). It is deliberately narrow: it
+ * accepts only text it fully understands (ASCII strings without escapes, exact RFC 8259 numbers
+ * and structure) and says "fall back" for everything else - unusual input and every error - so
+ * that fp_calltree_parse_hatchet() (hatchet-read.c) hands it to the DOM reader, the one
+ * authority on trees, counters and messages; this file only makes the common case about three
+ * times faster (tests/fuzz/fuzz-view-read.c checks that both agree). For texts of 8 MB or more
+ * the scan runs on a second thread and the calling thread builds the tree from the nodes it
+ * hands over (a node is handed over once its frame and metrics are read, so Proton's order,
+ * with the root complete last, simply waits). It does not read files or evaluate metrics.
  */
 #include "fp-setup.h"
 
@@ -21,19 +20,17 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
-#include <flagprism/view.h>
 
 #include "core/json-internal.h"
+#include "prof/calltree-internal.h"
 
-/* Internal: "this input is not for the streaming reader" (never returned to callers). */
-#define FALLBACK 1
+#define FALLBACK FP__HATCHET_FALLBACK
+#define NO_METRIC UINT32_MAX /* a scanned key without a metric of the tree */
 
 /* Containers nested inside a skipped value deeper than this go to the DOM reader. */
 #define SKIP_MAX_NESTING 64
@@ -41,7 +38,6 @@
 #define KEY_CACHE 16
 /* The JSON reader's default, and what 32-bit offsets into the text can address. */
 #define MAX_FILE_BYTES (SIZE_MAX > 0xffffffffu ? (size_t)0x100000000ull : SIZE_MAX)
-#define META_MAX_BYTES ((size_t)16 << 20)
 
 #define SEEN_FRAME 0x1u
 #define SEEN_METRICS 0x2u
@@ -718,7 +714,7 @@ static enum fp_metric_kind key_kind(const struct scan *s, uint32_t k, unsigned f
 /* The tree being built from the scan. */
 struct build {
 	struct fp_calltree *t;
-	uint32_t *mid; /* by local key id: metric id, or FP_VIEW_NONE */
+	uint32_t *mid; /* by local key id: metric id, or NO_METRIC */
 	uint8_t *kind; /* by local key id: the kind it was registered with */
 	uint32_t *map; /* by scanned node: tree node */
 	size_t map_n;
@@ -767,7 +763,7 @@ static int build_node(struct scan *s, struct build *b, size_t i, struct fp_hatch
 		uint32_t k = v->key & ~VAL_STRING;
 		enum fp_metric_kind kd;
 
-		if (b->mid[k] != FP_VIEW_NONE)
+		if (b->mid[k] != NO_METRIC)
 			continue;
 		kd = key_kind(s, k,
 			      b->guessed ? (v->key & VAL_STRING ? 1u : 2u) : s->kinfo[k].flags);
@@ -844,7 +840,7 @@ static int build_init(struct build *b, const struct scan *s, const struct fp_cal
 	if (!b->t || !b->mid || !b->kind)
 		return FP_ENOMEM;
 	for (k = 0; k < s->max_keys; k++)
-		b->mid[k] = FP_VIEW_NONE;
+		b->mid[k] = NO_METRIC;
 	return FP_OK;
 }
 
@@ -872,7 +868,7 @@ static bool guesses_hold(const struct scan *s, const struct build *b)
 	uint32_t k, n = fp_intern_count(s->keys);
 
 	for (k = 0; k < n && k < s->max_keys; k++)
-		if (b->mid[k] != FP_VIEW_NONE && b->kind[k] != key_kind(s, k, s->kinfo[k].flags))
+		if (b->mid[k] != NO_METRIC && b->kind[k] != key_kind(s, k, s->kinfo[k].flags))
 			return false;
 	return true;
 }
@@ -886,9 +882,8 @@ static void *scan_main(void *arg)
 	return NULL;
 }
 
-/* The streaming reader: FP_OK, FALLBACK or FP_ENOMEM. */
-static int parse_fast(const char *text, size_t len, const struct fp_calltree_limits *lim,
-		      unsigned flags, struct fp_calltree **out, struct fp_hatchet_info *info)
+int fp__hatchet_scan(const char *text, size_t len, const struct fp_calltree_limits *lim,
+		     unsigned flags, struct fp_calltree **out, struct fp_hatchet_info *info)
 {
 	struct build b = {0};
 	pthread_t th;
@@ -925,8 +920,8 @@ static int parse_fast(const char *text, size_t len, const struct fp_calltree_lim
 		goto out;
 	}
 	memset(info, 0, sizeof(*info));
-	s.threaded = !(flags & FP_VIEW_READ_NO_THREAD) &&
-		     (len >= THREAD_MIN_BYTES || (flags & FP_VIEW_READ_THREADED));
+	s.threaded = !(flags & FP_HATCHET_NO_THREAD) &&
+		     (len >= THREAD_MIN_BYTES || (flags & FP_HATCHET_THREADED));
 	rc = build_init(&b, &s, lim, s.threaded);
 	if (rc)
 		goto out;
@@ -975,240 +970,5 @@ out:
 	fp_free(s.vchunk);
 	fp_free(s.kinfo);
 	fp_intern_free(s.keys);
-	return rc;
-}
-
-int fp_view_parse_profile(const char *text, size_t len, const struct fp_calltree_limits *lim,
-			  unsigned flags, struct fp_calltree **out, struct fp_view_read_info *info,
-			  struct fp_diag *diag)
-{
-	struct fp_view_read_info local;
-	struct fp_diag local_diag;
-	struct fp_calltree *t = NULL;
-	int rc = FALLBACK;
-
-	if (!out || (!text && len))
-		return fp_diag_set(diag, FP_EINVAL, 0, "fp_view_parse_profile: NULL argument");
-	if (!info)
-		info = &local;
-	memset(info, 0, sizeof(*info));
-	info->bytes = len;
-	if (!(flags & FP_VIEW_READ_STRICT))
-		rc = parse_fast(text, len, lim, flags, &t, &info->hatchet);
-	if (rc == FP_OK) {
-		info->fast_path = true;
-		*out = t;
-		return FP_OK;
-	}
-	if (rc == FP_ENOMEM)
-		return fp_diag_set(diag, rc, 0, "out of memory");
-	if (flags & FP_VIEW_READ_FAST_ONLY)
-		return fp_diag_set(diag, FP_ENOTSUP, 0, "not for the streaming reader");
-	if (!diag)
-		diag = &local_diag;
-	rc = fp_calltree_parse_hatchet(text ? text : "", len, lim, out, &info->hatchet, diag);
-	/* An error at the very end: the text stops inside the document. */
-	if (rc == FP_EFORMAT && diag->offset >= len)
-		info->truncated = true;
-	return rc;
-}
-
-/* ---- files -------------------------------------------------------------------------------- */
-
-static bool ends_with(const char *s, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-
-	return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* Read a meta file: the incomplete flag and its reasons; problems go to meta_warning. */
-static void read_meta(const char *path, struct fp_view_read_info *info)
-{
-	struct fp_json_limits jl = {META_MAX_BYTES, 0, 0};
-	struct fp_json_doc *doc = NULL;
-	const struct fp_json_value *root, *reasons;
-	struct fp_diag d;
-	const char *fmt;
-	bool b = false;
-	size_t i, used = 0;
-
-	if (fp_json_parse_file(path, &jl, &doc, &d)) {
-		snprintf(info->meta_warning, sizeof(info->meta_warning), "%s", d.msg);
-		return;
-	}
-	root = fp_json_root(doc);
-	fmt = fp_json_string(fp_json_get(root, "format"), NULL);
-	if (!fmt || strcmp(fmt, "flagprism-profile-meta") != 0) {
-		snprintf(
-			info->meta_warning, sizeof(info->meta_warning),
-			"%s: not a FlagPrism meta file (no \"format\": \"flagprism-profile-meta\")",
-			path);
-		goto out;
-	}
-	info->has_meta = true;
-	fp_json_bool(fp_json_get(root, "incomplete"), &b);
-	info->incomplete = b;
-	reasons = fp_json_get(root, "incomplete_reasons");
-	for (i = 0; i < fp_json_len(reasons) && used + 1 < sizeof(info->reasons); i++) {
-		const char *r = fp_json_string(fp_json_at(reasons, i), NULL);
-		int k;
-
-		if (!r)
-			continue;
-		k = snprintf(info->reasons + used, sizeof(info->reasons) - used, "%s%s",
-			     used ? "; " : "", r);
-		if (k < 0)
-			break;
-		used = FP_MIN(used + (size_t)k, sizeof(info->reasons) - 1);
-	}
-out:
-	fp_json_doc_free(doc);
-}
-
-/*
- * Size the buffer for a large file up front and, on Linux, ask for huge pages: a 100 MB profile
- * otherwise costs 25,000 page faults, a tenth of the whole read. Only a hint; failures are fine.
- */
-static void presize(struct fp_strbuf *sb, const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < ((off_t)8 << 20) ||
-	    (uint64_t)st.st_size >= MAX_FILE_BYTES)
-		return;
-	if (fp_strbuf_grow(sb, (size_t)st.st_size + 1) != FP_OK)
-		return;
-#ifdef MADV_HUGEPAGE
-	{
-		uintptr_t page = 4096, lo = ((uintptr_t)sb->buf + page - 1) & ~(page - 1);
-		uintptr_t hi = ((uintptr_t)sb->buf + sb->alloc) & ~(page - 1);
-
-		if (hi > lo)
-			madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	}
-#endif
-}
-
-/* A sidecar file is read only when it is a regular file: a FIFO there would block the reader
- * and a device would never end. Anything else there is said in the warning. */
-static bool sidecar_exists(const char *path, struct fp_view_read_info *info)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0)
-		return false;
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(info->meta_warning, sizeof(info->meta_warning),
-			 "%s: not a regular file (%s); not read", path,
-			 S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISDIR(st.st_mode)  ? "a directory" :
-			 S_ISCHR(st.st_mode)  ? "a character device" :
-						"not a file");
-		return false;
-	}
-	return true;
-}
-
-/* "path:line:col: msg" from a reader's diag; the structural messages' own " at line L col C"
- * is dropped since the prefix says it. */
-static void prefix_diag(struct fp_diag *diag, const char *path)
-{
-	char msg[sizeof(diag->msg)], at[64], *hit;
-	size_t used, n;
-
-	memcpy(msg, diag->msg, sizeof(msg));
-	if (diag->line) {
-		snprintf(at, sizeof(at), " at line %" PRIu32 " col %" PRIu32, diag->line,
-			 diag->col);
-		hit = strstr(msg, at);
-		if (hit)
-			memmove(hit, hit + strlen(at), strlen(hit + strlen(at)) + 1);
-		snprintf(diag->msg, sizeof(diag->msg), "%s:%" PRIu32 ":%" PRIu32 ": ", path,
-			 diag->line, diag->col);
-	} else {
-		snprintf(diag->msg, sizeof(diag->msg), "%s: ", path);
-	}
-	/* The message after the place, cut to fit (the fields stay exact). */
-	used = strlen(diag->msg);
-	n = FP_MIN(strlen(msg), sizeof(diag->msg) - 1 - used);
-	memcpy(diag->msg + used, msg, n);
-	diag->msg[used + n] = '\0';
-}
-
-int fp_view_read_profile(const char *path, const struct fp_calltree_limits *lim, unsigned flags,
-			 struct fp_calltree **out, struct fp_view_read_info *info,
-			 struct fp_diag *diag)
-{
-	struct fp_view_read_info local;
-	struct fp_strbuf sb;
-	char *hatchet = NULL, *meta = NULL;
-	size_t n, stem;
-	int rc;
-
-	if (!path || !out)
-		return fp_diag_set(diag, FP_EINVAL, 0, "fp_view_read_profile: NULL argument");
-	if (!info)
-		info = &local;
-	memset(info, 0, sizeof(*info));
-	n = strlen(path);
-	hatchet = fp_malloc(n + 16);
-	meta = fp_malloc(n + 16);
-	if (!hatchet || !meta) {
-		rc = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-		goto fail_names;
-	}
-	if (ends_with(path, n, ".meta.json")) {
-		stem = n - strlen(".meta.json");
-		snprintf(meta, n + 16, "%s", path);
-		snprintf(hatchet, n + 16, "%.*s.hatchet", (int)stem, path);
-	} else {
-		stem = ends_with(path, n, ".hatchet") ? n - strlen(".hatchet") :
-		       ends_with(path, n, ".json")    ? n - strlen(".json") :
-							n;
-		snprintf(hatchet, n + 16, "%s", path);
-		snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
-	}
-	if (sidecar_exists(meta, info))
-		read_meta(meta, info);
-
-	fp_strbuf_init(&sb, MAX_FILE_BYTES);
-	presize(&sb, hatchet);
-	rc = fp_strbuf_read_file(&sb, hatchet, diag);
-	if (rc) {
-		if (info->incomplete && diag) {
-			size_t used = strlen(diag->msg);
-
-			snprintf(diag->msg + used, sizeof(diag->msg) - used,
-				 " (the meta file says the profile is incomplete: %s)",
-				 info->reasons[0] ? info->reasons : "no reason given");
-		}
-		goto fail_read;
-	}
-	if (sb.len == 0) {
-		rc = fp_diag_set_pos(diag, FP_EFORMAT, 0, 1, 1,
-				     "%s:1:1: empty file: expected a Hatchet profile (a JSON array "
-				     "[root, device_info])",
-				     hatchet);
-		info->truncated = true;
-		goto fail_parse;
-	}
-	{
-		struct fp_view_read_info got;
-
-		rc = fp_view_parse_profile(sb.buf, sb.len, lim, flags, out, &got, diag);
-		info->bytes = got.bytes;
-		info->fast_path = got.fast_path;
-		info->hatchet = got.hatchet;
-		info->truncated = got.truncated;
-	}
-	if (rc && diag && rc != FP_ENOMEM)
-		prefix_diag(diag, hatchet);
-fail_parse:
-fail_read:
-	fp_strbuf_release(&sb);
-fail_names:
-	fp_free(meta);
-	fp_free(hatchet);
 	return rc;
 }

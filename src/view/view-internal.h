@@ -4,8 +4,8 @@
  * value; view.c: views, filters and rendering). Not a public header; include/flagprism/view.h
  * is the interface.
  */
-#ifndef FP_REPORT_VIEW_INTERNAL_H
-#define FP_REPORT_VIEW_INTERNAL_H
+#ifndef FP_VIEW_INTERNAL_H
+#define FP_VIEW_INTERNAL_H
 
 #include <flagprism/view.h>
 
@@ -34,4 +34,4 @@ const char *fp__view_string(const struct fp_calltree *t, uint32_t metric, uint32
  * reaches a terminal as escape sequences. */
 void fp__view_clean(char *s, size_t n);
 
-#endif /* FP_REPORT_VIEW_INTERNAL_H */
+#endif /* FP_VIEW_INTERNAL_H */

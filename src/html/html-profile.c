@@ -15,7 +15,7 @@
 #include <flagprism/roofline.h>
 #include <flagprism/view.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 
 /* Candidates for the table when the options name no metrics, in column order. */
 static const char *const derived[] = {"time/ms",     "count",   "avg_time/us",

@@ -15,7 +15,7 @@
 #include <flagprism/intern.h>
 #include <flagprism/json.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 
 #define TRACE_MAX_DEPTH 64
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Merging the Debugger's summaries of a job's ranks (fp_ranks_merge_summaries()): each rank's
- * summary.json, as dbg-summary.c writes it, is read back, checked, and the ranks are written as
+ * summary.json, as summary.c writes it, is read back, checked, and the ranks are written as
  * one summary in the same schema, where every kernel and every finding carries the rank it
  * happened on, totals are summed, and missing or incomplete ranks are said, both as JSON and as
- * text. Not here: writing one process's summary (dbg-summary.c) or deciding findings.
+ * text. Not here: writing one process's summary (summary.c) or deciding findings.
  */
 #include "fp-setup.h"
 
@@ -16,7 +16,7 @@
 #include <flagprism/ranks.h>
 #include <flagprism/version.h>
 
-#include "prof/ranks-internal.h"
+#include "core/core-internal.h"
 
 #define SCHEMA "flagprism.debug.summary"
 /* A summary lists at most 65,536 kernels and findings with short strings: far below this. */
@@ -52,7 +52,7 @@ static int add_counts(struct counts *c, const struct sin *in, const char *member
 	if (!o)
 		return FP_OK;
 	if (fp_json_type(o) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, o,
+		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, o,
 					    "\"%s\" must be an object of counts", member);
 	for (i = 0; i < fp_json_len(o); i++) {
 		const char *key;
@@ -60,7 +60,7 @@ static int add_counts(struct counts *c, const struct sin *in, const char *member
 		uint64_t x;
 
 		if (!fp_json_uint64(v, &x))
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, v,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v,
 						    "\"%s\".\"%s\" must be a non-negative integer",
 						    member, key);
 		for (k = 0; k < c->n && strcmp(c->key[k], key); k++)
@@ -96,35 +96,35 @@ static int read_one(struct sin *in, size_t pos, struct fp_diag *diag)
 	size_t i;
 
 	if (fp_json_type(r) != FP_JSON_OBJECT)
-		return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, r,
+		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
 					    "expected a Debugger summary (a JSON object)");
 	schema = fp_json_string(fp_json_get(r, "schema"), NULL);
 	if (!schema || strcmp(schema, SCHEMA))
-		return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, r,
+		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
 					    "not a Debugger summary (\"schema\" is not \"" SCHEMA
 					    "\")");
 	v = fp_json_get(r, "version");
 	if (!fp_json_int64(v, &x))
-		return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : r,
+		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : r,
 					    "\"version\" must be an integer");
 	if (x != 1)
-		return fp__ranks_json_error(diag, FP_EVERSION, in->name, in->doc, v,
+		return fp__json_error(diag, FP_EVERSION, in->name, in->doc, v,
 					    "summary version %" PRId64 " (this FlagPrism reads 1)",
 					    x);
 	in->kernels = fp_json_get(r, "kernels");
 	in->findings = fp_json_get(r, "findings");
 	if (fp_json_type(in->kernels) != FP_JSON_ARRAY ||
 	    fp_json_type(in->findings) != FP_JSON_ARRAY)
-		return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, r,
+		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
 					    "\"kernels\" and \"findings\" must be arrays");
 	for (i = 0; i < fp_json_len(in->kernels); i++)
 		if (fp_json_type(fp_json_at(in->kernels, i)) != FP_JSON_OBJECT)
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc,
 						    fp_json_at(in->kernels, i),
 						    "kernel %zu must be an object", i);
 	for (i = 0; i < fp_json_len(in->findings); i++)
 		if (fp_json_type(fp_json_at(in->findings, i)) != FP_JSON_OBJECT)
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc,
 						    fp_json_at(in->findings, i),
 						    "finding %zu must be an object", i);
 	fp_json_bool(fp_json_get(r, "complete"), &b);
@@ -136,18 +136,18 @@ static int read_one(struct sin *in, size_t pos, struct fp_diag *diag)
 	d = fp_json_get(r, "distributed");
 	if (d && fp_json_type(d) != FP_JSON_NULL) {
 		if (fp_json_type(d) != FP_JSON_OBJECT)
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, d,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, d,
 						    "\"distributed\" must be an object or null");
 		v = fp_json_get(d, "rank");
 		if (!fp_json_int64(v, &in->rank) || in->rank < 0 || in->rank >= FP_RANKS_MAX)
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : d,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : d,
 						    "\"distributed\".\"rank\" must be an integer "
 						    "from 0 to %d",
 						    FP_RANKS_MAX - 1);
 		v = fp_json_get(d, "world_size");
 		if (v && fp_json_type(v) != FP_JSON_NULL &&
 		    (!fp_json_int64(v, &in->world) || in->world < 1 || in->world > FP_RANKS_MAX))
-			return fp__ranks_json_error(diag, FP_EFORMAT, in->name, in->doc, v,
+			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v,
 						    "\"distributed\".\"world_size\" must be an "
 						    "integer from 1 to %d",
 						    FP_RANKS_MAX);
@@ -186,7 +186,7 @@ static int write_with_rank(struct fp_jsonw *w, const struct fp_json_value *obj, 
 		if (kl == 4 && !memcmp(key, "rank", 4))
 			continue;
 		fp_jsonw_key_n(w, key, kl);
-		rc = fp__ranks_json_copy(w, v);
+		rc = fp__jsonw_value(w, v);
 	}
 	return rc ? rc : fp_jsonw_object_end(w);
 }
@@ -195,7 +195,7 @@ static void kv_copy_or_null(struct fp_jsonw *w, const char *k, const struct fp_j
 {
 	fp_jsonw_key(w, k);
 	if (v)
-		fp__ranks_json_copy(w, v);
+		fp__jsonw_value(w, v);
 	else
 		fp_jsonw_null(w);
 }
@@ -640,7 +640,7 @@ int fp_ranks_merge_summaries(const char *const *paths, size_t n, const char *out
 				 paths[i][strlen(paths[i]) - 1] == '/' ? "" : "/");
 		else
 			snprintf(names[i], pl, "%s", paths[i]);
-		rc = fp__ranks_slurp(names[i], MAX_SUMMARY_BYTES, &texts[i], &lens[i], diag);
+		rc = fp__strbuf_slurp(names[i], MAX_SUMMARY_BYTES, &texts[i], &lens[i], diag);
 	}
 	if (!rc)
 		rc = prepare(&m, (const char *const *)texts, lens, (const char *const *)names, n,
@@ -655,10 +655,10 @@ int fp_ranks_merge_summaries(const char *const *paths, size_t n, const char *out
 			rc = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
 		} else {
 			snprintf(p, pl, "%s/summary.json", out_dir);
-			rc = fp__ranks_save(p, json_cb, &m, diag);
+			rc = fp__outfile_save(p, json_cb, &m, diag);
 			if (!rc) {
 				snprintf(p, pl, "%s/summary.txt", out_dir);
-				rc = fp__ranks_save(p, txt_cb, &m, diag);
+				rc = fp__outfile_save(p, txt_cb, &m, diag);
 			}
 			fp_free(p);
 		}

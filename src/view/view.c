@@ -16,7 +16,7 @@
 
 #include <flagprism/strbuf.h>
 
-#include "report/view-internal.h"
+#include "view/view-internal.h"
 
 #define MAX_NOTES 32
 #define METADATA_FRAME "__proton_launch_metadata"

@@ -5,7 +5,7 @@
  * order, each with its results (value summaries) and memory accesses (address summaries), every
  * instance in program-then-execution order; then the `findings` (src/debug/findings.c; a
  * sanitize run lists findings only, with an empty `statements` list). Everything goes through
- * the streaming JSON writer; addresses are JSON integers. The text twin is dbg-txt.c.
+ * the streaming JSON writer; addresses are JSON integers. The text twin is report-txt.c.
  */
 #include "fp-setup.h"
 
@@ -14,8 +14,7 @@
 #include <flagprism/json.h>
 #include <flagprism/version.h>
 
-#include "dbg-num.h"
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 static void shape(struct fp_jsonw *w, const struct fp_dbg_site *s)
 {
@@ -69,7 +68,7 @@ static void ib_i64(struct ib *x, int64_t v)
 	}
 }
 
-/* A finite double (same text as fp_jsonw_double(), see dbg-num.h), or null. */
+/* A finite double (same text as fp_jsonw_double(), see report-internal.h), or null. */
 static void ib_num(struct ib *x, double v, bool present)
 {
 	int n;
@@ -491,7 +490,7 @@ static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi)
 static void args(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 {
 	size_t i, n;
-	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->launch->findings, &n);
+	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->findings, &n);
 
 	fp_jsonw_key(w, "args");
 	fp_jsonw_array_begin(w);
@@ -693,8 +692,8 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 	fp_jsonw_array_end(w);
 	fp_jsonw_key(w, "findings");
 	fp_jsonw_array_begin(w);
-	for (i = 0; i < fp_dbg_findings_count(c->launch->findings); i++)
-		finding(w, c, fp_dbg_findings_at(c->launch->findings, i));
+	for (i = 0; i < fp_dbg_findings_count(c->findings); i++)
+		finding(w, c, fp_dbg_findings_at(c->findings, i));
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	st = fp_jsonw_finish(w);

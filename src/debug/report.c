@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Debugger's report driver: the table of report writers (one entry per format, each
- * implemented in its own dbg-<format>.c), fp_dbg_write_format() for one format to any stream,
- * and fp_dbg_write_reports(), which writes every report a launch asks for into its output
- * directory (each file written under a temporary name and renamed into place), then the level-2
- * artifacts, which it refuses with FP_EOVERFLOW for a run that overflowed. Layout and contents
- * of each format are the writers' business, not this file's.
+ * implemented in its own report-<format>.c), fp_dbg_write_format() for one format to any
+ * stream, and fp_dbg_report() / fp_dbg_write_reports(), which parse the launch JSON once
+ * (launch.c), run the findings analyses on it (fp_dbg_launch_findings()), and hand both to every
+ * report the launch asks for, written into its output directory (each file under a temporary
+ * name and renamed into place), then the level-2 artifacts, which it refuses with FP_EOVERFLOW
+ * for a run that overflowed. Layout and contents of each format are the writers' business, not
+ * this file's; no writer parses the launch or runs an analysis.
  */
 #include "fp-setup.h"
 
@@ -18,7 +20,7 @@
 #include <flagprism/debug-summary.h>
 #include <flagprism/outfile.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 static bool want_raw(const struct fp_dbg_launch *l)
 {
@@ -62,13 +64,15 @@ void fp_dbg_outputs_release(struct fp_dbg_outputs *out)
 }
 
 static void wctx_init(struct fp__dbg_wctx *c, const struct fp_dbg_run *run,
-		      const struct fp_dbg_launch *l, struct fp_diag *diag)
+		      const struct fp_dbg_launch *l, const struct fp_dbg_findings *fs,
+		      struct fp_diag *diag)
 {
 	const struct fp_dbg_run_info *in = fp_dbg_run_info(run);
 
 	c->run = run;
 	c->info = in;
 	c->launch = l;
+	c->findings = fs;
 	c->diag = diag;
 	c->want_artifacts = in->level >= 2 || in->addr_level >= 2 || in->dump_count ||
 			    (in->flags & FP_DBG_FLAG_DUMP_ARENA);
@@ -86,7 +90,8 @@ static const struct fp__dbg_writer *find_writer(const char *name)
 }
 
 int fp_dbg_write_format(const struct fp_dbg_run *run, const struct fp_dbg_launch *launch,
-			const char *format, FILE *f, struct fp_diag *diag)
+			const struct fp_dbg_findings *findings, const char *format, FILE *f,
+			struct fp_diag *diag)
 {
 	const struct fp__dbg_writer *wr;
 	struct fp__dbg_wctx c;
@@ -100,7 +105,7 @@ int fp_dbg_write_format(const struct fp_dbg_run *run, const struct fp_dbg_launch
 				   "unknown report format \"%s\" (txt, json, op_log_txt, "
 				   "op_log_json, raw)",
 				   format);
-	wctx_init(&c, run, launch, diag);
+	wctx_init(&c, run, launch, findings, diag);
 	st = wr->write(&c, f);
 	if (!st && ferror(f))
 		st = fp_diag_set(diag, FP_EIO, 0, "write error in the %s report", format);
@@ -290,6 +295,7 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 		  struct fp_dbg_outputs *out, size_t *nfindings, struct fp_diag *diag)
 {
 	struct fp_dbg_launch *l = NULL;
+	struct fp_dbg_findings *fs = NULL;
 	struct fp__dbg_wctx c;
 	size_t n;
 	int st, st2;
@@ -301,11 +307,16 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	out->dump_overflow = fp_dbg_run_info(run)->dump_overflow;
 	out->dump_cursor = fp_dbg_run_info(run)->dump_cursor;
 	out->complete = fp_dbg_run_info(run)->complete;
+	/* the launch JSON parsed once; the analyses run on it; the writers get both */
 	if ((st = fp_dbg_launch_parse(run, launch_json, len, &l, diag)))
 		return st;
+	if ((st = fp_dbg_launch_findings(run, l, &fs, diag))) {
+		fp_dbg_launch_free(l);
+		return st;
+	}
 	if (l->error)
 		out->complete = false;
-	n = fp_dbg_findings_count(l->findings);
+	n = fp_dbg_findings_count(fs);
 	if (nfindings)
 		*nfindings = n;
 	st = FP_OK;
@@ -313,12 +324,13 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	 * loaded a NaN an earlier launch made) writes no files: the summary counts them there */
 	if (!(flags & FP_DBG_REPORT_NO_FILES) &&
 	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || !out->complete ||
-	     n > fp__dbg_summary_descendants(summary, l, launch_index))) {
-		wctx_init(&c, run, l, diag);
+	     n > fp__dbg_summary_descendants(summary, l, fs, launch_index))) {
+		wctx_init(&c, run, l, fs, diag);
 		st = write_all(&c, out);
 	}
 	/* the findings count even when a report could not be written */
-	st2 = fp__dbg_summary_add_launch_findings(summary, run, l, launch_index, out->txt);
+	st2 = fp__dbg_summary_add_launch_findings(summary, run, l, fs, launch_index, out->txt);
+	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(l);
 	if (!st && st2)
 		st = fp_diag_set(diag, st2, 0, "summary: %s", fp_strerror(st2));

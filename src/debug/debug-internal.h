@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internals of the Debugger's decoded run, shared by the files of src/debug/ (site table parser,
- * buffer decoder, accessors). The report writers in src/report/ do not include this: they use
+ * buffer decoder, accessors). The report writers (report*.c) do not include this: they use
  * the public accessors of <flagprism/debug.h> only, so the model they see is the one later
  * analyses (and clients) see.
  */
-#ifndef FP_DEBUG_INT_H
-#define FP_DEBUG_INT_H
+#ifndef FP_DEBUG_INTERNAL_H
+#define FP_DEBUG_INTERNAL_H
 
 #include <flagprism/arena.h>
 #include <flagprism/debug.h>
@@ -53,4 +53,4 @@ int fp__dbg_var_key(struct fp_intern *names, uint32_t frame, const char *name, b
 #define FP_DBG_MAX_FRAME_DEPTH 32u /* helper nesting */
 #define FP_DBG_MAX_UNOBSERVED (1u << 20)
 
-#endif /* FP_DEBUG_INT_H */
+#endif /* FP_DEBUG_INTERNAL_H */

@@ -13,7 +13,7 @@
 
 #include <flagprism/version.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 
 #define NOTE_MAX 1024
 

@@ -6,13 +6,13 @@
  * aligned in columns, after an "all" row that aggregates the instances. The findings come first,
  * right after the header. Column widths are fixed per table from a quick pre-pass, so rows
  * stream out without buffering the table. The layout is described in
- * docs/debugger-report-schema.md; the JSON twin of this report is dbg-json.c.
+ * docs/debugger-report-schema.md; the JSON twin of this report is report-json.c.
  */
 #include "fp-setup.h"
 
 #include <math.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 #define GW 13 /* width of a %.6g column: "-1.23457e+308" */
 
@@ -533,7 +533,7 @@ static void write_programs(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
 /* The findings, first thing after the header, in plain words. */
 static void write_findings(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 {
-	const struct fp_dbg_findings *fs = c->launch->findings;
+	const struct fp_dbg_findings *fs = c->findings;
 	size_t i, n = fp_dbg_findings_count(fs);
 
 	if (!n) {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The error helpers shared by the Debugger's JSON parsers (the site table in src/debug/ and
- * the launch JSON in src/debug/findings.c and src/report/dbg-launch.c): it turns a JSON value
- * into the diag's offset, line and column. Kept apart from debug-int.h so that the report
- * writers can use it without seeing the run's internals.
+ * The error helpers shared by the Debugger's JSON parsers (the site table, sites.c, and the
+ * launch JSON, launch.c): they turn a JSON value into the diag's offset, line and column. Kept
+ * apart from debug-internal.h so that the launch parser and the report writers can use them
+ * without seeing the run's internals.
  */
-#ifndef FP_DBG_DIAG_H
-#define FP_DBG_DIAG_H
+#ifndef FP_DEBUG_DIAG_INTERNAL_H
+#define FP_DEBUG_DIAG_INTERNAL_H
 
 #include <stdarg.h>
 
@@ -31,4 +31,4 @@ struct fp__dbg_jctx {
 int fp__dbg_launch_err(struct fp__dbg_jctx *c, int status, const struct fp_json_value *v,
 		       const char *fmt, ...) FP_PRINTF(4, 5);
 
-#endif /* FP_DBG_DIAG_H */
+#endif /* FP_DEBUG_DIAG_INTERNAL_H */

@@ -5,7 +5,7 @@
  * deduplicated by (kernel, kind, line, subject) across launches; written as summary.json and
  * summary.txt. Everything is capped (kernels, reasons, findings, string lengths) and what does
  * not fit is counted. A mutex serialises every entry point, so launches may be accounted from
- * any thread. Not here: per-launch reports (dbg-report.c) and the findings rules (findings.c).
+ * any thread. Not here: per-launch reports (report.c) and the findings rules (findings.c).
  */
 #include "fp-setup.h"
 
@@ -22,7 +22,7 @@
 #include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 struct skernel {
 	uint32_t name, file;              /* interned */
@@ -544,10 +544,11 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 }
 
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
-					const struct fp_dbg_launch *l, uint64_t launch,
+					const struct fp_dbg_launch *l,
+					const struct fp_dbg_findings *fs, uint64_t launch,
 					const char *report)
 {
-	size_t i, n = fp_dbg_findings_count(l->findings);
+	size_t i, n = fp_dbg_findings_count(fs);
 	uint32_t kix;
 	int st = FP_OK;
 
@@ -568,7 +569,7 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 		goto out;
 	}
 	for (i = 0; i < n && !st; i++)
-		st = add_finding(s, kix, run, l, fp_dbg_findings_at(l->findings, i), launch,
+		st = add_finding(s, kix, run, l, fp_dbg_findings_at(fs, i), launch,
 				 report);
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -576,15 +577,15 @@ out:
 }
 
 size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
-				   uint64_t launch)
+				   const struct fp_dbg_findings *fs, uint64_t launch)
 {
-	size_t i, n = fp_dbg_findings_count(l->findings), d = 0;
+	size_t i, n = fp_dbg_findings_count(fs), d = 0;
 
 	if (!s)
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < n; i++) {
-		const struct fp_dbg_finding *f = fp_dbg_findings_at(l->findings, i);
+		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
 		size_t o;
 
 		if (!f->from_memory ||

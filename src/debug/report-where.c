@@ -4,13 +4,13 @@
  * line of the kernel's file; one inside a @triton.jit helper is a line of the helper's file
  * reached through a chain of call sites (frames), which the reports show as
  * "attn.py:43 _inner -> attn.py:12" (text) or a `chain` array (JSON). Layout of the reports
- * themselves is the writers' business (dbg-txt.c, dbg-json.c), not this file's.
+ * themselves is the writers' business (report-txt.c, report-json.c), not this file's.
  */
 #include "fp-setup.h"
 
 #include <flagprism/json.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 static const char *base_name(const char *path)
 {

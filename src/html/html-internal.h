@@ -3,10 +3,10 @@
  * Pieces shared by the HTML report's files: the page object (html-page.c: notes, data blocks,
  * the template and writing), the Debugger's data (html-debug.c, html-dumps.c), the profile's
  * (html-profile.c) and the trace's (html-trace.c), and the compiled-in assets (generated from
- * src/html/ at build time). Not a public header; include/flagprism/html.h is the interface.
+ * the page's files beside them at build time). Not a public header; include/flagprism/html.h is the interface.
  */
-#ifndef FP_REPORT_HTML_INTERNAL_H
-#define FP_REPORT_HTML_INTERNAL_H
+#ifndef FP_HTML_INTERNAL_H
+#define FP_HTML_INTERNAL_H
 
 #include <flagprism/html.h>
 #include <flagprism/json.h>
@@ -117,4 +117,4 @@ const char *fp__html_basename(const char *path);
 int fp__html_dumps(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 		   const char *launch_name);
 
-#endif /* FP_REPORT_HTML_INTERNAL_H */
+#endif /* FP_HTML_INTERNAL_H */

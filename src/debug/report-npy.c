@@ -5,7 +5,7 @@
  * float32, float64; bfloat16 through the npy module's policy, i.e. widened to float32; float8 as
  * float32; integers to their width; bool), address dumps as an int64 address array plus a bool
  * mask array (true = active lane), and tensor_index.json listing every file. The caller
- * (dbg-report.c) decides whether artifacts may be written at all (never from an overflowed run).
+ * (report.c) decides whether artifacts may be written at all (never from an overflowed run).
  */
 #include "fp-setup.h"
 
@@ -15,7 +15,7 @@
 #include <flagprism/npy.h>
 #include <flagprism/outfile.h>
 
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 #define SIGN63 (UINT64_C(1) << 63)
 

@@ -11,8 +11,7 @@
 
 #include <math.h>
 
-#include "dbg-num.h"
-#include "dbg-report.h"
+#include "debug/report-internal.h"
 
 static int cmp_rec(const void *a, const void *b)
 {

@@ -20,7 +20,7 @@
 #include <flagprism/dtype.h>
 #include <flagprism/json.h>
 
-#include "report/html-internal.h"
+#include "html/html-internal.h"
 
 #define SOURCE_MAX_BYTES ((size_t)16 << 20)
 #define COPY_DEPTH 8
