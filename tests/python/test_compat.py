@@ -190,3 +190,38 @@ def test_triton_features_probe_every_difference() -> None:
                 "block_pointers", "block_pointer_objects", "reshape_can_reorder", "interpreter_int_masks"):
         assert key in feats, key
     print(json.dumps(feats))
+
+
+@pytest.mark.parametrize("name", ["launch_enter_hook", "launch_exit_hook"])
+def test_launch_hook_chain_on_this_triton(name: str) -> None:
+    """compat.hook_chain over this Triton's real knob (a HookChain on 3.5+, one callable on 3.4):
+    hooks added are called through the knob in order (exit hooks in reverse, as Triton's), and
+    removing them leaves the knob as it was."""
+    from triton import knobs
+
+    chain = compat.hook_chain(name)
+    assert chain is not None
+    before = getattr(knobs.runtime, name)
+    seen: list[str] = []
+
+    def a(*_args: object, **_kw: object) -> None:
+        seen.append("a")
+
+    def b(*_args: object, **_kw: object) -> None:
+        seen.append("b")
+
+    chain.add(a)
+    chain.add(b)
+    try:
+        knob = getattr(knobs.runtime, name)
+        assert callable(knob)
+        knob(object())
+        assert sorted(seen) == ["a", "b"]
+    finally:
+        chain.remove(a)
+        chain.remove(b)
+    assert getattr(knobs.runtime, name) is before
+    seen.clear()
+    if callable(before):
+        before(object())
+    assert seen == []
