@@ -44,7 +44,7 @@ CASES = [
 ]
 
 #: Kernels written with tl.make_block_ptr, which Triton 3.9 removed: compiled where it exists.
-BLOCK_POINTER_KERNELS = frozenset({"block_ptr_kernel", "bp_rows_kernel"})
+BLOCK_POINTER_KERNELS = frozenset({"block_ptr_kernel", "bp_rows_kernel", "attn_fwd_kernel"})
 
 _F16 = "*fp16"
 _ATTN = {"Q": _F16, "K": _F16, "V": _F16, "sm_scale": 0.5, "M": "*fp32", "Out": _F16, "H": 4,

@@ -418,6 +418,7 @@ def test_op_log_attributes_helper_ops_to_helper_statements(dbg):
     assert all(Path(o["position"]["file"]) == WHOLE for o in loads)
 
 
+@pytest.mark.compat("block-pointers")  # tl.make_block_ptr (removed in Triton 3.9)
 def test_helper_loop_sized_from_the_call(dbg):
     """A loop inside a helper whose bounds are the helper's parameters is sized from the call's
     arguments (no 64-iteration allowance, no overflow)."""
@@ -496,7 +497,9 @@ def _source_line(fn_name: str, needle: str) -> int:
 
 
 @pytest.mark.parametrize("sanitize", [True, False])
-@pytest.mark.parametrize("name", list(TUTORIAL))
+@pytest.mark.parametrize("name", [
+    # the attention forward pass walks K and V with block pointers (removed in Triton 3.9)
+    pytest.param(n, marks=pytest.mark.compat("block-pointers")) if n == "attn_fwd" else n for n in TUTORIAL])
 def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
     make, expect = TUTORIAL[name]
     launch, check = make(False)
