@@ -529,9 +529,10 @@ def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -
         md = None
         if grid is not None and ifn is not None and any(s.hook for s in sessions):
             md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
-        t0 = _ext.prof_clock_ns()
-        ret = orig(self, *args, **kwargs)
-        t1 = _ext.prof_clock_ns()
+        with compat.interpreted_launch():
+            t0 = _ext.prof_clock_ns()
+            ret = orig(self, *args, **kwargs)
+            t1 = _ext.prof_clock_ns()
         est, note = None, None
         if any(s.estimates for s in sessions) and not _estimates_disabled():
             if ifn is None:

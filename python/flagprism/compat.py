@@ -553,11 +553,32 @@ def language_lost() -> list[str]:
     return list(_snapshot.lost) if _snapshot is not None else []
 
 
+#: Held while triton.language is put back (pristine_language) and while an interpreted kernel
+#: runs under FlagPrism's launch interceptor (interpreted_launch): a kernel running on one thread
+#: must not see the real builtins that a compile on another thread put back for a while (Triton
+#: 3.4/3.5 leave the interpreter's patches in place between launches, so a compile always swaps
+#: them). Reentrant: a compile inside a launch on the same thread goes ahead.
+_language_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def interpreted_launch() -> Iterator[None]:
+    """Around the run of an interpreted kernel: excludes pristine_language() on other threads."""
+    with _language_lock:
+        yield
+
+
 @contextlib.contextmanager
 def pristine_language() -> Iterator[None]:
     """Put triton.language's own objects back for the duration (to compile on the interpreter),
-    then the interpreter's patches again. Not thread-safe against a concurrent interpreted
-    launch: callers hold their compile lock."""
+    then the interpreter's patches again. Excludes interpreted launches that run through
+    FlagPrism's interceptors on other threads (interpreted_launch); a launch of the interpreter
+    that none of them sees can still race with it."""
+    with _language_lock:
+        yield from _pristine_language()
+
+
+def _pristine_language() -> Iterator[None]:
     remember_language()
     snap = _snapshot
     saved: list[tuple[Any, str, Any]] = []
@@ -626,7 +647,7 @@ def triton_features() -> dict[str, Any]:
 
 __all__ = ["Issue", "backends", "block_pointer_objects", "block_pointers", "constexpr_function",
            "current_mode", "explain_interpreter_error", "hook_chain", "hook_chains_native",
-           "installed_versions", "interpreted_options", "interpreter_int_masks",
+           "installed_versions", "interpreted_launch", "interpreted_options", "interpreter_int_masks",
            "interpreter_run_is_method", "issues", "known_issues", "make_ir", "pristine_language",
            "remember_language", "reshape_can_reorder", "skip_reason", "supported_triton",
            "triton_features", "triton_supported", "unpatched"]
