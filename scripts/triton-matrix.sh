@@ -16,6 +16,7 @@
 # Not for: the GPU suite (the GPU machine has one Triton; the compiled path's differences are
 # covered by tests/python/test_cross_compile.py, which runs in every one of these suites).
 #
+# FP_MATRIX_PYTEST_ARGS: more pytest arguments (a reduced set: --deselect, -k ...).
 # Exit status: 0 when every version passed, 1 otherwise; one line per version says what ran.
 set -uo pipefail
 
@@ -29,7 +30,11 @@ ALL_VERSIONS="3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0"
 versions=${*:-${FP_TRITON_MATRIX:-$ALL_VERSIONS}}
 dir=${FP_MATRIX_DIR:-$FP_ROOT/.cache/triton-matrix}
 build=${FP_BUILD_DIR:-build}
-py=${FP_PY:-python3}
+# the default environment (scripts/env.sh) builds the wheel; test.sh has set it up already
+if [ -z "${FP_PY:-}" ]; then
+	fp_env_setup
+fi
+py=$FP_PY
 mkdir -p "$dir"
 
 matrix_env() {
@@ -86,8 +91,9 @@ for v in $versions; do
 		continue
 	}
 	log="$dir/t$v/pytest.log"
+	# shellcheck disable=SC2086
 	PATH="$dir/t$v/bin:$PATH" "$vpy" -m pytest tests/python -q -p no:cacheprovider -m "not gpu" \
-		2>&1 | tee "$log"
+		${FP_MATRIX_PYTEST_ARGS:-} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^=*.* (passed|failed).* in [0-9.]+s' "$log" | tail -n1 | tr -d '=')
 	PATH="$dir/t$v/bin:$PATH" "$vpy" examples/quickstart.py --out "$dir/t$v/quickstart" \
