@@ -3,7 +3,7 @@
  * Benchmark of the Debugger's host side on the launch the design targets: a 64M-element vector
  * add (65536 programs of BLOCK 1024), level 1 + addr_level 1, six records per program (address
  * summaries of the loads of x and y and of the store, value summaries of x, y and the output).
- * It synthesises the record buffer per docs/record-format.md, then times fp_dbg_decode() and
+ * It synthesises the record buffer per docs/formats/record-format.md, then times fp_dbg_decode() and
  * fp_dbg_write_reports() (text, JSON, op log) into a temporary directory, best of a few rounds,
  * and prints one JSON line. Usage: bench-debug-decode [programs] [rounds] [raw] [keep_dir], where a
  * third argument "1" also writes the raw record dump, and a fourth names a directory where the

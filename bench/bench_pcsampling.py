@@ -124,7 +124,7 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="fp-bench-pcs-")
     device = torch.cuda.get_device_name(0)
     # every kernel is compiled and loaded before the first session: CUPTI gives no PC records
-    # for a module loaded while it is attached but not sampling (docs/cupti-backend.md)
+    # for a module loaded while it is attached but not sampling (docs/internals/cupti-backend.md)
     todo = cases()
     for fn in todo.values():
         for _ in range(args.warm):

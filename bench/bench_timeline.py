@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Slowdown of a kernel under intra-kernel timelines (docs/intra-kernel.md, issue 8).
+"""Slowdown of a kernel under intra-kernel timelines (docs/guide/intra-kernel.md, issue 8).
 
 What is measured: the device time of a kernel's timeline twin (every program writes its scope
 enter/exit records: %globaltimer, %clock64, %smid, four scalar stores each) against the same

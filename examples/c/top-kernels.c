@@ -4,7 +4,7 @@
  * profile (a .hatchet file written by `flagprism profile`, or Proton's), walks its call tree,
  * adds up the time of every kernel node by kernel name over all call paths, and prints the
  * kernels that took longest. It uses only the public API (the headers <flagprism/NAME.h>);
- * examples/c/CMakeLists.txt builds it with find_package(FlagPrism), and docs/c-library.md shows
+ * examples/c/CMakeLists.txt builds it with find_package(FlagPrism), and docs/guide/c-library.md shows
  * the pkg-config way.
  * It is an example, not a tool: `flagprism view` is the real viewer.
  *

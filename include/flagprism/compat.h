@@ -8,7 +8,7 @@
  * installed versions is the caller's job (the doctor's Python probe, importlib.metadata).
  *
  * Adding a row is adding one initializer to the table in src/core/compat.c and its line to
- * docs/compatibility.md (a test compares the two); nothing else changes. `id` is the stable name
+ * docs/guide/compatibility.md (a test compares the two); nothing else changes. `id` is the stable name
  * that scripts and tests use; rows are found by it, never by position.
  *
  * Versions are compared by their leading dotted numbers ("2.4.6", "3.6.0+git12ab", "2.13.0+cpu",

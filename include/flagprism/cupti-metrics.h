@@ -8,8 +8,8 @@
  * with the i-th kernel launch the launch callback saw in that context, files each such kernel
  * once (name from the launch, time from its activity record when it has times, else from
  * gpu__time_duration.sum) and hands the values to the profiler through the session's sink
- * (include/flagprism/sink.h: metrics()), which adds them to the kernels' nodes. docs/profiler.md
- * ("Hardware metrics") is the user-facing description; docs/cupti-backend.md says how it is
+ * (include/flagprism/sink.h: metrics()), which adds them to the kernels' nodes. docs/guide/profiler.md
+ * ("Hardware metrics") is the user-facing description; docs/internals/cupti-backend.md says how it is
  * built. It does not import Nsight Compute files (that is
  * <flagprism/ncu.h>) and does not sample PCs.
  *

@@ -5,7 +5,7 @@
  * the samples under each launch's kernel node, one child node per source line of the kernel
  * (for Triton kernels: the Python file and line of the @triton.jit code), with the metrics
  * num_samples, num_stalled_samples and stalled_<reason>. A session asks for it with
- * fp_cupti_pcsampling_request() before fp_prof_start(backend "cupti"). docs/cupti-backend.md
+ * fp_cupti_pcsampling_request() before fp_prof_start(backend "cupti"). docs/internals/cupti-backend.md
  * ("PC sampling") says what it measures, what it costs and which permissions it needs.
  *
  * Source lines come from the cubins' line tables (<flagprism/cubin.h>). The backend copies every
@@ -32,7 +32,7 @@ struct fp_cupti_pcsampling_options {
 				   * default (from the SM count) */
 	bool serialized;          /* CUPTI's kernel-serialized mode: samples carry the launch's
 				   * correlation id. Off by default: on an H200 with CUDA 13.0 it
-				   * collected no samples at all (docs/cupti-backend.md). The default,
+				   * collected no samples at all (docs/internals/cupti-backend.md). The default,
 				   * continuous mode, splits a kernel's samples among the call-tree
 				   * nodes that launched it, in proportion to their GPU time */
 };

@@ -89,7 +89,7 @@ struct fp_dbg_pipe_job {
 	const char *kernel, *source_file;    /* for the summary */
 	const char *site_table;              /* JSON */
 	size_t site_len;
-	const char *launch_json;             /* docs/debugger-report-schema.md, "Launch JSON" */
+	const char *launch_json;             /* docs/formats/debugger-report-schema.md, "Launch JSON" */
 	size_t launch_len;
 	uint64_t launch_index;               /* reserved with fp_dbg_summary_reserve() */
 };

@@ -3,7 +3,7 @@
  * The Debugger's account of a whole program: every kernel launched while the Debugger was
  * active, how many of its launches were instrumented, why each other launch was not, and every
  * finding of every instrumented launch (deduplicated across launches). It is written as
- * `summary.json` (schema: docs/debugger-report-schema.md, "Summary") and `summary.txt` at the top
+ * `summary.json` (schema: docs/formats/debugger-report-schema.md, "Summary") and `summary.txt` at the top
  * of the output directory, and is what `flagprism debug` prints at exit, so that a launch the
  * Debugger could not observe is never silently missing from its answer.
  *

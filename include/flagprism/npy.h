@@ -8,7 +8,7 @@
  * written in host byte order, which the header states. The reader accepts the simple arrays
  * these files hold (no structured or object dtypes, no pickles).
  *
- * dtype mapping (docs/npy.md has the full table):
+ * dtype mapping (docs/formats/npy.md has the full table):
  *   bool '|b1', int8 '|i1', uint8 '|u1', int16..int64 '<i2' '<i4' '<i8',
  *   uint16..uint64 '<u2' '<u4' '<u8', float16 '<f2', float32 '<f4', float64 '<f8',
  *   bfloat16 -> '<f4': NumPy has no bfloat16, so the raw 16-bit patterns given are widened to

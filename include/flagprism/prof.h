@@ -2,7 +2,7 @@
 /*
  * The profiler core: sessions, user scopes and states, Python call paths, kernel launch events,
  * and the files a session writes when it finalizes (`<name>.hatchet`, `<name>.chrome_trace.json`,
- * `<name>.meta.json`, see docs/profiler-formats.md). The Python package only forwards calls here;
+ * `<name>.meta.json`, see docs/formats/profiler-formats.md). The Python package only forwards calls here;
  * every aggregation happens in C. Where events come from is the backends' business
  * (include/flagprism/backend.h); the tree these functions fill is include/flagprism/calltree.h.
  *

@@ -1330,7 +1330,7 @@ static PyObject *estimate_dict(const struct fp_ttir_estimate *e, const char *fun
 PyDoc_STRVAR(ttir_estimate_doc,
 	     "ttir_estimate(text, function=None) -> dict\n\n"
 	     "Parse TTIR text and estimate one function (None: the kernel entry) per program\n"
-	     "instance (fp_ttir_estimate(), docs/ir-estimates.md): loads, load_bytes,\n"
+	     "instance (fp_ttir_estimate(), docs/internals/ir-estimates.md): loads, load_bytes,\n"
 	     "masked_loads, stores, store_bytes, masked_stores, atomics, atomic_bytes, dots,\n"
 	     "dot_flops, reductions, scans, per-class elem_ops/flops/special, conversions,\n"
 	     "total_flops, loop counters, 'bytes' (loads + stores + atomics) and 'function'.\n"

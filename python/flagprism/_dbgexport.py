@@ -57,7 +57,7 @@ class Run(dict):  # type: ignore[type-arg]
                 report = json.load(f)
         dict.__setitem__(self, "report", report)
         dict.__setitem__(self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else [])
-        # what was observed out of what exists (docs/debugger.md, "Coverage")
+        # what was observed out of what exists (docs/guide/debugger.md, "Coverage")
         dict.__setitem__(self, "coverage", report.get("coverage") if isinstance(report, dict) else None)
 
     def __getitem__(self, key: Any) -> Any:
@@ -136,7 +136,7 @@ def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
             "sanitize": bool(twin.extra.get("sanitize", False)),
             "checks": twin.extra.get("checks"),
         }
-        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/guide/debugger.md).
         stem = f"{os.path.splitext(os.path.basename(script))[0] or 'python'}_{twin.kernel_name}"
         if len(_const_json) > 256:
             _const_json.clear()
@@ -166,7 +166,7 @@ def _memo_json(obj: Any) -> str:
 def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
                 index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
                 stack: Any, test: str | None, config_text: str | None, args: str | None = None) -> str:
-    """The launch JSON (docs/debugger-report-schema.md); the fields that do not change between
+    """The launch JSON (docs/formats/debugger-report-schema.md); the fields that do not change between
     launches of a twin are encoded once, and a compiled twin's TTIR once per compiled kernel.
     args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...))); the
     stack, num_warps and registers may be objects that come back unchanged at every launch (they

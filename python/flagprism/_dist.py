@@ -20,7 +20,7 @@
 * **Clock alignment.** When ``init_process_group`` returns inside a session, the ranks meet at
   a barrier on the job's own store (twice: the first settles them, the second is measured);
   each rank keeps when it left and how long the barrier took, which ``flagprism merge`` uses to
-  align traces across hosts (docs/profiler.md, "Multi-process jobs").
+  align traces across hosts (docs/guide/profiler.md, "Multi-process jobs").
 
 What the identity, the merge and the views mean is the C library's (include/flagprism/ranks.h,
 comm.h); this module only reads Python-side facts and installs hooks.

@@ -11,7 +11,7 @@
   ``tl.div_rn``, the argument of ``tl.sqrt``/``tl.sqrt_rn``/``tl.rsqrt`` and ``tl.log``/``tl.log2``.
 * **Load padding**: what the masked-off lanes of ``x = tl.load(..., other=...)`` hold.
 
-The rules themselves live in C (src/debug/findings.c); docs/debugger.md, "Findings", describes
+The rules themselves live in C (src/debug/findings.c); docs/guide/debugger.md, "Findings", describes
 them. This module rewrites nothing.
 """
 

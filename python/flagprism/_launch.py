@@ -2,7 +2,7 @@
 """One instrumented launch: bind the arguments, size and allocate the record buffer, launch the
 twin, copy the buffer back and describe the launch for the report writer.
 
-Sizing (documented for users in docs/debugger.md): a program gets S record slots, the number of
+Sizing (documented for users in docs/guide/debugger.md): a program gets S record slots, the number of
 records its sites would write if every site outside a loop ran once and every site inside loops
 ran once per iteration. Trip counts come from ``range(...)``/``tl.range(...)`` bounds evaluated on
 the host from the launch's scalar and constexpr arguments (and simple top-level assignments such
@@ -484,7 +484,7 @@ def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None)
 
 
 def describe_arg(name: str, v: Any, is_cx: bool, backend: str | None = None) -> dict[str, Any]:
-    """One argument of the launch JSON (docs/debugger-report-schema.md)."""
+    """One argument of the launch JSON (docs/formats/debugger-report-schema.md)."""
     if is_cx:
         return {"name": name, "kind": "constexpr", "dtype": None, "shape": None, "strides": None,
                 "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fast path of an instrumented launch: what depends only on the kernel, the launch's
 specialization, the configuration and the checks is worked out once and cached
-(docs/debugger.md, "The launch fast path").
+(docs/guide/debugger.md, "The launch fast path").
 
 A launch is bound by a binder made once per kernel (its parameter names and defaults) and keyed
 by its *specialization*: per parameter, a tensor's dtype and whether its address is 16-byte

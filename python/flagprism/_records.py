@@ -3,7 +3,7 @@
 
 The instrumented twin of a kernel (see ``_rewrite.py``) calls these helpers; they summarise one
 observed value or one memory access and write one 8-word record into the record buffer laid
-out by ``docs/record-format.md``. Everything here is ordinary Triton language, so it compiles on
+out by ``docs/formats/record-format.md``. Everything here is ordinary Triton language, so it compiles on
 every backend and runs on the interpreter. Shape, dtype and record-header constants are worked
 out at compile time by ``constexpr_function`` helpers, so a record costs its reductions and one
 8-lane vector store at run time.
@@ -27,7 +27,7 @@ value was recorded earlier and not reassigned since replays that record's words
 (``value_*`` with KEEP/W). Index arithmetic (``s + K * tl.arange(LO, HI)``, comparisons of it and
 accesses through it) is not reduced at all: ``value_affine_*``/``value_compare_*``/``addr_closed_*``
 store the few scalars it follows from in a closed-form record, which the C decoder expands
-(docs/record-format.md, "Closed-form records").
+(docs/formats/record-format.md, "Closed-form records").
 
 Triton versions differ in what these helpers meet (flagprism.compat decides, by probing): the
 ``constexpr_function`` decorator comes from compat (Triton 3.4 has none with 3.5's meaning),
@@ -123,7 +123,7 @@ def _pack_shape(shape):
 
 @constexpr_function
 def _code_of(scalar_ty):
-    """Dtype code of docs/record-format.md; 0 for a dtype the format has no code for."""
+    """Dtype code of docs/formats/record-format.md; 0 for a dtype the format has no code for."""
     if scalar_ty.is_ptr():
         return 16
     codes = {
@@ -1051,7 +1051,7 @@ def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, ma
 
 
 # --------------------------------------------------------------------------------------------
-# Block pointers and tensor descriptors (docs/debugger.md, "Block pointers and tensor
+# Block pointers and tensor descriptors (docs/guide/debugger.md, "Block pointers and tensor
 # descriptors")
 #
 # A block pointer's lanes are not visible as addresses in Triton's language, and neither are a
@@ -1420,7 +1420,7 @@ def desc_access(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, des
 
 
 # --------------------------------------------------------------------------------------------
-# Closed-form records (docs/record-format.md, "Closed-form records")
+# Closed-form records (docs/formats/record-format.md, "Closed-form records")
 #
 # Index arithmetic `x = s + K * tl.arange(LO, HI)` (s a scalar or absent, K constant), a
 # comparison `m = x < b` of such an x with a scalar b, and an access `pbase + x` under no mask or

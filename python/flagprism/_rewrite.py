@@ -6,7 +6,7 @@ pairs, this module builds the *instrumented twin*: the same function with one tr
 ``__fp_ctx`` (the record buffer) and, on the very lines of the statements it observes, calls of
 the record helpers of ``_records.py``. Line numbers of the body stay those of the user's file, so
 Triton IR locations and interpreter tracebacks map straight back to the user's source. It also
-produces the statement and site tables of ``docs/record-format.md`` and what the launcher needs
+produces the statement and site tables of ``docs/formats/record-format.md`` and what the launcher needs
 to size the record buffer (sites per loop, loop bounds it may evaluate on the host).
 
 It does not launch, allocate or decode anything; ``debugger.py`` and ``_launch.py`` do.
@@ -104,7 +104,7 @@ class Statement:
 @dataclass
 class Unobserved:
     """Something the region holds that the twin does not observe, and why (the coverage account
-    of docs/debugger.md). `what`: "memory" (a load, store, atomic or descriptor access) or
+    of docs/guide/debugger.md). `what`: "memory" (a load, store, atomic or descriptor access) or
     "statement"."""
 
     what: str

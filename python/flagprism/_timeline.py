@@ -12,7 +12,7 @@ launch and handed to C (``flagprism._ext.prof_timeline_add``), which decodes it 
 scopes under the kernel's node. Without such a session nothing here runs: the scopes are Triton
 builtins that compile to nothing, and launches take Triton's own path.
 
-Rewriting rules (docs/intra-kernel.md): ``with fpl.scope("x"):`` becomes an enter record on the
+Rewriting rules (docs/guide/intra-kernel.md): ``with fpl.scope("x"):`` becomes an enter record on the
 ``with`` line, its body is dedented by one level (same lines), and the exit record goes after
 the body's last simple statement, or before the next statement, or after the function; scope
 names must be string literals; ``enter_scope``/``exit_scope`` pair in one block like the
@@ -590,7 +590,7 @@ def _twin_for(fn: Any, auto: bool) -> TimelineTwin | None:
     twin: TimelineTwin | None
     if flavour.startswith("unsupported:"):
         _refuse(name, f"intra-kernel timelines are not implemented for the {flavour[12:]!r} backend "
-                "(docs/backend-adaptation.md: a timer read is needed)")
+                "(docs/internals/backend-adaptation.md: a timer read is needed)")
         twin = None
     else:
         try:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Device-side writers of intra-kernel timeline records (docs/timeline-format.md).
+"""Device-side writers of intra-kernel timeline records (docs/formats/timeline-format.md).
 
 The timeline twin of a kernel (``_timeline.py``) calls ``begin`` once in its prologue and
 ``rec`` at every scope enter and exit. A record is four int64 words in the program's own slots

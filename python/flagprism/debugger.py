@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 
-#: The checks of check mode (docs/debugger.md, "Check mode"); "bounds" is what sanitize does.
+#: The checks of check mode (docs/guide/debugger.md, "Check mode"); "bounds" is what sanitize does.
 CHECKS = ("bounds", "nan", "inf", "precision", "domain")
 #: Default bytes of the launch pipeline's pool per device (record buffers of launches in flight).
 POOL_BYTES = 256 << 20
@@ -176,12 +176,12 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     words of the level-2 dump arena of one launch, 0 to 2**31 (None: sized from the launch; 0:
     every dump is counted as overflow). twin_num_warps: warps of the instrumented
     twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
-    docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
+    docs/guide/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
     cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
     (Triton's maxnreg): "auto" (cap at the next occupancy step where that step is close and the
-    capped build does not spill, see docs/debugger.md), None (never cap) or an integer from 16 to
+    capped build does not spill, see docs/guide/debugger.md), None (never cap) or an integer from 16 to
     255 (always that cap). pipeline: report launches in the background without waiting for each
-    (the default; docs/debugger.md, "The launch pipeline"). pool_bytes: the pipeline's pool per
+    (the default; docs/guide/debugger.md, "The launch pipeline"). pool_bytes: the pipeline's pool per
     device (records of launches in flight; 1 MiB to 64 GiB). all_reports: write every launch's
     report files (default: yes in marker mode, only launches with findings in check mode).
     max_reports: per-launch reports written at most (None: no limit; findings of later launches
@@ -253,7 +253,7 @@ def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False, check:
     store against the tensors' extents), "nan", "inf" (where NaN/Inf first appear),
     "precision" (narrowing casts, cancellation), "domain" (division by zero, log/sqrt/pow
     outside their domain); reports are written only for launches with findings (see
-    docs/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
+    docs/guide/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
     global _active, _level, _addr_level, _sanitize, _checks
     lv = _check_level("level", level)
     al = _check_level("addr_level", addr_level)
@@ -318,7 +318,7 @@ def stats() -> dict[str, Any]:
     """The pipeline's counters per device (launches submitted, done, failed, waits for the pool,
     results dropped, reports suppressed by max_reports, pool bytes in use), ``runs_dropped``
     (run dicts beyond max_runs) and ``launch``: how instrumented launches were prepared
-    (docs/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
+    (docs/guide/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
     built and reused, launches that took the slow path, compiled kernels and register decisions
     reused)."""
     out = _dbgexport.stats()
@@ -763,7 +763,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             raise RuntimeError(f"flagprism: {_paths.kernel_name(fn)} cannot be sanitized")
         return twin
     if _sanitize:
-        # check mode: the whole body, recording only what the checks need (docs/debugger.md,
+        # check mode: the whole body, recording only what the checks need (docs/guide/debugger.md,
         # "Check mode"): addresses for bounds; values for the others, NaN/Inf counts only when
         # nothing else is asked of them
         values = bool(_checks & {"nan", "inf", "precision", "domain"})

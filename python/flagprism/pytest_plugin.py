@@ -4,7 +4,7 @@
 Registered through the ``pytest11`` entry point, so installing FlagPrism is enough; it does
 nothing unless one of its options is given (it imports nothing heavy until then). With
 ``--flagprism-check=LIST`` the Debugger runs in check mode for the whole session (see
-docs/debugger.md, "Check mode"); each finding names the test that launched the kernel (its node
+docs/guide/debugger.md, "Check mode"); each finding names the test that launched the kernel (its node
 id, in the summary, the reports and a "flagprism" section of that test's report);
 ``--flagprism-fail`` fails a test that launched a kernel with a finding. At the end of the
 session the summary is written to ``--flagprism-output`` (default ``fp_debug``) and printed.

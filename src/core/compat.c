@@ -12,7 +12,7 @@
 /*
  * One row per known-bad combination. Keep `breaks` and `workaround` one sentence each: the
  * doctor prints them after "but", and the test suite uses them as skip reasons. Add the row's
- * line to docs/compatibility.md (tests/python/test_compat.py compares them).
+ * line to docs/guide/compatibility.md (tests/python/test_compat.py compares them).
  */
 static const struct fp_compat_issue issues[] = {
 	{

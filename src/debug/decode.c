@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The record buffer decoder (docs/record-format.md, v1): validates the header and every record
+ * The record buffer decoder (docs/formats/record-format.md, v1): validates the header and every record
  * slot against the format and the site table, then builds the run's record index (grouped by
  * site, ordered by program and execution) and copies the used part of the dump arena. Every
  * rejection names the byte offset of the offending word and the field, slot, program and site.
@@ -238,7 +238,7 @@ static int check_value(const struct dec *d, uint64_t p, uint64_t k, const uint64
 			return rec_err(d, p, k, 6, "site %u: min %g > max %g", site, fmin, fmax);
 	} else if (dt == FP_DTYPE_UINT64) {
 		/* no order check: the min/max of uint64 lanes at or above 2^63 depend on whether
-		 * the device compared them signed or unsigned (docs/record-format.md is silent) */
+		 * the device compared them signed or unsigned (docs/formats/record-format.md is silent) */
 	} else {
 		int64_t imin = (int64_t)w[6], imax = (int64_t)w[7];
 
@@ -295,7 +295,7 @@ static int check_addr(const struct dec *d, uint64_t p, uint64_t k, const uint64_
 }
 
 /*
- * Closed-form records (docs/record-format.md): index arithmetic v(i) = f + k*i, i in [0, n), in
+ * Closed-form records (docs/formats/record-format.md): index arithmetic v(i) = f + k*i, i in [0, n), in
  * int32 or int64 with the device's wrap-around, possibly under a comparison v(i) OP b. The
  * decoder rewrites words 2-7 into the ordinary summary, exactly: sums in 128-bit integers (or a
  * per-element loop where those do not exist or the sequence wraps), so every later reader sees

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The launch JSON of a Debugger run (docs/debugger-report-schema.md, "Launch JSON"): where the
+ * The launch JSON of a Debugger run (docs/formats/debugger-report-schema.md, "Launch JSON"): where the
  * reports go and what they are called, the grid, the backend, the user's source file, the
  * instrumented twin's TTIR and the tensor arguments' extents. Parsed and checked once, against
  * the decoded run (the grid must multiply to the buffer's program count), into one launch

@@ -6,7 +6,7 @@
  * aligned in columns, after an "all" row that aggregates the instances. The findings come first,
  * right after the header. Column widths are fixed per table from a quick pre-pass, so rows
  * stream out without buffering the table. The layout is described in
- * docs/debugger-report-schema.md; the JSON twin of this report is report-json.c.
+ * docs/formats/debugger-report-schema.md; the JSON twin of this report is report-json.c.
  */
 #include "fp-setup.h"
 

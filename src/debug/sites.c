@@ -427,7 +427,7 @@ static int parse_checks(struct st_ctx *c, const struct fp_json_value *o, const c
 }
 
 /*
- * The findings inputs of a site (docs/record-format.md, site table): `role`, `target_dtype`,
+ * The findings inputs of a site (docs/formats/record-format.md, site table): `role`, `target_dtype`,
  * `other`, `load_site`, `base_params`/`base_param` and `checks`. All optional.
  */
 static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o, const char *what,

@@ -10,7 +10,7 @@
  * wrong or dropped. Collectives get tracks of their own (comm.c records them): a thread's
  * torch.distributed calls on "thread N collectives", a collective library's kernels on "stream N
  * communication", apart from compute. It does not write flow arrows or counters;
- * docs/profiler-formats.md has the layout.
+ * docs/formats/profiler-formats.md has the layout.
  */
 #include "fp-setup.h"
 

@@ -14,7 +14,7 @@
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 
-/* Metric names of collective scopes (docs/profiler-formats.md, "Collectives"). */
+/* Metric names of collective scopes (docs/formats/profiler-formats.md, "Collectives"). */
 #define M_BYTES "comm_bytes"
 #define M_COUNT "comm_count"
 #define M_TIME "comm_time (ns)"

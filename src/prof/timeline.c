@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The timeline buffer decoder (docs/timeline-format.md, v1): validates the header and every
+ * The timeline buffer decoder (docs/formats/timeline-format.md, v1): validates the header and every
  * used record of every program, pairs enter and exit records into intervals (nested scopes
  * allowed, an exit must close the innermost open scope) and computes per-scope statistics over
  * programs. Rejections name the byte offset, the program and the record. Allocation is bounded
