@@ -187,6 +187,13 @@ def installed(site: str) -> bool:
             s.cls.__dict__.get(s.attr) is s.placed
 
 
+def names(site: str) -> list[str]:
+    """The names of the interceptors at a site, outermost first (empty when none)."""
+    with _lock:
+        s = _sites.get(site)
+        return [h.name for h in s.handles] if s is not None else []
+
+
 def original(site: str) -> Any:
     """The method the site's wrapper ends in (the class's own while not hooked), or None."""
     with _lock:

@@ -512,7 +512,8 @@ def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -
     meanwhile."""
     opened = host_open
     if not opened or _intercept.in_internal():
-        return orig(self, *args, **kwargs)
+        with compat.language_lock:
+            return orig(self, *args, **kwargs)
     sessions = tuple(s for s in opened if s.active)  # what the launch is prepared for
     ifn = _interpreted_function(sys._getframe(1))
     kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
@@ -529,9 +530,10 @@ def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -
         md = None
         if grid is not None and ifn is not None and any(s.hook for s in sessions):
             md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
-        t0 = _ext.prof_clock_ns()
-        ret = orig(self, *args, **kwargs)
-        t1 = _ext.prof_clock_ns()
+        with compat.language_lock:  # the estimate of another thread's kernel compiles meanwhile
+            t0 = _ext.prof_clock_ns()
+            ret = orig(self, *args, **kwargs)
+            t1 = _ext.prof_clock_ns()
         est, note = None, None
         if any(s.estimates for s in sessions) and not _estimates_disabled():
             if ifn is None:

@@ -553,11 +553,25 @@ def language_lost() -> list[str]:
     return list(_snapshot.lost) if _snapshot is not None else []
 
 
+# Triton's interpreter patches triton.language for the length of a launch; pristine_language()
+# takes the patches off. Both hold this lock (the interpreted kernel through _profhook's
+# interceptor of GridExecutor.__call__), so they never overlap on two threads.
+language_lock = threading.RLock()
+
+
 @contextlib.contextmanager
 def pristine_language() -> Iterator[None]:
     """Put triton.language's own objects back for the duration (to compile on the interpreter),
-    then the interpreter's patches again. Not thread-safe against a concurrent interpreted
-    launch: callers hold their compile lock."""
+    then the interpreter's patches again. Holds language_lock, which FlagPrism's interceptor of
+    interpreted launches holds around the kernel: a twin or an estimate compiled on one thread
+    never unpatches the language under a kernel another thread is interpreting."""
+    with language_lock:
+        with _pristine():
+            yield
+
+
+@contextlib.contextmanager
+def _pristine() -> Iterator[None]:
     remember_language()
     snap = _snapshot
     saved: list[tuple[Any, str, Any]] = []

@@ -25,7 +25,7 @@ if __name__ != "__main__" and os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
 
 import flagprism.profiler as profiler  # noqa: E402
-from flagprism import _ext, _timeline  # noqa: E402
+from flagprism import _ext, _intercept, _timeline  # noqa: E402
 
 import _tlkernels as tk  # noqa: E402
 import trace_event_check  # noqa: E402
@@ -189,18 +189,22 @@ def test_no_session_no_twin_and_no_patch() -> None:
     tk.calls_kernel[(2,)](x, y, 100, 64)
     assert torch.equal(y, x + 1)
     assert not _timeline._twin_cache and InterpretedFunction.__dict__["run"] is run_before
-    # a session without instrumentation does not instrument either
+    # a session without instrumentation does not instrument either (the profiler itself may
+    # intercept launches: the timelines' interceptor is not among them)
     sid = profiler.start("/tmp/fp-tl-noinst", backend="host")
     try:
-        assert InterpretedFunction.__dict__["run"] is run_before
+        assert "timeline" not in _intercept.names("interp.run")
         tk.calls_kernel[(2,)](x, y, 100, 64)
         assert not _timeline._twin_cache
     finally:
         profiler.finalize(sid)
-    # instrumentation patches launches only while its session is open
+    assert InterpretedFunction.__dict__["run"] is run_before
+    # instrumentation intercepts launches only while its session is open
     sid = profiler.start("/tmp/fp-tl-inst", backend="instrumentation")
+    assert "timeline" in _intercept.names("interp.run")
     assert InterpretedFunction.__dict__["run"] is not run_before
     profiler.finalize(sid)
+    assert "timeline" not in _intercept.names("interp.run")
     assert InterpretedFunction.__dict__["run"] is run_before
 
 
