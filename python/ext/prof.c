@@ -95,78 +95,8 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 #define POS_LINE(co, pos) (pos)
 #endif
 
-struct cp_entry {
-	uint64_t hash;
-	struct fpy_frame_key *keys; /* NULL: empty slot; each code object a strong reference */
-	uint32_t n;
-	uint32_t id;
-};
-
-static struct cp_entry *cp_cache; /* CP_CACHE_SLOTS entries, allocated on first use */
-static size_t cp_used;
-static char *cp_prefix[CP_MAX_PREFIXES];
-static size_t cp_prefix_len[CP_MAX_PREFIXES];
-static size_t cp_nprefix;
-
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static uint64_t keys_hash(const struct fpy_frame_key *k, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = mix64(h ^
-			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
-	return h;
-}
-
-static bool keys_equal(const struct fpy_frame_key *a, const struct fpy_frame_key *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i].code != b[i].code || a[i].pos != b[i].pos)
-			return false;
-	return true;
-}
-
-static void cp_cache_clear(void)
-{
-	size_t i, j;
-
-	if (!cp_cache)
-		return;
-	for (i = 0; i < CP_CACHE_SLOTS; i++) {
-		struct cp_entry *e = &cp_cache[i];
-
-		if (!e->keys)
-			continue;
-		for (j = 0; j < e->n; j++)
-			Py_DECREF(e->keys[j].code);
-		PyMem_Free(e->keys);
-		e->keys = NULL;
-	}
-	cp_used = 0;
-}
-
-static bool skipped_file(const char *file, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < cp_nprefix; i++)
-		if (len >= cp_prefix_len[i] && memcmp(file, cp_prefix[i], cp_prefix_len[i]) == 0)
-			return true;
-	return false;
-}
+static struct fpy_fcache cp_cache = {.nslots = CP_CACHE_SLOTS};
+static struct fpy_prefixes cp_prefixes;
 
 /* Intern the call path of raw frames (innermost first), skipping flagprism/triton frames. */
 static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool truncated, uint32_t *id)
@@ -184,7 +114,7 @@ static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool trunca
 
 		if (!file)
 			return -1;
-		if (skipped_file(file, (size_t)flen))
+		if (fpy_prefixes_match(&cp_prefixes, file, (size_t)flen))
 			continue;
 		if (kept == CP_MAX_FRAMES) {
 			truncated = true;
@@ -226,10 +156,10 @@ static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool trunca
 int fpy_prof_callpath_read(uint32_t *id)
 {
 	struct fpy_frame_key raw[CP_MAX_WALK];
+	struct fpy_fcache_entry *e;
 	bool truncated;
-	struct cp_entry *e;
 	uint64_t h;
-	size_t n, slot;
+	size_t n;
 	int rc;
 
 	/* A framework's launch wrapper knows better (fp_prof_callpath_override_set()). */
@@ -238,43 +168,20 @@ int fpy_prof_callpath_read(uint32_t *id)
 		return FP_OK;
 	/* Every frame on the stack is executing, so its code object outlives this call. */
 	n = fpy_frames_read(raw, CP_MAX_WALK, &truncated);
-	h = keys_hash(raw, n) ^ (truncated ? 1u : 0u);
-	if (!cp_cache) {
-		cp_cache = PyMem_Calloc(CP_CACHE_SLOTS, sizeof(*cp_cache));
-		if (!cp_cache) {
-			PyErr_NoMemory();
-			return -1;
-		}
-	}
-	for (slot = (size_t)h & (CP_CACHE_SLOTS - 1);; slot = (slot + 1) & (CP_CACHE_SLOTS - 1)) {
-		e = &cp_cache[slot];
-		if (!e->keys)
-			break;
-		if (e->hash == h && e->n == n && keys_equal(e->keys, raw, n)) {
-			*id = e->id;
-			return FP_OK;
-		}
+	h = fpy_fcache_hash(raw, n, truncated);
+	e = fpy_fcache_find(&cp_cache, raw, n, truncated, h);
+	if (!e)
+		return -1;
+	if (e->keys) {
+		*id = e->id;
+		return FP_OK;
 	}
 	rc = callpath_build(raw, n, truncated, id);
 	if (rc)
 		return rc;
-	/* A full cache only costs speed: the path is interned again on the next miss. */
-	if (cp_used < CP_CACHE_SLOTS / 2 && n > 0) {
-		struct fpy_frame_key *copy = PyMem_Malloc(n * sizeof(*copy));
-		size_t i;
-
-		if (copy) {
-			for (i = 0; i < n; i++) {
-				copy[i] = raw[i];
-				Py_INCREF(copy[i].code);
-			}
-			e->hash = h;
-			e->keys = copy;
-			e->n = (uint32_t)n;
-			e->id = *id;
-			cp_used++;
-		}
-	}
+	/* callpath_build runs no Python code: e is still the slot. A full cache only costs speed:
+	 * the path is interned again on the next miss. */
+	fpy_fcache_put(&cp_cache, e, raw, n, truncated, h, NULL, *id);
 	return FP_OK;
 }
 
@@ -286,45 +193,14 @@ PyDoc_STRVAR(
 
 static PyObject *prof_set_skip_prefixes(PyObject *module, PyObject *arg)
 {
-	char *copy[CP_MAX_PREFIXES];
-	size_t lens[CP_MAX_PREFIXES];
-	PyObject *seq = PySequence_Fast(arg, "prefixes must be a sequence of str");
-	Py_ssize_t n, i;
-	size_t k;
+	int rc = fpy_prefixes_set(&cp_prefixes, arg, CP_MAX_PREFIXES, "prof_set_skip_prefixes");
 
-	if (!seq)
-		return NULL;
-	n = PySequence_Fast_GET_SIZE(seq);
-	if (n > CP_MAX_PREFIXES) {
-		Py_DECREF(seq);
+	if (rc == -2)
 		return raise_diag(module, FP_ELIMIT, "at most %d skipped prefixes",
 				  CP_MAX_PREFIXES);
-	}
-	for (i = 0; i < n; i++) {
-		Py_ssize_t len;
-		const char *s = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &len);
-
-		copy[i] = s ? PyMem_Malloc((size_t)len + 1) : NULL;
-		if (!copy[i]) {
-			if (s)
-				PyErr_NoMemory();
-			while (i-- > 0)
-				PyMem_Free(copy[i]);
-			Py_DECREF(seq);
-			return NULL;
-		}
-		memcpy(copy[i], s, (size_t)len + 1);
-		lens[i] = (size_t)len;
-	}
-	Py_DECREF(seq);
-	for (k = 0; k < cp_nprefix; k++)
-		PyMem_Free(cp_prefix[k]);
-	for (k = 0; k < (size_t)n; k++) {
-		cp_prefix[k] = copy[k];
-		cp_prefix_len[k] = lens[k];
-	}
-	cp_nprefix = (size_t)n;
-	cp_cache_clear();
+	if (rc)
+		return NULL;
+	fpy_fcache_clear(&cp_cache);
 	Py_RETURN_NONE;
 }
 
@@ -762,7 +638,7 @@ static PyObject *prof_shutdown(PyObject *module, PyObject *unused)
 	fp_prof_shutdown();
 	PyEval_RestoreThread(ts);
 	/* Cached call-path ids named the tables just freed. */
-	cp_cache_clear();
+	fpy_fcache_clear(&cp_cache);
 	Py_RETURN_NONE;
 }
 
