@@ -84,7 +84,7 @@ def test_installed_versions_names_every_component() -> None:
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = (REPO / "docs" / "compatibility.md").read_text()
+    text = (REPO / "docs" / "guide" / "compatibility.md").read_text()
     table = text.split("<!-- compat-table:", 1)[1]
     rows = {}
     for line in table.splitlines():
