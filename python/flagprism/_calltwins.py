@@ -142,7 +142,7 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
     the helper's twin for this call site and emit the call of the twin before the statement.
     Returns the expression that takes the call's place. `orig_call` is the call as the user wrote
     it (before the hoister replaced parts of its arguments)."""
-    from flagprism import _rewrite
+    from flagprism import _rewrite, _rwbase
 
     rw = hoister.rw
     shared = rw.shared
@@ -150,7 +150,7 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
     fdef = None
     src = None
     try:
-        src = _rewrite._Source(helper.fn)
+        src = _rwbase.Source(helper.fn)
         fdef = src.parse_function()
     except _rewrite.RewriteError as e:
         why = str(e)

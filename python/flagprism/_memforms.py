@@ -270,10 +270,10 @@ def _own_nodes(fdef: ast.FunctionDef):
 @functools.lru_cache(maxsize=256)
 def _parsed(fn: Any) -> ast.FunctionDef | None:
     """A helper's parsed `def` (cached: every parameter of a kernel asks about the same helpers)."""
-    from flagprism import _rewrite
+    from flagprism import _rewrite, _rwbase
 
     try:
-        return _rewrite._Source(fn).parse_function()
+        return _rwbase.Source(fn).parse_function()
     except _rewrite.RewriteError:
         return None
 
@@ -282,7 +282,7 @@ def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast
                        depth: int = 0) -> bool:
     """Is `param` of `fdef` used as a tensor descriptor (method call, tl.load/store_tensor_descriptor,
     or handed to a helper parameter used so)?"""
-    from flagprism import _calltwins, _rewrite
+    from flagprism import _calltwins, _rewrite, _rwbase
 
     for node in _own_nodes(fdef):
         if not isinstance(node, ast.Call):
@@ -307,8 +307,8 @@ def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast
         scope = dict(helper.fn.__globals__)
 
         def hresolve(n: ast.AST, scope: dict[str, Any] = scope) -> Any:
-            obj2 = _rewrite._resolve(n, scope)
-            return None if obj2 is _rewrite._MISSING else obj2
+            obj2 = _rwbase.resolve(n, scope)
+            return None if obj2 is _rwbase.MISSING else obj2
 
         for hp, arg in binding.items():
             if isinstance(arg, ast.Name) and arg.id == param:

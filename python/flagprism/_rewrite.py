@@ -27,9 +27,43 @@ from typing import Any, Callable
 import triton.language as tl
 
 from flagprism import _calltwins, _findsites, _memforms, compat
+from flagprism._twinfile import (  # noqa: F401 - also this module's API
+    frame_files,
+    jit_options,
+    lead_of,
+    load_twin,
+    source_text,
+    twin_cache_dir,
+    twin_header,
+    write_twin_file,
+    file_stem,
+)
+from flagprism._rwbase import (  # noqa: F401 - also this module's API (debugger, _calltwins, ...)
+    CTX,
+    ATOMIC_OPS,
+    DESC_METHODS,
+    LOAD_FNS,
+    MISSING,
+    RESERVED_PREFIX,
+    STORE_FNS,
+    Loop,
+    MarkerError,
+    Region,
+    RewriteError,
+    RewriterBase,
+    Source,
+    Statement,
+    UnsupportedError,
+    binop_text,
+    find_call,
+    is_tl,
+    loop_or_test_heads,
+    marker_kind,
+    resolve,
+)
 
-#: Names the twin adds; a kernel that already uses one of them cannot be instrumented.
-CTX = "__fp_ctx"
+#: Names the twin adds; a kernel that already uses one of them cannot be instrumented (CTX, the
+#: record buffer parameter: _rwbase.py).
 SEQ = "__fp_n"
 BASE = "__fp_b"
 SLOTS = "__fp_S"
@@ -40,18 +74,10 @@ H_DESC = "__fp_desc"
 H_VAFF = "__fp_vaff"  # closed-form records of index arithmetic (_records.py, "Closed-form records")
 H_VCMP = "__fp_vcmp"
 H_ADDRC = "__fp_addrc"
-_RESERVED_PREFIX = ("__fp_", "__fpu_")  # the twin's own names and its hoisted temporaries
 
-_LOAD_FNS = ("load",)
-_STORE_FNS = ("store",)
-_ATOMIC_OPS = ("add", "max", "min", "and", "or", "xor", "xchg", "cas")
 #: Parameters of tl.atomic_cas and of the other tl.atomic_* (Triton 3.x).
 _CAS_PARAMS = ("pointer", "cmp", "val", "sem", "scope")
 _ATOMIC_PARAMS = ("pointer", "val", "mask", "sem", "scope")
-#: Descriptor methods and what they do: (kind, op).
-_DESC_METHODS = {"load": ("load", ""), "store": ("store", ""), "gather": ("load", "gather"),
-                 "scatter": ("store", "scatter")} | {f"atomic_{o}": ("atomic", o)
-                                                      for o in ("add", "min", "max", "and", "or", "xor")}
 H_BPMAKE = "__fp_bpmake"  # block pointers and descriptors (_memforms.py, _records.py)
 H_BPADV = "__fp_bpadv"
 H_BPADDR = "__fp_bpaddr"
@@ -64,41 +90,6 @@ H_MAND = "__fp_mand"  # a mask ANDed with a branch condition (conditional expres
 _LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                 "eviction_policy", "volatile")
 _STORE_PARAMS = ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")
-
-
-class RewriteError(ValueError):
-    """A kernel cannot be instrumented; the message names the file and line."""
-
-    def __init__(self, message: str, file: str = "", line: int = 0) -> None:
-        self.file = file
-        self.line = line
-        super().__init__(f"{file}:{line}: {message}" if file else message)
-
-
-class MarkerError(RewriteError):
-    """Unbalanced, nested or misplaced collection markers."""
-
-
-class UnsupportedError(RewriteError):
-    """A construct inside a collection region that the Debugger cannot observe."""
-
-
-@dataclass
-class Statement:
-    id: int
-    line: int
-    col: int
-    end_line: int
-    source: str
-    loop_depth: int
-    frame: int = 0  # 0: the kernel's own body; else the helper call site (_calltwins.Frame)
-
-    def to_json(self) -> dict[str, Any]:
-        d = {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
-             "source": self.source, "loop_depth": self.loop_depth}
-        if self.frame:
-            d["frame"] = self.frame
-        return d
 
 
 @dataclass
@@ -138,17 +129,6 @@ class Site:
              "reads": list(self.reads)}
         d.update(self.info)
         return d
-
-
-@dataclass
-class Loop:
-    id: int
-    line: int
-    kind: str  # "for" or "while"
-    range_args: list[str] | None  # host-evaluable range(...) arguments, if the loop has them
-    parent: int | None
-    frame: int = 0  # the frame whose names range_args uses (_calltwins.Frame)
-    extra_trip: bool = False  # a `while` test: one more run than the body
 
 
 @dataclass
@@ -208,82 +188,11 @@ class _Shared:
 # Resolving names of the kernel's module statically
 # ------------------------------------------------------------------------------------------------
 
-_MISSING = object()
-
-
-def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
-    """The object an expression like ``tl.load`` or ``fpl.collect_start`` names, or _MISSING:
-    triton.language's own object where the interpreter has patched it (compat.unpatched)."""
-    if isinstance(node, ast.Name):
-        return compat.unpatched(scope.get(node.id, _MISSING))
-    if isinstance(node, ast.Attribute):
-        base = _resolve(node.value, scope)
-        if base is _MISSING:
-            return _MISSING
-        return compat.unpatched(getattr(base, node.attr, _MISSING))
-    return _MISSING
-
-
-def loop_or_test_heads(st: ast.stmt) -> list[ast.AST] | None:
-    """What a `for`, `while` or `if` evaluates itself (not its blocks); None for other
-    statements."""
-    if isinstance(st, ast.For):
-        return [st.target, st.iter]
-    if isinstance(st, (ast.While, ast.If)):
-        return [st.test]
-    return None
-
-
-def find_call(nodes: list[ast.AST], scope: dict[str, Any],
-              kind: Callable[[Any], str | None]) -> ast.Call | None:
-    """The first call inside `nodes` whose callee, resolved in `scope`, has a `kind`."""
-    for h in nodes:
-        for sub in ast.walk(h):
-            if isinstance(sub, ast.Call) and kind(_resolve(sub.func, scope)):
-                return sub
-    return None
-
-
-def _marker_kind(obj: Any) -> str | None:
-    """'start' or 'end' if obj is one of flagprism.language's markers."""
-    try:
-        from flagprism import language
-    except ImportError:  # pragma: no cover - the package is always importable here
-        return None
-    if obj is language.collect_start:
-        return "start"
-    if obj is language.collect_end:
-        return "end"
-    # A marker object from a reloaded module is still a marker.
-    fn = getattr(obj, "fn", None)
-    if getattr(fn, "__module__", None) == "flagprism.language":
-        if fn.__name__ == "collect_start":
-            return "start"
-        if fn.__name__ == "collect_end":
-            return "end"
-    return None
-
-
-def _is_tl(obj: Any, names: tuple[str, ...]) -> bool:
-    obj = compat.unpatched(obj)
-    for n in names:
-        for mod in (tl, tl.core):
-            if obj is compat.unpatched(getattr(mod, n, None)):
-                return True
-    return False
 
 
 # ------------------------------------------------------------------------------------------------
 # The rewriter
 # ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Region:
-    start: ast.Expr
-    end: ast.Expr
-    level: int
-    addr_level: int
 
 
 @dataclass
@@ -307,97 +216,23 @@ class _Header:
     outer_loops: tuple[int, ...] = ()  # the loops around the statement
 
 
-class _Source:
-    """The kernel's source lines, dedented, and how to map them back to the user's file."""
-
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        try:
-            lines, first = inspect.getsourcelines(fn)
-        except (OSError, TypeError) as e:
-            raise RewriteError(f"the source of kernel {getattr(fn, '__name__', fn)!r} is not available "
-                               "(kernels must be defined in a Python file)") from e
-        self.file = fn.__code__.co_filename
-        self.first = first
-        raw = [ln.rstrip("\r\n") for ln in lines]
-        self.indent = self._common_indent(raw)
-        self.lines = [ln[len(self.indent):] if ln.strip() else "" for ln in raw]
-        self.raw = raw
-
-    @staticmethod
-    def _common_indent(lines: list[str]) -> str:
-        prefix: str | None = None
-        for ln in lines:
-            if not ln.strip():
-                continue
-            lead = ln[:len(ln) - len(ln.lstrip())]
-            if prefix is None:
-                prefix = lead
-            else:
-                i = 0
-                while i < min(len(prefix), len(lead)) and prefix[i] == lead[i]:
-                    i += 1
-                prefix = prefix[:i]
-        return prefix or ""
-
-    def abs_line(self, lineno: int) -> int:
-        return self.first + lineno - 1
-
-    def parse_function(self) -> ast.FunctionDef:
-        """The kernel's `def`, parsed from the dedented lines (line numbers relative to them)."""
-        text = "\n".join(self.lines) + "\n"
-        try:
-            tree = ast.parse(text)
-        except SyntaxError as e:
-            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.file,
-                               self.abs_line(e.lineno or 1)) from e
-        fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-        if fdef is None:
-            raise RewriteError("kernel source holds no function definition", self.file, self.first)
-        return fdef
-
-    def segment(self, node: ast.AST) -> str:
-        """The user's text of a node, as in the user's file."""
-        seg = ast.get_source_segment("\n".join(self.lines) + "\n", node)
-        if seg is None:
-            return ast.unparse(node)
-        if "\n" in seg:
-            # Restore the common indentation of continuation lines.
-            parts = seg.split("\n")
-            seg = "\n".join([parts[0]] + [(self.indent + p) if p else p for p in parts[1:]])
-        return seg
-
-    def col(self, node: ast.AST) -> int:
-        line = self.lines[node.lineno - 1]
-        chars = len(line.encode("utf-8")[:node.col_offset].decode("utf-8", errors="replace"))
-        return len(self.indent) + chars
-
-
-class _Rewriter:
+class _Rewriter(RewriterBase):
+    """The Debugger's rewriter: a kernel's twin that records what its marked regions (or, in
+    sanitize mode, its whole body) compute and access."""
 
     def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False,
-                 src: _Source | None = None) -> None:
-        self.jitfn = jitfn
+                 src: Source | None = None) -> None:
+        super().__init__(jitfn, level, addr_level, src)
         # sanitize: the whole body is one region observing addresses only, markers or not, and
         # constructs that cannot be observed are left as they are instead of refused
         self.sanitize = sanitize
-        self.fn = jitfn.fn
-        self.src = src if src is not None else _Source(self.fn)
-        self.scope: dict[str, Any] = dict(self.fn.__globals__)
-        try:
-            self.scope.update(inspect.getclosurevars(self.fn).nonlocals)
-        except (TypeError, ValueError):
-            pass
-        self.level = level
-        self.addr_level = addr_level
         # tables shared with the twins of the helpers this kernel calls (_calltwins.py)
         self.shared = _Shared()
         self.statements: list[Statement] = self.shared.statements
         self.sites: list[Site] = self.shared.sites
         self.loops: list[Loop] = self.shared.loops
-        self.frame = 0  # the kernel's own body
         self.depth = 0  # helper nesting
         self.parent_rw: _Rewriter | None = None
-        self.host_defs: list[tuple[int, str, str]] = []
         self.forms = _memforms.Forms(self)  # block pointers and descriptors this function tracks
         # dedented line index (1-based) -> replacement text for whole simple-statement groups
         self.line_edits: dict[int, str] = {}
@@ -425,35 +260,23 @@ class _Rewriter:
 
     # -- errors -----------------------------------------------------------------------------------
 
-    def _where(self, node: ast.AST) -> tuple[str, int]:
-        return self.src.file, self.src.abs_line(getattr(node, "lineno", 1))
-
-    def marker_error(self, node: ast.AST, msg: str) -> MarkerError:
-        f, ln = self._where(node)
-        return MarkerError(msg, f, ln)
-
-    def unsupported(self, node: ast.AST, msg: str) -> UnsupportedError:
-        f, ln = self._where(node)
-        text = self.src.lines[node.lineno - 1].strip() if hasattr(node, "lineno") else ""
-        return UnsupportedError(f"{msg} (in `{text}`)" if text else msg, f, ln)
-
     # -- entry --------------------------------------------------------------------------------------
 
     def run(self) -> Twin:
         fdef = self.src.parse_function()
         self.fdef = fdef
-        self._check_reserved(fdef)
+        self.check_reserved(fdef)
         self.params = [a.arg for a in fdef.args.args
                        if a.annotation is None or not self._is_constexpr_annotation(a.annotation)]
-        self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self._access_kind)
+        self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self.access_kind)
         self.forms.scan(fdef, {})
         if self.sanitize:
             return self._run_sanitize(fdef)
-        regions = self._find_regions(fdef)
+        regions = self.find_regions(fdef)
         if not regions:
             raise MarkerError("kernel has no fpl.collect_start()/collect_end() pair", self.src.file,
                               self.src.abs_line(fdef.lineno))
-        self._collect_host_defs(fdef)
+        self.collect_host_defs(fdef)
         for reg in regions:
             self.reg_level, self.reg_addr = reg.level, reg.addr_level
             self.defined = set()
@@ -461,9 +284,9 @@ class _Rewriter:
             self.ocache = {}
             self.acache = {}
             self.ccache = {}
-            block, i0, i1 = self._region_span(reg)
-            depth = self._loop_depth_of(reg.start)
-            self._block(block[i0 + 1:i1], block, depth, self._loop_chain_of(reg.start))
+            block, i0, i1 = self.region_span(reg)
+            depth = self.loop_depth_of(reg.start)
+            self._block(block[i0 + 1:i1], block, depth, self.loop_chain_of(reg.start))
         self._shadows_outside(fdef)
         text = self._emit(fdef)
         levels = [r.level for r in regions]
@@ -503,11 +326,11 @@ class _Rewriter:
                 self.parent_block[id(st)] = (block, i)
                 self.parent_stmt[id(st)] = owner
                 if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    for sub in self._blocks(st):
+                    for sub in self.blocks(st):
                         index(sub, st)
 
         index(fdef.body, fdef)
-        self._collect_host_defs(fdef)
+        self.collect_host_defs(fdef)
         self.reg_level, self.reg_addr = self.level, self.addr_level
         self._block(fdef.body, fdef.body, 0, ())
         text = self._emit(fdef)
@@ -545,7 +368,7 @@ class _Rewriter:
             for sub in ast.walk(e):
                 if not isinstance(sub, ast.Call):
                     continue
-                if self._access_kind(sub) is not None:
+                if self.access_kind(sub) is not None:
                     self._unobserved_access(st, sub, f"in the header of a compound statement: {reason}")
                 else:
                     helper = _calltwins.user_helper(self._resolve_obj(sub.func))
@@ -557,25 +380,25 @@ class _Rewriter:
     def _unobserved_block(self, st: ast.stmt, reason: str) -> None:
         """Every access of a block left as it is."""
         for sub in ast.walk(st):
-            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+            if isinstance(sub, ast.Call) and self.access_kind(sub) is not None:
                 self._unobserved_access(st, sub, reason)
         self._note_unobserved("statement", st, self.src.lines[st.lineno - 1].strip(), reason)
 
-    def _unobserved_helper(self, h: "_Hoister", helper: Any, fdef: ast.FunctionDef | None, src: "_Source | None",
+    def _unobserved_helper(self, h: "_Hoister", helper: Any, fdef: ast.FunctionDef | None, src: "Source | None",
                            reason: str) -> None:
         """A helper call left as it is: the call counts as one unobserved statement, and every access
         in the helper's body as an unobserved memory site."""
         self._note_unobserved("statement", h.orig, self.src.segment(h.orig).split("\n")[0], reason)
         if fdef is None:
             try:
-                src = _Source(helper.fn)
+                src = Source(helper.fn)
                 fdef = src.parse_function()
             except RewriteError:
                 return
         if self.reg_addr < 1 or src is None:
             return
         for sub in ast.walk(fdef):
-            if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+            if isinstance(sub, ast.Call) and self.access_kind(sub) is not None:
                 self.shared.unobserved.append(Unobserved(
                     what="memory", line=src.abs_line(sub.lineno), col=src.col(sub), source=ast.unparse(sub),
                     reason=reason, frame=self.frame))
@@ -583,8 +406,8 @@ class _Rewriter:
     # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
 
     def _resolve_obj(self, node: ast.AST) -> Any:
-        obj = _resolve(node, self.scope)
-        return None if obj is _MISSING else obj
+        obj = resolve(node, self.scope)
+        return None if obj is MISSING else obj
 
     def _note_access(self, h: "_Hoister", sid: int, call: ast.Call) -> None:
         """The pointer's candidate base parameters, for the out-of-bounds check."""
@@ -626,7 +449,7 @@ class _Rewriter:
         values = [s for s in reversed(mine) if s.kind == "value"]
         if h.checks and values:
             values[0].info.setdefault("checks", []).extend(h.checks)
-        if _findsites.has_inf_literal(st, lambda c: self._access_kind(c) == ("load", False)):
+        if _findsites.has_inf_literal(st, lambda c: self.access_kind(c) == ("load", False)):
             for s in values:
                 s.info["inf_literal"] = True
         if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):
@@ -637,186 +460,16 @@ class _Rewriter:
                 return
             v = v.func.value
         load = next((sid for call, sid in h.accessed if call is v), None)
-        if not isinstance(v, ast.Call) or self._access_kind(v) != ("load", False):
+        if not isinstance(v, ast.Call) or self.access_kind(v) != ("load", False):
             return
         target = work.targets[0].id
         for s in values:
             if s.name == target and not s.info.get("role"):
                 s.info.update(role="loaded", load_site=load, other=_findsites.load_other(v))
 
-    def _check_reserved(self, fdef: ast.FunctionDef) -> None:
-        for node in ast.walk(fdef):
-            name = None
-            if isinstance(node, ast.Name):
-                name = node.id
-            elif isinstance(node, ast.arg):
-                name = node.arg
-            if name and name.startswith(_RESERVED_PREFIX):
-                raise self.unsupported(node, f"the name {name!r} is reserved for the Debugger's twin")
-        a = fdef.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise self.unsupported(fdef, "kernels with *args, **kwargs, keyword-only or positional-only "
-                                   "parameters cannot be instrumented")
-
     # -- markers ------------------------------------------------------------------------------------
 
-    def _marker_of(self, stmt: ast.AST) -> str | None:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            return _marker_kind(_resolve(stmt.value.func, self.scope))
-        return None
-
-    def _marker_levels(self, call: ast.Call) -> tuple[int, int]:
-        level, addr = self.level, self.addr_level
-        names = ["level", "addr_level"]
-        given: dict[str, ast.AST] = {}
-        if len(call.args) > 2:
-            raise self.marker_error(call, "collect_start takes at most two arguments (level, addr_level)")
-        for i, a in enumerate(call.args):
-            given[names[i]] = a
-        for kw in call.keywords:
-            if kw.arg not in names:
-                raise self.marker_error(call, f"collect_start has no argument {kw.arg!r}")
-            given[kw.arg] = kw.value
-        out = {"level": level, "addr_level": addr}
-        for k, node in given.items():
-            if isinstance(node, ast.Constant) and node.value is None:
-                continue
-            if not (isinstance(node, ast.Constant) and isinstance(node.value, int)
-                    and not isinstance(node.value, bool) and 0 <= node.value <= 2):
-                raise self.marker_error(call, f"collect_start({k}=...) must be a literal 0, 1 or 2")
-            out[k] = node.value
-        return out["level"], out["addr_level"]
-
-    def _blocks(self, node: ast.AST):
-        """Every statement list under node (bodies of compound statements), with its owner."""
-        for fld in ("body", "orelse", "finalbody"):
-            block = getattr(node, fld, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield block
-        for h in getattr(node, "handlers", []) or []:
-            yield h.body
-        for c in getattr(node, "cases", []) or []:
-            yield c.body
-
-    def _find_regions(self, fdef: ast.FunctionDef) -> list[_Region]:
-        regions: list[_Region] = []
-        self.parent_block: dict[int, tuple[list[ast.stmt], int]] = {}
-        self.parent_stmt: dict[int, ast.AST] = {}
-
-        def visit_block(block: list[ast.stmt], owner: ast.AST, open_outer: ast.AST | None) -> None:
-            open_start: ast.Expr | None = None
-            for i, st in enumerate(block):
-                self.parent_block[id(st)] = (block, i)
-                self.parent_stmt[id(st)] = owner
-                kind = self._marker_of(st)
-                if kind == "start":
-                    if open_start is not None:
-                        raise self.marker_error(st, "nested fpl.collect_start(): the region opened at line "
-                                                f"{self.src.abs_line(open_start.lineno)} is not closed yet")
-                    if open_outer is not None:
-                        raise self.marker_error(st, "nested fpl.collect_start(): this statement is inside the "
-                                                "region opened at line "
-                                                f"{self.src.abs_line(open_outer.lineno)}")
-                    open_start = st
-                elif kind == "end":
-                    if open_start is None:
-                        if open_outer is not None:
-                            raise self.marker_error(st, "fpl.collect_end() is not in the same block as the "
-                                                    "fpl.collect_start() at line "
-                                                    f"{self.src.abs_line(open_outer.lineno)}")
-                        raise self.marker_error(st, "fpl.collect_end() without a matching fpl.collect_start() "
-                                                "in the same block")
-                    lv, al = self._marker_levels(open_start.value)
-                    regions.append(_Region(open_start, st, lv, al))
-                    open_start = None
-                else:
-                    self._check_marker_misuse(st)
-                    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                        for sub in ast.walk(st):
-                            if isinstance(sub, ast.stmt) and self._marker_of(sub):
-                                raise self.marker_error(sub, "collection markers inside a nested function "
-                                                        "are not supported")
-                        continue
-                    for sub in self._blocks(st):
-                        visit_block(sub, st, open_start or open_outer)
-            if open_start is not None:
-                raise self.marker_error(open_start, "fpl.collect_start() without a matching fpl.collect_end() "
-                                        "in the same block")
-
-        visit_block(fdef.body, fdef, None)
-        return regions
-
-    def _check_marker_misuse(self, st: ast.stmt) -> None:
-        """Markers used inside expressions (x = fpl.collect_start(), if fpl.collect_end(): ...)."""
-        heads = loop_or_test_heads(st)
-        if heads is None:
-            if isinstance(st, ast.With):
-                heads = list(st.items)
-            elif self._is_compound(st):
-                heads = []
-            else:
-                heads = [st]
-        call = find_call(heads, self.scope, _marker_kind)
-        if call is not None:
-            raise self.marker_error(call, "fpl.collect_start()/collect_end() must be statements of their own")
-
-    def _region_span(self, reg: _Region) -> tuple[list[ast.stmt], int, int]:
-        block, i0 = self.parent_block[id(reg.start)]
-        _, i1 = self.parent_block[id(reg.end)]
-        return block, i0, i1
-
-    def _ancestors(self, st: ast.AST) -> list[ast.AST]:
-        out = []
-        cur = self.parent_stmt.get(id(st))
-        while cur is not None and cur is not self.fdef:
-            out.append(cur)
-            cur = self.parent_stmt.get(id(cur))
-        return out
-
-    def _loop_depth_of(self, st: ast.AST) -> int:
-        return sum(1 for a in self._ancestors(st) if isinstance(a, (ast.For, ast.While)))
-
-    def _loop_chain_of(self, st: ast.AST) -> tuple[int, ...]:
-        chain: list[int] = []
-        for a in reversed(self._ancestors(st)):
-            if isinstance(a, (ast.For, ast.While)):
-                chain.append(self._new_loop(a, chain[-1] if chain else None))
-        return tuple(chain)
-
     # -- host-evaluable definitions (for sizing loops) ---------------------------------------------
-
-    def _collect_host_defs(self, fdef: ast.FunctionDef) -> None:
-        for st in fdef.body:
-            line = self.src.abs_line(st.lineno)
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                self.host_defs.append((line, st.targets[0].id, ast.unparse(st.value)))
-            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
-                self.host_defs.append((line, st.target.id, ast.unparse(st.value)))
-            elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
-                t = st.target.id
-                self.host_defs.append((line, t, f"({t}) {_binop_text(st.op)} ({ast.unparse(st.value)})"))
-            else:
-                for sub in ast.walk(st):
-                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                        self.host_defs.append((line, sub.id, ""))  # set in a nested block: unknown
-
-    def _new_loop(self, node: ast.AST, parent: int | None, header_only: bool = False) -> int:
-        """A loop of the site table's sizing. header_only: the loop of a `while` test, which runs
-        once more than the body (counted as one more iteration)."""
-        range_args: list[str] | None = None
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
-            obj = _resolve(node.iter.func, self.scope)
-            is_range = obj is range or (isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-                                        and obj is _MISSING)
-            if is_range or _is_tl(obj, ("range", "static_range")):
-                if not node.iter.keywords or all(k.arg in ("num_stages", "loop_unroll_factor", "warp_specialize",
-                                                           "flatten", "disallow_acc_multi_buffer")
-                                                 for k in node.iter.keywords):
-                    range_args = [ast.unparse(a) for a in node.iter.args]
-        lid = len(self.loops)
-        self.loops.append(Loop(lid, self.src.abs_line(node.lineno), "for" if isinstance(node, ast.For) else "while",
-                               range_args, parent, self.frame, extra_trip=header_only))
-        return lid
 
     # -- region bodies --------------------------------------------------------------------------------
 
@@ -828,19 +481,13 @@ class _Rewriter:
             else:
                 groups.append([st])
         for g in groups:
-            if len(g) == 1 and self._is_compound(g[0]):
+            if len(g) == 1 and self.is_compound(g[0]):
                 self._compound(g[0], depth, loops)
                 continue
             for st in g:
-                if self._is_compound(st):
+                if self.is_compound(st):
                     raise self.unsupported(st, "a compound statement sharing its line with other statements")
             self._group(g, depth, loops)
-
-    @staticmethod
-    def _is_compound(st: ast.stmt) -> bool:
-        return isinstance(st, (ast.For, ast.While, ast.If, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Try,
-                               ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
-            type(st).__name__ in ("Match", "TryStar")
 
     def _compound(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> None:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.AsyncFor,
@@ -871,7 +518,7 @@ class _Rewriter:
         if isinstance(st, (ast.For, ast.While)):
             self._forget(assigned)
             entry = self._caches()
-            lid = self._new_loop(st, loops[-1] if loops else None)
+            lid = self.new_loop(st, loops[-1] if loops else None)
             self._block(st.body, st.body, depth + 1, loops + (lid,))
             if st.orelse:
                 self._set_caches(entry)
@@ -923,7 +570,7 @@ class _Rewriter:
         are evaluated on the line before it (and, for a `while`, again at the end of its body)
         into temporaries the header then reads. None when the header has nothing to observe."""
         exprs = self._header_exprs(st)
-        if not any(isinstance(sub, ast.Call) and (self._access_kind(sub) is not None or
+        if not any(isinstance(sub, ast.Call) and (self.access_kind(sub) is not None or
                                                    _calltwins.user_helper(self._resolve_obj(sub.func)))
                    for e in exprs for sub in ast.walk(e)):
             return None
@@ -952,7 +599,7 @@ class _Rewriter:
         hloops = loops
         spin = isinstance(st, ast.While) and all(isinstance(b, ast.Pass) for b in st.body)
         if isinstance(st, ast.While) and not spin:
-            hloops = loops + (self._new_loop(st, loops[-1] if loops else None, header_only=True),)
+            hloops = loops + (self.new_loop(st, loops[-1] if loops else None, header_only=True),)
         first_site = len(self.sites) + 1
         expr_stmt = ast.Expr(value=ast.Tuple(elts=work, ctx=ast.Load()))
         ast.copy_location(expr_stmt, st)
@@ -981,7 +628,7 @@ class _Rewriter:
             return "no line before it in its block to evaluate the header on"
         if isinstance(st, ast.If) and self.src.lines[st.lineno - 1].lstrip().startswith("elif"):
             return "an `elif` header (evaluated only when the branches before it are not taken)"
-        if isinstance(st, ast.While) and self._is_compound(st.body[-1]):
+        if isinstance(st, ast.While) and self.is_compound(st.body[-1]):
             return "the `while` body ends with a block, so its test cannot be evaluated again at its end"
         return None
 
@@ -991,7 +638,7 @@ class _Rewriter:
         block, i = self.parent_block[id(st)]
         line = st.lineno - 1
         owner = self.parent_stmt.get(id(st))
-        if i > 0 and not self._is_compound(block[i - 1]) and block[i - 1].end_lineno == line:
+        if i > 0 and not self.is_compound(block[i - 1]) and block[i - 1].end_lineno == line:
             return "prev"
         if i == 0 and owner is self.fdef:
             return "def"  # everything before the first statement is the `def`: the prologue line
@@ -1092,45 +739,11 @@ class _Rewriter:
             for sub in ast.walk(st):
                 if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     return True
-                if isinstance(sub, ast.Call) and self._access_kind(sub) is not None:
+                if isinstance(sub, ast.Call) and self.access_kind(sub) is not None:
                     return True
         return False
 
     # -- simple statements ----------------------------------------------------------------------------
-
-    def _access_kind(self, call: ast.Call) -> tuple[str, bool] | None:
-        """('load'|'store'|'atomic', is_descriptor) if call is a memory access the Debugger
-        observes."""
-        func = call.func
-        obj = _resolve(func, self.scope)
-        if obj is not _MISSING:
-            if _is_tl(obj, _LOAD_FNS):
-                return "load", False
-            if _is_tl(obj, _STORE_FNS):
-                return "store", False
-            if _is_tl(obj, tuple(f"atomic_{o}" for o in _ATOMIC_OPS)):
-                return "atomic", False
-            if _is_tl(obj, ("load_tensor_descriptor",)):
-                return "load", True
-            if _is_tl(obj, ("store_tensor_descriptor",)):
-                return "store", True
-            return None
-        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS:
-            base = _resolve(func.value, self.scope)
-            if base is _MISSING:  # a local object: a tensor descriptor is the one with these methods
-                return _DESC_METHODS[func.attr][0], True
-        return None
-
-    def _atomic_op(self, call: ast.Call) -> str:
-        """"add", "cas"... of a tl.atomic_* call or a descriptor's atomic method."""
-        func = call.func
-        obj = _resolve(func, self.scope)
-        for o in _ATOMIC_OPS:
-            if obj is not _MISSING and _is_tl(obj, (f"atomic_{o}",)):
-                return o
-        if isinstance(func, ast.Attribute) and func.attr.startswith("atomic_"):
-            return func.attr[len("atomic_"):]
-        return ""
 
     def _kernel_name_of(self, name: str) -> str | None:
         """The kernel's own variable (or parameter) a name of this function stands for."""
@@ -1140,7 +753,7 @@ class _Rewriter:
         parts: list[str] = []
         changed = False
         for st in group:
-            if self._marker_of(st):
+            if self.marker_of(st):
                 parts.append(self.src.segment(st))
                 continue
             text, did = self._simple(st, depth, loops)
@@ -1170,13 +783,6 @@ class _Rewriter:
         for ln in range(first.lineno + 1, last_st.end_lineno + 1):
             self.blank_lines.add(ln)
 
-    def _new_statement(self, st: ast.stmt, depth: int) -> Statement:
-        s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
-                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth,
-                      frame=self.frame)
-        self.statements.append(s)
-        return s
-
     def _reads_of(self, st: ast.stmt) -> list[str]:
         out: list[str] = []
         for sub in ast.walk(st):
@@ -1191,7 +797,7 @@ class _Rewriter:
         if isinstance(st, ast.Return):
             if self.frame:
                 return self._helper_return(st, depth, loops)
-            if self.sanitize and not any(isinstance(c, ast.Call) and self._access_kind(c) for c in ast.walk(st)):
+            if self.sanitize and not any(isinstance(c, ast.Call) and self.access_kind(c) for c in ast.walk(st)):
                 return self.src.segment(st), False
             raise self.unsupported(st, "`return` inside a collection region")
         value_on = self.reg_level >= 1
@@ -1214,7 +820,7 @@ class _Rewriter:
 
         def statement() -> Statement:
             if not stmt_holder:
-                stmt_holder.append(self._new_statement(st, depth))
+                stmt_holder.append(self.new_statement(st, depth))
             return stmt_holder[0]
 
         hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on, orig=st, depth=depth)
@@ -1292,7 +898,7 @@ class _Rewriter:
 
         def statement() -> Statement:
             if not stmt_holder:
-                stmt_holder.append(self._new_statement(st, depth))
+                stmt_holder.append(self.new_statement(st, depth))
             return stmt_holder[0]
 
         hoister = _Hoister(self, work, pre, statement, self._reads_of(st), loops, self.reg_addr >= 1,
@@ -1323,7 +929,7 @@ class _Rewriter:
         """(K, LO, HI) texts of `tl.arange(LO, HI)`, `K * tl.arange(LO, HI)` or `tl.arange(LO, HI) * K`."""
         def arange(n: ast.AST) -> tuple[str, str] | None:
             if isinstance(n, ast.Call) and len(n.args) == 2 and not n.keywords and \
-                    _is_tl(_resolve(n.func, self.scope), ("arange",)):
+                    is_tl(resolve(n.func, self.scope), ("arange",)):
                 return ast.unparse(n.args[0]), ast.unparse(n.args[1])
             return None
         a = arange(node)
@@ -1362,7 +968,7 @@ class _Rewriter:
             if isinstance(sub, ast.Call):
                 if isinstance(sub.func, ast.Attribute) and sub.func.attr == "to":
                     continue
-                if not _is_tl(_resolve(sub.func, self.scope), ("program_id", "num_programs")):
+                if not is_tl(resolve(sub.func, self.scope), ("program_id", "num_programs")):
                     return False
         return True
 
@@ -1425,7 +1031,7 @@ class _Rewriter:
         return name
 
     def _is_constexpr_annotation(self, ann: ast.AST) -> bool:
-        obj = _resolve(ann, self.scope)
+        obj = resolve(ann, self.scope)
         if obj is tl.constexpr:
             return True
         return isinstance(ann, ast.Name) and ann.id == "constexpr" or \
@@ -1464,7 +1070,7 @@ class _HelperRewriter(_Rewriter):
     """The twin of one helper call site (a frame): the helper's whole body observed with the
     caller's levels, its statements and sites added to the kernel's tables (see _calltwins.py)."""
 
-    def __init__(self, helper: Any, parent: _Rewriter, frame: Any, fdef: ast.FunctionDef, src: _Source,
+    def __init__(self, helper: Any, parent: _Rewriter, frame: Any, fdef: ast.FunctionDef, src: Source,
                  binding: dict[str, ast.AST], shadows: dict[str, Any], loops: tuple[int, ...], depth: int) -> None:
         super().__init__(helper, parent.reg_level, parent.reg_addr, parent.sanitize, src=src)
         self.shared = parent.shared
@@ -1501,15 +1107,15 @@ class _HelperRewriter(_Rewriter):
 
     def run_helper(self) -> Any:
         fdef = self.fdef
-        self._check_reserved(fdef)
+        self.check_reserved(fdef)
         for a in fdef.args.args + fdef.args.kwonlyargs:
-            if a.arg.startswith(_RESERVED_PREFIX):
+            if a.arg.startswith(RESERVED_PREFIX):
                 raise self.unsupported(fdef, f"the name {a.arg!r} is reserved for the Debugger's twin")
         self.params = []
         parent = self.parent_rw
         assert parent is not None
         init = {p: frozenset(parent.bases.arg_bases(self.binding[p])) for p in self.binding}
-        self.bases = _findsites.PointerBases(fdef, [], self._resolve_obj, self._access_kind, initial=init,
+        self.bases = _findsites.PointerBases(fdef, [], self._resolve_obj, self.access_kind, initial=init,
                                              order=parent.bases.order)
         self.forms.scan(fdef, self.shadows)
         self.parent_block = {}
@@ -1520,11 +1126,11 @@ class _HelperRewriter(_Rewriter):
                 self.parent_block[id(st)] = (block, i)
                 self.parent_stmt[id(st)] = owner
                 if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    for sub in self._blocks(st):
+                    for sub in self.blocks(st):
                         index(sub, st)
 
         index(fdef.body, fdef)
-        self._collect_host_defs(fdef)
+        self.collect_host_defs(fdef)
         self.frame_obj.host_defs = list(self.host_defs)
         # a parameter given a variable the caller observes reads that variable (across the call)
         self.defined = {p for p, caller in self.frame_obj.args.items()
@@ -1573,10 +1179,6 @@ def _guard(text: str, cond: str) -> str:
     dflt = [SEQ if n == SEQ else "None" for n in names]
     other = dflt[0] if len(dflt) == 1 else "(" + ", ".join(dflt) + ")"
     return f"{ast.unparse(t)} = ({ast.unparse(st.value)}) if {cond} else {other}"
-
-
-def _binop_text(op: ast.operator) -> str:
-    return ast.unparse(ast.BinOp(ast.Name("a"), op, ast.Name("b")))[2:-2]
 
 
 def _stored_names(node: ast.AST) -> set[str]:
@@ -1665,7 +1267,7 @@ class _Hoister:
             node.args = [self._visit(a, conditional) for a in node.args]
             for kw in node.keywords:
                 kw.value = self._visit(kw.value, conditional)
-            kind = self.rw._access_kind(node)
+            kind = self.rw.access_kind(node)
             if kind is not None:
                 if conditional:
                     if self.rw.sanitize or self.rw.frame:
@@ -1715,7 +1317,7 @@ class _Hoister:
         """Do `nodes` hold a memory access or a helper call (something to observe)?"""
         for n in nodes:
             for sub in ast.walk(n):
-                if isinstance(sub, ast.Call) and (self.rw._access_kind(sub) is not None or
+                if isinstance(sub, ast.Call) and (self.rw.access_kind(sub) is not None or
                                                   _calltwins.user_helper(self.rw._resolve_obj(sub.func))):
                     return True
         return False
@@ -1744,7 +1346,7 @@ class _Hoister:
             why = self._runtime_branch_problem(branch)
             if why is not None:
                 for sub in ast.walk(branch):
-                    if isinstance(sub, ast.Call) and self.rw._access_kind(sub) is not None:
+                    if isinstance(sub, ast.Call) and self.rw.access_kind(sub) is not None:
                         self.rw._unobserved_access(self.orig, sub, f"inside a conditional expression with a "
                                                    f"run-time condition: {why}")
                 continue
@@ -1773,7 +1375,7 @@ class _Hoister:
         for sub in ast.walk(branch):
             if not isinstance(sub, ast.Call):
                 continue
-            kind = self.rw._access_kind(sub)
+            kind = self.rw.access_kind(sub)
             if _calltwins.user_helper(self.rw._resolve_obj(sub.func)):
                 return "a helper call cannot be made conditional on one line"
             if kind is None:
@@ -1797,7 +1399,7 @@ class _Hoister:
         if desc:
             self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
             return
-        op = self.rw._atomic_op(call) if kind == "atomic" else ""
+        op = self.rw.atomic_op(call) if kind == "atomic" else ""
         if kind == "atomic":
             params = _CAS_PARAMS if op == "cas" else _ATOMIC_PARAMS
         else:
@@ -1969,8 +1571,8 @@ class _Hoister:
         a record saying the addresses are not observable."""
         func = call.func
         method = ""
-        if isinstance(func, ast.Attribute) and func.attr in _DESC_METHODS and \
-                _resolve(func.value, self.rw.scope) is _MISSING:
+        if isinstance(func, ast.Attribute) and func.attr in DESC_METHODS and \
+                resolve(func.value, self.rw.scope) is MISSING:
             desc_node = func.value
             method = func.attr
             rest = list(range(len(call.args)))  # indices of the method's arguments
@@ -2009,7 +1611,7 @@ class _Hoister:
         shadow = None
         if isinstance(desc_node, ast.Name) and self.rw.forms.kind_of(desc_node.id) == "desc":
             shadow = self.rw.forms.shadow_of(desc_node.id)
-        op = _DESC_METHODS.get(method, ("", ""))[1]
+        op = DESC_METHODS.get(method, ("", ""))[1]
         st = self.statement()
         if self.addr_on:
             sid = self.rw._new_site(st, kind, desc_name, self.reads, self.loops, dump_addr == 1)
@@ -2061,41 +1663,6 @@ class _Hoister:
 # ------------------------------------------------------------------------------------------------
 
 
-def lead_of(line: str) -> str:
-    """The white space a line starts with."""
-    return line[:len(line) - len(line.lstrip())]
-
-
-def twin_header(fdef: ast.FunctionDef, desc_params: list[str] | None = None) -> str:
-    """The twin's `def` line: the kernel's parameters and the context parameter CTX (with a
-    default where the kernel's last parameters have some), then one `__fp_db_<p>` parameter (the
-    base address) per parameter passed a host TensorDescriptor (_memforms.py), default None."""
-    header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
-                                decorator_list=[], returns=fdef.returns, type_comment=None)
-    if hasattr(ast, "TypeAlias"):
-        header_fn.type_params = []  # type: ignore[attr-defined]
-    args = header_fn.args
-    args.args.append(ast.arg(arg=CTX))
-    if args.defaults:
-        args.defaults.append(ast.Constant(None))
-    for p in desc_params or []:
-        args.args.append(ast.arg(arg=f"__fp_db_{p}"))
-        args.defaults.append(ast.Constant(None))
-    return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
-
-
-def source_text(jitfn: Any) -> str | None:
-    """The kernel's source text for the cheap scans, or None where it is not available."""
-    fn = getattr(jitfn, "fn", None)
-    if fn is None:
-        return None
-    try:
-        lines, _ = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return None
-    return "".join(lines)
-
-
 def has_markers(jitfn: Any) -> bool:
     """Cheap test: does the kernel's source mention a collection marker at all?"""
     text = source_text(jitfn)
@@ -2108,116 +1675,8 @@ def rewrite(jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> 
     return _Rewriter(jitfn, level, addr_level, sanitize).run()
 
 
-def twin_cache_dir() -> Path:
-    base = os.environ.get("FLAGPRISM_CACHE_DIR")
-    if base:
-        root = Path(base)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = Path(xdg) / "flagprism" if xdg else Path.home() / ".cache" / "flagprism"
-    return root / "twins"
-
-
-def file_stem(name: str, cap: int = 64) -> str:
-    """A kernel's name made safe as part of a file name: letters, digits and '_' kept, anything
-    else (a '/', '..', quotes, control characters, NUL) '_', at most `cap` characters. The
-    name itself may be anything: its __name__ can be set to any string."""
-    safe = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name[:cap])
-    return safe or "kernel"
-
-
-def write_twin_file(twin: Twin) -> str:
-    """Store the twin's text in a content-addressed file inside the cache directory and return
-    its path. The file name is a sanitized, length-capped form of the kernel's name plus the
-    text's digest; a temporary file that cannot be renamed into place is removed."""
-    digest = hashlib.sha256(twin.text.encode("utf-8")).hexdigest()[:32]
-    name = f"{file_stem(twin.kernel_name)}-{digest}.py"
-    errors: list[str] = []
-    for d in (twin_cache_dir(), Path(tempfile.gettempdir()) / f"flagprism-twins-{os.getuid()}"):
-        tmp = None
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            path = d / name
-            if not path.exists() or path.read_text(encoding="utf-8") != twin.text:
-                fd, tmp = tempfile.mkstemp(dir=d, prefix=".twin-", suffix=".tmp")
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(twin.text)
-                os.replace(tmp, path)
-                tmp = None
-            return str(path)
-        except OSError as e:
-            errors.append(f"{d}: {e.strerror or e}")
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-    raise RewriteError(f"cannot write the twin of {file_stem(twin.kernel_name)} to a cache directory "
-                       f"({'; '.join(errors)})")
-
-
-def jit_options(jitfn: Any) -> dict[str, Any]:
-    """The options the kernel was decorated with, to give its twin the same ones."""
-    kw = compat.interpreted_options(jitfn)
-    if kw:  # an InterpretedFunction keeps them as given
-        return dict(kw)
-    return {
-        "version": getattr(jitfn, "version", None),
-        "do_not_specialize": getattr(jitfn, "do_not_specialize", None),
-        "do_not_specialize_on_alignment": getattr(jitfn, "do_not_specialize_on_alignment", None),
-        "debug": getattr(jitfn, "debug", None),
-        "noinline": getattr(jitfn, "noinline", None),
-        "repr": getattr(jitfn, "_repr", None),
-        "launch_metadata": getattr(jitfn, "launch_metadata", None),
-    }
-
-
 def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False) -> Twin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, level, addr_level, sanitize)
     load_twin(jitfn, twin, helpers)
     return twin
-
-
-def load_twin(jitfn: Any, twin: Any, helpers: dict[str, Any]) -> None:
-    """Store a rewritten twin's text (twin.path), exec it in the kernel's globals and closure plus
-    `helpers` (twin.fn, twin.extra["scope"]) and wrap it like the original, with the original's
-    options and pre-run hooks (twin.jit). twin: a Twin or any twin with those attributes."""
-    twin.path = write_twin_file(twin)
-    fn = jitfn.fn
-    scope = dict(fn.__globals__)
-    try:
-        scope.update(inspect.getclosurevars(fn).nonlocals)
-    except (TypeError, ValueError):
-        pass
-    scope.update(helpers)
-    subs = getattr(twin, "subtwins", None)
-    if subs:
-        scope.update(_calltwins.load_subtwins(subs, helpers))
-    code = compile(twin.text, twin.path, "exec")
-    ns: dict[str, Any] = {}
-    exec(code, scope, ns)
-    # The def's own name: __name__ may have been set to anything since.
-    twin.fn = ns[getattr(getattr(fn, "__code__", None), "co_name", None) or fn.__name__]
-    twin.fn.__qualname__ = fn.__qualname__
-    twin.extra["scope"] = scope
-    cls = type(jitfn)
-    opts = jit_options(jitfn)
-    twin.jit = cls(twin.fn, **opts)
-    for hook in getattr(jitfn, "pre_run_hooks", []) or []:
-        twin.jit.add_pre_run_hook(_strip_ctx(hook))
-    twin.jit._fp_twin = True
-
-
-def frame_files(twin: Any) -> list[str | None]:
-    """The twin file of every helper call site (frame 1, 2, ...), for the op log."""
-    by_frame = {s.frame: s.path for s in getattr(twin, "subtwins", [])}
-    return [by_frame.get(f.id) or None for f in getattr(twin, "frames", [])]
-
-
-def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        kwargs.pop(CTX, None)
-        return hook(*args, **kwargs)
-    return wrapped

@@ -31,8 +31,20 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from flagprism import _devbuf, _intercept, _launch, _rewrite, _tlrecords
-from flagprism._rewrite import CTX, MarkerError, RewriteError, UnsupportedError, lead_of
+from flagprism import _devbuf, _intercept, _launch, _tlrecords, _twinfile
+from flagprism._rwbase import (
+    CTX,
+    Loop,
+    MarkerError,
+    RewriteError,
+    RewriterBase,
+    Statement,
+    UnsupportedError,
+    find_call,
+    loop_or_test_heads,
+    resolve,
+)
+from flagprism._twinfile import lead_of
 
 TB = "__fp_tb"
 TS = "__fp_tS"
@@ -69,7 +81,7 @@ class Scope:
     loops: tuple[int, ...]  # ids of the enclosing loops (sizing), outermost first
     flags: int = 0
     reason: str = ""
-    statement: _rewrite.Statement | None = None
+    statement: Statement | None = None
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "name": self.name, "line": self.line, "end_line": self.end_line,
@@ -89,7 +101,7 @@ class TimelineTwin:
     path: str
     auto: bool
     scopes: list[Scope]
-    loops: list[_rewrite.Loop]
+    loops: list[Loop]
     host_defs: list[tuple[int, str, str]]
     fn: Callable[..., Any] | None = None
     jit: Any = None
@@ -125,10 +137,11 @@ def _rec(scope_id: int, kind: int) -> str:
     return f"{TN} = {H_REC}({TB}, {TS}, {TN}, {_tlrecords.tag(scope_id, kind)})"
 
 
-class _TimelineRewriter:
+class _TimelineRewriter(RewriterBase):
+    """The timelines' rewriter: a kernel's twin that reads the clock around its scopes."""
+
     def __init__(self, jitfn: Any, auto: bool) -> None:
-        self.rw = _rewrite._Rewriter(jitfn, 0, 0)
-        self.src = self.rw.src
+        super().__init__(jitfn)
         self.auto = auto
         self.scopes: list[Scope] = []
         self.replace: dict[int, str] = {}  # dedented line -> new content (indentation kept)
@@ -150,24 +163,23 @@ class _TimelineRewriter:
     def run(self) -> TimelineTwin:
         fdef = self.src.parse_function()
         self.fdef = fdef
-        self.rw.fdef = fdef
-        self.rw._check_reserved(fdef)
+        self.check_reserved(fdef)
         self.parents: dict[int, tuple[list[ast.stmt], int, tuple[ast.AST, ...]]] = {}
         self._index(fdef.body, ())
         if self.auto:
-            regions = self.rw._find_regions(fdef)
+            regions = self.find_regions(fdef)
             if not regions:
                 raise MarkerError("auto_scopes: the kernel has no fpl.collect_start()/collect_end() region",
                                   self.src.file, self.src.abs_line(fdef.lineno))
-            self.rw._collect_host_defs(fdef)
+            self.collect_host_defs(fdef)
             for reg in regions:
                 self._auto_region(reg)
         else:
-            self.rw._collect_host_defs(fdef)
+            self.collect_host_defs(fdef)
             self._block(fdef.body, ())
         text = self._emit(fdef)
-        return TimelineTwin(kernel_name=self.rw.fn.__name__, source_file=self.src.file, text=text, path="",
-                            auto=self.auto, scopes=self.scopes, loops=self.rw.loops, host_defs=self.rw.host_defs)
+        return TimelineTwin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
+                            auto=self.auto, scopes=self.scopes, loops=self.loops, host_defs=self.host_defs)
 
     def _index(self, block: list[ast.stmt], loops: tuple[ast.AST, ...]) -> None:
         for i, st in enumerate(block):
@@ -175,7 +187,7 @@ class _TimelineRewriter:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             inner = loops + (st,) if isinstance(st, (ast.For, ast.While)) else loops
-            for sub in self.rw._blocks(st):
+            for sub in self.blocks(st):
                 self._index(sub, inner)
 
     # -- scope bookkeeping -----------------------------------------------------------------------------
@@ -185,7 +197,7 @@ class _TimelineRewriter:
         for node in loops:
             lid = self.loop_ids.get(id(node))
             if lid is None:
-                lid = self.rw._new_loop(node, chain[-1] if chain else None)
+                lid = self.new_loop(node, chain[-1] if chain else None)
                 self.loop_ids[id(node)] = lid
             chain.append(lid)
         return tuple(chain)
@@ -198,14 +210,14 @@ class _TimelineRewriter:
                 if any(k.arg == "num_stages" for k in node.iter.keywords):
                     return f"inside the loop at line {line}, which has num_stages (software pipelining)"
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Call) and self.rw._access_kind(sub) is not None and \
-                        self.rw._access_kind(sub)[0] == "load":
+                if isinstance(sub, ast.Call) and self.access_kind(sub) is not None and \
+                        self.access_kind(sub)[0] == "load":
                     return (f"inside the loop at line {line}, which loads from memory: the compiler may "
                             "software-pipeline it (num_stages > 1) and move loads across iterations")
         return ""
 
     def _new_scope(self, name: str, node: ast.AST, end_line: int, kind: str, loops: tuple[ast.AST, ...],
-                   statement: _rewrite.Statement | None = None) -> Scope:
+                   statement: Statement | None = None) -> Scope:
         if len(self.scopes) >= 0xFFFF:
             raise self.error(node, "more than 65535 intra-kernel scopes in one kernel")
         reason = self._pipelined(loops)
@@ -234,13 +246,13 @@ class _TimelineRewriter:
         self._cut[st.end_lineno] = len(raw[:st.end_col_offset].decode("utf-8", errors="replace"))
 
     def _is_simple(self, st: ast.stmt) -> bool:
-        return not self.rw._is_compound(st) or self._with_scope(st) is not None
+        return not self.is_compound(st) or self._with_scope(st) is not None
 
     def _with_scope(self, st: ast.stmt) -> str | None:
         """The name of a `with fpl.scope("name"):` statement, None for any other statement."""
         if not isinstance(st, ast.With):
             return None
-        kinds = [_scope_kind(_rewrite._resolve(it.context_expr.func, self.rw.scope))
+        kinds = [_scope_kind(resolve(it.context_expr.func, self.scope))
                  if isinstance(it.context_expr, ast.Call) else None for it in st.items]
         if not any(k == "with" for k in kinds):
             return None
@@ -258,23 +270,23 @@ class _TimelineRewriter:
 
     def _call_kind(self, st: ast.stmt) -> tuple[str, str] | None:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-            k = _scope_kind(_rewrite._resolve(st.value.func, self.rw.scope))
+            k = _scope_kind(resolve(st.value.func, self.scope))
             if k in ("enter", "exit"):
                 return k, self._literal_name(st.value, f"fpl.{k}_scope")
         return None
 
     def _check_misuse(self, st: ast.stmt) -> None:
-        heads = _rewrite.loop_or_test_heads(st)
+        heads = loop_or_test_heads(st)
         if heads is None:
             if isinstance(st, ast.With):
                 heads = [it.context_expr for it in st.items] if self._with_scope(st) is None else []
-            elif self.rw._is_compound(st):
+            elif self.is_compound(st):
                 heads = []
             elif self._call_kind(st) is not None:
                 heads = [a for a in st.value.args]  # type: ignore[attr-defined]
             else:
                 heads = [st]
-        call = _rewrite.find_call(heads, self.rw.scope, _scope_kind)
+        call = find_call(heads, self.scope, _scope_kind)
         if call is not None:
             raise self.error(call, "fpl.scope()/enter_scope()/exit_scope() must be statements of "
                              "their own (or the only item of a `with`)")
@@ -313,7 +325,7 @@ class _TimelineRewriter:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             inner = loops + (st,) if isinstance(st, (ast.For, ast.While)) else loops
-            for sub in self.rw._blocks(st):
+            for sub in self.blocks(st):
                 self._block(sub, inner)
         if open_stack:
             name, st, _ = open_stack[-1]
@@ -344,7 +356,7 @@ class _TimelineRewriter:
         self._block(body, loops)
         exit_rec = _rec(sc.id, _tlrecords.EXIT)
         last = body[-1]
-        if not self.rw._is_compound(last) and self._own_line(last) and self._call_kind(last) is None:
+        if not self.is_compound(last) and self._own_line(last) and self._call_kind(last) is None:
             self._suffix_after(last, exit_rec)
         elif self._call_kind(last) is not None:
             self.replace[last.lineno] = self.replace[last.lineno] + "; " + exit_rec
@@ -360,7 +372,7 @@ class _TimelineRewriter:
     # -- automatic scopes ----------------------------------------------------------------------------
 
     def _auto_region(self, reg: Any) -> None:
-        block, i0, i1 = self.rw._region_span(reg)
+        block, i0, i1 = self.region_span(reg)
         # manual scope calls are no-ops in automatic mode: not statements of their own
         stmts = [st for st in block[i0 + 1:i1] if self._call_kind(st) is None]
         if not stmts:
@@ -369,8 +381,8 @@ class _TimelineRewriter:
         # groups of statements separated by placeable boundaries
         groups: list[list[ast.stmt]] = [[stmts[0]]]
         for a, b in zip(stmts, stmts[1:]):
-            a_ok = not self.rw._is_compound(a) and self._own_line(a)
-            b_ok = not self.rw._is_compound(b) and self._own_line(b)
+            a_ok = not self.is_compound(a) and self._own_line(a)
+            b_ok = not self.is_compound(b) and self._own_line(b)
             if a_ok or b_ok:
                 groups.append([b])
             else:
@@ -383,14 +395,14 @@ class _TimelineRewriter:
             if len(text) > 48:
                 text = text[:45] + "..."
             name = f"L{line}" + (f"-L{end}" if end != line else "") + f" {text}"
-            stmt = self.rw._new_statement(first, len(loops))
+            stmt = self.new_statement(first, len(loops))
             stmt.end_line = end
             sc = self._new_scope(name, first, last.end_lineno, "auto", loops, stmt)
             enter = _rec(sc.id, _tlrecords.ENTER)
             recs = ([prev_exit] if prev_exit else []) + [enter]
             if k == 0:
                 self.replace[block[i0].lineno] = "; ".join(recs)
-            elif not self.rw._is_compound(first) and self._own_line(first):
+            elif not self.is_compound(first) and self._own_line(first):
                 self.prefix.setdefault(first.lineno, []).extend(recs)
             else:
                 prev_last = groups[k - 1][-1]
@@ -430,7 +442,7 @@ class _TimelineRewriter:
                 t = lines[ln - 1]
                 if t[:delta].strip() == "":
                     lines[ln - 1] = t[delta:]
-        header = _rewrite.twin_header(fdef)
+        header = _twinfile.twin_header(fdef)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{TB}, {TS}, {TN} = {H_BEGIN}({CTX})"
         # the program's end record: after the last statement, or before a final `return`
@@ -461,7 +473,7 @@ def rewrite(jitfn: Any, auto: bool = False) -> TimelineTwin:
 
 def has_scopes(jitfn: Any, auto: bool) -> bool:
     """Cheap test: may the kernel's source hold scopes (or, in auto mode, regions)?"""
-    text = _rewrite.source_text(jitfn)
+    text = _twinfile.source_text(jitfn)
     if text is None:
         return False
     if auto:
@@ -472,7 +484,7 @@ def has_scopes(jitfn: Any, auto: bool) -> bool:
 def build(jitfn: Any, auto: bool, flavour: str) -> TimelineTwin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, auto)
-    _rewrite.load_twin(jitfn, twin, _tlrecords.helpers(flavour))
+    _twinfile.load_twin(jitfn, twin, _tlrecords.helpers(flavour))
     return twin
 
 

@@ -36,7 +36,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from flagprism._rewrite import _MISSING, _resolve
+from flagprism._rwbase import MISSING as _MISSING, resolve as _resolve
 
 #: Triton's default num_warps for a launch that does not give one (CUDA and HIP backends).
 DEFAULT_NUM_WARPS = 4
