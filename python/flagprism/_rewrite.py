@@ -16,31 +16,16 @@ from __future__ import annotations
 
 import ast
 import copy
-import hashlib
-import inspect
-import os
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import triton.language as tl
 
-from flagprism import _calltwins, _findsites, _memforms, compat
-from flagprism._twinfile import (  # noqa: F401 - also this module's API
-    frame_files,
-    jit_options,
-    lead_of,
-    load_twin,
-    source_text,
-    twin_cache_dir,
-    twin_header,
-    write_twin_file,
-    file_stem,
-)
+from flagprism import _calltwins, _findsites, _memforms
 from flagprism._rwbase import (  # noqa: F401 - also this module's API (debugger, _calltwins, ...)
-    CTX,
     ATOMIC_OPS,
+    CTX,
     DESC_METHODS,
     LOAD_FNS,
     MISSING,
@@ -60,6 +45,17 @@ from flagprism._rwbase import (  # noqa: F401 - also this module's API (debugger
     loop_or_test_heads,
     marker_kind,
     resolve,
+)
+from flagprism._twinfile import (  # noqa: F401 - also this module's API
+    file_stem,
+    frame_files,
+    jit_options,
+    lead_of,
+    load_twin,
+    source_text,
+    twin_cache_dir,
+    twin_header,
+    write_twin_file,
 )
 
 #: Names the twin adds; a kernel that already uses one of them cannot be instrumented (CTX, the
@@ -87,8 +83,16 @@ H_DEXT = "__fp_dext"
 H_MAND = "__fp_mand"  # a mask ANDed with a branch condition (conditional expressions)
 # Parameters of tl.load/tl.store in order (Triton 3.x). Written out because the interpreter may
 # leave triton.language.core patched with wrappers that hide the real signatures.
-_LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
-                "eviction_policy", "volatile")
+_LOAD_PARAMS = (
+    "pointer",
+    "mask",
+    "other",
+    "boundary_check",
+    "padding_option",
+    "cache_modifier",
+    "eviction_policy",
+    "volatile",
+)
 _STORE_PARAMS = ("pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy")
 
 
@@ -106,8 +110,13 @@ class Unobserved:
     frame: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        d = {"what": self.what, "line": self.line, "col": self.col, "source": self.source,
-             "reason": self.reason}
+        d = {
+            "what": self.what,
+            "line": self.line,
+            "col": self.col,
+            "source": self.source,
+            "reason": self.reason,
+        }
         if self.frame:
             d["frame"] = self.frame
         return d
@@ -125,8 +134,13 @@ class Site:
     info: dict[str, Any] = field(default_factory=dict)  # findings inputs (role, base_params, ...)
 
     def to_json(self) -> dict[str, Any]:
-        d = {"id": self.id, "statement": self.statement, "kind": self.kind, "name": self.name,
-             "reads": list(self.reads)}
+        d = {
+            "id": self.id,
+            "statement": self.statement,
+            "kind": self.kind,
+            "name": self.name,
+            "reads": list(self.reads),
+        }
         d.update(self.info)
         return d
 
@@ -151,7 +165,9 @@ class Twin:
     frames: list[Any] = field(default_factory=list)  # _calltwins.Frame, ids 1..n
     subtwins: list[Any] = field(default_factory=list)  # _calltwins.SubTwin, callees first
     unobserved: list[Unobserved] = field(default_factory=list)
-    desc_params: list[str] = field(default_factory=list)  # kernel params passed a host TensorDescriptor
+    desc_params: list[str] = field(
+        default_factory=list
+    )  # kernel params passed a host TensorDescriptor
 
     @property
     def has_dumps(self) -> bool:
@@ -189,7 +205,6 @@ class _Shared:
 # ------------------------------------------------------------------------------------------------
 
 
-
 # ------------------------------------------------------------------------------------------------
 # The rewriter
 # ------------------------------------------------------------------------------------------------
@@ -220,8 +235,14 @@ class _Rewriter(RewriterBase):
     """The Debugger's rewriter: a kernel's twin that records what its marked regions (or, in
     sanitize mode, its whole body) compute and access."""
 
-    def __init__(self, jitfn: Any, level: int, addr_level: int, sanitize: bool = False,
-                 src: Source | None = None) -> None:
+    def __init__(
+        self,
+        jitfn: Any,
+        level: int,
+        addr_level: int,
+        sanitize: bool = False,
+        src: Source | None = None,
+    ) -> None:
         super().__init__(jitfn, level, addr_level, src)
         # sanitize: the whole body is one region observing addresses only, markers or not, and
         # constructs that cannot be observed are left as they are instead of refused
@@ -237,11 +258,17 @@ class _Rewriter(RewriterBase):
         # dedented line index (1-based) -> replacement text for whole simple-statement groups
         self.line_edits: dict[int, str] = {}
         self.blank_lines: set[int] = set()
-        self.header_override: dict[int, str] = {}  # line -> rewritten header of a compound statement
+        self.header_override: dict[
+            int, str
+        ] = {}  # line -> rewritten header of a compound statement
         self.onelines: set[int] = set()  # header lines whose one-line body was written with them
-        self.prologue_extra: list[str] = []  # statements for the `def` line (a first header's accesses)
+        self.prologue_extra: list[
+            str
+        ] = []  # statements for the `def` line (a first header's accesses)
         self.assigned_here: set[str] = set()  # names this function assigned so far (helpers' reads)
-        self.visited: set[int] = set()  # ids of the statements rewritten (the others keep their text)
+        self.visited: set[int] = (
+            set()
+        )  # ids of the statements rewritten (the others keep their text)
         self.defined: set[str] = set()
         self.reg_level = level
         self.reg_addr = addr_level
@@ -266,16 +293,22 @@ class _Rewriter(RewriterBase):
         fdef = self.src.parse_function()
         self.fdef = fdef
         self.check_reserved(fdef)
-        self.params = [a.arg for a in fdef.args.args
-                       if a.annotation is None or not self._is_constexpr_annotation(a.annotation)]
+        self.params = [
+            a.arg
+            for a in fdef.args.args
+            if a.annotation is None or not self._is_constexpr_annotation(a.annotation)
+        ]
         self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self.access_kind)
         self.forms.scan(fdef, {})
         if self.sanitize:
             return self._run_sanitize(fdef)
         regions = self.find_regions(fdef)
         if not regions:
-            raise MarkerError("kernel has no fpl.collect_start()/collect_end() pair", self.src.file,
-                              self.src.abs_line(fdef.lineno))
+            raise MarkerError(
+                "kernel has no fpl.collect_start()/collect_end() pair",
+                self.src.file,
+                self.src.abs_line(fdef.lineno),
+            )
         self.collect_host_defs(fdef)
         for reg in regions:
             self.reg_level, self.reg_addr = reg.level, reg.addr_level
@@ -286,7 +319,7 @@ class _Rewriter(RewriterBase):
             self.ccache = {}
             block, i0, i1 = self.region_span(reg)
             depth = self.loop_depth_of(reg.start)
-            self._block(block[i0 + 1:i1], block, depth, self.loop_chain_of(reg.start))
+            self._block(block[i0 + 1 : i1], block, depth, self.loop_chain_of(reg.start))
         self._shadows_outside(fdef)
         text = self._emit(fdef)
         levels = [r.level for r in regions]
@@ -295,10 +328,22 @@ class _Rewriter(RewriterBase):
 
     def _twin(self, text: str, level: int, addr_level: int) -> Twin:
         sh = self.shared
-        return Twin(kernel_name=self.fn.__name__, source_file=self.src.file, text=text, path="",
-                    level=level, addr_level=addr_level, statements=self.statements, sites=self.sites,
-                    loops=self.loops, host_defs=self.host_defs, frames=sh.frames, subtwins=sh.subtwins,
-                    unobserved=sh.unobserved, desc_params=sh.desc_params)
+        return Twin(
+            kernel_name=self.fn.__name__,
+            source_file=self.src.file,
+            text=text,
+            path="",
+            level=level,
+            addr_level=addr_level,
+            statements=self.statements,
+            sites=self.sites,
+            loops=self.loops,
+            host_defs=self.host_defs,
+            frames=sh.frames,
+            subtwins=sh.subtwins,
+            unobserved=sh.unobserved,
+            desc_params=sh.desc_params,
+        )
 
     def _shadows_outside(self, fdef: ast.FunctionDef) -> None:
         """Block pointers and descriptors made or moved outside the regions still need their
@@ -354,9 +399,16 @@ class _Rewriter(RewriterBase):
         return out
 
     def _note_unobserved(self, what: str, node: ast.AST, source: str, reason: str) -> None:
-        self.shared.unobserved.append(Unobserved(what=what, line=self.src.abs_line(getattr(node, "lineno", 1)),
-                                                 col=self.src.col(node) if hasattr(node, "col_offset") else 0,
-                                                 source=source, reason=reason, frame=self.frame))
+        self.shared.unobserved.append(
+            Unobserved(
+                what=what,
+                line=self.src.abs_line(getattr(node, "lineno", 1)),
+                col=self.src.col(node) if hasattr(node, "col_offset") else 0,
+                source=source,
+                reason=reason,
+                frame=self.frame,
+            )
+        )
 
     def _unobserved_access(self, st: ast.stmt, call: ast.Call, reason: str) -> None:
         if self.reg_addr >= 1:
@@ -369,13 +421,19 @@ class _Rewriter(RewriterBase):
                 if not isinstance(sub, ast.Call):
                     continue
                 if self.access_kind(sub) is not None:
-                    self._unobserved_access(st, sub, f"in the header of a compound statement: {reason}")
+                    self._unobserved_access(
+                        st, sub, f"in the header of a compound statement: {reason}"
+                    )
                 else:
                     helper = _calltwins.user_helper(self._resolve_obj(sub.func))
                     if helper is not None:
-                        self._note_unobserved("statement", st, self._header_text(st),
-                                              f"helper {helper.fn.__name__} called in the header of a compound "
-                                              f"statement is not observed: {reason}")
+                        self._note_unobserved(
+                            "statement",
+                            st,
+                            self._header_text(st),
+                            f"helper {helper.fn.__name__} called in the header of a compound "
+                            f"statement is not observed: {reason}",
+                        )
 
     def _unobserved_block(self, st: ast.stmt, reason: str) -> None:
         """Every access of a block left as it is."""
@@ -384,8 +442,14 @@ class _Rewriter(RewriterBase):
                 self._unobserved_access(st, sub, reason)
         self._note_unobserved("statement", st, self.src.lines[st.lineno - 1].strip(), reason)
 
-    def _unobserved_helper(self, h: "_Hoister", helper: Any, fdef: ast.FunctionDef | None, src: "Source | None",
-                           reason: str) -> None:
+    def _unobserved_helper(
+        self,
+        h: _Hoister,
+        helper: Any,
+        fdef: ast.FunctionDef | None,
+        src: Source | None,
+        reason: str,
+    ) -> None:
         """A helper call left as it is: the call counts as one unobserved statement, and every access
         in the helper's body as an unobserved memory site."""
         self._note_unobserved("statement", h.orig, self.src.segment(h.orig).split("\n")[0], reason)
@@ -399,9 +463,16 @@ class _Rewriter(RewriterBase):
             return
         for sub in ast.walk(fdef):
             if isinstance(sub, ast.Call) and self.access_kind(sub) is not None:
-                self.shared.unobserved.append(Unobserved(
-                    what="memory", line=src.abs_line(sub.lineno), col=src.col(sub), source=ast.unparse(sub),
-                    reason=reason, frame=self.frame))
+                self.shared.unobserved.append(
+                    Unobserved(
+                        what="memory",
+                        line=src.abs_line(sub.lineno),
+                        col=src.col(sub),
+                        source=ast.unparse(sub),
+                        reason=reason,
+                        frame=self.frame,
+                    )
+                )
 
     # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
 
@@ -409,14 +480,23 @@ class _Rewriter(RewriterBase):
         obj = resolve(node, self.scope)
         return None if obj is MISSING else obj
 
-    def _note_access(self, h: "_Hoister", sid: int, call: ast.Call) -> None:
+    def _note_access(self, h: _Hoister, sid: int, call: ast.Call) -> None:
         """The pointer's candidate base parameters, for the out-of-bounds check."""
         cands = self.bases.of(call)
-        self.sites[sid - 1].info.update(base_param=cands[0] if len(cands) == 1 else None, base_params=cands)
+        self.sites[sid - 1].info.update(
+            base_param=cands[0] if len(cands) == 1 else None, base_params=cands
+        )
         h.accessed.append((call, sid))
 
-    def _operand(self, h: "_Hoister", role: str, target: str | None, operand: ast.AST,
-                 put: Callable[[ast.AST], None], text: str | None) -> None:
+    def _operand(
+        self,
+        h: _Hoister,
+        role: str,
+        target: str | None,
+        operand: ast.AST,
+        put: Callable[[ast.AST], None],
+        text: str | None,
+    ) -> None:
         """Observe an operand a numerical rule checks: by reference to the variable's latest
         record when the region observes it, else as a value site of its own."""
         extra = {"target_dtype": target} if target else {}
@@ -430,13 +510,17 @@ class _Rewriter(RewriterBase):
                 return
             if operand.id in self.params or self._resolve_obj(operand) is not None:
                 return  # a launch argument or a global: not a value of this program
-        sid = self._new_site(h.statement(), "value", text or ast.unparse(operand), h.reads, h.loops, False)
+        sid = self._new_site(
+            h.statement(), "value", text or ast.unparse(operand), h.reads, h.loops, False
+        )
         self.sites[sid - 1].info.update(role=role, **extra)
         t = h._temp(operand, "r")
         put(t)
-        h.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(t)}, 0)")
+        h.pre.append(
+            f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(t)}, 0)"
+        )
 
-    def _annotate(self, st: ast.stmt, work: ast.stmt, h: "_Hoister", stmt: Statement | None) -> None:
+    def _annotate(self, st: ast.stmt, work: ast.stmt, h: _Hoister, stmt: Statement | None) -> None:
         """After a statement's sites exist: the `loaded` role of `x = tl.load(...)` and the checks
         by reference, carried by the statement's first value site."""
         if stmt is None:
@@ -452,10 +536,19 @@ class _Rewriter(RewriterBase):
         if _findsites.has_inf_literal(st, lambda c: self.access_kind(c) == ("load", False)):
             for s in values:
                 s.info["inf_literal"] = True
-        if not (isinstance(work, ast.Assign) and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name)):
+        if not (
+            isinstance(work, ast.Assign)
+            and len(work.targets) == 1
+            and isinstance(work.targets[0], ast.Name)
+        ):
             return
         v = work.value
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "to" and v.args:
+        if (
+            isinstance(v, ast.Call)
+            and isinstance(v.func, ast.Attribute)
+            and v.func.attr == "to"
+            and v.args
+        ):
             if getattr(self._resolve_obj(v.args[0]), "name", None) not in ("fp32", "fp64"):
                 return
             v = v.func.value
@@ -473,7 +566,9 @@ class _Rewriter(RewriterBase):
 
     # -- region bodies --------------------------------------------------------------------------------
 
-    def _block(self, stmts: list[ast.stmt], block: list[ast.stmt], depth: int, loops: tuple[int, ...]) -> None:
+    def _block(
+        self, stmts: list[ast.stmt], block: list[ast.stmt], depth: int, loops: tuple[int, ...]
+    ) -> None:
         groups: list[list[ast.stmt]] = []
         for st in stmts:
             if groups and st.lineno <= groups[-1][-1].end_lineno:
@@ -486,14 +581,27 @@ class _Rewriter(RewriterBase):
                 continue
             for st in g:
                 if self.is_compound(st):
-                    raise self.unsupported(st, "a compound statement sharing its line with other statements")
+                    raise self.unsupported(
+                        st, "a compound statement sharing its line with other statements"
+                    )
             self._group(g, depth, loops)
 
     def _compound(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> None:
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.AsyncFor,
-                           ast.AsyncWith)) or type(st).__name__ in ("Match", "TryStar"):
+        if isinstance(
+            st,
+            (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.Try,
+                ast.AsyncFor,
+                ast.AsyncWith,
+            ),
+        ) or type(st).__name__ in ("Match", "TryStar"):
             if self.lenient:
-                self._unobserved_block(st, f"`{type(st).__name__}` is not supported by the Debugger")
+                self._unobserved_block(
+                    st, f"`{type(st).__name__}` is not supported by the Debugger"
+                )
                 return
             raise self.unsupported(st, f"`{type(st).__name__}` inside a collection region")
         if isinstance(st, ast.If) and st.orelse and st.orelse[0].lineno == st.lineno:
@@ -546,13 +654,20 @@ class _Rewriter(RewriterBase):
             return f"for {ast.unparse(st.target)} in {ast.unparse(it)}:"
         if isinstance(st, (ast.While, ast.If)):
             test = exprs[0] if exprs else st.test
-            word = "while" if isinstance(st, ast.While) else ("elif" if line.lstrip().startswith("elif") else "if")
+            word = (
+                "while"
+                if isinstance(st, ast.While)
+                else ("elif" if line.lstrip().startswith("elif") else "if")
+            )
             return f"{word} {ast.unparse(test)}:"
         if isinstance(st, ast.With):
             items = []
             for i, it in enumerate(st.items):
                 e = exprs[i] if exprs else it.context_expr
-                items.append(ast.unparse(e) + (f" as {ast.unparse(it.optional_vars)}" if it.optional_vars else ""))
+                items.append(
+                    ast.unparse(e)
+                    + (f" as {ast.unparse(it.optional_vars)}" if it.optional_vars else "")
+                )
             return f"with {', '.join(items)}:"
         return line.strip()
 
@@ -565,14 +680,20 @@ class _Rewriter(RewriterBase):
             return [it.context_expr for it in st.items]
         return []
 
-    def _header(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> "_Header | None":
+    def _header(self, st: ast.stmt, depth: int, loops: tuple[int, ...]) -> _Header | None:
         """Observe the loads, stores, atomics and helper calls of a compound statement's header: they
         are evaluated on the line before it (and, for a `while`, again at the end of its body)
         into temporaries the header then reads. None when the header has nothing to observe."""
         exprs = self._header_exprs(st)
-        if not any(isinstance(sub, ast.Call) and (self.access_kind(sub) is not None or
-                                                   _calltwins.user_helper(self._resolve_obj(sub.func)))
-                   for e in exprs for sub in ast.walk(e)):
+        if not any(
+            isinstance(sub, ast.Call)
+            and (
+                self.access_kind(sub) is not None
+                or _calltwins.user_helper(self._resolve_obj(sub.func))
+            )
+            for e in exprs
+            for sub in ast.walk(e)
+        ):
             return None
         value_on, addr_on = self.reg_level >= 1, self.reg_addr >= 1
         if not value_on and not addr_on:
@@ -586,9 +707,15 @@ class _Rewriter(RewriterBase):
 
         def statement() -> Statement:
             if not holder:
-                s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
-                              end_line=self.src.abs_line(st.lineno), source=text, loop_depth=depth,
-                              frame=self.frame)
+                s = Statement(
+                    id=len(self.statements),
+                    line=self.src.abs_line(st.lineno),
+                    col=self.src.col(st),
+                    end_line=self.src.abs_line(st.lineno),
+                    source=text,
+                    loop_depth=depth,
+                    frame=self.frame,
+                )
                 self.statements.append(s)
                 holder.append(s)
             return holder[0]
@@ -603,9 +730,18 @@ class _Rewriter(RewriterBase):
         first_site = len(self.sites) + 1
         expr_stmt = ast.Expr(value=ast.Tuple(elts=work, ctx=ast.Load()))
         ast.copy_location(expr_stmt, st)
-        hoister = _Hoister(self, expr_stmt, pre, statement, self._reads_of(ast.Module(body=[ast.Expr(e) for e in exprs],
-                                                                                      type_ignores=[])),
-                           hloops, addr_on, value_on, orig=st, depth=depth)
+        hoister = _Hoister(
+            self,
+            expr_stmt,
+            pre,
+            statement,
+            self._reads_of(ast.Module(body=[ast.Expr(e) for e in exprs], type_ignores=[])),
+            hloops,
+            addr_on,
+            value_on,
+            orig=st,
+            depth=depth,
+        )
         hoister.run()
         new_exprs = list(expr_stmt.value.elts)
         if not pre:
@@ -653,7 +789,7 @@ class _Rewriter(RewriterBase):
             return None
         return "free"
 
-    def _place_header(self, st: ast.stmt, head: "_Header") -> None:
+    def _place_header(self, st: ast.stmt, head: _Header) -> None:
         """Write the header's evaluation before the statement (and at the end of a `while` body) and
         the rewritten header line."""
         block, i = self.parent_block[id(st)]
@@ -707,10 +843,12 @@ class _Rewriter(RewriterBase):
         while j + 1 < len(block) and block[j + 1].lineno <= block[j].end_lineno:
             j += 1
         line = self.src.lines[first.lineno - 1]
-        prefix = line[:first.col_offset]
+        prefix = line[: first.col_offset]
         if prefix.strip():  # a body on its header's line
             prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
-        self.line_edits[first.lineno] = prefix + "; ".join(self._stmt_text(b) for b in block[i:j + 1]) + "; " + text
+        self.line_edits[first.lineno] = (
+            prefix + "; ".join(self._stmt_text(b) for b in block[i : j + 1]) + "; " + text
+        )
         if prefix.strip():
             self.onelines.add(first.lineno)
         for ln in range(first.lineno + 1, block[j].end_lineno + 1):
@@ -775,7 +913,7 @@ class _Rewriter(RewriterBase):
             after.append(self.src.segment(block[j]))
         first, last_st = block[i], block[j]
         line = self.src.lines[first.lineno - 1]
-        prefix = line[:first.col_offset]
+        prefix = line[: first.col_offset]
         if prefix.strip():  # a body on its header's line (`if c: x = ...`, `else: y = ...`)
             prefix = lead_of(line) + self.header_override.get(first.lineno, prefix.strip()) + " "
             self.onelines.add(first.lineno)
@@ -786,7 +924,11 @@ class _Rewriter(RewriterBase):
     def _reads_of(self, st: ast.stmt) -> list[str]:
         out: list[str] = []
         for sub in ast.walk(st):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in self.defined:
+            if (
+                isinstance(sub, ast.Name)
+                and isinstance(sub.ctx, ast.Load)
+                and sub.id in self.defined
+            ):
                 if sub.id not in out:
                     out.append(sub.id)
         return out
@@ -797,7 +939,9 @@ class _Rewriter(RewriterBase):
         if isinstance(st, ast.Return):
             if self.frame:
                 return self._helper_return(st, depth, loops)
-            if self.sanitize and not any(isinstance(c, ast.Call) and self.access_kind(c) for c in ast.walk(st)):
+            if self.sanitize and not any(
+                isinstance(c, ast.Call) and self.access_kind(c) for c in ast.walk(st)
+            ):
                 return self.src.segment(st), False
             raise self.unsupported(st, "`return` inside a collection region")
         value_on = self.reg_level >= 1
@@ -810,7 +954,11 @@ class _Rewriter(RewriterBase):
                     targets.append(sub)
         elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
             targets.append((st.target.id, st.target))
-        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+        elif (
+            isinstance(st, ast.AnnAssign)
+            and isinstance(st.target, ast.Name)
+            and st.value is not None
+        ):
             if not self._is_constexpr_annotation(st.annotation):
                 targets.append((st.target.id, st.target))
 
@@ -823,21 +971,31 @@ class _Rewriter(RewriterBase):
                 stmt_holder.append(self.new_statement(st, depth))
             return stmt_holder[0]
 
-        hoister = _Hoister(self, work, pre, statement, reads, loops, addr_on, value_on, orig=st, depth=depth)
+        hoister = _Hoister(
+            self, work, pre, statement, reads, loops, addr_on, value_on, orig=st, depth=depth
+        )
         hoister.run()
         self._forget(_stored_names(st))
         targets = [(n, t) for n, t in targets if not self.forms.is_form_name(n)]
         post: list[str] = []
         closed = None
-        if value_on and self.reg_level < 2 and len(targets) == 1 and isinstance(work, ast.Assign) \
-                and len(work.targets) == 1 and isinstance(work.targets[0], ast.Name):
+        if (
+            value_on
+            and self.reg_level < 2
+            and len(targets) == 1
+            and isinstance(work, ast.Assign)
+            and len(work.targets) == 1
+            and isinstance(work.targets[0], ast.Name)
+        ):
             closed = self._closed_form(work)
         if closed is not None:
             name = targets[0][0]
             sid = self._new_site(statement(), "value", name, reads, loops, False)
             info = f"__fp_a{self.ntemps}"
             self.ntemps += 1
-            post.append(f"{SEQ}, {info} = {closed[0]}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, {closed[1]})")
+            post.append(
+                f"{SEQ}, {info} = {closed[0]}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, {closed[1]})"
+            )
             if closed[0] == H_VAFF:
                 self.acache[name] = info
             else:
@@ -847,14 +1005,16 @@ class _Rewriter(RewriterBase):
                 sid = self._new_site(statement(), "value", name, reads, loops, self.reg_level >= 2)
                 words = f"__fp_w{self.ntemps}"
                 self.ntemps += 1
-                post.append(f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
-                            f"{1 if self.reg_level >= 2 else 0}, True)")
+                post.append(
+                    f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
+                    f"{1 if self.reg_level >= 2 else 0}, True)"
+                )
                 self.vcache[name] = words
         post.extend(self._form_updates(st, statement, reads, loops))
         for name, _node in targets:
             self.defined.add(name)
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for t in ([st.target] if not isinstance(st, ast.Assign) else st.targets):
+            for t in [st.target] if not isinstance(st, ast.Assign) else st.targets:
                 for name, _n in _target_names(t):
                     self.defined.add(name)
         self.assigned_here |= _stored_names(st)
@@ -865,32 +1025,58 @@ class _Rewriter(RewriterBase):
         body = ast.unparse(work)
         if "\n" in body:
             raise self.unsupported(st, "a statement that cannot be written on one line")
-        if isinstance(work, ast.Expr) and isinstance(work.value, ast.Constant) and work.value.value is None:
+        if (
+            isinstance(work, ast.Expr)
+            and isinstance(work.value, ast.Constant)
+            and work.value.value is None
+        ):
             body = ""  # the statement was a call of a helper without a value, now made before it
         return "; ".join(pre + ([body] if body else []) + post), True
 
-    def _form_updates(self, st: ast.stmt, statement: Callable[[], Statement], reads: list[str],
-                      loops: tuple[int, ...]) -> list[str]:
+    def _form_updates(
+        self,
+        st: ast.stmt,
+        statement: Callable[[], Statement],
+        reads: list[str],
+        loops: tuple[int, ...],
+    ) -> list[str]:
         """After `st`: the shadows of the block pointers and descriptors it assigns (_memforms.py),
         and for a descriptor made on the device, the record of the memory it can address."""
         out = self.forms.after_assign(st)
         if not out:
             return out
         value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
-        target = (st.targets[0] if isinstance(st, ast.Assign) else st.target)  # type: ignore[union-attr]
-        if self.reg_addr >= 1 and isinstance(value, ast.Call) and isinstance(target, ast.Name) and \
-                self.forms.classify(value) == (_memforms.DESC, None):
+        target = st.targets[0] if isinstance(st, ast.Assign) else st.target  # type: ignore[union-attr]
+        if (
+            self.reg_addr >= 1
+            and isinstance(value, ast.Call)
+            and isinstance(target, ast.Name)
+            and self.forms.classify(value) == (_memforms.DESC, None)
+        ):
             base = _memforms.bind(value, ("base",)).get("base")
-            sid = self._new_site(statement(), "descriptor", ast.unparse(base) if base is not None else target.id,
-                                 reads, loops, False)
+            sid = self._new_site(
+                statement(),
+                "descriptor",
+                ast.unparse(base) if base is not None else target.id,
+                reads,
+                loops,
+                False,
+            )
             cands = self.bases.arg_bases(base) if base is not None else []
-            self.sites[sid - 1].info.update(base_param=cands[0] if len(cands) == 1 else None, base_params=cands,
-                                            form="tensor_descriptor")
-            out.append(f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
-                       f"{self.forms.shadow_of(target.id)})")
+            self.sites[sid - 1].info.update(
+                base_param=cands[0] if len(cands) == 1 else None,
+                base_params=cands,
+                form="tensor_descriptor",
+            )
+            out.append(
+                f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
+                f"{self.forms.shadow_of(target.id)})"
+            )
         return out
 
-    def _helper_return(self, st: ast.Return, depth: int, loops: tuple[int, ...]) -> tuple[str, bool]:
+    def _helper_return(
+        self, st: ast.Return, depth: int, loops: tuple[int, ...]
+    ) -> tuple[str, bool]:
         """`return X` of a helper twin: X's accesses observed, X returned with the record counter."""
         work = copy.deepcopy(st)
         pre: list[str] = []
@@ -901,8 +1087,18 @@ class _Rewriter(RewriterBase):
                 stmt_holder.append(self.new_statement(st, depth))
             return stmt_holder[0]
 
-        hoister = _Hoister(self, work, pre, statement, self._reads_of(st), loops, self.reg_addr >= 1,
-                           self.reg_level >= 1, orig=st, depth=depth)
+        hoister = _Hoister(
+            self,
+            work,
+            pre,
+            statement,
+            self._reads_of(st),
+            loops,
+            self.reg_addr >= 1,
+            self.reg_level >= 1,
+            orig=st,
+            depth=depth,
+        )
         hoister.run()
         if work.value is None:
             ret = f"return {SEQ}"
@@ -921,17 +1117,27 @@ class _Rewriter(RewriterBase):
         if isinstance(node, ast.Constant):
             return isinstance(node.value, int) and not isinstance(node.value, bool)
         if isinstance(node, ast.Name):
-            return any(a.arg == node.id and a.annotation is not None and self._is_constexpr_annotation(a.annotation)
-                       for a in self.fdef.args.args)
+            return any(
+                a.arg == node.id
+                and a.annotation is not None
+                and self._is_constexpr_annotation(a.annotation)
+                for a in self.fdef.args.args
+            )
         return False
 
     def _arange_term(self, node: ast.AST) -> tuple[str, str, str] | None:
         """(K, LO, HI) texts of `tl.arange(LO, HI)`, `K * tl.arange(LO, HI)` or `tl.arange(LO, HI) * K`."""
+
         def arange(n: ast.AST) -> tuple[str, str] | None:
-            if isinstance(n, ast.Call) and len(n.args) == 2 and not n.keywords and \
-                    is_tl(resolve(n.func, self.scope), ("arange",)):
+            if (
+                isinstance(n, ast.Call)
+                and len(n.args) == 2
+                and not n.keywords
+                and is_tl(resolve(n.func, self.scope), ("arange",))
+            ):
                 return ast.unparse(n.args[0]), ast.unparse(n.args[1])
             return None
+
         a = arange(node)
         if a is not None:
             return "1", a[0], a[1]
@@ -945,19 +1151,39 @@ class _Rewriter(RewriterBase):
     def _static_cond(self, node: ast.AST) -> bool:
         """Is `node` known at compile time: literals, constexpr parameters and constexpr or plain
         globals, combined with comparisons and boolean or arithmetic operators?"""
-        cx = {a.arg for a in self.fdef.args.args if a.annotation is not None and
-              self._is_constexpr_annotation(a.annotation)}
+        cx = {
+            a.arg
+            for a in self.fdef.args.args
+            if a.annotation is not None and self._is_constexpr_annotation(a.annotation)
+        }
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name):
                 if sub.id in cx:
                     continue
                 obj = self._resolve_obj(sub)
-                if isinstance(obj, tl.constexpr) or isinstance(obj, (bool, int, float)) or obj is None and \
-                        sub.id == "None":
+                if (
+                    isinstance(obj, tl.constexpr)
+                    or isinstance(obj, (bool, int, float))
+                    or obj is None
+                    and sub.id == "None"
+                ):
                     continue
                 return False
-            if not isinstance(sub, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.cmpop,
-                                    ast.boolop, ast.unaryop, ast.operator, ast.expr_context)):
+            if not isinstance(
+                sub,
+                (
+                    ast.Constant,
+                    ast.Compare,
+                    ast.BoolOp,
+                    ast.UnaryOp,
+                    ast.BinOp,
+                    ast.cmpop,
+                    ast.boolop,
+                    ast.unaryop,
+                    ast.operator,
+                    ast.expr_context,
+                ),
+            ):
                 return False
         return True
 
@@ -983,7 +1209,9 @@ class _Rewriter(RewriterBase):
         target = work.targets[0].id
 
         def usable(e: ast.AST) -> bool:
-            return self._pure(e) and not any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(e))
+            return self._pure(e) and not any(
+                isinstance(n, ast.Name) and n.id == target for n in ast.walk(e)
+            )
 
         term = self._arange_term(v)
         if term is not None:
@@ -1016,12 +1244,23 @@ class _Rewriter(RewriterBase):
             return H_VCMP, f"{aff}, {op}, {ast.unparse(b)}", aff
         return None
 
-    def _new_site(self, stmt: Statement, kind: str, name: str, reads: list[str], loops: tuple[int, ...],
-                  dumps: bool) -> int:
+    def _new_site(
+        self,
+        stmt: Statement,
+        kind: str,
+        name: str,
+        reads: list[str],
+        loops: tuple[int, ...],
+        dumps: bool,
+    ) -> int:
         sid = len(self.sites) + 1
         if sid > 0xFFFF:
-            raise RewriteError("more than 65535 observed sites in one kernel", self.src.file, stmt.line)
-        self.sites.append(Site(sid, stmt.id, kind, name, [self._read_ref(r) for r in reads], loops, dumps))
+            raise RewriteError(
+                "more than 65535 observed sites in one kernel", self.src.file, stmt.line
+            )
+        self.sites.append(
+            Site(sid, stmt.id, kind, name, [self._read_ref(r) for r in reads], loops, dumps)
+        )
         return sid
 
     def _read_ref(self, name: str) -> Any:
@@ -1034,8 +1273,11 @@ class _Rewriter(RewriterBase):
         obj = resolve(ann, self.scope)
         if obj is tl.constexpr:
             return True
-        return isinstance(ann, ast.Name) and ann.id == "constexpr" or \
-            (isinstance(ann, ast.Attribute) and ann.attr == "constexpr")
+        return (
+            isinstance(ann, ast.Name)
+            and ann.id == "constexpr"
+            or (isinstance(ann, ast.Attribute) and ann.attr == "constexpr")
+        )
 
     def _emit(self, fdef: ast.FunctionDef) -> str:
         lines = list(self.src.lines)
@@ -1070,8 +1312,18 @@ class _HelperRewriter(_Rewriter):
     """The twin of one helper call site (a frame): the helper's whole body observed with the
     caller's levels, its statements and sites added to the kernel's tables (see _calltwins.py)."""
 
-    def __init__(self, helper: Any, parent: _Rewriter, frame: Any, fdef: ast.FunctionDef, src: Source,
-                 binding: dict[str, ast.AST], shadows: dict[str, Any], loops: tuple[int, ...], depth: int) -> None:
+    def __init__(
+        self,
+        helper: Any,
+        parent: _Rewriter,
+        frame: Any,
+        fdef: ast.FunctionDef,
+        src: Source,
+        binding: dict[str, ast.AST],
+        shadows: dict[str, Any],
+        loops: tuple[int, ...],
+        depth: int,
+    ) -> None:
         super().__init__(helper, parent.reg_level, parent.reg_addr, parent.sanitize, src=src)
         self.shared = parent.shared
         self.statements = self.shared.statements
@@ -1110,13 +1362,16 @@ class _HelperRewriter(_Rewriter):
         self.check_reserved(fdef)
         for a in fdef.args.args + fdef.args.kwonlyargs:
             if a.arg.startswith(RESERVED_PREFIX):
-                raise self.unsupported(fdef, f"the name {a.arg!r} is reserved for the Debugger's twin")
+                raise self.unsupported(
+                    fdef, f"the name {a.arg!r} is reserved for the Debugger's twin"
+                )
         self.params = []
         parent = self.parent_rw
         assert parent is not None
         init = {p: frozenset(parent.bases.arg_bases(self.binding[p])) for p in self.binding}
-        self.bases = _findsites.PointerBases(fdef, [], self._resolve_obj, self.access_kind, initial=init,
-                                             order=parent.bases.order)
+        self.bases = _findsites.PointerBases(
+            fdef, [], self._resolve_obj, self.access_kind, initial=init, order=parent.bases.order
+        )
         self.forms.scan(fdef, self.shadows)
         self.parent_block = {}
         self.parent_stmt = {}
@@ -1133,12 +1388,21 @@ class _HelperRewriter(_Rewriter):
         self.collect_host_defs(fdef)
         self.frame_obj.host_defs = list(self.host_defs)
         # a parameter given a variable the caller observes reads that variable (across the call)
-        self.defined = {p for p, caller in self.frame_obj.args.items()
-                        if caller in parent.defined or isinstance(parent._read_ref(caller), dict)}
+        self.defined = {
+            p
+            for p, caller in self.frame_obj.args.items()
+            if caller in parent.defined or isinstance(parent._read_ref(caller), dict)
+        }
         self._block(fdef.body, fdef.body, self.caller_depth, self.caller_loops)
         text = self._emit_helper(fdef)
-        return _calltwins.SubTwin(name=self.name, frame=self.frame, jitfn=self.jitfn, text=text,
-                                  returns_value=self.returns_value, kernel_name=self.name)
+        return _calltwins.SubTwin(
+            name=self.name,
+            frame=self.frame,
+            jitfn=self.jitfn,
+            text=text,
+            returns_value=self.returns_value,
+            kernel_name=self.name,
+        )
 
     def _emit_helper(self, fdef: ast.FunctionDef) -> str:
         lines = list(self.src.lines)
@@ -1183,7 +1447,11 @@ def _guard(text: str, cond: str) -> str:
 
 def _stored_names(node: ast.AST) -> set[str]:
     """Every name a statement (compound ones included) assigns anywhere inside it."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    return {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    }
 
 
 def _target_names(t: ast.AST) -> list[tuple[str, ast.AST]]:
@@ -1202,9 +1470,19 @@ class _Hoister:
     temporaries (in evaluation order) and emits an address record (and a value record for a
     store) before the statement."""
 
-    def __init__(self, rw: _Rewriter, stmt: ast.stmt, pre: list[str], statement: Callable[[], Statement],
-                 reads: list[str], loops: tuple[int, ...], addr_on: bool, value_on: bool,
-                 orig: ast.stmt | None = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        rw: _Rewriter,
+        stmt: ast.stmt,
+        pre: list[str],
+        statement: Callable[[], Statement],
+        reads: list[str],
+        loops: tuple[int, ...],
+        addr_on: bool,
+        value_on: bool,
+        orig: ast.stmt | None = None,
+        depth: int = 0,
+    ) -> None:
         self.rw = rw
         self.stmt = stmt
         self.orig = orig if orig is not None else stmt  # the statement as the user wrote it
@@ -1219,7 +1497,9 @@ class _Hoister:
         # inside a branch of a conditional expression with a run-time condition: the condition
         # (text) under which the branch runs, ANDed into the records' masks (_ifexp)
         self.record_cond: str | None = None
-        self.checks: list[dict[str, Any]] = []  # checks by reference for the statement's first value site
+        self.checks: list[
+            dict[str, Any]
+        ] = []  # checks by reference for the statement's first value site
 
     def run(self) -> None:
         self._visit(self.stmt, conditional=False)
@@ -1231,7 +1511,10 @@ class _Hoister:
         """The user's text of `node`'s checked operands, taken before temporaries replace parts."""
         if not self.value_on or not isinstance(node, (ast.Call, ast.BinOp)):
             return {}
-        return {id(op): ast.unparse(op) for _r, _t, op, _p in _findsites.operand_roles(node, self.rw._resolve_obj)}
+        return {
+            id(op): ast.unparse(op)
+            for _r, _t, op, _p in _findsites.operand_roles(node, self.rw._resolve_obj)
+        }
 
     def _operands(self, node: ast.AST, conditional: bool, texts: dict[int, str]) -> None:
         """Operands of `node` a numerical rule checks (findings), outside conditional code."""
@@ -1255,10 +1538,24 @@ class _Hoister:
         """Visit `node` and return what takes its place (itself, or the result of a helper call
         moved before the statement)."""
         # Children first, in Python's evaluation order, then this node.
-        if isinstance(node, ast.IfExp) and not conditional and self._has_work(node.body, node.orelse):
+        if (
+            isinstance(node, ast.IfExp)
+            and not conditional
+            and self._has_work(node.body, node.orelse)
+        ):
             return self._ifexp(node)
-        if isinstance(node, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                             ast.GeneratorExp)):
+        if isinstance(
+            node,
+            (
+                ast.IfExp,
+                ast.BoolOp,
+                ast.Lambda,
+                ast.ListComp,
+                ast.SetComp,
+                ast.DictComp,
+                ast.GeneratorExp,
+            ),
+        ):
             conditional = True
         texts = self._operand_texts(node)
         if isinstance(node, ast.Call):
@@ -1271,20 +1568,32 @@ class _Hoister:
             if kind is not None:
                 if conditional:
                     if self.rw.sanitize or self.rw.frame:
-                        self.rw._unobserved_access(self.orig, node, "inside a conditional expression, boolean "
-                                                   "operator, lambda or comprehension")
+                        self.rw._unobserved_access(
+                            self.orig,
+                            node,
+                            "inside a conditional expression, boolean "
+                            "operator, lambda or comprehension",
+                        )
                         return node
-                    raise self.rw.unsupported(self.stmt, "a tl.load/tl.store inside a conditional expression, "
-                                              "boolean operator, lambda or comprehension")
+                    raise self.rw.unsupported(
+                        self.stmt,
+                        "a tl.load/tl.store inside a conditional expression, "
+                        "boolean operator, lambda or comprehension",
+                    )
                 self._access(node, *kind)
                 return node
             helper = _calltwins.user_helper(self.rw._resolve_obj(node.func))
             if helper is not None and (self.addr_on or self.value_on):
                 if conditional:
-                    self.rw._unobserved_helper(self, helper, None, None,
-                                               f"helper {helper.fn.__name__} is not observed: it is called "
-                                               "inside a conditional expression, boolean operator, lambda or "
-                                               "comprehension")
+                    self.rw._unobserved_helper(
+                        self,
+                        helper,
+                        None,
+                        None,
+                        f"helper {helper.fn.__name__} is not observed: it is called "
+                        "inside a conditional expression, boolean operator, lambda or "
+                        "comprehension",
+                    )
                     return node
                 return _calltwins.twin_helper_call(self, node, helper, orig_call)
             self._operands(node, conditional, texts)
@@ -1295,7 +1604,9 @@ class _Hoister:
             return node
         if isinstance(node, ast.AugAssign):
             node.value = self._visit(node.value, conditional)
-            if isinstance(node.op, ast.Div):  # `x /= d`: d is a divisor (a temporary may replace it)
+            if isinstance(
+                node.op, ast.Div
+            ):  # `x /= d`: d is a divisor (a temporary may replace it)
                 div = ast.BinOp(left=node.target, op=node.op, right=node.value)
                 self._operands(div, conditional, {id(node.value): ast.unparse(node.value)})
                 node.value = div.right
@@ -1317,8 +1628,10 @@ class _Hoister:
         """Do `nodes` hold a memory access or a helper call (something to observe)?"""
         for n in nodes:
             for sub in ast.walk(n):
-                if isinstance(sub, ast.Call) and (self.rw.access_kind(sub) is not None or
-                                                  _calltwins.user_helper(self.rw._resolve_obj(sub.func))):
+                if isinstance(sub, ast.Call) and (
+                    self.rw.access_kind(sub) is not None
+                    or _calltwins.user_helper(self.rw._resolve_obj(sub.func))
+                ):
                     return True
         return False
 
@@ -1347,8 +1660,11 @@ class _Hoister:
             if why is not None:
                 for sub in ast.walk(branch):
                     if isinstance(sub, ast.Call) and self.rw.access_kind(sub) is not None:
-                        self.rw._unobserved_access(self.orig, sub, f"inside a conditional expression with a "
-                                                   f"run-time condition: {why}")
+                        self.rw._unobserved_access(
+                            self.orig,
+                            sub,
+                            f"inside a conditional expression with a run-time condition: {why}",
+                        )
                 continue
             saved = self.record_cond
             self.record_cond = cond
@@ -1385,7 +1701,10 @@ class _Hoister:
             for a in list(sub.args) + [k.value for k in sub.keywords]:
                 if not self.rw._pure(a):
                     return "an argument with calls would be evaluated in both branches"
-            if self.rw.forms.bp_shadow_expr(sub.args[0] if sub.args else ast.Constant(None)) is not None:
+            if (
+                self.rw.forms.bp_shadow_expr(sub.args[0] if sub.args else ast.Constant(None))
+                is not None
+            ):
                 return "block-pointer accesses are not supported there"
         return None
 
@@ -1435,14 +1754,32 @@ class _Hoister:
         ptr_name = ast.unparse(ptr)
         bp_shadow = self.rw.forms.bp_shadow_expr(ptr) if kind != "atomic" else None
         if bp_shadow is not None:
-            self._bp_access(call, kind, kcode, ptr, ptr_name, bp_shadow, get, put, want_value, dump_addr, dump_val)
+            self._bp_access(
+                call,
+                kind,
+                kcode,
+                ptr,
+                ptr_name,
+                bp_shadow,
+                get,
+                put,
+                want_value,
+                dump_addr,
+                dump_val,
+            )
             return
         # `base + offsets`: hand the two parts to the address helper as well, which summarises
         # the offsets instead of the pointers when base is a scalar pointer (records.py,
         # _affine_ok) and can share that summary with later accesses through the same names.
-        split = (self.addr_on and dump_addr == 0 and isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add)
-                 and not isinstance(ptr.left, ast.Constant) and not isinstance(ptr.right, ast.Constant)
-                 and self.record_cond is None)
+        split = (
+            self.addr_on
+            and dump_addr == 0
+            and isinstance(ptr, ast.BinOp)
+            and isinstance(ptr.op, ast.Add)
+            and not isinstance(ptr.left, ast.Constant)
+            and not isinstance(ptr.right, ast.Constant)
+            and self.record_cond is None
+        )
         base_t = off_t = None
         if split:
             off_is_name = isinstance(ptr.right, ast.Name)
@@ -1458,8 +1795,10 @@ class _Hoister:
         if kind in ("store", "atomic"):
             v = get(vparam)
             if v is None:
-                raise self.rw.unsupported(self.stmt, f"tl.{kind if kind == 'store' else 'atomic_' + op} without a "
-                                          "value argument")
+                raise self.rw.unsupported(
+                    self.stmt,
+                    f"tl.{kind if kind == 'store' else 'atomic_' + op} without a value argument",
+                )
             value_text = ast.unparse(v)
             if isinstance(v, ast.Constant):
                 want_value = False  # a literal: nothing to summarise
@@ -1478,11 +1817,20 @@ class _Hoister:
                 self.rw.sites[sid - 1].info["op"] = op
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
             if self.record_cond is not None:  # a branch of a run-time conditional expression
-                mask_text = f"{H_MAND}({mask_text}, {self.record_cond})" if mask_t is not None else \
-                    self.record_cond
-            head = (f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
-                    f"{dump_addr}")
-            aff = self.rw.acache.get(off_t.id) if isinstance(off_t, ast.Name) and off_is_name else None
+                mask_text = (
+                    f"{H_MAND}({mask_text}, {self.record_cond})"
+                    if mask_t is not None
+                    else self.record_cond
+                )
+            head = (
+                f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
+                f"{dump_addr}"
+            )
+            aff = (
+                self.rw.acache.get(off_t.id)
+                if isinstance(off_t, ast.Name) and off_is_name
+                else None
+            )
             cmp = None
             if aff is not None and m is not None:
                 c = self.rw.ccache.get(m.id) if isinstance(m, ast.Name) else None
@@ -1491,9 +1839,11 @@ class _Hoister:
                     aff = None
             if aff is not None:
                 # offsets and mask from closed-form records: the address record is closed-form too
-                self.pre.append(f"{SEQ} = {H_ADDRC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                                f"{ast.unparse(ptr_t)}, {mask_text}, {ast.unparse(base_t)}, {ast.unparse(off_t)}, "
-                                f"{aff}, {cmp})")
+                self.pre.append(
+                    f"{SEQ} = {H_ADDRC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                    f"{ast.unparse(ptr_t)}, {mask_text}, {ast.unparse(base_t)}, {ast.unparse(off_t)}, "
+                    f"{aff}, {cmp})"
+                )
             elif base_t is None or off_t is None:
                 self.pre.append(f"{SEQ} = {head})")
             else:
@@ -1513,29 +1863,51 @@ class _Hoister:
                     self.pre.append(f"{SEQ} = {head}, {parts})")
         if want_value and value_t is not None:
             sid = self.rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
-            words = self.rw.vcache.get(value_t.id) if isinstance(value_t, ast.Name) and not dump_val else None
+            words = (
+                self.rw.vcache.get(value_t.id)
+                if isinstance(value_t, ast.Name) and not dump_val
+                else None
+            )
             if words is not None:
                 # The stored value is a name recorded earlier and not reassigned since: replay
                 # (not at level 2, where each record keeps its own dump).
-                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {value_t.id}, "
-                                f"{dump_val}, False, {words})")
+                self.pre.append(
+                    f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {value_t.id}, "
+                    f"{dump_val}, False, {words})"
+                )
             else:
-                self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
-                                f"{ast.unparse(value_t)}, {dump_val})")
+                self.pre.append(
+                    f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
+                    f"{ast.unparse(value_t)}, {dump_val})"
+                )
 
-    def _store_value(self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None],
-                     dump_val: int) -> None:
+    def _store_value(
+        self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None], dump_val: int
+    ) -> None:
         """A value site for the value a store or atomic writes (not for a literal)."""
         if isinstance(node, ast.Constant):
             return
         vt = self._temp(node, "v")
         put(vt)
         sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
-        self.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, {dump_val})")
+        self.pre.append(
+            f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, {dump_val})"
+        )
 
-    def _bp_access(self, call: ast.Call, kind: str, kcode: int, ptr: ast.AST, ptr_name: str, shadow: str,
-                   get: Callable[[str], ast.AST | None], put: Callable[[str, ast.AST], None], want_value: bool,
-                   dump_addr: int, dump_val: int) -> None:
+    def _bp_access(
+        self,
+        call: ast.Call,
+        kind: str,
+        kcode: int,
+        ptr: ast.AST,
+        ptr_name: str,
+        shadow: str,
+        get: Callable[[str], ast.AST | None],
+        put: Callable[[str, ast.AST], None],
+        want_value: bool,
+        dump_addr: int,
+        dump_val: int,
+    ) -> None:
         """A load or store through a block pointer the rewriter follows: a closed-form address record
         from its shadow (_records.bp_addr_*)."""
         ptr_t = self._temp(ptr, "p")
@@ -1554,25 +1926,34 @@ class _Hoister:
             info["form"] = "block_pointer"
             if kind == "load":
                 pad = get("padding_option")
-                info["padding"] = pad.value if isinstance(pad, ast.Constant) and isinstance(pad.value, str) else \
-                    ("zero" if pad is None else "unknown")
-            self.pre.append(f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
-                            f"{shadow}, {check_text}, {dump_addr})")
+                info["padding"] = (
+                    pad.value
+                    if isinstance(pad, ast.Constant) and isinstance(pad.value, str)
+                    else ("zero" if pad is None else "unknown")
+                )
+            self.pre.append(
+                f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
+                f"{shadow}, {check_text}, {dump_addr})"
+            )
         if want_value and kind == "store":
             v = get("value")
             if v is not None:
                 self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
 
-    def _desc_access(self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int,
-                     dump_addr: int) -> None:
+    def _desc_access(
+        self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int, dump_addr: int
+    ) -> None:
         """A tensor-descriptor access: desc.load/store/atomic_*/gather/scatter(...) or
         tl.load_tensor_descriptor / tl.store_tensor_descriptor. With the descriptor's base (its
         shadow) the record is the closed-form summary of the block (TMA semantics); without it,
         a record saying the addresses are not observable."""
         func = call.func
         method = ""
-        if isinstance(func, ast.Attribute) and func.attr in DESC_METHODS and \
-                resolve(func.value, self.rw.scope) is MISSING:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in DESC_METHODS
+            and resolve(func.value, self.rw.scope) is MISSING
+        ):
             desc_node = func.value
             method = func.attr
             rest = list(range(len(call.args)))  # indices of the method's arguments
@@ -1588,9 +1969,14 @@ class _Hoister:
 
             def set_desc(n: ast.AST, c: ast.Call = call) -> None:
                 c.args[0] = n
+
         kw = {k.arg: k for k in call.keywords if k.arg}
-        names = {"load": ("offsets",), "store": ("offsets", "value"), "gather": ("x_offsets", "y_offset"),
-                 "scatter": ("value", "x_offsets", "y_offset")}.get(method, ("offsets", "value"))
+        names = {
+            "load": ("offsets",),
+            "store": ("offsets", "value"),
+            "gather": ("x_offsets", "y_offset"),
+            "scatter": ("value", "x_offsets", "y_offset"),
+        }.get(method, ("offsets", "value"))
 
         def get(name: str) -> ast.AST | None:
             i = names.index(name) if name in names else -1
@@ -1631,17 +2017,23 @@ class _Hoister:
                 x = get("x_offsets")
                 y = get("y_offset")
                 if x is None or y is None:
-                    raise self.rw.unsupported(self.stmt, f"a descriptor {method} without row and column offsets")
+                    raise self.rw.unsupported(
+                        self.stmt, f"a descriptor {method} without row and column offsets"
+                    )
                 xt = self._temp(x, "o")
                 put("x_offsets", xt)
                 yt = self._temp(y, "o")
                 put("y_offset", yt)
-                self.pre.append(f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                                f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, {dump_addr})")
+                self.pre.append(
+                    f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                    f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, {dump_addr})"
+                )
             else:
                 offs = get("offsets")
                 if offs is None:
-                    raise self.rw.unsupported(self.stmt, "a tensor-descriptor access without offsets")
+                    raise self.rw.unsupported(
+                        self.stmt, "a tensor-descriptor access without offsets"
+                    )
                 if isinstance(offs, (ast.List, ast.Tuple)):
                     elts = [self._temp(e, "o") if not self.rw._pure(e) else e for e in offs.elts]
                     offs.elts = elts
@@ -1650,8 +2042,10 @@ class _Hoister:
                     ot = self._temp(offs, "o")
                     put("offsets", ot)
                     offs_text = ast.unparse(ot)
-                self.pre.append(f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                                f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})")
+                self.pre.append(
+                    f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                    f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})"
+                )
         if want_value:
             v = get("value")
             if v is not None:
@@ -1675,7 +2069,9 @@ def rewrite(jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> 
     return _Rewriter(jitfn, level, addr_level, sanitize).run()
 
 
-def build(jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False) -> Twin:
+def build(
+    jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False
+) -> Twin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, level, addr_level, sanitize)
     load_twin(jitfn, twin, helpers)

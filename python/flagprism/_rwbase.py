@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import triton.language as tl
 
@@ -33,10 +34,12 @@ LOAD_FNS = ("load",)
 STORE_FNS = ("store",)
 ATOMIC_OPS = ("add", "max", "min", "and", "or", "xor", "xchg", "cas")
 #: Descriptor methods and what they do: (kind, op).
-DESC_METHODS = {"load": ("load", ""), "store": ("store", ""), "gather": ("load", "gather"),
-                 "scatter": ("store", "scatter")} | {f"atomic_{o}": ("atomic", o)
-                                                      for o in ("add", "min", "max", "and", "or", "xor")}
-
+DESC_METHODS = {
+    "load": ("load", ""),
+    "store": ("store", ""),
+    "gather": ("load", "gather"),
+    "scatter": ("store", "scatter"),
+} | {f"atomic_{o}": ("atomic", o) for o in ("add", "min", "max", "and", "or", "xor")}
 
 
 class RewriteError(ValueError):
@@ -67,8 +70,14 @@ class Statement:
     frame: int = 0  # 0: the kernel's own body; else the helper call site (_calltwins.Frame)
 
     def to_json(self) -> dict[str, Any]:
-        d = {"id": self.id, "line": self.line, "col": self.col, "end_line": self.end_line,
-             "source": self.source, "loop_depth": self.loop_depth}
+        d = {
+            "id": self.id,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "source": self.source,
+            "loop_depth": self.loop_depth,
+        }
         if self.frame:
             d["frame"] = self.frame
         return d
@@ -111,8 +120,9 @@ def loop_or_test_heads(st: ast.stmt) -> list[ast.AST] | None:
     return None
 
 
-def find_call(nodes: list[ast.AST], scope: dict[str, Any],
-              kind: Callable[[Any], str | None]) -> ast.Call | None:
+def find_call(
+    nodes: list[ast.AST], scope: dict[str, Any], kind: Callable[[Any], str | None]
+) -> ast.Call | None:
     """The first call inside `nodes` whose callee, resolved in `scope`, has a `kind`."""
     for h in nodes:
         for sub in ast.walk(h):
@@ -165,13 +175,15 @@ class Source:
         try:
             lines, first = inspect.getsourcelines(fn)
         except (OSError, TypeError) as e:
-            raise RewriteError(f"the source of kernel {getattr(fn, '__name__', fn)!r} is not available "
-                               "(kernels must be defined in a Python file)") from e
+            raise RewriteError(
+                f"the source of kernel {getattr(fn, '__name__', fn)!r} is not available "
+                "(kernels must be defined in a Python file)"
+            ) from e
         self.file = fn.__code__.co_filename
         self.first = first
         raw = [ln.rstrip("\r\n") for ln in lines]
         self.indent = self._common_indent(raw)
-        self.lines = [ln[len(self.indent):] if ln.strip() else "" for ln in raw]
+        self.lines = [ln[len(self.indent) :] if ln.strip() else "" for ln in raw]
         self.raw = raw
 
     @staticmethod
@@ -180,7 +192,7 @@ class Source:
         for ln in lines:
             if not ln.strip():
                 continue
-            lead = ln[:len(ln) - len(ln.lstrip())]
+            lead = ln[: len(ln) - len(ln.lstrip())]
             if prefix is None:
                 prefix = lead
             else:
@@ -199,8 +211,9 @@ class Source:
         try:
             tree = ast.parse(text)
         except SyntaxError as e:
-            raise RewriteError(f"cannot parse kernel source: {e.msg}", self.file,
-                               self.abs_line(e.lineno or 1)) from e
+            raise RewriteError(
+                f"cannot parse kernel source: {e.msg}", self.file, self.abs_line(e.lineno or 1)
+            ) from e
         fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
         if fdef is None:
             raise RewriteError("kernel source holds no function definition", self.file, self.first)
@@ -219,7 +232,7 @@ class Source:
 
     def col(self, node: ast.AST) -> int:
         line = self.lines[node.lineno - 1]
-        chars = len(line.encode("utf-8")[:node.col_offset].decode("utf-8", errors="replace"))
+        chars = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace"))
         return len(self.indent) + chars
 
 
@@ -232,8 +245,15 @@ class RewriterBase:
     are the defaults of ``fpl.collect_start()``'s arguments; ``statements`` and ``loops`` may be
     lists shared with other rewriters (a kernel's and its helpers')."""
 
-    def __init__(self, jitfn: Any, level: int = 0, addr_level: int = 0, src: Source | None = None,
-                 statements: list[Statement] | None = None, loops: list[Loop] | None = None) -> None:
+    def __init__(
+        self,
+        jitfn: Any,
+        level: int = 0,
+        addr_level: int = 0,
+        src: Source | None = None,
+        statements: list[Statement] | None = None,
+        loops: list[Loop] | None = None,
+    ) -> None:
         self.jitfn = jitfn
         self.fn = jitfn.fn
         self.src = src if src is not None else Source(self.fn)
@@ -272,11 +292,16 @@ class RewriterBase:
             elif isinstance(node, ast.arg):
                 name = node.arg
             if name and name.startswith(RESERVED_PREFIX):
-                raise self.unsupported(node, f"the name {name!r} is reserved for the Debugger's twin")
+                raise self.unsupported(
+                    node, f"the name {name!r} is reserved for the Debugger's twin"
+                )
         a = fdef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise self.unsupported(fdef, "kernels with *args, **kwargs, keyword-only or positional-only "
-                                   "parameters cannot be instrumented")
+            raise self.unsupported(
+                fdef,
+                "kernels with *args, **kwargs, keyword-only or positional-only "
+                "parameters cannot be instrumented",
+            )
 
     def marker_of(self, stmt: ast.AST) -> str | None:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -288,7 +313,9 @@ class RewriterBase:
         names = ["level", "addr_level"]
         given: dict[str, ast.AST] = {}
         if len(call.args) > 2:
-            raise self.marker_error(call, "collect_start takes at most two arguments (level, addr_level)")
+            raise self.marker_error(
+                call, "collect_start takes at most two arguments (level, addr_level)"
+            )
         for i, a in enumerate(call.args):
             given[names[i]] = a
         for kw in call.keywords:
@@ -299,8 +326,12 @@ class RewriterBase:
         for k, node in given.items():
             if isinstance(node, ast.Constant) and node.value is None:
                 continue
-            if not (isinstance(node, ast.Constant) and isinstance(node.value, int)
-                    and not isinstance(node.value, bool) and 0 <= node.value <= 2):
+            if not (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, int)
+                and not isinstance(node.value, bool)
+                and 0 <= node.value <= 2
+            ):
                 raise self.marker_error(call, f"collect_start({k}=...) must be a literal 0, 1 or 2")
             out[k] = node.value
         return out["level"], out["addr_level"]
@@ -329,37 +360,55 @@ class RewriterBase:
                 kind = self.marker_of(st)
                 if kind == "start":
                     if open_start is not None:
-                        raise self.marker_error(st, "nested fpl.collect_start(): the region opened at line "
-                                                f"{self.src.abs_line(open_start.lineno)} is not closed yet")
+                        raise self.marker_error(
+                            st,
+                            "nested fpl.collect_start(): the region opened at line "
+                            f"{self.src.abs_line(open_start.lineno)} is not closed yet",
+                        )
                     if open_outer is not None:
-                        raise self.marker_error(st, "nested fpl.collect_start(): this statement is inside the "
-                                                "region opened at line "
-                                                f"{self.src.abs_line(open_outer.lineno)}")
+                        raise self.marker_error(
+                            st,
+                            "nested fpl.collect_start(): this statement is inside the "
+                            "region opened at line "
+                            f"{self.src.abs_line(open_outer.lineno)}",
+                        )
                     open_start = st
                 elif kind == "end":
                     if open_start is None:
                         if open_outer is not None:
-                            raise self.marker_error(st, "fpl.collect_end() is not in the same block as the "
-                                                    "fpl.collect_start() at line "
-                                                    f"{self.src.abs_line(open_outer.lineno)}")
-                        raise self.marker_error(st, "fpl.collect_end() without a matching fpl.collect_start() "
-                                                "in the same block")
+                            raise self.marker_error(
+                                st,
+                                "fpl.collect_end() is not in the same block as the "
+                                "fpl.collect_start() at line "
+                                f"{self.src.abs_line(open_outer.lineno)}",
+                            )
+                        raise self.marker_error(
+                            st,
+                            "fpl.collect_end() without a matching fpl.collect_start() "
+                            "in the same block",
+                        )
                     lv, al = self.marker_levels(open_start.value)
                     regions.append(Region(open_start, st, lv, al))
                     open_start = None
                 else:
                     self.check_marker_misuse(st)
-                    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    if isinstance(
+                        st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+                    ):
                         for sub in ast.walk(st):
                             if isinstance(sub, ast.stmt) and self.marker_of(sub):
-                                raise self.marker_error(sub, "collection markers inside a nested function "
-                                                        "are not supported")
+                                raise self.marker_error(
+                                    sub,
+                                    "collection markers inside a nested function are not supported",
+                                )
                         continue
                     for sub in self.blocks(st):
                         visit_block(sub, st, open_start or open_outer)
             if open_start is not None:
-                raise self.marker_error(open_start, "fpl.collect_start() without a matching fpl.collect_end() "
-                                        "in the same block")
+                raise self.marker_error(
+                    open_start,
+                    "fpl.collect_start() without a matching fpl.collect_end() in the same block",
+                )
 
         visit_block(fdef.body, fdef, None)
         return regions
@@ -376,7 +425,9 @@ class RewriterBase:
                 heads = [st]
         call = find_call(heads, self.scope, marker_kind)
         if call is not None:
-            raise self.marker_error(call, "fpl.collect_start()/collect_end() must be statements of their own")
+            raise self.marker_error(
+                call, "fpl.collect_start()/collect_end() must be statements of their own"
+            )
 
     def region_span(self, reg: Region) -> tuple[list[ast.stmt], int, int]:
         block, i0 = self.parent_block[id(reg.start)]
@@ -404,13 +455,23 @@ class RewriterBase:
     def collect_host_defs(self, fdef: ast.FunctionDef) -> None:
         for st in fdef.body:
             line = self.src.abs_line(st.lineno)
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+            ):
                 self.host_defs.append((line, st.targets[0].id, ast.unparse(st.value)))
-            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+            elif (
+                isinstance(st, ast.AnnAssign)
+                and isinstance(st.target, ast.Name)
+                and st.value is not None
+            ):
                 self.host_defs.append((line, st.target.id, ast.unparse(st.value)))
             elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
                 t = st.target.id
-                self.host_defs.append((line, t, f"({t}) {binop_text(st.op)} ({ast.unparse(st.value)})"))
+                self.host_defs.append(
+                    (line, t, f"({t}) {binop_text(st.op)} ({ast.unparse(st.value)})")
+                )
             else:
                 for sub in ast.walk(st):
                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
@@ -422,23 +483,55 @@ class RewriterBase:
         range_args: list[str] | None = None
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             obj = resolve(node.iter.func, self.scope)
-            is_range = obj is range or (isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-                                        and obj is MISSING)
+            is_range = obj is range or (
+                isinstance(node.iter.func, ast.Name)
+                and node.iter.func.id == "range"
+                and obj is MISSING
+            )
             if is_range or is_tl(obj, ("range", "static_range")):
-                if not node.iter.keywords or all(k.arg in ("num_stages", "loop_unroll_factor", "warp_specialize",
-                                                           "flatten", "disallow_acc_multi_buffer")
-                                                 for k in node.iter.keywords):
+                if not node.iter.keywords or all(
+                    k.arg
+                    in (
+                        "num_stages",
+                        "loop_unroll_factor",
+                        "warp_specialize",
+                        "flatten",
+                        "disallow_acc_multi_buffer",
+                    )
+                    for k in node.iter.keywords
+                ):
                     range_args = [ast.unparse(a) for a in node.iter.args]
         lid = len(self.loops)
-        self.loops.append(Loop(lid, self.src.abs_line(node.lineno), "for" if isinstance(node, ast.For) else "while",
-                               range_args, parent, self.frame, extra_trip=header_only))
+        self.loops.append(
+            Loop(
+                lid,
+                self.src.abs_line(node.lineno),
+                "for" if isinstance(node, ast.For) else "while",
+                range_args,
+                parent,
+                self.frame,
+                extra_trip=header_only,
+            )
+        )
         return lid
 
     @staticmethod
     def is_compound(st: ast.stmt) -> bool:
-        return isinstance(st, (ast.For, ast.While, ast.If, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Try,
-                               ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
-            type(st).__name__ in ("Match", "TryStar")
+        return isinstance(
+            st,
+            (
+                ast.For,
+                ast.While,
+                ast.If,
+                ast.With,
+                ast.AsyncFor,
+                ast.AsyncWith,
+                ast.Try,
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+            ),
+        ) or type(st).__name__ in ("Match", "TryStar")
 
     def access_kind(self, call: ast.Call) -> tuple[str, bool] | None:
         """('load'|'store'|'atomic', is_descriptor) if call is a memory access the Debugger
@@ -464,19 +557,25 @@ class RewriterBase:
         return None
 
     def atomic_op(self, call: ast.Call) -> str:
-        """"add", "cas"... of a tl.atomic_* call or a descriptor's atomic method."""
+        """ "add", "cas"... of a tl.atomic_* call or a descriptor's atomic method."""
         func = call.func
         obj = resolve(func, self.scope)
         for o in ATOMIC_OPS:
             if obj is not MISSING and is_tl(obj, (f"atomic_{o}",)):
                 return o
         if isinstance(func, ast.Attribute) and func.attr.startswith("atomic_"):
-            return func.attr[len("atomic_"):]
+            return func.attr[len("atomic_") :]
         return ""
 
     def new_statement(self, st: ast.stmt, depth: int) -> Statement:
-        s = Statement(id=len(self.statements), line=self.src.abs_line(st.lineno), col=self.src.col(st),
-                      end_line=self.src.abs_line(st.end_lineno), source=self.src.segment(st), loop_depth=depth,
-                      frame=self.frame)
+        s = Statement(
+            id=len(self.statements),
+            line=self.src.abs_line(st.lineno),
+            col=self.src.col(st),
+            end_line=self.src.abs_line(st.end_lineno),
+            source=self.src.segment(st),
+            loop_depth=depth,
+            frame=self.frame,
+        )
         self.statements.append(s)
         return s

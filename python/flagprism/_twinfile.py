@@ -15,8 +15,9 @@ import hashlib
 import inspect
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from flagprism import compat
 from flagprism._rwbase import CTX, RewriteError
@@ -24,15 +25,21 @@ from flagprism._rwbase import CTX, RewriteError
 
 def lead_of(line: str) -> str:
     """The white space a line starts with."""
-    return line[:len(line) - len(line.lstrip())]
+    return line[: len(line) - len(line.lstrip())]
 
 
 def twin_header(fdef: ast.FunctionDef, desc_params: list[str] | None = None) -> str:
     """The twin's `def` line: the kernel's parameters and the context parameter CTX (with a
     default where the kernel's last parameters have some), then one `__fp_db_<p>` parameter (the
     base address) per parameter passed a host TensorDescriptor (_memforms.py), default None."""
-    header_fn = ast.FunctionDef(name=fdef.name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
-                                decorator_list=[], returns=fdef.returns, type_comment=None)
+    header_fn = ast.FunctionDef(
+        name=fdef.name,
+        args=copy.deepcopy(fdef.args),
+        body=[ast.Pass()],
+        decorator_list=[],
+        returns=fdef.returns,
+        type_comment=None,
+    )
     if hasattr(ast, "TypeAlias"):
         header_fn.type_params = []  # type: ignore[attr-defined]
     args = header_fn.args
@@ -42,7 +49,9 @@ def twin_header(fdef: ast.FunctionDef, desc_params: list[str] | None = None) -> 
     for p in desc_params or []:
         args.args.append(ast.arg(arg=f"__fp_db_{p}"))
         args.defaults.append(ast.Constant(None))
-    return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
+    return ast.unparse(
+        ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))
+    ).split("\n")[0]
 
 
 def source_text(jitfn: Any) -> str | None:
@@ -102,8 +111,10 @@ def write_twin_file(twin: Any) -> str:
                     os.unlink(tmp)
                 except OSError:
                     pass
-    raise RewriteError(f"cannot write the twin of {file_stem(twin.kernel_name)} to a cache directory "
-                       f"({'; '.join(errors)})")
+    raise RewriteError(
+        f"cannot write the twin of {file_stem(twin.kernel_name)} to a cache directory "
+        f"({'; '.join(errors)})"
+    )
 
 
 def jit_options(jitfn: Any) -> dict[str, Any]:
@@ -164,4 +175,5 @@ def _strip_ctx(hook: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop(CTX, None)
         return hook(*args, **kwargs)
+
     return wrapped

@@ -25,8 +25,9 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from flagprism import _dist, _ext, _profhook, _timeline
 
@@ -797,7 +798,7 @@ class scope:
         self.metrics = metrics
         self.session = session
 
-    def __enter__(self) -> "scope":
+    def __enter__(self) -> scope:
         sid = _session_id(self.session)
         values = _metrics(self.metrics)
         _ext.prof_scope_enter(sid, self.name, self._cpu_time)
@@ -841,7 +842,7 @@ class state:
         self.name = _check_name(name)
         self.session = session
 
-    def __enter__(self) -> "state":
+    def __enter__(self) -> state:
         enter_state(self.name, session=self.session)
         return self
 
