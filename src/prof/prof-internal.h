@@ -29,16 +29,6 @@ uint32_t fp__prof_callpath_note_id(uint32_t id);
 /* Free the process-wide tables (fp_prof_shutdown). */
 void fp__prof_names_release(void);
 
-/*
- * The interning tables of uint32 sequences (call paths here, launch contexts in session.c):
- * the hashmap key of the i-th probe for a sequence hashing to h (collisions move on to the next
- * key), and growing a table's word array, doubling from 1024, until it holds `need` words.
- * fp__prof_u32_reserve returns FP_OK (the array and *alloc may have moved) or FP_ENOMEM (both
- * unchanged).
- */
-uint64_t fp__prof_probe_key(uint64_t h, uint32_t i);
-int fp__prof_u32_reserve(uint32_t **words, size_t *alloc, size_t need);
-
 /* ---- session.c ------------------------------------------------------------------------------ */
 
 struct fp__prof_scope {

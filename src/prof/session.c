@@ -17,6 +17,7 @@
 #include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
 
+#include "core/seqtab.h"
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 
@@ -1732,18 +1733,10 @@ void fp_prof_shutdown(void)
 #define LCTX_WORDS 3u /* per session: id, node, state frame */
 #define LCTX_MAX_TOTAL_WORDS ((size_t)1 << 26)
 
-struct lctx_entry {
-	size_t off; /* first word in lctx_words */
-	uint32_t n; /* words */
-};
-
 static pthread_mutex_t lctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fp_hashmap lctx_map; /* probe key -> context id */
-static bool lctx_map_init;
-static struct lctx_entry *lctx; /* [FP_SINK_LCTX_NONE] is the empty context */
-static uint32_t nlctx, lctx_alloc;
-static uint32_t *lctx_words;
-static size_t nlctx_words, lctx_words_alloc;
+/* the contexts (core's sequence table); id FP_SINK_LCTX_NONE is the empty context */
+static struct fp__seqtab lctx = {.max_count = FP_PROF_MAX_LCTX,
+				 .max_words = LCTX_MAX_TOTAL_WORDS};
 static atomic_uint lctx_epoch = 1;
 static _Thread_local uint32_t thread_lctx;
 static _Thread_local unsigned thread_lctx_epoch; /* 0: never refreshed */
@@ -1758,50 +1751,15 @@ uint32_t fp_prof_launch_context(void)
 /* lctx_lock held. */
 static int lctx_intern_locked(const uint32_t *w, uint32_t n, uint32_t *id)
 {
-	uint64_t h = fp_hash_bytes(w, n * sizeof(*w)), v;
-	uint32_t i;
+	uint32_t none;
 	int rc;
 
-	if (!lctx_map_init) {
-		fp_hashmap_init(&lctx_map);
-		lctx_map_init = true;
+	if (!fp__seqtab_count(&lctx)) {
+		rc = fp__seqtab_add(&lctx, NULL, 0, 0, &none); /* FP_SINK_LCTX_NONE */
+		if (rc)
+			return rc;
 	}
-	for (i = 0;; i++) {
-		if (!fp_hashmap_get(&lctx_map, fp__prof_probe_key(h, i), &v))
-			break;
-		if (lctx[v].n == n && !memcmp(&lctx_words[lctx[v].off], w, n * sizeof(*w))) {
-			*id = (uint32_t)v;
-			return FP_OK;
-		}
-	}
-	if (nlctx >= FP_PROF_MAX_LCTX || nlctx_words + n > LCTX_MAX_TOTAL_WORDS)
-		return FP_ELIMIT;
-	if (nlctx + 1 >= lctx_alloc) {
-		uint32_t na = lctx_alloc ? lctx_alloc * 2 : 64;
-		struct lctx_entry *ne = fp_reallocarray(lctx, na, sizeof(*ne));
-
-		if (!ne)
-			return FP_ENOMEM;
-		lctx = ne;
-		lctx_alloc = na;
-	}
-	rc = fp__prof_u32_reserve(&lctx_words, &lctx_words_alloc, nlctx_words + n);
-	if (rc)
-		return rc;
-	if (nlctx == 0) {
-		lctx[0].off = 0;
-		lctx[0].n = 0;
-		nlctx = 1;
-	}
-	rc = fp_hashmap_put(&lctx_map, fp__prof_probe_key(h, i), nlctx);
-	if (rc)
-		return rc;
-	memcpy(&lctx_words[nlctx_words], w, n * sizeof(*w));
-	lctx[nlctx].off = nlctx_words;
-	lctx[nlctx].n = n;
-	nlctx_words += n;
-	*id = nlctx++;
-	return FP_OK;
+	return fp__seqtab_add(&lctx, w, n, 0, id);
 }
 
 struct lctx_collect {
@@ -1845,15 +1803,7 @@ static void lctx_refresh(void)
 static void lctx_release(void)
 {
 	pthread_mutex_lock(&lctx_lock);
-	if (lctx_map_init)
-		fp_hashmap_release(&lctx_map);
-	lctx_map_init = false;
-	fp_free(lctx);
-	lctx = NULL;
-	nlctx = lctx_alloc = 0;
-	fp_free(lctx_words);
-	lctx_words = NULL;
-	nlctx_words = lctx_words_alloc = 0;
+	fp__seqtab_release(&lctx);
 	atomic_fetch_add(&lctx_epoch, 1);
 	pthread_mutex_unlock(&lctx_lock);
 }
@@ -1861,16 +1811,16 @@ static void lctx_release(void)
 /* Session `sid`'s innermost scope node and state frame in context `id`; false: none there. */
 static bool lctx_get(uint32_t id, int sid, uint32_t *node, uint32_t *state)
 {
+	const uint32_t *w;
 	bool found = false;
-	uint32_t i;
+	uint32_t i, n = 0;
 
 	if (id == FP_SINK_LCTX_NONE || id == FP_SINK_LCTX_LOST)
 		return false;
 	pthread_mutex_lock(&lctx_lock);
-	if (id < nlctx) {
-		const uint32_t *w = &lctx_words[lctx[id].off];
-
-		for (i = 0; i + LCTX_WORDS <= lctx[id].n; i += LCTX_WORDS) {
+	w = fp__seqtab_get(&lctx, id, &n, NULL);
+	if (w) {
+		for (i = 0; i + LCTX_WORDS <= n; i += LCTX_WORDS) {
 			if (w[i] == (uint32_t)sid) {
 				*node = w[i + 1];
 				*state = w[i + 2];
