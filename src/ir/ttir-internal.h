@@ -9,6 +9,8 @@
 
 #include <flagprism/ttir.h>
 
+#include "core/core-internal.h"
+
 /* ---- bump allocator: everything a module hands out lives here ------------------------------ */
 
 struct fp__ttir_chunk;
@@ -188,8 +190,6 @@ int fp__ttir_error(struct fp__ttir_parser *p, int status, size_t off, const char
 	FP_PRINTF(4, 5);
 /* Intern n bytes (copied into the module arena once); NULL on OOM. */
 const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n);
-/* Grow *arr (element size `size`) to hold at least `need` entries, capped at `max`. */
-int fp__ttir_grow(void **arr, size_t *cap, size_t need, size_t size, size_t max);
 
 /*
  * Parse a location expression; p->pos is just after "loc(", and on success just after the

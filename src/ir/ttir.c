@@ -158,31 +158,6 @@ static int oom(struct fp__ttir_parser *p)
 	return fp__ttir_error(p, FP_ENOMEM, p->pos, "out of memory");
 }
 
-int fp__ttir_grow(void **arr, size_t *cap, size_t need, size_t size, size_t max)
-{
-	size_t nc;
-	void *na;
-
-	if (need <= *cap)
-		return FP_OK;
-	if (need > max)
-		return FP_ELIMIT;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 2)
-			return FP_ENOMEM;
-		nc *= 2;
-	}
-	if (nc > max)
-		nc = max;
-	na = fp_reallocarray(*arr, nc, size);
-	if (!na)
-		return FP_ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return FP_OK;
-}
-
 const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n)
 {
 	const struct fp__ttir_slot *hit = fp__ttir_strmap_get(&p->strs, s, n);
@@ -313,8 +288,8 @@ static uint32_t line_of(struct fp__ttir_parser *p, size_t off)
 
 static int push_span(struct fp__ttir_parser *p, size_t off, size_t len, uint32_t count)
 {
-	int rc = fp__ttir_grow((void **)&p->spans, &p->cap_spans, p->n_spans + 1, sizeof(*p->spans),
-			       SIZE_MAX / sizeof(*p->spans));
+	int rc = fp__grow((void **)&p->spans, &p->cap_spans, p->n_spans + 1, sizeof(*p->spans),
+			  SIZE_MAX / sizeof(*p->spans));
 
 	if (rc)
 		return fp__ttir_error(p, rc, off, "out of memory");
@@ -698,11 +673,11 @@ static int new_op(struct fp__ttir_parser *p, const struct ctx *c, const char *na
 	if (m->n_ops >= p->lim.max_ops)
 		return fp__ttir_error(p, FP_ELIMIT, start, "more than %zu operations",
 				      p->lim.max_ops);
-	rc = fp__ttir_grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops),
-			   p->lim.max_ops);
+	rc = fp__grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops),
+		      p->lim.max_ops);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1,
-				   sizeof(*p->op_loc), p->lim.max_ops);
+		rc = fp__grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1,
+			      sizeof(*p->op_loc), p->lim.max_ops);
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory for operations");
 	*oi = (uint32_t)m->n_ops;
@@ -1260,11 +1235,11 @@ static int new_func(struct fp__ttir_parser *p, size_t start, uint32_t *fi)
 
 	if (m->n_funcs >= p->lim.max_ops)
 		return fp__ttir_error(p, FP_ELIMIT, start, "too many functions");
-	rc = fp__ttir_grow((void **)&m->funcs, &m->cap_funcs, m->n_funcs + 1, sizeof(*m->funcs),
-			   p->lim.max_ops);
+	rc = fp__grow((void **)&m->funcs, &m->cap_funcs, m->n_funcs + 1, sizeof(*m->funcs),
+		      p->lim.max_ops);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->func_loc, &p->cap_func_loc, m->n_funcs + 1,
-				   sizeof(*p->func_loc), p->lim.max_ops);
+		rc = fp__grow((void **)&p->func_loc, &p->cap_func_loc, m->n_funcs + 1,
+			      sizeof(*p->func_loc), p->lim.max_ops);
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory for functions");
 	*fi = (uint32_t)m->n_funcs++;
@@ -1289,10 +1264,10 @@ static int parse_arg(struct fp__ttir_parser *p, struct fp_ttir_arg **args, size_
 		return fp__ttir_error(p, FP_EFORMAT, p->pos, "expected an argument name");
 	if (*n >= MAX_FUNC_ARGS)
 		return fp__ttir_error(p, FP_ELIMIT, start, "more than %u arguments", MAX_FUNC_ARGS);
-	rc = fp__ttir_grow((void **)args, cap, *n + 1, sizeof(**args), MAX_FUNC_ARGS);
+	rc = fp__grow((void **)args, cap, *n + 1, sizeof(**args), MAX_FUNC_ARGS);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->arg_loc, &p->cap_arg_loc, p->n_arg_loc + 1,
-				   sizeof(*p->arg_loc), SIZE_MAX / sizeof(*p->arg_loc));
+		rc = fp__grow((void **)&p->arg_loc, &p->cap_arg_loc, p->n_arg_loc + 1,
+			      sizeof(*p->arg_loc), SIZE_MAX / sizeof(*p->arg_loc));
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory");
 	a = &(*args)[*n];
@@ -1817,27 +1792,9 @@ size_t fp_ttir_entry(const struct fp_ttir *m)
 	return 0;
 }
 
-/* Equal paths, or one ends with "/" + the other. */
-static bool same_file(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la == lb)
-		return strcmp(a, b) == 0;
-	if (la < lb) {
-		const char *t = a;
-
-		a = b;
-		b = t;
-		la = lb;
-		lb = strlen(b);
-	}
-	return lb > 0 && a[la - lb - 1] == '/' && strcmp(a + la - lb, b) == 0;
-}
-
 static bool loc_matches(const struct fp_ttir_loc *l, const char *file, uint32_t line)
 {
-	return l->file && l->line == line && (!file || same_file(l->file, file));
+	return l->file && l->line == line && (!file || fp__path_suffix_match(l->file, file));
 }
 
 size_t fp_ttir_find_line(const struct fp_ttir *m, const char *file, uint32_t line, unsigned match,
