@@ -8,9 +8,9 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/arena.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
+#include "core/arena.h"
+#include "core/hashmap.h"
+#include "core/intern.h"
 
 struct entry {
 	const char *s; /* NUL-terminated copy in the arena */

@@ -8,12 +8,12 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 
-#include "debug/diag-internal.h"
+#include "core/hashmap.h"
+#include "core/intern.h"
 #include "debug/debug-internal.h"
+#include "debug/diag-internal.h"
 
 struct st_ctx {
 	struct fp_dbg_run *run;

@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include <flagprism/debug-summary.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
+#include "core/hashmap.h"
+#include "core/intern.h"
 #include "debug/report-internal.h"
 
 struct skernel {

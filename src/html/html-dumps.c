@@ -11,8 +11,7 @@
 
 #include <math.h>
 
-#include <flagprism/npy.h>
-
+#include "core/npy.h"
 #include "html/html-internal.h"
 
 #define INDEX_MAX_BYTES ((size_t)64 << 20)

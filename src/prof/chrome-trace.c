@@ -14,11 +14,11 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 #include <flagprism/version.h>
 
+#include "core/hashmap.h"
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 

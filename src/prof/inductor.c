@@ -9,8 +9,9 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
 #include <flagprism/inductor.h>
+
+#include "core/hashmap.h"
 
 #define MAX_NODES 65536u /* post-grad node names of one kernel */
 

@@ -10,9 +10,9 @@
 #include "fp-setup.h"
 
 #include <flagprism/demangle.h>
-#include <flagprism/intern.h>
 #include <flagprism/strbuf.h>
 
+#include "core/intern.h"
 #include "core/seqtab.h"
 #include "prof/prof-internal.h"
 

@@ -12,10 +12,10 @@
 #include <locale.h>
 #include <math.h>
 
-#include <flagprism/hashmap.h>
 #include <flagprism/strbuf.h>
 
 #include "core/core-internal.h"
+#include "core/hashmap.h"
 #include "prof/ncu-internal.h"
 
 /* Columns of a header that the importer reads (others are kept verbatim only). */

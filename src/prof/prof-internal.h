@@ -10,8 +10,9 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/calltree.h>
-#include <flagprism/hashmap.h>
 #include <flagprism/prof.h>
+
+#include "core/hashmap.h"
 
 struct fp_jsonw;
 

@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <flagprism/npy.h>
 #include <flagprism/status.h>
+
+#include "core/npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

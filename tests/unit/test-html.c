@@ -13,9 +13,9 @@
 #include <flagprism/calltree.h>
 #include <flagprism/html.h>
 #include <flagprism/json.h>
-#include <flagprism/npy.h>
 #include <flagprism/strbuf.h>
 
+#include "core/npy.h"
 #include "html/html-internal.h"
 #include "test-tree.h"
 #include "test.h"

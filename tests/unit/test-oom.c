@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/arena.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
-#include <flagprism/npy.h>
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
+#include "core/arena.h"
+#include "core/hashmap.h"
+#include "core/intern.h"
+#include "core/npy.h"
 #include "test.h"
 
 typedef int (*scenario_fn)(void);
