@@ -30,7 +30,7 @@ uint32_t fp__prof_callpath_note_id(uint32_t id);
 /* Free the process-wide tables (fp_prof_shutdown). */
 void fp__prof_names_release(void);
 
-/* ---- session.c ------------------------------------------------------------------------------ */
+/* ---- session*.c: the session (session-internal.h has what only those files share) ------- */
 
 struct fp__prof_scope {
 	uint32_t frame; /* tree frame id */
@@ -182,8 +182,9 @@ uint32_t fp__prof_thread_index(void);
 int fp__prof_host_record(int session, const struct fp_sink_launch *l,
 			 const struct fp_sink_event *ev);
 
-/* session.c, for timeline-session.c: the node a launch on the calling thread lands on, adding
- * a trace record, and visiting sessions (each under its lock) as the public calls do. */
+/* For timeline-session.c and the session files: the node a launch on the calling thread lands
+ * on and adding a trace record (session-event.c), and visiting one or every session (each
+ * under its lock, FP_ENOENT for an unknown id, else the first error fn returned: session.c). */
 int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l, uint32_t *node);
 int fp__prof_trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r);
 int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg), void *arg);
