@@ -15,8 +15,8 @@
 
 #include <flagprism/status.h>
 
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 static double now_ns(void)
 {

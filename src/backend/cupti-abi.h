@@ -223,7 +223,7 @@ FP__CU_FUNCS(FP__CU_FN_TYPE)
  * CUpti_ActivityKernel10 (13.0), CUpti_ActivityKernel9 (12.x): packed, 8-byte aligned. Both
  * share every offset below; Kernel10 only appends isDeviceLaunched and padding. The reader
  * touches nothing past FP__CUPTI_K_MIN_SIZE, so it works on every record size listed in
- * cupti_records.c.
+ * cupti-records.c.
  */
 #define FP__CUPTI_K_KIND 0            /* uint32_t CUpti_ActivityKind */
 #define FP__CUPTI_K_REGISTERS 6       /* uint16_t registersPerThread */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internals of the CUPTI PC-sampling collector (cupti_pcsampling.c), shared with cupti.c and the
+ * Internals of the CUPTI PC-sampling collector (cupti-pcsampling.c), shared with cupti.c and the
  * unit tests: the sample aggregator (PC records -> counts per launch, cubin, function, PC and
  * stall reason; cubins -> line tables; delivery to the sink) and the CUPTI driver
  * (enable, configure, drain, disable) working through a table of function pointers, so tests

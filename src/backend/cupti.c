@@ -7,8 +7,8 @@
  * "cupti" sessions' sink (include/flagprism/sink.h: kernel()). Launch callbacks do nothing but
  * capture the thread's launch context through the sink (thread-local reads) and write one
  * lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
- * record decoding (cupti_records.c), the tables (cupti_tables.c), hardware metrics
- * (cupti_metrics.c), PC sampling (cupti_pcsampling.c: this file only calls its hooks).
+ * record decoding (cupti-records.c), the tables (cupti-tables.c), hardware metrics
+ * (cupti-metrics.c), PC sampling (cupti-pcsampling.c: this file only calls its hooks).
  *
  * Locks: `lock` (lifecycle: load, enable, sessions start/stop and flush), then `deliver_lock`
  * (the session list and the record reader), then the sessions' own locks. Never call CUPTI's
@@ -235,7 +235,7 @@ static uint64_t launch_function(int domain, uint32_t cbid, const struct fp__cupt
 
 /*
  * A launch nobody handed anything to, while estimate lookups are on: its kernel's per-program
- * estimate from the table (cupti_kest.c), as the launch hook would have handed it over. The
+ * estimate from the table (cupti-kest.c), as the launch hook would have handed it over. The
  * correlation slot keeps a reference to the entry (FP__CUPTI_MD_KEST), not a copy in the ring;
  * cur_md gets the copy for a graph node captured by this launch and for the metrics session.
  */

@@ -8,9 +8,9 @@
  */
 #include "fp-setup.h"
 
-#include "core/arena.h"
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 struct entry {
 	const char *s; /* NUL-terminated copy in the arena */

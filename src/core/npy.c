@@ -10,7 +10,7 @@
 
 #include <flagprism/outfile.h>
 
-#include "core/npy.h"
+#include "core/npy-internal.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

@@ -7,7 +7,7 @@
 #include "fp-setup.h"
 
 #include "core/core-internal.h"
-#include "core/seqtab.h"
+#include "core/seqtab-internal.h"
 
 /* The key of the i-th probe for a sequence hashing to h. */
 static uint64_t probe_key(uint64_t h, uint32_t i)

@@ -10,7 +10,7 @@
 
 #include <flagprism/debug.h>
 
-#include "core/arena.h"
+#include "core/arena-internal.h"
 
 struct fp_dbg_run {
 	struct fp_dbg_run_info info;

@@ -17,8 +17,8 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
 
 #define MAX_ARGS 4096u             /* tensor arguments of one launch */

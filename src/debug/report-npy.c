@@ -14,7 +14,7 @@
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
 
-#include "core/npy.h"
+#include "core/npy-internal.h"
 #include "debug/report-internal.h"
 
 #define SIGN63 (UINT64_C(1) << 63)

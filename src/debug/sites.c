@@ -10,8 +10,8 @@
 
 #include <flagprism/json.h>
 
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
 #include "debug/diag-internal.h"
 

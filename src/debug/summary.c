@@ -20,8 +20,8 @@
 #include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/report-internal.h"
 
 struct skernel {

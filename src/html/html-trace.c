@@ -14,7 +14,7 @@
 
 #include <flagprism/json.h>
 
-#include "core/intern.h"
+#include "core/intern-internal.h"
 #include "html/html-internal.h"
 
 #define TRACE_MAX_DEPTH 64

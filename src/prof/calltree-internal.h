@@ -9,9 +9,9 @@
 
 #include <flagprism/calltree.h>
 
-#include "core/arena.h"
-#include "core/hashmap.h"
-#include "core/intern.h"
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 /* Nodes live in fixed-size chunks carved from the arena, so ids index them without a realloc. */
 #define FP__CT_CHUNK_SHIFT 12

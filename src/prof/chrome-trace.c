@@ -18,7 +18,7 @@
 #include <flagprism/strbuf.h>
 #include <flagprism/version.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 

@@ -15,7 +15,7 @@
 
 #include <flagprism/json.h>
 
-#include "core/intern.h"
+#include "core/intern-internal.h"
 #include "prof/calltree-internal.h"
 
 struct rd {

@@ -25,7 +25,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "core/intern.h"
+#include "core/intern-internal.h"
 #include "core/json-internal.h"
 #include "prof/calltree-internal.h"
 

@@ -11,7 +11,7 @@
 
 #include <flagprism/inductor.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 
 #define MAX_NODES 65536u /* post-grad node names of one kernel */
 

@@ -12,8 +12,8 @@
 #include <flagprism/demangle.h>
 #include <flagprism/strbuf.h>
 
-#include "core/intern.h"
-#include "core/seqtab.h"
+#include "core/intern-internal.h"
+#include "core/seqtab-internal.h"
 #include "prof/prof-internal.h"
 
 #define MAX_PATHS ((uint32_t)1 << 24)

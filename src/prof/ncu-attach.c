@@ -15,7 +15,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 #include "prof/ncu-internal.h"
 
 /* ---- launch order from a Chrome trace ------------------------------------------------------ */

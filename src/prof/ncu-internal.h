@@ -9,8 +9,8 @@
 
 #include <flagprism/ncu.h>
 
-#include "core/arena.h"
-#include "core/intern.h"
+#include "core/arena-internal.h"
+#include "core/intern-internal.h"
 
 /* One metric of the tree the import added, for the vendor file. */
 struct fp__ncu_tree_metric {

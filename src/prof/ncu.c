@@ -15,7 +15,7 @@
 #include <flagprism/strbuf.h>
 
 #include "core/core-internal.h"
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 #include "prof/ncu-internal.h"
 
 /* Columns of a header that the importer reads (others are kept verbatim only). */

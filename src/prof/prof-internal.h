@@ -12,7 +12,7 @@
 #include <flagprism/calltree.h>
 #include <flagprism/prof.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 
 struct fp_jsonw;
 

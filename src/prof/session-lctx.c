@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "core/seqtab.h"
+#include "core/seqtab-internal.h"
 #include "prof/calltree-internal.h"
 #include "prof/session-internal.h"
 

@@ -5,7 +5,7 @@
 #include <flagprism/alloc.h>
 #include <flagprism/status.h>
 
-#include "core/arena.h"
+#include "core/arena-internal.h"
 #include "test.h"
 
 TEST(arena_basic_alignment_no_overlap)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for core's internal helpers that other folders share (core/core-internal.h,
- * core/seqtab.h): the one capped grow helper, the one path-suffix matcher and the one interner
+ * core/seqtab-internal.h): the one capped grow helper, the one path-suffix matcher and the one interner
  * of uint32 sequences, each with its caps (FP_ELIMIT) and an out-of-memory sweep. Not for the
  * public containers (test-arena.c, test-intern.c, test-hashmap.c).
  */
@@ -13,7 +13,7 @@
 #include <flagprism/status.h>
 
 #include "core/core-internal.h"
-#include "core/seqtab.h"
+#include "core/seqtab-internal.h"
 #include "test.h"
 
 /* ---- fp__grow ------------------------------------------------------------------------------- */

@@ -24,8 +24,8 @@
 #include "backend/cupti-internal.h"
 #include "backend/cupti-kest-internal.h"
 #include "backend/cupti-metrics-internal.h"
-#include "fake-cupti/fake_bind.h"
-#include "fake-cupti/fake_cupti.h"
+#include "fake-cupti/fake-bind.h"
+#include "fake-cupti/fake-cupti.h"
 #include "test.h"
 
 #define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API
@@ -1383,7 +1383,7 @@ TEST(cupti_backend_est_per_program)
 	fake_close();
 }
 
-/* ---- per-kernel estimates looked up in the launch callback (cupti_kest.c) -------------------- */
+/* ---- per-kernel estimates looked up in the launch callback (cupti-kest.c) -------------------- */
 
 
 /* The table alone: set, replace, no estimate, overflow, epochs. */

@@ -8,7 +8,7 @@
 #include <flagprism/alloc.h>
 #include <flagprism/status.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 #include "test.h"
 
 static uint64_t rng_state = 0x1234567887654321ull;

@@ -15,7 +15,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "core/npy.h"
+#include "core/npy-internal.h"
 #include "html/html-internal.h"
 #include "test-tree.h"
 #include "test.h"

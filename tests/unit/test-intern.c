@@ -8,7 +8,7 @@
 #include <flagprism/alloc.h>
 #include <flagprism/status.h>
 
-#include "core/intern.h"
+#include "core/intern-internal.h"
 #include "test.h"
 
 TEST(intern_basic)

@@ -17,7 +17,7 @@
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
-#include "core/npy.h"
+#include "core/npy-internal.h"
 #include "test.h"
 
 /* Check a header against the dict text numpy writes and the total length numpy gives it. */

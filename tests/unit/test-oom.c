@@ -16,10 +16,10 @@
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
-#include "core/arena.h"
-#include "core/hashmap.h"
-#include "core/intern.h"
-#include "core/npy.h"
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
+#include "core/npy-internal.h"
 #include "test.h"
 
 typedef int (*scenario_fn)(void);

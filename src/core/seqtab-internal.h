@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/hashmap.h"
+#include "core/hashmap-internal.h"
 
 struct fp__seqtab_entry {
 	size_t off;   /* first word in words[] */
