@@ -7,9 +7,21 @@
 # that fixes them); 77: no clang-format of the pinned version on PATH (scripts/test.sh reports
 # the step as skipped; under CI=true that is a failure). Run by scripts/test.sh (step "format");
 # usable alone. --fix reformats the files in place instead of checking them.
+#
+# It checks the goto labels first, with or without clang-format (CONTRIBUTING.md, "C style"): a
+# failure exit is named after the step that failed (fail_<step>), so the labels that name no step
+# (fail, err, error, oom, bad, cleanup) are refused.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+labels=$(git ls-files '*.c' '*.h' | grep -v '^tests/data/' |
+	xargs grep -nE '^[[:space:]]*(fail|err|error|oom|bad|cleanup):[[:space:]]*$')
+if [ -n "$labels" ]; then
+	echo "check-format: labels that name no step (use fail_<step>, or out for the shared exit):" >&2
+	printf '    %s\n' "$labels" >&2
+	exit 1
+fi
 
 want=$(sed -n 's/^clang-format==\([0-9.]*\).*/\1/p' requirements-dev.txt)
 if [ -z "$want" ]; then

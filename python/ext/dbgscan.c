@@ -190,10 +190,10 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 		goto out;
 	len = (size_t)snprintf(buf, sizeof(buf), "\"shape\": ");
 	if (put_ints(buf, sizeof(buf), &len, shape))
-		goto give_up;
+		goto fail_scan;
 	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"strides\": ");
 	if (put_ints(buf, sizeof(buf), &len, strides))
-		goto give_up;
+		goto fail_scan;
 	if (null_ptrs)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
 					", \"data_ptr\": null, \"storage_ptr\": null");
@@ -205,7 +205,7 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	rc = *dyn ? 1 : -1;
 	goto out;
 
-give_up:
+fail_scan:
 	rc = PyErr_Occurred() ? -1 : 0;
 out:
 	if (rc == -1 && soft) {

@@ -54,23 +54,23 @@ static PyObject *ds_build(const struct fpy_frame_key *raw, size_t n, uint32_t li
 		const char *file = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
 
 		if (!file)
-			goto fail;
+			goto fail_items;
 		if (ds_skipped(file, (size_t)flen))
 			continue;
 		items[kept] = PyUnicode_FromFormat("%U:%d %U", co->co_filename, DS_LINE(co, raw[i].pos),
 						   co->co_name);
 		if (!items[kept])
-			goto fail;
+			goto fail_items;
 		kept++;
 	}
 	tuple = PyTuple_New((Py_ssize_t)kept);
 	if (!tuple)
-		goto fail;
+		goto fail_items;
 	for (i = 0; i < kept; i++)
 		PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, items[kept - 1 - i]);
 	return tuple;
 
-fail:
+fail_items:
 	while (kept)
 		Py_DECREF(items[--kept]);
 	return NULL;

@@ -338,11 +338,11 @@ static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
 	d = PyDict_New();
 	by = PyDict_New();
 	if (!d || !by)
-		goto fail;
+		goto fail_dict;
 	for (i = 0; i < FP_DBG_LAUNCH_NSTATUS; i++)
 		if (fpy_set_item(by, fp_dbg_launch_status_name((enum fp_dbg_launch_status)i),
 				 PyLong_FromUnsignedLongLong(t.by_status[i])))
-			goto fail;
+			goto fail_dict;
 	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(t.kernels)) ||
 	    fpy_set_item(d, "launches", PyLong_FromUnsignedLongLong(t.launches)) ||
 	    fpy_set_item(d, "findings", PyLong_FromUnsignedLongLong(t.findings)) ||
@@ -350,10 +350,10 @@ static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
 			 PyLong_FromUnsignedLongLong(t.finding_launches)) ||
 	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t.reports)) ||
 	    fpy_set_item(d, "by_status", Py_NewRef(by)))
-		goto fail;
+		goto fail_dict;
 	Py_DECREF(by);
 	return d;
-fail:
+fail_dict:
 	Py_XDECREF(by);
 	Py_XDECREF(d);
 	return NULL;

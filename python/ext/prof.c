@@ -316,10 +316,10 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		unsigned long v = PyLong_AsUnsignedLong(base);
 
 		if (v == (unsigned long)-1 && PyErr_Occurred())
-			goto fail;
+			goto fail_ids;
 		if (v > UINT32_MAX) {
 			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_callpath_length((uint32_t)v, &nb);
 		if (rc)
@@ -328,7 +328,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 			ids = PyMem_Malloc((nb + (size_t)nf) * sizeof(*ids));
 			if (!ids) {
 				PyErr_NoMemory();
-				goto fail;
+				goto fail_ids;
 			}
 		}
 		if (nb && fp_prof_callpath_frames((uint32_t)v, ids, nb) != nb) {
@@ -339,7 +339,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		ids = PyMem_Malloc((size_t)nf * sizeof(*ids));
 		if (!ids) {
 			PyErr_NoMemory();
-			goto fail;
+			goto fail_ids;
 		}
 	}
 	for (i = 0; i < nf; i++) {
@@ -350,7 +350,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		if (!str) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_TypeError, "frames must be str");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_name_intern(str, (size_t)len, &ids[nb + (size_t)i]);
 		if (rc)
@@ -365,7 +365,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 	return PyLong_FromUnsignedLong(id);
 fail_rc:
 	fpy_raise(module, rc, NULL);
-fail:
+fail_ids:
 	if (ids != small)
 		PyMem_Free(ids);
 	Py_XDECREF(seq);

@@ -140,11 +140,11 @@ static int scopes_arg(PyObject *obj, struct fp_prof_tl_scope **out, Py_ssize_t *
 
 		/* The names are borrowed from the sequence's str objects, kept alive by seq. */
 		if (!PyArg_ParseTuple(item, "s#I:scope", &name, &len, &flags))
-			goto fail;
+			goto fail_names;
 		if (len == 0 || len > MAX_NAME) {
 			PyErr_Format(PyExc_ValueError, "scope %zd: a name of 1 to %d bytes", i + 1,
 				     MAX_NAME);
-			goto fail;
+			goto fail_names;
 		}
 		v[i].name = name;
 		v[i].len = (size_t)len;
@@ -153,7 +153,7 @@ static int scopes_arg(PyObject *obj, struct fp_prof_tl_scope **out, Py_ssize_t *
 	*out = v;
 	*keep = seq; /* the names are borrowed from its items: the caller drops it after use */
 	return 0;
-fail:
+fail_names:
 	PyMem_Free(v);
 	Py_DECREF(seq);
 	return -1;

@@ -722,7 +722,7 @@ static int load_cupti(struct fp_diag *diag)
 		rc = fp_diag_set(diag, FP_EVENDOR, 0,                                           \
 				 "%s has no symbol %s, which the CUPTI backend needs", r->path, \
 				 #name);                                                        \
-		goto fail;                                                                      \
+		goto fail_load;                                                                      \
 	}                                                                                       \
 	memcpy(&st.f.name, &p, sizeof(p));
 	FP__CUPTI_FUNCS(X)
@@ -731,21 +731,21 @@ static int load_cupti(struct fp_diag *diag)
 	if (rc != FP__CUPTI_SUCCESS) {
 		rc = fp_diag_set(diag, FP_EVENDOR, 0, "cuptiGetVersion() failed in %s: error %d",
 				 r->path, rc);
-		goto fail;
+		goto fail_load;
 	}
 	if (fp__cupti_layout_init(&st.layout, st.api_version)) {
 		rc = fp_diag_set(diag, FP_ENOTSUP, 0,
 				 "%s is CUPTI API version %" PRIu32
 				 ", older than CUDA 11.8's (%u), whose records this backend reads",
 				 r->path, st.api_version, FP__CUPTI_API_MIN);
-		goto fail;
+		goto fail_load;
 	}
 	snprintf(st.path, sizeof(st.path), "%s", r->path);
 	st.lib = h;
 	fp_free(r);
 	return FP_OK;
 
-fail:
+fail_load:
 	memset(&st.f, 0, sizeof(st.f));
 	st.api_version = 0;
 	FP__LSAN_DISABLE();
@@ -786,7 +786,7 @@ static bool load_cuda(void)
 	p = sym(h, #name);                                                                   \
 	if (!p) {                                                                            \
 		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s has no %s", path, #name); \
-		goto fail;                                                                   \
+		goto fail_load;                                                                   \
 	}                                                                                    \
 	memcpy(&st.cu.name, &p, sizeof(p));
 	FP__CU_FUNCS(X)
@@ -799,7 +799,7 @@ static bool load_cuda(void)
 			 "cuInit(0) failed with CUDA error %d (no GPU visible, or driver too old)",
 			 rc);
 	return st.cuda_ok;
-fail:
+fail_load:
 	memset(&st.cu, 0, sizeof(st.cu));
 	FP__LSAN_DISABLE();
 	dlclose(h);

@@ -235,7 +235,7 @@ int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 	if (!e)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
 	if ((st = enter(dptr, "reading", &pushed, diag)))
-		goto fail;
+		goto fail_event;
 	drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
 	e->ctx = ctx;
 	rc = n ? drv.cuMemcpyDtoHAsync_v2(dst, dptr, n, stream) : 0;
@@ -248,12 +248,12 @@ int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 		st = cu_fail(diag, "queueing the read", rc, dptr);
 		if (e->ev)
 			drv.cuEventDestroy_v2(e->ev);
-		goto fail;
+		goto fail_event;
 	}
 	*ev = e;
 	return FP_OK;
 
-fail:
+fail_event:
 	fp_free(e);
 	return st;
 }

@@ -898,39 +898,39 @@ int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size
 	d.run = run;
 	/* the header's own checks come first: they need nothing from the site table */
 	if ((st = header(&d)))
-		goto fail;
+		goto fail_decode;
 	if ((st = fp__dbg_sites_parse(run, site_table_json, site_len, diag)))
-		goto fail;
+		goto fail_decode;
 	if (fp__bytes_le64(d.buf + 56) != run->nsites) {
 		st = fp_diag_set(diag, FP_EFORMAT, 56,
 				 "record buffer: header word 7 (nsites) is %" PRIu64
 				 " but the site table has %zu sites",
 				 fp__bytes_le64(d.buf + 56), run->nsites);
-		goto fail;
+		goto fail_decode;
 	}
 	if ((st = dec_alloc(&d, run->nsites))) {
 		fp_diag_set(diag, st, 0, "record buffer: out of memory");
-		goto fail;
+		goto fail_decode;
 	}
 	if ((st = pass_validate(&d, &full)))
-		goto fail;
+		goto fail_decode;
 	if (run->info.overflow_count && d.S && !full) {
 		st = fp_diag_set(diag, FP_EFORMAT, 32,
 				 "record buffer: header word 4 (overflow) is %" PRIu64
 				 " but no program filled its %" PRIu64 " slots",
 				 run->info.overflow_count, d.S);
-		goto fail;
+		goto fail_decode;
 	}
 	site_facts(&d);
 	if ((st = build(&d)))
-		goto fail;
+		goto fail_decode;
 	run->info.complete = !run->info.overflow_count && !run->info.dump_overflow;
 	run->info.full_programs = full;
 	dec_release(&d);
 	*out = run;
 	return FP_OK;
 
-fail:
+fail_decode:
 	dec_release(&d);
 	fp_dbg_run_free(run);
 	return st;

@@ -627,24 +627,24 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 			inner[sizeof(inner) - 1] = '\0';
 			snprintf(diag->msg, sizeof(diag->msg), "launch: %s", inner);
 		}
-		goto fail;
+		goto fail_parse;
 	}
 	c.doc = doc;
 	root = fp_json_root(doc);
 	if (fp_json_type(root) != FP_JSON_OBJECT) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, root, "expected a JSON object");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((v = fp_json_get(root, "version")) && (!fp_json_int64(v, &i64) || i64 != 1)) {
 		st = fp__dbg_launch_err(&c, FP_EVERSION, v, "version must be 1");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = opt_str(&c, root, "output_dir", &l->output_dir, NULL)))
-		goto fail;
+		goto fail_parse;
 	if (!l->output_dir || !l->output_dir[0]) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, root,
 					"\"output_dir\" (a non-empty string) is required");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = opt_str(&c, root, "stem", &l->stem, NULL)) ||
 	    (st = opt_str(&c, root, "script", &l->script, NULL)) ||
@@ -660,17 +660,17 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	    (st = opt_str(&c, root, "error", &l->error, NULL)) ||
 	    (st = parse_stack(&c, root, l)) || (st = parse_autotune(&c, root, l)) ||
 	    (st = parse_checks(&c, root, l)))
-		goto fail;
+		goto fail_parse;
 	if ((st = dflt(&c, &l->script, "script")) ||
 	    (st = dflt(&c, &l->kernel, info->kernel[0] ? info->kernel : "kernel")) ||
 	    (st = dflt(&c, &l->timestamp, "0")) || (st = dflt(&c, &l->backend, "unknown")) ||
 	    (st = dflt(&c, &l->source_file, info->file)))
-		goto fail;
+		goto fail_parse;
 	if ((v = fp_json_get(root, "run"))) {
 		if (!fp_json_int64(v, &i64) || i64 < 0) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"run\" must be a non-negative integer");
-			goto fail;
+			goto fail_parse;
 		}
 		l->run_index = i64;
 	}
@@ -678,13 +678,13 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	if ((v = fp_json_get(root, "record_capacity")) && !fp_json_uint64(v, &l->record_capacity)) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 					"\"record_capacity\" must be a non-negative integer");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((v = fp_json_get(root, "export_raw_records")) && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_bool(v, &b)) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"export_raw_records\" must be true or false");
-			goto fail;
+			goto fail_parse;
 		}
 		l->export_raw_records = b;
 	}
@@ -692,17 +692,17 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		if (!fp_json_bool(v, &b)) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"sanitize\" must be true or false");
-			goto fail;
+			goto fail_parse;
 		}
 		l->findings_only = b;
 	}
 	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
 	    (st = parse_num_warps(&c, root, l)) || (st = parse_registers(&c, root, l)) ||
 	    (st = make_stem(&c, l)))
-		goto fail;
+		goto fail_parse;
 	/* the tensor arguments' extents: what fp_dbg_launch_findings() checks accesses against */
 	if ((st = parse_args(&c, root, &x)))
-		goto fail;
+		goto fail_parse;
 	l->args = x.a;
 	l->nargs = x.n;
 	l->arg_texts = x.texts;
@@ -710,7 +710,7 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	*out = l;
 	return FP_OK;
 
-fail:
+fail_parse:
 	fp_json_doc_free(doc);
 	fp_dbg_launch_free(l);
 	return st;

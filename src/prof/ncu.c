@@ -868,13 +868,13 @@ int fp_ncu_parse(const char *text, size_t len, const struct fp_ncu_limits *lim,
 	c.mids = fp_intern_new();
 	if (!r->deg_keys || !c.keys || !c.mids) {
 		rc = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-		goto fail;
+		goto fail_parse;
 	}
 	if (len > r->lim.max_bytes) {
 		rc = fp_diag_set(diag, FP_ELIMIT, 0,
 				 "input of %zu bytes is over the %zu-byte limit", len,
 				 r->lim.max_bytes);
-		goto fail;
+		goto fail_parse;
 	}
 	for (;;) {
 		/* Skip the BOM the reader skips, then look at the line's first byte. */
@@ -890,7 +890,7 @@ int fp_ncu_parse(const char *text, size_t len, const struct fp_ncu_limits *lim,
 		n = fp_csv_next(&c.csv, diag);
 		if (n < 0) {
 			rc = n;
-			goto fail;
+			goto fail_parse;
 		}
 		if (n == 0)
 			break;
@@ -920,7 +920,7 @@ fail_status:
 	if (!diag || diag->status == 0)
 		fp_diag_set_pos(diag, rc, c.csv.row_offset, c.csv.row_line, 1,
 				"%s while reading row", fp_strerror(rc));
-fail:
+fail_parse:
 	fp_csv_reader_release(&c.csv);
 	fp_intern_free(c.keys);
 	fp_intern_free(c.mids);

@@ -705,7 +705,7 @@ int fp_ranks_merge_op(struct fp_calltree *const *in, const int64_t *ranks, size_
 	order = fp_reallocarray(NULL, n, sizeof(*order));
 	if (!order) {
 		rc = FP_ENOMEM;
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		for (j = i; j > 0 && ranks[order[j - 1]] > ranks[i]; j--)
@@ -729,7 +729,7 @@ int fp_ranks_merge_op(struct fp_calltree *const *in, const int64_t *ranks, size_
 		rc = write_compute_time(m.o, in, ranks, n);
 	if (!rc)
 		rc = fp_calltree_finalize(m.o);
-fail:
+out:
 	fp_free(order);
 	fp_free(m.sum);
 	fp_hashmap_release(&m.rank_of);

@@ -471,13 +471,13 @@ static int sess_kernel_locked(struct fp_prof_session *s, const struct fp_sink_ev
 
 		rc = sess_launch_node(s, &l, false, &node);
 		if (rc)
-			goto fail;
+			goto fail_record;
 	}
 	rc = fp__prof_record_kernel(s, node, ev, &md);
 	if (rc)
-		goto fail;
+		goto fail_record;
 	return FP_OK;
-fail:
+fail_record:
 	s->st.failed++;
 	return FP_OK;
 }
@@ -543,14 +543,14 @@ static int register_fn(struct fp_prof_session *s, void *argp)
 			uint32_t *nf;
 
 			if (na > UINT32_MAX)
-				goto fail;
+				goto fail_register;
 			np = fp_reallocarray(s->pending, na, sizeof(*np));
 			if (!np)
-				goto fail;
+				goto fail_register;
 			s->pending = np;
 			nf = fp_reallocarray(s->pending_free, na, sizeof(*nf));
 			if (!nf)
-				goto fail;
+				goto fail_register;
 			s->pending_free = nf;
 			/* The new slots become the free list, lowest on top. */
 			for (v = na; v-- > s->pending_alloc;)
@@ -559,14 +559,14 @@ static int register_fn(struct fp_prof_session *s, void *argp)
 		}
 		slot = s->pending_free[s->nfree - 1];
 		if (fp_hashmap_put(&s->pending_map, a->correlation, slot))
-			goto fail;
+			goto fail_register;
 		s->nfree--;
 	}
 	s->pending[slot].node = node;
 	s->pending[slot].used = 1;
 	s->pending[slot].md = a->launch->md;
 	return FP_OK;
-fail:
+fail_register:
 	s->st.failed++;
 	return FP_OK;
 }

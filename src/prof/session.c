@@ -141,12 +141,12 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	s->sink.sink = fp_prof_sink();
 	s->name = fp_strdup(opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
 	if (!s->name)
-		goto fail;
+		goto fail_alloc;
 	s->opt.name = s->name;
 	if (opt->hook) {
 		s->hook = fp_strdup(opt->hook);
 		if (!s->hook)
-			goto fail;
+			goto fail_alloc;
 	}
 	s->opt.hook = s->hook;
 	if (!s->opt.max_trace_events)
@@ -159,7 +159,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 		s->opt.max_threads = FP_PROF_DEFAULT_MAX_THREADS;
 	s->tree = fp_calltree_new(&s->opt.tree);
 	if (!s->tree)
-		goto fail;
+		goto fail_alloc;
 	for (i = 0; i < FP__M_COUNT_SLOTS; i++)
 		s->metric[i] = FP_CALLTREE_NONE;
 	s->origin_ns = fp_prof_clock_ns();
@@ -167,7 +167,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	*out = s;
 	return FP_OK;
 
-fail:
+fail_alloc:
 	fp__prof_session_free(s);
 	return FP_ENOMEM;
 }

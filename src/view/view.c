@@ -1180,7 +1180,7 @@ int fp_view_new(struct fp_calltree *t, struct fp_calltree *other, const struct f
 		default_specs(t, other, specs, sizeof(specs));
 		if (!specs[0]) {
 			rc = fp_diag_set(diag, FP_ENOENT, 0, "the profile has no numeric metric");
-			goto fail;
+			goto out;
 		}
 		spec_text = specs;
 	}
@@ -1188,14 +1188,14 @@ int fp_view_new(struct fp_calltree *t, struct fp_calltree *other, const struct f
 	if (!rc && other)
 		rc = parse_specs(v, &v->b, spec_text, "the other profile", diag);
 	if (rc)
-		goto fail;
+		goto out;
 
 	memset(&mt, 0, sizeof(mt));
 	mt.hide_meta = !o->keep_launch_metadata;
 	if (o->include && *o->include) {
 		rc = compile(o->include, &mt.inc, "include", diag);
 		if (rc)
-			goto fail;
+			goto out;
 		mt.has_inc = true;
 	}
 	if (o->exclude && *o->exclude) {
@@ -1270,7 +1270,7 @@ fail_regex:
 	if (mt.has_exc)
 		regfree(&mt.exc);
 	fp_free(mt.cache);
-fail:
+out:
 	if (rc == FP_ENOMEM)
 		fp_diag_set(diag, rc, 0, "out of memory");
 	fp_view_free(v);
