@@ -4,7 +4,7 @@
  * frames interned once for every session (core's string table), and call paths (sequences of
  * frame name ids, core's sequence table) interned to one id each, so that a launch hook passes
  * two integers instead of strings. One mutex guards both tables; lookups are a hash and a
- * compare. Sessions translate these ids into their own trees' ids (session.c). Not for
+ * compare. Sessions translate these ids into their own trees' ids (session-event.c). Not for
  * per-session data.
  */
 #include "fp-setup.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The profiler session's private layout and the helpers its files share (session.c, names.c,
+ * The profiler session's private layout and the helpers its files share (session*.c, names.c,
  * the writers). Not a public header: clients see include/flagprism/prof.h.
  */
 #ifndef FP_PROF_INTERNAL_H
@@ -232,7 +232,7 @@ int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct f
 /* True when a trace record's node is a collective library's kernel (the trace writer). */
 bool fp__prof_comm_kernel_node(struct fp_prof_session *s, uint32_t node);
 
-/* session.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
+/* session-scope.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
  * each targeted session), and close the innermost scope only if it is one. */
 int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
 			      const struct fp_comm_call *c);
