@@ -196,7 +196,7 @@ static int decompose(struct fp__ttir_parser *p, const char *text, size_t n, stru
 	if (!t->elem)
 		return FP_ENOMEM;
 	if (rank) {
-		shape = fp__ttir_arena_alloc(&p->m->arena, rank * sizeof(*shape));
+		shape = fp_arena_calloc(&p->m->arena, rank, sizeof(*shape));
 		if (!shape)
 			return FP_ENOMEM;
 		for (i = 0; i < rank; i++) {

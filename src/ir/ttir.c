@@ -167,7 +167,7 @@ const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n)
 
 	if (hit)
 		return hit->key;
-	d = fp__ttir_arena_strndup(&p->m->arena, s, n);
+	d = fp_arena_strndup(&p->m->arena, s, n);
 	if (!d || fp__ttir_strmap_put(&p->strs, d, n, 0, &slot, &added))
 		return NULL;
 	return d;
@@ -919,7 +919,7 @@ static int build_results(struct fp__ttir_parser *p, size_t base, size_t n_groups
 			if (sp->count == 1) {
 				vals[k].name = fp__ttir_intern(p, p->s + sp->off, sp->len);
 			} else {
-				char *d = fp__ttir_arena_alloc(&p->m->arena, sp->len + 12);
+				char *d = fp_arena_calloc(&p->m->arena, 1, sp->len + 12);
 
 				if (d) {
 					memcpy(d, p->s + sp->off, sp->len);
@@ -997,7 +997,7 @@ static int types_from_spans(struct fp__ttir_parser *p, size_t base, size_t n,
 	*out = NULL;
 	if (n == 0)
 		return FP_OK;
-	t = fp__ttir_arena_alloc(&p->m->arena, n * sizeof(*t));
+	t = fp_arena_calloc(&p->m->arena, n, sizeof(*t));
 	if (!t)
 		return oom(p);
 	for (i = 0; i < n; i++) {
@@ -1142,7 +1142,7 @@ static int parse_op(struct fp__ttir_parser *p, const struct ctx *c)
 		return rc;
 
 	if (n_res) {
-		vals = fp__ttir_arena_alloc(&p->m->arena, n_res * sizeof(*vals));
+		vals = fp_arena_calloc(&p->m->arena, n_res, sizeof(*vals));
 		if (!vals)
 			return oom(p);
 		rc = build_results(p, base, n_groups, vals);
@@ -1153,7 +1153,7 @@ static int parse_op(struct fp__ttir_parser *p, const struct ctx *c)
 			return rc;
 	}
 	if (sc.n_operands) {
-		opds = fp__ttir_arena_alloc(&p->m->arena, sc.n_operands * sizeof(*opds));
+		opds = fp_arena_calloc(&p->m->arena, sc.n_operands, sizeof(*opds));
 		if (!opds)
 			return oom(p);
 		for (i = 0; i < sc.n_operands; i++) {
@@ -1379,7 +1379,7 @@ static int parse_func(struct fp__ttir_parser *p, const struct ctx *c)
 	}
 	owned = NULL;
 	if (n_args) {
-		owned = fp__ttir_arena_alloc(&p->m->arena, n_args * sizeof(*owned));
+		owned = fp_arena_calloc(&p->m->arena, n_args, sizeof(*owned));
 		if (!owned) {
 			rc = oom(p);
 			goto fail_args;
@@ -1614,7 +1614,7 @@ static int resolve_all(struct fp__ttir_parser *p)
 			op->flags |= FP_TTIR_OP_CALLSITE;
 		if (fr.nchain > 1) {
 			struct fp_ttir_loc *frames =
-				fp__ttir_arena_alloc(&p->m->arena, fr.nchain * sizeof(*frames));
+				fp_arena_calloc(&p->m->arena, fr.nchain, sizeof(*frames));
 
 			if (!frames)
 				return oom(p);
@@ -1709,7 +1709,7 @@ int fp_ttir_parse_ex(const char *text, size_t len, const struct fp_ttir_limits *
 	m = fp_calloc(1, sizeof(*m));
 	if (!m)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	m->arena.cap = ARENA_CAP;
+	fp_arena_init(&m->arena, 0, ARENA_CAP);
 	p.s = text ? text : "";
 	p.n = len;
 	p.m = m;
@@ -1742,7 +1742,7 @@ void fp_ttir_free(struct fp_ttir *m)
 	if (!m)
 		return;
 	fp__ttir_strmap_release(&m->func_map);
-	fp__ttir_arena_release(&m->arena);
+	fp_arena_release(&m->arena);
 	fp_free(m->ops);
 	fp_free(m->funcs);
 	fp_free(m);
