@@ -8,10 +8,10 @@
  * fp_cupti_pcsampling_request() before fp_prof_start(backend "cupti"). docs/internals/cupti-backend.md
  * ("PC sampling") says what it measures, what it costs and which permissions it needs.
  *
- * Source lines come from the cubins' line tables (<flagprism/cubin.h>). The backend copies every
- * module CUDA loads while sampling runs; kernels whose module was loaded earlier need their
- * cubin handed over with fp_cupti_pcsampling_add_cubin() (the Python layer does it for Triton
- * kernels), or their samples land under "<unknown cubin>".
+ * Source lines come from the cubins' line tables (the library's cubin reader). The backend
+ * copies every module CUDA loads while sampling runs; kernels whose module was loaded earlier
+ * need their cubin handed over with fp_cupti_pcsampling_add_cubin() (the Python layer does it
+ * for Triton kernels), or their samples land under "<unknown cubin>".
  */
 #ifndef FLAGPRISM_CUPTI_PCSAMPLING_H
 #define FLAGPRISM_CUPTI_PCSAMPLING_H

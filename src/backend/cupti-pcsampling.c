@@ -7,7 +7,7 @@
  * per stall reason; the launch's correlation id only in serialized mode, which collected nothing
  * on the H200 with CUDA 13.0, so continuous mode is the default); the aggregator counts per
  * (launch, cubin, function, PC, reason) while sampling runs, and when filing maps each PC to its
- * source line through the cubin's line table (include/flagprism/cubin.h) and files the counts
+ * source line through the cubin's line table (src/ir/cubin-lines-internal.h) and files the counts
  * under the launch's kernel node, or, without a correlation id, under the nodes whose launches
  * ran the function (split by their GPU time), one child per line. Samples that have no line, no
  * known cubin or no launch go to nodes named for that, and are counted; nothing is dropped
@@ -19,7 +19,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include <flagprism/cubin.h>
 #include <flagprism/cupti-pcsampling.h>
 #include <flagprism/sink.h>
 #if defined(__has_include)
@@ -30,6 +29,7 @@
 
 #include "backend/cupti-internal.h" /* fp__cupti_sink */
 #include "backend/cupti-pcs-internal.h"
+#include "ir/cubin-lines-internal.h"
 
 #define NO_SLOT UINT32_MAX
 #define FRAME_MAX 1024

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The line table of a CUDA cubin (include/flagprism/cubin.h): a bounds-checked reader of the ELF64
- * container (section headers, the symbol table, the relocations of `.debug_line`) and a decoder
- * of DWARF 2-4 line programs, turned into sorted [pc_lo, pc_hi) ranges per function so that a
- * PC-sampling record (function name, PC offset) finds its source line by binary search. Every
- * read goes through the cursor helpers below; everything found is capped. Not here: DWARF 5
- * line tables (ptxas writes version 2), `.debug_info`, inline chains, SASS disassembly.
+ * The line table of a CUDA cubin (src/ir/cubin-lines-internal.h): a bounds-checked reader of the
+ * ELF64 container (section headers, the symbol table, the relocations of `.debug_line`) and a
+ * decoder of DWARF 2-4 line programs, turned into sorted [pc_lo, pc_hi) ranges per function so
+ * that a PC-sampling record (function name, PC offset) finds its source line by binary search.
+ * Every read goes through the cursor helpers below; everything found is capped. Not here: DWARF
+ * 5 line tables (ptxas writes version 2), `.debug_info`, inline chains, SASS disassembly.
  */
 #include "fp-setup.h"
 
 #include <flagprism/alloc.h>
-#include <flagprism/cubin.h>
 
 #include "core/core-internal.h"
+#include "ir/cubin-lines-internal.h"
 
 /* ELF constants (System V gABI). */
 #define EHDR_SIZE 64u

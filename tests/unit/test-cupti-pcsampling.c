@@ -16,7 +16,6 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/calltree.h>
-#include <flagprism/cubin.h>
 #include <flagprism/cupti-pcsampling.h>
 #include <flagprism/cupti.h>
 #include <flagprism/prof.h>
@@ -31,8 +30,9 @@
 #include "backend/cupti-internal.h"
 #include "backend/cupti-pcs-abi.h"
 #include "fake-cupti/fake-bind.h"
-#include "fake-cupti/fake-cupti.h"
 #include "fake-cupti/fake-cupti-pcs.h"
+#include "fake-cupti/fake-cupti.h"
+#include "ir/cubin-lines-internal.h"
 #include "test.h"
 
 #define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API

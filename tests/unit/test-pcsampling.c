@@ -12,11 +12,11 @@
 
 #include <flagprism/alloc.h>
 #include <flagprism/calltree.h>
-#include <flagprism/cubin.h>
 #include <flagprism/prof.h>
 #include <flagprism/status.h>
 
 #include "backend/cupti-pcs-internal.h"
+#include "ir/cubin-lines-internal.h"
 #include "prof/prof-internal.h"
 #include "test.h"
 
