@@ -80,21 +80,21 @@ struct fp_cupti_pcsampling_stats {
 				     * their function and GPU time) */
 	/* Diagnostics: what CUPTI answered, so that a session without samples explains itself.
 	 * Statuses are CUptiResult values (0: success), -1 where the call was not made. */
-	int enable_status;          /* cuptiPCSamplingEnable */
-	int stall_reasons_status;   /* cuptiPCSamplingGetStallReasons (GetNumStallReasons' if it failed) */
-	int config_status;          /* cuptiPCSamplingSetConfigurationAttribute */
-	int config_attribute;       /* the first attribute it refused (attribute type), 0: none */
+	int enable_status;        /* cuptiPCSamplingEnable */
+	int stall_reasons_status; /* cuptiPCSamplingGetStallReasons (GetNumStallReasons' if it failed) */
+	int config_status;        /* cuptiPCSamplingSetConfigurationAttribute */
+	int config_attribute;        /* the first attribute it refused (attribute type), 0: none */
 	int config_attribute_status; /* that attribute's attributeStatus */
-	int disable_status;         /* cuptiPCSamplingDisable */
-	int last_getdata_status;    /* the last cuptiPCSamplingGetData */
-	uint32_t stall_reasons;     /* stall reasons CUPTI reported (all selected) */
-	uint32_t sampling_period;   /* configured (2^N cycles), 0: CUPTI's default */
-	bool serialized;            /* collection mode: kernel-serialized, else continuous */
-	uint64_t getdata_calls;     /* cuptiPCSamplingGetData calls */
-	uint64_t getdata_errors;    /* of which failed (a full hardware buffer is not counted) */
-	uint64_t getdata_records;   /* of which returned PC records */
-	uint64_t max_remaining_pcs; /* the largest remainingNumPcs seen */
-	uint64_t drains;            /* backend drains: at launch exits (at most every 50 ms) and
+	int disable_status;          /* cuptiPCSamplingDisable */
+	int last_getdata_status;     /* the last cuptiPCSamplingGetData */
+	uint32_t stall_reasons;      /* stall reasons CUPTI reported (all selected) */
+	uint32_t sampling_period;    /* configured (2^N cycles), 0: CUPTI's default */
+	bool serialized;             /* collection mode: kernel-serialized, else continuous */
+	uint64_t getdata_calls;      /* cuptiPCSamplingGetData calls */
+	uint64_t getdata_errors;     /* of which failed (a full hardware buffer is not counted) */
+	uint64_t getdata_records;    /* of which returned PC records */
+	uint64_t max_remaining_pcs;  /* the largest remainingNumPcs seen */
+	uint64_t drains;             /* backend drains: at launch exits (at most every 50 ms) and
 				     * flushes; Disable hands over the rest */
 };
 

@@ -35,7 +35,8 @@ uint64_t fpy_fcache_hash(const struct fpy_frame_key *k, size_t n, uint32_t tag)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = mix64(h ^ ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
+		h = mix64(h ^
+			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
 	return h;
 }
 

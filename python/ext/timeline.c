@@ -89,14 +89,15 @@ static PyObject *info_dict(const struct fp_timeline *t, bool with_scopes)
 	return d;
 }
 
-PyDoc_STRVAR(timeline_decode_doc,
-	     "timeline_decode(buffer) -> dict\n\n"
-	     "Decode a timeline buffer (docs/formats/timeline-format.md; any C-contiguous bytes-like\n"
-	     "object) and return its counters ('clock', 'programs', 'slots', 'records',\n"
-	     "'overflow', 'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max',\n"
-	     "'span_sum') and 'scopes': per scope id 1..n its 'intervals', 'programs',\n"
-	     "'time_sum', 'time_min', 'time_max', 'cycles_*' and 'parent'. Raises FormatError\n"
-	     "naming the byte offset, program and record for a corrupt buffer.");
+PyDoc_STRVAR(
+	timeline_decode_doc,
+	"timeline_decode(buffer) -> dict\n\n"
+	"Decode a timeline buffer (docs/formats/timeline-format.md; any C-contiguous bytes-like\n"
+	"object) and return its counters ('clock', 'programs', 'slots', 'records',\n"
+	"'overflow', 'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max',\n"
+	"'span_sum') and 'scopes': per scope id 1..n its 'intervals', 'programs',\n"
+	"'time_sum', 'time_min', 'time_max', 'cycles_*' and 'parent'. Raises FormatError\n"
+	"naming the byte offset, program and record for a corrupt buffer.");
 
 static PyObject *timeline_decode(PyObject *module, PyObject *arg)
 {

@@ -722,7 +722,7 @@ static int load_cupti(struct fp_diag *diag)
 		rc = fp_diag_set(diag, FP_EVENDOR, 0,                                           \
 				 "%s has no symbol %s, which the CUPTI backend needs", r->path, \
 				 #name);                                                        \
-		goto fail_load;                                                                      \
+		goto fail_load;                                                                 \
 	}                                                                                       \
 	memcpy(&st.f.name, &p, sizeof(p));
 	FP__CUPTI_FUNCS(X)
@@ -786,7 +786,7 @@ static bool load_cuda(void)
 	p = sym(h, #name);                                                                   \
 	if (!p) {                                                                            \
 		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s has no %s", path, #name); \
-		goto fail_load;                                                                   \
+		goto fail_load;                                                              \
 	}                                                                                    \
 	memcpy(&st.cu.name, &p, sizeof(p));
 	FP__CU_FUNCS(X)

@@ -77,13 +77,13 @@ static void load(void)
 		drv.status = FP_ENOTSUP;
 		return;
 	}
-#define X(name, params)                                                               \
-	p = dlsym(h, #name);                                                          \
-	if (!p) {                                                                     \
-		snprintf(drv.why, sizeof(drv.why), "%s has no %s", path, #name);      \
-		drv.status = FP_ENOTSUP;                                              \
-		return;                                                               \
-	}                                                                             \
+#define X(name, params)                                                          \
+	p = dlsym(h, #name);                                                     \
+	if (!p) {                                                                \
+		snprintf(drv.why, sizeof(drv.why), "%s has no %s", path, #name); \
+		drv.status = FP_ENOTSUP;                                         \
+		return;                                                          \
+	}                                                                        \
 	memcpy(&drv.name, &p, sizeof(p));
 	FP__DEVMEM_FUNCS(X)
 #undef X
@@ -157,8 +157,7 @@ int fp_devmem_zero(uint64_t dptr, size_t nbytes, uint64_t stream, struct fp_diag
 	return rc ? cu_fail(diag, "zeroing", rc, dptr) : FP_OK;
 }
 
-int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream,
-		    struct fp_diag *diag)
+int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream, struct fp_diag *diag)
 {
 	bool pushed;
 	int st, rc;

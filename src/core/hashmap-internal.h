@@ -76,8 +76,7 @@ size_t fp_hashmap_count(const struct fp_hashmap *m);
  * Order is unspecified. The map must not be modified during iteration, except by replacing
  * values of existing keys with fp_hashmap_put().
  */
-bool fp_hashmap_next(const struct fp_hashmap *m, size_t *iter, uint64_t *key,
-			       uint64_t *value);
+bool fp_hashmap_next(const struct fp_hashmap *m, size_t *iter, uint64_t *key, uint64_t *value);
 
 /**
  * 64-bit hash of `n` bytes (data may be NULL when n is 0). Fast, well distributed,

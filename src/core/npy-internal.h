@@ -47,8 +47,8 @@ const char *fp_npy_descr(enum fp_dtype t);
  * FP_OK, FP_ENOTSUP (dtype not writable), FP_EINVAL (invalid dtype, ndim > FP_NPY_MAX_NDIM,
  * NULL argument) or FP_ELIMIT (`size` too small). The header is not NUL-terminated.
  */
-int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape,
-			    unsigned ndim, size_t *len);
+int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+		  size_t *len);
 
 /**
  * Write `data` as a .npy file at `path`, replacing any file there. `data` holds numel elements
@@ -64,26 +64,25 @@ int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape
  * refused, such as a directory), FP_ENOTSUP (float8, pointer), FP_ENOMEM or FP_EIO. `diag`
  * (may be NULL) names the path and the reason.
  */
-int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape,
-				unsigned ndim, const void *data, size_t nbytes,
-				struct fp_diag *diag);
+int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+		      const void *data, size_t nbytes, struct fp_diag *diag);
 
 /**
  * Append the same bytes as fp_npy_write_file() would write to `sb`. Same argument rules.
  * Returns FP_OK, FP_EINVAL, FP_ENOTSUP, FP_ENOMEM or FP_ELIMIT (the strbuf's cap); on failure
  * `sb` is unchanged.
  */
-int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape,
-				  unsigned ndim, const void *data, size_t nbytes);
+int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+			const void *data, size_t nbytes);
 
 /** A parsed .npy file: a view into the caller's buffer (nothing is allocated or copied). */
 struct fp_npy_view {
 	enum fp_dtype dtype; /* float16/32/64, bool, signed and unsigned 8..64-bit integers */
 	unsigned ndim;
 	uint64_t shape[FP_NPY_MAX_NDIM];
-	uint64_t numel;      /* product of the shape (1 for a scalar) */
-	bool fortran_order;  /* data is in Fortran order (elements are still all there) */
-	const void *data;    /* numel * fp_dtype_size(dtype) bytes, borrowed, maybe unaligned */
+	uint64_t numel;     /* product of the shape (1 for a scalar) */
+	bool fortran_order; /* data is in Fortran order (elements are still all there) */
+	const void *data;   /* numel * fp_dtype_size(dtype) bytes, borrowed, maybe unaligned */
 	size_t nbytes;
 };
 
@@ -96,8 +95,7 @@ struct fp_npy_view {
  * and what is wrong), FP_ENOTSUP (another byte order or dtype, e.g. '>f4', '<c8', '|O'),
  * FP_EINVAL (NULL arguments). *out is untouched on failure.
  */
-int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out,
-			   struct fp_diag *diag);
+int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out, struct fp_diag *diag);
 
 /** Element `i` of a parsed array as a double (integers above 2^53 round). */
 double fp_npy_get(const struct fp_npy_view *a, uint64_t i);

@@ -29,7 +29,7 @@ int fp_ranks_name(const char *name, int64_t rank, enum fp_ranks_place place, cha
 #define PUT(s, n)                             \
 	do {                                  \
 		if ((n) >= cap - used)        \
-			goto fail_length;        \
+			goto fail_length;     \
 		memcpy(out + used, (s), (n)); \
 		used += (n);                  \
 	} while (0)

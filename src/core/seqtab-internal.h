@@ -46,8 +46,7 @@ int fp__seqtab_add(struct fp__seqtab *t, const uint32_t *w, size_t n, uint32_t t
 
 /* The words of `id` (borrowed until the next add; NULL for an unknown id), *n its length and
  * *tag its tag (either may be NULL). */
-const uint32_t *fp__seqtab_get(const struct fp__seqtab *t, uint32_t id, uint32_t *n,
-			       uint32_t *tag);
+const uint32_t *fp__seqtab_get(const struct fp__seqtab *t, uint32_t id, uint32_t *n, uint32_t *tag);
 
 static inline size_t fp__seqtab_count(const struct fp__seqtab *t)
 {

@@ -78,8 +78,7 @@ int fp__seqtab_add(struct fp__seqtab *t, const uint32_t *w, size_t n, uint32_t t
 	return FP_OK;
 }
 
-const uint32_t *fp__seqtab_get(const struct fp__seqtab *t, uint32_t id, uint32_t *n,
-			       uint32_t *tag)
+const uint32_t *fp__seqtab_get(const struct fp__seqtab *t, uint32_t id, uint32_t *n, uint32_t *tag)
 {
 	if (id >= t->n)
 		return NULL;

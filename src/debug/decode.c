@@ -182,13 +182,15 @@ static int check_counts(const struct dec *d, uint64_t p, uint64_t k, const uint6
 			       " exceeds numel %" PRIu64,
 			       site, nan, inf, numel);
 	if (w[3] != ((uint64_t)NO_DUMP32 << 32))
-		return rec_err(d, p, k, 3,
-			       "site %u: a counts-only record must have word 3 = no dump, zero count 0",
-			       site);
+		return rec_err(
+			d, p, k, 3,
+			"site %u: a counts-only record must have word 3 = no dump, zero count 0",
+			site);
 	for (i = 4; i < FP_DBG_RECORD_WORDS; i++)
 		if (w[i])
 			return rec_err(d, p, k, i,
-				       "site %u: a counts-only record must have word %u = 0", site, i);
+				       "site %u: a counts-only record must have word %u = 0", site,
+				       i);
 	return FP_OK;
 }
 
@@ -626,10 +628,11 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint
 		return rec_err(d, p, k, 0, "site %u: unknown record flags 0x%x", site, flags);
 	if ((flags & FP_DBG_REC_COUNTS) &&
 	    (s->kind != FP_DBG_KIND_VALUE || (flags & FP_DBG_REC_CLOSED)))
-		return rec_err(d, p, k, 0,
-			       "site %u: the counts-only flag on a record that is not a plain value "
-			       "record",
-			       site);
+		return rec_err(
+			d, p, k, 0,
+			"site %u: the counts-only flag on a record that is not a plain value "
+			"record",
+			site);
 	if (ndim > 3 && !(flags & FP_DBG_SHAPE_FLATTENED))
 		return rec_err(d, p, k, 0, "site %u: ndim %u > 3 without the flattened flag", site,
 			       ndim);

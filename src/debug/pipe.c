@@ -138,10 +138,11 @@ int fp_dbg_pipe_reserve(struct fp_dbg_pipe *p, size_t bytes, size_t *offset, str
 		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_pipe_reserve: bad argument");
 	size = align_up(bytes);
 	if (size > p->opt.pool_bytes || size < bytes)
-		return fp_diag_set(diag, FP_ELIMIT, 0,
-				   "a record buffer of %zu bytes does not fit the pipeline's pool of "
-				   "%zu bytes",
-				   bytes, p->opt.pool_bytes);
+		return fp_diag_set(
+			diag, FP_ELIMIT, 0,
+			"a record buffer of %zu bytes does not fit the pipeline's pool of "
+			"%zu bytes",
+			bytes, p->opt.pool_bytes);
 	pthread_mutex_lock(&p->mu);
 	while ((off = place(p, size)) == SIZE_MAX) {
 		waited = true;
@@ -437,8 +438,8 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 	pthread_mutex_unlock(&p->mu);
 	if (st)
 		return fp_diag_set(diag, FP_EINVAL, 0,
-				   "fp_dbg_pipe_submit: no reserved slice of %zu bytes at %zu", bytes,
-				   offset);
+				   "fp_dbg_pipe_submit: no reserved slice of %zu bytes at %zu",
+				   bytes, offset);
 	j.off = offset;
 	j.bytes = bytes;
 	j.index = job->launch_index;

@@ -673,11 +673,10 @@ static int new_op(struct fp__ttir_parser *p, const struct ctx *c, const char *na
 	if (m->n_ops >= p->lim.max_ops)
 		return fp__ttir_error(p, FP_ELIMIT, start, "more than %zu operations",
 				      p->lim.max_ops);
-	rc = fp__grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops),
-		      p->lim.max_ops);
+	rc = fp__grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops), p->lim.max_ops);
 	if (!rc)
-		rc = fp__grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1,
-			      sizeof(*p->op_loc), p->lim.max_ops);
+		rc = fp__grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1, sizeof(*p->op_loc),
+			      p->lim.max_ops);
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory for operations");
 	*oi = (uint32_t)m->n_ops;

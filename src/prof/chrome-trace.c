@@ -32,7 +32,7 @@
 struct names {
 	struct fp_hashmap map; /* node -> off << 16 | len in text */
 	struct fp_strbuf text;
-	char *buf; /* NAME_SHOWN_MAX + 1 */
+	char *buf;                      /* NAME_SHOWN_MAX + 1 */
 	struct fp_calltree_value *vals; /* NODE_VALUES */
 };
 

@@ -27,7 +27,7 @@ static struct fp__seqtab paths = {.max_count = MAX_PATHS, .max_words = MAX_PATH_
 static _Thread_local uint32_t cp_override = FP_PROF_NO_CALLPATH;
 static struct fp_hashmap demangled_map; /* kernel name id -> its full demangled name id */
 static bool demangled_init;
-static char *demangle_buf;             /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
+static char *demangle_buf; /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
 
 static int names_ready(void)
 {
@@ -95,8 +95,8 @@ int fp_prof_callpath_intern_ids(const uint32_t *ids, size_t n, uint32_t *id)
 	return rc;
 }
 
-int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *note,
-				  size_t note_len, uint32_t *id)
+int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *note, size_t note_len,
+				  uint32_t *id)
 {
 	uint32_t out, nid = FP_PROF_NO_NAME;
 	size_t i;

@@ -237,9 +237,9 @@ static void unit_word(const char *w, size_t n, bool den, double *f, const char *
 	static const struct {
 		const char *word;
 		double ns;
-	} times[] = {{"psecond", 1e-3}, {"nsecond", 1},	   {"usecond", 1e3}, {"msecond", 1e6},
-		     {"second", 1e9},	{"ps", 1e-3},	   {"ns", 1},	     {"us", 1e3},
-		     {"ms", 1e6},	{"s", 1e9}};
+	} times[] = {{"psecond", 1e-3}, {"nsecond", 1}, {"usecond", 1e3}, {"msecond", 1e6},
+		     {"second", 1e9},   {"ps", 1e-3},   {"ns", 1},        {"us", 1e3},
+		     {"ms", 1e6},       {"s", 1e9}};
 	static const char prefixes[] = "KMGTP";
 	size_t i;
 
@@ -724,7 +724,8 @@ static int details_row(struct parse_ctx *c, size_t index)
 	fp_strbuf_release(&key);
 	if (rc)
 		return rc;
-	if (fp__grow((void **)&c->key_launch, &c->alloc_keys, kid + 1, sizeof(*c->key_launch), SIZE_MAX))
+	if (fp__grow((void **)&c->key_launch, &c->alloc_keys, kid + 1, sizeof(*c->key_launch),
+		     SIZE_MAX))
 		return FP_ENOMEM;
 	if (kid + 1 == fp_intern_count(c->keys) && kid >= c->nkeys) {
 		/* Ids are dense: a new id is the first row of a new launch. */

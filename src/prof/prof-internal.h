@@ -123,9 +123,9 @@ struct fp_prof_session {
 	struct fp_prof_options opt; /* strings point to the copies above */
 	const struct fp_backend_ops *backend;
 	struct fp_sink_session sink; /* what the backend's calls get (sink.c: fp__prof_of_sink) */
-	uint64_t origin_ns;      /* fp_prof_clock_ns() at start */
-	uint64_t origin_unix_ns; /* CLOCK_REALTIME at start */
-	uint64_t end_unix_ns;    /* at finalize */
+	uint64_t origin_ns;          /* fp_prof_clock_ns() at start */
+	uint64_t origin_unix_ns;     /* CLOCK_REALTIME at start */
+	uint64_t end_unix_ns;        /* at finalize */
 
 	struct fp_calltree *tree;
 	uint32_t metric[FP__M_COUNT_SLOTS]; /* FP_CALLTREE_NONE until first use */

@@ -231,7 +231,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 
 	if (fp_json_type(root) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
-					    "expected a meta file (a JSON object)");
+				      "expected a meta file (a JSON object)");
 	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
 	out->incomplete = inc;
 	t = fp_json_get(root, "time");
@@ -242,7 +242,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 		return FP_OK;
 	if (fp_json_type(d) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
-					    "\"distributed\" must be an object or null");
+				      "\"distributed\" must be an object or null");
 	if ((rc = read_int(d, "rank", &out->rank, name, doc, diag)) ||
 	    (rc = read_int(d, "local_rank", &out->local_rank, name, doc, diag)) ||
 	    (rc = read_int(d, "world_size", &out->world_size, name, doc, diag)) ||
@@ -255,9 +255,9 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
 	    (out->world_size >= 0 && out->rank >= out->world_size))
 		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
-					    "\"distributed\": rank %" PRId64
-					    " is not below the world size %" PRId64 " (at most %d)",
-					    out->rank, out->world_size, FP_RANKS_MAX);
+				      "\"distributed\": rank %" PRId64
+				      " is not below the world size %" PRId64 " (at most %d)",
+				      out->rank, out->world_size, FP_RANKS_MAX);
 	b = fp_json_get(d, "barrier");
 	if (b && fp_json_type(b) == FP_JSON_OBJECT &&
 	    fp_json_uint64(fp_json_get(b, "exit_monotonic_ns"), &out->barrier_exit_ns) &&

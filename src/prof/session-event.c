@@ -74,8 +74,7 @@ int fp__prof_callpath_node(struct fp_prof_session *s, uint32_t base, uint32_t ca
 			   uint32_t *node)
 {
 	uint32_t small[64], *ids = small, cur = base;
-	uint64_t key = base == FP_CALLTREE_ROOT ? callpath :
-						  ((uint64_t)base + 1) << 32 | callpath;
+	uint64_t key = base == FP_CALLTREE_ROOT ? callpath : ((uint64_t)base + 1) << 32 | callpath;
 	size_t n, i;
 	uint64_t v;
 	int rc = FP_OK;
@@ -161,8 +160,7 @@ int fp__prof_thread_get(struct fp_prof_session *s, struct fp__prof_thread **out)
  * its full demangled form, and a new node keeps the mangled one as its string property
  * "mangled_name" (readers show a short form of the name; include/flagprism/demangle.h).
  */
-int fp__prof_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel,
-			 uint32_t *node)
+int fp__prof_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel, uint32_t *node)
 {
 	uint32_t display = fp__prof_kernel_display(kernel), frame, m;
 	size_t before = fp_calltree_node_count(s->tree), len;
@@ -284,7 +282,8 @@ static bool contains(const char *hay, size_t hlen, const char *needle, size_t nl
 		if (memcmp(hay + i, needle, nlen))
 			continue;
 		if ((i == 0 || (i >= 3 && !memcmp(hay + i - 3, " | ", 3))) &&
-		    (i + nlen == hlen || (i + nlen + 3 <= hlen && !memcmp(hay + i + nlen, " | ", 3))))
+		    (i + nlen == hlen ||
+		     (i + nlen + 3 <= hlen && !memcmp(hay + i + nlen, " | ", 3))))
 			return true;
 	}
 	return false;
@@ -351,7 +350,8 @@ static int apply_note(struct fp_prof_session *s, uint32_t node, uint32_t callpat
 					rc = FP_ENOMEM;
 				}
 				if (!rc)
-					rc = fp_calltree_set_string(s->tree, node, m, sb.buf, sb.len);
+					rc = fp_calltree_set_string(s->tree, node, m, sb.buf,
+								    sb.len);
 			}
 		}
 next:
@@ -387,7 +387,8 @@ int fp__prof_record_kernel(struct fp_prof_session *s, uint32_t node, const struc
 	int rc;
 
 	rc = fp__prof_add_slot(s, node, FP__M_TIME,
-			       ev->end_ns >= ev->begin_ns ? (double)(ev->end_ns - ev->begin_ns) : 0);
+			       ev->end_ns >= ev->begin_ns ? (double)(ev->end_ns - ev->begin_ns) :
+							    0);
 	if (!rc)
 		rc = fp__prof_add_slot(s, node, FP__M_COUNT, 1);
 	if (!rc)

@@ -41,15 +41,14 @@ struct fp__prof_thread *fp__prof_thread_find(struct fp_prof_session *s);
 int fp__prof_thread_get(struct fp_prof_session *s, struct fp__prof_thread **out);
 
 /* The kernel node below `base` (a mangled name filed under its demangled form). */
-int fp__prof_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel,
-			 uint32_t *node);
+int fp__prof_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kernel, uint32_t *node);
 
 /* Add `v` to metric slot `slot` of `node`. */
 int fp__prof_add_slot(struct fp_prof_session *s, uint32_t node, int slot, double v);
 
 /* File a kernel event with metadata `md` on `node`: metrics, notes, its trace record. */
-int fp__prof_record_kernel(struct fp_prof_session *s, uint32_t node,
-			   const struct fp_sink_event *ev, const struct fp_sink_metadata *md);
+int fp__prof_record_kernel(struct fp_prof_session *s, uint32_t node, const struct fp_sink_event *ev,
+			   const struct fp_sink_metadata *md);
 
 /* Whether an event from a backend is well formed enough to file. */
 bool fp__prof_event_ok(const struct fp_sink_event *ev);
@@ -68,8 +67,7 @@ void fp__prof_stats_locked(struct fp_prof_session *s, struct fp_prof_stats *out)
 void fp__prof_note_incomplete(struct fp_prof_session *s, const char *why);
 
 /* Finalize a claimed session: backend stop, out of the registry, its files; frees it. */
-int fp__prof_finalize_session(struct fp_prof_session *s, const char *format,
-			      struct fp_diag *diag);
+int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, struct fp_diag *diag);
 
 /* ---- session-lctx.c ------------------------------------------------------------------------- */
 

@@ -32,8 +32,7 @@
 
 static pthread_mutex_t lctx_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the contexts (core's sequence table); id FP_SINK_LCTX_NONE is the empty context */
-static struct fp__seqtab lctx = {.max_count = FP_PROF_MAX_LCTX,
-				 .max_words = LCTX_MAX_TOTAL_WORDS};
+static struct fp__seqtab lctx = {.max_count = FP_PROF_MAX_LCTX, .max_words = LCTX_MAX_TOTAL_WORDS};
 static atomic_uint lctx_epoch = 1;
 static _Thread_local uint32_t thread_lctx;
 static _Thread_local unsigned thread_lctx_epoch; /* 0: never refreshed */

@@ -646,7 +646,8 @@ static void default_specs(const struct fp_calltree *t, const struct fp_calltree 
 
 	buf[0] = '\0';
 	for (i = 0; i < FP_ARRAY_SIZE(plain) + FP_ARRAY_SIZE(est); i++) {
-		const char *spec = i < FP_ARRAY_SIZE(plain) ? plain[i] : est[i - FP_ARRAY_SIZE(plain)];
+		const char *spec =
+			i < FP_ARRAY_SIZE(plain) ? plain[i] : est[i - FP_ARRAY_SIZE(plain)];
 
 		if (i >= FP_ARRAY_SIZE(plain) && !has_est)
 			break;

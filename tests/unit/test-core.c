@@ -87,7 +87,7 @@ TEST(core_path_suffix_match)
 {
 	ASSERT(fp__path_suffix_match("/a/b/c.py", "/a/b/c.py"));
 	ASSERT(fp__path_suffix_match("/a/b/c.py", "b/c.py"));
-	ASSERT(fp__path_suffix_match("c.py", "/a/b/c.py")); /* either order */
+	ASSERT(fp__path_suffix_match("c.py", "/a/b/c.py"));   /* either order */
 	ASSERT(!fp__path_suffix_match("/a/b/c.py", "bc.py")); /* whole components only */
 	ASSERT(!fp__path_suffix_match("/a/b/c.py", "/c.py/"));
 	ASSERT(!fp__path_suffix_match("/a/b/c.py", "/a/b/d.py"));

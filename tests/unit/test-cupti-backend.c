@@ -1201,7 +1201,8 @@ TEST(cupti_backend_deactivate_is_exact)
 	fake_open(FP_FAKE_CUPTI_PATH);
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
-	other = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-other", &d); /* stays active throughout */
+	other = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-other",
+			    &d); /* stays active throughout */
 	ASSERT_GE(other, 0);
 	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
 	ASSERT_OK(fp_prof_deactivate(id));
@@ -1384,7 +1385,6 @@ TEST(cupti_backend_est_per_program)
 }
 
 /* ---- per-kernel estimates looked up in the launch callback (cupti-kest.c) -------------------- */
-
 
 /* The table alone: set, replace, no estimate, overflow, epochs. */
 TEST(cupti_kest_table)

@@ -504,10 +504,11 @@ TEST(html_debug_reads_directories)
 
 	/* a summary.json: its content is kept as is, the reports beside it are the launches */
 	p = page_new(FP_HTML_DEBUGGER, 0, 0);
-	write_file(dir, "summary.json",
-		   "{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[{\"name\":\"k\","
-		   "\"launches\":3,\"instrumented\":2,\"not_instrumented\":[{\"status\":\"excluded\","
-		   "\"reason\":\"no markers\",\"launches\":1}]}],\"findings\":[]}");
+	write_file(
+		dir, "summary.json",
+		"{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[{\"name\":\"k\","
+		"\"launches\":3,\"instrumented\":2,\"not_instrumented\":[{\"status\":\"excluded\","
+		"\"reason\":\"no markers\",\"launches\":1}]}],\"findings\":[]}");
 	memset(&d, 0, sizeof(d));
 	ASSERT_OK(fp_html_debug_read(p, path_in(dir, "summary.json"), &d));
 	fp_html_page_stats(p, &st);

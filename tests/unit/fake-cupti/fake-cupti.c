@@ -309,8 +309,7 @@ EXPORT void fake_cupti_launch_kernel(int domain, uint32_t cbid, uint32_t corr, c
  * cuLaunchKernelEx's (config first, then f) or cuLaunchKernel's (f first; also the cooperative
  * launches'). Other cbids get cuLaunchKernel's block too.
  */
-EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint64_t fn,
-				 int sites)
+EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint64_t fn, int sites)
 {
 	struct launch_config cfg;
 	struct launch_ex_params ex;
@@ -332,7 +331,8 @@ EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint6
 		memset(&d, 0, sizeof(d));
 		d.callbackSite = site;
 		d.functionName = "fakeLaunch";
-		d.functionParams = cbid == 652 || cbid == 653 ? (const void *)&ex : (const void *)&plain;
+		d.functionParams =
+			cbid == 652 || cbid == 653 ? (const void *)&ex : (const void *)&plain;
 		d.symbolName = "fake_kernel";
 		d.correlationId = corr;
 		fire(domain, cbid, &d);
