@@ -140,15 +140,16 @@ int main(int argc, char **argv)
 
 		snprintf(dir, sizeof(dir), "%s", keep);
 		for (r = 0; r < 3; r++) {
-			uint64_t base = UINT64_C(0x7f1000000000) + (uint64_t)r * UINT64_C(0x1000000000);
+			uint64_t base =
+				UINT64_C(0x7f1000000000) + (uint64_t)r * UINT64_C(0x1000000000);
 
 			n += (size_t)snprintf(args + n, sizeof(args) - n,
 					      "%s{\"name\":\"%s\",\"kind\":\"tensor\",\"dtype\":"
 					      "\"float32\",\"shape\":[%" PRIu64 "],\"strides\":[1],"
 					      "\"data_ptr\":%" PRIu64 ",\"storage_ptr\":%" PRIu64
 					      ",\"storage_nbytes\":%" PRIu64 ",\"element_size\":4}",
-					      r ? "," : ",\"args\":[", names[r], P * BLOCK, base, base,
-					      P * BLOCK * 4);
+					      r ? "," : ",\"args\":[", names[r], P * BLOCK, base,
+					      base, P * BLOCK * 4);
 		}
 		snprintf(args + n, sizeof(args) - n, "]");
 	} else {
@@ -202,7 +203,8 @@ int main(int argc, char **argv)
 	       ", \"records\": %" PRIu64
 	       ", \"buffer_bytes\": %zu, \"rounds\": %d, \"decode_s\": %.4f, \"write_s\": %.4f,"
 	       " \"total_s\": %.4f, \"txt_bytes\": %ld, \"json_bytes\": %ld}\n",
-	       raw ? "true" : "false", P, P * RECS, len, rounds, best_dec, best_wr, best_tot, txt, json);
+	       raw ? "true" : "false", P, P * RECS, len, rounds, best_dec, best_wr, best_tot, txt,
+	       json);
 	free(buf);
 	return 0;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The second command of the README, and what CI runs (.ci/run): every test FlagPrism has.
+#   format    the C files are as clang-format (the version requirements-dev.txt pins) makes them:
+#             scripts/check-format.sh
 #   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
 #   fuzz      scripts/fuzz-smoke.sh for FP_FUZZ_SECONDS (default 20) when clang has libFuzzer
@@ -121,6 +123,11 @@ z.extractall(sys.argv[1] + "/..", [n for n in z.namelist() if "/include/" in n])
 				"the ABI checks against them are skipped (FP_CUPTI13_HEADERS_DIR names a copy)" >&2
 	fi
 	[ -f "$inc/cupti_profiler_host.h" ] && echo "$PWD/$inc"
+}
+
+step_format() {
+	fp_say "[format] C files as .clang-format says (scripts/check-format.sh)"
+	bash scripts/check-format.sh
 }
 
 step_build() {
@@ -297,6 +304,7 @@ step_gpu() {
 }
 
 fp_env_setup
+run_step format step_format
 run_step build step_build
 run_step asan step_asan
 run_step fuzz step_fuzz

@@ -87,7 +87,8 @@ static int walk(const struct fp_calltree *t, uint32_t node, struct walk *w)
 	struct fp_calltree_value v;
 	uint32_t child;
 
-	if (node != FP_CALLTREE_ROOT && w->have_dev && fp_calltree_get(t, node, w->dev_m, &v) == FP_OK) {
+	if (node != FP_CALLTREE_ROOT && w->have_dev &&
+	    fp_calltree_get(t, node, w->dev_m, &v) == FP_OK) {
 		double time_ns = metric_total(t, node, w->time_m, w->have_time);
 		size_t len;
 		const char *name = fp_calltree_node_name(t, node, &len);

@@ -55,11 +55,11 @@ struct fp_compat_range {
 
 /** One known-bad combination: every range in `when` must hold, in one of `modes`. */
 struct fp_compat_issue {
-	const char *id;      /* stable name, e.g. "triton3.6-interpreter-numpy2.4" */
-	unsigned modes;      /* FP_COMPAT_* where it breaks */
+	const char *id; /* stable name, e.g. "triton3.6-interpreter-numpy2.4" */
+	unsigned modes; /* FP_COMPAT_* where it breaks */
 	struct fp_compat_range when[FP_COMPAT_MAX_RANGES]; /* unused entries have component NULL */
-	const char *feature; /* what stops working, as tests name it: "runtime-loops" */
-	const char *breaks;  /* one sentence: what fails and how it shows */
+	const char *feature;    /* what stops working, as tests name it: "runtime-loops" */
+	const char *breaks;     /* one sentence: what fails and how it shows */
 	const char *workaround; /* one sentence: what to do */
 };
 

@@ -97,7 +97,7 @@ struct fp_cupti_metrics_status {
 	uint64_t records;       /* their kernel activity records that came */
 	uint64_t records_timed; /* of which with start/end times */
 	struct fp_sink_metrics_stats attach; /* what the sink attached (metrics()) */
-	char chip[32]; /* "GH100" */
+	char chip[32];                       /* "GH100" */
 	size_t nreasons;
 	char reasons[FP_CUPTI_METRICS_REASONS][200]; /* degradation reasons */
 };

@@ -44,7 +44,7 @@ extern "C" {
  * word 2 holds the NaN and Inf counts, word 3 says "no dump", everything else is 0 and means
  * "not recorded" (no zero count, sum, min or max). */
 #define FP_DBG_REC_COUNTS (1u << 2)
-#define FP_DBG_NO_DUMP UINT64_MAX        /* fp_dbg_record_dump_offset(): no dump */
+#define FP_DBG_NO_DUMP UINT64_MAX /* fp_dbg_record_dump_offset(): no dump */
 
 /* Version of the JSON reports written by fp_dbg_write_reports() (field `schema_version`). */
 #define FP_DBG_SCHEMA_VERSION 1

@@ -20,9 +20,9 @@
 
 #include "ext.h"
 
-#define DS_MAX_WALK 256     /* frames read per launch; deeper stacks are keyed by these */
-#define DS_MAX_KEEP 64      /* frames kept in a stack */
-#define DS_SLOTS 1024       /* cache slots (power of two) */
+#define DS_MAX_WALK 256 /* frames read per launch; deeper stacks are keyed by these */
+#define DS_MAX_KEEP 64  /* frames kept in a stack */
+#define DS_SLOTS 1024   /* cache slots (power of two) */
 
 #if PY_VERSION_HEX >= 0x030B0000
 #define DS_LINE(co, pos) ((pos) >= 0 ? PyCode_Addr2Line((co), (pos)) : (co)->co_firstlineno)
@@ -54,34 +54,35 @@ static PyObject *ds_build(const struct fpy_frame_key *raw, size_t n, uint32_t li
 		const char *file = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
 
 		if (!file)
-			goto fail;
+			goto fail_items;
 		if (ds_skipped(file, (size_t)flen))
 			continue;
-		items[kept] = PyUnicode_FromFormat("%U:%d %U", co->co_filename, DS_LINE(co, raw[i].pos),
-						   co->co_name);
+		items[kept] = PyUnicode_FromFormat("%U:%d %U", co->co_filename,
+						   DS_LINE(co, raw[i].pos), co->co_name);
 		if (!items[kept])
-			goto fail;
+			goto fail_items;
 		kept++;
 	}
 	tuple = PyTuple_New((Py_ssize_t)kept);
 	if (!tuple)
-		goto fail;
+		goto fail_items;
 	for (i = 0; i < kept; i++)
 		PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, items[kept - 1 - i]);
 	return tuple;
 
-fail:
+fail_items:
 	while (kept)
 		Py_DECREF(items[--kept]);
 	return NULL;
 }
 
-PyDoc_STRVAR(debug_stack_doc,
-	     "debug_stack(limit) -> tuple[str, ...]\n\n"
-	     "The calling thread's Python stack as \"file:line function\", outermost first: the\n"
-	     "`limit` (1 to 64) innermost frames whose file does not start with a prefix given to\n"
-	     "debug_stack_skip() (nor with '<'). Cached by the frames: the same call site gives the\n"
-	     "same tuple object.");
+PyDoc_STRVAR(
+	debug_stack_doc,
+	"debug_stack(limit) -> tuple[str, ...]\n\n"
+	"The calling thread's Python stack as \"file:line function\", outermost first: the\n"
+	"`limit` (1 to 64) innermost frames whose file does not start with a prefix given to\n"
+	"debug_stack_skip() (nor with '<'). Cached by the frames: the same call site gives the\n"
+	"same tuple object.");
 
 static PyObject *debug_stack(PyObject *module, PyObject *arg)
 {
@@ -127,10 +128,11 @@ static PyObject *debug_stack(PyObject *module, PyObject *arg)
 	return stack;
 }
 
-PyDoc_STRVAR(debug_stack_skip_doc,
-	     "debug_stack_skip(prefixes)\n\n"
-	     "Frames whose file name starts with one of these strings (at most 32) are left out of\n"
-	     "debug_stack(). Replaces the previous list and forgets the cached stacks.");
+PyDoc_STRVAR(
+	debug_stack_skip_doc,
+	"debug_stack_skip(prefixes)\n\n"
+	"Frames whose file name starts with one of these strings (at most 32) are left out of\n"
+	"debug_stack(). Replaces the previous list and forgets the cached stacks.");
 
 static PyObject *debug_stack_skip(PyObject *module, PyObject *arg)
 {

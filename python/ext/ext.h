@@ -17,10 +17,21 @@
 
 #include <flagprism/status.h>
 
-/* Every part of the module, in the order the exec slot runs them. */
-#define FPY_PARTS(X) \
-	X(core)      \
-	X(compat) X(debug) X(dbgstack) X(dbgscan) X(devmem) X(prof) X(cupti) X(timeline) X(metrics) X(pcsampling) X(dist)
+/* Every part of the module, in the order the exec slot runs them (one per line: clang-format
+ * reflows a longer line differently on each run). */
+#define FPY_PARTS(X)  \
+	X(core)       \
+	X(compat)     \
+	X(debug)      \
+	X(dbgstack)   \
+	X(dbgscan)    \
+	X(devmem)     \
+	X(prof)       \
+	X(cupti)      \
+	X(timeline)   \
+	X(metrics)    \
+	X(pcsampling) \
+	X(dist)
 
 #define FPY__DECLARE_PART(part) int fpy_##part##_exec(PyObject *module);
 FPY_PARTS(FPY__DECLARE_PART)

@@ -35,7 +35,8 @@ uint64_t fpy_fcache_hash(const struct fpy_frame_key *k, size_t n, uint32_t tag)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = mix64(h ^ ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
+		h = mix64(h ^
+			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
 	return h;
 }
 
@@ -140,12 +141,12 @@ int fpy_prefixes_set(struct fpy_prefixes *p, PyObject *arg, size_t max, const ch
 				PyErr_Format(PyExc_TypeError,
 					     "%s: prefixes must be str of at most %d bytes", who,
 					     FPY_MAX_PREFIX_LEN);
-			goto fail;
+			goto fail_copy;
 		}
 		copy[i] = PyMem_Malloc((size_t)len + 1);
 		if (!copy[i]) {
 			PyErr_NoMemory();
-			goto fail;
+			goto fail_copy;
 		}
 		memcpy(copy[i], s, (size_t)len + 1);
 		lens[i] = (size_t)len;
@@ -160,7 +161,7 @@ int fpy_prefixes_set(struct fpy_prefixes *p, PyObject *arg, size_t max, const ch
 	p->n = (size_t)n;
 	return 0;
 
-fail:
+fail_copy:
 	while (i > 0)
 		PyMem_Free(copy[--i]);
 	Py_DECREF(seq);

@@ -316,10 +316,10 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		unsigned long v = PyLong_AsUnsignedLong(base);
 
 		if (v == (unsigned long)-1 && PyErr_Occurred())
-			goto fail;
+			goto fail_ids;
 		if (v > UINT32_MAX) {
 			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_callpath_length((uint32_t)v, &nb);
 		if (rc)
@@ -328,7 +328,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 			ids = PyMem_Malloc((nb + (size_t)nf) * sizeof(*ids));
 			if (!ids) {
 				PyErr_NoMemory();
-				goto fail;
+				goto fail_ids;
 			}
 		}
 		if (nb && fp_prof_callpath_frames((uint32_t)v, ids, nb) != nb) {
@@ -339,7 +339,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		ids = PyMem_Malloc((size_t)nf * sizeof(*ids));
 		if (!ids) {
 			PyErr_NoMemory();
-			goto fail;
+			goto fail_ids;
 		}
 	}
 	for (i = 0; i < nf; i++) {
@@ -350,7 +350,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		if (!str) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_TypeError, "frames must be str");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_name_intern(str, (size_t)len, &ids[nb + (size_t)i]);
 		if (rc)
@@ -365,7 +365,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 	return PyLong_FromUnsignedLong(id);
 fail_rc:
 	fpy_raise(module, rc, NULL);
-fail:
+fail_ids:
 	if (ids != small)
 		PyMem_Free(ids);
 	Py_XDECREF(seq);
@@ -399,13 +399,14 @@ static PyObject *prof_callpath_override(PyObject *module, PyObject *arg)
 	return PyLong_FromUnsignedLong(old);
 }
 
-PyDoc_STRVAR(inductor_origin_doc,
-	     "inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
-	     "Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
-	     "the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
-	     "with the note in prof_callpath_extend()'s format and the first model line as a\n"
-	     "\"file:function@line\" frame (None without one); None when the module does not\n"
-	     "define the kernel.");
+PyDoc_STRVAR(
+	inductor_origin_doc,
+	"inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
+	"Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
+	"the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
+	"with the note in prof_callpath_extend()'s format and the first model line as a\n"
+	"\"file:function@line\" frame (None without one); None when the module does not\n"
+	"define the kernel.");
 
 static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 {
@@ -417,19 +418,20 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 	PyObject *res = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text,
-					 &tlen, &kernel, &klen, &graph, &glen))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text, &tlen,
+					 &kernel, &klen, &graph, &glen))
 		return NULL;
 	if (!klen)
 		return PyErr_Format(PyExc_ValueError, "inductor_origin: empty kernel name");
 	fp_strbuf_init(&note, FP_PROF_MAX_NOTE);
-	Py_BEGIN_ALLOW_THREADS
-	rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen, graph, (size_t)glen,
-				&note, &o);
-	Py_END_ALLOW_THREADS
-	if (rc == FP_ENOENT) {
+	Py_BEGIN_ALLOW_THREADS rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen,
+						       graph, (size_t)glen, &note, &o);
+	Py_END_ALLOW_THREADS if (rc == FP_ENOENT)
+	{
 		res = Py_NewRef(Py_None);
-	} else if (rc == FP_ELIMIT) {
+	}
+	else if (rc == FP_ELIMIT)
+	{
 		/* a note past the call path's cap: what fits, cut at a line */
 		size_t keep = note.len;
 
@@ -437,9 +439,13 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 			keep--;
 		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)(keep ? keep - 1 : 0),
 				    o.frame[0] ? o.frame : NULL);
-	} else if (rc) {
+	}
+	else if (rc)
+	{
 		fpy_raise(module, rc, NULL);
-	} else {
+	}
+	else
+	{
 		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)note.len,
 				    o.frame[0] ? o.frame : NULL);
 	}
@@ -447,11 +453,12 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 	return res;
 }
 
-PyDoc_STRVAR(internal_mark_doc,
-	     "internal_mark(delta) -> int\n\n"
-	     "+1 / -1 around FlagPrism's own work on this thread (flagprism._intercept.internal()):\n"
-	     "launches made while the depth is above 0 are dropped by every backend and counted\n"
-	     "(metadata lost.flagprism_internal_launches). Returns the new depth.");
+PyDoc_STRVAR(
+	internal_mark_doc,
+	"internal_mark(delta) -> int\n\n"
+	"+1 / -1 around FlagPrism's own work on this thread (flagprism._intercept.internal()):\n"
+	"launches made while the depth is above 0 are dropped by every backend and counted\n"
+	"(metadata lost.flagprism_internal_launches). Returns the new depth.");
 
 static PyObject *internal_mark(PyObject *module, PyObject *arg)
 {
@@ -469,11 +476,12 @@ static PyObject *internal_mark(PyObject *module, PyObject *arg)
 	return PyLong_FromLong(rc);
 }
 
-PyDoc_STRVAR(prof_frames_doc,
-	     "prof_frames(method=None) -> tuple[str, str | None]\n\n"
-	     "How Python call paths read the stack: (\"interpreter\", None) when the interpreter's\n"
-	     "frame chain is read directly (CPython 3.11-3.13, checked against the public API on\n"
-	     "first use), else (\"public\", why). method \"public\" or \"auto\" selects first.");
+PyDoc_STRVAR(
+	prof_frames_doc,
+	"prof_frames(method=None) -> tuple[str, str | None]\n\n"
+	"How Python call paths read the stack: (\"interpreter\", None) when the interpreter's\n"
+	"frame chain is read directly (CPython 3.11-3.13, checked against the public API on\n"
+	"first use), else (\"public\", why). method \"public\" or \"auto\" selects first.");
 
 static PyObject *prof_frames(PyObject *module, PyObject *args)
 {

@@ -14,11 +14,11 @@
 #include <float.h>
 #include <math.h>
 
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
 
 #define MAX_ARGS 4096u             /* tensor arguments of one launch */

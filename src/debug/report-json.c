@@ -260,8 +260,9 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 		fp_jsonw_kv_null(w, "no_records");
 	else
 		fp_jsonw_kv_string(w, "no_records",
-				   fp_dbg_run_info(c->run)->overflow_count ? "records dropped (overflow)" :
-									     "not executed");
+				   fp_dbg_run_info(c->run)->overflow_count ?
+					   "records dropped (overflow)" :
+					   "not executed");
 	fp_jsonw_key(w, "instances");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)

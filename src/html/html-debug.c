@@ -1563,8 +1563,9 @@ static int read_summary(struct fp_html_page *p, const char *path, struct fp_diag
 	if (rc == FP_ENOENT && p->st.launches == 0) {
 		/* a clean check-mode run writes no per-launch report: the summary is the page */
 		fp_diag_clear(diag);
-		rc = fp_html_page_note(p, "%s: no per-launch report beside the summary (no launch had "
-					  "findings, or --all-reports was not given)",
+		rc = fp_html_page_note(p,
+				       "%s: no per-launch report beside the summary (no launch had "
+				       "findings, or --all-reports was not given)",
 				       path);
 	}
 	return rc;

@@ -12,9 +12,9 @@
 
 #include <math.h>
 
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 
+#include "core/intern-internal.h"
 #include "html/html-internal.h"
 
 #define TRACE_MAX_DEPTH 64

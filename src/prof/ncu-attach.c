@@ -12,10 +12,10 @@
 #include <math.h>
 
 #include <flagprism/demangle.h>
-#include <flagprism/hashmap.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "core/hashmap-internal.h"
 #include "prof/ncu-internal.h"
 
 /* ---- launch order from a Chrome trace ------------------------------------------------------ */

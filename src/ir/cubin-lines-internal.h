@@ -11,19 +11,14 @@
  * The input is untrusted: every read is bounds-checked, every table capped, and a malformed
  * cubin is rejected with FP_EFORMAT and a diagnostic naming the byte offset in the file.
  */
-#ifndef FLAGPRISM_CUBIN_H
-#define FLAGPRISM_CUBIN_H
+#ifndef FP_IR_CUBIN_LINES_INTERNAL_H
+#define FP_IR_CUBIN_LINES_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <flagprism/export.h>
 #include <flagprism/status.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 #define FP_CUBIN_MAX_SIZE ((size_t)1 << 30)  /* bytes of one cubin */
 #define FP_CUBIN_MAX_ROWS ((size_t)1 << 22)  /* line-table rows kept */
@@ -57,32 +52,27 @@ struct fp_cubin_loc {
  * tables, 64-bit DWARF); FP_ELIMIT (over one of the caps above); FP_ENOMEM. Nothing is written
  * to *out on failure.
  */
-FP_EXTERN int fp_cubin_lines_parse(const void *data, size_t len, struct fp_cubin_lines **out,
-				   struct fp_diag *diag);
+int fp_cubin_lines_parse(const void *data, size_t len, struct fp_cubin_lines **out,
+			 struct fp_diag *diag);
 
 /** Free the table; NULL is a no-op. */
-FP_EXTERN void fp_cubin_lines_free(struct fp_cubin_lines *cl);
+void fp_cubin_lines_free(struct fp_cubin_lines *cl);
 
 /** Whether the cubin had a line table with at least one row. */
-FP_EXTERN bool fp_cubin_lines_has_lines(const struct fp_cubin_lines *cl);
+bool fp_cubin_lines_has_lines(const struct fp_cubin_lines *cl);
 
 /** Rows of the table (each a [pc_lo, pc_hi) range of one function). */
-FP_EXTERN size_t fp_cubin_lines_count(const struct fp_cubin_lines *cl);
+size_t fp_cubin_lines_count(const struct fp_cubin_lines *cl);
 
 /** Row `i` (0 <= i < count) in (function, pc) order. FP_OK or FP_EINVAL. */
-FP_EXTERN int fp_cubin_lines_row(const struct fp_cubin_lines *cl, size_t i,
-				 struct fp_cubin_loc *out);
+int fp_cubin_lines_row(const struct fp_cubin_lines *cl, size_t i, struct fp_cubin_loc *out);
 
 /**
  * The source of byte offset `pc` in function `function` (the kernel's symbol name, as CUPTI's
  * PC sampling reports it). FP_OK and *out; FP_ENOENT when the function has no rows or `pc` is
  * outside every range of it; FP_EINVAL.
  */
-FP_EXTERN int fp_cubin_lines_lookup(const struct fp_cubin_lines *cl, const char *function,
-				    uint64_t pc, struct fp_cubin_loc *out);
+int fp_cubin_lines_lookup(const struct fp_cubin_lines *cl, const char *function, uint64_t pc,
+			  struct fp_cubin_loc *out);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* FLAGPRISM_CUBIN_H */
+#endif /* FP_IR_CUBIN_LINES_INTERNAL_H */

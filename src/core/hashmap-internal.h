@@ -6,18 +6,12 @@
  * `(parent_id << 32 | frame_id)`, an address, an interned id. For string keys use fp_intern
  * and key on the id. Not thread-safe.
  */
-#ifndef FLAGPRISM_HASHMAP_H
-#define FLAGPRISM_HASHMAP_H
+#ifndef FP_CORE_HASHMAP_H
+#define FP_CORE_HASHMAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <flagprism/export.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Default maximum number of entries (see fp_hashmap_set_limit()). */
 #if SIZE_MAX > 0xffffffffu
@@ -44,60 +38,55 @@ struct fp_hashmap {
 };
 
 /** Initialise an empty map (allocates nothing) with max_count FP_HASHMAP_DEFAULT_MAX. */
-FP_EXTERN void fp_hashmap_init(struct fp_hashmap *m);
+void fp_hashmap_init(struct fp_hashmap *m);
 
 /** Free the slots; the map is left empty and initialised (limit kept). NULL is a no-op. */
-FP_EXTERN void fp_hashmap_release(struct fp_hashmap *m);
+void fp_hashmap_release(struct fp_hashmap *m);
 
 /** Remove every entry, keeping the memory. */
-FP_EXTERN void fp_hashmap_clear(struct fp_hashmap *m);
+void fp_hashmap_clear(struct fp_hashmap *m);
 
 /** Set the maximum number of entries (0: FP_HASHMAP_DEFAULT_MAX). Existing entries stay. */
-FP_EXTERN void fp_hashmap_set_limit(struct fp_hashmap *m, size_t max_count);
+void fp_hashmap_set_limit(struct fp_hashmap *m, size_t max_count);
 
 /**
  * Make room for `n` entries in total, so that inserting up to that many allocates nothing.
  * Returns FP_OK, FP_ENOMEM or FP_ELIMIT (n above the limit). The map is unchanged on failure.
  */
-FP_EXTERN int fp_hashmap_reserve(struct fp_hashmap *m, size_t n);
+int fp_hashmap_reserve(struct fp_hashmap *m, size_t n);
 
 /**
  * Insert `key` with `value`, or replace the value of an existing key. Returns FP_OK, FP_ENOMEM
  * (growth failed) or FP_ELIMIT (map full per its limit); on failure the map is unchanged.
  * Replacing never allocates and never fails.
  */
-FP_EXTERN int fp_hashmap_put(struct fp_hashmap *m, uint64_t key, uint64_t value);
+int fp_hashmap_put(struct fp_hashmap *m, uint64_t key, uint64_t value);
 
 /** True if `key` is present; then *value (if not NULL) is set to its value. */
-FP_EXTERN bool fp_hashmap_get(const struct fp_hashmap *m, uint64_t key, uint64_t *value);
+bool fp_hashmap_get(const struct fp_hashmap *m, uint64_t key, uint64_t *value);
 
 /** Remove `key`; true if it was present. Never allocates. */
-FP_EXTERN bool fp_hashmap_remove(struct fp_hashmap *m, uint64_t key);
+bool fp_hashmap_remove(struct fp_hashmap *m, uint64_t key);
 
 /** Number of entries. */
-FP_EXTERN size_t fp_hashmap_count(const struct fp_hashmap *m);
+size_t fp_hashmap_count(const struct fp_hashmap *m);
 
 /**
  * Iterate: set `*iter = 0`, then call until it returns false; each true return gives one entry.
  * Order is unspecified. The map must not be modified during iteration, except by replacing
  * values of existing keys with fp_hashmap_put().
  */
-FP_EXTERN bool fp_hashmap_next(const struct fp_hashmap *m, size_t *iter, uint64_t *key,
-			       uint64_t *value);
+bool fp_hashmap_next(const struct fp_hashmap *m, size_t *iter, uint64_t *key, uint64_t *value);
 
 /**
  * 64-bit hash of `n` bytes (data may be NULL when n is 0). Fast, well distributed,
  * deterministic within one build; not cryptographic and not seeded, and not stable across
  * versions or byte orders: never persist it.
  */
-FP_EXTERN uint64_t fp_hash_bytes(const void *data, size_t n);
+uint64_t fp_hash_bytes(const void *data, size_t n);
 
 /** Bijective 64-bit mixer: distinct inputs give distinct outputs; every input bit affects
  *  every output bit. Suitable for masking to a table index. */
-FP_EXTERN uint64_t fp_hash_u64(uint64_t x);
+uint64_t fp_hash_u64(uint64_t x);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* FLAGPRISM_HASHMAP_H */
+#endif /* FP_CORE_HASHMAP_H */

@@ -6,17 +6,11 @@
  * from the allocator, so hostile input cannot make it grow without bound. Not thread-safe: one
  * arena per owner, or external locking.
  */
-#ifndef FLAGPRISM_ARENA_H
-#define FLAGPRISM_ARENA_H
+#ifndef FP_CORE_ARENA_H
+#define FP_CORE_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <flagprism/export.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Defaults used when fp_arena_init() is given 0. */
 #define FP_ARENA_DEFAULT_BLOCK ((size_t)64 << 10) /* first block: 64 KiB */
@@ -52,47 +46,43 @@ struct fp_arena {
  * allocation). `block_size` 0 means FP_ARENA_DEFAULT_BLOCK, `cap` 0 means FP_ARENA_DEFAULT_CAP.
  * `cap` bounds everything the arena takes from the allocator, block headers included.
  */
-FP_EXTERN void fp_arena_init(struct fp_arena *a, size_t block_size, size_t cap);
+void fp_arena_init(struct fp_arena *a, size_t block_size, size_t cap);
 
 /**
  * Free every block; all pointers the arena handed out become invalid. The arena is left
  * initialised and empty (same block size and cap), ready for reuse. NULL is a no-op.
  */
-FP_EXTERN void fp_arena_release(struct fp_arena *a);
+void fp_arena_release(struct fp_arena *a);
 
 /**
  * `size` bytes aligned to 16, uninitialised, valid until fp_arena_release(). `size` 0 gives a
  * valid unique pointer. NULL on out-of-memory or when the cap would be exceeded; then
  * fp_arena_last_error() says which (FP_ENOMEM or FP_ELIMIT) and the arena is unchanged.
  */
-FP_EXTERN void *fp_arena_alloc(struct fp_arena *a, size_t size);
+void *fp_arena_alloc(struct fp_arena *a, size_t size);
 
 /**
  * Like fp_arena_alloc() with an explicit alignment: `align` must be a power of two no larger
  * than 4096 (else NULL with FP_EINVAL). Use 1 for byte data such as strings.
  */
-FP_EXTERN void *fp_arena_alloc_align(struct fp_arena *a, size_t size, size_t align);
+void *fp_arena_alloc_align(struct fp_arena *a, size_t size, size_t align);
 
 /** Zeroed array of `n` elements of `size` bytes, 16-aligned; NULL also when n * size overflows. */
-FP_EXTERN void *fp_arena_calloc(struct fp_arena *a, size_t n, size_t size);
+void *fp_arena_calloc(struct fp_arena *a, size_t n, size_t size);
 
 /**
  * Copy of the `n` bytes at `s` followed by a NUL (so `s` need not be NUL-terminated and may
  * contain NULs). The copy is byte-aligned. NULL on failure as fp_arena_alloc().
  */
-FP_EXTERN char *fp_arena_strndup(struct fp_arena *a, const char *s, size_t n);
+char *fp_arena_strndup(struct fp_arena *a, const char *s, size_t n);
 
 /** Bytes handed out so far (each allocation counts its size plus its alignment padding). */
-FP_EXTERN size_t fp_arena_used(const struct fp_arena *a);
+size_t fp_arena_used(const struct fp_arena *a);
 
 /** Bytes taken from the allocator so far (what the cap applies to). */
-FP_EXTERN size_t fp_arena_reserved(const struct fp_arena *a);
+size_t fp_arena_reserved(const struct fp_arena *a);
 
 /** Status of the most recent failed allocation (FP_ENOMEM, FP_ELIMIT, FP_EINVAL), or 0. */
-FP_EXTERN int fp_arena_last_error(const struct fp_arena *a);
+int fp_arena_last_error(const struct fp_arena *a);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* FLAGPRISM_ARENA_H */
+#endif /* FP_CORE_ARENA_H */

@@ -9,17 +9,11 @@
  * Cost: add and find are expected O(len) (one hash, about one probe); growth rehashes in O(count)
  * without touching the strings. Memory is the string bytes plus about 30 bytes per string.
  */
-#ifndef FLAGPRISM_INTERN_H
-#define FLAGPRISM_INTERN_H
+#ifndef FP_CORE_INTERN_H
+#define FP_CORE_INTERN_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <flagprism/export.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Hard limit on the number of strings in one table (ids are below it). */
 #define FP_INTERN_MAX_COUNT ((uint32_t)1 << 31)
@@ -34,13 +28,13 @@ struct fp_intern;
  * New empty table with the default cap on string storage (FP_ARENA_DEFAULT_CAP bytes). NULL on
  * out-of-memory. Free with fp_intern_free().
  */
-FP_EXTERN struct fp_intern *fp_intern_new(void);
+struct fp_intern *fp_intern_new(void);
 
 /** Same, with string storage capped at `max_bytes` (0: default). NULL on out-of-memory. */
-FP_EXTERN struct fp_intern *fp_intern_new_capped(size_t max_bytes);
+struct fp_intern *fp_intern_new_capped(size_t max_bytes);
 
 /** Free the table and every string it holds. NULL is a no-op. */
-FP_EXTERN void fp_intern_free(struct fp_intern *in);
+void fp_intern_free(struct fp_intern *in);
 
 /**
  * Intern the `len` bytes at `s` (any bytes, NULs included; `s` may be NULL when len is 0).
@@ -48,32 +42,28 @@ FP_EXTERN void fp_intern_free(struct fp_intern *in);
  * FP_ELIMIT (FP_INTERN_MAX_COUNT strings or the byte cap reached) or FP_EINVAL (NULL table, or
  * NULL `s` with len > 0). On failure the table is unchanged and *id is not written.
  */
-FP_EXTERN int fp_intern_add(struct fp_intern *in, const char *s, size_t len, uint32_t *id);
+int fp_intern_add(struct fp_intern *in, const char *s, size_t len, uint32_t *id);
 
 /** fp_intern_add() for a NUL-terminated string. */
-FP_EXTERN int fp_intern_add_str(struct fp_intern *in, const char *s, uint32_t *id);
+int fp_intern_add_str(struct fp_intern *in, const char *s, uint32_t *id);
 
 /**
  * Look a string up without adding it. Returns FP_OK and sets *id (if not NULL), FP_ENOENT if
  * absent, or FP_EINVAL as fp_intern_add().
  */
-FP_EXTERN int fp_intern_find(const struct fp_intern *in, const char *s, size_t len, uint32_t *id);
+int fp_intern_find(const struct fp_intern *in, const char *s, size_t len, uint32_t *id);
 
 /**
  * The string of an id: NUL-terminated (the terminator is not counted in *len), borrowed, valid
  * until fp_intern_free() (adding more strings never moves it). Sets *len if `len` is not NULL.
  * NULL if `id` is out of range or `in` is NULL.
  */
-FP_EXTERN const char *fp_intern_str(const struct fp_intern *in, uint32_t id, size_t *len);
+const char *fp_intern_str(const struct fp_intern *in, uint32_t id, size_t *len);
 
 /** Number of distinct strings (= the next id); 0 for NULL. */
-FP_EXTERN uint32_t fp_intern_count(const struct fp_intern *in);
+uint32_t fp_intern_count(const struct fp_intern *in);
 
 /** Bytes of memory the table holds (strings, id array and hash table). */
-FP_EXTERN size_t fp_intern_memory(const struct fp_intern *in);
+size_t fp_intern_memory(const struct fp_intern *in);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* FLAGPRISM_INTERN_H */
+#endif /* FP_CORE_INTERN_H */

@@ -1,81 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Memory for the TTIR parser: a capped bump allocator that owns everything a parsed module hands
- * out (freed in one call), and an open-addressing string map used for interning, #loc aliases and
- * function names. Small and private on purpose: the module must not depend on anything but libc
- * and the allocator hook. Not a general-purpose container.
+ * The TTIR parser's string map: open addressing from a string (borrowed: the key pointer is kept
+ * as given, so keys live in the module's arena or the input) to a uint32 value and its slot, used
+ * for interning, #loc aliases, types, function names and the estimator's constants. The module's
+ * memory is core's arena (ttir.c). Not a general-purpose container: core's intern and hash map
+ * copy keys or take integer keys; this one keeps a pointer and an updatable slot.
  */
 #include "fp-setup.h"
 
 #include "ir/ttir-internal.h"
-
-struct fp__ttir_chunk {
-	struct fp__ttir_chunk *next;
-	size_t size;
-	size_t used;
-	/* data follows, 16-byte aligned by the header size */
-};
-
-#define CHUNK_HDR ((sizeof(struct fp__ttir_chunk) + 15) & ~(size_t)15)
-#define CHUNK_MIN ((size_t)64 << 10)
-
-void fp__ttir_arena_release(struct fp__ttir_arena *a)
-{
-	struct fp__ttir_chunk *c = a->head, *next;
-
-	while (c) {
-		next = c->next;
-		fp_free(c);
-		c = next;
-	}
-	a->head = NULL;
-	a->total = 0;
-}
-
-void *fp__ttir_arena_alloc(struct fp__ttir_arena *a, size_t n)
-{
-	struct fp__ttir_chunk *c = a->head;
-	size_t need = (n + 7) & ~(size_t)7, size, total;
-	char *mem;
-
-	if (n == 0)
-		need = 8;
-	if (need < n)
-		return NULL;
-	if (!c || c->size - c->used < need) {
-		size = need > CHUNK_MIN ? need : CHUNK_MIN;
-		if (!fp__add_ok(size, CHUNK_HDR, &total) || !fp__add_ok(a->total, total, &total) ||
-		    total > a->cap)
-			return NULL;
-		c = fp_malloc(CHUNK_HDR + size);
-		if (!c)
-			return NULL;
-		c->next = a->head;
-		c->size = size;
-		c->used = 0;
-		a->head = c;
-		a->total = total;
-	}
-	mem = (char *)c + CHUNK_HDR + c->used;
-	c->used += need;
-	memset(mem, 0, need);
-	return mem;
-}
-
-char *fp__ttir_arena_strndup(struct fp__ttir_arena *a, const char *s, size_t n)
-{
-	char *d;
-
-	if (n == SIZE_MAX)
-		return NULL;
-	d = fp__ttir_arena_alloc(a, n + 1);
-	if (!d)
-		return NULL;
-	if (n)
-		memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
-}
 
 /* FNV-1a with a final avalanche, so the low bits used for the bucket are well mixed. */
 uint64_t fp__ttir_hash(const char *s, size_t n)

@@ -189,7 +189,7 @@ int fp_cupti_metrics_request(const char *list, size_t max_ranges, struct fp_diag
 		if (len) {
 			for (i = 0; i < len; i++)
 				if (!name_char(p[i]))
-					goto bad;
+					goto fail_name;
 			if (len >= FP_CUPTI_METRIC_NAME_MAX)
 				return fp_diag_set(diag, FP_ELIMIT, 0,
 						   "metric name of %zu bytes (at most %d)", len,
@@ -209,7 +209,7 @@ int fp_cupti_metrics_request(const char *list, size_t max_ranges, struct fp_diag
 		}
 		p = *e ? e + 1 : e;
 		continue;
-bad:
+fail_name:
 		memset(&req, 0, sizeof(req));
 		return fp_diag_set(
 			diag, FP_EINVAL, 0,
@@ -426,7 +426,7 @@ static int pick_context(void *cuda, void **ctx, int *dev, struct fp_diag *diag)
 				err_text(lib, r_), r_,                                           \
 				r_ == FP__CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? "; " : "",       \
 				r_ == FP__CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? PRIV_HINT : ""); \
-			goto fail;                                                               \
+			goto fail_setup;                                                         \
 		}                                                                                \
 	} while (0)
 
@@ -491,7 +491,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 	m.avail = fp_malloc(ap.counterAvailabilityImageSize ? ap.counterAvailabilityImageSize : 1);
 	if (!m.avail) {
 		rc = FP_ENOMEM;
-		goto fail;
+		goto fail_setup;
 	}
 	ap.pCounterAvailabilityImage = m.avail;
 	CALL(cuptiProfilerGetCounterAvailability, &ap, "cuptiProfilerGetCounterAvailability");
@@ -533,7 +533,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 				 "hardware metrics: none of the %zu requested metrics exists on %s "
 				 "(first: %s)",
 				 nreq, last.chip, req.names[0]);
-		goto fail;
+		goto fail_setup;
 	}
 	memset(&amp, 0, sizeof(amp));
 	amp.structSize = FP__CUPTI_SZ_ADD_METRICS;
@@ -549,7 +549,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 	m.config = fp_malloc(m.config_size ? m.config_size : 1);
 	if (!m.config) {
 		rc = FP_ENOMEM;
-		goto fail;
+		goto fail_setup;
 	}
 	memset(&cip, 0, sizeof(cip));
 	cip.structSize = FP__CUPTI_SZ_CONFIG_IMAGE;
@@ -586,7 +586,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 			"hardware metrics: cannot allocate the counter data image (%zu bytes "
 			"for %zu kernels)",
 			m.data_size, m.max_ranges);
-		goto fail;
+		goto fail_setup;
 	}
 	memset(&dip, 0, sizeof(dip));
 	dip.structSize = FP__CUPTI_SZ_RP_DATAINIT;
@@ -612,7 +612,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 	CALL(cuptiRangeProfilerSetConfig, &scp, "cuptiRangeProfilerSetConfig");
 	rc = launches_init();
 	if (rc)
-		goto fail;
+		goto fail_setup;
 	sp = (struct fp__cupti_rp_object_params){FP__CUPTI_SZ_RP_OBJECT, NULL, m.rp};
 	CALL(cuptiRangeProfilerStart, &sp, "cuptiRangeProfilerStart");
 	m.started = true;
@@ -623,7 +623,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
 	atomic_store(&fp__cupti_metrics_on, true);
 	return FP_OK;
 
-fail:
+fail_setup:
 	teardown();
 	return rc;
 }

@@ -8,7 +8,7 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/npy.h>
+#include "core/npy-internal.h"
 
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6

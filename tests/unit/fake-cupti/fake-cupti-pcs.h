@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The test-control side of the PC-sampling part of libfakecupti.so (fake_cupti_pcs.c): what the
+ * The test-control side of the PC-sampling part of libfakecupti.so (fake-cupti-pcs.c): what the
  * backend enabled and configured, and the PC records cuptiPCSamplingGetData hands over once
  * fake_pcs_worker() "decoded" them (Disable hands over all, with the totals). Tests reach these
  * with dlsym. Not part of FlagPrism.

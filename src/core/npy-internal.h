@@ -17,21 +17,16 @@
  *   float8e4nv, float8e5 and pointer: FP_ENOTSUP. Callers write pointer dumps as int64 and
  *   float8 dumps as the float32/float64 values they decoded.
  */
-#ifndef FLAGPRISM_NPY_H
-#define FLAGPRISM_NPY_H
+#ifndef FP_CORE_NPY_H
+#define FP_CORE_NPY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <flagprism/dtype.h>
-#include <flagprism/export.h>
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Most dimensions an array may have (NumPy 1.x's limit; NumPy 2 allows more). */
 #define FP_NPY_MAX_NDIM 32u
@@ -43,7 +38,7 @@ extern "C" {
  * host), static storage. bfloat16 gives the float32 descr. NULL for dtypes that cannot be
  * written (float8, pointer, invalid codes).
  */
-FP_EXTERN const char *fp_npy_descr(enum fp_dtype t);
+const char *fp_npy_descr(enum fp_dtype t);
 
 /**
  * Build the header (magic, version 1.0, length, dictionary, padding) for an array of dtype `t`
@@ -52,8 +47,8 @@ FP_EXTERN const char *fp_npy_descr(enum fp_dtype t);
  * FP_OK, FP_ENOTSUP (dtype not writable), FP_EINVAL (invalid dtype, ndim > FP_NPY_MAX_NDIM,
  * NULL argument) or FP_ELIMIT (`size` too small). The header is not NUL-terminated.
  */
-FP_EXTERN int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape,
-			    unsigned ndim, size_t *len);
+int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+		  size_t *len);
 
 /**
  * Write `data` as a .npy file at `path`, replacing any file there. `data` holds numel elements
@@ -69,26 +64,25 @@ FP_EXTERN int fp_npy_header(char *buf, size_t size, enum fp_dtype t, const uint6
  * refused, such as a directory), FP_ENOTSUP (float8, pointer), FP_ENOMEM or FP_EIO. `diag`
  * (may be NULL) names the path and the reason.
  */
-FP_EXTERN int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape,
-				unsigned ndim, const void *data, size_t nbytes,
-				struct fp_diag *diag);
+int fp_npy_write_file(const char *path, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+		      const void *data, size_t nbytes, struct fp_diag *diag);
 
 /**
  * Append the same bytes as fp_npy_write_file() would write to `sb`. Same argument rules.
  * Returns FP_OK, FP_EINVAL, FP_ENOTSUP, FP_ENOMEM or FP_ELIMIT (the strbuf's cap); on failure
  * `sb` is unchanged.
  */
-FP_EXTERN int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape,
-				  unsigned ndim, const void *data, size_t nbytes);
+int fp_npy_write_strbuf(struct fp_strbuf *sb, enum fp_dtype t, const uint64_t *shape, unsigned ndim,
+			const void *data, size_t nbytes);
 
 /** A parsed .npy file: a view into the caller's buffer (nothing is allocated or copied). */
 struct fp_npy_view {
 	enum fp_dtype dtype; /* float16/32/64, bool, signed and unsigned 8..64-bit integers */
 	unsigned ndim;
 	uint64_t shape[FP_NPY_MAX_NDIM];
-	uint64_t numel;      /* product of the shape (1 for a scalar) */
-	bool fortran_order;  /* data is in Fortran order (elements are still all there) */
-	const void *data;    /* numel * fp_dtype_size(dtype) bytes, borrowed, maybe unaligned */
+	uint64_t numel;     /* product of the shape (1 for a scalar) */
+	bool fortran_order; /* data is in Fortran order (elements are still all there) */
+	const void *data;   /* numel * fp_dtype_size(dtype) bytes, borrowed, maybe unaligned */
 	size_t nbytes;
 };
 
@@ -101,14 +95,9 @@ struct fp_npy_view {
  * and what is wrong), FP_ENOTSUP (another byte order or dtype, e.g. '>f4', '<c8', '|O'),
  * FP_EINVAL (NULL arguments). *out is untouched on failure.
  */
-FP_EXTERN int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out,
-			   struct fp_diag *diag);
+int fp_npy_parse(const void *buf, size_t len, struct fp_npy_view *out, struct fp_diag *diag);
 
 /** Element `i` of a parsed array as a double (integers above 2^53 round). */
-FP_EXTERN double fp_npy_get(const struct fp_npy_view *a, uint64_t i);
+double fp_npy_get(const struct fp_npy_view *a, uint64_t i);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* FLAGPRISM_NPY_H */
+#endif /* FP_CORE_NPY_H */

@@ -1349,7 +1349,8 @@ const char *fp_json_number_text(const struct fp_json_value *v, char *buf, size_t
 }
 
 int fp__json_error(struct fp_diag *diag, int status, const char *name,
-		   const struct fp_json_doc *doc, const struct fp_json_value *v, const char *fmt, ...)
+		   const struct fp_json_doc *doc, const struct fp_json_value *v, const char *fmt,
+		   ...)
 {
 	char msg[200];
 	uint32_t line = 1, col = 1;

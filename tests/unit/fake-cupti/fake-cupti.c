@@ -5,7 +5,7 @@
  * CUPTI calls the backend makes (subscription with the single-subscriber error, callbacks,
  * activity buffers through the registered request/complete callbacks, a record iterator, dropped
  * counts, timestamps, graph ids) plus the few CUDA driver calls of the device table, and the
- * control functions of fake_cupti.h. Kernel records are written in CUpti_ActivityKernel10's
+ * control functions of fake-cupti.h. Kernel records are written in CUpti_ActivityKernel10's
  * layout (216 bytes) or, when the reported version is older than 13.0, Kernel9's first 208
  * bytes; the layout is declared here from the CUPTI header's field list, independently of
  * src/backend/cupti-abi.h, so the two check each other. Compile-time variants: FAKE_NO_FLUSH
@@ -23,9 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "fake_cupti.h"
-#include "fake_cupti_pcs.h"
-#include "fake_cupti_profiler.h"
+#include "fake-cupti.h"
+#include "fake-cupti-pcs.h"
+#include "fake-cupti-profiler.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -40,7 +40,7 @@
 #define CBIDS 1024
 #define MAX_NAMES 256
 
-#include "fake_cupti_record.h"
+#include "fake-cupti-record.h"
 
 /* CUpti_CallbackData, CUpti_ResourceData, CUpti_GraphData, CUpti_SubscriberParams */
 struct cbdata {
@@ -271,7 +271,7 @@ EXPORT void fake_cupti_set_launch_function(uint64_t fn)
  * One launch call as the driver makes it: enter and exit callbacks with the kernel's symbol
  * name, the current context (or another one), cuLaunchKernelEx's parameters with `grid` (for
  * that call's cbids), and `ret` as the call's result. While the fake range profiler runs, the launch also counts as a
- * profiled kernel (fake_cupti_profiler.c).
+ * profiled kernel (fake-cupti-profiler.c).
  */
 EXPORT void fake_cupti_launch_kernel(int domain, uint32_t cbid, uint32_t corr, const char *symbol,
 				     const uint32_t *grid, int ret, int other_context)
@@ -309,8 +309,7 @@ EXPORT void fake_cupti_launch_kernel(int domain, uint32_t cbid, uint32_t corr, c
  * cuLaunchKernelEx's (config first, then f) or cuLaunchKernel's (f first; also the cooperative
  * launches'). Other cbids get cuLaunchKernel's block too.
  */
-EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint64_t fn,
-				 int sites)
+EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint64_t fn, int sites)
 {
 	struct launch_config cfg;
 	struct launch_ex_params ex;
@@ -332,7 +331,8 @@ EXPORT void fake_cupti_launch_fn(int domain, uint32_t cbid, uint32_t corr, uint6
 		memset(&d, 0, sizeof(d));
 		d.callbackSite = site;
 		d.functionName = "fakeLaunch";
-		d.functionParams = cbid == 652 || cbid == 653 ? (const void *)&ex : (const void *)&plain;
+		d.functionParams =
+			cbid == 652 || cbid == 653 ? (const void *)&ex : (const void *)&plain;
 		d.symbolName = "fake_kernel";
 		d.correlationId = corr;
 		fire(domain, cbid, &d);
@@ -361,7 +361,7 @@ EXPORT void fake_cupti_graph_event(uint32_t cbid, uint64_t graph, uint64_t node,
 	fire(3, cbid, &r);
 }
 
-/* Any resource callback with this descriptor (PC sampling's MODULE_LOADED: fake_cupti_pcs.h). */
+/* Any resource callback with this descriptor (PC sampling's MODULE_LOADED: fake-cupti-pcs.h). */
 EXPORT void fake_cupti_resource(uint32_t cbid, const void *descriptor)
 {
 	struct resource_data r;

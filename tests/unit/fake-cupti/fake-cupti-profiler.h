@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Test controls of libfakecupti.so's range profiler (fake_cupti_profiler.c). Tests reach them
+ * Test controls of libfakecupti.so's range profiler (fake-cupti-profiler.c). Tests reach them
  * with dlsym on the library. Not part of FlagPrism.
  */
 #ifndef FAKE_CUPTI_PROFILER_H
@@ -39,7 +39,7 @@ enum {
 	FAKE_PROF_RECORDS_TIMED = 2,   /* with their times, as without the profiler */
 };
 
-/* For fake_cupti.c (same library): is the range profiler started, and the records mode. */
+/* For fake-cupti.c (same library): is the range profiler started, and the records mode. */
 int fake_prof__profiling(void);
 int fake_prof__records(void);
 

@@ -2,7 +2,7 @@
 /*
  * The PC-sampling entry points of libfakecupti.so: cuptiPCSamplingEnable/Disable/
  * SetConfigurationAttribute/GetData/GetNumStallReasons/GetStallReasons and cuptiGetCubinCrc,
- * with the records a test queued (fake_cupti_pcs.h). Layouts are CUDA 13.0's, written here by
+ * with the records a test queued (fake-cupti-pcs.h). Layouts are CUDA 13.0's, written here by
  * hand like the rest of the fake. Not part of FlagPrism.
  *
  * It behaves like CUPTI 13.0 did on an H200: GetData hands over only the records CUPTI's worker
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_cupti_pcs.h"
+#include "fake-cupti-pcs.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define PACKED __attribute__((__packed__, __aligned__(8)))

@@ -7,7 +7,7 @@
  * per stall reason; the launch's correlation id only in serialized mode, which collected nothing
  * on the H200 with CUDA 13.0, so continuous mode is the default); the aggregator counts per
  * (launch, cubin, function, PC, reason) while sampling runs, and when filing maps each PC to its
- * source line through the cubin's line table (include/flagprism/cubin.h) and files the counts
+ * source line through the cubin's line table (src/ir/cubin-lines-internal.h) and files the counts
  * under the launch's kernel node, or, without a correlation id, under the nodes whose launches
  * ran the function (split by their GPU time), one child per line. Samples that have no line, no
  * known cubin or no launch go to nodes named for that, and are counted; nothing is dropped
@@ -19,7 +19,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include <flagprism/cubin.h>
 #include <flagprism/cupti-pcsampling.h>
 #include <flagprism/sink.h>
 #if defined(__has_include)
@@ -30,6 +29,7 @@
 
 #include "backend/cupti-internal.h" /* fp__cupti_sink */
 #include "backend/cupti-pcs-internal.h"
+#include "ir/cubin-lines-internal.h"
 
 #define NO_SLOT UINT32_MAX
 #define FRAME_MAX 1024
@@ -526,7 +526,8 @@ static int file_entry(struct fp__pcs *p, struct fp_sink_session *s, const struct
 			total += sh[k].ns;
 		for (k = 0; !rc && k < nsh; k++)
 			rc = file_at(p, s, sh[k].node, e,
-				     (double)e->count * ((double)sh[k].ns / (double)total), &bucket);
+				     (double)e->count * ((double)sh[k].ns / (double)total),
+				     &bucket);
 	} else {
 		kernel = node_fn && e->corr ? node_fn(arg, e->corr) : FP_SINK_NO_NODE;
 		launched = kernel != FP_SINK_NO_NODE;
@@ -592,7 +593,7 @@ int fp__pcs_bind(void *lib, struct fp__pcs_fns *f, struct fp_diag *diag)
 	memset(f, 0, sizeof(*f));
 	if (!lib)
 		return fp_diag_set(diag, FP_ENOTSUP, 0, "pc sampling: no libcupti loaded");
-		/* ISO C has no void* -> function pointer conversion; POSIX guarantees the bytes match. */
+	/* ISO C has no void* -> function pointer conversion; POSIX guarantees the bytes match. */
 #define X(req, name, params)                                                                   \
 	dlerror();                                                                             \
 	p = dlsym(lib, #name);                                                                 \
@@ -1307,9 +1308,8 @@ static int file_samples(struct fp_sink_session *s)
 	rc = fp__pcs_attribute(pc.ps.agg, s, node_of_launch, NULL);
 	fp__pcs_get_stats(pc.ps.agg, &after);
 	if (after.unfiled > before.unfiled)
-		s->sink->dropped(
-			s, after.unfiled - before.unfiled,
-			"PC samples not filed into the tree (tree caps, memory)");
+		s->sink->dropped(s, after.unfiled - before.unfiled,
+				 "PC samples not filed into the tree (tree caps, memory)");
 	keep_stats();
 	return rc;
 }
@@ -1361,14 +1361,12 @@ void fp__cupti_pcs_stop(struct fp_sink_session *s)
 	meta_u64(s, "pcsampling_samples_lost", pc.last.lost);
 	meta_u64(s, "pcsampling_samples_unfiled", pc.last.unfiled);
 	if (pc.last.lost)
-		s->sink->dropped(s, pc.last.lost,
-					     "PC samples not counted (counter table full)");
+		s->sink->dropped(s, pc.last.lost, "PC samples not counted (counter table full)");
 	meta_u64(s, "pcsampling_hw_buffer_full", pc.last.hw_buffer_full);
 	meta_u64(s, "pcsampling_cubins", pc.last.cubins);
 	if (pc.last.dropped_samples)
-		s->sink->dropped(
-			s, pc.last.dropped_samples,
-			"PC samples dropped by the GPU (hardware buffer full)");
+		s->sink->dropped(s, pc.last.dropped_samples,
+				 "PC samples dropped by the GPU (hardware buffer full)");
 	fp__pcs_session_release(&pc.ps);
 	launches_clear();
 	pc.sess = NULL;
