@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The second command of the README, and what CI runs (.ci/run): every test FlagPrism has.
-#   format    the C files are as clang-format (the version requirements-dev.txt pins) makes them:
+#   format    the C files are as clang-format makes them, the Python files as ruff (check and
+#             format) makes them, both at the versions requirements-dev.txt pins:
 #             scripts/check-format.sh
 #   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
@@ -126,7 +127,7 @@ z.extractall(sys.argv[1] + "/..", [n for n in z.namelist() if "/include/" in n])
 }
 
 step_format() {
-	fp_say "[format] C files as .clang-format says (scripts/check-format.sh)"
+	fp_say "[format] C as .clang-format says, Python as ruff says (scripts/check-format.sh)"
 	bash scripts/check-format.sh
 }
 
