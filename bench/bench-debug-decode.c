@@ -3,7 +3,7 @@
  * Benchmark of the Debugger's host side on the launch the design targets: a 64M-element vector
  * add (65536 programs of BLOCK 1024), level 1 + addr_level 1, six records per program (address
  * summaries of the loads of x and y and of the store, value summaries of x, y and the output).
- * It synthesises the record buffer per docs/record-format.md, then times fp_dbg_decode() and
+ * It synthesises the record buffer per docs/formats/record-format.md, then times fp_dbg_decode() and
  * fp_dbg_write_reports() (text, JSON, op log) into a temporary directory, best of a few rounds,
  * and prints one JSON line. Usage: bench-debug-decode [programs] [rounds] [raw] [keep_dir], where a
  * third argument "1" also writes the raw record dump, and a fourth names a directory where the
@@ -140,15 +140,16 @@ int main(int argc, char **argv)
 
 		snprintf(dir, sizeof(dir), "%s", keep);
 		for (r = 0; r < 3; r++) {
-			uint64_t base = UINT64_C(0x7f1000000000) + (uint64_t)r * UINT64_C(0x1000000000);
+			uint64_t base =
+				UINT64_C(0x7f1000000000) + (uint64_t)r * UINT64_C(0x1000000000);
 
 			n += (size_t)snprintf(args + n, sizeof(args) - n,
 					      "%s{\"name\":\"%s\",\"kind\":\"tensor\",\"dtype\":"
 					      "\"float32\",\"shape\":[%" PRIu64 "],\"strides\":[1],"
 					      "\"data_ptr\":%" PRIu64 ",\"storage_ptr\":%" PRIu64
 					      ",\"storage_nbytes\":%" PRIu64 ",\"element_size\":4}",
-					      r ? "," : ",\"args\":[", names[r], P * BLOCK, base, base,
-					      P * BLOCK * 4);
+					      r ? "," : ",\"args\":[", names[r], P * BLOCK, base,
+					      base, P * BLOCK * 4);
 		}
 		snprintf(args + n, sizeof(args) - n, "]");
 	} else {
@@ -202,7 +203,8 @@ int main(int argc, char **argv)
 	       ", \"records\": %" PRIu64
 	       ", \"buffer_bytes\": %zu, \"rounds\": %d, \"decode_s\": %.4f, \"write_s\": %.4f,"
 	       " \"total_s\": %.4f, \"txt_bytes\": %ld, \"json_bytes\": %ld}\n",
-	       raw ? "true" : "false", P, P * RECS, len, rounds, best_dec, best_wr, best_tot, txt, json);
+	       raw ? "true" : "false", P, P * RECS, len, rounds, best_dec, best_wr, best_tot, txt,
+	       json);
 	free(buf);
 	return 0;
 }

@@ -13,9 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/status.h>
+
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 static double now_ns(void)
 {

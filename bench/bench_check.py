@@ -19,24 +19,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "gpu"))
 sys.path.insert(0, str(HERE.parent / "tests" / "python"))
 
+import _workloads as wl  # noqa: E402
 import torch  # noqa: E402
 import triton  # noqa: E402
 
-import _workloads as wl  # noqa: E402
 from flagprism import debugger  # noqa: E402
 
 
@@ -78,7 +78,7 @@ def liger(rounds: int, outdir: str) -> list[dict[str, Any]]:
     times: dict[str, list[float]] = {k: [] for k in MODES}
     order = list(MODES)
     for i in range(rounds):
-        for name in order[i % len(order):] + order[:i % len(order)]:
+        for name in order[i % len(order) :] + order[: i % len(order)]:
             check = MODES[name]
             if check:
                 debugger.activate(check=check)
@@ -90,8 +90,14 @@ def liger(rounds: int, outdir: str) -> list[dict[str, Any]]:
     rows = []
     for name in MODES:
         m = statistics.median(times[name])
-        row = {"bench": "check", "workload": "liger fwd+bwd", "mode": name, "rounds": rounds,
-               "pass_ms": m * 1e3, "ratio": m / bare}
+        row = {
+            "bench": "check",
+            "workload": "liger fwd+bwd",
+            "mode": name,
+            "rounds": rounds,
+            "pass_ms": m * 1e3,
+            "ratio": m / bare,
+        }
         if name in launches:
             row["instrumented_launches_per_pass"] = launches[name]
             row["findings"] = debugger.summary()["totals"]["findings"]
@@ -134,10 +140,16 @@ def _path_calls() -> list[tuple[str, Callable[[], Any], Any]]:
     out = torch.empty_like(x)
     grid = (triton.cdiv(n, 1024),)
     paths: list[tuple[str, Callable[[], Any], Any]] = [
-        ("JITFunction.run (add 4096)", lambda: vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024),
-         contextlib.nullcontext),
-        ("triton.autotune (scale 4096)", lambda: tuned.tuned_scale[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n),
-         contextlib.nullcontext),
+        (
+            "JITFunction.run (add 4096)",
+            lambda: vector_add.add_kernel[grid](x, x, out, n, BLOCK=1024),
+            contextlib.nullcontext,
+        ),
+        (
+            "triton.autotune (scale 4096)",
+            lambda: tuned.tuned_scale[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n),
+            contextlib.nullcontext,
+        ),
     ]
     if wl.missing("flag_gems") is None:
         import flag_gems
@@ -162,12 +174,23 @@ def host_paths(outdir: str, calls: int = 300) -> list[dict[str, Any]]:
             r, b = res[mode], res["bare"]
             cnt = r["counters"]
             launches = (cnt["plan_hits"] + cnt["plans_built"] + cnt["slow_launches"]) / calls
-            rows.append({"bench": "check", "workload": path, "mode": mode, "measure": "host_per_launch",
-                         "calls": calls, "instrumented_launches_per_call": launches,
-                         "bare_us": b["wall_us"], "instrumented_us": r["wall_us"],
-                         "added_us": (r["wall_us"] - b["wall_us"]) / max(launches, 1),
-                         "bare_cpu_us": b["cpu_us"], "instrumented_cpu_us": r["cpu_us"],
-                         "added_cpu_us": (r["cpu_us"] - b["cpu_us"]) / max(launches, 1), "counters": cnt})
+            rows.append(
+                {
+                    "bench": "check",
+                    "workload": path,
+                    "mode": mode,
+                    "measure": "host_per_launch",
+                    "calls": calls,
+                    "instrumented_launches_per_call": launches,
+                    "bare_us": b["wall_us"],
+                    "instrumented_us": r["wall_us"],
+                    "added_us": (r["wall_us"] - b["wall_us"]) / max(launches, 1),
+                    "bare_cpu_us": b["cpu_us"],
+                    "instrumented_cpu_us": r["cpu_us"],
+                    "added_cpu_us": (r["cpu_us"] - b["cpu_us"]) / max(launches, 1),
+                    "counters": cnt,
+                }
+            )
     return rows
 
 
@@ -193,14 +216,28 @@ def memcheck(passes: int, tmp: Path) -> dict[str, Any] | None:
         return None
     prog = tmp / "liger_prog.py"
     prog.write_text(MEMCHECK_PROG.format(gpu=str(HERE.parent / "tests" / "gpu"), passes=passes))
-    r = subprocess.run([exe, "--tool", "memcheck", sys.executable, str(prog)], capture_output=True, text=True,
-                       timeout=1800)
+    r = subprocess.run(
+        [exe, "--tool", "memcheck", sys.executable, str(prog)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("PASS_S")), None)
     if line is None:
-        return {"bench": "check", "workload": "liger fwd+bwd", "mode": "memcheck", "error": r.stderr[-500:]}
-    return {"bench": "check", "workload": "liger fwd+bwd", "mode": "memcheck", "passes": passes,
-            "pass_ms": float(line.split()[1]) * 1e3,
-            "errors_line": next((ln for ln in r.stdout.splitlines() if "ERROR SUMMARY" in ln), None)}
+        return {
+            "bench": "check",
+            "workload": "liger fwd+bwd",
+            "mode": "memcheck",
+            "error": r.stderr[-500:],
+        }
+    return {
+        "bench": "check",
+        "workload": "liger fwd+bwd",
+        "mode": "memcheck",
+        "passes": passes,
+        "pass_ms": float(line.split()[1]) * 1e3,
+        "errors_line": next((ln for ln in r.stdout.splitlines() if "ERROR SUMMARY" in ln), None),
+    }
 
 
 def add_64m(outdir: str) -> list[dict[str, Any]]:
@@ -225,9 +262,17 @@ def add_64m(outdir: str) -> list[dict[str, Any]]:
             dt = time.perf_counter() - t
             best = dt if best is None else min(best, dt)
         debugger.deactivate()
-        rows.append({"bench": "check", "workload": "add 64M level 1", "mode": "pipeline" if pipeline else "sync",
-                     "measure": "end_to_end", "seconds": best, "records": run["programs"] * run["slots_per_program"],
-                     "complete": run["complete"]})
+        rows.append(
+            {
+                "bench": "check",
+                "workload": "add 64M level 1",
+                "mode": "pipeline" if pipeline else "sync",
+                "measure": "end_to_end",
+                "seconds": best,
+                "records": run["programs"] * run["slots_per_program"],
+                "complete": run["complete"],
+            }
+        )
     return rows
 
 
@@ -262,13 +307,17 @@ def main() -> int:
     bare = next((r["pass_ms"] for r in rows if r.get("mode") == "bare"), None)
     for r in rows:
         if "pass_ms" in r:
-            print(f"{r['workload']:18} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  "
-                  f"{r['pass_ms'] / bare if bare else float('nan'):6.2f}x bare")
+            print(
+                f"{r['workload']:18} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  "
+                f"{r['pass_ms'] / bare if bare else float('nan'):6.2f}x bare"
+            )
         elif r.get("measure") == "host_per_launch":
-            print(f"{r['workload']:32} {r['mode']:9} host {r['instrumented_us']:8.1f} us/call "
-                  f"(bare {r['bare_us']:.1f}; added per launch {r['added_us']:.1f} us wall, "
-                  f"{r['added_cpu_us']:.1f} us CPU; fast path {r['counters']['plan_hits']}/"
-                  f"{r['calls'] * r['instrumented_launches_per_call']:.0f})")
+            print(
+                f"{r['workload']:32} {r['mode']:9} host {r['instrumented_us']:8.1f} us/call "
+                f"(bare {r['bare_us']:.1f}; added per launch {r['added_us']:.1f} us wall, "
+                f"{r['added_cpu_us']:.1f} us CPU; fast path {r['counters']['plan_hits']}/"
+                f"{r['calls'] * r['instrumented_launches_per_call']:.0f})"
+            )
         elif r.get("measure") == "end_to_end":
             print(f"{r['workload']:18} {r['mode']:9} {r['seconds']:8.3f} s end to end")
     mc = next((r for r in rows if r.get("mode") == "memcheck" and "pass_ms" in r), None)

@@ -68,9 +68,17 @@ def main() -> int:
     rows = []
     for mode, xs in modes.items():
         med = statistics.median(xs)
-        rows.append({"bench": "comm_hooks", "mode": mode, "calls": a.calls, "rounds": a.rounds,
-                     "ns_per_call": round(med, 1), "overhead_ns": round(med - bare, 1),
-                     "torch": torch.__version__})
+        rows.append(
+            {
+                "bench": "comm_hooks",
+                "mode": mode,
+                "calls": a.calls,
+                "rounds": a.rounds,
+                "ns_per_call": round(med, 1),
+                "overhead_ns": round(med - bare, 1),
+                "torch": torch.__version__,
+            }
+        )
     out = None
     if a.out:
         path = os.path.join(a.out, "bench_comm_hooks.jsonl") if os.path.isdir(a.out) else a.out
@@ -82,9 +90,11 @@ def main() -> int:
             out.write(line + "\n")
     if out:
         out.close()
-    print(f"all_reduce on a one-rank gloo group: bare {bare:.0f} ns/call; hooks add "
-          + ", ".join(f"{r['overhead_ns']:.0f} ns ({r['mode']})" for r in rows[1:]),
-          file=sys.stderr)
+    print(
+        f"all_reduce on a one-rank gloo group: bare {bare:.0f} ns/call; hooks add "
+        + ", ".join(f"{r['overhead_ns']:.0f} ns ({r['mode']})" for r in rows[1:]),
+        file=sys.stderr,
+    )
     return 0
 
 

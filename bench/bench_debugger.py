@@ -46,12 +46,13 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import triton
-
 from _debugger_bench import add_kernel, event_median_ms, load_module, matmul_kernel, softmax_kernel
+
 from flagprism import _launch, _regs, _rewrite, debugger
 
 
@@ -67,11 +68,18 @@ _VARIANT_MAXNREG: dict[str, int | None] = {}
 
 
 def _helpers_of(mod: Any) -> Callable[[Any], dict]:
-    h = {_rewrite.H_BEGIN: mod.begin, _rewrite.H_VALUE: mod.value_fused, _rewrite.H_ADDR: mod.addr_fused,
-         _rewrite.H_DESC: mod.desc_access}
+    h = {
+        _rewrite.H_BEGIN: mod.begin,
+        _rewrite.H_VALUE: mod.value_fused,
+        _rewrite.H_ADDR: mod.addr_fused,
+        _rewrite.H_DESC: mod.desc_access,
+    }
     # closed-form records of index arithmetic, where the module has them (a baseline may not)
-    for name, fn in (("H_VAFF", "value_affine_fused"), ("H_VCMP", "value_compare_fused"),
-                     ("H_ADDRC", "addr_closed_fused")):
+    for name, fn in (
+        ("H_VAFF", "value_affine_fused"),
+        ("H_VCMP", "value_compare_fused"),
+        ("H_ADDRC", "addr_closed_fused"),
+    ):
         if hasattr(_rewrite, name) and hasattr(mod, fn):
             h[getattr(_rewrite, name)] = getattr(mod, fn)
     return lambda _fn: h
@@ -106,9 +114,12 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
         elif n == "new-noshare":
             _VARIANTS[full] = (head_rw, new_helpers)
         elif n == "new-split":
+
             def split(src: str) -> str:
                 assert "_ONE_TUPLE = tl.constexpr(True)" in src
-                return src.replace("_ONE_TUPLE = tl.constexpr(True)", "_ONE_TUPLE = tl.constexpr(False)")
+                return src.replace(
+                    "_ONE_TUPLE = tl.constexpr(True)", "_ONE_TUPLE = tl.constexpr(False)"
+                )
 
             mod = load_module("fp_bench_records_split", _records.__file__, split)
             _VARIANTS[full] = (_rewrite, _helpers_of(mod))
@@ -116,35 +127,71 @@ def setup_variants(names: list[str], baseline_dir: str | None) -> None:
             raise SystemExit(f"unknown variant {n!r}")
 
 
-def _twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple, level: int, addr_level: int,
-               dump_capacity: int | None = None, variant: str = "new") -> tuple[Callable[[], Any], Any, dict]:
+def _twin_call(
+    kernel: Any,
+    args: tuple,
+    kwargs: dict,
+    grid: tuple,
+    level: int,
+    addr_level: int,
+    dump_capacity: int | None = None,
+    variant: str = "new",
+) -> tuple[Callable[[], Any], Any, dict]:
     rw, helpers = _VARIANTS[variant]
     twin = rw.build(kernel, level, addr_level, helpers(kernel))
     # the Debugger's own sizing, warp decision and launch arguments (debugger._instrumented)
-    plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, dump_capacity,
-                           twin_num_warps=_VARIANT_WARPS.get(variant, "auto"))
+    plan = _launch.prepare(
+        twin,
+        kernel,
+        args,
+        kwargs,
+        grid,
+        None,
+        dump_capacity,
+        twin_num_warps=_VARIANT_WARPS.get(variant, "auto"),
+    )
     buf = plan.buffer
-    plan.registers = _regs.decide(twin.jit, args, grid, _launch.launch_kwargs(plan, kwargs),
-                                  _VARIANT_MAXNREG.get(variant, "auto"), torch.device("cuda"))
+    plan.registers = _regs.decide(
+        twin.jit,
+        args,
+        grid,
+        _launch.launch_kwargs(plan, kwargs),
+        _VARIANT_MAXNREG.get(variant, "auto"),
+        torch.device("cuda"),
+    )
     kw = _launch.launch_kwargs(plan, kwargs)
     resets = twin.has_dumps
-    info: dict = {"twin_num_warps": plan.num_warps["twin"], "kernel_num_warps": plan.num_warps["kernel"],
-                  "num_warps_reason": plan.num_warps["reason"], "maxnreg": plan.registers.get("cap"),
-                  "regs_uncapped": plan.registers.get("uncapped"), "maxnreg_reason": plan.registers.get("reason")}
+    info: dict = {
+        "twin_num_warps": plan.num_warps["twin"],
+        "kernel_num_warps": plan.num_warps["kernel"],
+        "num_warps_reason": plan.num_warps["reason"],
+        "maxnreg": plan.registers.get("cap"),
+        "regs_uncapped": plan.registers.get("uncapped"),
+        "maxnreg_reason": plan.registers.get("reason"),
+    }
 
     def call() -> None:
         if resets:
             buf[4:6].zero_()  # the dump cursor grows at every launch; start each one afresh
         k = twin.jit[grid](*args, **kw)
         if "n_regs" not in info and k is not None:
-            info.update(n_regs=getattr(k, "n_regs", None), n_spills=getattr(k, "n_spills", None),
-                        compiled_num_warps=getattr(getattr(k, "metadata", None), "num_warps", None))
+            info.update(
+                n_regs=getattr(k, "n_regs", None),
+                n_spills=getattr(k, "n_spills", None),
+                compiled_num_warps=getattr(getattr(k, "metadata", None), "num_warps", None),
+            )
 
     return call, plan, info
 
 
-def compare(name: str, base: Callable[[], Any], insts: dict[str, Callable[[], Any]], rounds: int, extra: dict,
-            infos: dict[str, dict] | None = None) -> list[dict]:
+def compare(
+    name: str,
+    base: Callable[[], Any],
+    insts: dict[str, Callable[[], Any]],
+    rounds: int,
+    extra: dict,
+    infos: dict[str, dict] | None = None,
+) -> list[dict]:
     """Time base and every variant in turn, `rounds` times; one row per variant."""
     base()
     for f in insts.values():
@@ -162,9 +209,16 @@ def compare(name: str, base: Callable[[], Any], insts: dict[str, Callable[[], An
             ratios[v].append(t / b)
     rows = []
     for v in insts:
-        row = {"case": name, "variant": v, "base_ms": statistics.median(tb),
-               "instrumented_ms": statistics.median(ti[v]), "ratio": statistics.median(ratios[v]),
-               "ratio_min": min(ratios[v]), "ratio_max": max(ratios[v]), "rounds": rounds}
+        row = {
+            "case": name,
+            "variant": v,
+            "base_ms": statistics.median(tb),
+            "instrumented_ms": statistics.median(ti[v]),
+            "ratio": statistics.median(ratios[v]),
+            "ratio_min": min(ratios[v]),
+            "ratio_max": max(ratios[v]),
+            "rounds": rounds,
+        }
         row.update(extra)
         if infos and v in infos:
             row.update(infos[v])
@@ -172,7 +226,9 @@ def compare(name: str, base: Callable[[], Any], insts: dict[str, Callable[[], An
     return rows
 
 
-def _check_add_records(plan: Any, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, n: int, block: int) -> None:
+def _check_add_records(
+    plan: Any, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, n: int, block: int
+) -> None:
     """Spot-check the records of an add twin (level 1, addr_level 1) against the inputs, with the
     tests' reference decoder (tests/python/_refdecode.py), when it is there."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -204,8 +260,14 @@ def _check_add_records(plan: Any, x: torch.Tensor, y: torch.Tensor, out: torch.T
         ref.check_value(recs[9], xv + yv)
 
 
-def case_add(n: int, level: int, addr: int, rounds: int, variants: list[str],
-             dump_capacity: int | None = None) -> list[dict]:
+def case_add(
+    n: int,
+    level: int,
+    addr: int,
+    rounds: int,
+    variants: list[str],
+    dump_capacity: int | None = None,
+) -> list[dict]:
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
     x[1500] = float("nan")  # programs 0 and 1 take the NaN/Inf fallback (checked below)
@@ -217,8 +279,9 @@ def case_add(n: int, level: int, addr: int, rounds: int, variants: list[str],
     insts, infos, plans = {}, {}, {}
     failed = []
     for v in variants:
-        insts[v], plans[v], infos[v] = _twin_call(add_kernel, (x, y, out, n), {"BLOCK": block}, grid, level, addr,
-                                                  dump_capacity, v)
+        insts[v], plans[v], infos[v] = _twin_call(
+            add_kernel, (x, y, out, n), {"BLOCK": block}, grid, level, addr, dump_capacity, v
+        )
         out.fill_(-7.0)
         insts[v]()
         torch.cuda.synchronize()
@@ -242,9 +305,20 @@ def case_add(n: int, level: int, addr: int, rounds: int, variants: list[str],
             base_plain()
 
     hdr = plan.buffer[:8].cpu().tolist()
-    return compare(f"add n={n} level={level} addr_level={addr}", base, insts, rounds,
-                   {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4],
-                    "dump_words": plan.arena_words, "dump_cursor": hdr[5]}, infos)
+    return compare(
+        f"add n={n} level={level} addr_level={addr}",
+        base,
+        insts,
+        rounds,
+        {
+            "programs": plan.programs,
+            "slots": plan.slots,
+            "overflow": hdr[4],
+            "dump_words": plan.arena_words,
+            "dump_cursor": hdr[5],
+        },
+        infos,
+    )
 
 
 def case_softmax(rows: int, cols: int, rounds: int, variants: list[str]) -> list[dict]:
@@ -256,13 +330,21 @@ def case_softmax(rows: int, cols: int, rounds: int, variants: list[str]) -> list
     base = lambda: softmax_kernel[grid](*args, BLOCK=block)  # noqa: E731
     insts, infos = {}, {}
     for v in variants:
-        insts[v], plan, infos[v] = _twin_call(softmax_kernel, args, {"BLOCK": block}, grid, 1, 1, None, v)
+        insts[v], plan, infos[v] = _twin_call(
+            softmax_kernel, args, {"BLOCK": block}, grid, 1, 1, None, v
+        )
         out.fill_(-7.0)
         insts[v]()
         torch.cuda.synchronize()
         torch.testing.assert_close(out, torch.softmax(x, dim=1))
-    return compare(f"softmax {rows}x{cols} level=1 addr_level=1", base, insts, rounds,
-                   {"programs": plan.programs, "slots": plan.slots}, infos)
+    return compare(
+        f"softmax {rows}x{cols} level=1 addr_level=1",
+        base,
+        insts,
+        rounds,
+        {"programs": plan.programs, "slots": plan.slots},
+        infos,
+    )
 
 
 def case_matmul(m: int, n: int, k: int, rounds: int, variants: list[str]) -> list[dict]:
@@ -271,7 +353,20 @@ def case_matmul(m: int, n: int, k: int, rounds: int, variants: list[str]) -> lis
     c = torch.empty(m, n, device="cuda", dtype=torch.float32)
     bm, bn, bk = 128, 128, 64
     grid = (m // bm, n // bn)
-    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    args = (
+        a,
+        b,
+        c,
+        m,
+        n,
+        k,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+    )
     kw = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": 8, "num_stages": 3}
     base = lambda: matmul_kernel[grid](*args, **kw)  # noqa: E731
     insts, infos = {}, {}
@@ -282,8 +377,14 @@ def case_matmul(m: int, n: int, k: int, rounds: int, variants: list[str]) -> lis
         torch.cuda.synchronize()
         torch.testing.assert_close(c, (a.float() @ b.float()), rtol=2e-2, atol=2e-1)
     hdr = plan.buffer[:8].cpu().tolist()
-    return compare(f"matmul {m}x{n}x{k} fp16 level=1 addr_level=1", base, insts, rounds,
-                   {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4]}, infos)
+    return compare(
+        f"matmul {m}x{n}x{k} fp16 level=1 addr_level=1",
+        base,
+        insts,
+        rounds,
+        {"programs": plan.programs, "slots": plan.slots, "overflow": hdr[4]},
+        infos,
+    )
 
 
 def case_end_to_end(n: int, reps: int = 5) -> dict | None:
@@ -313,7 +414,9 @@ def case_end_to_end(n: int, reps: int = 5) -> dict | None:
             debugger.activate()
             add_kernel[grid](x, x, out, n, BLOCK=1024)  # compile
             runs = debugger.take_exported_runs()
-            sizes = {k: os.path.getsize(runs[0][k]) for k in ("txt", "json") if runs and runs[0].get(k)}
+            sizes = {
+                k: os.path.getsize(runs[0][k]) for k in ("txt", "json") if runs and runs[0].get(k)
+            }
             native.clear()
             torch.cuda.synchronize()
             t = time.perf_counter()
@@ -325,9 +428,13 @@ def case_end_to_end(n: int, reps: int = 5) -> dict | None:
             debugger.clear_exported_runs()
     finally:
         debugger._report_fn = report_fn
-    return {"case": f"debugger launch end to end n={n}", "seconds_per_launch": dt,
-            "native_decode_and_write_s": statistics.median(native) if native else None,
-            "report_bytes": sizes, "reps": reps}
+    return {
+        "case": f"debugger launch end to end n={n}",
+        "seconds_per_launch": dt,
+        "native_decode_and_write_s": statistics.median(native) if native else None,
+        "report_bytes": sizes,
+        "reps": reps,
+    }
 
 
 def _child_plain_add(n: int) -> None:
@@ -343,7 +450,15 @@ def case_sanitizer(n: int, base_ms: float | None) -> dict | None:
     exe = shutil.which("compute-sanitizer")
     if exe is None:
         return {"case": "compute-sanitizer memcheck", "skipped": "compute-sanitizer is not on PATH"}
-    cmd = [exe, "--tool", "memcheck", sys.executable, os.path.abspath(__file__), "--child-plain-add", str(n)]
+    cmd = [
+        exe,
+        "--tool",
+        "memcheck",
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child-plain-add",
+        str(n),
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
@@ -351,30 +466,55 @@ def case_sanitizer(n: int, base_ms: float | None) -> dict | None:
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("{"):
             ms = json.loads(line)["memcheck_ms"]
-            row = {"case": f"uninstrumented add under compute-sanitizer memcheck n={n}", "memcheck_ms": ms}
+            row = {
+                "case": f"uninstrumented add under compute-sanitizer memcheck n={n}",
+                "memcheck_ms": ms,
+            }
             if base_ms:
                 row["ratio_vs_plain"] = ms / base_ms
             return row
     tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-    return {"case": "compute-sanitizer memcheck", "skipped": f"did not run (rc {proc.returncode}): {' | '.join(tail)}"}
+    return {
+        "case": "compute-sanitizer memcheck",
+        "skipped": f"did not run (rc {proc.returncode}): {' | '.join(tail)}",
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=None, help="timing rounds (default 5; 3 with --quick)")
-    ap.add_argument("--quick", action="store_true",
-                    help="the 64M add and level 2 as in full mode, smaller softmax/matmul, 3 rounds")
-    ap.add_argument("--out", help="also append the JSON lines to this file (or to bench_debugger.jsonl in "
-                    "this directory)")
+    ap.add_argument(
+        "--rounds", type=int, default=None, help="timing rounds (default 5; 3 with --quick)"
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the 64M add and level 2 as in full mode, smaller softmax/matmul, 3 rounds",
+    )
+    ap.add_argument(
+        "--out",
+        help="also append the JSON lines to this file (or to bench_debugger.jsonl in "
+        "this directory)",
+    )
     ap.add_argument("--child-plain-add", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--variants", default="new,new-same",
-                    help="comma-separated twin builds to compare (see the top)")
-    ap.add_argument("--baseline-dir", help="directory with the baseline's _rewrite.py and _records.py")
-    ap.add_argument("--cases", default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end,end_to_end_64m",
-                    help="comma-separated cases to run")
-    ap.add_argument("--all-variants-for", default="add",
-                    help="cases that get every variant (the others get the first two)")
+    ap.add_argument(
+        "--variants",
+        default="new,new-same",
+        help="comma-separated twin builds to compare (see the top)",
+    )
+    ap.add_argument(
+        "--baseline-dir", help="directory with the baseline's _rewrite.py and _records.py"
+    )
+    ap.add_argument(
+        "--cases",
+        default="add,add_values,add_addresses,add_small,softmax,matmul,level2,end_to_end,end_to_end_64m",
+        help="comma-separated cases to run",
+    )
+    ap.add_argument(
+        "--all-variants-for",
+        default="add",
+        help="cases that get every variant (the others get the first two)",
+    )
     args = ap.parse_args()
     if args.rounds is None:
         args.rounds = 3 if args.quick else 5
@@ -395,20 +535,31 @@ def main() -> int:
     def emit(row: dict | list[dict] | None) -> None:
         if row is None:
             return
-        for r in (row if isinstance(row, list) else [row]):
+        for r in row if isinstance(row, list) else [row]:
             rows.append(r)
             line = json.dumps(r)
             print(line, flush=True)
             if args.out:
-                path = os.path.join(args.out, "bench_debugger.jsonl") if os.path.isdir(args.out) else args.out
+                path = (
+                    os.path.join(args.out, "bench_debugger.jsonl")
+                    if os.path.isdir(args.out)
+                    else args.out
+                )
                 with open(path, "a") as f:
                     f.write(line + "\n")
 
     def pick(case: str) -> list[str]:
         return variants if case in full else few
 
-    emit({"case": "environment", "gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
-          "torch": torch.__version__, "variants": variants})
+    emit(
+        {
+            "case": "environment",
+            "gpu": torch.cuda.get_device_name(),
+            "triton": triton.__version__,
+            "torch": torch.__version__,
+            "variants": variants,
+        }
+    )
     add = None
     if "add" in cases:
         add = case_add(n, 1, 1, args.rounds, pick("add"))
@@ -422,11 +573,16 @@ def main() -> int:
     if "softmax" in cases:
         emit(case_softmax(4096 if args.quick else 32768, 1024, args.rounds, pick("softmax")))
     if "matmul" in cases:
-        emit(case_matmul(1024, 1024, 1024, args.rounds, pick("matmul")) if args.quick else
-             case_matmul(4096, 4096, 4096, args.rounds, pick("matmul")))
+        emit(
+            case_matmul(1024, 1024, 1024, args.rounds, pick("matmul"))
+            if args.quick
+            else case_matmul(4096, 4096, 4096, args.rounds, pick("matmul"))
+        )
     n2 = 1 << 22
     if "level2" in cases:
-        emit(case_add(n2, 2, 2, args.rounds, pick("level2"), dump_capacity=(n2 // 1024) * 10 * 1024))
+        emit(
+            case_add(n2, 2, 2, args.rounds, pick("level2"), dump_capacity=(n2 // 1024) * 10 * 1024)
+        )
     if "end_to_end" in cases:
         emit(case_end_to_end(n2))
     if "end_to_end_64m" in cases:  # the issue's launch: 65,536 programs, reports of ~100 MB
@@ -435,14 +591,20 @@ def main() -> int:
         emit(case_sanitizer(n, add[0]["base_ms"]))
 
     print()
-    print(f"{'case':50} {'variant':12} {'base ms':>9} {'instr ms':>9} {'ratio':>7} {'regs':>5} {'warps':>5}")
+    print(
+        f"{'case':50} {'variant':12} {'base ms':>9} {'instr ms':>9} {'ratio':>7} {'regs':>5} {'warps':>5}"
+    )
     for r in rows:
         if "ratio" in r:
             warps = f"{r.get('kernel_num_warps', '')}>{r.get('twin_num_warps', '')}"
-            print(f"{r['case']:50} {r.get('variant', ''):12} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} "
-                  f"{r['ratio']:7.3f} {str(r.get('n_regs', '')):>5} {warps:>5}")
+            print(
+                f"{r['case']:50} {r.get('variant', ''):12} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} "
+                f"{r['ratio']:7.3f} {str(r.get('n_regs', '')):>5} {warps:>5}"
+            )
         elif "memcheck_ms" in r:
-            print(f"{r['case']:63} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}")
+            print(
+                f"{r['case']:63} {'':9} {r['memcheck_ms']:9.4f} {r.get('ratio_vs_plain', 0):7.2f}"
+            )
         elif "seconds_per_launch" in r:
             nat = r.get("native_decode_and_write_s")
             nat_s = f" (decode and reports in C: {nat * 1e3:.0f} ms)" if nat is not None else ""

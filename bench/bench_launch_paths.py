@@ -22,22 +22,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "gpu"))
 sys.path.insert(0, str(HERE.parent / "tests" / "python"))
 
+import _workloads as wl  # noqa: E402
 import torch  # noqa: E402
 
-import _workloads as wl  # noqa: E402
 from flagprism import debugger  # noqa: E402
 
 
@@ -76,11 +76,19 @@ def in_process(name: str, run: Callable[[], Any], rounds: int, outdir: str) -> d
         debugger.deactivate()
         debugger.clear_exported_runs()
     b, s = statistics.median(bare), statistics.median(san)
-    return {"bench": "launch_paths", "workload": name, "measure": "in_process", "rounds": rounds,
-            "bare_ms": b * 1e3, "sanitize_ms": s * 1e3, "ratio": s / b,
-            "instrumented_launches_per_pass": launches,
-            "host_us_per_launch": (s - b) / max(launches, 1) * 1e6,
-            "findings": debugger.summary()["totals"]["findings"], "counters": debugger.stats()["launch"]}
+    return {
+        "bench": "launch_paths",
+        "workload": name,
+        "measure": "in_process",
+        "rounds": rounds,
+        "bare_ms": b * 1e3,
+        "sanitize_ms": s * 1e3,
+        "ratio": s / b,
+        "instrumented_launches_per_pass": launches,
+        "host_us_per_launch": (s - b) / max(launches, 1) * 1e6,
+        "findings": debugger.summary()["totals"]["findings"],
+        "counters": debugger.stats()["launch"],
+    }
 
 
 PROGRAM = """\
@@ -117,8 +125,15 @@ def whole_program(name: str, which: str, runs: int, tmp: Path) -> dict[str, Any]
             if r.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-2000:]}")
     b, s = statistics.median(bare), statistics.median(san)
-    return {"bench": "launch_paths", "workload": name, "measure": "whole_program", "runs": runs,
-            "bare_s": b, "sanitize_s": s, "ratio": s / b}
+    return {
+        "bench": "launch_paths",
+        "workload": name,
+        "measure": "whole_program",
+        "runs": runs,
+        "bare_s": b,
+        "sanitize_s": s,
+        "ratio": s / b,
+    }
 
 
 def main() -> int:
@@ -152,14 +167,20 @@ def main() -> int:
             _emit(rows[-1], out)
             rows.append(whole_program(name, which, programs, tmp))
             _emit(rows[-1], out)
-    print(f"{'workload':24} {'measure':14} {'bare':>10} {'sanitize':>10} {'ratio':>7} {'host us/launch':>15}")
+    print(
+        f"{'workload':24} {'measure':14} {'bare':>10} {'sanitize':>10} {'ratio':>7} {'host us/launch':>15}"
+    )
     for r in rows:
         if r["measure"] == "in_process":
-            print(f"{r['workload']:24} {r['measure']:14} {r['bare_ms']:8.2f}ms {r['sanitize_ms']:8.2f}ms "
-                  f"{r['ratio']:6.2f}x {r['host_us_per_launch']:15.0f}")
+            print(
+                f"{r['workload']:24} {r['measure']:14} {r['bare_ms']:8.2f}ms {r['sanitize_ms']:8.2f}ms "
+                f"{r['ratio']:6.2f}x {r['host_us_per_launch']:15.0f}"
+            )
         else:
-            print(f"{r['workload']:24} {r['measure']:14} {r['bare_s']:9.2f}s {r['sanitize_s']:9.2f}s "
-                  f"{r['ratio']:6.2f}x")
+            print(
+                f"{r['workload']:24} {r['measure']:14} {r['bare_s']:9.2f}s {r['sanitize_s']:9.2f}s "
+                f"{r['ratio']:6.2f}x"
+            )
     if out is not None:
         out.close()
     return 0

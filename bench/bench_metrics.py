@@ -84,26 +84,35 @@ def main() -> int:
     tmp = os.environ.get("TMPDIR", "/tmp")
     for s in a.sets.split(","):
         spec = {"set": s, "iters": iters, "name": os.path.join(tmp, f"fp-bench-metrics-{s}")}
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker",
-                            json.dumps(spec)], capture_output=True, text=True,
-                           timeout=a.timeout)
+        r = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=a.timeout,
+        )
         res = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
         if r.returncode != 0 or not res:
-            print(f"set {s}: worker failed ({r.returncode}):\n{r.stderr[-2000:]}",
-                  file=sys.stderr)
+            print(f"set {s}: worker failed ({r.returncode}):\n{r.stderr[-2000:]}", file=sys.stderr)
             rows.append({"bench": "metrics", "set": s, "error": r.stderr[-500:]})
             status = 1
             continue
-        got = json.loads(res[-1][len("RESULT "):])
+        got = json.loads(res[-1][len("RESULT ") :])
         for k, t in got["times"].items():
             if s == "none":
                 base[k] = t
-            rows.append({"bench": "metrics", "set": s, "kernel": k, "iters": iters,
-                         "s_per_launch": t,
-                         "slowdown": (t / base[k]) if k in base and base[k] > 0 else None,
-                         "passes": got["status"]["passes"],
-                         "metrics": got["status"]["metrics"],
-                         "reasons": got["status"]["reasons"]})
+            rows.append(
+                {
+                    "bench": "metrics",
+                    "set": s,
+                    "kernel": k,
+                    "iters": iters,
+                    "s_per_launch": t,
+                    "slowdown": (t / base[k]) if k in base and base[k] > 0 else None,
+                    "passes": got["status"]["passes"],
+                    "metrics": got["status"]["metrics"],
+                    "reasons": got["status"]["reasons"],
+                }
+            )
     for row in rows:
         print(json.dumps(row))
     if out_path:
@@ -114,8 +123,10 @@ def main() -> int:
     for row in rows:
         if "kernel" in row:
             sd = f"{row['slowdown']:.2f}x" if row["slowdown"] else "-"
-            print(f"{row['set']:8} {row['kernel']:8} {row['s_per_launch'] * 1e6:12.1f} "
-                  f"{sd:>9} {row['passes']:6}")
+            print(
+                f"{row['set']:8} {row['kernel']:8} {row['s_per_launch'] * 1e6:12.1f} "
+                f"{sd:>9} {row['passes']:6}"
+            )
     return status
 
 

@@ -80,8 +80,16 @@ def worker(a: argparse.Namespace) -> int:
     dist.barrier()
     dist.destroy_process_group()
     with open(os.path.join(a.result_dir, f"rank{rank}.json"), "w", encoding="utf-8") as f:
-        json.dump({"rank": rank, "world_size": world, "bare": bare, "profiled": prof,
-                   "gpu": torch.cuda.get_device_name(dev)}, f)
+        json.dump(
+            {
+                "rank": rank,
+                "world_size": world,
+                "bare": bare,
+                "profiled": prof,
+                "gpu": torch.cuda.get_device_name(dev),
+            },
+            f,
+        )
     return 0
 
 
@@ -109,10 +117,27 @@ def main() -> int:
         return 2
     nproc = max(1, min(a.nproc, torch.cuda.device_count()))
     results = tempfile.mkdtemp(prefix="fp-bench-mr-res-")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", os.path.abspath(__file__), "--worker",
-           "--result-dir", results, "--steps", str(a.steps), "--rounds", str(a.rounds),
-           "--mib", str(a.mib), "--data", a.data, "--backend", a.backend]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={nproc}",
+        os.path.abspath(__file__),
+        "--worker",
+        "--result-dir",
+        results,
+        "--steps",
+        str(a.steps),
+        "--rounds",
+        str(a.rounds),
+        "--mib",
+        str(a.mib),
+        "--data",
+        a.data,
+        "--backend",
+        a.backend,
+    ]
     env = dict(os.environ, NCCL_NVLS_ENABLE="0")
     env.pop("TRITON_INTERPRET", None)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
@@ -123,11 +148,22 @@ def main() -> int:
     for f in sorted(Path(results).glob("rank*.json")):
         d = json.loads(f.read_text())
         b, p = statistics.median(d["bare"]), statistics.median(d["profiled"])
-        rows.append({"bench": "multirank", "rank": d["rank"], "world_size": d["world_size"],
-                     "gpu": d["gpu"], "backend": a.backend, "data": a.data, "mib": a.mib,
-                     "steps": a.steps, "rounds": a.rounds, "bare_ms": round(b * 1e3, 4),
-                     "profiled_ms": round(p * 1e3, 4),
-                     "overhead_pct": round(100 * (p - b) / b, 2)})
+        rows.append(
+            {
+                "bench": "multirank",
+                "rank": d["rank"],
+                "world_size": d["world_size"],
+                "gpu": d["gpu"],
+                "backend": a.backend,
+                "data": a.data,
+                "mib": a.mib,
+                "steps": a.steps,
+                "rounds": a.rounds,
+                "bare_ms": round(b * 1e3, 4),
+                "profiled_ms": round(p * 1e3, 4),
+                "overhead_pct": round(100 * (p - b) / b, 2),
+            }
+        )
     out = None
     if a.out:
         path = os.path.join(a.out, "bench_multirank.jsonl") if os.path.isdir(a.out) else a.out
@@ -140,9 +176,11 @@ def main() -> int:
     if out:
         out.close()
     for row in rows:
-        print(f"rank {row['rank']}/{row['world_size']}: bare {row['bare_ms']} ms/step, "
-              f"profiled {row['profiled_ms']} ms/step ({row['overhead_pct']:+.2f}%)",
-              file=sys.stderr)
+        print(
+            f"rank {row['rank']}/{row['world_size']}: bare {row['bare_ms']} ms/step, "
+            f"profiled {row['profiled_ms']} ms/step ({row['overhead_pct']:+.2f}%)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -50,8 +50,9 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pm, pn = tl.program_id(0), tl.program_id(1)
     rm = pm * BM + tl.arange(0, BM)
     rn = pn * BN + tl.arange(0, BN)
@@ -124,7 +125,7 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="fp-bench-pcs-")
     device = torch.cuda.get_device_name(0)
     # every kernel is compiled and loaded before the first session: CUPTI gives no PC records
-    # for a module loaded while it is attached but not sampling (docs/cupti-backend.md)
+    # for a module loaded while it is attached but not sampling (docs/internals/cupti-backend.md)
     todo = cases()
     for fn in todo.values():
         for _ in range(args.warm):

@@ -42,12 +42,21 @@ from typing import Any
 
 MODES = ("shadow", "noest", "hook", "hookmd", "python")
 FUNCTION = 0x7F0000001000  # the kernel's CUfunction handle
-TTIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "ttir",
-                    "add.ttir")
+TTIR = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "ttir", "add.ttir"
+)
 
 
-def _launcher(lib: Any, corr: list[int], gridX: int, gridY: int, gridZ: int,  # noqa: N803
-              md: Any, enter: Any, leave: Any) -> None:
+def _launcher(
+    lib: Any,
+    corr: list[int],
+    gridX: int,
+    gridY: int,
+    gridZ: int,  # noqa: N803
+    md: Any,
+    enter: Any,
+    leave: Any,
+) -> None:
     enter(md)
     corr[0] += 1
     lib.fake_cupti_launch_fn(1, 652, corr[0], FUNCTION, 0)  # cuLaunchKernelEx enter + exit
@@ -76,12 +85,21 @@ def worker(mode: str, launches: int, rounds: int) -> dict[str, Any]:
 
     lib = ctypes.CDLL(os.environ["FLAGPRISM_CUPTI_PATH"])
     lib.fake_cupti_launch_fn.argtypes = [
-        ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
+        ctypes.c_int,
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+        ctypes.c_uint64,
+        ctypes.c_int,
     ]
     lib.fake_cupti_launch_fn.restype = None
     with open(TTIR, encoding="utf-8") as f:
-        kernel = SimpleNamespace(name="add_kernel", hash="fake-add", asm={"ttir": f.read()},
-                                 module=FUNCTION - 8, function=FUNCTION)
+        kernel = SimpleNamespace(
+            name="add_kernel",
+            hash="fake-add",
+            asm={"ttir": f.read()},
+            module=FUNCTION - 8,
+            function=FUNCTION,
+        )
     import triton
 
     @triton.jit
@@ -101,7 +119,7 @@ def worker(mode: str, launches: int, rounds: int) -> dict[str, Any]:
     _run(lib, kernel, 500, with_md)
     bare, prof = [], []
     for r in range(rounds):
-        for what in (("bare", "prof") if r % 2 == 0 else ("prof", "bare")):
+        for what in ("bare", "prof") if r % 2 == 0 else ("prof", "bare"):
             if what == "bare":
                 bare.append(_run(lib, kernel, launches, with_md))
             else:
@@ -116,10 +134,17 @@ def worker(mode: str, launches: int, rounds: int) -> dict[str, Any]:
     # That shadow mode really looked its estimates up in the CUPTI callback: the table knows
     # the kernel, launches found it (seen) and none missed.
     k = _ext.cupti_kest_stats()
-    return {"mode": mode, "launches": launches, "rounds": rounds, "bare_ns": round(b, 1),
-            "profiled_ns": round(p, 1), "added_ns": round(p - b, 1),
-            "kest_known": k["known"], "kest_seen": len(_ext.cupti_kest_seen(1)),
-            "kest_misses": k["misses"]}
+    return {
+        "mode": mode,
+        "launches": launches,
+        "rounds": rounds,
+        "bare_ns": round(b, 1),
+        "profiled_ns": round(p, 1),
+        "added_ns": round(p - b, 1),
+        "kest_known": k["known"],
+        "kest_seen": len(_ext.cupti_kest_seen(1)),
+        "kest_misses": k["misses"],
+    }
 
 
 def main() -> int:
@@ -133,16 +158,30 @@ def main() -> int:
         print(json.dumps(worker(a.worker, a.launches, a.rounds)), flush=True)
         return 0
     if not os.environ.get("FLAGPRISM_CUPTI_PATH"):
-        print("set FLAGPRISM_CUPTI_PATH and FLAGPRISM_CUDA_DRIVER_PATH to libfakecupti.so",
-              file=sys.stderr)
+        print(
+            "set FLAGPRISM_CUPTI_PATH and FLAGPRISM_CUDA_DRIVER_PATH to libfakecupti.so",
+            file=sys.stderr,
+        )
         return 2
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     rc = 0
     for mode in a.modes.split(","):
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", mode,
-                            "--launches", str(a.launches), "--rounds", str(a.rounds)],
-                           capture_output=True, text=True, env=env)
+        r = subprocess.run(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--worker",
+                mode,
+                "--launches",
+                str(a.launches),
+                "--rounds",
+                str(a.rounds),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         line = [x for x in r.stdout.splitlines() if x.startswith("{")]
         if r.returncode or not line:
             print(f"{mode}: failed\n{r.stderr[-2000:]}", file=sys.stderr)

@@ -134,8 +134,9 @@ class Tool:
             self.mod.start(self.base, **kw)
         finally:  # read at start only: never left set for the next mode
             os.environ.pop("FLAGPRISM_CUPTI_LAUNCH_CALLBACKS", None)
-        self.enter_hooks = [getattr(f, "__name__", "?")
-                            for f in triton.knobs.runtime.launch_enter_hook.calls]
+        self.enter_hooks = [
+            getattr(f, "__name__", "?") for f in triton.knobs.runtime.launch_enter_hook.calls
+        ]
 
     def finalize(self) -> None:
         self.mod.finalize()
@@ -143,8 +144,11 @@ class Tool:
     def outputs(self) -> dict[str, int]:
         d = os.path.dirname(self.base)
         stem = os.path.basename(self.base)
-        return {f: os.path.getsize(os.path.join(d, f)) for f in sorted(os.listdir(d))
-                if f == stem or f.startswith(stem + ".")}
+        return {
+            f: os.path.getsize(os.path.join(d, f))
+            for f in sorted(os.listdir(d))
+            if f == stem or f.startswith(stem + ".")
+        }
 
     def library(self) -> str:
         """Which libcupti the tool runs on (they may differ: say so in the results)."""
@@ -179,8 +183,11 @@ def _loop(kernel: Any, args: tuple[Any, ...], grid: tuple[int], launches: int, w
 def _tensors(n: int) -> tuple[Any, Any, Any]:
     import torch
 
-    return (torch.randn(n, device="cuda"), torch.randn(n, device="cuda"),
-            torch.empty(n, device="cuda"))
+    return (
+        torch.randn(n, device="cuda"),
+        torch.randn(n, device="cuda"),
+        torch.empty(n, device="cuda"),
+    )
 
 
 def median_ci95(xs: list[float], resamples: int = 2000) -> list[float]:
@@ -192,7 +199,9 @@ def median_ci95(xs: list[float], resamples: int = 2000) -> list[float]:
     return [round(meds[int(0.025 * resamples)], 4), round(meds[int(0.975 * resamples) - 1], 4)]
 
 
-def worker_loops(tools: list[Tool], cases: list[tuple[str, int, int]], rounds: int, warm: int) -> None:
+def worker_loops(
+    tools: list[Tool], cases: list[tuple[str, int, int]], rounds: int, warm: int
+) -> None:
     """Rounds of the bare loop and each tool's profiled loop, in an order that rotates every
     round; one row per tool (mode), its ratios taken against the bare loop of the same round."""
     kernel = _kernel()
@@ -224,22 +233,34 @@ def worker_loops(tools: list[Tool], cases: list[tuple[str, int, int]], rounds: i
                 prof[i].append(times[i] / launches * 1e6)
                 ratios[i].append(times[i] / times["bare"])
         for i, tool in enumerate(tools):
-            print(json.dumps({
-                "bench": "profiler", "case": case, "tool": tool.tool, "mode": tool.mode,
-                "elements": n, "launches": launches, "warm": warm, "rounds": rounds,
-                "interleaved_modes": [t.mode for t in tools] if len(tools) > 1 else None,
-                "bare_us_per_launch": round(statistics.median(bare), 3),
-                "profiled_us_per_launch": round(statistics.median(prof[i]), 3),
-                "ratio_median": round(statistics.median(ratios[i]), 4),
-                "ratio_min": round(min(ratios[i]), 4), "ratio_max": round(max(ratios[i]), 4),
-                "ratio_ci95": median_ci95(ratios[i]),
-                "ratios": [round(v, 4) for v in ratios[i]],
-                "bare_us": [round(v, 3) for v in bare],
-                "finalize_ms_median": round(statistics.median(fin_ms[i]), 2),
-                "cupti_library": tool.library(),
-                "enter_hooks": tool.enter_hooks,
-                **_estimate_table(tool),
-            }), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "bench": "profiler",
+                        "case": case,
+                        "tool": tool.tool,
+                        "mode": tool.mode,
+                        "elements": n,
+                        "launches": launches,
+                        "warm": warm,
+                        "rounds": rounds,
+                        "interleaved_modes": [t.mode for t in tools] if len(tools) > 1 else None,
+                        "bare_us_per_launch": round(statistics.median(bare), 3),
+                        "profiled_us_per_launch": round(statistics.median(prof[i]), 3),
+                        "ratio_median": round(statistics.median(ratios[i]), 4),
+                        "ratio_min": round(min(ratios[i]), 4),
+                        "ratio_max": round(max(ratios[i]), 4),
+                        "ratio_ci95": median_ci95(ratios[i]),
+                        "ratios": [round(v, 4) for v in ratios[i]],
+                        "bare_us": [round(v, 3) for v in bare],
+                        "finalize_ms_median": round(statistics.median(fin_ms[i]), 2),
+                        "cupti_library": tool.library(),
+                        "enter_hooks": tool.enter_hooks,
+                        **_estimate_table(tool),
+                    }
+                ),
+                flush=True,
+            )
 
 
 def _estimate_table(tool: Tool) -> dict[str, Any]:
@@ -268,12 +289,25 @@ def worker_finalize(tool: Tool, launches: int, data: str, quick: bool) -> None:
     tool.finalize()
     fin_s = time.perf_counter() - t1
     files = tool.outputs()
-    print(json.dumps({
-        "bench": "profiler", "case": "finalize", "tool": tool.tool, "mode": tool.mode,
-        "data": data, "launches": launches, "quick": quick, "loop_s": round(loop_s, 3),
-        "finalize_s": round(fin_s, 4), "output_bytes": sum(files.values()), "files": files,
-        "cupti_library": tool.library(),
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "bench": "profiler",
+                "case": "finalize",
+                "tool": tool.tool,
+                "mode": tool.mode,
+                "data": data,
+                "launches": launches,
+                "quick": quick,
+                "loop_s": round(loop_s, 3),
+                "finalize_s": round(fin_s, 4),
+                "output_bytes": sum(files.values()),
+                "files": files,
+                "cupti_library": tool.library(),
+            }
+        ),
+        flush=True,
+    )
 
 
 def worker_main(spec: dict[str, Any]) -> None:
@@ -282,8 +316,9 @@ def worker_main(spec: dict[str, Any]) -> None:
             tools = [Tool(spec["tool"], m, d) for m in spec.get("modes") or [spec["mode"]]]
             worker_loops(tools, [tuple(c) for c in spec["cases"]], spec["rounds"], spec["warm"])
         else:
-            worker_finalize(Tool(spec["tool"], spec["mode"], d), spec["launches"], spec["data"],
-                            spec["quick"])
+            worker_finalize(
+                Tool(spec["tool"], spec["mode"], d), spec["launches"], spec["data"], spec["quick"]
+            )
 
 
 # -------------------------------------------------------------------------------------------------
@@ -297,8 +332,15 @@ def run_worker(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return [{"bench": "profiler", "tool": spec["tool"], "mode": spec["mode"],
-                 "kind": spec["kind"], "error": f"timed out after {timeout:.0f} s"}]
+        return [
+            {
+                "bench": "profiler",
+                "tool": spec["tool"],
+                "mode": spec["mode"],
+                "kind": spec["kind"],
+                "error": f"timed out after {timeout:.0f} s",
+            }
+        ]
     rows = []
     for line in r.stdout.splitlines():
         if line.startswith("{"):
@@ -309,40 +351,64 @@ def run_worker(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     for row in rows:
         row["worker_s"] = round(time.perf_counter() - t0, 1)
     if r.returncode != 0 or not rows:
-        rows.append({"bench": "profiler", "tool": spec["tool"], "mode": spec["mode"],
-                     "kind": spec["kind"], "error": (r.stderr or r.stdout)[-1500:]})
+        rows.append(
+            {
+                "bench": "profiler",
+                "tool": spec["tool"],
+                "mode": spec["mode"],
+                "kind": spec["kind"],
+                "error": (r.stderr or r.stdout)[-1500:],
+            }
+        )
     return rows
 
 
-TARGETS = {("launch", "shadow"): 1.05, ("launch", "noest"): 1.05, ("gpu64m", "noest"): 1.01, ("launch", "hook"): 1.15, ("launch", "python"): 1.10,
-           ("gpu64m", "shadow"): 1.01, ("gpu64m", "hook"): 1.01, ("gpu64m", "python"): 1.01}
+TARGETS = {
+    ("launch", "shadow"): 1.05,
+    ("launch", "noest"): 1.05,
+    ("gpu64m", "noest"): 1.01,
+    ("launch", "hook"): 1.15,
+    ("launch", "python"): 1.10,
+    ("gpu64m", "shadow"): 1.01,
+    ("gpu64m", "hook"): 1.01,
+    ("gpu64m", "python"): 1.01,
+}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'case':<9} {'tool':<10} {'mode':<8} {'bare us':>9} {'prof us':>9} "
-             f"{'ratio':>7} {'median 95% CI':>16} {'min':>6} {'max':>6} {'target':>6}  fin ms  "
-             "per-round ratios"]
+    lines = [
+        f"{'case':<9} {'tool':<10} {'mode':<8} {'bare us':>9} {'prof us':>9} "
+        f"{'ratio':>7} {'median 95% CI':>16} {'min':>6} {'max':>6} {'target':>6}  fin ms  "
+        "per-round ratios"
+    ]
     loops = [r for r in rows if r.get("case") in ("launch", "gpu64m") and not r.get("error")]
-    for r in sorted(loops, key=lambda r: (r["case"] != "launch", TOOLS.index(r["tool"]),
-                                          MODES.index(r["mode"]))):
+    for r in sorted(
+        loops, key=lambda r: (r["case"] != "launch", TOOLS.index(r["tool"]), MODES.index(r["mode"]))
+    ):
         tgt = TARGETS.get((r["case"], r["mode"])) if r["tool"] == "flagprism" else None
-        lines.append(f"{r['case']:<9} {r['tool']:<10} {r['mode']:<8} "
-                     f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
-                     f"{r['ratio_median']:>7.3f} "
-                     f"{'[{:.3f}, {:.3f}]'.format(*r.get('ratio_ci95', [0, 0])):>16} "
-                     f"{r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f} "
-                     f"{(f'{tgt:.2f}' if tgt else ''):>6}  {r['finalize_ms_median']:>6.1f}  "
-                     + " ".join(f"{v:.3f}" for v in r["ratios"]))
+        lines.append(
+            f"{r['case']:<9} {r['tool']:<10} {r['mode']:<8} "
+            f"{r['bare_us_per_launch']:>9.2f} {r['profiled_us_per_launch']:>9.2f} "
+            f"{r['ratio_median']:>7.3f} "
+            f"{'[{:.3f}, {:.3f}]'.format(*r.get('ratio_ci95', [0, 0])):>16} "
+            f"{r['ratio_min']:>6.3f} {r['ratio_max']:>6.3f} "
+            f"{(f'{tgt:.2f}' if tgt else ''):>6}  {r['finalize_ms_median']:>6.1f}  "
+            + " ".join(f"{v:.3f}" for v in r["ratios"])
+        )
     for r in rows:
         if r.get("case") == "finalize" and not r.get("error"):
-            lines.append(f"finalize  {r['tool']:<10} {r['mode']:<7} {r['launches']} launches "
-                         f"({r['data']}{', quick' if r['quick'] else ''}): finalize "
-                         f"{r['finalize_s']:.3f} s, {r['output_bytes']} bytes written "
-                         f"{r['files']}, loop {r['loop_s']:.1f} s")
+            lines.append(
+                f"finalize  {r['tool']:<10} {r['mode']:<7} {r['launches']} launches "
+                f"({r['data']}{', quick' if r['quick'] else ''}): finalize "
+                f"{r['finalize_s']:.3f} s, {r['output_bytes']} bytes written "
+                f"{r['files']}, loop {r['loop_s']:.1f} s"
+            )
     for r in rows:
         if r.get("error"):
-            lines.append(f"{r.get('case', r.get('kind', '?')):<9} {r['tool']:<10} "
-                         f"{r['mode']:<7} ERROR: {r['error'].strip().splitlines()[-1][:100]}")
+            lines.append(
+                f"{r.get('case', r.get('kind', '?')):<9} {r['tool']:<10} "
+                f"{r['mode']:<7} ERROR: {r['error'].strip().splitlines()[-1][:100]}"
+            )
     libs = sorted({(r["tool"], r.get("cupti_library", "")) for r in rows if not r.get("error")})
     for tool, lib in libs:
         lines.append(f"libcupti of {tool}: {lib}")
@@ -354,21 +420,33 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--launches", type=int, default=20000)
     ap.add_argument("--big-launches", type=int, default=500)
-    ap.add_argument("--warm", type=int, default=200,
-                    help="untimed launches before every timed loop (after start())")
+    ap.add_argument(
+        "--warm",
+        type=int,
+        default=200,
+        help="untimed launches before every timed loop (after start())",
+    )
     ap.add_argument("--finalize-launches", type=int, default=1000000)
     ap.add_argument("--finalize-data", default="tree", choices=("tree", "trace"))
     ap.add_argument("--no-finalize", action="store_true")
-    ap.add_argument("--separate", action="store_true",
-                    help="run each case in its own worker process")
-    ap.add_argument("--interleave", action="store_true",
-                    help="one worker per tool running all its modes, interleaved in every round "
-                         "(the modes then share the process's noise)")
+    ap.add_argument(
+        "--separate", action="store_true", help="run each case in its own worker process"
+    )
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="one worker per tool running all its modes, interleaved in every round "
+        "(the modes then share the process's noise)",
+    )
     ap.add_argument("--tools", default=",".join(TOOLS))
-    ap.add_argument("--modes", default="shadow,noest,floor,hook,python",
-                    help="any of " + ",".join(MODES))
-    ap.add_argument("--quick", action="store_true", help="5 rounds; 20,000 launches (launch), "
-                    "300 (gpu64m); finalize after 200,000 launches")
+    ap.add_argument(
+        "--modes", default="shadow,noest,floor,hook,python", help="any of " + ",".join(MODES)
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="5 rounds; 20,000 launches (launch), 300 (gpu64m); finalize after 200,000 launches",
+    )
     ap.add_argument("--timeout", type=float, default=600, help="seconds per worker process")
     ap.add_argument("--out", help="file for the JSON lines, or a directory")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -401,20 +479,53 @@ def main() -> int:
     for tool in tools if a.interleave else []:
         tm = [m for m in modes if m not in FLAGPRISM_ONLY or tool == "flagprism"]
         for group in groups:
-            emit(run_worker({"kind": "loops", "tool": tool, "mode": ",".join(tm), "modes": tm,
-                             "cases": group, "rounds": a.rounds, "warm": a.warm}, a.timeout))
+            emit(
+                run_worker(
+                    {
+                        "kind": "loops",
+                        "tool": tool,
+                        "mode": ",".join(tm),
+                        "modes": tm,
+                        "cases": group,
+                        "rounds": a.rounds,
+                        "warm": a.warm,
+                    },
+                    a.timeout,
+                )
+            )
     for tool in tools if not a.interleave else []:
         for mode in modes:
             if mode in FLAGPRISM_ONLY and tool != "flagprism":
                 continue  # FlagPrism's own measurements (Proton has no IR estimates, no floor switch)
             for group in groups:
-                emit(run_worker({"kind": "loops", "tool": tool, "mode": mode, "cases": group,
-                                 "rounds": a.rounds, "warm": a.warm}, a.timeout))
+                emit(
+                    run_worker(
+                        {
+                            "kind": "loops",
+                            "tool": tool,
+                            "mode": mode,
+                            "cases": group,
+                            "rounds": a.rounds,
+                            "warm": a.warm,
+                        },
+                        a.timeout,
+                    )
+                )
     if not a.no_finalize:
         for tool in tools:
-            emit(run_worker({"kind": "finalize", "tool": tool, "mode": "shadow",
-                             "launches": a.finalize_launches, "data": a.finalize_data,
-                             "quick": a.quick}, a.timeout))
+            emit(
+                run_worker(
+                    {
+                        "kind": "finalize",
+                        "tool": tool,
+                        "mode": "shadow",
+                        "launches": a.finalize_launches,
+                        "data": a.finalize_data,
+                        "quick": a.quick,
+                    },
+                    a.timeout,
+                )
+            )
     if out:
         out.close()
     print()

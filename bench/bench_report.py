@@ -48,21 +48,39 @@ def run_timed(cmd: list[str]) -> dict[str, Any]:
     out, err = p.stdout.read().decode(), p.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out}\n{err}")
-    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024, "stdout": out}
+    return {
+        "wall_s": wall,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "rss_mb": ru.ru_maxrss / 1024,
+        "stdout": out,
+    }
 
 
 def inputs(build: Path, work: Path, programs: int, nodes: int) -> tuple[Path, Path]:
     dbg = work / f"debug-{programs}"
     if not (dbg / "bench.json").exists():
         dbg.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(build / "bench" / "bench-debug-decode"), str(programs), "1", "0", str(dbg)],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(build / "bench" / "bench-debug-decode"), str(programs), "1", "0", str(dbg)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     prof_dir = work / f"prof-{nodes}"
     prof = prof_dir / "bench-prof.hatchet"
     if not prof.exists():
         prof_dir.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(build / "bench" / "bench-prof"), "--nodes", str(nodes), "--out", str(prof_dir),
-                        "--no-trace"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                str(build / "bench" / "bench-prof"),
+                "--nodes",
+                str(nodes),
+                "--out",
+                str(prof_dir),
+                "--no-trace",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return dbg, prof
 
 
@@ -77,10 +95,14 @@ def interact_debug(b: _browser.Browser) -> float:
 
 def interact_profile(b: _browser.Browser) -> float:
     t0 = time.monotonic()
-    b.eval("(() => { const s = document.getElementById('fp-search'); s.value = 'level1';"
-           " s.dispatchEvent(new Event('input')); })()")
-    b.eval("(() => { const s = document.getElementById('fp-search'); s.value = '';"
-           " s.dispatchEvent(new Event('input')); })()")
+    b.eval(
+        "(() => { const s = document.getElementById('fp-search'); s.value = 'level1';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    b.eval(
+        "(() => { const s = document.getElementById('fp-search'); s.value = '';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
     b.eval("document.querySelectorAll('#fp-table-main tbody tr')[1].click()")
     return time.monotonic() - t0
 
@@ -94,9 +116,16 @@ def measure(b: _browser.Browser, page: Path, kind: str, repeat: int) -> dict[str
         requests += len([u for u in b.requests() if u != page.resolve().as_uri()])
         acts.append(interact_debug(b) if kind == "debugger" else interact_profile(b))
         errors += len(b.console_errors())
-    return {"open_s_best": min(opens), "open_s_median": statistics.median(opens), "open_s_max": max(opens),
-            "ready_ms_median": statistics.median(readies), "interact_s_median": statistics.median(acts),
-            "interact_s_max": max(acts), "console_errors": errors, "extra_requests": requests}
+    return {
+        "open_s_best": min(opens),
+        "open_s_median": statistics.median(opens),
+        "open_s_max": max(opens),
+        "ready_ms_median": statistics.median(readies),
+        "interact_s_median": statistics.median(acts),
+        "interact_s_max": max(acts),
+        "console_errors": errors,
+        "extra_requests": requests,
+    }
 
 
 def main() -> int:
@@ -120,10 +149,19 @@ def main() -> int:
         browser_start = time.monotonic() - cold_t0
         for kind, src, size in (("debugger", dbg, args.programs), ("profile", prof, args.nodes)):
             page = work / f"{kind}.html"
-            gens = [run_timed([str(cli), "report", "-q", str(src), "-o", str(page)]) for _ in range(args.repeat)]
+            gens = [
+                run_timed([str(cli), "report", "-q", str(src), "-o", str(page)])
+                for _ in range(args.repeat)
+            ]
             row: dict[str, Any] = {
-                "bench": "report", "kind": kind, "size": size,
-                "input_mb": round(sum(f.stat().st_size for f in (src.glob("*.json") if src.is_dir() else [src])) / 1e6, 1),
+                "bench": "report",
+                "kind": kind,
+                "size": size,
+                "input_mb": round(
+                    sum(f.stat().st_size for f in (src.glob("*.json") if src.is_dir() else [src]))
+                    / 1e6,
+                    1,
+                ),
                 "page_mb": round(page.stat().st_size / 1e6, 2),
                 "report_s_best": min(g["wall_s"] for g in gens),
                 "report_s_median": statistics.median(g["wall_s"] for g in gens),
@@ -138,10 +176,13 @@ def main() -> int:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
     for r in rows:
-        print(f"{r['kind']:>9} {r['size']:>9,}: report {r['report_s_best']:.2f} s (median {r['report_s_median']:.2f}),"
-              f" page {r['page_mb']} MB, open {r['open_s_best']:.2f} s (median {r['open_s_median']:.2f},"
-              f" max {r['open_s_max']:.2f}), interaction {r['interact_s_median']:.2f} s,"
-              f" errors {r['console_errors']}, requests {r['extra_requests']}", file=sys.stderr)
+        print(
+            f"{r['kind']:>9} {r['size']:>9,}: report {r['report_s_best']:.2f} s (median {r['report_s_median']:.2f}),"
+            f" page {r['page_mb']} MB, open {r['open_s_best']:.2f} s (median {r['open_s_median']:.2f},"
+            f" max {r['open_s_max']:.2f}), interaction {r['interact_s_median']:.2f} s,"
+            f" errors {r['console_errors']}, requests {r['extra_requests']}",
+            file=sys.stderr,
+        )
     return 0 if all(r["console_errors"] == 0 and r["extra_requests"] == 0 for r in rows) else 1
 
 

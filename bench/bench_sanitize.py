@@ -33,18 +33,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "python"))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-
 from _debugger_bench import event_median_ms  # noqa: E402
-from flagprism import _launch, _rewrite, debugger  # noqa: E402
 from kernels import planted  # noqa: E402
+
+from flagprism import _launch, _rewrite, debugger  # noqa: E402
 
 MEMCHECK_TIMEOUT = 900
 
@@ -61,7 +62,11 @@ def _perf_cases(quick: bool) -> list[tuple[str, Any, Callable[[str], tuple]]]:
 
     def add(dev: str):
         x = torch.randn(n, device=dev)
-        return (x, torch.randn(n, device=dev), torch.empty(n, device=dev), n), {"BLOCK": 1024}, (triton.cdiv(n, 1024),)
+        return (
+            (x, torch.randn(n, device=dev), torch.empty(n, device=dev), n),
+            {"BLOCK": 1024},
+            (triton.cdiv(n, 1024),),
+        )
 
     def softmax(dev: str):
         x = torch.randn(rows, cols, device=dev)
@@ -71,10 +76,17 @@ def _perf_cases(quick: bool) -> list[tuple[str, Any, Callable[[str], tuple]]]:
     def transpose(dev: str):
         a = torch.randn(side, side, device=dev).t()
         out = torch.empty(side, side, device=dev)
-        return (a, out, side, side, a.stride(0), a.stride(1)), {"BM": 64, "BN": 64}, (side // 64, side // 64)
+        return (
+            (a, out, side, side, a.stride(0), a.stride(1)),
+            {"BM": 64, "BN": 64},
+            (side // 64, side // 64),
+        )
 
-    out = [(f"add n={n}", planted.add_kernel, add), (f"softmax {rows}x{cols}", planted.softmax_kernel, softmax),
-           (f"transpose {side}x{side}", planted.transpose_copy_kernel, transpose)]
+    out = [
+        (f"add n={n}", planted.add_kernel, add),
+        (f"softmax {rows}x{cols}", planted.softmax_kernel, softmax),
+        (f"transpose {side}x{side}", planted.transpose_copy_kernel, transpose),
+    ]
     out += [(c.name, c.kernel, c.make) for c in planted.CASES]
     return out
 
@@ -87,7 +99,9 @@ def _sanitize_twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple) -> 
     twin = _rewrite.build(kernel, 0, 1, debugger._helpers(kernel, "fused"), sanitize=True)
     plan = _launch.prepare(twin, kernel, args, kwargs, grid, None, None)
     buf = plan.buffer
-    kw = _launch.launch_kwargs(plan, kwargs)  # the record buffer and the twin's warps, as the Debugger
+    kw = _launch.launch_kwargs(
+        plan, kwargs
+    )  # the record buffer and the twin's warps, as the Debugger
 
     def call() -> None:
         buf[4:6].zero_()
@@ -96,7 +110,9 @@ def _sanitize_twin_call(kernel: Any, args: tuple, kwargs: dict, grid: tuple) -> 
     return call
 
 
-def _debugger_launch_s(kernel: Any, args: tuple, kwargs: dict, grid: tuple, reps: int, out_dir: str) -> float:
+def _debugger_launch_s(
+    kernel: Any, args: tuple, kwargs: dict, grid: tuple, reps: int, out_dir: str
+) -> float:
     debugger.configure(output_dir=out_dir)
     debugger.activate(sanitize=True)
     try:
@@ -125,7 +141,7 @@ def _child_time_all(quick: bool) -> None:
         args, kwargs, grid = make("cuda")
         ms = event_median_ms(lambda: kernel[grid](*args, **kwargs))
         print(json.dumps({"case": name, "ms": ms}), flush=True)
-        del args
+        args = None  # the inputs go before empty_cache()
         torch.cuda.empty_cache()
 
 
@@ -155,7 +171,11 @@ def _memcheck_many(extras: list[list[str]]) -> list[tuple[str, int] | None]:
     procs = []
     for extra in extras:
         cmd, env = _memcheck_cmd(extra)
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+        procs.append(
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+            )
+        )
     deadline = time.monotonic() + MEMCHECK_TIMEOUT
     out: list[tuple[str, int] | None] = []
     for p in procs:
@@ -213,7 +233,7 @@ def slowdown(quick: bool, out_dir: str, emit: Callable[[dict], None]) -> list[di
             row["memcheck_error"] = mc_err or "no time from the memcheck child"
         emit(row)
         rows.append(row)
-        del args
+        args = None  # the inputs go before empty_cache()
         torch.cuda.empty_cache()
     return rows
 
@@ -230,8 +250,12 @@ def detection(device: str, out_dir: str, emit: Callable[[dict], None]) -> list[d
         memcheck = pool.submit(_memcheck_many, [["--child-case", c.name] for c in cases])
     debugger.configure(output_dir=out_dir)
     for case in cases:
-        row: dict[str, Any] = {"part": "detection", "case": case.name,
-                               "planted": sorted({e.kind for e in case.expect}), "oob_bug": bool(case.oob)}
+        row: dict[str, Any] = {
+            "part": "detection",
+            "case": case.name,
+            "planted": sorted({e.kind for e in case.expect}),
+            "oob_bug": bool(case.oob),
+        }
         debugger.activate(sanitize=True)
         planted.launch(case, device)
         runs = debugger.take_exported_runs()
@@ -258,14 +282,20 @@ def detection(device: str, out_dir: str, emit: Callable[[dict], None]) -> list[d
             row["memcheck_errors"] = int(m.group(1)) if m else None
             row["memcheck_found"] = bool(m and int(m.group(1)) > 0)
             if m is None or '{"ran"' not in text:
-                row["memcheck_error"] = f"rc {rc}: {' | '.join(text.strip().splitlines()[-2:])}"[:300]
+                row["memcheck_error"] = f"rc {rc}: {' | '.join(text.strip().splitlines()[-2:])}"[
+                    :300
+                ]
     for row in rows:
         emit(row)
     debugger.reset_config()
     oob = [r for r in rows if r["oob_bug"]]
-    summary: dict[str, Any] = {"part": "detection-rate", "planted_bugs": len(rows), "oob_bugs": len(oob),
-                               "sanitize_oob_found": sum(r["sanitize_found"] for r in oob),
-                               "debugger_found": sum(bool(r.get("debugger_found")) for r in rows)}
+    summary: dict[str, Any] = {
+        "part": "detection-rate",
+        "planted_bugs": len(rows),
+        "oob_bugs": len(oob),
+        "sanitize_oob_found": sum(r["sanitize_found"] for r in oob),
+        "debugger_found": sum(bool(r.get("debugger_found")) for r in rows),
+    }
     if have_memcheck:
         summary["memcheck_oob_found"] = sum(bool(r.get("memcheck_found")) for r in oob)
         summary["memcheck_found"] = sum(bool(r.get("memcheck_found")) for r in rows)
@@ -277,28 +307,42 @@ def detection(device: str, out_dir: str, emit: Callable[[dict], None]) -> list[d
 def _table(rows: list[dict]) -> None:
     slow = [r for r in rows if r["part"] == "slowdown"]
     if slow:
-        print(f"\n{'kernel':30} {'plain ms':>10} {'sanitize ms':>12} {'x':>7} {'launch s':>9} "
-              f"{'memcheck ms':>12} {'x':>8} {'memcheck/sanitize':>18}")
+        print(
+            f"\n{'kernel':30} {'plain ms':>10} {'sanitize ms':>12} {'x':>7} {'launch s':>9} "
+            f"{'memcheck ms':>12} {'x':>8} {'memcheck/sanitize':>18}"
+        )
         for r in slow:
+
             def f(k: str, fmt: str) -> str:
                 return format(r[k], fmt) if k in r else "-"
-            print(f"{r['case']:30} {f('plain_ms', '10.4f')} {f('sanitize_twin_ms', '12.4f'):>12} "
-                  f"{f('sanitize_ratio', '7.2f'):>7} {f('sanitize_launch_s', '9.3f'):>9} "
-                  f"{f('memcheck_ms', '12.4f'):>12} "
-                  f"{f('memcheck_ratio', '8.2f'):>8} {f('memcheck_over_sanitize', '18.1f'):>18}")
+
+            print(
+                f"{r['case']:30} {f('plain_ms', '10.4f')} {f('sanitize_twin_ms', '12.4f'):>12} "
+                f"{f('sanitize_ratio', '7.2f'):>7} {f('sanitize_launch_s', '9.3f'):>9} "
+                f"{f('memcheck_ms', '12.4f'):>12} "
+                f"{f('memcheck_ratio', '8.2f'):>8} {f('memcheck_over_sanitize', '18.1f'):>18}"
+            )
     det = [r for r in rows if r["part"] == "detection"]
     if det:
-        print(f"\n{'planted bug':28} {'kinds':45} {'sanitize':9} {'debugger':9} {'memcheck errors':>15}")
+        print(
+            f"\n{'planted bug':28} {'kinds':45} {'sanitize':9} {'debugger':9} {'memcheck errors':>15}"
+        )
         for r in det:
-            print(f"{r['case']:28} {','.join(r['planted']):45} {('found' if r['sanitize_found'] else '-'):9} "
-                  f"{('found' if r.get('debugger_found') else 'MISSED'):9} {str(r.get('memcheck_errors', '-')):>15}")
+            print(
+                f"{r['case']:28} {','.join(r['planted']):45} {('found' if r['sanitize_found'] else '-'):9} "
+                f"{('found' if r.get('debugger_found') else 'MISSED'):9} {str(r.get('memcheck_errors', '-')):>15}"
+            )
     for r in rows:
         if r["part"] == "detection-rate":
-            line = (f"\ndetection: sanitize {r['sanitize_oob_found']}/{r['oob_bugs']} out-of-bounds bugs; "
-                    f"debugger {r['debugger_found']}/{r['planted_bugs']} planted bugs")
+            line = (
+                f"\ndetection: sanitize {r['sanitize_oob_found']}/{r['oob_bugs']} out-of-bounds bugs; "
+                f"debugger {r['debugger_found']}/{r['planted_bugs']} planted bugs"
+            )
             if "memcheck_oob_found" in r:
-                line += (f"; memcheck {r['memcheck_oob_found']}/{r['oob_bugs']} out-of-bounds bugs, "
-                         f"{r['memcheck_found']}/{r['planted_bugs']} planted bugs")
+                line += (
+                    f"; memcheck {r['memcheck_oob_found']}/{r['oob_bugs']} out-of-bounds bugs, "
+                    f"{r['memcheck_found']}/{r['planted_bugs']} planted bugs"
+                )
             print(line)
 
 
@@ -306,7 +350,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--out", help="also write the JSON lines to this file")
-    ap.add_argument("--dry-run", action="store_true", help="detection only, on the Triton interpreter")
+    ap.add_argument(
+        "--dry-run", action="store_true", help="detection only, on the Triton interpreter"
+    )
     ap.add_argument("--child-time-all", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child-case", help=argparse.SUPPRESS)
     a = ap.parse_args()

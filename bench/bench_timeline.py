@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Slowdown of a kernel under intra-kernel timelines (docs/intra-kernel.md, issue 8).
+"""Slowdown of a kernel under intra-kernel timelines (docs/guide/intra-kernel.md, issue 8).
 
 What is measured: the device time of a kernel's timeline twin (every program writes its scope
 enter/exit records: %globaltimer, %clock64, %smid, four scalar stores each) against the same
@@ -40,7 +40,9 @@ from flagprism import _timeline
 
 
 @triton.jit
-def matmul_plain(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_plain(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -59,7 +61,9 @@ def matmul_plain(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
 
 
 @triton.jit
-def matmul_outer(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_outer(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     fpl.enter_scope("setup")
@@ -82,7 +86,9 @@ def matmul_outer(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
 
 
 @triton.jit
-def matmul_inner(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_inner(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     fpl.enter_scope("setup")
@@ -186,13 +192,21 @@ def _case(name, plain, scoped, args, grid, kwargs, rounds, rep, quick, check_out
         ti.append(res[run_twin])
         ratios.append(res[run_twin] / res[run_plain])
     row = {
-        "bench": "timeline", "case": name, "scopes": len(twin.scopes), "programs": grid[0] * grid[1],
-        "records_per_program": slots, "plain_us": round(statistics.median(tp) * 1e3, 3),
+        "bench": "timeline",
+        "case": name,
+        "scopes": len(twin.scopes),
+        "programs": grid[0] * grid[1],
+        "records_per_program": slots,
+        "plain_us": round(statistics.median(tp) * 1e3, 3),
         "instrumented_us": round(statistics.median(ti) * 1e3, 3),
-        "ratio": round(statistics.median(ratios), 4), "ratios": [round(x, 4) for x in ratios],
-        "same_output": bool(same), "first_launch_overflow": overflow,
+        "ratio": round(statistics.median(ratios), 4),
+        "ratios": [round(x, 4) for x in ratios],
+        "same_output": bool(same),
+        "first_launch_overflow": overflow,
         "pipelined_warning": [s.name for s in twin.scopes if s.flags],
-        "session_launch_us": round(_session_launch_us(scoped, args, grid, kwargs, 5 if quick else 20), 1),
+        "session_launch_us": round(
+            _session_launch_us(scoped, args, grid, kwargs, 5 if quick else 20), 1
+        ),
     }
     return row
 
@@ -216,17 +230,53 @@ def main(argv: list[str]) -> int:
     mm_args = (A, B, C, M, N, K)
     mm_grid = (M // 128, N // 128)
     mm_kw = {"BM": 128, "BN": 128, "BK": 64, "num_warps": 8, "num_stages": 3}
-    rows.append(_case("matmul/outer", matmul_plain, matmul_outer, mm_args, mm_grid, mm_kw, rounds, rep,
-                      a.quick, lambda: C))
-    rows.append(_case("matmul/inner", matmul_plain, matmul_inner, mm_args, mm_grid, mm_kw, rounds, rep,
-                      a.quick, lambda: C))
+    rows.append(
+        _case(
+            "matmul/outer",
+            matmul_plain,
+            matmul_outer,
+            mm_args,
+            mm_grid,
+            mm_kw,
+            rounds,
+            rep,
+            a.quick,
+            lambda: C,
+        )
+    )
+    rows.append(
+        _case(
+            "matmul/inner",
+            matmul_plain,
+            matmul_inner,
+            mm_args,
+            mm_grid,
+            mm_kw,
+            rounds,
+            rep,
+            a.quick,
+            lambda: C,
+        )
+    )
     R, Ccols = 8192, 4096
     X = torch.randn(R, Ccols, device="cuda")
     Y = torch.empty_like(X)
     sm_args = (Y, X, Ccols)
     sm_kw = {"BLOCK": 4096, "num_warps": 16}
-    rows.append(_case("softmax/4", softmax_plain, softmax_scoped, sm_args, (R, 1), sm_kw, rounds, rep, a.quick,
-                      lambda: Y))
+    rows.append(
+        _case(
+            "softmax/4",
+            softmax_plain,
+            softmax_scoped,
+            sm_args,
+            (R, 1),
+            sm_kw,
+            rounds,
+            rep,
+            a.quick,
+            lambda: Y,
+        )
+    )
     out = open(a.out, "w") if a.out else None
     for r in rows:
         line = json.dumps(r)
@@ -237,8 +287,10 @@ def main(argv: list[str]) -> int:
         out.close()
     print(f"{'case':<14} {'scopes':>6} {'plain us':>10} {'instr. us':>10} {'ratio':>7}  ok")
     for r in rows:
-        print(f"{r['case']:<14} {r['scopes']:>6} {r['plain_us']:>10.1f} {r['instrumented_us']:>10.1f} "
-              f"{r['ratio']:>7.3f}  {'yes' if r['same_output'] else 'NO'}")
+        print(
+            f"{r['case']:<14} {r['scopes']:>6} {r['plain_us']:>10.1f} {r['instrumented_us']:>10.1f} "
+            f"{r['ratio']:>7.3f}  {'yes' if r['same_output'] else 'NO'}"
+        )
     return 0 if all(r["same_output"] for r in rows) else 1
 
 

@@ -25,18 +25,18 @@ import json
 import os
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "python"))
 
 import torch  # noqa: E402
 import triton  # noqa: E402
-
-from flagprism import _launch, _regs, _rewrite, debugger  # noqa: E402
 from kernels import tutorial_style  # noqa: E402
 
+from flagprism import _launch, _regs, _rewrite, debugger  # noqa: E402
 
 _DRY = False  # --dry-run: the Triton interpreter, tiny problems, one timed call each
 
@@ -68,7 +68,7 @@ class _Capture:
 
         return InterpretedFunction if _DRY else JITFunction
 
-    def __enter__(self) -> "_Capture":
+    def __enter__(self) -> _Capture:
         cls = self._cls()
         self._orig = cls.__dict__["run"]
         cap = self
@@ -84,19 +84,32 @@ class _Capture:
         self._cls().run = self._orig
 
 
-def _twin_launcher(kernel: Any, args: tuple, kwargs: dict, grid: Any, sanitize: bool) -> tuple[Callable, dict]:
+def _twin_launcher(
+    kernel: Any, args: tuple, kwargs: dict, grid: Any, sanitize: bool
+) -> tuple[Callable, dict]:
     """The twin the Debugger would launch (level 1 + addr_level 1, or sanitize), as a callable."""
     fn = kernel
     helpers = debugger._helpers(fn, debugger._flavour(fn))
     twin = _rewrite.build(fn, 0 if sanitize else 1, 1, helpers, sanitize=sanitize)
     plan = _launch.prepare(twin, fn, args, kwargs, grid, None, None)
     if not _DRY:
-        plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs), "auto",
-                                      plan.buffer.device)
+        plan.registers = _regs.decide(
+            twin.jit,
+            args,
+            plan.grid,
+            _launch.launch_kwargs(plan, kwargs),
+            "auto",
+            plan.buffer.device,
+        )
     kw = _launch.launch_kwargs(plan, kwargs)
-    info: dict[str, Any] = {"twin_num_warps": plan.num_warps["twin"], "kernel_num_warps": plan.num_warps["kernel"],
-                            "maxnreg": (plan.registers or {}).get("cap"), "slots_per_program": plan.slots,
-                            "programs": plan.programs, "sites": len(twin.sites)}
+    info: dict[str, Any] = {
+        "twin_num_warps": plan.num_warps["twin"],
+        "kernel_num_warps": plan.num_warps["kernel"],
+        "maxnreg": (plan.registers or {}).get("cap"),
+        "slots_per_program": plan.slots,
+        "programs": plan.programs,
+        "sites": len(twin.sites),
+    }
 
     def call() -> None:
         plan.buffer[4:6].zero_()
@@ -113,13 +126,18 @@ def _twin_launcher(kernel: Any, args: tuple, kwargs: dict, grid: Any, sanitize: 
 
 def _case(name: str, quick: bool) -> tuple[Callable[[], Any], Callable[[], None]]:
     if _DRY and name == "attn":
-        return tutorial_style.make_attn_fwd("cpu", z=1, h=2, n_ctx=64, head_dim=16, block_m=16, block_n=16,
-                                            dtype=torch.float32)
+        return tutorial_style.make_attn_fwd(
+            "cpu", z=1, h=2, n_ctx=64, head_dim=16, block_m=16, block_n=16, dtype=torch.float32
+        )
     if _DRY and name == "matmul":
-        return tutorial_style.make_matmul("cpu", m=64, n=64, k=64, num_sms=2, block_m=32, block_n=32, block_k=16)
+        return tutorial_style.make_matmul(
+            "cpu", m=64, n=64, k=64, num_sms=2, block_m=32, block_n=32, block_k=16
+        )
     if name == "attn":
         n_ctx = 1024 if quick else 4096
-        return tutorial_style.make_attn_fwd("cuda", z=4, h=16, n_ctx=n_ctx, head_dim=64, block_m=128, block_n=64)
+        return tutorial_style.make_attn_fwd(
+            "cuda", z=4, h=16, n_ctx=n_ctx, head_dim=64, block_m=128, block_n=64
+        )
     if name == "matmul":
         size = 2048 if quick else 4096
         sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -135,8 +153,10 @@ def measure(name: str, rounds: int, quick: bool) -> list[dict]:
     check()
     (kernel, args, kwargs, grid) = cap.calls[-1]
     g = _launch.eval_grid(grid, _launch.bind(kernel, args, kwargs)[0])
-    modes = {"level1": _twin_launcher(kernel, args, kwargs, g, False),
-             "sanitize": _twin_launcher(kernel, args, kwargs, g, True)}
+    modes = {
+        "level1": _twin_launcher(kernel, args, kwargs, g, False),
+        "sanitize": _twin_launcher(kernel, args, kwargs, g, True),
+    }
     base = launch
     tb: list[float] = []
     ti: dict[str, list[float]] = {m: [] for m in modes}
@@ -150,22 +170,34 @@ def measure(name: str, rounds: int, quick: bool) -> list[dict]:
             ratios[m].append(t / b)
     rows = []
     for m, (_call, info) in modes.items():
-        row = {"case": name, "mode": m, "base_ms": statistics.median(tb), "instrumented_ms": statistics.median(ti[m]),
-               "ratio": statistics.median(ratios[m]), "ratio_min": min(ratios[m]), "ratio_max": max(ratios[m]),
-               "rounds": rounds, "quick": quick,
-               "device": "interpreter (dry run)" if _DRY else torch.cuda.get_device_name(0)}
+        row = {
+            "case": name,
+            "mode": m,
+            "base_ms": statistics.median(tb),
+            "instrumented_ms": statistics.median(ti[m]),
+            "ratio": statistics.median(ratios[m]),
+            "ratio_min": min(ratios[m]),
+            "ratio_max": max(ratios[m]),
+            "rounds": rounds,
+            "quick": quick,
+            "device": "interpreter (dry run)" if _DRY else torch.cuda.get_device_name(0),
+        }
         row.update(info)
         rows.append(row)
     return rows
 
 
 def _table(rows: list[dict]) -> None:
-    print(f"\n{'case':8} {'mode':9} {'base ms':>9} {'twin ms':>9} {'ratio':>7} {'min':>6} {'max':>6} "
-          f"{'regs':>5} {'warps':>5} {'complete':>8}")
+    print(
+        f"\n{'case':8} {'mode':9} {'base ms':>9} {'twin ms':>9} {'ratio':>7} {'min':>6} {'max':>6} "
+        f"{'regs':>5} {'warps':>5} {'complete':>8}"
+    )
     for r in rows:
-        print(f"{r['case']:8} {r['mode']:9} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} {r['ratio']:7.2f} "
-              f"{r['ratio_min']:6.2f} {r['ratio_max']:6.2f} {str(r.get('n_regs')):>5} "
-              f"{r['twin_num_warps']:>5} {str(r['complete']):>8}")
+        print(
+            f"{r['case']:8} {r['mode']:9} {r['base_ms']:9.4f} {r['instrumented_ms']:9.4f} {r['ratio']:7.2f} "
+            f"{r['ratio_min']:6.2f} {r['ratio_max']:6.2f} {str(r.get('n_regs')):>5} "
+            f"{r['twin_num_warps']:>5} {str(r['complete']):>8}"
+        )
 
 
 def main() -> int:
@@ -174,7 +206,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller problems, 3 rounds")
     ap.add_argument("--out", help="also write the JSON lines to this file")
     ap.add_argument("--cases", default="attn,matmul")
-    ap.add_argument("--dry-run", action="store_true", help="the code path only, on the Triton interpreter")
+    ap.add_argument(
+        "--dry-run", action="store_true", help="the code path only, on the Triton interpreter"
+    )
     a = ap.parse_args()
     global _DRY
     _DRY = a.dry_run
@@ -187,7 +221,10 @@ def main() -> int:
     rows: list[dict] = []
     for name in a.cases.split(","):
         if name == "matmul" and not _DRY and torch.cuda.get_device_capability()[0] < 9:
-            print(f"skipping {name}: tensor descriptors need compute capability 9.0 or newer", file=sys.stderr)
+            print(
+                f"skipping {name}: tensor descriptors need compute capability 9.0 or newer",
+                file=sys.stderr,
+            )
             continue
         for row in measure(name, rounds, a.quick):
             print(json.dumps(row), flush=True)

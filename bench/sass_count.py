@@ -42,10 +42,10 @@ from typing import Any
 os.environ.pop("TRITON_INTERPRET", None)
 
 import triton  # noqa: E402
+from _debugger_bench import add_kernel, load_module, matmul_kernel, softmax_kernel  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-from _debugger_bench import add_kernel, load_module, matmul_kernel, softmax_kernel  # noqa: E402
 from flagprism import _records, _rewrite, _warps  # noqa: E402
 
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
@@ -54,17 +54,66 @@ BASE_INSTR = 657  # per thread in the uninstrumented 64M add's time (docs/benchm
 
 # name -> (kernel, signature, constexprs, 16-divisible argument names, num_warps, num_stages)
 CASES: dict[str, tuple[Any, dict[str, str], dict[str, Any], list[str], int, int]] = {
-    "add": (add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32",
-                         "BLOCK": "constexpr"}, {"BLOCK": 1024}, ["x_ptr", "y_ptr", "out_ptr", "n_elements"], 4, 3),
-    "softmax": (softmax_kernel, {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32",
-                                 "n_cols": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024},
-                ["out_ptr", "in_ptr", "in_stride", "out_stride", "n_cols"], 4, 3),
-    "matmul": (matmul_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
-                               "K": "i32", "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32",
-                               "stride_bn": "constexpr", "stride_cm": "i32", "stride_cn": "constexpr",
-                               "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"},
-               {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
-               ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 8, 3),
+    "add": (
+        add_kernel,
+        {
+            "x_ptr": "*fp32",
+            "y_ptr": "*fp32",
+            "out_ptr": "*fp32",
+            "n_elements": "i32",
+            "BLOCK": "constexpr",
+        },
+        {"BLOCK": 1024},
+        ["x_ptr", "y_ptr", "out_ptr", "n_elements"],
+        4,
+        3,
+    ),
+    "softmax": (
+        softmax_kernel,
+        {
+            "out_ptr": "*fp32",
+            "in_ptr": "*fp32",
+            "in_stride": "i32",
+            "out_stride": "i32",
+            "n_cols": "i32",
+            "BLOCK": "constexpr",
+        },
+        {"BLOCK": 1024},
+        ["out_ptr", "in_ptr", "in_stride", "out_stride", "n_cols"],
+        4,
+        3,
+    ),
+    "matmul": (
+        matmul_kernel,
+        {
+            "a_ptr": "*fp16",
+            "b_ptr": "*fp16",
+            "c_ptr": "*fp32",
+            "M": "i32",
+            "N": "i32",
+            "K": "i32",
+            "stride_am": "i32",
+            "stride_ak": "constexpr",
+            "stride_bk": "i32",
+            "stride_bn": "constexpr",
+            "stride_cm": "i32",
+            "stride_cn": "constexpr",
+            "BLOCK_M": "constexpr",
+            "BLOCK_N": "constexpr",
+            "BLOCK_K": "constexpr",
+        },
+        {
+            "stride_ak": 1,
+            "stride_bn": 1,
+            "stride_cn": 1,
+            "BLOCK_M": 128,
+            "BLOCK_N": 128,
+            "BLOCK_K": 64,
+        },
+        ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"],
+        8,
+        3,
+    ),
 }
 
 
@@ -76,16 +125,31 @@ def _hot(src: str) -> str:
 
 
 def _helpers(mod: Any, rw: Any) -> dict[str, Any]:
-    h = {rw.H_BEGIN: mod.begin, rw.H_VALUE: mod.value_fused, rw.H_ADDR: mod.addr_fused, rw.H_DESC: mod.desc_access}
-    for attr, fn in (("H_VAFF", "value_affine_fused"), ("H_VCMP", "value_compare_fused"),
-                     ("H_ADDRC", "addr_closed_fused")):
+    h = {
+        rw.H_BEGIN: mod.begin,
+        rw.H_VALUE: mod.value_fused,
+        rw.H_ADDR: mod.addr_fused,
+        rw.H_DESC: mod.desc_access,
+    }
+    for attr, fn in (
+        ("H_VAFF", "value_affine_fused"),
+        ("H_VCMP", "value_compare_fused"),
+        ("H_ADDRC", "addr_closed_fused"),
+    ):
         if hasattr(rw, attr) and hasattr(mod, fn):
             h[getattr(rw, attr)] = getattr(mod, fn)
     return h
 
 
-def _compile(fn: Any, sig: dict[str, str], consts: dict[str, Any], div16: list[str], warps: int, stages: int,
-             twin: bool) -> Any:
+def _compile(
+    fn: Any,
+    sig: dict[str, str],
+    consts: dict[str, Any],
+    div16: list[str],
+    warps: int,
+    stages: int,
+    twin: bool,
+) -> Any:
     sig = dict(sig)
     if twin:
         sig[_rewrite.CTX] = "*i64"
@@ -93,7 +157,9 @@ def _compile(fn: Any, sig: dict[str, str], consts: dict[str, Any], div16: list[s
     names = list(sig)
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in div16}
     src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
+    return triton.compile(
+        src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages}
+    )
 
 
 def _sass(cubin: bytes) -> tuple[list[str], int, int]:
@@ -101,10 +167,18 @@ def _sass(cubin: bytes) -> tuple[list[str], int, int]:
         f.write(cubin)
         path = f.name
     try:
-        text = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", path], check=True, capture_output=True,
-                              text=True).stdout
-        res = subprocess.run([os.path.join(BIN, "cuobjdump"), "-res-usage", path], check=True, capture_output=True,
-                             text=True).stdout
+        text = subprocess.run(
+            [os.path.join(BIN, "cuobjdump"), "-sass", path],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        res = subprocess.run(
+            [os.path.join(BIN, "cuobjdump"), "-res-usage", path],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     finally:
         os.unlink(path)
     ins = []
@@ -134,8 +208,16 @@ def count(ins: list[str]) -> dict[str, int]:
     return c
 
 
-def measure(case: str, level: int, addr: int, rw: Any, rec: Any, hot_rec: Any, twin: bool = True,
-            twin_num_warps: str | int = "auto") -> dict:
+def measure(
+    case: str,
+    level: int,
+    addr: int,
+    rw: Any,
+    rec: Any,
+    hot_rec: Any,
+    twin: bool = True,
+    twin_num_warps: str | int = "auto",
+) -> dict:
     kern, sig, consts, div16, warps, stages = CASES[case]
     row: dict[str, Any] = {"case": case, "level": level, "addr_level": addr, "warps": warps}
     if not twin:
@@ -158,12 +240,23 @@ def measure(case: str, level: int, addr: int, rw: Any, rec: Any, hot_rec: Any, t
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline-dir", help="directory with a baseline's _rewrite.py and _records.py")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--baseline-dir", help="directory with a baseline's _rewrite.py and _records.py"
+    )
     ap.add_argument("--cases", default="add,softmax,matmul")
-    ap.add_argument("--modes", default="1:1,0:1,1:0,2:2", help="level:addr_level pairs (add only for the others)")
-    ap.add_argument("--num-warps", default="auto",
-                    help="warps of the twin: auto (the Debugger's decision), same (the case's), or N")
+    ap.add_argument(
+        "--modes",
+        default="1:1,0:1,1:0,2:2",
+        help="level:addr_level pairs (add only for the others)",
+    )
+    ap.add_argument(
+        "--num-warps",
+        default="auto",
+        help="warps of the twin: auto (the Debugger's decision), same (the case's), or N",
+    )
     args = ap.parse_args()
     tw: str | int = int(args.num_warps) if args.num_warps.isdigit() else args.num_warps
     try:
@@ -174,26 +267,47 @@ def main() -> int:
     if args.baseline_dir:
         rw0 = load_module("fp_sass_rewrite_base", os.path.join(args.baseline_dir, "_rewrite.py"))
         rec0 = load_module("fp_sass_records_base", os.path.join(args.baseline_dir, "_records.py"))
-        hot0 = load_module("fp_sass_records_base_hot", os.path.join(args.baseline_dir, "_records.py"), _hot)
+        hot0 = load_module(
+            "fp_sass_records_base_hot", os.path.join(args.baseline_dir, "_records.py"), _hot
+        )
         variants.append(("baseline", rw0, rec0, hot0))
     hot = load_module("fp_sass_records_hot", _records.__file__, _hot)
     variants.append(("new", _rewrite, _records, hot))
     modes = [tuple(int(x) for x in m.split(":")) for m in args.modes.split(",")]
-    cols = ["warps", "instr", "shfl", "redux", "bar", "fp64", "cvt64", "static_instr", "regs", "stack",
-            "predicted_ratio"]
+    cols = [
+        "warps",
+        "instr",
+        "shfl",
+        "redux",
+        "bar",
+        "fp64",
+        "cvt64",
+        "static_instr",
+        "regs",
+        "stack",
+        "predicted_ratio",
+    ]
     print("| case | level | addr | variant | " + " | ".join(cols) + " |")
     print("|---|---:|---:|---|" + "---:|" * len(cols))
     for case in args.cases.split(","):
         base = measure(case, 0, 0, None, None, None, twin=False)
-        print(f"| {case} | - | - | uninstrumented | " + " | ".join(str(base.get(c, "")) for c in cols) + " |",
-              flush=True)
+        print(
+            f"| {case} | - | - | uninstrumented | "
+            + " | ".join(str(base.get(c, "")) for c in cols)
+            + " |",
+            flush=True,
+        )
         for level, addr in modes:
             if case != "add" and (level, addr) != (1, 1):
                 continue
             for name, rw, rec, hrec in variants:
                 row = measure(case, level, addr, rw, rec, hrec, twin_num_warps=tw)
-                print(f"| {case} | {level} | {addr} | {name} | " + " | ".join(str(row.get(c, "")) for c in cols)
-                      + " |", flush=True)
+                print(
+                    f"| {case} | {level} | {addr} | {name} | "
+                    + " | ".join(str(row.get(c, "")) for c in cols)
+                    + " |",
+                    flush=True,
+                )
     return 0
 
 

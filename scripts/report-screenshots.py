@@ -31,8 +31,10 @@ def main() -> int:
     with _browser.Browser(width=1280, height=860) as b:
         b.open(qs / "debug" / "report.html")
         # the statement whose heatmap tells most: the load with its masked lanes
-        b.eval("[...document.querySelectorAll('#fp-source .fp-line.fp-stmt')].find(l =>"
-               " l.textContent.includes('tl.load')).click()")
+        b.eval(
+            "[...document.querySelectorAll('#fp-source .fp-line.fp-stmt')].find(l =>"
+            " l.textContent.includes('tl.load')).click()"
+        )
         b.eval("window.scrollTo(0, document.getElementById('fp-launch').offsetTop - 8)")
         (out / "report-debugger.png").write_bytes(b.screenshot())
         errors = b.console_errors()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The second command of the README, and what CI runs (.ci/run): every test FlagPrism has.
+#   format    the C files are as clang-format makes them, the Python files as ruff (check and
+#             format) makes them, both at the versions requirements-dev.txt pins:
+#             scripts/check-format.sh
 #   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
 #   fuzz      scripts/fuzz-smoke.sh for FP_FUZZ_SECONDS (default 20) when clang has libFuzzer
@@ -132,6 +135,11 @@ z.extractall(sys.argv[1] + "/..", [n for n in z.namelist() if "/include/" in n])
 				"the ABI checks against them are skipped (FP_CUPTI13_HEADERS_DIR names a copy)" >&2
 	fi
 	[ -f "$inc/cupti_profiler_host.h" ] && echo "$PWD/$inc"
+}
+
+step_format() {
+	fp_say "[format] C as .clang-format says, Python as ruff says (scripts/check-format.sh)"
+	bash scripts/check-format.sh
 }
 
 step_build() {
@@ -318,6 +326,7 @@ step_matrix() {
 }
 
 fp_env_setup
+run_step format step_format
 run_step build step_build
 run_step asan step_asan
 run_step fuzz step_fuzz

@@ -24,7 +24,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$FP_ROOT"
 
-#: Every release FlagPrism supports, oldest first (docs/compatibility.md, pyproject.toml).
+#: Every release FlagPrism supports, oldest first (docs/guide/compatibility.md, pyproject.toml).
 ALL_VERSIONS="3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0"
 
 versions=${*:-${FP_TRITON_MATRIX:-$ALL_VERSIONS}}

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/log.h>
 #include <flagprism/status.h>
 
 #if defined(__GNUC__)

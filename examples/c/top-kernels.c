@@ -4,7 +4,7 @@
  * profile (a .hatchet file written by `flagprism profile`, or Proton's), walks its call tree,
  * adds up the time of every kernel node by kernel name over all call paths, and prints the
  * kernels that took longest. It uses only the public API (the headers <flagprism/NAME.h>);
- * examples/c/CMakeLists.txt builds it with find_package(FlagPrism), and docs/c-library.md shows
+ * examples/c/CMakeLists.txt builds it with find_package(FlagPrism), and docs/guide/c-library.md shows
  * the pkg-config way.
  * It is an example, not a tool: `flagprism view` is the real viewer.
  *
@@ -87,7 +87,8 @@ static int walk(const struct fp_calltree *t, uint32_t node, struct walk *w)
 	struct fp_calltree_value v;
 	uint32_t child;
 
-	if (node != FP_CALLTREE_ROOT && w->have_dev && fp_calltree_get(t, node, w->dev_m, &v) == FP_OK) {
+	if (node != FP_CALLTREE_ROOT && w->have_dev &&
+	    fp_calltree_get(t, node, w->dev_m, &v) == FP_OK) {
 		double time_ns = metric_total(t, node, w->time_m, w->have_time);
 		size_t len;
 		const char *name = fp_calltree_node_name(t, node, &len);

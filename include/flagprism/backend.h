@@ -5,7 +5,7 @@
  * later roctracer or a vendor's own tracer) implements three calls (start, stop, flush) and
  * delivers what it observes through the session's sink (include/flagprism/sink.h): launches,
  * kernel events, metric values, PC samples. Everything else (context, aggregation, the call
- * tree, files) is the core's, which finds backends here by name. docs/backend-adaptation.md walks
+ * tree, files) is the core's, which finds backends here by name. docs/internals/backend-adaptation.md walks
  * through a new backend.
  *
  * This header does not describe how an adapter talks to its vendor library, and it holds no

@@ -261,7 +261,7 @@ FP_EXTERN int fp_calltree_device_at(const struct fp_calltree *t, size_t i,
 /* ---- Hatchet JSON ------------------------------------------------------------------------------ */
 
 /**
- * Write the tree as a Hatchet literal: `[root, device_info]` (see docs/profiler-formats.md).
+ * Write the tree as a Hatchet literal: `[root, device_info]` (see docs/formats/profiler-formats.md).
  * Children sorted by name, metrics sorted by name, each node's own ("self") values; the root
  * lists every summable metric (0 when it has none) so Hatchet registers them. Finalizes the
  * tree first if needed. Returns FP_OK or the writer's error; FP_ENOMEM.

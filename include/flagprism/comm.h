@@ -56,7 +56,7 @@ FP_EXTERN bool fp_comm_kernel_parse(const char *name, size_t len, struct fp_comm
 struct fp_comm_call {
 	const char *backend; /* "gloo", "nccl", ...: the node is "<backend>:<op>" */
 	const char *op;      /* "all_reduce", "all_gather_into_tensor", "broadcast", ... */
-	uint64_t bytes;      /* this rank's message: see docs/profiler.md ("Collectives") */
+	uint64_t bytes;      /* this rank's message: see docs/guide/profiler.md ("Collectives") */
 	const char *ranks;   /* the communicator's global ranks as text ("0-3"), NULL: unknown */
 	uint32_t group_size; /* ranks in the communicator, 0: unknown */
 	unsigned flags;      /* FP_COMM_* */

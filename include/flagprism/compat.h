@@ -8,7 +8,7 @@
  * installed versions is the caller's job (the doctor's Python probe, importlib.metadata).
  *
  * Adding a row is adding one initializer to the table in src/core/compat.c and its line to
- * docs/compatibility.md (a test compares the two); nothing else changes. `id` is the stable name
+ * docs/guide/compatibility.md (a test compares the two); nothing else changes. `id` is the stable name
  * that scripts and tests use; rows are found by it, never by position.
  *
  * Versions are compared by their leading dotted numbers ("2.4.6", "3.6.0+git12ab", "2.13.0+cpu",
@@ -55,11 +55,11 @@ struct fp_compat_range {
 
 /** One known-bad combination: every range in `when` must hold, in one of `modes`. */
 struct fp_compat_issue {
-	const char *id;      /* stable name, e.g. "triton3.6-interpreter-numpy2.4" */
-	unsigned modes;      /* FP_COMPAT_* where it breaks */
+	const char *id; /* stable name, e.g. "triton3.6-interpreter-numpy2.4" */
+	unsigned modes; /* FP_COMPAT_* where it breaks */
 	struct fp_compat_range when[FP_COMPAT_MAX_RANGES]; /* unused entries have component NULL */
-	const char *feature; /* what stops working, as tests name it: "runtime-loops" */
-	const char *breaks;  /* one sentence: what fails and how it shows */
+	const char *feature;    /* what stops working, as tests name it: "runtime-loops" */
+	const char *breaks;     /* one sentence: what fails and how it shows */
 	const char *workaround; /* one sentence: what to do */
 };
 

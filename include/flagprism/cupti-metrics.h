@@ -8,8 +8,8 @@
  * with the i-th kernel launch the launch callback saw in that context, files each such kernel
  * once (name from the launch, time from its activity record when it has times, else from
  * gpu__time_duration.sum) and hands the values to the profiler through the session's sink
- * (include/flagprism/sink.h: metrics()), which adds them to the kernels' nodes. docs/profiler.md
- * ("Hardware metrics") is the user-facing description; docs/cupti-backend.md says how it is
+ * (include/flagprism/sink.h: metrics()), which adds them to the kernels' nodes. docs/guide/profiler.md
+ * ("Hardware metrics") is the user-facing description; docs/internals/cupti-backend.md says how it is
  * built. It does not import Nsight Compute files (that is
  * <flagprism/ncu.h>) and does not sample PCs.
  *
@@ -97,7 +97,7 @@ struct fp_cupti_metrics_status {
 	uint64_t records;       /* their kernel activity records that came */
 	uint64_t records_timed; /* of which with start/end times */
 	struct fp_sink_metrics_stats attach; /* what the sink attached (metrics()) */
-	char chip[32]; /* "GH100" */
+	char chip[32];                       /* "GH100" */
 	size_t nreasons;
 	char reasons[FP_CUPTI_METRICS_REASONS][200]; /* degradation reasons */
 };

@@ -5,13 +5,13 @@
  * the samples under each launch's kernel node, one child node per source line of the kernel
  * (for Triton kernels: the Python file and line of the @triton.jit code), with the metrics
  * num_samples, num_stalled_samples and stalled_<reason>. A session asks for it with
- * fp_cupti_pcsampling_request() before fp_prof_start(backend "cupti"). docs/cupti-backend.md
+ * fp_cupti_pcsampling_request() before fp_prof_start(backend "cupti"). docs/internals/cupti-backend.md
  * ("PC sampling") says what it measures, what it costs and which permissions it needs.
  *
- * Source lines come from the cubins' line tables (<flagprism/cubin.h>). The backend copies every
- * module CUDA loads while sampling runs; kernels whose module was loaded earlier need their
- * cubin handed over with fp_cupti_pcsampling_add_cubin() (the Python layer does it for Triton
- * kernels), or their samples land under "<unknown cubin>".
+ * Source lines come from the cubins' line tables (the library's cubin reader). The backend
+ * copies every module CUDA loads while sampling runs; kernels whose module was loaded earlier
+ * need their cubin handed over with fp_cupti_pcsampling_add_cubin() (the Python layer does it
+ * for Triton kernels), or their samples land under "<unknown cubin>".
  */
 #ifndef FLAGPRISM_CUPTI_PCSAMPLING_H
 #define FLAGPRISM_CUPTI_PCSAMPLING_H
@@ -32,7 +32,7 @@ struct fp_cupti_pcsampling_options {
 				   * default (from the SM count) */
 	bool serialized;          /* CUPTI's kernel-serialized mode: samples carry the launch's
 				   * correlation id. Off by default: on an H200 with CUDA 13.0 it
-				   * collected no samples at all (docs/cupti-backend.md). The default,
+				   * collected no samples at all (docs/internals/cupti-backend.md). The default,
 				   * continuous mode, splits a kernel's samples among the call-tree
 				   * nodes that launched it, in proportion to their GPU time */
 };
@@ -80,21 +80,21 @@ struct fp_cupti_pcsampling_stats {
 				     * their function and GPU time) */
 	/* Diagnostics: what CUPTI answered, so that a session without samples explains itself.
 	 * Statuses are CUptiResult values (0: success), -1 where the call was not made. */
-	int enable_status;          /* cuptiPCSamplingEnable */
-	int stall_reasons_status;   /* cuptiPCSamplingGetStallReasons (GetNumStallReasons' if it failed) */
-	int config_status;          /* cuptiPCSamplingSetConfigurationAttribute */
-	int config_attribute;       /* the first attribute it refused (attribute type), 0: none */
+	int enable_status;        /* cuptiPCSamplingEnable */
+	int stall_reasons_status; /* cuptiPCSamplingGetStallReasons (GetNumStallReasons' if it failed) */
+	int config_status;        /* cuptiPCSamplingSetConfigurationAttribute */
+	int config_attribute;        /* the first attribute it refused (attribute type), 0: none */
 	int config_attribute_status; /* that attribute's attributeStatus */
-	int disable_status;         /* cuptiPCSamplingDisable */
-	int last_getdata_status;    /* the last cuptiPCSamplingGetData */
-	uint32_t stall_reasons;     /* stall reasons CUPTI reported (all selected) */
-	uint32_t sampling_period;   /* configured (2^N cycles), 0: CUPTI's default */
-	bool serialized;            /* collection mode: kernel-serialized, else continuous */
-	uint64_t getdata_calls;     /* cuptiPCSamplingGetData calls */
-	uint64_t getdata_errors;    /* of which failed (a full hardware buffer is not counted) */
-	uint64_t getdata_records;   /* of which returned PC records */
-	uint64_t max_remaining_pcs; /* the largest remainingNumPcs seen */
-	uint64_t drains;            /* backend drains: at launch exits (at most every 50 ms) and
+	int disable_status;          /* cuptiPCSamplingDisable */
+	int last_getdata_status;     /* the last cuptiPCSamplingGetData */
+	uint32_t stall_reasons;      /* stall reasons CUPTI reported (all selected) */
+	uint32_t sampling_period;    /* configured (2^N cycles), 0: CUPTI's default */
+	bool serialized;             /* collection mode: kernel-serialized, else continuous */
+	uint64_t getdata_calls;      /* cuptiPCSamplingGetData calls */
+	uint64_t getdata_errors;     /* of which failed (a full hardware buffer is not counted) */
+	uint64_t getdata_records;    /* of which returned PC records */
+	uint64_t max_remaining_pcs;  /* the largest remainingNumPcs seen */
+	uint64_t drains;             /* backend drains: at launch exits (at most every 50 ms) and
 				     * flushes; Disable hands over the rest */
 };
 

@@ -4,7 +4,7 @@
  * answer, which API version is it), the "cupti" profiler backend built on it, and the check of
  * whether hardware counters and PC sampling are permitted. FlagPrism never links CUPTI and needs
  * no CUDA header; without a libcupti everything here still builds, and the backend's start says
- * why it cannot run. docs/cupti-backend.md describes the backend.
+ * why it cannot run. docs/internals/cupti-backend.md describes the backend.
  */
 #ifndef FLAGPRISM_CUPTI_H
 #define FLAGPRISM_CUPTI_H
@@ -94,7 +94,7 @@ FP_EXTERN const char *fp_cupti_origin_name(enum fp_cupti_origin origin);
  * Records are read when CUPTI hands a buffer back and delivered to every active "cupti" session
  * through its sink. CUDA graphs: kernels captured while
  * profiling remember their capture context and land under the replaying scope, then the capture
- * scope (docs/cupti-backend.md shows the tree). One CUPTI subscriber may exist per process:
+ * scope (docs/internals/cupti-backend.md shows the tree). One CUPTI subscriber may exist per process:
  * start fails with FP_EBUSY, naming the other subscriber when CUPTI says who, if one exists.
  *
  * Environment (read at the first start): $FLAGPRISM_CUPTI_PATH (the probe's override),

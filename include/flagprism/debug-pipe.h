@@ -86,12 +86,12 @@ FP_EXTERN int fp_dbg_pipe_fill(struct fp_dbg_pipe *p, size_t offset, const void 
 
 /* One launch handed to the pipeline; every string is copied. */
 struct fp_dbg_pipe_job {
-	const char *kernel, *source_file;    /* for the summary */
-	const char *site_table;              /* JSON */
+	const char *kernel, *source_file; /* for the summary */
+	const char *site_table;           /* JSON */
 	size_t site_len;
-	const char *launch_json;             /* docs/debugger-report-schema.md, "Launch JSON" */
+	const char *launch_json; /* docs/formats/debugger-report-schema.md, "Launch JSON" */
 	size_t launch_len;
-	uint64_t launch_index;               /* reserved with fp_dbg_summary_reserve() */
+	uint64_t launch_index; /* reserved with fp_dbg_summary_reserve() */
 };
 
 /**
@@ -110,12 +110,13 @@ FP_EXTERN void fp_dbg_pipe_drain(struct fp_dbg_pipe *p);
 /* A finished launch. */
 struct fp_dbg_pipe_result {
 	uint64_t launch_index;
-	int status;     /* FP_OK, FP_EOVERFLOW (reports written, level-2 artifacts refused), or
+	int status;    /* FP_OK, FP_EOVERFLOW (reports written, level-2 artifacts refused), or
 			 * why the launch could not be reported (decoding failed, device error) */
-	char *message;  /* the diagnostic for a status other than FP_OK, or NULL */
+	char *message; /* the diagnostic for a status other than FP_OK, or NULL */
 	char *kernel;
 	size_t nfindings;
-	struct fp_dbg_outputs out; /* paths written (none for a clean launch in findings-only mode) */
+	struct fp_dbg_outputs
+		out; /* paths written (none for a clean launch in findings-only mode) */
 };
 
 /**

@@ -3,7 +3,7 @@
  * The Debugger's account of a whole program: every kernel launched while the Debugger was
  * active, how many of its launches were instrumented, why each other launch was not, and every
  * finding of every instrumented launch (deduplicated across launches). It is written as
- * `summary.json` (schema: docs/debugger-report-schema.md, "Summary") and `summary.txt` at the top
+ * `summary.json` (schema: docs/formats/debugger-report-schema.md, "Summary") and `summary.txt` at the top
  * of the output directory, and is what `flagprism debug` prints at exit, so that a launch the
  * Debugger could not observe is never silently missing from its answer.
  *
@@ -105,9 +105,9 @@ struct fp_dbg_summary_totals {
 	uint64_t kernels;
 	uint64_t launches;
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
-	uint64_t findings;          /* distinct findings */
-	uint64_t finding_launches;  /* launches with at least one finding */
-	uint64_t reports;           /* per-launch reports written */
+	uint64_t findings;         /* distinct findings */
+	uint64_t finding_launches; /* launches with at least one finding */
+	uint64_t reports;          /* per-launch reports written */
 	uint64_t dropped_kernels, dropped_reasons, dropped_findings;
 };
 
@@ -124,8 +124,7 @@ FP_EXTERN int fp_dbg_summary_write_format(struct fp_dbg_summary *s, const char *
  * Write `dir`/summary.json and `dir`/summary.txt (created if missing), each through a temporary
  * file renamed into place. FP_OK, FP_EIO (diag names the path and the cause), FP_ENOMEM.
  */
-FP_EXTERN int fp_dbg_summary_write(struct fp_dbg_summary *s, const char *dir,
-				   struct fp_diag *diag);
+FP_EXTERN int fp_dbg_summary_write(struct fp_dbg_summary *s, const char *dir, struct fp_diag *diag);
 
 /* fp_dbg_report() flags */
 #define FP_DBG_REPORT_FINDINGS_ONLY 1u /* write per-launch files only when there are findings */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Debugger's host side: decode a record buffer (docs/record-format.md, format v1) together
+ * The Debugger's host side: decode a record buffer (docs/formats/record-format.md, format v1) together
  * with the rewriter's site table into an in-memory run, and write the reports of that run
  * (statement report .txt/.json, op log .txt/.json, raw records, level-2 .npy artifacts; the JSON
- * schema is docs/debugger-report-schema.md). The decoder validates every header word and every
+ * schema is docs/formats/debugger-report-schema.md). The decoder validates every header word and every
  * used record slot and rejects anything inconsistent with FP_EFORMAT/FP_EVERSION and a diagnostic
  * naming the byte offset, the field, the slot, the program and the site: a corrupt buffer never
  * turns into a plausible-looking report.
@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-/* ---- the record buffer format (normative text: docs/record-format.md) ----------------------- */
+/* ---- the record buffer format (normative text: docs/formats/record-format.md) ----------------------- */
 
 #define FP_DBG_MAGIC UINT64_C(0x0031764742445046) /* "FPDBGv1\0" as a little-endian u64 */
 #define FP_DBG_FORMAT_VERSION 1
@@ -44,7 +44,7 @@ extern "C" {
  * word 2 holds the NaN and Inf counts, word 3 says "no dump", everything else is 0 and means
  * "not recorded" (no zero count, sum, min or max). */
 #define FP_DBG_REC_COUNTS (1u << 2)
-#define FP_DBG_NO_DUMP UINT64_MAX        /* fp_dbg_record_dump_offset(): no dump */
+#define FP_DBG_NO_DUMP UINT64_MAX /* fp_dbg_record_dump_offset(): no dump */
 
 /* Version of the JSON reports written by fp_dbg_write_reports() (field `schema_version`). */
 #define FP_DBG_SCHEMA_VERSION 1
@@ -151,7 +151,7 @@ struct fp_dbg_unobserved {
 };
 
 /*
- * The coverage account of a run (docs/debugger.md, "Coverage"): memory sites are the loads,
+ * The coverage account of a run (docs/guide/debugger.md, "Coverage"): memory sites are the loads,
  * stores, atomics and descriptor accesses of the observed code (helpers included, once per call
  * site), observed ones those with an address site; statements are the statements with something
  * to observe at the run's levels, observed ones those with a site.
@@ -164,7 +164,7 @@ struct fp_dbg_coverage {
 };
 
 /*
- * What a value site is to the findings analyses (site table `role`, docs/debugger.md,
+ * What a value site is to the findings analyses (site table `role`, docs/guide/debugger.md,
  * "Findings"). An ordinary result has none; the others are operands the rewriter observes so
  * that a rule can be checked on them.
  */
@@ -426,7 +426,7 @@ FP_EXTERN const char *fp_dbg_kind_name(enum fp_dbg_kind kind);
 /** "complete", "block_pointer", "tensor_descriptor", "unsupported" or "unknown". */
 FP_EXTERN const char *fp_dbg_addr_status_name(uint32_t status);
 
-/* ---- findings (docs/debugger.md, "Findings") ----------------------------------------------- */
+/* ---- findings (docs/guide/debugger.md, "Findings") ----------------------------------------------- */
 
 /*
  * The findings analyses turn a decoded run (and the extents of the launch's tensor arguments)
@@ -542,7 +542,7 @@ FP_EXTERN int fp_dbg_findings_new(const struct fp_dbg_run *run, const struct fp_
 
 /**
  * Same, with the tensor arguments read from a launch JSON's `args` member (schema in
- * docs/debugger-report-schema.md; entries of kind "tensor" with data_ptr, element_size, shape
+ * docs/formats/debugger-report-schema.md; entries of kind "tensor" with data_ptr, element_size, shape
  * and strides count, others are skipped; no `args`: no out-of-bounds checks). Returns what
  * fp_dbg_findings_new() returns, or FP_EFORMAT for a malformed `args` (diag "launch: args[i]...").
  */
@@ -606,7 +606,7 @@ FP_EXTERN void fp_dbg_outputs_release(struct fp_dbg_outputs *out);
 
 /*
  * Launch description (JSON, written by the Python side per launch; documented in
- * docs/debugger-report-schema.md, "Launch JSON"). Parsed once, checked against a run
+ * docs/formats/debugger-report-schema.md, "Launch JSON"). Parsed once, checked against a run
  * (grid product = P), into one launch structure that the analyses and the writers share.
  */
 struct fp_dbg_launch; /* opaque */
@@ -634,7 +634,7 @@ FP_EXTERN void fp_dbg_launch_free(struct fp_dbg_launch *launch);
 
 /**
  * Write one report format to an open stream: `format` is "txt", "json", "op_log_txt",
- * "op_log_json" or "raw" (the writer table; see docs/debugger-report-schema.md), for a parsed
+ * "op_log_json" or "raw" (the writer table; see docs/formats/debugger-report-schema.md), for a parsed
  * launch and its findings (fp_dbg_launch_findings(); NULL: a report without findings). The
  * writers never parse or analyse. The stream is not closed. Returns FP_OK, FP_ENOENT (unknown
  * format), FP_EIO, FP_ENOMEM or FP_ELIMIT.

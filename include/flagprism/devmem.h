@@ -9,7 +9,7 @@
  *
  * One implementation today, NVIDIA's driver API (libcuda.so.1 through dlopen;
  * FLAGPRISM_CUDA_DRIVER_PATH overrides the path, for tests). Another accelerator adds its own
- * (docs/backend-adaptation.md); callers fall back to the framework, inside
+ * (docs/internals/backend-adaptation.md); callers fall back to the framework, inside
  * flagprism._intercept.internal(), where none exists.
  *
  * Addresses and streams are the driver's (CUdeviceptr, CUstream) as integers; 0 is the default

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Element types of the tensors FlagPrism records, dumps and reports. The numeric codes are part of
- * the debugger record format (docs/record-format.md, "Dtype codes") and of every artifact that
+ * the debugger record format (docs/formats/record-format.md, "Dtype codes") and of every artifact that
  * stores a dtype, so they never change; new types only get new codes. This header also holds the
  * scalar conversions the decoders need for 16-bit and 8-bit floats. It does not describe layouts,
  * strides or byte order (everything here is a single host-order scalar).

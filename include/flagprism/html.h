@@ -7,7 +7,7 @@
  * slices), and writes one HTML file in which the page's own stylesheet and script (src/html/,
  * compiled in) and the data (JSON inside <script type="application/json"> blocks) are inline: it
  * opens from file:// and makes no network request. Every cap is counted and the page says what
- * it left out. `flagprism report` is a thin client; docs/report-page.md documents the data.
+ * it left out. `flagprism report` is a thin client; docs/internals/report-page.md documents the data.
  *
  * It does not render anything itself (the page's script does, in the browser), it never prints,
  * and it does not write the Debugger's or the Profiler's own files.
@@ -100,7 +100,7 @@ FP_EXTERN const char *fp_html_page_note_at(const struct fp_html_page *p, size_t 
 
 /**
  * Add one launch from the text of a Debugger report (`<stem>.json`,
- * docs/debugger-report-schema.md). `path` is where it was read from: files it names (the
+ * docs/formats/debugger-report-schema.md). `path` is where it was read from: files it names (the
  * kernel's source, level-2 artifacts) are looked up relative to it; NULL reads no other file.
  * FP_OK; FP_EFORMAT (diag: "<path>:<line>:<col>: statements[2].results[0]...: what is wrong"),
  * FP_EVERSION (a schema_version other than 1), FP_ELIMIT (more than max_launches launches),

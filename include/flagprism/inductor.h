@@ -23,16 +23,16 @@
 extern "C" {
 #endif
 
-#define FP_INDUCTOR_MAX_LINES 16u   /* model lines kept per kernel (the rest are counted) */
-#define FP_INDUCTOR_MAX_CODE 160u   /* bytes of one line's code kept */
+#define FP_INDUCTOR_MAX_LINES 16u       /* model lines kept per kernel (the rest are counted) */
+#define FP_INDUCTOR_MAX_CODE 160u       /* bytes of one line's code kept */
 #define FP_INDUCTOR_MAX_TEXT (1u << 30) /* bytes of a module or graph read */
 
 /** What fp_inductor_origin() found. Caller-owned; filled by the call. */
 struct fp_inductor_origin {
-	char frame[512];    /* "path:function@line" of the first model line, "" if none */
-	size_t lines;       /* distinct model lines in the note */
-	size_t more_lines;  /* model-line groups past FP_INDUCTOR_MAX_LINES, not in the note */
-	size_t nodes;       /* post-grad graph nodes the kernel was made of, as the module says */
+	char frame[512];   /* "path:function@line" of the first model line, "" if none */
+	size_t lines;      /* distinct model lines in the note */
+	size_t more_lines; /* model-line groups past FP_INDUCTOR_MAX_LINES, not in the note */
+	size_t nodes;      /* post-grad graph nodes the kernel was made of, as the module says */
 	int has_source_nodes, has_aten_ops;
 };
 

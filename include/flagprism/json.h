@@ -5,7 +5,7 @@
  * The writer always produces valid UTF-8 JSON whatever bytes it is given; the reader accepts
  * exactly RFC 8259 and rejects everything else with a position and a message. Neither is a
  * general JSON library: there is no DOM editing, no JSON Pointer, no schema, no comments or
- * other extensions. docs/json.md describes the policies in full.
+ * other extensions. docs/internals/json.md describes the policies in full.
  */
 #ifndef FLAGPRISM_JSON_H
 #define FLAGPRISM_JSON_H

@@ -5,7 +5,7 @@
  * metric), attach every metric of every launch to the kernel node of a profile tree it belongs
  * to, and keep everything the tree cannot show in a `<name>.vendor.json` side file. Also builds
  * the `ncu` command line `flagprism profile --ncu` runs. It does not run ncu, read `.ncu-rep`
- * files, or talk to the GPU; docs/profiler-formats.md ("Nsight Compute import") is the
+ * files, or talk to the GPU; docs/formats/profiler-formats.md ("Nsight Compute import") is the
  * normative description of the rules summarised here.
  *
  * Reading. The input may mix CSV with ncu's own lines ("==PROF== ...", "==WARNING== ...",
@@ -73,7 +73,7 @@ enum fp_ncu_page {
 	FP_NCU_PAGE_MIXED = 3,   /* headers of both kinds (several outputs concatenated) */
 };
 
-/** How the launches that land on one node combine (docs/profiler-formats.md says which). */
+/** How the launches that land on one node combine (docs/formats/profiler-formats.md says which). */
 enum fp_ncu_agg {
 	FP_NCU_AGG_SUM = 0,  /* counters: bytes, time, cycles, instructions... */
 	FP_NCU_AGG_MEAN = 1, /* ratios, percentages, rates, per-launch configuration */
@@ -132,7 +132,7 @@ struct fp_ncu_launch {
 
 /** Something ncu could not collect, or the importer could not use; merged by (kind, detail). */
 struct fp_ncu_degradation {
-	const char *kind;    /* see docs/profiler-formats.md: "counter_permission",
+	const char *kind;    /* see docs/formats/profiler-formats.md: "counter_permission",
 			      * "metric_unsupported", "replay", "metric_not_available", "ncu_error",
 			      * "ncu_warning", "row_shape", "value_not_numeric", "duplicate_metric",
 			      * "no_header", "no_launches" */
@@ -257,7 +257,7 @@ struct fp_ncu_attach_stats {
 
 /**
  * Attach the report's launches to kernel nodes of `t` and add their metrics (see
- * docs/profiler-formats.md). Kernel nodes are nodes with a "count" > 0; a launch goes to a
+ * docs/formats/profiler-formats.md). Kernel nodes are nodes with a "count" > 0; a launch goes to a
  * node of the same name (exact, else the same base name). With a usable `order` (NULL: none)
  * the k-th ncu launch of a kernel goes to the k-th profile launch of that kernel with the same
  * grid; otherwise kernel nodes are taken in tree order (depth first, children by name) and a
@@ -282,7 +282,7 @@ struct fp_ncu_vendor_info {
 };
 
 /**
- * Write the vendor document (docs/profiler-formats.md): every record verbatim as an object
+ * Write the vendor document (docs/formats/profiler-formats.md): every record verbatim as an object
  * column -> string, launches with their node paths in `t` (may be NULL before attaching), the
  * unattached launches with reasons, how each tree metric was aggregated, degradations and tool
  * messages. Returns FP_OK or the writer's error.

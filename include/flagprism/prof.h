@@ -2,7 +2,7 @@
 /*
  * The profiler core: sessions, user scopes and states, Python call paths, kernel launch events,
  * and the files a session writes when it finalizes (`<name>.hatchet`, `<name>.chrome_trace.json`,
- * `<name>.meta.json`, see docs/profiler-formats.md). The Python package only forwards calls here;
+ * `<name>.meta.json`, see docs/formats/profiler-formats.md). The Python package only forwards calls here;
  * every aggregation happens in C. Where events come from is the backends' business
  * (include/flagprism/backend.h); the tree these functions fill is include/flagprism/calltree.h.
  *
@@ -47,9 +47,9 @@ struct fp_backend_ops;
 struct fp_jsonw;
 
 /* The sink's values (include/flagprism/sink.h), under the profiler's names. */
-#define FP_PROF_ALL FP_SINK_ALL                  /* every open (or active) session */
-#define FP_PROF_NO_CALLPATH FP_SINK_NO_CALLPATH  /* a launch without a Python call path */
-#define FP_PROF_NO_NAME FP_SINK_NO_NAME          /* an unset name id */
+#define FP_PROF_ALL FP_SINK_ALL                   /* every open (or active) session */
+#define FP_PROF_NO_CALLPATH FP_SINK_NO_CALLPATH   /* a launch without a Python call path */
+#define FP_PROF_NO_NAME FP_SINK_NO_NAME           /* an unset name id */
 #define FP_PROF_MAX_SESSIONS FP_SINK_MAX_SESSIONS /* open at once */
 
 /* Defaults applied when an option is 0. */
@@ -319,7 +319,6 @@ FP_EXTERN int fp_prof_internal_mark(int delta);
 /** The calling thread's internal depth (0: the program's own work). */
 FP_EXTERN uint32_t fp_prof_internal_depth(void);
 
-
 /** The calling thread's launch state now (known = 1). */
 FP_EXTERN void fp_prof_launch_state_now(struct fp_sink_launch_state *out);
 
@@ -370,7 +369,7 @@ struct fp_prof_stats {
 	uint64_t failed;              /* events or metrics lost to errors (memory, tree caps) */
 	uint64_t open_scopes;         /* scopes open now, all threads */
 	uint64_t nodes;               /* call-tree nodes */
-	uint64_t internal;            /* launches FlagPrism made for itself (internal mark), dropped */
+	uint64_t internal; /* launches FlagPrism made for itself (internal mark), dropped */
 };
 
 /** Fill *out (locks the session briefly). FP_OK or FP_EINVAL. */

@@ -241,7 +241,7 @@ struct fp_ranks_summary_report {
 
 /**
  * Merge the Debugger's summaries of several ranks (`summary.json` texts, schema
- * docs/debugger-report-schema.md "Summary") into one in the same schema, written as JSON to
+ * docs/formats/debugger-report-schema.md "Summary") into one in the same schema, written as JSON to
  * `json` and as text to `txt` (either may be NULL): totals and dropped counts summed, every
  * kernel and every finding listed once per rank with a "rank" member, plus "ranks": {merged,
  * world_size, missing, inputs: [{rank, host, summary, complete, incomplete_reason,

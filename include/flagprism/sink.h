@@ -7,7 +7,7 @@
  * profiler core (src/prof/) implements the sink and alone decides where in the call tree a
  * delivery lands. A backend never sees the tree: a node is an opaque id a kernel delivery gave
  * back, which the backend may hand back with later values of the same launch.
- * docs/backend-adaptation.md walks through an adapter for a new accelerator.
+ * docs/internals/backend-adaptation.md walks through an adapter for a new accelerator.
  *
  * Not here: the registry of backends and their ops (backend.h); sessions, scopes and files
  * (prof.h). This header declares no function: everything is reached through `struct fp_sink`.

@@ -21,17 +21,17 @@ extern "C" {
 #endif
 
 /* name, value, message. Values are stable: they are part of the ABI and of reports. */
-#define FP_STATUS_MAP(X)                                                  \
-	X(NOMEM, -1, "out of memory")                                     \
-	X(INVAL, -2, "invalid argument")                                  \
-	X(IO, -3, "input/output error")                                   \
-	X(FORMAT, -4, "malformed input")                                  \
-	X(VERSION, -5, "unsupported format version")                      \
-	X(NOTSUP, -6, "not supported by this build or device")            \
-	X(VENDOR, -7, "vendor library error")                             \
-	X(LIMIT, -8, "size limit exceeded")                               \
-	X(NOENT, -9, "not found")                                         \
-	X(STATE, -10, "operation not valid in the current state")         \
+#define FP_STATUS_MAP(X)                                                 \
+	X(NOMEM, -1, "out of memory")                                    \
+	X(INVAL, -2, "invalid argument")                                 \
+	X(IO, -3, "input/output error")                                  \
+	X(FORMAT, -4, "malformed input")                                 \
+	X(VERSION, -5, "unsupported format version")                     \
+	X(NOTSUP, -6, "not supported by this build or device")           \
+	X(VENDOR, -7, "vendor library error")                            \
+	X(LIMIT, -8, "size limit exceeded")                              \
+	X(NOENT, -9, "not found")                                        \
+	X(STATE, -10, "operation not valid in the current state")        \
 	X(OVERFLOW, -11, "record buffer overflowed; data is incomplete") \
 	X(BUSY, -12, "resource already in use")
 

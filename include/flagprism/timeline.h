@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Intra-kernel timelines: the decoder of the timeline buffer an instrumented kernel fills with
- * one enter/exit record per program and scope (docs/timeline-format.md), the per-scope
+ * one enter/exit record per program and scope (docs/formats/timeline-format.md), the per-scope
  * statistics over programs, and the intake of a decoded launch into profiling sessions (scope
  * nodes under the kernel's node in the call tree, scope slices on per-SM or per-program tracks
- * of the Chrome trace, see docs/intra-kernel.md). It does not rewrite kernels or allocate device
+ * of the Chrome trace, see docs/guide/intra-kernel.md). It does not rewrite kernels or allocate device
  * buffers: the Python layer does (python/flagprism/_timeline.py).
  *
  * Ownership: fp_timeline_decode() returns a heap object the caller frees with
@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-/* The buffer format, version 1 (little-endian int64 words; docs/timeline-format.md). */
+/* The buffer format, version 1 (little-endian int64 words; docs/formats/timeline-format.md). */
 #define FP_TIMELINE_MAGIC UINT64_C(0x000000314C545046) /* "FPTL1" */
 #define FP_TIMELINE_VERSION 1u
 #define FP_TIMELINE_HEADER_WORDS 8u
@@ -136,7 +136,7 @@ struct fp_prof_tl_scope {
  * File one decoded launch in `session` (or every active session with FP_PROF_ALL), on the
  * calling thread: the kernel's node is the one a launch `l` on this thread lands on now (its
  * scopes, state, call path and name), and under it each scope gets a node (nested scopes under
- * their parent) with the metrics of docs/intra-kernel.md. With trace data, every interval also
+ * their parent) with the metrics of docs/guide/intra-kernel.md. With trace data, every interval also
  * becomes a slice on its SM's (or program's) track, aligned at write time to the kernel's event
  * found on the same node between host_begin_ns and host_end_ns (the host clock around the
  * launch and its synchronisation). FP_OK, FP_EINVAL, FP_ENOENT (no such session); per-session

@@ -248,7 +248,7 @@ enum fp_ttir_dclass {
 FP_EXTERN const char *fp_ttir_dclass_name(enum fp_ttir_dclass c);
 
 /*
- * Static per-program counts for one function (docs/ir-estimates.md says exactly how each is
+ * Static per-program counts for one function (docs/internals/ir-estimates.md says exactly how each is
  * derived). Counts inside an scf.for with constant bounds are multiplied by its trip count; any
  * other loop counts its body once (see dynamic_loops). Both branches of scf.if are counted.
  * Every counter saturates at UINT64_MAX (and sets `saturated`).

@@ -46,11 +46,12 @@ extern "C" {
 
 /** What fp_view_read_profile() learned besides the tree. Caller-owned; filled by the call. */
 struct fp_view_read_info {
-	uint64_t bytes;                 /* size of the Hatchet text read */
-	struct fp_hatchet_info hatchet; /* as the Hatchet reader reports it (fast path, truncated) */
-	bool has_meta;                  /* a FlagPrism meta file (<stem>.meta.json) was read */
-	bool incomplete;                /* the meta file says the session did not end cleanly */
-	char reasons[512]; /* the meta file's incomplete_reasons, "; "-separated, or "" */
+	uint64_t bytes; /* size of the Hatchet text read */
+	struct fp_hatchet_info
+		hatchet;        /* as the Hatchet reader reports it (fast path, truncated) */
+	bool has_meta;          /* a FlagPrism meta file (<stem>.meta.json) was read */
+	bool incomplete;        /* the meta file says the session did not end cleanly */
+	char reasons[512];      /* the meta file's incomplete_reasons, "; "-separated, or "" */
 	char meta_warning[256]; /* why a meta file beside the profile was ignored, or "" */
 };
 

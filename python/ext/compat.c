@@ -57,7 +57,7 @@ static PyObject *issue_dict(const struct fp_compat_issue *r)
 		return NULL;
 	when = PyList_New(0);
 	if (!when)
-		goto fail;
+		goto fail_dict;
 	for (i = 0; i < FP_COMPAT_MAX_RANGES && r->when[i].component; i++) {
 		PyObject *t = Py_BuildValue("(szz)", r->when[i].component, r->when[i].min,
 					    r->when[i].below);
@@ -66,7 +66,7 @@ static PyObject *issue_dict(const struct fp_compat_issue *r)
 		Py_XDECREF(t);
 		if (rc < 0) {
 			Py_DECREF(when);
-			goto fail;
+			goto fail_dict;
 		}
 	}
 	if (fpy_set_item(d, "id", PyUnicode_FromString(r->id)) ||
@@ -74,9 +74,9 @@ static PyObject *issue_dict(const struct fp_compat_issue *r)
 	    fpy_set_item(d, "feature", str_or_none(r->feature)) ||
 	    fpy_set_item(d, "breaks", str_or_none(r->breaks)) ||
 	    fpy_set_item(d, "workaround", str_or_none(r->workaround)))
-		goto fail;
+		goto fail_dict;
 	return d;
-fail:
+fail_dict:
 	Py_DECREF(d);
 	return NULL;
 }

@@ -205,11 +205,11 @@ static PyObject *cupti_counters(PyObject *module, PyObject *unused)
 	if (!d)
 		return NULL;
 	if (fpy_set_item(d, "access",
-		     PyUnicode_FromString((unsigned)c.access < ARRAY_SIZE(access) ?
-						  access[c.access] :
-						  "unknown")) ||
+			 PyUnicode_FromString((unsigned)c.access < ARRAY_SIZE(access) ?
+						      access[c.access] :
+						      "unknown")) ||
 	    fpy_set_item(d, "admin_only",
-		     c.admin_only < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(c.admin_only)) ||
+			 c.admin_only < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(c.admin_only)) ||
 	    fpy_set_item(d, "privileged", PyBool_FromLong(c.privileged)) ||
 	    fpy_set_item(d, "detail", PyUnicode_FromString(c.detail))) {
 		Py_DECREF(d);

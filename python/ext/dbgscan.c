@@ -68,8 +68,8 @@ static PyObject *float_dyn(PyObject *v)
 
 /* Attribute and method names, interned once (the module's exec): a lookup per launch and
  * argument must not build its name. Immortal enough: the extension is never unloaded. */
-static PyObject *s_data_ptr, *s_untyped_storage, *s_nbytes, *s_stride, *s_shape, *s_dtype, *s_device,
-	*s_type, *s_value;
+static PyObject *s_data_ptr, *s_untyped_storage, *s_nbytes, *s_stride, *s_shape, *s_dtype,
+	*s_device, *s_type, *s_value;
 
 static int intern_names(void)
 {
@@ -77,9 +77,9 @@ static int intern_names(void)
 		PyObject **slot;
 		const char *name;
 	} names[] = {{&s_data_ptr, "data_ptr"}, {&s_untyped_storage, "untyped_storage"},
-		     {&s_nbytes, "nbytes"},       {&s_stride, "stride"},
-		     {&s_shape, "shape"},         {&s_dtype, "dtype"},
-		     {&s_device, "device"},       {&s_type, "type"},
+		     {&s_nbytes, "nbytes"},     {&s_stride, "stride"},
+		     {&s_shape, "shape"},       {&s_dtype, "dtype"},
+		     {&s_device, "device"},     {&s_type, "type"},
 		     {&s_value, "value"}};
 	size_t i;
 
@@ -190,10 +190,10 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 		goto out;
 	len = (size_t)snprintf(buf, sizeof(buf), "\"shape\": ");
 	if (put_ints(buf, sizeof(buf), &len, shape))
-		goto give_up;
+		goto fail_scan;
 	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"strides\": ");
 	if (put_ints(buf, sizeof(buf), &len, strides))
-		goto give_up;
+		goto fail_scan;
 	if (null_ptrs)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
 					", \"data_ptr\": null, \"storage_ptr\": null");
@@ -205,7 +205,7 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	rc = *dyn ? 1 : -1;
 	goto out;
 
-give_up:
+fail_scan:
 	rc = PyErr_Occurred() ? -1 : 0;
 out:
 	if (rc == -1 && soft) {
@@ -223,14 +223,15 @@ out:
 	return rc;
 }
 
-PyDoc_STRVAR(debug_scan_args_doc,
-	     "debug_scan_args(names, kinds, bound, interp, tensor_type, constexpr_type)\n"
-	     "    -> (parts, dyn) or None\n\n"
-	     "_plans.scan() in one pass: names (tuple of str) and kinds (bytes: 0 an argument,\n"
-	     "1 a constexpr the launch JSON describes as one, 2 a constexpr only Triton knows) of the\n"
-	     "kernel's parameters, their values in `bound`; interp: the interpreter's launch (device\n"
-	     "tensors have no addresses there). None when an argument is of a kind this does not\n"
-	     "describe; an exception an argument's method raised propagates.");
+PyDoc_STRVAR(
+	debug_scan_args_doc,
+	"debug_scan_args(names, kinds, bound, interp, tensor_type, constexpr_type)\n"
+	"    -> (parts, dyn) or None\n\n"
+	"_plans.scan() in one pass: names (tuple of str) and kinds (bytes: 0 an argument,\n"
+	"1 a constexpr the launch JSON describes as one, 2 a constexpr only Triton knows) of the\n"
+	"kernel's parameters, their values in `bound`; interp: the interpreter's launch (device\n"
+	"tensors have no addresses there). None when an argument is of a kind this does not\n"
+	"describe; an exception an argument's method raised propagates.");
 
 static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
@@ -262,7 +263,8 @@ static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssi
 		return NULL;
 	n = PyTuple_GET_SIZE(names);
 	k = PyBytes_AS_STRING(kinds);
-	if (!(parts = PyList_New(0)) || !(dyn = PyList_New(n)) || !(empty = PyUnicode_FromString("")))
+	if (!(parts = PyList_New(0)) || !(dyn = PyList_New(n)) ||
+	    !(empty = PyUnicode_FromString("")))
 		goto out;
 	for (i = 0; i < n; i++) {
 		PyObject *v = PyDict_GetItemWithError(bound, PyTuple_GET_ITEM(names, i));

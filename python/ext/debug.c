@@ -43,12 +43,13 @@ static PyObject *result_dict(const struct fp_dbg_outputs *out, const char *refus
 	    fpy_set_item(d, "artifact_count", PyLong_FromSize_t(out->artifact_count)) ||
 	    fpy_set_item(d, "overflow_count", PyLong_FromUnsignedLongLong(out->overflow_count)) ||
 	    fpy_set_item(d, "dump_overflow", PyLong_FromUnsignedLongLong(out->dump_overflow)) ||
-	    fpy_set_item(d, "dump_words_requested", PyLong_FromUnsignedLongLong(out->dump_cursor)) ||
+	    fpy_set_item(d, "dump_words_requested",
+			 PyLong_FromUnsignedLongLong(out->dump_cursor)) ||
 	    fpy_set_item(d, "complete", PyBool_FromLong(out->complete)) ||
 	    fpy_set_item(d, "artifacts_error",
-		     refused ?
-			     PyUnicode_DecodeUTF8(refused, (Py_ssize_t)strlen(refused), "replace") :
-			     Py_NewRef(Py_None))) {
+			 refused ? PyUnicode_DecodeUTF8(refused, (Py_ssize_t)strlen(refused),
+							"replace") :
+				   Py_NewRef(Py_None))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -77,25 +78,26 @@ static struct fp_dbg_summary *summary_arg(PyObject *obj, bool none_ok, bool *err
 	return PyCapsule_GetPointer(obj, SUMMARY_CAPSULE);
 }
 
-PyDoc_STRVAR(debug_report_doc,
-	     "debug_report(buffer, site_table_json, launch_json, summary=None, launch_index=0,\n"
-	     "             findings_only=False) -> dict\n\n"
-	     "Decode a Debugger record buffer (any C-contiguous bytes-like object holding the\n"
-	     "whole buffer, docs/record-format.md) with its site table, and write the reports\n"
-	     "the launch JSON asks for (docs/debugger-report-schema.md); with a summary, add the\n"
-	     "launch's findings to it under launch_index; with findings_only, write the files only\n"
-	     "when the launch has findings or did not record everything. Returns a dict with the\n"
-	     "written paths 'txt', 'json', 'op_log_txt', 'op_log_json', 'raw', 'artifacts_dir',\n"
-	     "'tensor_index' (str, or None when not written), 'artifact_count',\n"
-	     "'overflow_count', 'dump_overflow', 'complete', 'findings' (count), and\n"
-	     "'artifacts_error': None, or why level-2 artifacts were refused (the run overflowed;\n"
-	     "the summary reports are still written and marked incomplete). Raises FormatError for\n"
-	     "a corrupt buffer, site table or launch JSON, OSError when a report cannot be written.");
+PyDoc_STRVAR(
+	debug_report_doc,
+	"debug_report(buffer, site_table_json, launch_json, summary=None, launch_index=0,\n"
+	"             findings_only=False) -> dict\n\n"
+	"Decode a Debugger record buffer (any C-contiguous bytes-like object holding the\n"
+	"whole buffer, docs/formats/record-format.md) with its site table, and write the reports\n"
+	"the launch JSON asks for (docs/formats/debugger-report-schema.md); with a summary, add the\n"
+	"launch's findings to it under launch_index; with findings_only, write the files only\n"
+	"when the launch has findings or did not record everything. Returns a dict with the\n"
+	"written paths 'txt', 'json', 'op_log_txt', 'op_log_json', 'raw', 'artifacts_dir',\n"
+	"'tensor_index' (str, or None when not written), 'artifact_count',\n"
+	"'overflow_count', 'dump_overflow', 'complete', 'findings' (count), and\n"
+	"'artifacts_error': None, or why level-2 artifacts were refused (the run overflowed;\n"
+	"the summary reports are still written and marked incomplete). Raises FormatError for\n"
+	"a corrupt buffer, site table or launch JSON, OSError when a report cannot be written.");
 
 static PyObject *debug_report(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = {"buffer", "site_table_json", "launch_json", "summary",
-				 "launch_index", "findings_only", NULL};
+	static char *kwlist[] = {"buffer",       "site_table_json", "launch_json", "summary",
+				 "launch_index", "findings_only",   NULL};
 	const char *sites, *launch;
 	Py_ssize_t sites_len, launch_len;
 	struct fp_dbg_outputs out;
@@ -126,8 +128,8 @@ static PyObject *debug_report(PyObject *module, PyObject *args, PyObject *kwargs
 		fp_dbg_decode(buf.buf, (size_t)buf.len, sites, (size_t)sites_len, &run, &diag);
 	if (!st)
 		st = fp_dbg_report(run, launch, (size_t)launch_len, summary, index,
-				   findings_only ? FP_DBG_REPORT_FINDINGS_ONLY : 0, &out, &nfindings,
-				   &diag);
+				   findings_only ? FP_DBG_REPORT_FINDINGS_ONLY : 0, &out,
+				   &nfindings, &diag);
 	fp_dbg_run_free(run);
 	Py_END_ALLOW_THREADS PyBuffer_Release(&buf);
 	if (st == FP_OK || st == FP_EOVERFLOW) {
@@ -170,8 +172,8 @@ PyDoc_STRVAR(debug_summary_launch_doc,
 
 static PyObject *debug_summary_launch(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = {"summary", "kernel",	"source_file", "status",
-				 "reason",  "count",	"index",       NULL};
+	static char *kwlist[] = {"summary", "kernel", "source_file", "status",
+				 "reason",  "count",  "index",       NULL};
 	PyObject *sobj, *iobj = Py_None;
 	const char *kernel, *file, *reason = NULL;
 	unsigned long long count = 1, index = FP_DBG_SUMMARY_NEW_INDEX;
@@ -244,7 +246,8 @@ static PyObject *debug_summary_set(PyObject *module, PyObject *args)
 		return NULL;
 	}
 	if (st == FP_EINVAL) {
-		PyErr_Format(PyExc_ValueError, "unknown summary field %R for this value", PyTuple_GET_ITEM(args, 1));
+		PyErr_Format(PyExc_ValueError, "unknown summary field %R for this value",
+			     PyTuple_GET_ITEM(args, 1));
 		return NULL;
 	}
 	if (st)
@@ -338,11 +341,11 @@ static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
 	d = PyDict_New();
 	by = PyDict_New();
 	if (!d || !by)
-		goto fail;
+		goto fail_dict;
 	for (i = 0; i < FP_DBG_LAUNCH_NSTATUS; i++)
 		if (fpy_set_item(by, fp_dbg_launch_status_name((enum fp_dbg_launch_status)i),
 				 PyLong_FromUnsignedLongLong(t.by_status[i])))
-			goto fail;
+			goto fail_dict;
 	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(t.kernels)) ||
 	    fpy_set_item(d, "launches", PyLong_FromUnsignedLongLong(t.launches)) ||
 	    fpy_set_item(d, "findings", PyLong_FromUnsignedLongLong(t.findings)) ||
@@ -350,15 +353,14 @@ static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
 			 PyLong_FromUnsignedLongLong(t.finding_launches)) ||
 	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t.reports)) ||
 	    fpy_set_item(d, "by_status", Py_NewRef(by)))
-		goto fail;
+		goto fail_dict;
 	Py_DECREF(by);
 	return d;
-fail:
+fail_dict:
 	Py_XDECREF(by);
 	Py_XDECREF(d);
 	return NULL;
 }
-
 
 /* ---- the launch pipeline (<flagprism/debug-pipe.h>) ----------------------------------------- */
 
@@ -393,10 +395,11 @@ static struct fp_dbg_pipe *pipe_arg(PyObject *obj)
 	return b ? b->pipe : NULL;
 }
 
-PyDoc_STRVAR(debug_pipe_new_doc,
-	     "debug_pipe_new(summary, pool_bytes, device_pool, findings_only, max_reports) -> pipe\n\n"
-	     "A launch pipeline feeding `summary`: a host pool of pool_bytes (page-locked, paired\n"
-	     "with the device pool at address device_pool; 0: host only), one background thread.");
+PyDoc_STRVAR(
+	debug_pipe_new_doc,
+	"debug_pipe_new(summary, pool_bytes, device_pool, findings_only, max_reports) -> pipe\n\n"
+	"A launch pipeline feeding `summary`: a host pool of pool_bytes (page-locked, paired\n"
+	"with the device pool at address device_pool; 0: host only), one background thread.");
 
 static PyObject *debug_pipe_new(PyObject *module, PyObject *args)
 {
@@ -448,7 +451,8 @@ static PyObject *debug_pipe_reserve(PyObject *module, PyObject *args)
 	size_t off = 0;
 	int st;
 
-	if (!PyArg_ParseTuple(args, "OK:debug_pipe_reserve", &pobj, &bytes) || !(p = pipe_arg(pobj)))
+	if (!PyArg_ParseTuple(args, "OK:debug_pipe_reserve", &pobj, &bytes) ||
+	    !(p = pipe_arg(pobj)))
 		return NULL;
 	fp_diag_clear(&diag);
 	/* may wait for older launches: without the GIL */
@@ -466,7 +470,8 @@ static PyObject *debug_pipe_unreserve(PyObject *module, PyObject *args)
 	PyObject *pobj;
 
 	(void)module;
-	if (!PyArg_ParseTuple(args, "OK:debug_pipe_unreserve", &pobj, &off) || !(p = pipe_arg(pobj)))
+	if (!PyArg_ParseTuple(args, "OK:debug_pipe_unreserve", &pobj, &off) ||
+	    !(p = pipe_arg(pobj)))
 		return NULL;
 	fp_dbg_pipe_unreserve(p, (size_t)off);
 	Py_RETURN_NONE;
@@ -504,7 +509,8 @@ static PyObject *debug_pipe_prepare(PyObject *module, PyObject *args)
 	Py_buffer hdr;
 	int st;
 
-	if (!PyArg_ParseTuple(args, "OKKy*K:debug_pipe_prepare", &pobj, &off, &bytes, &hdr, &stream))
+	if (!PyArg_ParseTuple(args, "OKKy*K:debug_pipe_prepare", &pobj, &off, &bytes, &hdr,
+			      &stream))
 		return NULL;
 	if (!(p = pipe_arg(pobj))) {
 		PyBuffer_Release(&hdr);
@@ -519,12 +525,13 @@ static PyObject *debug_pipe_prepare(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(debug_pipe_submit_doc,
-	     "debug_pipe_submit(pipe, offset, bytes, stream, kernel, source_file, site_table_json,\n"
-	     "                  launch_json, launch_index)\n\n"
-	     "Hand the launch whose record buffer is the reserved slice at offset to the pipeline:\n"
-	     "its read back is queued on the stream; it is decoded, reported and accounted for in\n"
-	     "the summary in the background.");
+PyDoc_STRVAR(
+	debug_pipe_submit_doc,
+	"debug_pipe_submit(pipe, offset, bytes, stream, kernel, source_file, site_table_json,\n"
+	"                  launch_json, launch_index)\n\n"
+	"Hand the launch whose record buffer is the reserved slice at offset to the pipeline:\n"
+	"its read back is queued on the stream; it is decoded, reported and accounted for in\n"
+	"the summary in the background.");
 
 static PyObject *debug_pipe_submit(PyObject *module, PyObject *args)
 {
@@ -549,8 +556,8 @@ static PyObject *debug_pipe_submit(PyObject *module, PyObject *args)
 				       .launch_len = (size_t)launch_len,
 				       .launch_index = index};
 	fp_diag_clear(&diag);
-	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_submit(p, (size_t)off, (size_t)bytes, stream, &job,
-						       &diag);
+	Py_BEGIN_ALLOW_THREADS st =
+		fp_dbg_pipe_submit(p, (size_t)off, (size_t)bytes, stream, &job, &diag);
 	Py_END_ALLOW_THREADS if (st) return fpy_raise_null(module, st, &diag);
 	Py_RETURN_NONE;
 }
@@ -575,11 +582,11 @@ static PyObject *pipe_result_dict(const struct fp_dbg_pipe_result *r)
 	if (fpy_set_item(d, "launch_index", PyLong_FromUnsignedLongLong(r->launch_index)) ||
 	    fpy_set_item(d, "findings", PyLong_FromSize_t(r->nfindings)) ||
 	    fpy_set_item(d, "status", PyUnicode_FromString(fp_status_name(r->status))) ||
-	    fpy_set_item(d, "error", r->message && r->status != FP_EOVERFLOW ?
-					     PyUnicode_DecodeUTF8(r->message,
-								  (Py_ssize_t)strlen(r->message),
-								  "replace") :
-					     Py_NewRef(Py_None))) {
+	    fpy_set_item(d, "error",
+			 r->message && r->status != FP_EOVERFLOW ?
+				 PyUnicode_DecodeUTF8(r->message, (Py_ssize_t)strlen(r->message),
+						      "replace") :
+				 Py_NewRef(Py_None))) {
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -622,16 +629,16 @@ static PyObject *debug_pipe_stats(PyObject *module, PyObject *pobj)
 		return NULL;
 	fp_dbg_pipe_stats(p, &st);
 	d = PyDict_New();
-	if (d && (fpy_set_item(d, "submitted", PyLong_FromUnsignedLongLong(st.submitted)) ||
-		  fpy_set_item(d, "done", PyLong_FromUnsignedLongLong(st.done)) ||
-		  fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
-		  fpy_set_item(d, "pool_waits", PyLong_FromUnsignedLongLong(st.pool_waits)) ||
-		  fpy_set_item(d, "results_dropped",
-			       PyLong_FromUnsignedLongLong(st.results_dropped)) ||
-		  fpy_set_item(d, "reports_suppressed",
-			       PyLong_FromUnsignedLongLong(st.reports_suppressed)) ||
-		  fpy_set_item(d, "pool_bytes", PyLong_FromSize_t(st.pool_bytes)) ||
-		  fpy_set_item(d, "in_flight_bytes", PyLong_FromSize_t(st.in_flight_bytes))))
+	if (d &&
+	    (fpy_set_item(d, "submitted", PyLong_FromUnsignedLongLong(st.submitted)) ||
+	     fpy_set_item(d, "done", PyLong_FromUnsignedLongLong(st.done)) ||
+	     fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
+	     fpy_set_item(d, "pool_waits", PyLong_FromUnsignedLongLong(st.pool_waits)) ||
+	     fpy_set_item(d, "results_dropped", PyLong_FromUnsignedLongLong(st.results_dropped)) ||
+	     fpy_set_item(d, "reports_suppressed",
+			  PyLong_FromUnsignedLongLong(st.reports_suppressed)) ||
+	     fpy_set_item(d, "pool_bytes", PyLong_FromSize_t(st.pool_bytes)) ||
+	     fpy_set_item(d, "in_flight_bytes", PyLong_FromSize_t(st.in_flight_bytes))))
 		Py_CLEAR(d);
 	return d;
 }

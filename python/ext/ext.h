@@ -17,10 +17,21 @@
 
 #include <flagprism/status.h>
 
-/* Every part of the module, in the order the exec slot runs them. */
-#define FPY_PARTS(X) \
-	X(core)      \
-	X(compat) X(debug) X(dbgstack) X(dbgscan) X(devmem) X(prof) X(cupti) X(timeline) X(metrics) X(pcsampling) X(dist)
+/* Every part of the module, in the order the exec slot runs them (one per line: clang-format
+ * reflows a longer line differently on each run). */
+#define FPY_PARTS(X)  \
+	X(core)       \
+	X(compat)     \
+	X(debug)      \
+	X(dbgstack)   \
+	X(dbgscan)    \
+	X(devmem)     \
+	X(prof)       \
+	X(cupti)      \
+	X(timeline)   \
+	X(metrics)    \
+	X(pcsampling) \
+	X(dist)
 
 #define FPY__DECLARE_PART(part) int fpy_##part##_exec(PyObject *module);
 FPY_PARTS(FPY__DECLARE_PART)
@@ -95,6 +106,60 @@ struct fpy_frame_key {
  * Python's layout is known and checked, else walks the public API (frames.c).
  */
 size_t fpy_frames_read(struct fpy_frame_key *out, size_t cap, bool *truncated);
+
+/*
+ * A bounded cache keyed by frames (framecache.c), for parts `prof` (call-path ids) and
+ * `dbgstack` (formatted stacks). Zero-initialise with nslots (a power of two) set; at most half
+ * the slots are ever filled. An entry's value is `obj` (a strong reference, or NULL) or `id`.
+ */
+struct fpy_fcache_entry {
+	uint64_t hash;
+	struct fpy_frame_key *keys; /* NULL: empty slot; code objects: strong references */
+	uint32_t n;
+	uint32_t tag; /* part of the key: the caller's (a limit, a truncation bit) */
+	PyObject *obj;
+	uint32_t id;
+};
+
+struct fpy_fcache {
+	struct fpy_fcache_entry *slots; /* nslots entries, allocated on first find */
+	size_t nslots;
+	size_t used;
+};
+
+uint64_t fpy_fcache_hash(const struct fpy_frame_key *k, size_t n, uint32_t tag);
+
+/* The entry of (k, n, tag), or the empty slot where it would go; NULL with MemoryError set
+ * when the slots cannot be allocated. Valid until the next put or clear. */
+struct fpy_fcache_entry *fpy_fcache_find(struct fpy_fcache *c, const struct fpy_frame_key *k,
+					 size_t n, uint32_t tag, uint64_t h);
+
+/* Fill `e`, an empty slot find just returned for the same key (find again if Python code ran
+ * since): false, and nothing kept, when the cache is half full, n is 0 or memory ran out (a
+ * miss costs only speed). */
+bool fpy_fcache_put(struct fpy_fcache *c, struct fpy_fcache_entry *e, const struct fpy_frame_key *k,
+		    size_t n, uint32_t tag, uint64_t h, PyObject *obj, uint32_t id);
+
+/* Drop every entry and its references; the slots stay allocated. */
+void fpy_fcache_clear(struct fpy_fcache *c);
+
+/* File-name prefixes whose frames are left out (framecache.c). */
+#define FPY_MAX_PREFIXES 32
+#define FPY_MAX_PREFIX_LEN 4096
+
+struct fpy_prefixes {
+	char *s[FPY_MAX_PREFIXES];
+	size_t len[FPY_MAX_PREFIXES];
+	size_t n;
+};
+
+/* Replace the list with `arg`, a sequence of at most `max` str: 0; -1 with an exception set
+ * (TypeError naming `who` for an item that is not a str of at most 4096 bytes); -2, nothing
+ * set and the list unchanged, when there are more than `max`. */
+int fpy_prefixes_set(struct fpy_prefixes *p, PyObject *arg, size_t max, const char *who);
+
+/* Whether `file` starts with one of the prefixes. */
+bool fpy_prefixes_match(const struct fpy_prefixes *p, const char *file, size_t len);
 
 /* "interpreter" or "public", and why not the interpreter's chain (NULL when it is used). */
 const char *fpy_frames_method(const char **why);

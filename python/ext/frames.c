@@ -45,7 +45,11 @@
 #define FRAME_POS(f) PyFrame_GetLineNumber(f)
 #endif
 
-enum { FAST_UNCHECKED, FAST_ON, FAST_OFF };
+enum {
+	FAST_UNCHECKED,
+	FAST_ON,
+	FAST_OFF
+};
 
 /* Before the first read: check on first use where the layout is known, else the public API. */
 #define FAST_INITIAL (FPY_FAST_FRAMES ? FAST_UNCHECKED : FAST_OFF)

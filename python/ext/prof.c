@@ -95,78 +95,8 @@ static PyObject *raise_diag(PyObject *module, int status, const char *fmt, ...)
 #define POS_LINE(co, pos) (pos)
 #endif
 
-struct cp_entry {
-	uint64_t hash;
-	struct fpy_frame_key *keys; /* NULL: empty slot; each code object a strong reference */
-	uint32_t n;
-	uint32_t id;
-};
-
-static struct cp_entry *cp_cache; /* CP_CACHE_SLOTS entries, allocated on first use */
-static size_t cp_used;
-static char *cp_prefix[CP_MAX_PREFIXES];
-static size_t cp_prefix_len[CP_MAX_PREFIXES];
-static size_t cp_nprefix;
-
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static uint64_t keys_hash(const struct fpy_frame_key *k, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = mix64(h ^
-			  ((uint64_t)(uintptr_t)k[i].code + ((uint64_t)(unsigned)k[i].pos << 1)));
-	return h;
-}
-
-static bool keys_equal(const struct fpy_frame_key *a, const struct fpy_frame_key *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i].code != b[i].code || a[i].pos != b[i].pos)
-			return false;
-	return true;
-}
-
-static void cp_cache_clear(void)
-{
-	size_t i, j;
-
-	if (!cp_cache)
-		return;
-	for (i = 0; i < CP_CACHE_SLOTS; i++) {
-		struct cp_entry *e = &cp_cache[i];
-
-		if (!e->keys)
-			continue;
-		for (j = 0; j < e->n; j++)
-			Py_DECREF(e->keys[j].code);
-		PyMem_Free(e->keys);
-		e->keys = NULL;
-	}
-	cp_used = 0;
-}
-
-static bool skipped_file(const char *file, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < cp_nprefix; i++)
-		if (len >= cp_prefix_len[i] && memcmp(file, cp_prefix[i], cp_prefix_len[i]) == 0)
-			return true;
-	return false;
-}
+static struct fpy_fcache cp_cache = {.nslots = CP_CACHE_SLOTS};
+static struct fpy_prefixes cp_prefixes;
 
 /* Intern the call path of raw frames (innermost first), skipping flagprism/triton frames. */
 static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool truncated, uint32_t *id)
@@ -184,7 +114,7 @@ static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool trunca
 
 		if (!file)
 			return -1;
-		if (skipped_file(file, (size_t)flen))
+		if (fpy_prefixes_match(&cp_prefixes, file, (size_t)flen))
 			continue;
 		if (kept == CP_MAX_FRAMES) {
 			truncated = true;
@@ -226,10 +156,10 @@ static int callpath_build(const struct fpy_frame_key *raw, size_t n, bool trunca
 int fpy_prof_callpath_read(uint32_t *id)
 {
 	struct fpy_frame_key raw[CP_MAX_WALK];
+	struct fpy_fcache_entry *e;
 	bool truncated;
-	struct cp_entry *e;
 	uint64_t h;
-	size_t n, slot;
+	size_t n;
 	int rc;
 
 	/* A framework's launch wrapper knows better (fp_prof_callpath_override_set()). */
@@ -238,43 +168,20 @@ int fpy_prof_callpath_read(uint32_t *id)
 		return FP_OK;
 	/* Every frame on the stack is executing, so its code object outlives this call. */
 	n = fpy_frames_read(raw, CP_MAX_WALK, &truncated);
-	h = keys_hash(raw, n) ^ (truncated ? 1u : 0u);
-	if (!cp_cache) {
-		cp_cache = PyMem_Calloc(CP_CACHE_SLOTS, sizeof(*cp_cache));
-		if (!cp_cache) {
-			PyErr_NoMemory();
-			return -1;
-		}
-	}
-	for (slot = (size_t)h & (CP_CACHE_SLOTS - 1);; slot = (slot + 1) & (CP_CACHE_SLOTS - 1)) {
-		e = &cp_cache[slot];
-		if (!e->keys)
-			break;
-		if (e->hash == h && e->n == n && keys_equal(e->keys, raw, n)) {
-			*id = e->id;
-			return FP_OK;
-		}
+	h = fpy_fcache_hash(raw, n, truncated);
+	e = fpy_fcache_find(&cp_cache, raw, n, truncated, h);
+	if (!e)
+		return -1;
+	if (e->keys) {
+		*id = e->id;
+		return FP_OK;
 	}
 	rc = callpath_build(raw, n, truncated, id);
 	if (rc)
 		return rc;
-	/* A full cache only costs speed: the path is interned again on the next miss. */
-	if (cp_used < CP_CACHE_SLOTS / 2 && n > 0) {
-		struct fpy_frame_key *copy = PyMem_Malloc(n * sizeof(*copy));
-		size_t i;
-
-		if (copy) {
-			for (i = 0; i < n; i++) {
-				copy[i] = raw[i];
-				Py_INCREF(copy[i].code);
-			}
-			e->hash = h;
-			e->keys = copy;
-			e->n = (uint32_t)n;
-			e->id = *id;
-			cp_used++;
-		}
-	}
+	/* callpath_build runs no Python code: e is still the slot. A full cache only costs speed:
+	 * the path is interned again on the next miss. */
+	fpy_fcache_put(&cp_cache, e, raw, n, truncated, h, NULL, *id);
 	return FP_OK;
 }
 
@@ -286,45 +193,14 @@ PyDoc_STRVAR(
 
 static PyObject *prof_set_skip_prefixes(PyObject *module, PyObject *arg)
 {
-	char *copy[CP_MAX_PREFIXES];
-	size_t lens[CP_MAX_PREFIXES];
-	PyObject *seq = PySequence_Fast(arg, "prefixes must be a sequence of str");
-	Py_ssize_t n, i;
-	size_t k;
+	int rc = fpy_prefixes_set(&cp_prefixes, arg, CP_MAX_PREFIXES, "prof_set_skip_prefixes");
 
-	if (!seq)
-		return NULL;
-	n = PySequence_Fast_GET_SIZE(seq);
-	if (n > CP_MAX_PREFIXES) {
-		Py_DECREF(seq);
+	if (rc == -2)
 		return raise_diag(module, FP_ELIMIT, "at most %d skipped prefixes",
 				  CP_MAX_PREFIXES);
-	}
-	for (i = 0; i < n; i++) {
-		Py_ssize_t len;
-		const char *s = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &len);
-
-		copy[i] = s ? PyMem_Malloc((size_t)len + 1) : NULL;
-		if (!copy[i]) {
-			if (s)
-				PyErr_NoMemory();
-			while (i-- > 0)
-				PyMem_Free(copy[i]);
-			Py_DECREF(seq);
-			return NULL;
-		}
-		memcpy(copy[i], s, (size_t)len + 1);
-		lens[i] = (size_t)len;
-	}
-	Py_DECREF(seq);
-	for (k = 0; k < cp_nprefix; k++)
-		PyMem_Free(cp_prefix[k]);
-	for (k = 0; k < (size_t)n; k++) {
-		cp_prefix[k] = copy[k];
-		cp_prefix_len[k] = lens[k];
-	}
-	cp_nprefix = (size_t)n;
-	cp_cache_clear();
+	if (rc)
+		return NULL;
+	fpy_fcache_clear(&cp_cache);
 	Py_RETURN_NONE;
 }
 
@@ -440,10 +316,10 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		unsigned long v = PyLong_AsUnsignedLong(base);
 
 		if (v == (unsigned long)-1 && PyErr_Occurred())
-			goto fail;
+			goto fail_ids;
 		if (v > UINT32_MAX) {
 			PyErr_SetString(PyExc_OverflowError, "call-path id out of range");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_callpath_length((uint32_t)v, &nb);
 		if (rc)
@@ -452,7 +328,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 			ids = PyMem_Malloc((nb + (size_t)nf) * sizeof(*ids));
 			if (!ids) {
 				PyErr_NoMemory();
-				goto fail;
+				goto fail_ids;
 			}
 		}
 		if (nb && fp_prof_callpath_frames((uint32_t)v, ids, nb) != nb) {
@@ -463,7 +339,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		ids = PyMem_Malloc((size_t)nf * sizeof(*ids));
 		if (!ids) {
 			PyErr_NoMemory();
-			goto fail;
+			goto fail_ids;
 		}
 	}
 	for (i = 0; i < nf; i++) {
@@ -474,7 +350,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 		if (!str) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_TypeError, "frames must be str");
-			goto fail;
+			goto fail_ids;
 		}
 		rc = fp_prof_name_intern(str, (size_t)len, &ids[nb + (size_t)i]);
 		if (rc)
@@ -489,7 +365,7 @@ static PyObject *prof_callpath_extend(PyObject *module, PyObject *args, PyObject
 	return PyLong_FromUnsignedLong(id);
 fail_rc:
 	fpy_raise(module, rc, NULL);
-fail:
+fail_ids:
 	if (ids != small)
 		PyMem_Free(ids);
 	Py_XDECREF(seq);
@@ -523,13 +399,14 @@ static PyObject *prof_callpath_override(PyObject *module, PyObject *arg)
 	return PyLong_FromUnsignedLong(old);
 }
 
-PyDoc_STRVAR(inductor_origin_doc,
-	     "inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
-	     "Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
-	     "the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
-	     "with the note in prof_callpath_extend()'s format and the first model line as a\n"
-	     "\"file:function@line\" frame (None without one); None when the module does not\n"
-	     "define the kernel.");
+PyDoc_STRVAR(
+	inductor_origin_doc,
+	"inductor_origin(module, kernel, graph=None) -> tuple[str, str | None] | None\n\n"
+	"Where Inductor kernel `kernel` came from, read from its generated module's text and\n"
+	"the compiled graph's post-grad graph text (include/flagprism/inductor.h): (note, frame)\n"
+	"with the note in prof_callpath_extend()'s format and the first model line as a\n"
+	"\"file:function@line\" frame (None without one); None when the module does not\n"
+	"define the kernel.");
 
 static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 {
@@ -541,19 +418,20 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 	PyObject *res = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text,
-					 &tlen, &kernel, &klen, &graph, &glen))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s#s#|z#:inductor_origin", kwlist, &text, &tlen,
+					 &kernel, &klen, &graph, &glen))
 		return NULL;
 	if (!klen)
 		return PyErr_Format(PyExc_ValueError, "inductor_origin: empty kernel name");
 	fp_strbuf_init(&note, FP_PROF_MAX_NOTE);
-	Py_BEGIN_ALLOW_THREADS
-	rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen, graph, (size_t)glen,
-				&note, &o);
-	Py_END_ALLOW_THREADS
-	if (rc == FP_ENOENT) {
+	Py_BEGIN_ALLOW_THREADS rc = fp_inductor_origin(text, (size_t)tlen, kernel, (size_t)klen,
+						       graph, (size_t)glen, &note, &o);
+	Py_END_ALLOW_THREADS if (rc == FP_ENOENT)
+	{
 		res = Py_NewRef(Py_None);
-	} else if (rc == FP_ELIMIT) {
+	}
+	else if (rc == FP_ELIMIT)
+	{
 		/* a note past the call path's cap: what fits, cut at a line */
 		size_t keep = note.len;
 
@@ -561,9 +439,13 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 			keep--;
 		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)(keep ? keep - 1 : 0),
 				    o.frame[0] ? o.frame : NULL);
-	} else if (rc) {
+	}
+	else if (rc)
+	{
 		fpy_raise(module, rc, NULL);
-	} else {
+	}
+	else
+	{
 		res = Py_BuildValue("(s#z)", note.buf, (Py_ssize_t)note.len,
 				    o.frame[0] ? o.frame : NULL);
 	}
@@ -571,11 +453,12 @@ static PyObject *inductor_origin(PyObject *module, PyObject *args, PyObject *kw)
 	return res;
 }
 
-PyDoc_STRVAR(internal_mark_doc,
-	     "internal_mark(delta) -> int\n\n"
-	     "+1 / -1 around FlagPrism's own work on this thread (flagprism._intercept.internal()):\n"
-	     "launches made while the depth is above 0 are dropped by every backend and counted\n"
-	     "(metadata lost.flagprism_internal_launches). Returns the new depth.");
+PyDoc_STRVAR(
+	internal_mark_doc,
+	"internal_mark(delta) -> int\n\n"
+	"+1 / -1 around FlagPrism's own work on this thread (flagprism._intercept.internal()):\n"
+	"launches made while the depth is above 0 are dropped by every backend and counted\n"
+	"(metadata lost.flagprism_internal_launches). Returns the new depth.");
 
 static PyObject *internal_mark(PyObject *module, PyObject *arg)
 {
@@ -593,11 +476,12 @@ static PyObject *internal_mark(PyObject *module, PyObject *arg)
 	return PyLong_FromLong(rc);
 }
 
-PyDoc_STRVAR(prof_frames_doc,
-	     "prof_frames(method=None) -> tuple[str, str | None]\n\n"
-	     "How Python call paths read the stack: (\"interpreter\", None) when the interpreter's\n"
-	     "frame chain is read directly (CPython 3.11-3.13, checked against the public API on\n"
-	     "first use), else (\"public\", why). method \"public\" or \"auto\" selects first.");
+PyDoc_STRVAR(
+	prof_frames_doc,
+	"prof_frames(method=None) -> tuple[str, str | None]\n\n"
+	"How Python call paths read the stack: (\"interpreter\", None) when the interpreter's\n"
+	"frame chain is read directly (CPython 3.11-3.13, checked against the public API on\n"
+	"first use), else (\"public\", why). method \"public\" or \"auto\" selects first.");
 
 static PyObject *prof_frames(PyObject *module, PyObject *args)
 {
@@ -762,7 +646,7 @@ static PyObject *prof_shutdown(PyObject *module, PyObject *unused)
 	fp_prof_shutdown();
 	PyEval_RestoreThread(ts);
 	/* Cached call-path ids named the tables just freed. */
-	cp_cache_clear();
+	fpy_fcache_clear(&cp_cache);
 	Py_RETURN_NONE;
 }
 
@@ -1330,7 +1214,7 @@ static PyObject *estimate_dict(const struct fp_ttir_estimate *e, const char *fun
 PyDoc_STRVAR(ttir_estimate_doc,
 	     "ttir_estimate(text, function=None) -> dict\n\n"
 	     "Parse TTIR text and estimate one function (None: the kernel entry) per program\n"
-	     "instance (fp_ttir_estimate(), docs/ir-estimates.md): loads, load_bytes,\n"
+	     "instance (fp_ttir_estimate(), docs/internals/ir-estimates.md): loads, load_bytes,\n"
 	     "masked_loads, stores, store_bytes, masked_stores, atomics, atomic_bytes, dots,\n"
 	     "dot_flops, reductions, scans, per-class elem_ops/flops/special, conversions,\n"
 	     "total_flops, loop counters, 'bytes' (loads + stores + atomics) and 'function'.\n"

@@ -89,14 +89,15 @@ static PyObject *info_dict(const struct fp_timeline *t, bool with_scopes)
 	return d;
 }
 
-PyDoc_STRVAR(timeline_decode_doc,
-	     "timeline_decode(buffer) -> dict\n\n"
-	     "Decode a timeline buffer (docs/timeline-format.md; any C-contiguous bytes-like\n"
-	     "object) and return its counters ('clock', 'programs', 'slots', 'records',\n"
-	     "'overflow', 'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max',\n"
-	     "'span_sum') and 'scopes': per scope id 1..n its 'intervals', 'programs',\n"
-	     "'time_sum', 'time_min', 'time_max', 'cycles_*' and 'parent'. Raises FormatError\n"
-	     "naming the byte offset, program and record for a corrupt buffer.");
+PyDoc_STRVAR(
+	timeline_decode_doc,
+	"timeline_decode(buffer) -> dict\n\n"
+	"Decode a timeline buffer (docs/formats/timeline-format.md; any C-contiguous bytes-like\n"
+	"object) and return its counters ('clock', 'programs', 'slots', 'records',\n"
+	"'overflow', 'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max',\n"
+	"'span_sum') and 'scopes': per scope id 1..n its 'intervals', 'programs',\n"
+	"'time_sum', 'time_min', 'time_max', 'cycles_*' and 'parent'. Raises FormatError\n"
+	"naming the byte offset, program and record for a corrupt buffer.");
 
 static PyObject *timeline_decode(PyObject *module, PyObject *arg)
 {
@@ -140,11 +141,11 @@ static int scopes_arg(PyObject *obj, struct fp_prof_tl_scope **out, Py_ssize_t *
 
 		/* The names are borrowed from the sequence's str objects, kept alive by seq. */
 		if (!PyArg_ParseTuple(item, "s#I:scope", &name, &len, &flags))
-			goto fail;
+			goto fail_names;
 		if (len == 0 || len > MAX_NAME) {
 			PyErr_Format(PyExc_ValueError, "scope %zd: a name of 1 to %d bytes", i + 1,
 				     MAX_NAME);
-			goto fail;
+			goto fail_names;
 		}
 		v[i].name = name;
 		v[i].len = (size_t)len;
@@ -153,7 +154,7 @@ static int scopes_arg(PyObject *obj, struct fp_prof_tl_scope **out, Py_ssize_t *
 	*out = v;
 	*keep = seq; /* the names are borrowed from its items: the caller drops it after use */
 	return 0;
-fail:
+fail_names:
 	PyMem_Free(v);
 	Py_DECREF(seq);
 	return -1;

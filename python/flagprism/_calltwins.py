@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from flagprism._rewrite import _Hoister, _Rewriter
+    from flagprism._rewrite import _Hoister
 
 #: Deepest helper nesting twinned (Triton has no recursion; this bounds hostile inputs).
 MAX_DEPTH = 16
@@ -60,10 +60,19 @@ class Frame:
     host_defs: list[tuple[int, str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "function": self.function, "file": self.file, "parent": self.parent,
-                "call": {"file": self.call_file, "line": self.call_line, "col": self.call_col,
-                         "source": self.call_source},
-                "args": dict(self.args)}
+        return {
+            "id": self.id,
+            "function": self.function,
+            "file": self.file,
+            "parent": self.parent,
+            "call": {
+                "file": self.call_file,
+                "line": self.call_line,
+                "col": self.call_col,
+                "source": self.call_source,
+            },
+            "args": dict(self.args),
+        }
 
 
 @dataclass
@@ -92,7 +101,12 @@ def user_helper(obj: Any) -> Any | None:
     if obj is None or not is_jit(obj):
         return None
     mod = getattr(obj.fn, "__module__", "") or ""
-    if mod == "triton" or mod.startswith("triton.") or mod == "flagprism" or mod.startswith("flagprism."):
+    if (
+        mod == "triton"
+        or mod.startswith("triton.")
+        or mod == "flagprism"
+        or mod.startswith("flagprism.")
+    ):
         return None
     if getattr(obj, "_fp_twin", False):
         return None
@@ -137,12 +151,14 @@ def bind_call(fdef: ast.FunctionDef, call: ast.Call) -> dict[str, ast.AST] | Non
     return out
 
 
-def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call: ast.Call) -> ast.AST:
+def twin_helper_call(
+    hoister: _Hoister, call: ast.Call, helper: Any, orig_call: ast.Call
+) -> ast.AST:
     """Replace a helper call inside the statement the hoister works on: build (or fail to build)
     the helper's twin for this call site and emit the call of the twin before the statement.
     Returns the expression that takes the call's place. `orig_call` is the call as the user wrote
     it (before the hoister replaced parts of its arguments)."""
-    from flagprism import _rewrite
+    from flagprism import _rewrite, _rwbase
 
     rw = hoister.rw
     shared = rw.shared
@@ -150,7 +166,7 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
     fdef = None
     src = None
     try:
-        src = _rewrite._Source(helper.fn)
+        src = _rwbase.Source(helper.fn)
         fdef = src.parse_function()
     except _rewrite.RewriteError as e:
         why = str(e)
@@ -164,39 +180,57 @@ def twin_helper_call(hoister: "_Hoister", call: ast.Call, helper: Any, orig_call
     if why is None and any(f.jitfn is helper for f in rw.frame_stack()):
         why = "a recursive call"
     if why is not None:
-        rw._unobserved_helper(hoister, helper, fdef, src, f"helper {getattr(helper.fn, '__name__', '?')} "
-                              f"is not observed: {why}")
+        rw._unobserved_helper(
+            hoister,
+            helper,
+            fdef,
+            src,
+            f"helper {getattr(helper.fn, '__name__', '?')} is not observed: {why}",
+        )
         return call
     assert fdef is not None and src is not None and binding is not None
     fid = len(shared.frames) + 1
     name = f"__fp_h{fid}_{fdef.name}"
     st = hoister.orig
     caller_names = {p: a.id for p, a in binding.items() if isinstance(a, ast.Name)}
-    frame = Frame(id=fid, function=fdef.name, file=src.file, parent=rw.frame, call_file=rw.src.file,
-                  call_line=rw.src.abs_line(st.lineno), call_col=rw.src.col(st),
-                  call_source=rw.src.segment(st),
-                  args={p: n for p, n in caller_names.items()},
-                  arg_exprs={p: ast.unparse(a) for p, a in binding.items()})
+    frame = Frame(
+        id=fid,
+        function=fdef.name,
+        file=src.file,
+        parent=rw.frame,
+        call_file=rw.src.file,
+        call_line=rw.src.abs_line(st.lineno),
+        call_col=rw.src.col(st),
+        call_source=rw.src.segment(st),
+        args={p: n for p, n in caller_names.items()},
+        arg_exprs={p: ast.unparse(a) for p, a in binding.items()},
+    )
     shared.frames.append(frame)
     # shadows of block pointers / descriptors handed to the helper (_memforms.py): param -> (kind, var)
-    shadows = {p: rw.forms.param_shadow(caller_names[p]) for p in caller_names
-               if rw.forms.param_shadow(caller_names[p]) is not None}
+    shadows = {
+        p: rw.forms.param_shadow(caller_names[p])
+        for p in caller_names
+        if rw.forms.param_shadow(caller_names[p]) is not None
+    }
     from flagprism._rewrite import _HelperRewriter
 
     try:
-        sub = _HelperRewriter(helper, rw, frame, fdef, src, binding, shadows, hoister.loops,
-                              hoister.statement_depth()).run_helper()
+        sub = _HelperRewriter(
+            helper, rw, frame, fdef, src, binding, shadows, hoister.loops, hoister.statement_depth()
+        ).run_helper()
     except _rewrite.RewriteError as e:
         shared.frames.pop()
-        rw._unobserved_helper(hoister, helper, fdef, src,
-                              f"helper {fdef.name} is not observed: {e}")
+        rw._unobserved_helper(
+            hoister, helper, fdef, src, f"helper {fdef.name} is not observed: {e}"
+        )
         return call
     shared.subtwins.append(sub)
     # the call of the twin: the user's arguments as the hoister left them, then the context
     new = copy.copy(call)
     new.func = ast.Name(id=name, ctx=ast.Load())
-    new.keywords = list(call.keywords) + [ast.keyword(arg=p, value=ast.Name(id=p, ctx=ast.Load()))
-                                          for p in CTX_PARAMS]
+    new.keywords = list(call.keywords) + [
+        ast.keyword(arg=p, value=ast.Name(id=p, ctx=ast.Load())) for p in CTX_PARAMS
+    ]
     for p, (_kind, sh) in shadows.items():
         new.keywords.append(ast.keyword(arg=f"__fp_s_{p}", value=ast.Name(id=sh, ctx=ast.Load())))
     text = ast.unparse(new)
@@ -213,8 +247,14 @@ def twin_def_line(fdef: ast.FunctionDef, name: str, shadows: list[str]) -> str:
     """The `def` line of a helper twin: the helper's parameters (annotations kept: constexpr
     parameters stay constexpr), then the record context and the shadow parameters, with defaults
     where the helper's last parameters have some."""
-    header_fn = ast.FunctionDef(name=name, args=copy.deepcopy(fdef.args), body=[ast.Pass()],
-                                decorator_list=[], returns=None, type_comment=None)
+    header_fn = ast.FunctionDef(
+        name=name,
+        args=copy.deepcopy(fdef.args),
+        body=[ast.Pass()],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
     if hasattr(ast, "TypeAlias"):
         header_fn.type_params = []  # type: ignore[attr-defined]
     args = header_fn.args
@@ -223,7 +263,9 @@ def twin_def_line(fdef: ast.FunctionDef, name: str, shadows: list[str]) -> str:
         args.args.append(ast.arg(arg=p))
         if need_default:
             args.defaults.append(ast.Constant(None))
-    return ast.unparse(ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))).split("\n")[0]
+    return ast.unparse(
+        ast.fix_missing_locations(ast.Module(body=[header_fn], type_ignores=[]))
+    ).split("\n")[0]
 
 
 def load_subtwins(subtwins: list[SubTwin], helpers: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,8 @@ import struct
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flagprism import _devbuf, _intercept, _launch, _rewrite
 
@@ -56,9 +57,13 @@ class Run(dict):  # type: ignore[type-arg]
             with open(path, encoding="utf-8") as f:
                 report = json.load(f)
         dict.__setitem__(self, "report", report)
-        dict.__setitem__(self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else [])
-        # what was observed out of what exists (docs/debugger.md, "Coverage")
-        dict.__setitem__(self, "coverage", report.get("coverage") if isinstance(report, dict) else None)
+        dict.__setitem__(
+            self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else []
+        )
+        # what was observed out of what exists (docs/guide/debugger.md, "Coverage")
+        dict.__setitem__(
+            self, "coverage", report.get("coverage") if isinstance(report, dict) else None
+        )
 
     def __getitem__(self, key: Any) -> Any:
         if key in self._LAZY and dict.get(self, key, _UNLOADED) is _UNLOADED:
@@ -136,7 +141,7 @@ def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
             "sanitize": bool(twin.extra.get("sanitize", False)),
             "checks": twin.extra.get("checks"),
         }
-        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/debugger.md).
+        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/guide/debugger.md).
         stem = f"{os.path.splitext(os.path.basename(script))[0] or 'python'}_{twin.kernel_name}"
         if len(_const_json) > 256:
             _const_json.clear()
@@ -163,10 +168,22 @@ def _memo_json(obj: Any) -> str:
     return text
 
 
-def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, error: BaseException | None,
-                index: int, route: dict[str, Any], ttir: tuple[str | None, str | None],
-                stack: Any, test: str | None, config_text: str | None, args: str | None = None) -> str:
-    """The launch JSON (docs/debugger-report-schema.md); the fields that do not change between
+def launch_json(
+    fn: Any,
+    twin: Any,
+    plan: _launch.Launch,
+    cfg: Any,
+    ret: Any,
+    error: BaseException | None,
+    index: int,
+    route: dict[str, Any],
+    ttir: tuple[str | None, str | None],
+    stack: Any,
+    test: str | None,
+    config_text: str | None,
+    args: str | None = None,
+) -> str:
+    """The launch JSON (docs/formats/debugger-report-schema.md); the fields that do not change between
     launches of a twin are encoded once, and a compiled twin's TTIR once per compiled kernel.
     args: the "args" field as JSON text (default: json.dumps(_launch.describe_args(...))); the
     stack, num_warps and registers may be objects that come back unchanged at every launch (they
@@ -180,18 +197,29 @@ def launch_json(fn: Any, twin: Any, plan: _launch.Launch, cfg: Any, ret: Any, er
     if args is None:
         args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
     parts = [
-        "{", const,
+        "{",
+        const,
         f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
-        '"stem": ', json.dumps(f"{stem}_{stamp}_run{index}"),
-        ', "ttir_unavailable_reason": ', "null" if text is not None else json.dumps(reason or "unknown"),
-        f', "record_capacity": {plan.slots}, "num_warps": ', _memo_json(plan.num_warps),
-        ', "registers": ', _memo_json(plan.registers),
-        ', "launch_path": ', json.dumps(path) if path else '"JITFunction.run"',
-        ', "autotune": ', json.dumps({"role": role, "config": config_text}) if role else "null",
-        ', "stack": ', _memo_json(stack),
-        ', "test": ', "null" if test is None else json.dumps(test),
-        ', "error": ', "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
-        ', "args": ', args,
+        '"stem": ',
+        json.dumps(f"{stem}_{stamp}_run{index}"),
+        ', "ttir_unavailable_reason": ',
+        "null" if text is not None else json.dumps(reason or "unknown"),
+        f', "record_capacity": {plan.slots}, "num_warps": ',
+        _memo_json(plan.num_warps),
+        ', "registers": ',
+        _memo_json(plan.registers),
+        ', "launch_path": ',
+        json.dumps(path) if path else '"JITFunction.run"',
+        ', "autotune": ',
+        json.dumps({"role": role, "config": config_text}) if role else "null",
+        ', "stack": ',
+        _memo_json(stack),
+        ', "test": ',
+        "null" if test is None else json.dumps(test),
+        ', "error": ',
+        "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
+        ', "args": ',
+        args,
     ]
     if text is None:
         parts.append(', "ttir": null}')
@@ -226,46 +254,53 @@ def site_table_json(twin: Any) -> str:
     return s
 
 
-def new_run(twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None) -> Run:
-    run = Run({
-        "kernel": twin.kernel_name,
-        "run_index": index,
-        "backend": plan.backend,
-        "grid": list(plan.grid),
-        "programs": plan.programs,
-        "slots_per_program": plan.slots,
-        "dump_capacity_words": plan.arena_words,
-        "level": twin.level,
-        "addr_level": twin.addr_level,
-        "source_file": twin.source_file,
-        "twin_file": twin.path,
-        "overflow_count": None,
-        "dump_words_requested": None,
-        "error": None if error is None else repr(error),
-        "paths": {},
-        "report": _UNLOADED,
-        "findings": _UNLOADED,
-        "coverage": _UNLOADED,
-        "sanitize": bool(twin.extra.get("sanitize", False)),
-        "complete": None,
-        "num_warps": dict(plan.num_warps) if plan.num_warps else None,
-        # what the compiled twin really ran with (None on the interpreter)
-        "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
-        # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
-        "registers": dict(plan.registers) if plan.registers else None,
-        "registers_compiled": getattr(ret, "n_regs", None),
-    })
+def new_run(
+    twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None
+) -> Run:
+    run = Run(
+        {
+            "kernel": twin.kernel_name,
+            "run_index": index,
+            "backend": plan.backend,
+            "grid": list(plan.grid),
+            "programs": plan.programs,
+            "slots_per_program": plan.slots,
+            "dump_capacity_words": plan.arena_words,
+            "level": twin.level,
+            "addr_level": twin.addr_level,
+            "source_file": twin.source_file,
+            "twin_file": twin.path,
+            "overflow_count": None,
+            "dump_words_requested": None,
+            "error": None if error is None else repr(error),
+            "paths": {},
+            "report": _UNLOADED,
+            "findings": _UNLOADED,
+            "coverage": _UNLOADED,
+            "sanitize": bool(twin.extra.get("sanitize", False)),
+            "complete": None,
+            "num_warps": dict(plan.num_warps) if plan.num_warps else None,
+            # what the compiled twin really ran with (None on the interpreter)
+            "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
+            # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
+            "registers": dict(plan.registers) if plan.registers else None,
+            "registers_compiled": getattr(ret, "n_regs", None),
+        }
+    )
     return run
 
 
 def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None:
     """Join a report writer's result (sync or pipeline) with its run dict."""
-    dict.update(run, {
-        "paths": dict(result),
-        "overflow_count": int(result.get("overflow_count", header[4] if header else 0)),
-        "complete": bool(result.get("complete", True)),
-        "findings_count": int(result.get("findings", 0)),
-    })
+    dict.update(
+        run,
+        {
+            "paths": dict(result),
+            "overflow_count": int(result.get("overflow_count", header[4] if header else 0)),
+            "complete": bool(result.get("complete", True)),
+            "findings_count": int(result.get("findings", 0)),
+        },
+    )
     if header is not None:
         dict.__setitem__(run, "dump_words_requested", header[5])
     elif "dump_words_requested" in result:
@@ -287,7 +322,13 @@ _last_pipe: list[Any] = [None]  # (device, cfg, findings_only, summary, entry) o
 def pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
     """The pipeline of a device (made on first use), or None when it cannot be used there."""
     last = _last_pipe[0]
-    if last is not None and last[1] is cfg and last[3] is summary and last[2] == findings_only and last[0] == dev:
+    if (
+        last is not None
+        and last[1] is cfg
+        and last[3] is summary
+        and last[2] == findings_only
+        and last[0] == dev
+    ):
         return last[4]  # the same as the last launch's (forgotten when a pipeline closes)
     entry = _pipeline_for(dev, summary, cfg, findings_only)
     _last_pipe[0] = (dev, cfg, findings_only, summary, entry)
@@ -315,7 +356,9 @@ def _pipeline_for(dev: Any, summary: Any, cfg: Any, findings_only: bool) -> Any:
             with _intercept.internal():
                 pool = torch.empty(cfg.pool_bytes // 8, dtype=torch.int64, device=dev)
             dptr = int(pool.data_ptr())
-        pipe = _ext.debug_pipe_new(summary, int(cfg.pool_bytes), dptr, bool(findings_only), int(cfg.max_reports or 0))
+        pipe = _ext.debug_pipe_new(
+            summary, int(cfg.pool_bytes), dptr, bool(findings_only), int(cfg.max_reports or 0)
+        )
         _pipes[key] = (pool, pipe, flags)
         return _pipes[key]
 
@@ -379,7 +422,9 @@ def stream_of(buf: Any) -> int:
     return _devbuf._stream(dev)
 
 
-def allocator(entry: Any, stream: int | None = None) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
+def allocator(
+    entry: Any, stream: int | None = None
+) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
     """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
     its header on `stream` (None: the device's current stream); on the host (or when it does
     not fit), a buffer of its own (a host buffer is copied into a slice after the launch)."""
@@ -392,10 +437,15 @@ def allocator(entry: Any, stream: int | None = None) -> Callable[[int, list[int]
             nbytes = words * 8
             off = _ext.debug_pipe_reserve(pipe, nbytes)
             if off is not None:
-                view = pool[off // 8: off // 8 + words]
+                view = pool[off // 8 : off // 8 + words]
                 try:
-                    _ext.debug_pipe_prepare(pipe, off, nbytes, header_bytes(header),
-                                            _devbuf._stream(dev) if stream is None else stream)
+                    _ext.debug_pipe_prepare(
+                        pipe,
+                        off,
+                        nbytes,
+                        header_bytes(header),
+                        _devbuf._stream(dev) if stream is None else stream,
+                    )
                 except BaseException:
                     _ext.debug_pipe_unreserve(pipe, off)
                     raise
@@ -413,8 +463,16 @@ def unreserve(entry: Any, plan: _launch.Launch) -> None:
         _ext.debug_pipe_unreserve(entry[1], plan.pipe_offset)
 
 
-def submit(pipe_entry: Any, plan: _launch.Launch, launch: str, sites: str, twin: Any, index: int,
-           run: Run, max_runs: int) -> bool:
+def submit(
+    pipe_entry: Any,
+    plan: _launch.Launch,
+    launch: str,
+    sites: str,
+    twin: Any,
+    index: int,
+    run: Run,
+    max_runs: int,
+) -> bool:
     """Hand the launch to the pipeline (after the twin ran); False when its buffer does not fit
     the pool (then the caller reports it synchronously)."""
     from flagprism import _ext  # type: ignore[attr-defined]
@@ -432,13 +490,25 @@ def submit(pipe_entry: Any, plan: _launch.Launch, launch: str, sites: str, twin:
     with _lock:
         _pending[index] = run
     _keep(run, max_runs)
-    stream = plan.stream if plan.stream is not None and plan.pipe_offset is not None else stream_of(plan.buffer)
-    _ext.debug_pipe_submit(pipe, off, nbytes, stream, twin.kernel_name, twin.source_file or "", sites, launch, index)
+    stream = (
+        plan.stream
+        if plan.stream is not None and plan.pipe_offset is not None
+        else stream_of(plan.buffer)
+    )
+    _ext.debug_pipe_submit(
+        pipe, off, nbytes, stream, twin.kernel_name, twin.source_file or "", sites, launch, index
+    )
     return True
 
 
-def report_sync(report_fn: Callable[..., Any], plan: _launch.Launch, launch: str, sites: str, run: Run,
-                max_runs: int) -> Run:
+def report_sync(
+    report_fn: Callable[..., Any],
+    plan: _launch.Launch,
+    launch: str,
+    sites: str,
+    run: Run,
+    max_runs: int,
+) -> Run:
     raw = _launch.buffer_bytes(plan)
     result = report_fn(raw, sites, launch)
     fill_run(run, result if isinstance(result, dict) else {}, _launch.read_header(raw))

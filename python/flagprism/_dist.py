@@ -20,7 +20,7 @@
 * **Clock alignment.** When ``init_process_group`` returns inside a session, the ranks meet at
   a barrier on the job's own store (twice: the first settles them, the second is measured);
   each rank keeps when it left and how long the barrier took, which ``flagprism merge`` uses to
-  align traces across hosts (docs/profiler.md, "Multi-process jobs").
+  align traces across hosts (docs/guide/profiler.md, "Multi-process jobs").
 
 What the identity, the merge and the views mean is the C library's (include/flagprism/ranks.h,
 comm.h); this module only reads Python-side facts and installs hooks.
@@ -34,8 +34,9 @@ import socket
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 def _x() -> Any:
@@ -43,6 +44,7 @@ def _x() -> Any:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     return _ext
+
 
 #: The module whose functions are wrapped (torch.distributed re-exports them).
 C10D = "torch.distributed.distributed_c10d"
@@ -195,8 +197,11 @@ def attach(session: int | None) -> None:
     try:
         _attach(session)
     except Exception as e:  # noqa: BLE001
-        warnings.warn(f"flagprism: the rank's identity could not be recorded: {e}",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"flagprism: the rank's identity could not be recorded: {e}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def _attach(session: int | None) -> None:
@@ -387,19 +392,30 @@ def _wrap(op: _Op) -> Callable[..., Any]:
             return original(*args, **kwargs)
         msg = None
         if msg_name is not None:
-            msg = kwargs.get(msg_name) if msg_name in kwargs else (
-                args[msg_index] if msg_index is not None and msg_index < len(args) else None
+            msg = (
+                kwargs.get(msg_name)
+                if msg_name in kwargs
+                else (args[msg_index] if msg_index is not None and msg_index < len(args) else None)
             )
-        group = kwargs.get("group") if "group" in kwargs else (
-            args[group_index] if group_index is not None and group_index < len(args) else None
+        group = (
+            kwargs.get("group")
+            if "group" in kwargs
+            else (
+                args[group_index] if group_index is not None and group_index < len(args) else None
+            )
         )
         if always_async:
             is_async = True
         else:
-            is_async = bool(kwargs.get("async_op") if "async_op" in kwargs else (
-                args[async_index] if async_index is not None and async_index < len(args)
-                else False
-            ))
+            is_async = bool(
+                kwargs.get("async_op")
+                if "async_op" in kwargs
+                else (
+                    args[async_index]
+                    if async_index is not None and async_index < len(args)
+                    else False
+                )
+            )
         try:
             backend, ranks, size = _group_info(group, msg)
             ext.comm_enter(None, backend, name, _nbytes(msg), ranks, size, is_async)
@@ -496,8 +512,10 @@ def _patch_now() -> None:
         _installed[name] = op
         _wrappers[name] = w
         _set(mods, name, fn, w)
-    for name, make in (("init_process_group", _wrap_init),
-                       ("destroy_process_group", _wrap_destroy)):
+    for name, make in (
+        ("init_process_group", _wrap_init),
+        ("destroy_process_group", _wrap_destroy),
+    ):
         fn = getattr(c10d, name, None)
         if fn is None or getattr(fn, "_flagprism", False):
             continue

@@ -11,7 +11,7 @@
   ``tl.div_rn``, the argument of ``tl.sqrt``/``tl.sqrt_rn``/``tl.rsqrt`` and ``tl.log``/``tl.log2``.
 * **Load padding**: what the masked-off lanes of ``x = tl.load(..., other=...)`` hold.
 
-The rules themselves live in C (src/debug/findings.c); docs/debugger.md, "Findings", describes
+The rules themselves live in C (src/debug/findings.c); docs/guide/debugger.md, "Findings", describes
 them. This module rewrites nothing.
 """
 
@@ -19,15 +19,30 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import triton.language as tl
 
 from flagprism import compat
 
 #: tl functions whose result is a pointer derived from their first argument (or ``base=``).
-_PASS_FIRST = ("multiple_of", "max_contiguous", "max_constancy", "broadcast_to", "broadcast", "reshape", "view",
-               "expand_dims", "permute", "trans", "advance", "make_block_ptr", "make_tensor_descriptor", "cast")
+_PASS_FIRST = (
+    "multiple_of",
+    "max_contiguous",
+    "max_constancy",
+    "broadcast_to",
+    "broadcast",
+    "reshape",
+    "view",
+    "expand_dims",
+    "permute",
+    "trans",
+    "advance",
+    "make_block_ptr",
+    "make_tensor_descriptor",
+    "cast",
+)
 #: Tensor methods that keep the pointer they are called on.
 _PASS_METHODS = ("to", "reshape", "broadcast_to", "expand_dims", "permute", "trans", "view")
 #: Narrow float dtypes a cast is checked for, by Triton dtype name -> site table name.
@@ -51,9 +66,15 @@ def _tl_obj(obj: Any, names: tuple[str, ...]) -> bool:
 class PointerBases:
     """Candidate base parameters of every load/store pointer of a kernel, by call position."""
 
-    def __init__(self, fdef: ast.FunctionDef, params: list[str], resolve: Callable[[ast.AST], Any],
-                 access_kind: Callable[[ast.Call], tuple[str, bool] | None],
-                 initial: dict[str, frozenset[str]] | None = None, order: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        fdef: ast.FunctionDef,
+        params: list[str],
+        resolve: Callable[[ast.AST], Any],
+        access_kind: Callable[[ast.Call], tuple[str, bool] | None],
+        initial: dict[str, frozenset[str]] | None = None,
+        order: dict[str, int] | None = None,
+    ) -> None:
         """params: the kernel parameters (each its own base). A helper's twin passes none, and
         instead `initial` (its parameters' candidates at the call) and the kernel's `order`."""
         self.params = params
@@ -74,7 +95,9 @@ class PointerBases:
         """Candidates for an argument of a call (a node of the original tree or a copy of it):
         what a helper's parameter may derive from."""
         key = (arg.lineno, arg.col_offset, arg.end_lineno or 0, arg.end_col_offset or 0)
-        return sorted(self.arg_found.get(key, frozenset()), key=lambda p: self.order.get(p, 1 << 30))
+        return sorted(
+            self.arg_found.get(key, frozenset()), key=lambda p: self.order.get(p, 1 << 30)
+        )
 
     # -- expressions ------------------------------------------------------------------------------
 
@@ -105,8 +128,9 @@ class PointerBases:
         obj = self.resolve(node.func)
         if obj is not None:
             if _tl_obj(obj, ("where",)):
-                return self.expr(node.args[1] if len(node.args) > 1 else None, env) | \
-                    self.expr(node.args[2] if len(node.args) > 2 else None, env)
+                return self.expr(node.args[1] if len(node.args) > 1 else None, env) | self.expr(
+                    node.args[2] if len(node.args) > 2 else None, env
+                )
             if _tl_obj(obj, _PASS_FIRST):
                 for kw in node.keywords:
                     if kw.arg in ("base", "input", "x", "pointer"):
@@ -144,14 +168,25 @@ class PointerBases:
             _k, desc = kind
             if desc:
                 f = sub.func
-                ptr = f.value if isinstance(f, ast.Attribute) and f.attr in ("load", "store") and \
-                    self.resolve(f.value) is None else (sub.args[0] if sub.args else None)
+                ptr = (
+                    f.value
+                    if isinstance(f, ast.Attribute)
+                    and f.attr in ("load", "store")
+                    and self.resolve(f.value) is None
+                    else (sub.args[0] if sub.args else None)
+                )
             else:
-                ptr = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "pointer"), None)
+                ptr = (
+                    sub.args[0]
+                    if sub.args
+                    else next((k.value for k in sub.keywords if k.arg == "pointer"), None)
+                )
             key = (sub.lineno, sub.col_offset)
             self.found[key] = self.found.get(key, frozenset()) | self.expr(ptr, env)
 
-    def _assign(self, target: ast.AST, bases: frozenset[str], env: dict[str, frozenset[str]]) -> None:
+    def _assign(
+        self, target: ast.AST, bases: frozenset[str], env: dict[str, frozenset[str]]
+    ) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = bases
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -159,13 +194,17 @@ class PointerBases:
                 self._assign(e, frozenset(), env)
 
     @staticmethod
-    def _merge(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    def _merge(
+        a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
+    ) -> dict[str, frozenset[str]]:
         out = dict(a)
         for k, v in b.items():
             out[k] = out.get(k, frozenset()) | v
         return out
 
-    def _block(self, stmts: list[ast.stmt], env: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    def _block(
+        self, stmts: list[ast.stmt], env: dict[str, frozenset[str]]
+    ) -> dict[str, frozenset[str]]:
         for st in stmts:
             env = self._stmt(st, env)
         return env
@@ -174,8 +213,12 @@ class PointerBases:
         if isinstance(st, ast.Assign):
             self._record(st, env)
             bases = self.expr(st.value, env)
-            if len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple) and isinstance(st.value, ast.Tuple) \
-                    and len(st.targets[0].elts) == len(st.value.elts):
+            if (
+                len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Tuple)
+                and isinstance(st.value, ast.Tuple)
+                and len(st.targets[0].elts) == len(st.value.elts)
+            ):
                 vals = [self.expr(v, env) for v in st.value.elts]
                 for t, b in zip(st.targets[0].elts, vals):
                     self._assign(t, b, env)
@@ -190,8 +233,11 @@ class PointerBases:
             self._record(st, env)
             if isinstance(st.target, ast.Name):
                 cur = self.expr(st.target, env)
-                env[st.target.id] = cur | self.expr(st.value, env) if isinstance(st.op, (ast.Add, ast.Sub)) \
+                env[st.target.id] = (
+                    cur | self.expr(st.value, env)
+                    if isinstance(st.op, (ast.Add, ast.Sub))
                     else frozenset()
+                )
         elif isinstance(st, (ast.For, ast.While)):
             self._record(st.iter if isinstance(st, ast.For) else st.test, env)
             if isinstance(st, ast.For):
@@ -220,8 +266,11 @@ def classify_other(node: ast.AST | None) -> str:
     if node is None:
         return "none"
     try:
-        v = eval(compile(ast.Expression(body=node), "<other>", "eval"),  # noqa: S307 - literals only
-                 {"__builtins__": {}}, {"float": float, "math": math, "inf": math.inf, "nan": math.nan})
+        v = eval(
+            compile(ast.Expression(body=node), "<other>", "eval"),  # noqa: S307 - literals only
+            {"__builtins__": {}},
+            {"float": float, "math": math, "inf": math.inf, "nan": math.nan},
+        )
     except Exception:  # noqa: BLE001 - not a literal we can evaluate
         return "unknown"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -245,8 +294,11 @@ def has_inf_literal(node: ast.AST, is_load: Callable[[ast.Call], bool]) -> bool:
             if other is not None:
                 skip.update(id(n) for n in ast.walk(other))
     for sub in ast.walk(node):
-        if id(sub) not in skip and isinstance(sub, (ast.Call, ast.Attribute, ast.Constant)) and \
-                classify_other(sub) == "inf":
+        if (
+            id(sub) not in skip
+            and isinstance(sub, (ast.Call, ast.Attribute, ast.Constant))
+            and classify_other(sub) == "inf"
+        ):
             return True
     return False
 
@@ -273,8 +325,10 @@ def operand_roles(node: ast.AST, resolve: Callable[[ast.AST], Any]) -> list[Oper
     setter(new) replaces the operand in `node` (for hoisting it into a temporary)."""
     out: list[Operand] = []
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+
         def set_right(new: ast.AST, n: ast.BinOp = node) -> None:
             n.right = new
+
         out.append(("divisor", None, node.right, set_right))
         return out
     if not isinstance(node, ast.Call):
@@ -285,14 +339,21 @@ def operand_roles(node: ast.AST, resolve: Callable[[ast.AST], Any]) -> list[Oper
     def arg_setter(i: int) -> Callable[[ast.AST], None]:
         def put(new: ast.AST, n: ast.Call = node) -> None:
             n.args[i] = new
+
         return put
 
     if obj is None and isinstance(func, ast.Attribute) and func.attr == "to":
-        target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        target = (
+            node.args[0]
+            if node.args
+            else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        )
         name = dtype_name(resolve(target)) if target is not None else None
         if name is not None:
+
             def set_recv(new: ast.AST, f: ast.Attribute = func) -> None:
                 f.value = new
+
             out.append(("cast_src", name, func.value, set_recv))
         return out
     if obj is None:

@@ -92,7 +92,9 @@ class _Site:
     orig_fn: Any = None
     stats: dict[str, int] = field(default_factory=dict)
     placed: Any = None  # what the site put in cls.__dict__[attr] (the wrapper, or a descriptor)
-    extra: list[tuple[Any, str, Any, Any]] = field(default_factory=list)  # (cls, attr, original, placed)
+    extra: list[tuple[Any, str, Any, Any]] = field(
+        default_factory=list
+    )  # (cls, attr, original, placed)
 
 
 _lock = threading.RLock()
@@ -183,8 +185,19 @@ def note(site: str) -> str | None:
 def installed(site: str) -> bool:
     with _lock:
         s = _sites.get(site)
-        return s is not None and s.wrapper is not None and s.cls is not None and \
-            s.cls.__dict__.get(s.attr) is s.placed
+        return (
+            s is not None
+            and s.wrapper is not None
+            and s.cls is not None
+            and s.cls.__dict__.get(s.attr) is s.placed
+        )
+
+
+def names(site: str) -> list[str]:
+    """The names of the interceptors at a site, outermost first (empty when none)."""
+    with _lock:
+        s = _sites.get(site)
+        return [h.name for h in s.handles] if s is not None else []
 
 
 def original(site: str) -> Any:

@@ -2,7 +2,7 @@
 """One instrumented launch: bind the arguments, size and allocate the record buffer, launch the
 twin, copy the buffer back and describe the launch for the report writer.
 
-Sizing (documented for users in docs/debugger.md): a program gets S record slots, the number of
+Sizing (documented for users in docs/guide/debugger.md): a program gets S record slots, the number of
 records its sites would write if every site outside a loop ran once and every site inside loops
 ran once per iteration. Trip counts come from ``range(...)``/``tl.range(...)`` bounds evaluated on
 the host from the launch's scalar and constexpr arguments (and simple top-level assignments such
@@ -72,7 +72,9 @@ class Launch:
     args_dyn: list[str] | None = None
 
 
-def bind(jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def bind(
+    jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(parameter values with defaults applied, launch options) of a call like Triton's binder."""
     import inspect
 
@@ -122,7 +124,15 @@ def _scope_env(twin: Twin) -> dict[str, Any]:
     import triton
     import triton.language as tl
 
-    env = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len, "range": range}
+    env = {
+        "min": min,
+        "max": max,
+        "abs": abs,
+        "int": int,
+        "float": float,
+        "len": len,
+        "range": range,
+    }
     scope = twin.extra.get("scope", {})
     lang = types.SimpleNamespace(cdiv=_cdiv, minimum=min, maximum=max, constexpr=lambda v: v)
     for name, val in scope.items():
@@ -132,7 +142,9 @@ def _scope_env(twin: Twin) -> dict[str, Any]:
             env[name] = types.SimpleNamespace(cdiv=_cdiv, language=lang)
         elif isinstance(val, tl.constexpr):
             env[name] = val.value
-        elif getattr(val, "__name__", None) == "cdiv" and getattr(val, "__module__", "").startswith("triton"):
+        elif getattr(val, "__name__", None) == "cdiv" and getattr(val, "__module__", "").startswith(
+            "triton"
+        ):
             env[name] = _cdiv
     twin.extra["host_scope_env"] = env
     return env
@@ -167,8 +179,13 @@ def _host_env(twin: Twin, bound: dict[str, Any], upto_line: int) -> dict[str, An
     return env
 
 
-def _frame_env(twin: Twin, bound: dict[str, Any], frame: int, upto_line: int,
-               memo: dict[tuple[int, int], dict[str, Any]]) -> dict[str, Any]:
+def _frame_env(
+    twin: Twin,
+    bound: dict[str, Any],
+    frame: int,
+    upto_line: int,
+    memo: dict[tuple[int, int], dict[str, Any]],
+) -> dict[str, Any]:
     """Names a loop bound inside a helper's twin (frame) may use on the host: the helper's
     parameters, evaluated from the call's argument expressions in the caller's names, and the
     helper's earlier top-level assignments."""
@@ -179,8 +196,11 @@ def _frame_env(twin: Twin, bound: dict[str, Any], frame: int, upto_line: int,
     f = frames[frame - 1] if 0 < frame <= len(frames) else None
     if f is None:
         return {}
-    caller = _host_env(twin, bound, f.call_line) if f.parent == 0 else \
-        _frame_env(twin, bound, f.parent, f.call_line, memo)
+    caller = (
+        _host_env(twin, bound, f.call_line)
+        if f.parent == 0
+        else _frame_env(twin, bound, f.parent, f.call_line, memo)
+    )
     env: dict[str, Any] = {k: v for k, v in caller.items() if not isinstance(v, (bool, int, float))}
     for p, expr in f.arg_exprs.items():
         try:
@@ -215,11 +235,13 @@ def loop_trips(twin: Twin, bound: dict[str, Any]) -> dict[int, int | None]:
         trips = None
         if loop.range_args is not None and 1 <= len(loop.range_args) <= 3:
             frame = getattr(loop, "frame", 0)
-            env = _host_env(twin, bound, loop.line) if not frame else _frame_env(twin, bound, frame, loop.line,
-                                                                                   memo)
+            env = (
+                _host_env(twin, bound, loop.line)
+                if not frame
+                else _frame_env(twin, bound, frame, loop.line, memo)
+            )
             try:
-                vals = [eval(_code(a), {"__builtins__": {}}, env)
-                        for a in loop.range_args]
+                vals = [eval(_code(a), {"__builtins__": {}}, env) for a in loop.range_args]
                 vals = [v.value if hasattr(v, "value") else v for v in vals]
                 if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
                     trips = len(range(*vals))
@@ -260,7 +282,9 @@ def slots_from(records_per_prog: int, programs: int, record_capacity: int | None
     return max(0, min(records_per_prog, cap))
 
 
-def arena_from(has_dumps: bool, dump_records_per_prog: int, programs: int, dump_capacity: int | None) -> int:
+def arena_from(
+    has_dumps: bool, dump_records_per_prog: int, programs: int, dump_capacity: int | None
+) -> int:
     """Words of the dump arena (0 for a twin that dumps nothing)."""
     if not has_dumps:
         return 0
@@ -282,7 +306,9 @@ def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: i
     return arena_from(True, dump_records_per_program(twin, bound), programs, None)
 
 
-def header(slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None) -> list[int]:
+def header(
+    slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None
+) -> list[int]:
     # A twin that dumps has an arena even of 0 words (dump_capacity=0): its dump helper still
     # advances the cursor, and the decoder counts what did not fit as dump overflow.
     flags = 1 if (arena_words > 0 if has_arena is None else has_arena) else 0
@@ -316,20 +342,29 @@ def buffer_device(backend: str) -> Any:
     return torch.device("cuda", torch.cuda.current_device())
 
 
-def alloc_buffer(words: int, device: Any, settings: str, header_words: list[int] | None = None) -> Any:
+def alloc_buffer(
+    words: int, device: Any, settings: str, header_words: list[int] | None = None
+) -> Any:
     """An int64 buffer of `words` on `device`, zero but for `header_words` at its start
     (_devbuf.new: no framework operator touches it); one that does not fit raises MemoryError
     naming its size and the settings that sized it, not the allocator's raw error."""
     try:
         return _devbuf.new(words, list(header_words or []), device)
     except (RuntimeError, MemoryError) as e:  # torch.OutOfMemoryError is a RuntimeError
-        raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
-                          f"on {device} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                          ) from e
+        raise MemoryError(
+            f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+            f"on {device} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from e
 
 
-def allocate(words: int, hdr: list[int], dev: Any, record_capacity: int | None, dump_capacity: int | None,
-             alloc: Any = None) -> tuple[Any, int | None]:
+def allocate(
+    words: int,
+    hdr: list[int],
+    dev: Any,
+    record_capacity: int | None,
+    dump_capacity: int | None,
+    alloc: Any = None,
+) -> tuple[Any, int | None]:
     """The record buffer of a launch and its pool offset (None: a buffer of its own); alloc: see
     prepare(). A buffer that does not fit raises MemoryError naming its size and the settings."""
     settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
@@ -338,20 +373,32 @@ def allocate(words: int, hdr: list[int], dev: Any, record_capacity: int | None, 
     try:
         return alloc(words, hdr, dev)
     except (RuntimeError, MemoryError) as e:
-        raise MemoryError(f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
-                          f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                          ) from e
+        raise MemoryError(
+            f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
+            f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from e
 
 
 def host_descriptors(twin: Twin, bound: dict[str, Any]) -> dict[str, Any]:
     """The twin's extra arguments: the base tensor of each host TensorDescriptor argument."""
-    return {f"__fp_db_{p}": bound[p].base for p in getattr(twin, "desc_params", [])
-            if _is_host_descriptor(bound.get(p))}
+    return {
+        f"__fp_db_{p}": bound[p].base
+        for p in getattr(twin, "desc_params", [])
+        if _is_host_descriptor(bound.get(p))
+    }
 
 
-def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
-            record_capacity: int | None, dump_capacity: int | None,
-            twin_num_warps: str | int = "auto", alloc: Any = None) -> Launch:
+def prepare(
+    twin: Twin,
+    jitfn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    grid: Any,
+    record_capacity: int | None,
+    dump_capacity: int | None,
+    twin_num_warps: str | int = "auto",
+    alloc: Any = None,
+) -> Launch:
     """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
     Debugger's setting, see _warps.decide). alloc(words, header, device) -> (buffer, pool
     offset or None) allocates the record buffer (default: a buffer of its own). Computes
@@ -369,17 +416,37 @@ def prepare(twin: Twin, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     dev = buffer_device(backend)
     hdr = header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps)
     buf, offset = allocate(words, hdr, dev, record_capacity, dump_capacity, alloc)
-    nw = _warps.decide(jitfn, options.get("num_warps"), _host_env(twin, bound, 1 << 62), twin_num_warps,
-                       maxnreg=options.get("maxnreg"),
-                       pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
-    return Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
-                  backend=backend, num_warps=nw, num_warps_given=options.get("num_warps") is not None,
-                  buffer_device=dev, pipe_offset=offset, extra=host_descriptors(twin, bound))
+    nw = _warps.decide(
+        jitfn,
+        options.get("num_warps"),
+        _host_env(twin, bound, 1 << 62),
+        twin_num_warps,
+        maxnreg=options.get("maxnreg"),
+        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")),
+    )
+    return Launch(
+        bound=bound,
+        grid=g,
+        programs=programs,
+        slots=slots,
+        arena_words=arena,
+        buffer=buf,
+        backend=backend,
+        num_warps=nw,
+        num_warps_given=options.get("num_warps") is not None,
+        buffer_device=dev,
+        pipe_offset=offset,
+        extra=host_descriptors(twin, bound),
+    )
 
 
 def _is_host_descriptor(v: Any) -> bool:
     """A triton.tools.tensor_descriptor.TensorDescriptor (duck-typed: base tensor, block shape)."""
-    return hasattr(v, "base") and hasattr(v, "block_shape") and hasattr(getattr(v, "base", None), "data_ptr")
+    return (
+        hasattr(v, "base")
+        and hasattr(v, "block_shape")
+        and hasattr(getattr(v, "base", None), "data_ptr")
+    )
 
 
 def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -440,7 +507,9 @@ def _scalar_dtype(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, int):
-        return "int32" if -(2**31) <= v < 2**31 else ("int64" if -(2**63) <= v < 2**63 else "uint64")
+        return (
+            "int32" if -(2**31) <= v < 2**31 else ("int64" if -(2**63) <= v < 2**63 else "uint64")
+        )
     if isinstance(v, float):
         return "float32"
     return type(v).__name__
@@ -449,9 +518,18 @@ def _scalar_dtype(v: Any) -> str:
 def _tensor_entry(name: str, t: Any, backend: str | None = None) -> dict[str, Any]:
     """A tensor argument: dtype, shape, strides and the byte ranges the out-of-bounds check needs
     (data_ptr, element_size; storage_ptr/storage_nbytes: the whole allocation it lives in)."""
-    entry: dict[str, Any] = {"name": name, "kind": "tensor", "dtype": _dtype_name(getattr(t, "dtype", "")),
-                             "shape": None, "strides": None, "data_ptr": int(t.data_ptr()), "storage_ptr": None,
-                             "storage_nbytes": None, "element_size": None, "value": None}
+    entry: dict[str, Any] = {
+        "name": name,
+        "kind": "tensor",
+        "dtype": _dtype_name(getattr(t, "dtype", "")),
+        "shape": None,
+        "strides": None,
+        "data_ptr": int(t.data_ptr()),
+        "storage_ptr": None,
+        "storage_nbytes": None,
+        "element_size": None,
+        "value": None,
+    }
     try:
         entry["shape"] = [int(x) for x in t.shape]
         entry["strides"] = [int(x) for x in t.stride()]
@@ -469,7 +547,9 @@ def _tensor_entry(name: str, t: Any, backend: str | None = None) -> dict[str, An
     return entry
 
 
-def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None) -> list[dict[str, Any]]:
+def describe_args(
+    jitfn: Any, bound: dict[str, Any], backend: str | None = None
+) -> list[dict[str, Any]]:
     import inspect
 
     import triton.language as tl
@@ -484,25 +564,48 @@ def describe_args(jitfn: Any, bound: dict[str, Any], backend: str | None = None)
 
 
 def describe_arg(name: str, v: Any, is_cx: bool, backend: str | None = None) -> dict[str, Any]:
-    """One argument of the launch JSON (docs/debugger-report-schema.md)."""
+    """One argument of the launch JSON (docs/formats/debugger-report-schema.md)."""
     if is_cx:
-        return {"name": name, "kind": "constexpr", "dtype": None, "shape": None, "strides": None,
-                "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
-                "value": _json_value(v)}
+        return {
+            "name": name,
+            "kind": "constexpr",
+            "dtype": None,
+            "shape": None,
+            "strides": None,
+            "data_ptr": None,
+            "storage_ptr": None,
+            "storage_nbytes": None,
+            "element_size": None,
+            "value": _json_value(v),
+        }
     if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
         return _tensor_entry(name, v, backend)
     if _is_host_descriptor(v):
-        e = _tensor_entry(name, v.base, backend)  # host-side TensorDescriptor: its base is the allocation
+        e = _tensor_entry(
+            name, v.base, backend
+        )  # host-side TensorDescriptor: its base is the allocation
         e["value"] = {"block_shape": _json_value(list(v.block_shape))}
-        e["descriptor"] = {"shape": [int(x) for x in v.shape], "strides": [int(x) for x in v.strides],
-                           "block_shape": [int(x) for x in v.block_shape],
-                           "padding": str(getattr(v, "padding", "zero"))}
+        e["descriptor"] = {
+            "shape": [int(x) for x in v.shape],
+            "strides": [int(x) for x in v.strides],
+            "block_shape": [int(x) for x in v.block_shape],
+            "padding": str(getattr(v, "padding", "zero")),
+        }
         return e
-    return {"name": name, "kind": "scalar", "dtype": _scalar_dtype(v), "shape": None, "strides": None,
-            "data_ptr": None, "storage_ptr": None, "storage_nbytes": None, "element_size": None,
-            "value": _json_value(v)}
+    return {
+        "name": name,
+        "kind": "scalar",
+        "dtype": _scalar_dtype(v),
+        "shape": None,
+        "strides": None,
+        "data_ptr": None,
+        "storage_ptr": None,
+        "storage_nbytes": None,
+        "element_size": None,
+        "value": _json_value(v),
+    }
 
 
 def read_header(raw: Any) -> list[int]:
-    b = bytes(memoryview(raw).cast("B")[:HEADER_WORDS * 8])
+    b = bytes(memoryview(raw).cast("B")[: HEADER_WORDS * 8])
     return list(struct.unpack("<8q", b))

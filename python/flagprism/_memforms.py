@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import triton.language as tl
 
@@ -36,14 +37,26 @@ from flagprism import compat
 BP = "bp"  # block pointer
 DESC = "desc"  # tensor descriptor
 
-_DESC_METHODS = ("load", "store", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max", "atomic_and",
-                 "atomic_or", "atomic_xor")
+_DESC_METHODS = (
+    "load",
+    "store",
+    "gather",
+    "scatter",
+    "atomic_add",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+)
 
 
 def _is_tl(obj: Any, name: str) -> bool:
     obj = compat.unpatched(obj)
-    return obj is not None and (obj is compat.unpatched(getattr(tl, name, None)) or
-                                obj is compat.unpatched(getattr(tl.core, name, None)))
+    return obj is not None and (
+        obj is compat.unpatched(getattr(tl, name, None))
+        or obj is compat.unpatched(getattr(tl.core, name, None))
+    )
 
 
 def shadow_name(name: str) -> str:
@@ -75,8 +88,11 @@ class Forms:
             if _is_tl(obj, "make_tensor_descriptor"):
                 return DESC, None
             if _is_tl(obj, "advance"):
-                first = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "base"),
-                                                              None)
+                first = (
+                    value.args[0]
+                    if value.args
+                    else next((k.value for k in value.keywords if k.arg == "base"), None)
+                )
                 if isinstance(first, ast.Name):
                     return "advance", first.id
         return None
@@ -97,17 +113,28 @@ class Forms:
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 targets, value = [node.target], node.value
             elif isinstance(node, (ast.AugAssign, ast.For, ast.With)):
-                targets = [node.target] if not isinstance(node, ast.With) else \
-                    [it.optional_vars for it in node.items if it.optional_vars is not None]
+                targets = (
+                    [node.target]
+                    if not isinstance(node, ast.With)
+                    else [it.optional_vars for it in node.items if it.optional_vars is not None]
+                )
             for t in targets:
                 if isinstance(t, ast.Name) and value is not None:
                     f = self.classify(value)
                     assigns.setdefault(t.id, []).append(f)
                     if f is not None and f[0] == DESC and isinstance(value, ast.Call):
-                        pad = bind(value, ("base", "shape", "strides", "block_shape", "padding_option")).get(
-                            "padding_option")
-                        p = "zero" if pad is None else (pad.value if isinstance(pad, ast.Constant) and
-                                                        pad.value in ("zero", "nan") else "unknown")
+                        pad = bind(
+                            value, ("base", "shape", "strides", "block_shape", "padding_option")
+                        ).get("padding_option")
+                        p = (
+                            "zero"
+                            if pad is None
+                            else (
+                                pad.value
+                                if isinstance(pad, ast.Constant) and pad.value in ("zero", "nan")
+                                else "unknown"
+                            )
+                        )
                         if self.padding.get(t.id, p) != p:
                             p = "unknown"
                         self.padding[t.id] = p
@@ -200,8 +227,11 @@ class Forms:
             return self.shadows[node.id]
         if isinstance(node, ast.Call) and _is_tl(self._resolve(node.func), "advance"):
             first = node.args[0] if node.args else None
-            delta = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "offsets"),
-                                                                  None)
+            delta = (
+                node.args[1]
+                if len(node.args) > 1
+                else next((k.value for k in node.keywords if k.arg == "offsets"), None)
+            )
             inner = self.bp_shadow_expr(first) if first is not None else None
             if inner is not None and delta is not None and self.rw._pure(delta):
                 return f"__fp_bpadv({inner}, {ast.unparse(delta)})"
@@ -209,9 +239,17 @@ class Forms:
 
     def after_assign(self, st: ast.stmt) -> list[str]:
         """Shadow updates after `st` (the user's statement) for the followed names it assigns."""
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
             target, value = st.targets[0].id, st.value
-        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+        elif (
+            isinstance(st, ast.AnnAssign)
+            and isinstance(st.target, ast.Name)
+            and st.value is not None
+        ):
             target, value = st.target.id, st.value
         else:
             return []
@@ -241,8 +279,10 @@ class Forms:
         return [f"{sh} = {ast.unparse(b)}"]
 
     def unfollowed_reason(self, node: ast.AST) -> str:
-        return ("the rewriter cannot follow how this block pointer or descriptor was made (returned by a call, "
-                "kept in a tuple or a conditional expression, or built from an expression with calls)")
+        return (
+            "the rewriter cannot follow how this block pointer or descriptor was made (returned by a call, "
+            "kept in a tuple or a conditional expression, or built from an expression with calls)"
+        )
 
 
 def bind(call: ast.Call, names: tuple[str, ...]) -> dict[str, ast.AST]:
@@ -270,30 +310,44 @@ def _own_nodes(fdef: ast.FunctionDef):
 @functools.lru_cache(maxsize=256)
 def _parsed(fn: Any) -> ast.FunctionDef | None:
     """A helper's parsed `def` (cached: every parameter of a kernel asks about the same helpers)."""
-    from flagprism import _rewrite
+    from flagprism import _rewrite, _rwbase
 
     try:
-        return _rewrite._Source(fn).parse_function()
+        return _rwbase.Source(fn).parse_function()
     except _rewrite.RewriteError:
         return None
 
 
-def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast.AST], Any], seen: set[int],
-                       depth: int = 0) -> bool:
+def uses_as_descriptor(
+    fdef: ast.FunctionDef,
+    param: str,
+    resolve: Callable[[ast.AST], Any],
+    seen: set[int],
+    depth: int = 0,
+) -> bool:
     """Is `param` of `fdef` used as a tensor descriptor (method call, tl.load/store_tensor_descriptor,
     or handed to a helper parameter used so)?"""
-    from flagprism import _calltwins, _rewrite
+    from flagprism import _calltwins, _rwbase
 
     for node in _own_nodes(fdef):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in _DESC_METHODS and isinstance(f.value, ast.Name) and \
-                f.value.id == param and resolve(f.value) is None:
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in _DESC_METHODS
+            and isinstance(f.value, ast.Name)
+            and f.value.id == param
+            and resolve(f.value) is None
+        ):
             return True
         obj = resolve(f)
-        if (_is_tl(obj, "load_tensor_descriptor") or _is_tl(obj, "store_tensor_descriptor")) and node.args and \
-                isinstance(node.args[0], ast.Name) and node.args[0].id == param:
+        if (
+            (_is_tl(obj, "load_tensor_descriptor") or _is_tl(obj, "store_tensor_descriptor"))
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == param
+        ):
             return True
         helper = _calltwins.user_helper(obj)
         if helper is None or depth >= _calltwins.MAX_DEPTH or id(helper) in seen:
@@ -307,8 +361,8 @@ def uses_as_descriptor(fdef: ast.FunctionDef, param: str, resolve: Callable[[ast
         scope = dict(helper.fn.__globals__)
 
         def hresolve(n: ast.AST, scope: dict[str, Any] = scope) -> Any:
-            obj2 = _rewrite._resolve(n, scope)
-            return None if obj2 is _rewrite._MISSING else obj2
+            obj2 = _rwbase.resolve(n, scope)
+            return None if obj2 is _rwbase.MISSING else obj2
 
         for hp, arg in binding.items():
             if isinstance(arg, ast.Name) and arg.id == param:

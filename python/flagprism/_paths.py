@@ -116,7 +116,12 @@ def user_kernel(fn: Any) -> Any:
     name = kernel_name(fn)
     for k in list(table.values()):
         orig = jit_function(k)
-        if orig is not None and orig is not fn and kernel_name(orig) == name and getattr(orig, "src", None) == src:
+        if (
+            orig is not None
+            and orig is not fn
+            and kernel_name(orig) == name
+            and getattr(orig, "src", None) == src
+        ):
             return orig
     return fn
 
@@ -135,22 +140,30 @@ def _restore_inductor_fn(autotuner: Any, fn: Any) -> Any:
     meta = getattr(autotuner, "inductor_meta", None) or {}
     name = meta.get("kernel_name") or getattr(fn, "__name__", None)
     if not isinstance(path, str) or not path or not isinstance(name, str):
-        raise Unsupported("the Inductor kernel's function was dropped for pickling and its file is not known")
+        raise Unsupported(
+            "the Inductor kernel's function was dropped for pickling and its file is not known"
+        )
     if not os.path.isfile(path):
-        raise Unsupported(f"the Inductor kernel's function was dropped for pickling and its file {path} is gone")
+        raise Unsupported(
+            f"the Inductor kernel's function was dropped for pickling and its file {path} is gone"
+        )
     key = (path, name)
     with _restored_lock:
         hit = _restored.get(key)
         if hit is not None:
             return hit
         try:
-            spec = importlib.util.spec_from_file_location(f"_flagprism_inductor_{abs(hash(key)):x}", path)
+            spec = importlib.util.spec_from_file_location(
+                f"_flagprism_inductor_{abs(hash(key)):x}", path
+            )
             if spec is None or spec.loader is None:
                 raise ImportError("no loader")
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
         except Exception as e:  # noqa: BLE001 (the generated file is not ours to trust)
-            raise Unsupported(f"reloading the Inductor kernel from {path} failed ({type(e).__name__}: {e})") from e
+            raise Unsupported(
+                f"reloading the Inductor kernel from {path} failed ({type(e).__name__}: {e})"
+            ) from e
         got = jit_function(getattr(mod, name, None))
         if got is None or getattr(got, "fn", None) is None:
             raise Unsupported(f"{path} defines no @triton.jit function {name}")
@@ -189,7 +202,9 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     cfg = inductor_config(autotuner, args, kwargs)
     split = getattr(autotuner, "_interpret_args_grid", None)
     if split is None:
-        raise Unsupported("this PyTorch's CachingAutotuner cannot evaluate its grid (no _interpret_args_grid)")
+        raise Unsupported(
+            "this PyTorch's CachingAutotuner cannot evaluate its grid (no _interpret_args_grid)"
+        )
     hit = _inductor_static.get(id(autotuner))
     st = hit[1] if hit is not None and hit[0]() is autotuner else None
     if st is None or st.cfg is not cfg or st.src is not fn:
@@ -216,7 +231,9 @@ def inductor_launch(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     g, ncall = got
     call_args = args[:ncall]
     if len(call_args) != len(st.plain):
-        raise Unsupported(f"Inductor passed {len(call_args)} arguments for {len(st.plain)} parameters")
+        raise Unsupported(
+            f"Inductor passed {len(call_args)} arguments for {len(st.plain)} parameters"
+        )
     out: dict[str, Any] = dict(zip(st.plain, call_args))
     out.update(st.fixed)
     return Spec(fn=st.fn, kwargs=out, grid=g, config=st.config)
@@ -243,7 +260,9 @@ def _inductor_fixed(autotuner: Any, fn: Any, cfg: Any) -> _InductorStatic:
     for k, v in getattr(cfg, "kwargs", {}).items():
         fixed[k] = v
     have = set(plain) | set(fixed)
-    missing = [n for n in names if n not in have and n in cx and _default(fn, n) is inspect.Parameter.empty]
+    missing = [
+        n for n in names if n not in have and n in cx and _default(fn, n) is inspect.Parameter.empty
+    ]
     if missing:
         raise Unsupported(f"the values of constexprs {missing} are not known")
     for k in _OPTIONS:
@@ -252,7 +271,9 @@ def _inductor_fixed(autotuner: Any, fn: Any, cfg: Any) -> _InductorStatic:
             fixed[k] = v
     if "enable_fp_fusion" in meta and not getattr(autotuner, "triton_interpret", False):
         fixed["enable_fp_fusion"] = meta["enable_fp_fusion"]
-    return _InductorStatic(src=fn, fn=user_kernel(fn), cfg=cfg, plain=plain, fixed=fixed, config=_config_text(cfg))
+    return _InductorStatic(
+        src=fn, fn=user_kernel(fn), cfg=cfg, plain=plain, fixed=fixed, config=_config_text(cfg)
+    )
 
 
 def _default(fn: Any, name: str) -> Any:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fast path of an instrumented launch: what depends only on the kernel, the launch's
 specialization, the configuration and the checks is worked out once and cached
-(docs/debugger.md, "The launch fast path").
+(docs/guide/debugger.md, "The launch fast path").
 
 A launch is bound by a binder made once per kernel (its parameter names and defaults) and keyed
 by its *specialization*: per parameter, a tensor's dtype and whether its address is 16-byte
@@ -60,8 +60,17 @@ def reset(forget: bool = False) -> None:
     if forget:
         _generation += 1
     counters.clear()
-    counters.update(twins_built=0, plans_built=0, plan_hits=0, sizings_built=0, sizing_hits=0,
-                    slow_launches=0, plans_dropped=0, originals_reused=0, registers_reused=0)
+    counters.update(
+        twins_built=0,
+        plans_built=0,
+        plan_hits=0,
+        sizings_built=0,
+        sizing_hits=0,
+        slow_launches=0,
+        plans_dropped=0,
+        originals_reused=0,
+        registers_reused=0,
+    )
 
 
 reset()
@@ -116,9 +125,9 @@ def kernel_info(jitfn: Any) -> KernelInfo:
     hit = _kinfo.get(key)
     if hit is not None and hit[0]() is jitfn:
         return hit[1]
-    from flagprism import _paths
-
     import triton.language as tl
+
+    from flagprism import _paths
 
     sig = inspect.signature(jitfn.fn)
     params = list(sig.parameters.values())
@@ -127,15 +136,21 @@ def kernel_info(jitfn: Any) -> KernelInfo:
     kinds = []
     for p in params:
         ann = p.annotation  # as _launch.describe_args tells a constexpr
-        described = ann is tl.constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+        described = ann is tl.constexpr or (
+            isinstance(ann, str) and ann.split(".")[-1] == "constexpr"
+        )
         kinds.append((p.name, 1 if described else (2 if p.name in triton_cx else 0)))
     info = KernelInfo(
-        names=names, index={n: i for i, n in enumerate(names)},
+        names=names,
+        index={n: i for i, n in enumerate(names)},
         defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
         constexprs=triton_cx | frozenset(n for n, k in kinds if k),
         simple=all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params),
-        backend=backend_of(jitfn), kinds=tuple(kinds), knames=tuple(n for n, _k in kinds),
-        kbytes=bytes(k for _n, k in kinds))
+        backend=backend_of(jitfn),
+        kinds=tuple(kinds),
+        knames=tuple(n for n, _k in kinds),
+        kbytes=bytes(k for _n, k in kinds),
+    )
     try:
         _kinfo[key] = (weakref.ref(jitfn, lambda _r, k=key: _kinfo.pop(k, None)), info)
     except TypeError:
@@ -143,8 +158,9 @@ def kernel_info(jitfn: Any) -> KernelInfo:
     return info
 
 
-def bind(info: KernelInfo, args: tuple[Any, ...], kwargs: dict[str, Any]
-         ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def bind(
+    info: KernelInfo, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(parameter values in signature order with defaults applied, launch options), as
     _launch.bind gives them; None where that binder would raise (it then says why)."""
     names = info.names
@@ -269,16 +285,26 @@ def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], l
                     ptrs = '"data_ptr": null, "storage_ptr": null'
                 else:
                     ptrs = f'"data_ptr": {ptr}, "storage_ptr": {st.data_ptr()}'
-                dyn.append(f'"shape": {list(v.shape)}, "strides": {list(v.stride())}, {ptrs}, '
-                           f'"storage_nbytes": {st.nbytes()}}}')
+                dyn.append(
+                    f'"shape": {list(v.shape)}, "strides": {list(v.stride())}, {ptrs}, '
+                    f'"storage_nbytes": {st.nbytes()}}}'
+                )
             except Exception:  # noqa: BLE001 - a tensor without a storage: the slow path describes it
                 return None
         elif _launch._is_host_descriptor(v) and isinstance(v.base, tensor):
             if kind == 0:
                 try:
-                    parts.append(("desc", v.base.dtype, v.base.data_ptr() % 16 == 0, tuple(int(x) for x in v.shape),
-                                  tuple(int(x) for x in v.strides), tuple(int(x) for x in v.block_shape),
-                                  str(getattr(v, "padding", "zero"))))
+                    parts.append(
+                        (
+                            "desc",
+                            v.base.dtype,
+                            v.base.data_ptr() % 16 == 0,
+                            tuple(int(x) for x in v.shape),
+                            tuple(int(x) for x in v.strides),
+                            tuple(int(x) for x in v.block_shape),
+                            str(getattr(v, "padding", "zero")),
+                        )
+                    )
                 except (TypeError, ValueError):
                     return None
             dyn.append(json.dumps(_launch.describe_arg(name, v, False, info.backend)))
@@ -287,8 +313,13 @@ def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], l
     return tuple(parts), dyn
 
 
-def spec_key(info: KernelInfo, parts: tuple[Any, ...], options: dict[str, Any], device: Any,
-             settings: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def spec_key(
+    info: KernelInfo,
+    parts: tuple[Any, ...],
+    options: dict[str, Any],
+    device: Any,
+    settings: tuple[Any, ...],
+) -> tuple[Any, ...] | None:
     """The launch's specialization (module text): the arguments' part (scan), the launch options
     and the device; settings: the Debugger's options the plan depends on. None when a part is
     not hashable."""
@@ -394,8 +425,16 @@ def _sizing_key(plan: Plan, bound: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, cfg: Any,
-            dev: Any, alloc: Any = None) -> tuple[_launch.Launch, Plan | None, Sizing | None]:
+def prepare(
+    twin: Any,
+    jitfn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    grid: Any,
+    cfg: Any,
+    dev: Any,
+    alloc: Any = None,
+) -> tuple[_launch.Launch, Plan | None, Sizing | None]:
     """_launch.prepare through the twin's plans: (the launch, its plan and sizing, or None and
     None for a launch that took the slow path). cfg: the Debugger's configuration; dev: the
     device of the record buffer (_launch.buffer_device)."""
@@ -409,8 +448,21 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
             key = spec_key(info, sc[0], options, dev, (cfg.twin_num_warps, cfg.twin_maxnreg))
     if key is None:
         counters["slow_launches"] += 1
-        return (_launch.prepare(twin, jitfn, args, kwargs, grid, cfg.record_capacity, cfg.dump_capacity,
-                                twin_num_warps=cfg.twin_num_warps, alloc=alloc), None, None)
+        return (
+            _launch.prepare(
+                twin,
+                jitfn,
+                args,
+                kwargs,
+                grid,
+                cfg.record_capacity,
+                cfg.dump_capacity,
+                twin_num_warps=cfg.twin_num_warps,
+                alloc=alloc,
+            ),
+            None,
+            None,
+        )
     plans = twin.extra.get("plans")
     if plans is None:
         plans = twin.extra["plans"] = {}
@@ -420,8 +472,12 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         if len(plans) >= MAX_PLANS:
             counters["plans_dropped"] += len(plans)
             plans.clear()
-        plan = plans[key] = Plan(key=key, sizing_params=sizing_params(twin, jitfn, info), nsites=len(twin.sites),
-                                 has_dumps=twin.has_dumps)
+        plan = plans[key] = Plan(
+            key=key,
+            sizing_params=sizing_params(twin, jitfn, info),
+            nsites=len(twin.sites),
+            has_dumps=twin.has_dumps,
+        )
         counters["plans_built"] += 1
     else:
         counters["plan_hits"] += 1
@@ -438,35 +494,56 @@ def prepare(twin: Any, jitfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
     slots = _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
-    arena = _launch.arena_from(plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity)
+    arena = _launch.arena_from(
+        plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity
+    )
     words = _launch.HEADER_WORDS + programs * slots * _launch.RECORD_WORDS + arena
     hdr = _launch.header(slots, programs, arena, plan.nsites, has_arena=plan.has_dumps)
     buf, offset = _launch.allocate(words, hdr, dev, cfg.record_capacity, cfg.dump_capacity, alloc)
-    launch = _launch.Launch(bound=bound, grid=g, programs=programs, slots=slots, arena_words=arena, buffer=buf,
-                            backend=info.backend, num_warps=sz.num_warps,
-                            num_warps_given=options.get("num_warps") is not None, buffer_device=dev,
-                            pipe_offset=offset,
-                            extra=_launch.host_descriptors(twin, bound) if twin.desc_params else {})
+    launch = _launch.Launch(
+        bound=bound,
+        grid=g,
+        programs=programs,
+        slots=slots,
+        arena_words=arena,
+        buffer=buf,
+        backend=info.backend,
+        num_warps=sz.num_warps,
+        num_warps_given=options.get("num_warps") is not None,
+        buffer_device=dev,
+        pipe_offset=offset,
+        extra=_launch.host_descriptors(twin, bound) if twin.desc_params else {},
+    )
     launch.args_dyn = dyn
     return launch, plan, sz
 
 
-def _size(twin: Any, jitfn: Any, bound: dict[str, Any], options: dict[str, Any], cfg: Any) -> Sizing:
+def _size(
+    twin: Any, jitfn: Any, bound: dict[str, Any], options: dict[str, Any], cfg: Any
+) -> Sizing:
     from flagprism import _warps
 
     trips = _launch.loop_trips(twin, bound)
     rpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites)
-    dpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps) if twin.has_dumps else 0
-    nw = _warps.decide(jitfn, options.get("num_warps"), _launch._host_env(twin, bound, 1 << 62),
-                       cfg.twin_num_warps, maxnreg=options.get("maxnreg"),
-                       pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")))
+    dpp = (
+        sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps)
+        if twin.has_dumps
+        else 0
+    )
+    nw = _warps.decide(
+        jitfn,
+        options.get("num_warps"),
+        _launch._host_env(twin, bound, 1 << 62),
+        cfg.twin_num_warps,
+        maxnreg=options.get("maxnreg"),
+        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")),
+    )
     return Sizing(records_per_program=rpp, dump_records_per_program=dpp, num_warps=nw)
 
 
 # ------------------------------------------------------------------------------------------------
 # The launch JSON's arguments
 # ------------------------------------------------------------------------------------------------
-
 
 
 def args_json(plan: Plan | None, jitfn: Any, launch: _launch.Launch) -> str:
@@ -492,8 +569,13 @@ def _template(entries: list[dict[str, Any]]) -> list[str]:
             rest = {k: v for k, v in e.items() if k != "value"}
             out.append(json.dumps(rest)[:-1] + ', "value": ')
         elif e["kind"] == "tensor" and "descriptor" not in e:
-            const = {"name": e["name"], "kind": "tensor", "dtype": e["dtype"], "element_size": e["element_size"],
-                     "value": e["value"]}
+            const = {
+                "name": e["name"],
+                "kind": "tensor",
+                "dtype": e["dtype"],
+                "element_size": e["element_size"],
+                "value": e["value"],
+            }
             out.append(json.dumps(const)[:-1] + ", ")
         else:
             out.append("")  # described whole at each launch

@@ -44,7 +44,8 @@ import os
 import sys
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flagprism import _ext, _intercept, _profinductor, compat
 
@@ -138,7 +139,7 @@ def install() -> list[str]:
         notes.clear()
         try:
             import triton  # noqa: F401
-            from triton.runtime import interpreter
+            from triton.runtime import interpreter  # noqa: F401 - is the interpreter importable
         except Exception as e:  # noqa: BLE001 - no Triton: scopes still work
             _ext.prof_set_skip_prefixes(skip_prefixes())
             notes.append(
@@ -153,8 +154,10 @@ def install() -> list[str]:
         enter = compat.hook_chain("launch_enter_hook")
         leave = compat.hook_chain("launch_exit_hook")
         if enter is None or leave is None:
-            notes.append("Triton has no launch hooks (knobs.runtime.launch_enter_hook): "
-                         "compiled launches are not recorded")
+            notes.append(
+                "Triton has no launch hooks (knobs.runtime.launch_enter_hook): "
+                "compiled launches are not recorded"
+            )
         else:
             _hooks_added = True  # which hooks sit in the chains: _sync_chains()
             _kest_ok = compat.hook_chain("kernel_load_end_hook") is not None
@@ -251,9 +254,7 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
     device_needs = device_hook or device_python or (device_estimates and not device_kest)
     device_view = dev
     host_view = tuple(s for s in active if s.backend in HOST_TIMED)
-    host_inactive = tuple(
-        s.id for s in open_sessions if not s.active and s.backend in HOST_TIMED
-    )
+    host_inactive = tuple(s.id for s in open_sessions if not s.active and s.backend in HOST_TIMED)
     host_open = tuple(s for s in open_sessions if s.backend in HOST_TIMED)
     view = active
     with _lock:
@@ -512,7 +513,8 @@ def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -
     meanwhile."""
     opened = host_open
     if not opened or _intercept.in_internal():
-        return orig(self, *args, **kwargs)
+        with compat.language_lock:
+            return orig(self, *args, **kwargs)
     sessions = tuple(s for s in opened if s.active)  # what the launch is prepared for
     ifn = _interpreted_function(sys._getframe(1))
     kernel = getattr(getattr(ifn, "fn", None), "__name__", None) or getattr(
@@ -529,7 +531,7 @@ def _grid_call(orig: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) -
         md = None
         if grid is not None and ifn is not None and any(s.hook for s in sessions):
             md = _launch_metadata(ifn, kernel, grid, bound, kwargs)
-        with compat.interpreted_launch():
+        with compat.language_lock:  # the estimate of another thread's kernel compiles meanwhile
             t0 = _ext.prof_clock_ns()
             ret = orig(self, *args, **kwargs)
             t1 = _ext.prof_clock_ns()

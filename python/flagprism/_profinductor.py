@@ -29,7 +29,8 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flagprism import _ext, _intercept
 

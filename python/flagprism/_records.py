@@ -3,7 +3,7 @@
 
 The instrumented twin of a kernel (see ``_rewrite.py``) calls these helpers; they summarise one
 observed value or one memory access and write one 8-word record into the record buffer laid
-out by ``docs/record-format.md``. Everything here is ordinary Triton language, so it compiles on
+out by ``docs/formats/record-format.md``. Everything here is ordinary Triton language, so it compiles on
 every backend and runs on the interpreter. Shape, dtype and record-header constants are worked
 out at compile time by ``constexpr_function`` helpers, so a record costs its reductions and one
 8-lane vector store at run time.
@@ -27,7 +27,7 @@ value was recorded earlier and not reassigned since replays that record's words
 (``value_*`` with KEEP/W). Index arithmetic (``s + K * tl.arange(LO, HI)``, comparisons of it and
 accesses through it) is not reduced at all: ``value_affine_*``/``value_compare_*``/``addr_closed_*``
 store the few scalars it follows from in a closed-form record, which the C decoder expands
-(docs/record-format.md, "Closed-form records").
+(docs/formats/record-format.md, "Closed-form records").
 
 Triton versions differ in what these helpers meet (flagprism.compat decides, by probing): the
 ``constexpr_function`` decorator comes from compat (Triton 3.4 has none with 3.5's meaning),
@@ -123,13 +123,25 @@ def _pack_shape(shape):
 
 @constexpr_function
 def _code_of(scalar_ty):
-    """Dtype code of docs/record-format.md; 0 for a dtype the format has no code for."""
+    """Dtype code of docs/formats/record-format.md; 0 for a dtype the format has no code for."""
     if scalar_ty.is_ptr():
         return 16
     codes = {
-        "int1": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "uint8": 6, "uint16": 7,
-        "uint32": 8, "uint64": 9, "fp16": 10, "bf16": 11, "fp32": 12, "fp64": 13,
-        "fp8e4nv": 14, "fp8e5": 15,
+        "int1": 1,
+        "int8": 2,
+        "int16": 3,
+        "int32": 4,
+        "int64": 5,
+        "uint8": 6,
+        "uint16": 7,
+        "uint32": 8,
+        "uint64": 9,
+        "fp16": 10,
+        "bf16": 11,
+        "fp32": 12,
+        "fp64": 13,
+        "fp8e4nv": 14,
+        "fp8e5": 15,
     }
     return codes.get(scalar_ty.name, 0)
 
@@ -256,7 +268,9 @@ def vflavor(x):
 @triton.jit
 def begin(ctx):
     """Base of this program's record slots and the slot count S (header word 2)."""
-    p = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
+    p = tl.program_id(0) + tl.num_programs(0) * (
+        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
+    )
     slots = tl.load(ctx + 2)
     return ctx + 8 + p.to(tl.int64) * slots * 8, slots
 
@@ -338,8 +352,23 @@ def _emit(ctx, base, slots, n, w0, w1, w2, w3, w4, w5, w6, w7, FUSED: tl.constex
     ok = n < slots
     if FUSED:
         k = tl.arange(0, 8)
-        w = tl.where(k == 0, w0, tl.where(k == 1, w1, tl.where(k == 2, w2, tl.where(k == 3, w3, tl.where(
-            k == 4, w4, tl.where(k == 5, w5, tl.where(k == 6, w6, w7)))))))
+        w = tl.where(
+            k == 0,
+            w0,
+            tl.where(
+                k == 1,
+                w1,
+                tl.where(
+                    k == 2,
+                    w2,
+                    tl.where(
+                        k == 3,
+                        w3,
+                        tl.where(k == 4, w4, tl.where(k == 5, w5, tl.where(k == 6, w6, w7))),
+                    ),
+                ),
+            ),
+        )
         # all lanes or none, as a comparison of the block (a boolean mask on every Triton)
         tl.store(base + n * 8 + k, w, mask=k < tl.where(ok, 8, 0))
     else:
@@ -369,8 +398,11 @@ def _lin_index(x):
     else:
         D1: tl.constexpr = dim(x, 1)
         D2: tl.constexpr = dim(x, 2)
-        idx = (tl.arange(0, D0)[:, None, None] * (D1 * D2) + tl.arange(0, D1)[None, :, None] * D2 +
-               tl.arange(0, D2)[None, None, :])
+        idx = (
+            tl.arange(0, D0)[:, None, None] * (D1 * D2)
+            + tl.arange(0, D1)[None, :, None] * D2
+            + tl.arange(0, D2)[None, None, :]
+        )
     return idx
 
 
@@ -441,16 +473,34 @@ def _float_masked(xf, FUSED: tl.constexpr):
     if FUSED:
         if _small_counts(COUNT):
             packed = iszero.to(tl.int32) + (isnan.to(tl.int32) << 11) + (isinf.to(tl.int32) << 22)
-            s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
-                                         _any_order(packed)), 0, _vcomb)
+            s, q, mn, mx, c = tl.reduce(
+                (
+                    _any_order(v),
+                    _any_order(v * v),
+                    _any_order(lo),
+                    _any_order(hi),
+                    _any_order(packed),
+                ),
+                0,
+                _vcomb,
+            )
             cz = (c & 0x7FF).to(tl.int64)
             cn = ((c >> 11) & 0x7FF).to(tl.int64)
             ci = ((c >> 22) & 0x3FF).to(tl.int64)
             ci = tl.where(mn == _INF, COUNT - cn, ci)
         else:
             packed = (isnan.to(tl.int64) << 42) | (isinf.to(tl.int64) << 21) | iszero.to(tl.int64)
-            s, q, mn, mx, c = tl.reduce((_any_order(v), _any_order(v * v), _any_order(lo), _any_order(hi),
-                                         _any_order(packed)), 0, _vcomb)
+            s, q, mn, mx, c = tl.reduce(
+                (
+                    _any_order(v),
+                    _any_order(v * v),
+                    _any_order(lo),
+                    _any_order(hi),
+                    _any_order(packed),
+                ),
+                0,
+                _vcomb,
+            )
             cn = c >> 42
             ci = (c >> 21) & _M21
             cz = c & _M21
@@ -483,8 +533,12 @@ def _float_slow(xf):
     kmn = _rmin(tl.where(fin, key, _I32_MAX))
     kmx = _rmax(tl.where(fin, key, _I32_MIN))
     none = kmn == _I32_MAX  # no finite element (finite keys are below INT32_MAX)
-    mnw = tl.where(none, _INF, _fkey_word(kmn).to(tl.float64, bitcast=True)).to(tl.int64, bitcast=True)
-    mxw = tl.where(none, -_INF, _fkey_word(kmx).to(tl.float64, bitcast=True)).to(tl.int64, bitcast=True)
+    mnw = tl.where(none, _INF, _fkey_word(kmn).to(tl.float64, bitcast=True)).to(
+        tl.int64, bitcast=True
+    )
+    mxw = tl.where(none, -_INF, _fkey_word(kmx).to(tl.float64, bitcast=True)).to(
+        tl.int64, bitcast=True
+    )
     v = tl.where(fin, xa, 0).to(tl.float64)
     s = _rsum(v)
     q = _rsum(v * v)
@@ -495,8 +549,13 @@ def _float_slow(xf):
 def _vcomb_fast(s1, q1, lo1, hi1, c1, s2, q2, lo2, hi2, c2):
     # IEEE 754-2019 minimum/maximum (PropagateNan.ALL: one FMNMX.NAN on sm_80+): -0.0 orders below
     # +0.0, as in the masked path's keys; NaN never reaches here (the caller's fallback takes it).
-    return (s1 + s2, q1 + q2, tl.minimum(lo1, lo2, propagate_nan=tl.PropagateNan.ALL),
-            tl.maximum(hi1, hi2, propagate_nan=tl.PropagateNan.ALL), c1 + c2)
+    return (
+        s1 + s2,
+        q1 + q2,
+        tl.minimum(lo1, lo2, propagate_nan=tl.PropagateNan.ALL),
+        tl.maximum(hi1, hi2, propagate_nan=tl.PropagateNan.ALL),
+        c1 + c2,
+    )
 
 
 @triton.jit
@@ -511,7 +570,9 @@ def _float_fast(xf):
     xa = _any_order(xf)
     xd = xa.to(tl.float64)
     if _ONE_TUPLE:
-        s, q, fmn, fmx, cz = tl.reduce((xd, xd * xd, xa, xa, (xa == 0).to(tl.int32)), 0, _vcomb_fast)
+        s, q, fmn, fmx, cz = tl.reduce(
+            (xd, xd * xd, xa, xa, (xa == 0).to(tl.int32)), 0, _vcomb_fast
+        )
         mnw = fmn.to(tl.float64).to(tl.int64, bitcast=True)
         mxw = fmx.to(tl.float64).to(tl.int64, bitcast=True)
     else:
@@ -632,8 +693,17 @@ def _int_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
                 sd = s.to(tl.float64)
             else:
                 if FUSED:
-                    sd, q, mn, mx, c = tl.reduce((_any_order(xd), _any_order(xd * xd), _any_order(xi), _any_order(xi),
-                                                  _any_order(iszero.to(tl.int32))), 0, _vcomb)
+                    sd, q, mn, mx, c = tl.reduce(
+                        (
+                            _any_order(xd),
+                            _any_order(xd * xd),
+                            _any_order(xi),
+                            _any_order(xi),
+                            _any_order(iszero.to(tl.int32)),
+                        ),
+                        0,
+                        _vcomb,
+                    )
                 else:
                     sd = _rsum(xd)
                     q = _rsum(xd * xd)
@@ -646,8 +716,15 @@ def _int_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
             mn = xi
             mx = xi
             c = iszero.to(tl.int64)
-        return (zero, zero, c.to(tl.int64), sd.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True),
-                mn.to(tl.int64), mx.to(tl.int64))
+        return (
+            zero,
+            zero,
+            c.to(tl.int64),
+            sd.to(tl.int64, bitcast=True),
+            q.to(tl.int64, bitcast=True),
+            mn.to(tl.int64),
+            mx.to(tl.int64),
+        )
 
 
 @triton.jit
@@ -689,7 +766,9 @@ def _float_counts(x, FL: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
+def _value_words(
+    ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr, COUNTS: tl.constexpr = False
+):
     """Words 2-7 of the value record of block or scalar x (record-format.md). COUNTS: a
     counts-only record (NaN and Inf counts; words 3-7 zero but for "no dump")."""
     C: tl.constexpr = vclass(x)
@@ -718,17 +797,42 @@ def _value_words(ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr, COUN
 
 
 @triton.jit
-def _emit_value(ctx, base, slots, n, SITE: tl.constexpr, x, w, FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
+def _emit_value(
+    ctx, base, slots, n, SITE: tl.constexpr, x, w, FUSED: tl.constexpr, COUNTS: tl.constexpr = False
+):
     CODE: tl.constexpr = dtype_code(x)
     W0: tl.constexpr = word0(SITE, 1, x, CODE, COUNTS)
     W1: tl.constexpr = shape_word(x)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), w[0], w[1], w[2], w[3], w[4], w[5], FUSED)
+    return _emit(
+        ctx,
+        base,
+        slots,
+        n,
+        w0,
+        tl.full((), W1, tl.int64),
+        w[0],
+        w[1],
+        w[2],
+        w[3],
+        w[4],
+        w[5],
+        FUSED,
+    )
 
 
 @triton.jit
-def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED: tl.constexpr,
-           COUNTS: tl.constexpr = False):
+def _value(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+    COUNTS: tl.constexpr = False,
+):
     C: tl.constexpr = vclass(x)
     if C == 0:
         return n
@@ -738,8 +842,19 @@ def _value(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, FUSED
 
 
 @triton.jit
-def _value_entry(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr, W,
-                 FUSED: tl.constexpr, COUNTS: tl.constexpr = False):
+def _value_entry(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr,
+    W,
+    FUSED: tl.constexpr,
+    COUNTS: tl.constexpr = False,
+):
     C: tl.constexpr = vclass(x)
     if W is not None:
         # Replay: x is a name the region recorded earlier and has not reassigned since (the
@@ -762,29 +877,66 @@ def _value_entry(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr,
 
 
 @triton.jit
-def value_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
-                W=None):
+def value_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
     """Record a value summary (GPU flavour: the cheapest reductions the compiler has). KEEP:
     return (n, words) instead of n; W: words of an earlier record of the same value to replay."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, True)
 
 
 @triton.jit
-def value_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False, W=None):
+def value_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
     """Record a value summary (interpreter flavour: NumPy-backed reductions)."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False)
 
 
 @triton.jit
-def value_counts_fused(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
-                       W=None):
+def value_counts_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
     """Record a value's NaN and Inf counts only (check mode's nan/inf checks), GPU flavour."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, True, True)
 
 
 @triton.jit
-def value_counts_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constexpr, KEEP: tl.constexpr = False,
-                    W=None):
+def value_counts_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
     """Record a value's NaN and Inf counts only, interpreter flavour."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False, True)
 
@@ -793,17 +945,32 @@ def value_counts_np(ctx, base, slots, n, SITE: tl.constexpr, x, DUMP: tl.constex
 def _acomb(c1, f1, fa1, l1, la1, lo1, hi1, c2, f2, fa2, l2, la2, lo2, hi2):
     tf = f2 < f1
     tlast = l2 > l1
-    return (c1 + c2, tl.where(tf, f2, f1), tl.where(tf, fa2, fa1), tl.where(tlast, l2, l1),
-            tl.where(tlast, la2, la1), tl.minimum(lo1, lo2), tl.maximum(hi1, hi2))
+    return (
+        c1 + c2,
+        tl.where(tf, f2, f1),
+        tl.where(tf, fa2, fa1),
+        tl.where(tlast, l2, l1),
+        tl.where(tlast, la2, la1),
+        tl.minimum(lo1, lo2),
+        tl.maximum(hi1, hi2),
+    )
 
 
 @triton.jit
 def _acomb32(c1, f1, fl1, l1, ll1, lo1, hi1, hn1, hx1, c2, f2, fl2, l2, ll2, lo2, hi2, hn2, hx2):
     tf = f2 < f1
     tlast = l2 > l1
-    return (c1 + c2, tl.where(tf, f2, f1), tl.where(tf, fl2, fl1), tl.where(tlast, l2, l1),
-            tl.where(tlast, ll2, ll1), tl.minimum(lo1, lo2), tl.maximum(hi1, hi2), tl.minimum(hn1, hn2),
-            tl.maximum(hx1, hx2))
+    return (
+        c1 + c2,
+        tl.where(tf, f2, f1),
+        tl.where(tf, fl2, fl1),
+        tl.where(tlast, l2, l1),
+        tl.where(tlast, ll2, ll1),
+        tl.minimum(lo1, lo2),
+        tl.maximum(hi1, hi2),
+        tl.minimum(hn1, hn2),
+        tl.maximum(hx1, hx2),
+    )
 
 
 @triton.jit
@@ -826,8 +993,13 @@ def _addr_sep(a, act):
     fl = _rmax(tl.where(idx == f, lo, uzero))
     lh = _rmax(tl.where(idx == l, hi, uzero))
     ll = _rmax(tl.where(idx == l, lo, uzero))
-    return (cnt, (fh.to(tl.int64) << 32) | fl.to(tl.int64), (lh.to(tl.int64) << 32) | ll.to(tl.int64),
-            (hmn.to(tl.int64) << 32) | mnl.to(tl.int64), (hmx.to(tl.int64) << 32) | mxl.to(tl.int64))
+    return (
+        cnt,
+        (fh.to(tl.int64) << 32) | fl.to(tl.int64),
+        (lh.to(tl.int64) << 32) | ll.to(tl.int64),
+        (hmn.to(tl.int64) << 32) | mnl.to(tl.int64),
+        (hmx.to(tl.int64) << 32) | mxl.to(tl.int64),
+    )
 
 
 @triton.jit
@@ -845,9 +1017,20 @@ def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
             hi32 = (a >> 32).to(tl.int32)
             lo32 = a.to(tl.int32) ^ _I32_MIN
             cnt, f, flo, l, llo, mnl, mxl, hmn, hmx = tl.reduce(
-                (_any_order(act.to(tl.int32)), _any_order(fi), _any_order(lo32), _any_order(li), _any_order(lo32),
-                 _any_order(tl.where(act, lo32, _I32_MAX)), _any_order(tl.where(act, lo32, _I32_MIN)),
-                 _any_order(tl.where(act, hi32, _I32_MAX)), _any_order(tl.where(act, hi32, _I32_MIN))), 0, _acomb32)
+                (
+                    _any_order(act.to(tl.int32)),
+                    _any_order(fi),
+                    _any_order(lo32),
+                    _any_order(li),
+                    _any_order(lo32),
+                    _any_order(tl.where(act, lo32, _I32_MAX)),
+                    _any_order(tl.where(act, lo32, _I32_MIN)),
+                    _any_order(tl.where(act, hi32, _I32_MAX)),
+                    _any_order(tl.where(act, hi32, _I32_MIN)),
+                ),
+                0,
+                _acomb32,
+            )
             if (hmn == hmx) | (cnt == 0):
                 top = hmn.to(tl.int64) << 32
                 fa = top | ((flo ^ _I32_MIN).to(tl.int64) & _M32)
@@ -857,9 +1040,19 @@ def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
             else:
                 lo = tl.where(act, a, _I64_MAX)
                 hi = tl.where(act, a, _I64_MIN)
-                cnt, f, fa, l, la, mn, mx = tl.reduce((_any_order(act.to(tl.int32)), _any_order(fi), _any_order(a),
-                                                       _any_order(li), _any_order(a), _any_order(lo), _any_order(hi)),
-                                                      0, _acomb)
+                cnt, f, fa, l, la, mn, mx = tl.reduce(
+                    (
+                        _any_order(act.to(tl.int32)),
+                        _any_order(fi),
+                        _any_order(a),
+                        _any_order(li),
+                        _any_order(a),
+                        _any_order(lo),
+                        _any_order(hi),
+                    ),
+                    0,
+                    _acomb,
+                )
             cnt = cnt.to(tl.int64)
         else:
             cnt, fa, la, mn, mx = _addr_sep(a, act)
@@ -871,13 +1064,28 @@ def _addr_stats(a, act, BLOCK: tl.constexpr, FUSED: tl.constexpr):
         mx = a
     some = cnt > 0
     zero = tl.full((), 0, tl.int64)
-    return (cnt, tl.where(some, fa, zero), tl.where(some, la, zero), tl.where(some, mn, zero),
-            tl.where(some, mx, zero))
+    return (
+        cnt,
+        tl.where(some, fa, zero),
+        tl.where(some, la, zero),
+        tl.where(some, mn, zero),
+        tl.where(some, mx, zero),
+    )
 
 
 @triton.jit
-def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
-          FUSED: tl.constexpr):
+def _addr(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     PC: tl.constexpr = ptr_class(ptr)
     tl.static_assert(PC != 0, "flagprism: the pointer of a load/store is not a pointer tensor")
     CODE: tl.constexpr = pointee_code(ptr)
@@ -888,8 +1096,21 @@ def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask
         W1: tl.constexpr = _shape_word1(BS)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
         zero = tl.full((), 0, tl.int64)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 1 << 32, tl.int64), zero,
-                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+        return _emit(
+            ctx,
+            base,
+            slots,
+            n,
+            w0,
+            tl.full((), W1, tl.int64),
+            tl.full((), 1 << 32, tl.int64),
+            zero,
+            zero,
+            zero,
+            zero,
+            tl.full((), -1, tl.int64),
+            FUSED,
+        )
     else:
         MK: tl.constexpr = mask_class(mask)
         if MK == 2:
@@ -912,7 +1133,9 @@ def _addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask
                 COUNT: tl.constexpr = numel(pb)
                 doff = _dump(ctx, slots, n, tl.where(fact, a, a | _I64_MIN), COUNT)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, doff, FUSED)
+        return _emit(
+            ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, doff, FUSED
+        )
 
 
 @constexpr_function
@@ -987,8 +1210,9 @@ def _osum(off, mask):
 
 
 @triton.jit
-def _addr_affine(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, pbase, o,
-                 FUSED: tl.constexpr):
+def _addr_affine(
+    ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, pbase, o, FUSED: tl.constexpr
+):
     """The address record of ptr = pbase + off from the offsets summary o (_osum)."""
     CODE: tl.constexpr = pointee_code(ptr)
     ES: tl.constexpr = _pointee_bytes(pbase)
@@ -1003,13 +1227,40 @@ def _addr_affine(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, pt
     mn = tl.where(some, b + o[3] * ES, zero)
     mx = tl.where(some, b + o[4] * ES, zero)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx, tl.full((), -1, tl.int64),
-                 FUSED)
+    return _emit(
+        ctx,
+        base,
+        slots,
+        n,
+        w0,
+        tl.full((), W1, tl.int64),
+        cnt,
+        fa,
+        la,
+        mn,
+        mx,
+        tl.full((), -1, tl.int64),
+        FUSED,
+    )
 
 
 @triton.jit
-def _addr_entry(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
-                PBASE, OFF, OSUM, KEEP: tl.constexpr, FUSED: tl.constexpr):
+def _addr_entry(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    DUMP: tl.constexpr,
+    PBASE,
+    OFF,
+    OSUM,
+    KEEP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     if PBASE is None:
         return _addr(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, FUSED)
     else:
@@ -1034,24 +1285,54 @@ def _addr_entry(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr
 
 
 @triton.jit
-def addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
-               PBASE=None, OFF=None, OSUM=None, KEEP: tl.constexpr = False):
+def addr_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    DUMP: tl.constexpr,
+    PBASE=None,
+    OFF=None,
+    OSUM=None,
+    KEEP: tl.constexpr = False,
+):
     """Record an address summary of a tl.load/tl.store (GPU flavour). With PBASE and OFF (the
     pointer is PBASE + OFF) the summary may come from the offsets (_affine_ok); OSUM is the
     offsets summary of an earlier access with the same, unchanged offsets and mask, and KEEP
     returns (n, offsets summary) for later accesses."""
-    return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, True)
+    return _addr_entry(
+        ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, True
+    )
 
 
 @triton.jit
-def addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, DUMP: tl.constexpr,
-            PBASE=None, OFF=None, OSUM=None, KEEP: tl.constexpr = False):
+def addr_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    DUMP: tl.constexpr,
+    PBASE=None,
+    OFF=None,
+    OSUM=None,
+    KEEP: tl.constexpr = False,
+):
     """Record an address summary of a tl.load/tl.store (interpreter flavour)."""
-    return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, False)
+    return _addr_entry(
+        ctx, base, slots, n, SITE, KIND, ptr, mask, DUMP, PBASE, OFF, OSUM, KEEP, False
+    )
 
 
 # --------------------------------------------------------------------------------------------
-# Block pointers and tensor descriptors (docs/debugger.md, "Block pointers and tensor
+# Block pointers and tensor descriptors (docs/guide/debugger.md, "Block pointers and tensor
 # descriptors")
 #
 # A block pointer's lanes are not visible as addresses in Triton's language, and neither are a
@@ -1133,7 +1414,9 @@ def _as_i64(x):
 
 
 @triton.jit
-def _box_summary(base, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr, ES: tl.constexpr):
+def _box_summary(
+    base, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr, ES: tl.constexpr
+):
     """(active lanes, first, last, min, max address) of the box of lanes offs[d] + [0, BS[d]) with
     strides (elements) from the int64 address base; checked dimensions keep [0, shape[d])."""
     ND: tl.constexpr = _ntuple(BS)
@@ -1161,8 +1444,13 @@ def _box_summary(base, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constex
         mx = mx + tl.maximum(a, b)
     some = cnt > 0
     zero = tl.full((), 0, tl.int64)
-    return (tl.where(some, cnt, zero), tl.where(some, first, zero), tl.where(some, last, zero),
-            tl.where(some, mn, zero), tl.where(some, mx, zero))
+    return (
+        tl.where(some, cnt, zero),
+        tl.where(some, first, zero),
+        tl.where(some, last, zero),
+        tl.where(some, mn, zero),
+        tl.where(some, mx, zero),
+    )
 
 
 @triton.jit
@@ -1186,8 +1474,12 @@ def _box_lanes(bptr, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr
     else:
         i1 = _as_i64(offs[1]) + tl.arange(0, BS[1]).to(tl.int64)
         i2 = _as_i64(offs[2]) + tl.arange(0, BS[2]).to(tl.int64)
-        p = (bptr + i0[:, None, None] * _as_i64(strides[0]) + i1[None, :, None] * _as_i64(strides[1]) +
-             i2[None, None, :] * _as_i64(strides[2]))
+        p = (
+            bptr
+            + i0[:, None, None] * _as_i64(strides[0])
+            + i1[None, :, None] * _as_i64(strides[1])
+            + i2[None, None, :] * _as_i64(strides[2])
+        )
         act = tl.full((BS[0], BS[1], BS[2]), 1, tl.int1)
         if _in_dims(CHECK, 0):
             act = act & ((i0 >= 0) & (i0 < _as_i64(shape[0])))[:, None, None]
@@ -1199,9 +1491,24 @@ def _box_lanes(bptr, shape, strides, offs, BS: tl.constexpr, CHECK: tl.constexpr
 
 
 @triton.jit
-def _box_record(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, bptr, shape, strides, offs,
-                BS: tl.constexpr, CHECK: tl.constexpr, CODE: tl.constexpr, ES: tl.constexpr, DUMP: tl.constexpr,
-                FUSED: tl.constexpr):
+def _box_record(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    bptr,
+    shape,
+    strides,
+    offs,
+    BS: tl.constexpr,
+    CHECK: tl.constexpr,
+    CODE: tl.constexpr,
+    ES: tl.constexpr,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     ND: tl.constexpr = _ntuple(BS)
     if DUMP and ND <= 3:
         p, act = _box_lanes(bptr, shape, strides, offs, BS, CHECK)
@@ -1211,8 +1518,21 @@ def _box_record(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, bpt
         W1: tl.constexpr = _shape_word1(BS)
         cnt, fa, la, mn, mx = _box_summary(bptr.to(tl.int64), shape, strides, offs, BS, CHECK, ES)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), cnt, fa, la, mn, mx,
-                     tl.full((), -1, tl.int64), FUSED)
+        return _emit(
+            ctx,
+            base,
+            slots,
+            n,
+            w0,
+            tl.full((), W1, tl.int64),
+            cnt,
+            fa,
+            la,
+            mn,
+            mx,
+            tl.full((), -1, tl.int64),
+            FUSED,
+        )
 
 
 @triton.jit
@@ -1225,10 +1545,18 @@ def _bp_make(base, shape, strides, offsets):
     elif ND == 2:
         o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32))
     elif ND == 3:
-        o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32), _as_i64(offsets[2]).to(tl.int32))
+        o = (
+            _as_i64(offsets[0]).to(tl.int32),
+            _as_i64(offsets[1]).to(tl.int32),
+            _as_i64(offsets[2]).to(tl.int32),
+        )
     else:
-        o = (_as_i64(offsets[0]).to(tl.int32), _as_i64(offsets[1]).to(tl.int32), _as_i64(offsets[2]).to(tl.int32),
-             _as_i64(offsets[3]).to(tl.int32))
+        o = (
+            _as_i64(offsets[0]).to(tl.int32),
+            _as_i64(offsets[1]).to(tl.int32),
+            _as_i64(offsets[2]).to(tl.int32),
+            _as_i64(offsets[3]).to(tl.int32),
+        )
     return (base, shape, strides, o)
 
 
@@ -1247,41 +1575,106 @@ def bp_advance(shadow, delta):
     elif ND == 2:
         no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32))
     elif ND == 3:
-        no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32),
-              o[2] + _as_i64(delta[2]).to(tl.int32))
+        no = (
+            o[0] + _as_i64(delta[0]).to(tl.int32),
+            o[1] + _as_i64(delta[1]).to(tl.int32),
+            o[2] + _as_i64(delta[2]).to(tl.int32),
+        )
     else:
-        no = (o[0] + _as_i64(delta[0]).to(tl.int32), o[1] + _as_i64(delta[1]).to(tl.int32),
-              o[2] + _as_i64(delta[2]).to(tl.int32), o[3] + _as_i64(delta[3]).to(tl.int32))
+        no = (
+            o[0] + _as_i64(delta[0]).to(tl.int32),
+            o[1] + _as_i64(delta[1]).to(tl.int32),
+            o[2] + _as_i64(delta[2]).to(tl.int32),
+            o[3] + _as_i64(delta[3]).to(tl.int32),
+        )
     return (shadow[0], shadow[1], shadow[2], no)
 
 
 @triton.jit
-def _bp_addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
-             DUMP: tl.constexpr, FUSED: tl.constexpr):
+def _bp_addr(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    shadow,
+    CHECK: tl.constexpr,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     BS: tl.constexpr = _block_shape_of(ptr)
     CODE: tl.constexpr = _bp_code(ptr)
     ES: tl.constexpr = _bp_es(ptr)
-    return _box_record(ctx, base, slots, n, SITE, KIND, shadow[0], shadow[1], shadow[2], shadow[3], BS, CHECK,
-                       CODE, ES, DUMP, FUSED)
+    return _box_record(
+        ctx,
+        base,
+        slots,
+        n,
+        SITE,
+        KIND,
+        shadow[0],
+        shadow[1],
+        shadow[2],
+        shadow[3],
+        BS,
+        CHECK,
+        CODE,
+        ES,
+        DUMP,
+        FUSED,
+    )
 
 
 @triton.jit
-def bp_addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
-                  DUMP: tl.constexpr):
+def bp_addr_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    shadow,
+    CHECK: tl.constexpr,
+    DUMP: tl.constexpr,
+):
     """The address record of a load/store through block pointer `ptr` with `shadow` (bp_make,
     bp_advance) and boundary_check CHECK, in closed form."""
     return _bp_addr(ctx, base, slots, n, SITE, KIND, ptr, shadow, CHECK, DUMP, True)
 
 
 @triton.jit
-def bp_addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, shadow, CHECK: tl.constexpr,
-               DUMP: tl.constexpr):
+def bp_addr_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    shadow,
+    CHECK: tl.constexpr,
+    DUMP: tl.constexpr,
+):
     return _bp_addr(ctx, base, slots, n, SITE, KIND, ptr, shadow, CHECK, DUMP, False)
 
 
 @triton.jit
-def _desc_addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs, DUMP: tl.constexpr,
-               FUSED: tl.constexpr):
+def _desc_addr(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    offs,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     BS: tl.constexpr = _desc_block_shape(desc)
     CODE: tl.constexpr = _desc_code(desc)
     if _is_none(dbase):
@@ -1290,17 +1683,56 @@ def _desc_addr(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc
         W1: tl.constexpr = _shape_word1(BS)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
         zero = tl.full((), 0, tl.int64)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero,
-                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+        return _emit(
+            ctx,
+            base,
+            slots,
+            n,
+            w0,
+            tl.full((), W1, tl.int64),
+            tl.full((), 2 << 32, tl.int64),
+            zero,
+            zero,
+            zero,
+            zero,
+            tl.full((), -1, tl.int64),
+            FUSED,
+        )
     else:
         ES: tl.constexpr = _desc_es(desc)
-        return _box_record(ctx, base, slots, n, SITE, KIND, dbase, desc.shape, desc.strides, offs, BS, True, CODE,
-                           ES, DUMP, FUSED)
+        return _box_record(
+            ctx,
+            base,
+            slots,
+            n,
+            SITE,
+            KIND,
+            dbase,
+            desc.shape,
+            desc.strides,
+            offs,
+            BS,
+            True,
+            CODE,
+            ES,
+            DUMP,
+            FUSED,
+        )
 
 
 @triton.jit
-def desc_addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs,
-                    DUMP: tl.constexpr):
+def desc_addr_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    offs,
+    DUMP: tl.constexpr,
+):
     """The address record of a descriptor load/store/atomic at block coordinates `offs`, with
     `dbase` the descriptor's base pointer (None: unknown): TMA semantics, every dimension
     checked against the descriptor's shape."""
@@ -1308,14 +1740,36 @@ def desc_addr_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr,
 
 
 @triton.jit
-def desc_addr_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, offs,
-                 DUMP: tl.constexpr):
+def desc_addr_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    offs,
+    DUMP: tl.constexpr,
+):
     return _desc_addr(ctx, base, slots, n, SITE, KIND, desc, dbase, offs, DUMP, False)
 
 
 @triton.jit
-def _desc_gather(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
-                 DUMP: tl.constexpr, FUSED: tl.constexpr):
+def _desc_gather(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    x_offs,
+    y_off,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     """Gather/scatter rows x_offs (a block of row indices) from column y_off: materialised lanes."""
     if _is_none(dbase):
         BS: tl.constexpr = _desc_block_shape(desc)
@@ -1324,27 +1778,67 @@ def _desc_gather(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, de
         W1: tl.constexpr = _shape_word1(BS)
         w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
         zero = tl.full((), 0, tl.int64)
-        return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero,
-                     zero, zero, zero, tl.full((), -1, tl.int64), FUSED)
+        return _emit(
+            ctx,
+            base,
+            slots,
+            n,
+            w0,
+            tl.full((), W1, tl.int64),
+            tl.full((), 2 << 32, tl.int64),
+            zero,
+            zero,
+            zero,
+            zero,
+            tl.full((), -1, tl.int64),
+            FUSED,
+        )
     else:
         BS: tl.constexpr = _desc_block_shape(desc)
         rows = x_offs.to(tl.int64)
         cols = _as_i64(y_off) + tl.arange(0, BS[1]).to(tl.int64)
-        p = dbase + rows[:, None] * _as_i64(desc.strides[0]) + cols[None, :] * _as_i64(desc.strides[1])
-        act = ((rows >= 0) & (rows < _as_i64(desc.shape[0])))[:, None] & \
-            ((cols >= 0) & (cols < _as_i64(desc.shape[1])))[None, :]
+        p = (
+            dbase
+            + rows[:, None] * _as_i64(desc.strides[0])
+            + cols[None, :] * _as_i64(desc.strides[1])
+        )
+        act = ((rows >= 0) & (rows < _as_i64(desc.shape[0])))[:, None] & (
+            (cols >= 0) & (cols < _as_i64(desc.shape[1]))
+        )[None, :]
         return _addr(ctx, base, slots, n, SITE, KIND, p, act, DUMP, FUSED)
 
 
 @triton.jit
-def desc_gather_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
-                      DUMP: tl.constexpr):
+def desc_gather_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    x_offs,
+    y_off,
+    DUMP: tl.constexpr,
+):
     return _desc_gather(ctx, base, slots, n, SITE, KIND, desc, dbase, x_offs, y_off, DUMP, True)
 
 
 @triton.jit
-def desc_gather_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, desc, dbase, x_offs, y_off,
-                   DUMP: tl.constexpr):
+def desc_gather_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    desc,
+    dbase,
+    x_offs,
+    y_off,
+    DUMP: tl.constexpr,
+):
     return _desc_gather(ctx, base, slots, n, SITE, KIND, desc, dbase, x_offs, y_off, DUMP, False)
 
 
@@ -1374,9 +1868,21 @@ def _desc_extent(ctx, base, slots, n, SITE: tl.constexpr, desc, dbase, FUSED: tl
     zero = tl.full((), 0, tl.int64)
     cnt = tl.minimum(cnt, 0xFFFFFFFF)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
-    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.where(some, cnt, zero),
-                 tl.where(some, b, zero), tl.where(some, last, zero), tl.where(some, mn, zero),
-                 tl.where(some, mx, zero), tl.full((), -1, tl.int64), FUSED)
+    return _emit(
+        ctx,
+        base,
+        slots,
+        n,
+        w0,
+        tl.full((), W1, tl.int64),
+        tl.where(some, cnt, zero),
+        tl.where(some, b, zero),
+        tl.where(some, last, zero),
+        tl.where(some, mn, zero),
+        tl.where(some, mx, zero),
+        tl.full((), -1, tl.int64),
+        FUSED,
+    )
 
 
 @triton.jit
@@ -1400,7 +1906,9 @@ def desc_word0(site, kind, desc):
     ty = desc.type.block_type
     shape = [int(d) for d in ty.shape]
     flags = _pack_shape(shape)[1]
-    return site | (kind << 16) | (_code_of(ty.element_ty) << 24) | (len(shape) << 32) | (flags << 36)
+    return (
+        site | (kind << 16) | (_code_of(ty.element_ty) << 24) | (len(shape) << 32) | (flags << 36)
+    )
 
 
 @constexpr_function
@@ -1415,12 +1923,24 @@ def desc_access(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, des
     W1: tl.constexpr = desc_shape_word(desc)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
     zero = tl.full((), 0, tl.int64)
-    return _emit(ctx, base, slots, n, w0, tl.full((), W1, tl.int64), tl.full((), 2 << 32, tl.int64), zero, zero,
-                 zero, zero, tl.full((), -1, tl.int64))
+    return _emit(
+        ctx,
+        base,
+        slots,
+        n,
+        w0,
+        tl.full((), W1, tl.int64),
+        tl.full((), 2 << 32, tl.int64),
+        zero,
+        zero,
+        zero,
+        zero,
+        tl.full((), -1, tl.int64),
+    )
 
 
 # --------------------------------------------------------------------------------------------
-# Closed-form records (docs/record-format.md, "Closed-form records")
+# Closed-form records (docs/formats/record-format.md, "Closed-form records")
 #
 # Index arithmetic `x = s + K * tl.arange(LO, HI)` (s a scalar or absent, K constant), a
 # comparison `m = x < b` of such an x with a scalar b, and an access `pbase + x` under no mask or
@@ -1452,7 +1972,12 @@ def _aff_ok(x, s, K, LO, HI):
     """x = s + K * tl.arange(LO, HI) can be recorded in closed form: x is a 1-D int32/int64 block of
     HI - LO elements, K * i fits int32 for every i in [LO, HI) (Triton computes it in int32), and s is
     absent, a signed integer constant or a signed integer scalar, whose dtype makes x's."""
-    if isinstance(K, bool) or not isinstance(K, int) or not isinstance(LO, int) or not isinstance(HI, int):
+    if (
+        isinstance(K, bool)
+        or not isinstance(K, int)
+        or not isinstance(LO, int)
+        or not isinstance(HI, int)
+    ):
         return False
     if not isinstance(x, tl.tensor) or not x.type.is_block():
         return False
@@ -1497,8 +2022,11 @@ def _cmp_ok(m, aff, b, OP):
         return False
     if isinstance(b, int):
         return -(1 << 63) <= b < (1 << 63)
-    return isinstance(b, tl.tensor) and not b.type.is_block() and b.dtype.name in ("int8", "int16", "int32",
-                                                                                    "int64")
+    return (
+        isinstance(b, tl.tensor)
+        and not b.type.is_block()
+        and b.dtype.name in ("int8", "int16", "int32", "int64")
+    )
 
 
 @constexpr_function
@@ -1515,13 +2043,31 @@ def _addr_closed_ok(ptr, pbase, mask, aff, cmp):
         return False
     if cmp is None:
         return mask is None
-    return isinstance(mask, tl.tensor) and mask.type.is_block() and \
-        [int(d) for d in mask.type.shape] == [int(d) for d in ptr.type.shape]
+    return (
+        isinstance(mask, tl.tensor)
+        and mask.type.is_block()
+        and [int(d) for d in mask.type.shape] == [int(d) for d in ptr.type.shape]
+    )
 
 
 @triton.jit
-def _emit_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, x, CODE: tl.constexpr, w2, w3, w4, w5,
-                 w6, w7, FUSED: tl.constexpr):
+def _emit_closed(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    x,
+    CODE: tl.constexpr,
+    w2,
+    w3,
+    w4,
+    w5,
+    w6,
+    w7,
+    FUSED: tl.constexpr,
+):
     W0: tl.constexpr = word0_closed(SITE, KIND, x, CODE)
     W1: tl.constexpr = shape_word(x)
     w0 = W0 | ((n.to(tl.int64) & 0xFFFFFF) << 40)
@@ -1529,21 +2075,49 @@ def _emit_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, x,
 
 
 @triton.jit
-def _value_affine(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
-                  HI: tl.constexpr, FUSED: tl.constexpr):
+def _value_affine(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    S,
+    K: tl.constexpr,
+    LO: tl.constexpr,
+    HI: tl.constexpr,
+    FUSED: tl.constexpr,
+):
     if _aff_ok(x, S, K, LO, HI):
         CODE: tl.constexpr = dtype_code(x)
         if S is None:
             f = tl.full((), K * LO, tl.int32)
         else:
-            f = S + tl.full((), K * LO, tl.int32)  # element 0, with the user's promotion and wrap-around
+            f = S + tl.full(
+                (), K * LO, tl.int32
+            )  # element 0, with the user's promotion and wrap-around
         f = f.to(tl.int64)
         k = tl.full((), K, tl.int64)
         c = tl.full((), CODE, tl.int64)
         zero = tl.full((), 0, tl.int64)
         CF: tl.constexpr = cf_word(1, 0, CODE)
-        n2 = _emit_closed(ctx, base, slots, n, SITE, 1, x, CODE, tl.full((), CF, tl.int64),
-                          f, k, zero, zero, zero, FUSED)
+        n2 = _emit_closed(
+            ctx,
+            base,
+            slots,
+            n,
+            SITE,
+            1,
+            x,
+            CODE,
+            tl.full((), CF, tl.int64),
+            f,
+            k,
+            zero,
+            zero,
+            zero,
+            FUSED,
+        )
         return n2, (f, k, c)
     else:
         n2 = _value(ctx, base, slots, n, SITE, x, 0, FUSED)
@@ -1552,7 +2126,9 @@ def _value_affine(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr
 
 
 @triton.jit
-def _value_compare(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.constexpr, B, FUSED: tl.constexpr):
+def _value_compare(
+    ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.constexpr, B, FUSED: tl.constexpr
+):
     if _cmp_ok(m, AFF, B, OP):
         if _is_tensor(B):
             b = B.to(tl.int64)
@@ -1561,7 +2137,9 @@ def _value_compare(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.const
         CF: tl.constexpr = cf_word(2, OP, 0)
         w2 = (AFF[2] << 16) | CF
         zero = tl.full((), 0, tl.int64)
-        n2 = _emit_closed(ctx, base, slots, n, SITE, 1, m, 1, w2, AFF[0], AFF[1], b, zero, zero, FUSED)
+        n2 = _emit_closed(
+            ctx, base, slots, n, SITE, 1, m, 1, w2, AFF[0], AFF[1], b, zero, zero, FUSED
+        )
         return n2, (AFF[0], AFF[1], AFF[2], b, tl.full((), OP, tl.int64))
     else:
         n2 = _value(ctx, base, slots, n, SITE, m, 0, FUSED)
@@ -1570,8 +2148,21 @@ def _value_compare(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.const
 
 
 @triton.jit
-def _addr_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF, CMP,
-                 FUSED: tl.constexpr):
+def _addr_closed(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    PBASE,
+    OFF,
+    AFF,
+    CMP,
+    FUSED: tl.constexpr,
+):
     if _addr_closed_ok(ptr, PBASE, mask, AFF, CMP):
         CODE: tl.constexpr = pointee_code(ptr)
         if CMP is None:
@@ -1580,23 +2171,60 @@ def _addr_closed(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, pt
         else:
             w2 = (AFF[2] << 16) | (CMP[4] << 8) | 3
             b = CMP[3]
-        return _emit_closed(ctx, base, slots, n, SITE, KIND, ptr, CODE, w2, PBASE.to(tl.int64), AFF[0], AFF[1], b,
-                            tl.full((), 0, tl.int64), FUSED)
+        return _emit_closed(
+            ctx,
+            base,
+            slots,
+            n,
+            SITE,
+            KIND,
+            ptr,
+            CODE,
+            w2,
+            PBASE.to(tl.int64),
+            AFF[0],
+            AFF[1],
+            b,
+            tl.full((), 0, tl.int64),
+            FUSED,
+        )
     else:
-        return _addr_entry(ctx, base, slots, n, SITE, KIND, ptr, mask, 0, PBASE, OFF, None, False, FUSED)
+        return _addr_entry(
+            ctx, base, slots, n, SITE, KIND, ptr, mask, 0, PBASE, OFF, None, False, FUSED
+        )
 
 
 @triton.jit
-def value_affine_fused(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
-                       HI: tl.constexpr):
+def value_affine_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    S,
+    K: tl.constexpr,
+    LO: tl.constexpr,
+    HI: tl.constexpr,
+):
     """Record x = S + K * tl.arange(LO, HI) (S None: absent) in closed form when the types allow it,
     else as an ordinary value record; returns (n, affine description for value_compare/addr_closed)."""
     return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, True)
 
 
 @triton.jit
-def value_affine_np(ctx, base, slots, n, SITE: tl.constexpr, x, S, K: tl.constexpr, LO: tl.constexpr,
-                    HI: tl.constexpr):
+def value_affine_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    S,
+    K: tl.constexpr,
+    LO: tl.constexpr,
+    HI: tl.constexpr,
+):
     return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, False)
 
 
@@ -1613,16 +2241,40 @@ def value_compare_np(ctx, base, slots, n, SITE: tl.constexpr, m, AFF, OP: tl.con
 
 
 @triton.jit
-def addr_closed_fused(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF,
-                      CMP=None):
+def addr_closed_fused(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    PBASE,
+    OFF,
+    AFF,
+    CMP=None,
+):
     """Record the access ptr = PBASE + OFF (OFF described by AFF) under no mask or under mask (described
     by CMP, a comparison of the same OFF) in closed form when possible, else as addr_fused does."""
     return _addr_closed(ctx, base, slots, n, SITE, KIND, ptr, mask, PBASE, OFF, AFF, CMP, True)
 
 
 @triton.jit
-def addr_closed_np(ctx, base, slots, n, SITE: tl.constexpr, KIND: tl.constexpr, ptr, mask, PBASE, OFF, AFF,
-                   CMP=None):
+def addr_closed_np(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    KIND: tl.constexpr,
+    ptr,
+    mask,
+    PBASE,
+    OFF,
+    AFF,
+    CMP=None,
+):
     return _addr_closed(ctx, base, slots, n, SITE, KIND, ptr, mask, PBASE, OFF, AFF, CMP, False)
 
 

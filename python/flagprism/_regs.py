@@ -36,10 +36,19 @@ MAX_EXTRA_SPILL_BYTES = 128
 #: (max resident warps, max resident blocks) per SM by compute capability (CUDA programming
 #: guide, "Technical specifications per compute capability").
 _SM_LIMITS: dict[tuple[int, int], tuple[int, int]] = {
-    (7, 0): (64, 32), (7, 2): (64, 32), (7, 5): (32, 16),
-    (8, 0): (64, 32), (8, 6): (48, 16), (8, 7): (48, 16), (8, 9): (48, 24),
+    (7, 0): (64, 32),
+    (7, 2): (64, 32),
+    (7, 5): (32, 16),
+    (8, 0): (64, 32),
+    (8, 6): (48, 16),
+    (8, 7): (48, 16),
+    (8, 9): (48, 24),
     (9, 0): (64, 32),
-    (10, 0): (64, 32), (10, 3): (64, 32), (11, 0): (48, 24), (12, 0): (48, 32), (12, 1): (48, 32),
+    (10, 0): (64, 32),
+    (10, 3): (64, 32),
+    (11, 0): (48, 24),
+    (12, 0): (48, 32),
+    (12, 1): (48, 32),
 }
 
 
@@ -48,7 +57,9 @@ def check_setting(value: Any) -> Any:
     if value is None or value == "auto":
         return value
     if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 255:
-        raise ValueError(f"twin_maxnreg must be 'auto', None or an integer from 16 to 255, not {value!r}")
+        raise ValueError(
+            f"twin_maxnreg must be 'auto', None or an integer from 16 to 255, not {value!r}"
+        )
     return value
 
 
@@ -71,11 +82,16 @@ def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str
     """(cap, reason): the register cap at the next occupancy step, or None and why not."""
     limits = _SM_LIMITS.get(tuple(cc))
     if limits is None:
-        return None, f"no register cap: occupancy limits of compute capability {cc[0]}.{cc[1]} not known"
+        return (
+            None,
+            f"no register cap: occupancy limits of compute capability {cc[0]}.{cc[1]} not known",
+        )
     now = programs_per_sm(regs, warps, limits)
     if now * warps >= MAX_OCCUPANCY * limits[0]:
-        return None, (f"no register cap: {now * warps} of the SM's {limits[0]} warps are resident at {regs} "
-                      f"registers per thread")
+        return None, (
+            f"no register cap: {now * warps} of the SM's {limits[0]} warps are resident at {regs} "
+            f"registers per thread"
+        )
     per_sched = _per_scheduler(regs)
     # the largest cap that fits one more program per SM (several warps per scheduler more, for
     # programs of several warps)
@@ -83,15 +99,23 @@ def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str
         per_sched += 1
         cap = (REGS_PER_SM // SCHEDULERS) // (32 * per_sched) // REG_STEP * REG_STEP
         if cap < 16:
-            return None, f"no register cap: {now} programs per SM is the SM's limit at {warps} warps"
+            return (
+                None,
+                f"no register cap: {now} programs per SM is the SM's limit at {warps} warps",
+            )
         then = programs_per_sm(cap, warps, limits)
         if then > now:
             break
         if per_sched * SCHEDULERS >= limits[0]:
-            return None, f"no register cap: {now} programs per SM is the SM's limit at {warps} warps"
+            return (
+                None,
+                f"no register cap: {now} programs per SM is the SM's limit at {warps} warps",
+            )
     if cap < MIN_FRACTION * regs:
-        return None, (f"no register cap: the next step ({then} programs per SM) needs {cap} registers per "
-                      f"thread, {100 - 100 * cap // regs}% below the {regs} the twin takes")
+        return None, (
+            f"no register cap: the next step ({then} programs per SM) needs {cap} registers per "
+            f"thread, {100 - 100 * cap // regs}% below the {regs} the twin takes"
+        )
     return cap, f"{then} programs per SM instead of {now}"
 
 
@@ -100,8 +124,9 @@ def propose(regs: int, warps: int, cc: tuple[int, int]) -> tuple[int | None, str
 _decided: dict[int, tuple[Any, dict[str, Any]]] = {}
 
 
-def decide(jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setting: Any,
-           device: Any) -> dict[str, Any] | None:
+def decide(
+    jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setting: Any, device: Any
+) -> dict[str, Any] | None:
     """The twin's register decision for a launch on an NVIDIA GPU: {"cap", "uncapped", "reason"}
     (cap None: launch without one). Compiles (and loads) the twin without a cap, and with the
     proposed cap, through Triton's warmup; both builds stay in Triton's caches for the launch."""
@@ -132,19 +157,27 @@ def decide(jit: Any, args: tuple[Any, ...], grid: Any, kw: dict[str, Any], setti
     return dict(decision)
 
 
-def _decide_built(build: Any, regs: int | None, spills: int | None, warps: int,
-                  cc: tuple[int, int]) -> dict[str, Any]:
+def _decide_built(
+    build: Any, regs: int | None, spills: int | None, warps: int, cc: tuple[int, int]
+) -> dict[str, Any]:
     """decide() for a twin built without a cap (regs, spills, warps); build({"maxnreg": N})
     builds the capped variant."""
     if not regs:
-        return {"cap": None, "uncapped": None, "reason": "no register cap: the register count is not known"}
+        return {
+            "cap": None,
+            "uncapped": None,
+            "reason": "no register cap: the register count is not known",
+        }
     cap, why = propose(int(regs), warps, cc)
     if cap is None:
         return {"cap": None, "uncapped": int(regs), "reason": why}
     _k2, _r2, spills2, _w = build({"maxnreg": cap})
     extra = 4 * ((spills2 or 0) - (spills or 0))
     if extra > MAX_EXTRA_SPILL_BYTES:
-        return {"cap": None, "uncapped": int(regs),
-                "reason": f"no register cap: at {cap} registers per thread the twin spills {extra} more bytes "
-                          f"per thread"}
+        return {
+            "cap": None,
+            "uncapped": int(regs),
+            "reason": f"no register cap: at {cap} registers per thread the twin spills {extra} more bytes "
+            f"per thread",
+        }
     return {"cap": cap, "uncapped": int(regs), "reason": why}

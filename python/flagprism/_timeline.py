@@ -12,7 +12,7 @@ launch and handed to C (``flagprism._ext.prof_timeline_add``), which decodes it 
 scopes under the kernel's node. Without such a session nothing here runs: the scopes are Triton
 builtins that compile to nothing, and launches take Triton's own path.
 
-Rewriting rules (docs/intra-kernel.md): ``with fpl.scope("x"):`` becomes an enter record on the
+Rewriting rules (docs/guide/intra-kernel.md): ``with fpl.scope("x"):`` becomes an enter record on the
 ``with`` line, its body is dedented by one level (same lines), and the exit record goes after
 the body's last simple statement, or before the next statement, or after the function; scope
 names must be string literals; ``enter_scope``/``exit_scope`` pair in one block like the
@@ -28,11 +28,24 @@ import contextvars
 import threading
 import warnings
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from flagprism import _devbuf, _intercept, _launch, _rewrite, _tlrecords
-from flagprism._rewrite import CTX, MarkerError, RewriteError, UnsupportedError, lead_of
+from flagprism import _devbuf, _intercept, _launch, _tlrecords, _twinfile
+from flagprism._rwbase import (
+    CTX,
+    Loop,
+    MarkerError,
+    RewriteError,
+    RewriterBase,
+    Statement,
+    UnsupportedError,
+    find_call,
+    loop_or_test_heads,
+    resolve,
+)
+from flagprism._twinfile import lead_of
 
 TB = "__fp_tb"
 TS = "__fp_tS"
@@ -69,11 +82,17 @@ class Scope:
     loops: tuple[int, ...]  # ids of the enclosing loops (sizing), outermost first
     flags: int = 0
     reason: str = ""
-    statement: _rewrite.Statement | None = None
+    statement: Statement | None = None
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "name": self.name, "line": self.line, "end_line": self.end_line,
-                             "kind": self.kind, "pipelined": bool(self.flags & PIPELINED)}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "line": self.line,
+            "end_line": self.end_line,
+            "kind": self.kind,
+            "pipelined": bool(self.flags & PIPELINED),
+        }
         if self.reason:
             d["warning"] = self.reason
         if self.statement is not None:
@@ -89,7 +108,7 @@ class TimelineTwin:
     path: str
     auto: bool
     scopes: list[Scope]
-    loops: list[_rewrite.Loop]
+    loops: list[Loop]
     host_defs: list[tuple[int, str, str]]
     fn: Callable[..., Any] | None = None
     jit: Any = None
@@ -117,7 +136,9 @@ def _scope_kind(obj: Any) -> str | None:
     if obj is language.exit_scope:
         return "exit"
     if getattr(obj, "__module__", None) == "flagprism.language":
-        return {"scope": "with", "enter_scope": "enter", "exit_scope": "exit"}.get(getattr(obj, "__name__", ""))
+        return {"scope": "with", "enter_scope": "enter", "exit_scope": "exit"}.get(
+            getattr(obj, "__name__", "")
+        )
     return None
 
 
@@ -125,10 +146,11 @@ def _rec(scope_id: int, kind: int) -> str:
     return f"{TN} = {H_REC}({TB}, {TS}, {TN}, {_tlrecords.tag(scope_id, kind)})"
 
 
-class _TimelineRewriter:
+class _TimelineRewriter(RewriterBase):
+    """The timelines' rewriter: a kernel's twin that reads the clock around its scopes."""
+
     def __init__(self, jitfn: Any, auto: bool) -> None:
-        self.rw = _rewrite._Rewriter(jitfn, 0, 0)
-        self.src = self.rw.src
+        super().__init__(jitfn)
         self.auto = auto
         self.scopes: list[Scope] = []
         self.replace: dict[int, str] = {}  # dedented line -> new content (indentation kept)
@@ -150,24 +172,34 @@ class _TimelineRewriter:
     def run(self) -> TimelineTwin:
         fdef = self.src.parse_function()
         self.fdef = fdef
-        self.rw.fdef = fdef
-        self.rw._check_reserved(fdef)
+        self.check_reserved(fdef)
         self.parents: dict[int, tuple[list[ast.stmt], int, tuple[ast.AST, ...]]] = {}
         self._index(fdef.body, ())
         if self.auto:
-            regions = self.rw._find_regions(fdef)
+            regions = self.find_regions(fdef)
             if not regions:
-                raise MarkerError("auto_scopes: the kernel has no fpl.collect_start()/collect_end() region",
-                                  self.src.file, self.src.abs_line(fdef.lineno))
-            self.rw._collect_host_defs(fdef)
+                raise MarkerError(
+                    "auto_scopes: the kernel has no fpl.collect_start()/collect_end() region",
+                    self.src.file,
+                    self.src.abs_line(fdef.lineno),
+                )
+            self.collect_host_defs(fdef)
             for reg in regions:
                 self._auto_region(reg)
         else:
-            self.rw._collect_host_defs(fdef)
+            self.collect_host_defs(fdef)
             self._block(fdef.body, ())
         text = self._emit(fdef)
-        return TimelineTwin(kernel_name=self.rw.fn.__name__, source_file=self.src.file, text=text, path="",
-                            auto=self.auto, scopes=self.scopes, loops=self.rw.loops, host_defs=self.rw.host_defs)
+        return TimelineTwin(
+            kernel_name=self.fn.__name__,
+            source_file=self.src.file,
+            text=text,
+            path="",
+            auto=self.auto,
+            scopes=self.scopes,
+            loops=self.loops,
+            host_defs=self.host_defs,
+        )
 
     def _index(self, block: list[ast.stmt], loops: tuple[ast.AST, ...]) -> None:
         for i, st in enumerate(block):
@@ -175,7 +207,7 @@ class _TimelineRewriter:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             inner = loops + (st,) if isinstance(st, (ast.For, ast.While)) else loops
-            for sub in self.rw._blocks(st):
+            for sub in self.blocks(st):
                 self._index(sub, inner)
 
     # -- scope bookkeeping -----------------------------------------------------------------------------
@@ -185,7 +217,7 @@ class _TimelineRewriter:
         for node in loops:
             lid = self.loop_ids.get(id(node))
             if lid is None:
-                lid = self.rw._new_loop(node, chain[-1] if chain else None)
+                lid = self.new_loop(node, chain[-1] if chain else None)
                 self.loop_ids[id(node)] = lid
             chain.append(lid)
         return tuple(chain)
@@ -198,20 +230,40 @@ class _TimelineRewriter:
                 if any(k.arg == "num_stages" for k in node.iter.keywords):
                     return f"inside the loop at line {line}, which has num_stages (software pipelining)"
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Call) and self.rw._access_kind(sub) is not None and \
-                        self.rw._access_kind(sub)[0] == "load":
-                    return (f"inside the loop at line {line}, which loads from memory: the compiler may "
-                            "software-pipeline it (num_stages > 1) and move loads across iterations")
+                if (
+                    isinstance(sub, ast.Call)
+                    and self.access_kind(sub) is not None
+                    and self.access_kind(sub)[0] == "load"
+                ):
+                    return (
+                        f"inside the loop at line {line}, which loads from memory: the compiler may "
+                        "software-pipeline it (num_stages > 1) and move loads across iterations"
+                    )
         return ""
 
-    def _new_scope(self, name: str, node: ast.AST, end_line: int, kind: str, loops: tuple[ast.AST, ...],
-                   statement: _rewrite.Statement | None = None) -> Scope:
+    def _new_scope(
+        self,
+        name: str,
+        node: ast.AST,
+        end_line: int,
+        kind: str,
+        loops: tuple[ast.AST, ...],
+        statement: Statement | None = None,
+    ) -> Scope:
         if len(self.scopes) >= 0xFFFF:
             raise self.error(node, "more than 65535 intra-kernel scopes in one kernel")
         reason = self._pipelined(loops)
-        sc = Scope(id=len(self.scopes) + 1, name=name, line=self.src.abs_line(node.lineno),
-                   end_line=self.src.abs_line(end_line), kind=kind, loops=self._loop_chain(loops),
-                   flags=PIPELINED if reason else 0, reason=reason, statement=statement)
+        sc = Scope(
+            id=len(self.scopes) + 1,
+            name=name,
+            line=self.src.abs_line(node.lineno),
+            end_line=self.src.abs_line(end_line),
+            kind=kind,
+            loops=self._loop_chain(loops),
+            flags=PIPELINED if reason else 0,
+            reason=reason,
+            statement=statement,
+        )
         self.scopes.append(sc)
         return sc
 
@@ -230,18 +282,24 @@ class _TimelineRewriter:
         line = self.src.lines[st.end_lineno - 1]
         raw = line.encode("utf-8")
         self.suffix.setdefault(st.end_lineno, []).append(text)
-        self.replace.setdefault(st.end_lineno, line)  # placeholder, cut at the statement's end below
-        self._cut[st.end_lineno] = len(raw[:st.end_col_offset].decode("utf-8", errors="replace"))
+        self.replace.setdefault(
+            st.end_lineno, line
+        )  # placeholder, cut at the statement's end below
+        self._cut[st.end_lineno] = len(raw[: st.end_col_offset].decode("utf-8", errors="replace"))
 
     def _is_simple(self, st: ast.stmt) -> bool:
-        return not self.rw._is_compound(st) or self._with_scope(st) is not None
+        return not self.is_compound(st) or self._with_scope(st) is not None
 
     def _with_scope(self, st: ast.stmt) -> str | None:
         """The name of a `with fpl.scope("name"):` statement, None for any other statement."""
         if not isinstance(st, ast.With):
             return None
-        kinds = [_scope_kind(_rewrite._resolve(it.context_expr.func, self.rw.scope))
-                 if isinstance(it.context_expr, ast.Call) else None for it in st.items]
+        kinds = [
+            _scope_kind(resolve(it.context_expr.func, self.scope))
+            if isinstance(it.context_expr, ast.Call)
+            else None
+            for it in st.items
+        ]
         if not any(k == "with" for k in kinds):
             return None
         if len(st.items) != 1:
@@ -258,26 +316,29 @@ class _TimelineRewriter:
 
     def _call_kind(self, st: ast.stmt) -> tuple[str, str] | None:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-            k = _scope_kind(_rewrite._resolve(st.value.func, self.rw.scope))
+            k = _scope_kind(resolve(st.value.func, self.scope))
             if k in ("enter", "exit"):
                 return k, self._literal_name(st.value, f"fpl.{k}_scope")
         return None
 
     def _check_misuse(self, st: ast.stmt) -> None:
-        heads = _rewrite.loop_or_test_heads(st)
+        heads = loop_or_test_heads(st)
         if heads is None:
             if isinstance(st, ast.With):
                 heads = [it.context_expr for it in st.items] if self._with_scope(st) is None else []
-            elif self.rw._is_compound(st):
+            elif self.is_compound(st):
                 heads = []
             elif self._call_kind(st) is not None:
                 heads = [a for a in st.value.args]  # type: ignore[attr-defined]
             else:
                 heads = [st]
-        call = _rewrite.find_call(heads, self.rw.scope, _scope_kind)
+        call = find_call(heads, self.scope, _scope_kind)
         if call is not None:
-            raise self.error(call, "fpl.scope()/enter_scope()/exit_scope() must be statements of "
-                             "their own (or the only item of a `with`)")
+            raise self.error(
+                call,
+                "fpl.scope()/enter_scope()/exit_scope() must be statements of "
+                "their own (or the only item of a `with`)",
+            )
 
     # -- manual scopes -------------------------------------------------------------------------------
 
@@ -296,12 +357,18 @@ class _TimelineRewriter:
                     self._replace_stmt(st, _rec(sc.id, _tlrecords.ENTER))
                 else:
                     if not open_stack:
-                        raise self.error(st, f"fpl.exit_scope({name!r}) without a matching fpl.enter_scope() "
-                                         "in the same block")
+                        raise self.error(
+                            st,
+                            f"fpl.exit_scope({name!r}) without a matching fpl.enter_scope() "
+                            "in the same block",
+                        )
                     oname, ost, sc = open_stack[-1]
                     if oname != name:
-                        raise self.error(st, f"fpl.exit_scope({name!r}) does not match the innermost open scope "
-                                         f"{oname!r} (entered at line {self.src.abs_line(ost.lineno)})")
+                        raise self.error(
+                            st,
+                            f"fpl.exit_scope({name!r}) does not match the innermost open scope "
+                            f"{oname!r} (entered at line {self.src.abs_line(ost.lineno)})",
+                        )
                     open_stack.pop()
                     sc.end_line = self.src.abs_line(st.end_lineno)
                     self._replace_stmt(st, _rec(sc.id, _tlrecords.EXIT))
@@ -313,23 +380,30 @@ class _TimelineRewriter:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             inner = loops + (st,) if isinstance(st, (ast.For, ast.While)) else loops
-            for sub in self.rw._blocks(st):
+            for sub in self.blocks(st):
                 self._block(sub, inner)
         if open_stack:
             name, st, _ = open_stack[-1]
-            raise self.error(st, f"fpl.enter_scope({name!r}) without a matching fpl.exit_scope() in the same block")
+            raise self.error(
+                st,
+                f"fpl.enter_scope({name!r}) without a matching fpl.exit_scope() in the same block",
+            )
 
     def _replace_stmt(self, st: ast.stmt, text: str) -> None:
         self.replace[st.lineno] = text
         for ln in range(st.lineno + 1, st.end_lineno + 1):
             self.blank.add(ln)
 
-    def _with(self, st: ast.With, name: str, block: list[ast.stmt], i: int, loops: tuple[ast.AST, ...]) -> None:
+    def _with(
+        self, st: ast.With, name: str, block: list[ast.stmt], i: int, loops: tuple[ast.AST, ...]
+    ) -> None:
         body = st.body
         if body[0].lineno == st.lineno:
             raise self.error(st, "the body of `with fpl.scope(...)` must start on its own line")
         if not self._own_line(st):
-            raise self.error(st, "`with fpl.scope(...)` must not share its line with other statements")
+            raise self.error(
+                st, "`with fpl.scope(...)` must not share its line with other statements"
+            )
         if st.items[0].context_expr.end_lineno != st.lineno:
             raise self.error(st, "`with fpl.scope(...):` must fit on one line")
         sc = self._new_scope(name, st, st.end_lineno, "with", loops)
@@ -344,7 +418,7 @@ class _TimelineRewriter:
         self._block(body, loops)
         exit_rec = _rec(sc.id, _tlrecords.EXIT)
         last = body[-1]
-        if not self.rw._is_compound(last) and self._own_line(last) and self._call_kind(last) is None:
+        if not self.is_compound(last) and self._own_line(last) and self._call_kind(last) is None:
             self._suffix_after(last, exit_rec)
         elif self._call_kind(last) is not None:
             self.replace[last.lineno] = self.replace[last.lineno] + "; " + exit_rec
@@ -353,24 +427,27 @@ class _TimelineRewriter:
         elif block is self.fdef.body and i + 1 == len(block):
             self.tail.append(exit_rec)
         else:
-            raise self.error(st, "cannot place the end of this scope: its body ends with a compound statement "
-                             "and the next statement is compound too; add a simple statement after the "
-                             "`with` block, or use fpl.enter_scope()/fpl.exit_scope()")
+            raise self.error(
+                st,
+                "cannot place the end of this scope: its body ends with a compound statement "
+                "and the next statement is compound too; add a simple statement after the "
+                "`with` block, or use fpl.enter_scope()/fpl.exit_scope()",
+            )
 
     # -- automatic scopes ----------------------------------------------------------------------------
 
     def _auto_region(self, reg: Any) -> None:
-        block, i0, i1 = self.rw._region_span(reg)
+        block, i0, i1 = self.region_span(reg)
         # manual scope calls are no-ops in automatic mode: not statements of their own
-        stmts = [st for st in block[i0 + 1:i1] if self._call_kind(st) is None]
+        stmts = [st for st in block[i0 + 1 : i1] if self._call_kind(st) is None]
         if not stmts:
             return
         _, _, loops = self.parents[id(block[i0])]
         # groups of statements separated by placeable boundaries
         groups: list[list[ast.stmt]] = [[stmts[0]]]
         for a, b in zip(stmts, stmts[1:]):
-            a_ok = not self.rw._is_compound(a) and self._own_line(a)
-            b_ok = not self.rw._is_compound(b) and self._own_line(b)
+            a_ok = not self.is_compound(a) and self._own_line(a)
+            b_ok = not self.is_compound(b) and self._own_line(b)
             if a_ok or b_ok:
                 groups.append([b])
             else:
@@ -383,14 +460,14 @@ class _TimelineRewriter:
             if len(text) > 48:
                 text = text[:45] + "..."
             name = f"L{line}" + (f"-L{end}" if end != line else "") + f" {text}"
-            stmt = self.rw._new_statement(first, len(loops))
+            stmt = self.new_statement(first, len(loops))
             stmt.end_line = end
             sc = self._new_scope(name, first, last.end_lineno, "auto", loops, stmt)
             enter = _rec(sc.id, _tlrecords.ENTER)
             recs = ([prev_exit] if prev_exit else []) + [enter]
             if k == 0:
                 self.replace[block[i0].lineno] = "; ".join(recs)
-            elif not self.rw._is_compound(first) and self._own_line(first):
+            elif not self.is_compound(first) and self._own_line(first):
                 self.prefix.setdefault(first.lineno, []).extend(recs)
             else:
                 prev_last = groups[k - 1][-1]
@@ -406,15 +483,18 @@ class _TimelineRewriter:
         def_idx = fdef.lineno
         body_first = fdef.body[0].lineno
         if body_first == def_idx:
-            raise UnsupportedError("a kernel whose body starts on the `def` line", self.src.file,
-                                   self.src.abs_line(def_idx))
+            raise UnsupportedError(
+                "a kernel whose body starts on the `def` line",
+                self.src.file,
+                self.src.abs_line(def_idx),
+            )
         for ln in range(1, body_first):
             lines[ln - 1] = ""
         for ln in sorted(set(self.replace) | set(self.prefix) | set(self.suffix)):
             orig = self.src.lines[ln - 1]
             lead = lead_of(orig)
             if ln in self.suffix:
-                content = orig[:self._cut[ln]].strip()
+                content = orig[: self._cut[ln]].strip()
                 if ln in self.replace and self.replace[ln] != orig:
                     content = self.replace[ln]
                 content = "; ".join([content] + self.suffix[ln])
@@ -430,22 +510,29 @@ class _TimelineRewriter:
                 t = lines[ln - 1]
                 if t[:delta].strip() == "":
                     lines[ln - 1] = t[delta:]
-        header = _rewrite.twin_header(fdef)
+        header = _twinfile.twin_header(fdef)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
         prologue = f"{lead}{TB}, {TS}, {TN} = {H_BEGIN}({CTX})"
         # the program's end record: after the last statement, or before a final `return`
         end_rec = f"{TN} = {H_REC}({TB}, {TS}, {TN}, {_tlrecords.TAG_END})"
         last = fdef.body[-1]
         if isinstance(last, ast.Return):
-            if last.lineno in self.replace or last.lineno in self.suffix or not self._own_line(last):
+            if (
+                last.lineno in self.replace
+                or last.lineno in self.suffix
+                or not self._own_line(last)
+            ):
                 end_rec = ""
             else:
                 lines[last.lineno - 1] = lead_of(lines[last.lineno - 1]) + "; ".join(
-                    [end_rec, lines[last.lineno - 1].strip()])
+                    [end_rec, lines[last.lineno - 1].strip()]
+                )
                 end_rec = ""
         abs_def = self.src.abs_line(def_idx)
         if abs_def < 2:
-            raise UnsupportedError("a kernel whose `def` is on the first line of its file", self.src.file, abs_def)
+            raise UnsupportedError(
+                "a kernel whose `def` is on the first line of its file", self.src.file, abs_def
+            )
         full = [""] * (self.src.first - 1) + lines
         full[abs_def - 2] = header
         full[abs_def - 1] = prologue
@@ -461,7 +548,7 @@ def rewrite(jitfn: Any, auto: bool = False) -> TimelineTwin:
 
 def has_scopes(jitfn: Any, auto: bool) -> bool:
     """Cheap test: may the kernel's source hold scopes (or, in auto mode, regions)?"""
-    text = _rewrite.source_text(jitfn)
+    text = _twinfile.source_text(jitfn)
     if text is None:
         return False
     if auto:
@@ -472,7 +559,7 @@ def has_scopes(jitfn: Any, auto: bool) -> bool:
 def build(jitfn: Any, auto: bool, flavour: str) -> TimelineTwin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
     twin = rewrite(jitfn, auto)
-    _rewrite.load_twin(jitfn, twin, _tlrecords.helpers(flavour))
+    _twinfile.load_twin(jitfn, twin, _tlrecords.helpers(flavour))
     return twin
 
 
@@ -502,7 +589,9 @@ _patches: list[_intercept.Handle] = []
 #: Inside the Debugger's interceptors (order 100): a launch the Debugger instruments never reaches
 #: the timeline's, and the timeline sees the launches the Debugger lets through.
 _ORDER = 200
-_bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_timeline_bypass", default=False)
+_bypass: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "flagprism_timeline_bypass", default=False
+)
 _scan_cache: dict[tuple[int, bool], tuple[Any, bool]] = {}
 _twin_cache: dict[tuple[int, bool, str], tuple[Any, TimelineTwin | None]] = {}
 _refused: dict[str, str] = {}
@@ -524,11 +613,13 @@ def publish(open_sessions: tuple[Any, ...]) -> None:
 def _install() -> None:
     if _patches:
         return
-    _patches.extend([
-        _intercept.add("jit.run", "timeline", _run, _ORDER),
-        _intercept.add("interp.run", "timeline", _run, _ORDER),
-        _intercept.add("autotune.bench", "timeline", _bench, _ORDER),
-    ])
+    _patches.extend(
+        [
+            _intercept.add("jit.run", "timeline", _run, _ORDER),
+            _intercept.add("interp.run", "timeline", _run, _ORDER),
+            _intercept.add("autotune.bench", "timeline", _bench, _ORDER),
+        ]
+    )
 
 
 def _uninstall() -> None:
@@ -545,9 +636,17 @@ def _bench(call_next: Callable[..., Any], self: Any, *args: Any, **kwargs: Any) 
         _bypass.reset(token)
 
 
-def _run(call_next: Callable[..., Any], self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+def _run(
+    call_next: Callable[..., Any], self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any
+) -> Any:
     sessions = view
-    if warmup or not sessions or _bypass.get() or _intercept.in_internal() or getattr(self, "_fp_twin", False):
+    if (
+        warmup
+        or not sessions
+        or _bypass.get()
+        or _intercept.in_internal()
+        or getattr(self, "_fp_twin", False)
+    ):
         return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
     auto = any(getattr(s, "auto_scopes", False) for s in sessions)
     twin = _twin_for(self, auto)
@@ -595,8 +694,11 @@ def _twin_for(fn: Any, auto: bool) -> TimelineTwin | None:
     name = getattr(getattr(fn, "fn", None), "__name__", repr(fn))
     twin: TimelineTwin | None
     if flavour.startswith("unsupported:"):
-        _refuse(name, f"intra-kernel timelines are not implemented for the {flavour[12:]!r} backend "
-                "(docs/backend-adaptation.md: a timer read is needed)")
+        _refuse(
+            name,
+            f"intra-kernel timelines are not implemented for the {flavour[12:]!r} backend "
+            "(docs/internals/backend-adaptation.md: a timer read is needed)",
+        )
         twin = None
     else:
         try:
@@ -620,17 +722,28 @@ def _refuse(name: str, why: str) -> None:
         if _refused.get(name) == why:
             return
         _refused[name] = why
-    warnings.warn(f"flagprism: intra-kernel timeline: {name} runs uninstrumented: {why}", RuntimeWarning,
-                  stacklevel=4)
+    warnings.warn(
+        f"flagprism: intra-kernel timeline: {name} runs uninstrumented: {why}",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _capacity(sessions: tuple[Any, ...]) -> int | None:
-    caps = [s.timeline_capacity for s in sessions if getattr(s, "timeline_capacity", None) is not None]
+    caps = [
+        s.timeline_capacity for s in sessions if getattr(s, "timeline_capacity", None) is not None
+    ]
     return max(caps) if caps else None
 
 
-def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
-                  sessions: tuple[Any, ...]) -> Any:
+def _instrumented(
+    fn: Any,
+    twin: TimelineTwin,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    grid: Any,
+    sessions: tuple[Any, ...],
+) -> Any:
     import torch
 
     from flagprism import _ext
@@ -648,8 +761,12 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     host = backend == "interpreter"
     dev = _launch.buffer_device(backend)
     words = HEADER_WORDS + programs * (1 + RECORD_WORDS * slots)
-    buf = _launch.alloc_buffer(words, dev, f"timeline_capacity={cap}; None: sized from the launch",
-                               header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA))
+    buf = _launch.alloc_buffer(
+        words,
+        dev,
+        f"timeline_capacity={cap}; None: sized from the launch",
+        header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA),
+    )
     if host:
         _tlrecords.set_host_buffer(buf.numpy())
     kw = dict(kwargs)
@@ -669,14 +786,26 @@ def _instrumented(fn: Any, twin: TimelineTwin, args: tuple[Any, ...], kwargs: di
     scopes = twin.scope_table()
     for s in sessions:
         try:
-            _ext.prof_timeline_add(s.id, twin.kernel_name, g, raw, scopes, t0, t1,
-                                   callpath=s.context == "python", device_id=int(device_id),
-                                   program_tracks=getattr(s, "timeline_tracks", "sm") == "program")
+            _ext.prof_timeline_add(
+                s.id,
+                twin.kernel_name,
+                g,
+                raw,
+                scopes,
+                t0,
+                t1,
+                callpath=s.context == "python",
+                device_id=int(device_id),
+                program_tracks=getattr(s, "timeline_tracks", "sm") == "program",
+            )
         except OSError:
             pass  # finalized by another thread meanwhile
         except _ext.FormatError as e:
-            warnings.warn(f"flagprism: intra-kernel timeline of {twin.kernel_name}: the buffer was rejected: {e}",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"flagprism: intra-kernel timeline of {twin.kernel_name}: the buffer was rejected: {e}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             break
         _note_scopes(s, twin)
     return ret
@@ -689,8 +818,15 @@ def _note_scopes(s: Any, twin: TimelineTwin) -> None:
     from flagprism import _ext
 
     key = f"intra_kernel_scopes:{twin.kernel_name}"
-    table = json.dumps({"file": twin.source_file, "auto": twin.auto, "twin_file": twin.path,
-                        "scopes": [sc.to_json() for sc in twin.scopes]}, sort_keys=True)
+    table = json.dumps(
+        {
+            "file": twin.source_file,
+            "auto": twin.auto,
+            "twin_file": twin.path,
+            "scopes": [sc.to_json() for sc in twin.scopes],
+        },
+        sort_keys=True,
+    )
     if s.notes.get(key) != table:
         s.notes[key] = table
         _ext.prof_set_meta(s.id, key, table)
@@ -704,13 +840,17 @@ def forget() -> None:
         _refused.clear()
 
 
-
 def describe(s: Any) -> str:
     """One line for the metadata: what the session's timeline numbers are."""
-    mode = "automatic scopes (one per top-level statement of each collection region)" if s.auto_scopes \
+    mode = (
+        "automatic scopes (one per top-level statement of each collection region)"
+        if s.auto_scopes
         else "fpl.scope / enter_scope / exit_scope"
-    return (f"intra-kernel timelines on: {mode}; tracks per {s.timeline_tracks}; NVIDIA: %globaltimer ns "
-            "(updates in steps of about 1 us on many GPUs: per-interval times below that are quantised; "
-            "means over many programs are not) and %clock64 cycles of the program's SM; interpreter: host "
-            "clock per program. Kernels run instrumented: compare with an uninstrumented run "
-            "(bench/bench_timeline.py measures the slowdown)")
+    )
+    return (
+        f"intra-kernel timelines on: {mode}; tracks per {s.timeline_tracks}; NVIDIA: %globaltimer ns "
+        "(updates in steps of about 1 us on many GPUs: per-interval times below that are quantised; "
+        "means over many programs are not) and %clock64 cycles of the program's SM; interpreter: host "
+        "clock per program. Kernels run instrumented: compare with an uninstrumented run "
+        "(bench/bench_timeline.py measures the slowdown)"
+    )

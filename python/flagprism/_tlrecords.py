@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Device-side writers of intra-kernel timeline records (docs/timeline-format.md).
+"""Device-side writers of intra-kernel timeline records (docs/formats/timeline-format.md).
 
 The timeline twin of a kernel (``_timeline.py``) calls ``begin`` once in its prologue and
 ``rec`` at every scope enter and exit. A record is four int64 words in the program's own slots
@@ -42,20 +42,23 @@ def tag(scope: int, kind: int) -> int:
 
 @triton.jit
 def _globaltimer():
-    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64,
-                                     is_pure=False, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+    )
 
 
 @triton.jit
 def _clock64():
-    return tl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64,
-                                     is_pure=False, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u64 $0, %clock64;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+    )
 
 
 @triton.jit
 def _smid():
-    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32,
-                                     is_pure=True, pack=1)
+    return tl.inline_asm_elementwise(
+        "mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1
+    )
 
 
 @triton.jit
@@ -76,7 +79,9 @@ def rec(base, slots, n, TAG: tl.constexpr):
 @triton.jit
 def begin(ctx):
     """This program's slot base, the slot count S (header word 2) and its first record."""
-    p = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
+    p = tl.program_id(0) + tl.num_programs(0) * (
+        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
+    )
     slots = tl.load(ctx + 2).to(tl.int32)
     base = ctx + 8 + p.to(tl.int64) * (1 + 4 * slots.to(tl.int64))
     n = rec(base, slots, slots * 0, 131072)  # TAG_BEGIN

@@ -17,7 +17,8 @@ from __future__ import annotations
 import inspect
 import threading
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flagprism import compat
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""How many warps the Debugger's twin runs with (docs/debugger.md, "Warps of the twin").
+"""How many warps the Debugger's twin runs with (docs/guide/debugger.md, "Warps of the twin").
 
 The record reductions of a twin are a fixed cost per warp (butterflies, the cross-warp stage,
 the record stores), so a twin runs faster with fewer warps per program, each thread holding more
@@ -36,7 +36,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from flagprism._rewrite import _MISSING, _resolve
+from flagprism._rwbase import MISSING as _MISSING
+from flagprism._rwbase import resolve as _resolve
 
 #: Triton's default num_warps for a launch that does not give one (CUDA and HIP backends).
 DEFAULT_NUM_WARPS = 4
@@ -50,25 +51,108 @@ MAX_FUNCTIONS = 64
 SETTINGS = ("auto", "same")
 
 # triton.language functions (by name) whose result depends on the layout, i.e. on num_warps.
-_DENY = frozenset({
-    "sum", "max", "min", "argmax", "argmin", "reduce", "reduce_or", "xor_sum", "cumsum", "cumprod",
-    "associative_scan", "sort", "topk", "flip", "bitonic_merge", "histogram", "gather", "scatter",
-    "softmax", "dot", "dot_scaled", "debug_barrier", "inline_asm_elementwise", "map_elementwise",
-    "view", "cat",
-})
+_DENY = frozenset(
+    {
+        "sum",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "reduce",
+        "reduce_or",
+        "xor_sum",
+        "cumsum",
+        "cumprod",
+        "associative_scan",
+        "sort",
+        "topk",
+        "flip",
+        "bitonic_merge",
+        "histogram",
+        "gather",
+        "scatter",
+        "softmax",
+        "dot",
+        "dot_scaled",
+        "debug_barrier",
+        "inline_asm_elementwise",
+        "map_elementwise",
+        "view",
+        "cat",
+    }
+)
 # reshapes whose can_reorder= lets the compiler pick the element order from the layout
 _REORDERING = frozenset({"reshape", "ravel"})
 # tensor methods known not to depend on the layout (anything else: keep the kernel's warps)
-_SAFE_METHODS = frozenset({
-    "to", "cast", "trans", "permute", "broadcast_to", "expand_dims", "split", "reshape", "ravel",
-    "abs", "ceil", "floor", "cos", "sin", "erf", "exp", "exp2", "log", "log2", "rsqrt", "sqrt",
-    "sqrt_rn", "sigmoid", "cdiv", "logical_and", "logical_or", "load", "store", "advance", "item",
-})
-_SAFE_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "bool", "abs", "isinstance",
-                            "tuple", "list", "print", "getattr", "hasattr", "zip", "enumerate",
-                            "str", "type"})
-_SHAPED = frozenset({"zeros", "full", "reshape", "broadcast_to", "make_block_ptr",
-                     "make_tensor_descriptor", "zeros_like", "full_like", "view"})
+_SAFE_METHODS = frozenset(
+    {
+        "to",
+        "cast",
+        "trans",
+        "permute",
+        "broadcast_to",
+        "expand_dims",
+        "split",
+        "reshape",
+        "ravel",
+        "abs",
+        "ceil",
+        "floor",
+        "cos",
+        "sin",
+        "erf",
+        "exp",
+        "exp2",
+        "log",
+        "log2",
+        "rsqrt",
+        "sqrt",
+        "sqrt_rn",
+        "sigmoid",
+        "cdiv",
+        "logical_and",
+        "logical_or",
+        "load",
+        "store",
+        "advance",
+        "item",
+    }
+)
+_SAFE_BUILTINS = frozenset(
+    {
+        "range",
+        "min",
+        "max",
+        "len",
+        "int",
+        "float",
+        "bool",
+        "abs",
+        "isinstance",
+        "tuple",
+        "list",
+        "print",
+        "getattr",
+        "hasattr",
+        "zip",
+        "enumerate",
+        "str",
+        "type",
+    }
+)
+_SHAPED = frozenset(
+    {
+        "zeros",
+        "full",
+        "reshape",
+        "broadcast_to",
+        "make_block_ptr",
+        "make_tensor_descriptor",
+        "zeros_like",
+        "full_like",
+        "view",
+    }
+)
 
 
 @dataclass
@@ -88,7 +172,9 @@ def check_setting(v: Any) -> str | int:
         return v
     if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 32 and v & (v - 1) == 0:
         return v
-    raise ValueError(f"twin_num_warps must be \"auto\", \"same\" or a power of two from 1 to 32, got {v!r}")
+    raise ValueError(
+        f'twin_num_warps must be "auto", "same" or a power of two from 1 to 32, got {v!r}'
+    )
 
 
 def _triton_name(obj: Any) -> str | None:
@@ -156,8 +242,20 @@ def _scope_of(fn: Any) -> dict[str, Any]:
 
 
 _INT_FUNCS = frozenset({"program_id", "num_programs", "arange", "cdiv"})
-_JOIN_FUNCS = frozenset({"where", "maximum", "minimum", "broadcast_to", "expand_dims", "reshape", "trans",
-                         "permute", "ravel", "view"})
+_JOIN_FUNCS = frozenset(
+    {
+        "where",
+        "maximum",
+        "minimum",
+        "broadcast_to",
+        "expand_dims",
+        "reshape",
+        "trans",
+        "permute",
+        "ravel",
+        "view",
+    }
+)
 
 
 def _join(a: str, b: str) -> str:
@@ -172,8 +270,13 @@ class _Types:
     """A conservative type for every name of a kernel: "int" (exact integer arithmetic), "ptr"
     (a pointer or pointer tensor) or "float" (anything else, unknown included)."""
 
-    def __init__(self, fdef: ast.FunctionDef, scope: dict[str, Any], int_params: frozenset[str],
-                 ptr_params: frozenset[str]) -> None:
+    def __init__(
+        self,
+        fdef: ast.FunctionDef,
+        scope: dict[str, Any],
+        int_params: frozenset[str],
+        ptr_params: frozenset[str],
+    ) -> None:
         self.scope = scope
         self.names: dict[str, str] = {}
         for a in fdef.args.args + fdef.args.kwonlyargs:
@@ -218,7 +321,11 @@ class _Types:
             return _join(self.of(node.body), self.of(node.orelse))
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            name = (
+                f.attr
+                if isinstance(f, ast.Attribute)
+                else (f.id if isinstance(f, ast.Name) else "")
+            )
             if name in _INT_FUNCS:
                 return "int"
             if name == "to" and node.args:
@@ -236,30 +343,50 @@ def _contracts(fdef: ast.FunctionDef, types: _Types) -> ast.AST | None:
     """An addition or subtraction of two floating-point products (``a*b - c*d``, directly or
     through names), whose fused multiply-add can take either product, or None. One product
     meeting an addition (``a*b + c``) always contracts the same way."""
+
     def fmul(n: ast.AST) -> bool:
         return isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and types.of(n) == "float"
 
     products: set[str] = set()
     for node in _body_nodes(fdef):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and fmul(node.value):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and fmul(node.value)
+        ):
             products.add(node.targets[0].id)
 
     def product(n: ast.AST) -> bool:
         return fmul(n) or (isinstance(n, ast.Name) and n.id in products)
 
     for node in _body_nodes(fdef):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and types.of(node) == "float" \
-                and product(node.left) and product(node.right):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, (ast.Add, ast.Sub))
+            and types.of(node) == "float"
+            and product(node.left)
+            and product(node.right)
+        ):
             return node
-        if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)) and \
-                isinstance(node.target, ast.Name) and node.target.id in products and product(node.value):
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, (ast.Add, ast.Sub))
+            and isinstance(node.target, ast.Name)
+            and node.target.id in products
+            and product(node.value)
+        ):
             return node
     return None
 
 
-def _scan_fn(fn: Any, seen: set[int], where: str, int_params: frozenset[str] = frozenset(),
-             ptr_params: frozenset[str] = frozenset()) -> Scan:
+def _scan_fn(
+    fn: Any,
+    seen: set[int],
+    where: str,
+    int_params: frozenset[str] = frozenset(),
+    ptr_params: frozenset[str] = frozenset(),
+) -> Scan:
     fdef = _parse(fn)
     file = getattr(getattr(fn, "__code__", None), "co_filename", "?")
     first = getattr(getattr(fn, "__code__", None), "co_firstlineno", 1)
@@ -273,15 +400,18 @@ def _scan_fn(fn: Any, seen: set[int], where: str, int_params: frozenset[str] = f
     def at(node: ast.AST) -> str:
         return f"{where}{fdef.name} ({file.rsplit('/', 1)[-1]}:{first + getattr(node, 'lineno', 1) - 1})"
 
-
     for node in _body_nodes(fdef):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         text = ast.unparse(func)
         obj = _resolve(func, scope)  # triton.language's own where the interpreter patched it
-        if obj is _MISSING and isinstance(func, ast.Name) and func.id not in params and \
-                func.id in _SAFE_BUILTINS:
+        if (
+            obj is _MISSING
+            and isinstance(func, ast.Name)
+            and func.id not in params
+            and func.id in _SAFE_BUILTINS
+        ):
             continue  # range(...), float("inf"), min/max of constexprs: Python's builtins
         if obj is _MISSING:
             if isinstance(func, ast.Attribute):
@@ -316,21 +446,32 @@ def _scan_fn(fn: Any, seen: set[int], where: str, int_params: frozenset[str] = f
             if not sub.allowed:
                 return sub
             continue
-        if getattr(builtins, getattr(obj, "__name__", ""), None) is obj and obj.__name__ in _SAFE_BUILTINS:
+        if (
+            getattr(builtins, getattr(obj, "__name__", ""), None) is obj
+            and obj.__name__ in _SAFE_BUILTINS
+        ):
             continue
         if isinstance(obj, type) and (getattr(obj, "__module__", "") or "").startswith("triton"):
             continue  # tl.constexpr(...), tl.range(...), dtype constructors
-        if getattr(obj, "__module__", None) == "triton" and getattr(obj, "__name__", None) == "cdiv":
+        if (
+            getattr(obj, "__module__", None) == "triton"
+            and getattr(obj, "__name__", None) == "cdiv"
+        ):
             continue  # triton.cdiv on constexprs
         return Scan(False, f"calls {text}, which is not a known Triton function, in {at(node)}")
     fma = _contracts(fdef, _Types(fdef, scope, int_params, ptr_params))
     if fma is not None:
-        return Scan(False, f"two floating-point products meet in {ast.unparse(fma)[:60]} (which one the "
-                           f"fused multiply-add takes may change with the layout) in {at(fma)}")
+        return Scan(
+            False,
+            f"two floating-point products meet in {ast.unparse(fma)[:60]} (which one the "
+            f"fused multiply-add takes may change with the layout) in {at(fma)}",
+        )
     return Scan(True, "")
 
 
-def scan(jitfn: Any, int_params: frozenset[str] = frozenset(), ptr_params: frozenset[str] = frozenset()) -> Scan:
+def scan(
+    jitfn: Any, int_params: frozenset[str] = frozenset(), ptr_params: frozenset[str] = frozenset()
+) -> Scan:
     """Whether a kernel's results are the same at any warp count (cached per kernel function and
     parameter types). int_params/ptr_params: the kernel's parameters known to be integers and
     pointers at this launch (the others are typed as floating point)."""
@@ -382,8 +523,11 @@ def names_read(jitfn: Any) -> frozenset[str]:
         if name == "arange":
             exprs = list(node.args[:2])
         elif name in _SHAPED:
-            exprs = [a for a in list(node.args) + [k.value for k in node.keywords]
-                     if isinstance(a, (ast.Tuple, ast.List))]
+            exprs = [
+                a
+                for a in list(node.args) + [k.value for k in node.keywords]
+                if isinstance(a, (ast.Tuple, ast.List))
+            ]
         for e in exprs:
             out.update(n.id for n in ast.walk(e) if isinstance(n, ast.Name))
     return frozenset(out)
@@ -404,8 +548,10 @@ def largest_tensor(jitfn: Any, env: dict[str, Any]) -> int | None:
     ndim = 1
     for node in _body_nodes(fdef):
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
-            if any(isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None)
-                   for e in node.slice.elts):
+            if any(
+                isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None)
+                for e in node.slice.elts
+            ):
                 ndim = max(ndim, len(node.slice.elts))
         if not isinstance(node, ast.Call):
             continue
@@ -434,8 +580,14 @@ def largest_tensor(jitfn: Any, env: dict[str, Any]) -> int | None:
     return best
 
 
-def decide(jitfn: Any, kernel_warps: Any, env: dict[str, Any], setting: str | int,
-           maxnreg: Any = None, pointers: frozenset[str] = frozenset()) -> dict[str, Any]:
+def decide(
+    jitfn: Any,
+    kernel_warps: Any,
+    env: dict[str, Any],
+    setting: str | int,
+    maxnreg: Any = None,
+    pointers: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """The twin's warp count for one launch: {"kernel": K, "twin": T, "reason": why}.
 
     kernel_warps: the launch's num_warps (None: Triton's default). setting: "auto" (fewer warps
@@ -447,15 +599,27 @@ def decide(jitfn: Any, kernel_warps: Any, env: dict[str, Any], setting: str | in
     k = DEFAULT_NUM_WARPS if kernel_warps is None else int(kernel_warps)
     setting = check_setting(setting)
     if setting == "same":
-        return {"kernel": k, "twin": k, "reason": "twin_num_warps=\"same\""}
+        return {"kernel": k, "twin": k, "reason": 'twin_num_warps="same"'}
     if setting == "auto" and maxnreg is not None:
-        return {"kernel": k, "twin": k, "reason": f"kept: the launch caps registers (maxnreg={maxnreg})"}
+        return {
+            "kernel": k,
+            "twin": k,
+            "reason": f"kept: the launch caps registers (maxnreg={maxnreg})",
+        }
     ints = frozenset(k for k, v in env.items() if isinstance(v, int) and not isinstance(v, bool))
     s = scan(jitfn, ints, pointers)
     if not s.allowed:
-        return {"kernel": k, "twin": k, "reason": f"kept: results may depend on the warp count: {s.reason}"}
+        return {
+            "kernel": k,
+            "twin": k,
+            "reason": f"kept: results may depend on the warp count: {s.reason}",
+        }
     if isinstance(setting, int):
-        return {"kernel": k, "twin": setting, "reason": f"twin_num_warps={setting}; no warp-dependent operation"}
+        return {
+            "kernel": k,
+            "twin": setting,
+            "reason": f"twin_num_warps={setting}; no warp-dependent operation",
+        }
     big = largest_tensor(jitfn, env)
     if big is None:
         return {"kernel": k, "twin": k, "reason": "kept: block sizes not known on the host"}
@@ -464,6 +628,14 @@ def decide(jitfn: Any, kernel_warps: Any, env: dict[str, Any], setting: str | in
         w *= 2
     w = min(w, k)
     if w == k:
-        return {"kernel": k, "twin": k, "reason": f"kept: largest block of {big} elements needs {k} warps "
-                f"at {ELEMS_PER_WARP // 32} elements per thread"}
-    return {"kernel": k, "twin": w, "reason": f"no warp-dependent operation; largest block {big} elements"}
+        return {
+            "kernel": k,
+            "twin": k,
+            "reason": f"kept: largest block of {big} elements needs {k} warps "
+            f"at {ELEMS_PER_WARP // 32} elements per thread",
+        }
+    return {
+        "kernel": k,
+        "twin": w,
+        "reason": f"no warp-dependent operation; largest block {big} elements",
+    }

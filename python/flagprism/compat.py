@@ -32,7 +32,6 @@ import inspect
 import os
 import sys
 import threading
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -109,8 +108,9 @@ def current_mode() -> str:
     return "interpreter" if os.environ.get("TRITON_INTERPRET", "").lower() in _TRUTHY else "gpu"
 
 
-def known_issues(mode: str | None = None,
-                 versions: dict[str, str | None] | None = None) -> list[Issue]:
+def known_issues(
+    mode: str | None = None, versions: dict[str, str | None] | None = None
+) -> list[Issue]:
     """The rows that apply here: to `versions` (default: the installed ones) where kernels run in
     `mode` ('interpreter', 'gpu', 'any'; default: current_mode())."""
     found = versions if versions is not None else installed_versions()
@@ -182,8 +182,10 @@ def _constexpr_function_shim(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, _semantic: Any = None, **kwargs: Any) -> Any:
-        res = fn(*[_unwrap_if_constexpr(a) for a in args],
-                 **{k: _unwrap_if_constexpr(v) for k, v in kwargs.items()})
+        res = fn(
+            *[_unwrap_if_constexpr(a) for a in args],
+            **{k: _unwrap_if_constexpr(v) for k, v in kwargs.items()},
+        )
         return res if _semantic is None else constexpr(res)
 
     wrapper.__triton_builtin__ = True  # type: ignore[attr-defined]
@@ -216,6 +218,7 @@ def interpreter_run_is_method() -> bool:
     instance sets in ``__init__`` (used by autotuners) and ``kernel[grid]`` builds the
     ``GridExecutor`` itself; the launch-interceptor registry (_intercept.py) then routes both
     through one ``run`` so that launches can be intercepted the same way."""
+
     def probe() -> bool:
         from triton.runtime.interpreter import InterpretedFunction
 
@@ -328,9 +331,13 @@ def hook_chains_native() -> bool:
 # --- compiling ------------------------------------------------------------------------------------
 
 
-def make_ir(src: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
+def make_ir(
+    src: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any
+) -> Any:
     """``ASTSource.make_ir``, which takes the target first from Triton 3.5 on."""
-    params = _probe("make_ir_target", lambda: "target" in inspect.signature(type(src).make_ir).parameters)
+    params = _probe(
+        "make_ir_target", lambda: "target" in inspect.signature(type(src).make_ir).parameters
+    )
     if params:
         return src.make_ir(target, options, codegen_fns, module_map, context)
     return src.make_ir(options, codegen_fns, module_map, context)
@@ -338,6 +345,7 @@ def make_ir(src: Any, target: Any, options: Any, codegen_fns: Any, module_map: A
 
 def backends() -> tuple[str, ...]:
     """The compiler backends the installed Triton ships ("nvidia", "amd"...)."""
+
     def probe() -> tuple[str, ...]:
         try:
             from triton.backends import backends as found
@@ -358,6 +366,7 @@ class _ProbeSemantic:
 def block_pointers() -> bool:
     """``tl.make_block_ptr``/``tl.advance`` exist and work (Triton 3.9 removed them: they raise
     NotImplementedError before touching their arguments)."""
+
     def probe() -> bool:
         import triton.language as tl
 
@@ -379,11 +388,14 @@ def block_pointer_objects() -> bool:
     """Block pointers are Python aggregates (``__triton_block_ptr__``: Triton 3.8) rather than
     ``tl.tensor`` values of pointer-to-block type (3.4 to 3.7). Device helpers test values with
     ``getattr(x, "__triton_block_ptr__", False)`` themselves; this is for notes."""
+
     def probe() -> bool:
         import triton.language as tl
 
-        return any(getattr(v, "__triton_block_ptr__", False) is True and isinstance(v, type)
-                   for v in vars(tl.core).values())
+        return any(
+            getattr(v, "__triton_block_ptr__", False) is True and isinstance(v, type)
+            for v in vars(tl.core).values()
+        )
 
     return _probe("block_pointer_objects", probe)
 
@@ -391,6 +403,7 @@ def block_pointer_objects() -> bool:
 def reshape_can_reorder() -> bool:
     """``tl.reshape(..., can_reorder=True)`` is there and not deprecated (3.9 warns that it
     goes away in 3.10): the record helpers use it for reductions in any element order."""
+
     def probe() -> bool:
         import triton.language as tl
 
@@ -410,6 +423,7 @@ def interpreter_int_masks() -> bool:
     operands' integer dtype, so a scalar condition broadcast to a block (``mask=pid < n`` on a
     block pointer, ``mask=offs_ok & (pid < n)``) fails there (known-bad row
     triton3.9-interpreter-scalar-masks). Probed with one masked load of a local word."""
+
     def probe() -> bool:
         try:
             import numpy as np
@@ -437,7 +451,8 @@ INT_MASK_WORKAROUND = (
     "(`pid < n`) stay integers when broadcast to a block: compare a block instead, e.g. "
     "`mask = (pid + tl.zeros_like(offs)) < n` rather than `mask = pid < n`, or "
     "`offs_ok & (pid + tl.zeros_like(offs) < n)`; or run the interpreter with Triton 3.8, or the "
-    "kernel on a GPU [triton3.9-interpreter-scalar-masks]")
+    "kernel on a GPU [triton3.9-interpreter-scalar-masks]"
+)
 
 
 def explain_interpreter_error(e: BaseException) -> str | None:
@@ -464,20 +479,37 @@ def explain_interpreter_error(e: BaseException) -> str | None:
 def _language_holders() -> list[Any]:
     import triton.language as tl
 
-    out = [tl, tl.core, getattr(tl, "math", None), tl.core.tensor, tl.core.dtype,
-           getattr(tl.core, "tensor_descriptor_base", None)]
+    out = [
+        tl,
+        tl.core,
+        getattr(tl, "math", None),
+        tl.core.tensor,
+        tl.core.dtype,
+        getattr(tl.core, "tensor_descriptor_base", None),
+    ]
     return [o for o in out if o is not None]
 
 
 def _qualname(v: Any) -> str:
-    return str(getattr(v, "__qualname__", "") or getattr(getattr(v, "func", None), "__qualname__", "") or "")
+    return str(
+        getattr(v, "__qualname__", "")
+        or getattr(getattr(v, "func", None), "__qualname__", "")
+        or ""
+    )
 
 
 def _is_patch(v: Any) -> bool:
     """A value the interpreter put in place of a language object."""
     qn = _qualname(v)
-    if qn.startswith(("_patch_attr.", "_patch_lang_core.", "_patch_reduce_scan.", "_patch_lang_tensor.",
-                      "_patch_lang.")):
+    if qn.startswith(
+        (
+            "_patch_attr.",
+            "_patch_lang_core.",
+            "_patch_reduce_scan.",
+            "_patch_lang_tensor.",
+            "_patch_lang.",
+        )
+    ):
         return True
     if isinstance(v, property):
         return _is_patch(v.fget)
@@ -553,32 +585,25 @@ def language_lost() -> list[str]:
     return list(_snapshot.lost) if _snapshot is not None else []
 
 
-#: Held while triton.language is put back (pristine_language) and while an interpreted kernel
-#: runs under FlagPrism's launch interceptor (interpreted_launch): a kernel running on one thread
-#: must not see the real builtins that a compile on another thread put back for a while (Triton
-#: 3.4/3.5 leave the interpreter's patches in place between launches, so a compile always swaps
-#: them). Reentrant: a compile inside a launch on the same thread goes ahead.
-_language_lock = threading.RLock()
-
-
-@contextlib.contextmanager
-def interpreted_launch() -> Iterator[None]:
-    """Around the run of an interpreted kernel: excludes pristine_language() on other threads."""
-    with _language_lock:
-        yield
+# Triton's interpreter patches triton.language for the length of a launch; pristine_language()
+# takes the patches off. Both hold this lock (the interpreted kernel through _profhook's
+# interceptor of GridExecutor.__call__), so they never overlap on two threads.
+language_lock = threading.RLock()
 
 
 @contextlib.contextmanager
 def pristine_language() -> Iterator[None]:
     """Put triton.language's own objects back for the duration (to compile on the interpreter),
-    then the interpreter's patches again. Excludes interpreted launches that run through
-    FlagPrism's interceptors on other threads (interpreted_launch); a launch of the interpreter
-    that none of them sees can still race with it."""
-    with _language_lock:
-        yield from _pristine_language()
+    then the interpreter's patches again. Holds language_lock, which FlagPrism's interceptor of
+    interpreted launches holds around the kernel: a twin or an estimate compiled on one thread
+    never unpatches the language under a kernel another thread is interpreting."""
+    with language_lock:
+        with _pristine():
+            yield
 
 
-def _pristine_language() -> Iterator[None]:
+@contextlib.contextmanager
+def _pristine() -> Iterator[None]:
     remember_language()
     snap = _snapshot
     saved: list[tuple[Any, str, Any]] = []
@@ -634,20 +659,51 @@ def triton_features() -> dict[str, Any]:
         "interpreter_run_method": interpreter_run_is_method(),
         "hook_chains": hook_chains_native(),
         "kernel_load_hook": hook_chain("kernel_load_end_hook") is not None,
-        "make_ir_takes_target": _probe("make_ir_target", lambda: "target" in inspect.signature(
-            __import__("triton.compiler", fromlist=["ASTSource"]).ASTSource.make_ir).parameters),
+        "make_ir_takes_target": _probe(
+            "make_ir_target",
+            lambda: (
+                "target"
+                in inspect.signature(
+                    __import__("triton.compiler", fromlist=["ASTSource"]).ASTSource.make_ir
+                ).parameters
+            ),
+        ),
         "block_pointers": block_pointers(),
         "block_pointer_objects": block_pointer_objects(),
         "reshape_can_reorder": reshape_can_reorder(),
         "interpreter_int_masks": interpreter_int_masks(),
-        "language_scoped_patches": _probe("language_scoped_patches", lambda: hasattr(
-            __import__("triton.runtime.interpreter", fromlist=["x"]), "_LangPatchScope")),
+        "language_scoped_patches": _probe(
+            "language_scoped_patches",
+            lambda: hasattr(
+                __import__("triton.runtime.interpreter", fromlist=["x"]), "_LangPatchScope"
+            ),
+        ),
     }
 
 
-__all__ = ["Issue", "backends", "block_pointer_objects", "block_pointers", "constexpr_function",
-           "current_mode", "explain_interpreter_error", "hook_chain", "hook_chains_native",
-           "installed_versions", "interpreted_launch", "interpreted_options", "interpreter_int_masks",
-           "interpreter_run_is_method", "issues", "known_issues", "make_ir", "pristine_language",
-           "remember_language", "reshape_can_reorder", "skip_reason", "supported_triton",
-           "triton_features", "triton_supported", "unpatched"]
+__all__ = [
+    "Issue",
+    "backends",
+    "block_pointer_objects",
+    "block_pointers",
+    "constexpr_function",
+    "current_mode",
+    "explain_interpreter_error",
+    "hook_chain",
+    "hook_chains_native",
+    "installed_versions",
+    "interpreted_options",
+    "interpreter_int_masks",
+    "interpreter_run_is_method",
+    "issues",
+    "known_issues",
+    "make_ir",
+    "pristine_language",
+    "remember_language",
+    "reshape_can_reorder",
+    "skip_reason",
+    "supported_triton",
+    "triton_features",
+    "triton_supported",
+    "unpatched",
+]

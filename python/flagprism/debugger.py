@@ -16,14 +16,14 @@ Nothing here decodes records or formats reports; that is C's work.
 from __future__ import annotations
 
 import contextvars
-import datetime
 import json
 import os
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from flagprism import (
     _dbgexport,
@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 
-#: The checks of check mode (docs/debugger.md, "Check mode"); "bounds" is what sanitize does.
+#: The checks of check mode (docs/guide/debugger.md, "Check mode"); "bounds" is what sanitize does.
 CHECKS = ("bounds", "nan", "inf", "precision", "domain")
 #: Default bytes of the launch pipeline's pool per device (record buffers of launches in flight).
 POOL_BYTES = 256 << 20
@@ -96,11 +96,15 @@ _summary: Any = None  # the whole-program summary (a capsule of flagprism._ext),
 
 #: Launch statuses of the summary (<flagprism/debug-summary.h>, enum fp_dbg_launch_status).
 S_INSTRUMENTED, S_EXCLUDED, S_UNOBSERVABLE, S_FAILED, S_NOTHING = range(5)
-_bypass: contextvars.ContextVar[bool] = contextvars.ContextVar("flagprism_debugger_bypass", default=False)
+_bypass: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "flagprism_debugger_bypass", default=False
+)
 
 # id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, checks): Twin}
 _marker_cache: dict[int, tuple[Any, bool]] = {}
-_twin_cache: dict[int, tuple[Any, dict[tuple[int, int, str, frozenset[str]], _rewrite.Twin | None]]] = {}
+_twin_cache: dict[
+    int, tuple[Any, dict[tuple[int, int, str, frozenset[str]], _rewrite.Twin | None]]
+] = {}
 _ttir_cache: dict[tuple[int, str], tuple[str | None, str | None]] = {}
 
 
@@ -122,8 +126,10 @@ def _check_capacity(name: str, v: int | None) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
-        raise ValueError(f"{name} must be None or an integer from 0 to {top} (2**{top.bit_length() - 1}), "
-                         f"got {v!r}")
+        raise ValueError(
+            f"{name} must be None or an integer from 0 to {top} (2**{top.bit_length() - 1}), "
+            f"got {v!r}"
+        )
     return v
 
 
@@ -139,14 +145,19 @@ def _check_launch(v: Any) -> tuple[int, int] | None:
             lo = int(parts[0])
             hi = int(parts[1]) if len(parts) == 2 else lo
         except ValueError:
-            raise ValueError(f"launch must be N or N-M (launch indices from 0), got {v!r}") from None
+            raise ValueError(
+                f"launch must be N or N-M (launch indices from 0), got {v!r}"
+            ) from None
     elif isinstance(v, int) and not isinstance(v, bool):
         lo = hi = v
     elif isinstance(v, (tuple, list)) and len(v) == 2:
         lo, hi = v
     else:
-        raise ValueError(f"launch must be None, N, (N, M) or \"N-M\", got {v!r}")
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)) or not 0 <= lo <= hi:
+        raise ValueError(f'launch must be None, N, (N, M) or "N-M", got {v!r}')
+    if (
+        not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi))
+        or not 0 <= lo <= hi
+    ):
         raise ValueError(f"launch must name indices 0 <= N <= M, got {v!r}")
     return (lo, hi)
 
@@ -156,18 +167,32 @@ def _check_output_dir(v: Any) -> str:
     not at the first launch."""
     path = os.fspath(v) if isinstance(v, (str, os.PathLike)) else v
     if not isinstance(path, str):
-        raise TypeError(f"output_dir must be a str path or os.PathLike of str, not {type(v).__name__}")
+        raise TypeError(
+            f"output_dir must be a str path or os.PathLike of str, not {type(v).__name__}"
+        )
     if not path or "\0" in path:
-        raise ValueError(f"output_dir must be a non-empty path without NUL characters, got {path!r}")
+        raise ValueError(
+            f"output_dir must be a non-empty path without NUL characters, got {path!r}"
+        )
     return path
 
 
-def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: int | None = None,
-              export_on_error: bool = False, export_raw_records: bool = False,
-              dump_capacity: int | None = None, twin_num_warps: str | int = "auto",
-              twin_maxnreg: str | int | None = "auto", pipeline: bool = True, pool_bytes: int = POOL_BYTES,
-              all_reports: bool | None = None, max_reports: int | None = None, kernel: str | None = None,
-              launch: Any = None, max_runs: int = 10000) -> None:
+def configure(
+    output_dir: str | os.PathLike[str] = "fp_debug",
+    record_capacity: int | None = None,
+    export_on_error: bool = False,
+    export_raw_records: bool = False,
+    dump_capacity: int | None = None,
+    twin_num_warps: str | int = "auto",
+    twin_maxnreg: str | int | None = "auto",
+    pipeline: bool = True,
+    pool_bytes: int = POOL_BYTES,
+    all_reports: bool | None = None,
+    max_reports: int | None = None,
+    kernel: str | None = None,
+    launch: Any = None,
+    max_runs: int = 10000,
+) -> None:
     """Set every option of the Debugger (options not given take their default).
 
     output_dir: where reports are written (a str path). record_capacity: total records of one
@@ -176,12 +201,12 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     words of the level-2 dump arena of one launch, 0 to 2**31 (None: sized from the launch; 0:
     every dump is counted as overflow). twin_num_warps: warps of the instrumented
     twin: "auto" (fewer than the kernel's where its results cannot depend on the warp count, see
-    docs/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
+    docs/guide/debugger.md), "same" (the kernel's), or a power of two from 1 to 32 (used where results
     cannot depend on it, else the kernel's). twin_maxnreg: register cap of the twin on NVIDIA GPUs
     (Triton's maxnreg): "auto" (cap at the next occupancy step where that step is close and the
-    capped build does not spill, see docs/debugger.md), None (never cap) or an integer from 16 to
+    capped build does not spill, see docs/guide/debugger.md), None (never cap) or an integer from 16 to
     255 (always that cap). pipeline: report launches in the background without waiting for each
-    (the default; docs/debugger.md, "The launch pipeline"). pool_bytes: the pipeline's pool per
+    (the default; docs/guide/debugger.md, "The launch pipeline"). pool_bytes: the pipeline's pool per
     device (records of launches in flight; 1 MiB to 64 GiB). all_reports: write every launch's
     report files (default: yes in marker mode, only launches with findings in check mode).
     max_reports: per-launch reports written at most (None: no limit; findings of later launches
@@ -192,10 +217,15 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
     global _config, _kernel_re
     import re
 
-    if not isinstance(pool_bytes, int) or isinstance(pool_bytes, bool) or not (1 << 20) <= pool_bytes <= (64 << 30):
+    if (
+        not isinstance(pool_bytes, int)
+        or isinstance(pool_bytes, bool)
+        or not (1 << 20) <= pool_bytes <= (64 << 30)
+    ):
         raise ValueError(f"pool_bytes must be an integer from 1 MiB to 64 GiB, got {pool_bytes!r}")
-    if max_reports is not None and (isinstance(max_reports, bool) or not isinstance(max_reports, int)
-                                    or max_reports < 0):
+    if max_reports is not None and (
+        isinstance(max_reports, bool) or not isinstance(max_reports, int) or max_reports < 0
+    ):
         raise ValueError(f"max_reports must be None or an integer >= 0, got {max_reports!r}")
     if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
         raise ValueError(f"max_runs must be an integer >= 1, got {max_runs!r}")
@@ -205,13 +235,22 @@ def configure(output_dir: str | os.PathLike[str] = "fp_debug", record_capacity: 
             kre = re.compile(kernel)
         except (re.error, TypeError) as e:
             raise ValueError(f"kernel must be a regular expression, got {kernel!r}: {e}") from None
-    cfg = _Config(output_dir=_dist.output_dir(_check_output_dir(output_dir)), record_capacity=_check_capacity("record_capacity", record_capacity),
-                  export_on_error=bool(export_on_error), export_raw_records=bool(export_raw_records),
-                  dump_capacity=_check_capacity("dump_capacity", dump_capacity),
-                  twin_num_warps=_warps.check_setting(twin_num_warps),
-                  twin_maxnreg=_regs.check_setting(twin_maxnreg), pipeline=bool(pipeline), pool_bytes=pool_bytes,
-                  all_reports=None if all_reports is None else bool(all_reports), max_reports=max_reports,
-                  kernel=kernel, launch=_check_launch(launch), max_runs=max_runs)
+    cfg = _Config(
+        output_dir=_dist.output_dir(_check_output_dir(output_dir)),
+        record_capacity=_check_capacity("record_capacity", record_capacity),
+        export_on_error=bool(export_on_error),
+        export_raw_records=bool(export_raw_records),
+        dump_capacity=_check_capacity("dump_capacity", dump_capacity),
+        twin_num_warps=_warps.check_setting(twin_num_warps),
+        twin_maxnreg=_regs.check_setting(twin_maxnreg),
+        pipeline=bool(pipeline),
+        pool_bytes=pool_bytes,
+        all_reports=None if all_reports is None else bool(all_reports),
+        max_reports=max_reports,
+        kernel=kernel,
+        launch=_check_launch(launch),
+        max_runs=max_runs,
+    )
     with _lock:
         _config = cfg
         _kernel_re = kre
@@ -222,8 +261,13 @@ def get_config() -> dict[str, Any]:
     ``sanitize``, ``check``)."""
     with _lock:
         d = asdict(_config)
-        d.update(active=_active, level=_level, addr_level=_addr_level, sanitize=_sanitize,
-                 check=tuple(c for c in CHECKS if c in _checks))
+        d.update(
+            active=_active,
+            level=_level,
+            addr_level=_addr_level,
+            sanitize=_sanitize,
+            check=tuple(c for c in CHECKS if c in _checks),
+        )
         return d
 
 
@@ -245,7 +289,9 @@ def _check_checks(check: Any) -> frozenset[str]:
     return frozenset(items)
 
 
-def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False, check: Any = None) -> None:
+def activate(
+    level: int = 1, addr_level: int = 1, sanitize: bool = False, check: Any = None
+) -> None:
     """Start instrumenting kernels with markers. level: 0 no values, 1 value summaries, 2 summaries
     and full dumps. addr_level: 0 no addresses, 1 address summaries, 2 summaries and every lane.
     check: instead, check mode: every launch of every kernel, markers or not, over its whole body,
@@ -253,7 +299,7 @@ def activate(level: int = 1, addr_level: int = 1, sanitize: bool = False, check:
     store against the tensors' extents), "nan", "inf" (where NaN/Inf first appear),
     "precision" (narrowing casts, cancellation), "domain" (division by zero, log/sqrt/pow
     outside their domain); reports are written only for launches with findings (see
-    docs/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
+    docs/guide/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
     global _active, _level, _addr_level, _sanitize, _checks
     lv = _check_level("level", level)
     al = _check_level("addr_level", addr_level)
@@ -318,7 +364,7 @@ def stats() -> dict[str, Any]:
     """The pipeline's counters per device (launches submitted, done, failed, waits for the pool,
     results dropped, reports suppressed by max_reports, pool bytes in use), ``runs_dropped``
     (run dicts beyond max_runs) and ``launch``: how instrumented launches were prepared
-    (docs/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
+    (docs/guide/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
     built and reused, launches that took the slow path, compiled kernels and register decisions
     reused)."""
     out = _dbgexport.stats()
@@ -345,8 +391,11 @@ def summary() -> dict[str, Any]:
 
     _dbgexport.drain()
     s = _summary_obj()
-    return {"totals": _ext.debug_summary_totals(s), "json": json.loads(_ext.debug_summary_format(s, "json")),
-            "text": _ext.debug_summary_format(s, "txt")}
+    return {
+        "totals": _ext.debug_summary_totals(s),
+        "json": json.loads(_ext.debug_summary_format(s, "json")),
+        "text": _ext.debug_summary_format(s, "txt"),
+    }
 
 
 def write_summary(output_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
@@ -383,8 +432,9 @@ _hook_added = False
 _tls = threading.local()  # .within: depth of Debugger interceptors on this thread
 #: Set by the outer interceptors for the JITFunction launch below them: the launch path, and the
 #: autotuner's role ("benchmark"/"chosen") and config.
-_route: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("flagprism_debugger_route",
-                                                                               default=None)
+_route: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "flagprism_debugger_route", default=None
+)
 _bench_seen: set[tuple[int, str]] = set()  # (id(autotuner), config) observed while benchmarking
 #: CUDA graphs being captured on this thread (graph objects), and the kernels each graph holds.
 _graph_kernels: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
@@ -400,14 +450,17 @@ class _Within:
         _tls.within -= 1
 
 
-def _account(fn: Any, status: int, reason: str | None, count: int = 1, index: int | None = None) -> int:
+def _account(
+    fn: Any, status: int, reason: str | None, count: int = 1, index: int | None = None
+) -> int:
     """Put launches of `fn` into the summary; returns the index of the first."""
     name, file = _identity(fn)
     return _summary_launch(name, file, status, reason, count, index)
 
 
-def _summary_launch(name: str, file: str, status: int, reason: str | None, count: int = 1,
-                    index: int | None = None) -> int:
+def _summary_launch(
+    name: str, file: str, status: int, reason: str | None, count: int = 1, index: int | None = None
+) -> int:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     return int(_ext.debug_summary_launch(_summary_obj(), name, file, status, reason, count, index))
@@ -445,9 +498,13 @@ def _capturing(fn: Any) -> Any:
 
 
 def _note_captured(fn: Any, graph: Any) -> None:
-    _account(fn, S_UNOBSERVABLE, "launched during CUDA graph capture: it runs at each replay of the graph, "
-                                 "where kernels cannot be instrumented (replays are counted separately)",
-             index=_reserve())
+    _account(
+        fn,
+        S_UNOBSERVABLE,
+        "launched during CUDA graph capture: it runs at each replay of the graph, "
+        "where kernels cannot be instrumented (replays are counted separately)",
+        index=_reserve(),
+    )
     if graph is not True:
         entry = _graph_kernels.get(id(graph))
         if entry is not None:
@@ -464,19 +521,31 @@ def _decide(fn: Any, index: int) -> tuple[int, str] | None:
     """Why launch `index` of `fn` is not instrumented (status, reason), or None: instrument it."""
     kre = _kernel_re
     if kre is not None and not kre.search(_paths.kernel_name(fn)):
-        return S_EXCLUDED, f"filtered out: the kernel's name does not match --kernel {kre.pattern!r}"
+        return (
+            S_EXCLUDED,
+            f"filtered out: the kernel's name does not match --kernel {kre.pattern!r}",
+        )
     rng = _config.launch
     if rng is not None and not rng[0] <= index <= rng[1]:
         return S_EXCLUDED, f"filtered out: --launch {rng[0]}-{rng[1]} (launch indices from 0)"
     if not (_sanitize or _has_markers(fn)):
-        return S_EXCLUDED, "no fpl.collect_start()/collect_end() markers (only marked kernels are observed; " \
-                           "--sanitize observes every kernel)"
+        return (
+            S_EXCLUDED,
+            "no fpl.collect_start()/collect_end() markers (only marked kernels are observed; "
+            "--sanitize observes every kernel)",
+        )
     return None
 
 
 def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
     """JITFunction.run / InterpretedFunction.run: every Triton launch that reaches Triton's own path."""
-    if warmup or not _active or _bypass.get() or _intercept.in_internal() or getattr(self, "_fp_twin", False):
+    if (
+        warmup
+        or not _active
+        or _bypass.get()
+        or _intercept.in_internal()
+        or getattr(self, "_fp_twin", False)
+    ):
         return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
     with _Within():
         graph = _capturing(self)
@@ -488,8 +557,12 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
         if route.get("role") == "benchmark":
             key = (route["tuner"], route["config"])
             if key in _bench_seen:
-                _account(self, S_EXCLUDED, "autotuner benchmark repetition (the first launch of each config "
-                                           "is observed)", index=index)
+                _account(
+                    self,
+                    S_EXCLUDED,
+                    "autotuner benchmark repetition (the first launch of each config is observed)",
+                    index=index,
+                )
                 return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
             _bench_seen.add(key)
         why = _decide(self, index)
@@ -526,8 +599,16 @@ def _autotune_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         return call_next(self, *args, **kwargs)
     outer = _route.get() or {}
     path = " > ".join(p for p in (outer.get("path"), "triton.autotune") if p)
-    token = _route.set({**outer, "path": path, "role": "chosen", "tuner": id(self), "config": None,
-                        "autotuner": self})
+    token = _route.set(
+        {
+            **outer,
+            "path": path,
+            "role": "chosen",
+            "tuner": id(self),
+            "config": None,
+            "autotuner": self,
+        }
+    )
     try:
         return call_next(self, *args, **kwargs)
     finally:
@@ -540,8 +621,16 @@ def _autotune_bench(call_next: Any, self: Any, *args: Any, config: Any, **kwargs
         return call_next(self, *args, config=config, **kwargs)
     outer = _route.get() or {}
     path = " > ".join(p for p in (outer.get("path"), "triton.autotune") if p)
-    token = _route.set({**outer, "path": path, "role": "benchmark", "tuner": id(self),
-                        "config": str(config), "autotuner": None})
+    token = _route.set(
+        {
+            **outer,
+            "path": path,
+            "role": "benchmark",
+            "tuner": id(self),
+            "config": str(config),
+            "autotuner": None,
+        }
+    )
     try:
         return call_next(self, *args, config=config, **kwargs)
     finally:
@@ -560,8 +649,13 @@ def _libentry_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
     with _Within():
         if _capturing(jit) is None and not (_sanitize or _has_markers(jit)):
             # not selected whatever the launch index: LibEntry's own path (cached kernel)
-            _account(jit, S_EXCLUDED, "no fpl.collect_start()/collect_end() markers (only marked kernels are "
-                                      "observed; --sanitize observes every kernel)", index=_reserve())
+            _account(
+                jit,
+                S_EXCLUDED,
+                "no fpl.collect_start()/collect_end() markers (only marked kernels are "
+                "observed; --sanitize observes every kernel)",
+                index=_reserve(),
+            )
             return call_next(self, *args, **kwargs)
         token = _route.set({**(_route.get() or {}), "path": "FlagGems LibEntry"})
         try:
@@ -571,8 +665,14 @@ def _libentry_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         return ret, {}
 
 
-def _inductor_run(call_next: Any, self: Any, *args: Any, stream: Any = None, benchmark_run: bool = False,
-                  **kwargs: Any) -> Any:
+def _inductor_run(
+    call_next: Any,
+    self: Any,
+    *args: Any,
+    stream: Any = None,
+    benchmark_run: bool = False,
+    **kwargs: Any,
+) -> Any:
     """PyTorch Inductor's CachingAutotuner.run: launches through its own launchers (or PyTorch's
     static CUDA launcher), never JITFunction.run; translated here (_paths.inductor_launch)."""
     if benchmark_run or not _active or _intercept.in_internal():
@@ -580,8 +680,13 @@ def _inductor_run(call_next: Any, self: Any, *args: Any, stream: Any = None, ben
     fn = getattr(self, "fn", None)
     with _Within():
         if fn is None:
-            _summary_launch(str(getattr(self, "inductor_meta", {}).get("kernel_name", "inductor kernel")), "",
-                            S_FAILED, "the Inductor kernel has no Triton function", index=_reserve())
+            _summary_launch(
+                str(getattr(self, "inductor_meta", {}).get("kernel_name", "inductor kernel")),
+                "",
+                S_FAILED,
+                "the Inductor kernel has no Triton function",
+                index=_reserve(),
+            )
             return call_next(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         graph = _capturing(fn)
         if graph is not None:
@@ -630,10 +735,14 @@ def _graph_replay(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         entry = _graph_kernels.get(id(self))
         if entry is not None and entry[0]() is self:
             for name, file in entry[1]:
-                _summary_launch(name, file, S_UNOBSERVABLE,
-                                "replayed from a CUDA graph (kernels inside a graph cannot be instrumented; "
-                                "run the program without graphs, e.g. torch.compile without "
-                                "mode=\"reduce-overhead\", to check them)")
+                _summary_launch(
+                    name,
+                    file,
+                    S_UNOBSERVABLE,
+                    "replayed from a CUDA graph (kernels inside a graph cannot be instrumented; "
+                    "run the program without graphs, e.g. torch.compile without "
+                    'mode="reduce-overhead", to check them)',
+                )
     return call_next(self, *args, **kwargs)
 
 
@@ -648,25 +757,31 @@ def _observe_launch(metadata: Any) -> None:
         name = str(data.get("name") or "kernel")
     except Exception:  # noqa: BLE001
         name = "kernel"
-    _summary_launch(name, "", S_UNOBSERVABLE,
-                    "launched through a path FlagPrism does not hook (a compiled kernel called directly, "
-                    "not through JITFunction.run, an autotuner, FlagGems' LibEntry or torch.compile)")
+    _summary_launch(
+        name,
+        "",
+        S_UNOBSERVABLE,
+        "launched through a path FlagPrism does not hook (a compiled kernel called directly, "
+        "not through JITFunction.run, an autotuner, FlagGems' LibEntry or torch.compile)",
+    )
 
 
 def _install() -> None:
     global _hook_added
     add = _intercept.add
-    _handles.extend([
-        add("jit.run", "debugger", _jit_run, _ORDER),
-        add("interp.run", "debugger", _interp_run, _ORDER),
-        add("autotune.run", "debugger", _autotune_run, _ORDER),
-        add("autotune.bench", "debugger", _autotune_bench, _ORDER),
-        add("libentry.run", "debugger", _libentry_run, _ORDER),
-        add("inductor.run", "debugger", _inductor_run, _ORDER),
-        add("cudagraph.capture_begin", "debugger", _graph_capture_begin, _ORDER),
-        add("cudagraph.capture_end", "debugger", _graph_capture_end, _ORDER),
-        add("cudagraph.replay", "debugger", _graph_replay, _ORDER),
-    ])
+    _handles.extend(
+        [
+            add("jit.run", "debugger", _jit_run, _ORDER),
+            add("interp.run", "debugger", _interp_run, _ORDER),
+            add("autotune.run", "debugger", _autotune_run, _ORDER),
+            add("autotune.bench", "debugger", _autotune_bench, _ORDER),
+            add("libentry.run", "debugger", _libentry_run, _ORDER),
+            add("inductor.run", "debugger", _inductor_run, _ORDER),
+            add("cudagraph.capture_begin", "debugger", _graph_capture_begin, _ORDER),
+            add("cudagraph.capture_end", "debugger", _graph_capture_end, _ORDER),
+            add("cudagraph.replay", "debugger", _graph_replay, _ORDER),
+        ]
+    )
     chain = compat.hook_chain("launch_enter_hook")  # Triton's chain, or compat's over 3.4's knob
     if chain is not None:
         chain.add(_observe_launch)
@@ -696,6 +811,7 @@ def _forget(key: int) -> Callable[[Any], None]:
     def cb(_ref: Any) -> None:
         _marker_cache.pop(key, None)
         _twin_cache.pop(key, None)
+
     return cb
 
 
@@ -727,16 +843,21 @@ def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
     from flagprism import _records as R
 
     if not isinstance(fn, type(R.begin)):
-        raise RuntimeError("flagprism: the kernel and flagprism's record helpers were created in different "
-                           "Triton modes (TRITON_INTERPRET changed after flagprism._records was imported)")
+        raise RuntimeError(
+            "flagprism: the kernel and flagprism's record helpers were created in different "
+            "Triton modes (TRITON_INTERPRET changed after flagprism._records was imported)"
+        )
     ns: dict[str, Any] = vars(R)
     if flavour == "np" and _plans.backend_of(fn) == "interpreter":
         ns = R.interpreter_helpers()
     fused = flavour == "fused"
     return {
         _rewrite.H_BEGIN: ns["begin"],
-        _rewrite.H_VALUE: ns[("value_counts_fused" if fused else "value_counts_np") if counts else
-                             ("value_fused" if fused else "value_np")],
+        _rewrite.H_VALUE: ns[
+            ("value_counts_fused" if fused else "value_counts_np")
+            if counts
+            else ("value_fused" if fused else "value_np")
+        ],
         _rewrite.H_ADDR: ns["addr_fused" if fused else "addr_np"],
         _rewrite.H_DESC: ns["desc_access"],
         _rewrite.H_VAFF: ns["value_affine_fused" if fused else "value_affine_np"],
@@ -763,13 +884,18 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             raise RuntimeError(f"flagprism: {_paths.kernel_name(fn)} cannot be sanitized")
         return twin
     if _sanitize:
-        # check mode: the whole body, recording only what the checks need (docs/debugger.md,
+        # check mode: the whole body, recording only what the checks need (docs/guide/debugger.md,
         # "Check mode"): addresses for bounds; values for the others, NaN/Inf counts only when
         # nothing else is asked of them
         values = bool(_checks & {"nan", "inf", "precision", "domain"})
         counts = values and not (_checks & {"precision", "domain"})
-        twin = _rewrite.build(fn, 1 if values else 0, 1 if "bounds" in _checks else 0,
-                              _helpers(fn, flavour, counts), sanitize=True)
+        twin = _rewrite.build(
+            fn,
+            1 if values else 0,
+            1 if "bounds" in _checks else 0,
+            _helpers(fn, flavour, counts),
+            sanitize=True,
+        )
         twin.extra["sanitize"] = True
         twin.extra["checks"] = sorted(_checks)
     else:
@@ -779,7 +905,9 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
     return twin
 
 
-def _remember(fn: Any, tkey: tuple[int, int, str, frozenset[str]], twin: _rewrite.Twin | None) -> None:
+def _remember(
+    fn: Any, tkey: tuple[int, int, str, frozenset[str]], twin: _rewrite.Twin | None
+) -> None:
     key = id(fn)
     hit = _twin_cache.get(key)
     if hit is None or hit[0]() is not fn:
@@ -814,11 +942,18 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
             _remember(fn, (_level, _addr_level, _flavour(fn), _checks), None)
             with _lock:
                 _sanitize_skipped[name] = str(e)
-        kind = "cannot read the kernel's source" if isinstance(e, (OSError, TypeError)) else "cannot instrument"
+        kind = (
+            "cannot read the kernel's source"
+            if isinstance(e, (OSError, TypeError))
+            else "cannot instrument"
+        )
         _warn_once(name, f"runs unobserved: {e}")
         return None, (S_FAILED, f"{kind}: {e}")
     except RuntimeError as e:  # remembered as not instrumentable
-        return None, (S_FAILED, f"cannot instrument: {_sanitize_skipped.get(_paths.kernel_name(fn), e)}")
+        return None, (
+            S_FAILED,
+            f"cannot instrument: {_sanitize_skipped.get(_paths.kernel_name(fn), e)}",
+        )
     if _sanitize and not twin.sites:
         return None, (S_NOTHING, "no load or store to check")
     return twin, None
@@ -832,12 +967,20 @@ def _compile_error(e: BaseException) -> bool:
     return isinstance(e, CompilationError)
 
 
-def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, call_next: Any,
-                  route: dict[str, Any], index: int) -> Any:
+def _instrumented(
+    fn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    grid: Any,
+    call_next: Any,
+    route: dict[str, Any],
+    index: int,
+) -> Any:
     """Launch `fn`'s twin in place of `fn` as launch `index`, account for it and export its
     records. `call_next` (None for paths that translated the launch) launches the original:
     used when the twin cannot be built, when it fails to compile, and to return the original's
     compiled kernel to callers that cache it (FlagGems' LibEntry)."""
+
     def original() -> Any:
         if call_next is None:
             raise RuntimeError("flagprism: no original launch for a translated path")
@@ -859,9 +1002,19 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         entry = _dbgexport.pipeline_for(dev, _summary_obj(), cfg, findings_only)
     stream = None
     if entry is not None and entry[0] is not None and dev.type != "cpu":
-        stream = _devbuf._stream(dev)  # the launch's stream: the slice is prepared and read back on it
-    plan, fast, sizing = _plans.prepare(twin, fn, args, kwargs, grid, cfg, dev,
-                                        alloc=_dbgexport.allocator(entry, stream) if entry is not None else None)
+        stream = _devbuf._stream(
+            dev
+        )  # the launch's stream: the slice is prepared and read back on it
+    plan, fast, sizing = _plans.prepare(
+        twin,
+        fn,
+        args,
+        kwargs,
+        grid,
+        cfg,
+        dev,
+        alloc=_dbgexport.allocator(entry, stream) if entry is not None else None,
+    )
     plan.stream = stream
     try:
         if plan.backend == "cuda":
@@ -870,19 +1023,32 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
                 _plans.counters["registers_reused"] += 1
             else:
                 try:
-                    plan.registers = _regs.decide(twin.jit, args, plan.grid, _launch.launch_kwargs(plan, kwargs),
-                                                  cfg.twin_maxnreg, plan.buffer.device)
+                    plan.registers = _regs.decide(
+                        twin.jit,
+                        args,
+                        plan.grid,
+                        _launch.launch_kwargs(plan, kwargs),
+                        cfg.twin_maxnreg,
+                        plan.buffer.device,
+                    )
                     if sizing is not None:
                         sizing.registers = plan.registers
                 except Exception as e:  # noqa: BLE001 - the launch below raises a real compile error itself
-                    plan.registers = {"cap": None, "uncapped": None,
-                                      "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[:300]}
+                    plan.registers = {
+                        "cap": None,
+                        "uncapped": None,
+                        "reason": f"no register cap: the decision failed ({type(e).__name__}: {e})"[
+                            :300
+                        ],
+                    }
         ret = _launch.launch(twin, plan, args, kwargs)
     except Exception as e:
         partial = None
         if cfg.export_on_error:
             try:
-                partial = _export(fn, twin, plan, cfg, None, e, index, route, None, findings_only, fast)
+                partial = _export(
+                    fn, twin, plan, cfg, None, e, index, route, None, findings_only, fast
+                )
             except Exception as ee:  # noqa: BLE001 - the kernel's own error matters more
                 if hasattr(e, "add_note"):
                     e.add_note(f"flagprism: exporting the captured records failed too: {ee}")
@@ -890,18 +1056,28 @@ def _instrumented(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: 
         where = f"; partial records: {partial.get('txt')}" if partial and partial.get("txt") else ""
         if _compile_error(e):
             # the instrumented kernel did not compile: run the kernel itself, say so
-            _summary_launch(*_identity(fn), S_FAILED,
-                            f"the instrumented kernel failed to compile ({type(e).__name__}: "
-                            f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented",
-                            index=index)
-            _warn_once(_paths.kernel_name(fn), f"runs unobserved: its instrumented twin failed to compile: {e}")
+            _summary_launch(
+                *_identity(fn),
+                S_FAILED,
+                f"the instrumented kernel failed to compile ({type(e).__name__}: "
+                f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented",
+                index=index,
+            )
+            _warn_once(
+                _paths.kernel_name(fn),
+                f"runs unobserved: its instrumented twin failed to compile: {e}",
+            )
             if call_next is None:
                 raise _NotInstrumented(str(e)) from e
             return original()
         hint = _note_triton_error(e)
-        _summary_launch(*_identity(fn), S_FAILED,
-                        f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}"
-                        + (f"; {hint}" if hint else ""), index=index)
+        _summary_launch(
+            *_identity(fn),
+            S_FAILED,
+            f"the launch raised {type(e).__name__}: {str(e)[:300]}{where}"
+            + (f"; {hint}" if hint else ""),
+            index=index,
+        )
         raise
     try:
         _export(fn, twin, plan, cfg, ret, None, index, route, entry, findings_only, fast)
@@ -950,8 +1126,11 @@ def _note_write_failure(kernel: str, e: OSError) -> None:
         if first and len(_write_failures["causes"]) < 4:
             _write_failures["causes"].append(cause)
     if first:
-        warnings.warn(f"flagprism: the Debugger's reports of a launch could not be written: {cause}",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"flagprism: the Debugger's reports of a launch could not be written: {cause}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -963,22 +1142,34 @@ def _ext_report(buffer: Any, site_table_json: str, launch_json: str) -> dict[str
     try:
         from flagprism import _ext  # type: ignore[attr-defined]
     except ImportError as e:
-        raise RuntimeError("flagprism: the native extension flagprism._ext is missing, so Debugger reports "
-                           "cannot be written; install FlagPrism with its native part") from e
+        raise RuntimeError(
+            "flagprism: the native extension flagprism._ext is missing, so Debugger reports "
+            "cannot be written; install FlagPrism with its native part"
+        ) from e
     report = getattr(_ext, "debug_report", None)
     if report is None:
-        raise RuntimeError("flagprism: this build of flagprism._ext has no debug_report(); rebuild FlagPrism")
+        raise RuntimeError(
+            "flagprism: this build of flagprism._ext has no debug_report(); rebuild FlagPrism"
+        )
     # the summary and launch index of the launch being exported (_export sets them)
     ctx = getattr(_tls, "report", None) or {}
-    return report(buffer, site_table_json, launch_json, _summary_obj(), int(ctx.get("index", 0)),
-                  bool(ctx.get("findings_only", False)))
+    return report(
+        buffer,
+        site_table_json,
+        launch_json,
+        _summary_obj(),
+        int(ctx.get("index", 0)),
+        bool(ctx.get("findings_only", False)),
+    )
 
 
 #: The function that decodes a record buffer and writes the reports. Tests may replace it.
 _report_fn: Callable[[Any, str, str], dict[str, Any]] = _ext_report
 
 
-def _ttir(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, ret: Any) -> tuple[str | None, str | None]:
+def _ttir(
+    fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, ret: Any
+) -> tuple[str | None, str | None]:
     asm = getattr(ret, "asm", None)
     if asm is not None:
         try:
@@ -1059,9 +1250,19 @@ def _stack_skip() -> tuple[str, ...]:
     return _skip_prefixes
 
 
-def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, ret: Any,
-            error: BaseException | None, index: int, route: dict[str, Any], entry: Any,
-            findings_only: bool, fast: _plans.Plan | None = None) -> dict[str, Any]:
+def _export(
+    fn: Any,
+    twin: _rewrite.Twin,
+    plan: _launch.Launch,
+    cfg: _Config,
+    ret: Any,
+    error: BaseException | None,
+    index: int,
+    route: dict[str, Any],
+    entry: Any,
+    findings_only: bool,
+    fast: _plans.Plan | None = None,
+) -> dict[str, Any]:
     """Describe the launch and hand its records to the pipeline (`entry`) or, without one, to the
     report function now; the launch is accounted for in the summary either way. fast: the
     launch's plan (_plans.prepare), whose templates describe its arguments."""
@@ -1071,14 +1272,29 @@ def _export(fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, cfg: _Config, re
         ttir = (None, "the launch raised an exception")
     else:
         ttir = _ttir(fn, twin, plan, ret)
-    launch = _dbgexport.launch_json(fn, twin, plan, cfg, ret if error is None else None, error, index, route,
-                                    ttir, _launch_stack(), _current_test(), _config_text(route),
-                                    args=_plans.args_json(fast, fn, plan))
+    launch = _dbgexport.launch_json(
+        fn,
+        twin,
+        plan,
+        cfg,
+        ret if error is None else None,
+        error,
+        index,
+        route,
+        ttir,
+        _launch_stack(),
+        _current_test(),
+        _config_text(route),
+        args=_plans.args_json(fast, fn, plan),
+    )
     sites = _dbgexport.site_table_json(twin)
     run = _dbgexport.new_run(twin, plan, index, ret, error)
     _dbgexport.ensure_dir(cfg.output_dir)
-    if error is None and entry is not None and \
-            _dbgexport.submit(entry, plan, launch, sites, twin, index, run, cfg.max_runs):
+    if (
+        error is None
+        and entry is not None
+        and _dbgexport.submit(entry, plan, launch, sites, twin, index, run, cfg.max_runs)
+    ):
         return run  # the pipeline's thread accounts for it
     _tls.report = {"index": index, "findings_only": findings_only}
     try:
@@ -1111,7 +1327,9 @@ def _check_output_location(out: str) -> None:
         import errno
 
         name = errno.errorcode.get(e.errno or 0, str(e.errno))
-        raise OSError(e.errno, f"cannot create the report directory {out}: {e.strerror} ({name})") from None
+        raise OSError(
+            e.errno, f"cannot create the report directory {out}: {e.strerror} ({name})"
+        ) from None
     if not os.path.isdir(out):
         raise OSError(f"the report directory {out} is not a directory")
     _ext.check_output(os.path.join(out, "report.json"))
@@ -1129,11 +1347,15 @@ def _cli_begin(options: dict[str, str]) -> None:
     _check_output_location(out)
     cap = options.get("record-capacity", "")
     maxr = options.get("max-reports", "")
-    configure(output_dir=out, export_on_error=options.get("export-on-error", "0") == "1",
-              record_capacity=int(cap) if cap else None,
-              all_reports=True if options.get("all-reports", "0") == "1" else None,
-              max_reports=int(maxr) if maxr else None, kernel=options.get("kernel") or None,
-              launch=options.get("launch") or None)
+    configure(
+        output_dir=out,
+        export_on_error=options.get("export-on-error", "0") == "1",
+        record_capacity=int(cap) if cap else None,
+        all_reports=True if options.get("all-reports", "0") == "1" else None,
+        max_reports=int(maxr) if maxr else None,
+        kernel=options.get("kernel") or None,
+        launch=options.get("launch") or None,
+    )
     out = _config.output_dir  # out/rank<R> in a torchrun job
     clear_exported_runs()
     _sanitize_skipped.clear()
@@ -1146,8 +1368,12 @@ def _cli_begin(options: dict[str, str]) -> None:
         tag = f"flagprism debug --check {','.join(c for c in CHECKS if c in checks)}"
     else:
         tag = "flagprism debug" + (" --sanitize" if sanitize else "")
-    _ext.debug_summary_set(_summary_obj(), "mode", ("check" if check else "sanitize") if checks else "markers")
-    _ext.debug_summary_set(_summary_obj(), "checks", ",".join(c for c in CHECKS if c in checks) or None)
+    _ext.debug_summary_set(
+        _summary_obj(), "mode", ("check" if check else "sanitize") if checks else "markers"
+    )
+    _ext.debug_summary_set(
+        _summary_obj(), "checks", ",".join(c for c in CHECKS if c in checks) or None
+    )
     _ext.debug_summary_set(_summary_obj(), "command", tag)
     _ext.debug_summary_set(_summary_obj(), "output_dir", out)
     activate(level=level, addr_level=addr_level, check=checks or None)
@@ -1155,8 +1381,13 @@ def _cli_begin(options: dict[str, str]) -> None:
     # owns the Debugger (flagprism/pytest_plugin.py)
     os.environ["FLAGPRISM_DEBUG_MANAGED"] = "1"
     _cli_state.clear()
-    _cli_state.update(output=out, sanitize=bool(checks), strict=options.get("strict", "0") == "1", findings=0,
-                      tag=tag)
+    _cli_state.update(
+        output=out,
+        sanitize=bool(checks),
+        strict=options.get("strict", "0") == "1",
+        findings=0,
+        tag=tag,
+    )
     _write_failures.update(count=0, causes=[])
 
 
@@ -1174,7 +1405,9 @@ def _cli_end(status: int) -> list[str]:
     _ext.debug_summary_set(s, "exit_status", int(status))
     totals = _ext.debug_summary_totals(s)
     _cli_state["findings"] = int(totals["findings"])
-    _cli_state["not_observed"] = int(totals["by_status"]["unobservable"]) + int(totals["by_status"]["failed"])
+    _cli_state["not_observed"] = int(totals["by_status"]["unobservable"]) + int(
+        totals["by_status"]["failed"]
+    )
     lines: list[str] = []
     try:
         write_summary(out)
@@ -1184,20 +1417,30 @@ def _cli_end(status: int) -> list[str]:
     lines.extend(_ext.debug_summary_format(s, "txt").rstrip("\n").split("\n"))
     if totals["launches"] == 0:
         lines.append(f"{tag}: no Triton kernel was launched while the Debugger was active")
-    elif int(totals["by_status"]["excluded"]) == int(totals["launches"]) and not _cli_state.get("sanitize"):
-        lines.append(f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
-                     "(use --check to check every kernel without markers)")
+    elif int(totals["by_status"]["excluded"]) == int(totals["launches"]) and not _cli_state.get(
+        "sanitize"
+    ):
+        lines.append(
+            f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
+            "(use --check to check every kernel without markers)"
+        )
     incomplete = [r for r in runs if not r.get("complete", True) and r.get("error") is None]
     if incomplete:
-        lines.append(f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
-                     "did not record was not checked (raise --record-capacity)")
+        lines.append(
+            f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
+            "did not record was not checked (raise --record-capacity)"
+        )
     if _write_failures["count"]:
         n = _write_failures["count"]
-        lines.append(f"{tag}: error: the reports of {n} launch{'es' if n != 1 else ''} could not be written: "
-                     + "; ".join(_write_failures["causes"]))
+        lines.append(
+            f"{tag}: error: the reports of {n} launch{'es' if n != 1 else ''} could not be written: "
+            + "; ".join(_write_failures["causes"])
+        )
     if _cli_state.get("strict") and _cli_state["not_observed"]:
-        lines.append(f"{tag} --strict: {_cli_state['not_observed']} launch(es) could not be observed (listed "
-                     "above): exit status " + str(EXIT_NOT_OBSERVED))
+        lines.append(
+            f"{tag} --strict: {_cli_state['not_observed']} launch(es) could not be observed (listed "
+            "above): exit status " + str(EXIT_NOT_OBSERVED)
+        )
     lines.append(where)
     return lines
 

@@ -9,7 +9,7 @@ active, ``flagprism.debugger`` rewrites the kernel into an instrumented twin and
 from the source; their arguments must then be literal constants.
 
 ``with fpl.scope("name"):`` and ``fpl.enter_scope("name")`` / ``fpl.exit_scope("name")`` mark
-intra-kernel profiler scopes (docs/intra-kernel.md). They are Triton builtins that do nothing:
+intra-kernel profiler scopes (docs/guide/intra-kernel.md). They are Triton builtins that do nothing:
 Triton does not hash builtins into a kernel's cache key and emits no IR for them, so a kernel
 with scopes compiles and launches exactly as it would without them. While a profiling session
 with instrumentation is open, ``flagprism._timeline`` reads them from the source and launches

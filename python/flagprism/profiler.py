@@ -12,7 +12,7 @@ Sessions, scopes, call paths, aggregation and the output files are the C core's
 picks the backend (and, for CUPTI, where its library is looked for), keeps the list of open
 sessions that the launch hooks (``_profhook.py``) read, and turns C statuses into exceptions
 (through the extension). Several sessions may be open and active at once; every call that takes
-a ``session`` applies to all open sessions when it is None. docs/profiler.md is the user guide.
+a ``session`` applies to all open sessions when it is None. docs/guide/profiler.md is the user guide.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from flagprism import _dist, _ext, _profhook, _timeline
 
@@ -74,7 +75,7 @@ class _Session:
     estimates: bool
     active: bool = True
     notes: dict[str, str] = field(default_factory=dict)  # metadata keys already written
-    # intra-kernel timelines (_timeline.py, docs/intra-kernel.md)
+    # intra-kernel timelines (_timeline.py, docs/guide/intra-kernel.md)
     instrumentation: bool = False
     auto_scopes: bool = False
     timeline_tracks: str = "sm"
@@ -437,9 +438,9 @@ def start(
     profiler (needs the "cupti" backend, which it implies for backend=None): a list of metric
     names, a comma-separated string, or ``"default"`` (DRAM bytes read/written, SM and memory
     throughput %, L2 hit rate, achieved occupancy). Kernels are serialised and replayed once per
-    pass; see docs/profiler.md ("Hardware metrics").
+    pass; see docs/guide/profiler.md ("Hardware metrics").
 
-    Intra-kernel timelines (docs/intra-kernel.md): ``backend="instrumentation"`` (kernel times
+    Intra-kernel timelines (docs/guide/intra-kernel.md): ``backend="instrumentation"`` (kernel times
     from the backend None would pick) or ``instrumentation=True`` with any backend runs kernels
     with ``fpl.scope`` scopes as instrumented twins recording each program's scope times.
     auto_scopes: instead, one scope per top-level statement of each ``fpl.collect_start()``/
@@ -454,7 +455,7 @@ def start(
     A kernel's samples are split among the scopes that launched it by GPU time; kernels whose
     module was loaded while CUPTI was attached but not sampling give no PC records (counted as
     ``nonuser_samples``). sampling_period: 2^N cycles between samples per SM, N in 5..31
-    (None: CUPTI's default). See docs/cupti-backend.md ("PC sampling").
+    (None: CUPTI's default). See docs/internals/cupti-backend.md ("PC sampling").
 
     Under ``flagprism profile`` this returns the command's session and starts nothing."""
     global _atexit_registered
@@ -797,7 +798,7 @@ class scope:
         self.metrics = metrics
         self.session = session
 
-    def __enter__(self) -> "scope":
+    def __enter__(self) -> scope:
         sid = _session_id(self.session)
         values = _metrics(self.metrics)
         _ext.prof_scope_enter(sid, self.name, self._cpu_time)
@@ -841,7 +842,7 @@ class state:
         self.name = _check_name(name)
         self.session = session
 
-    def __enter__(self) -> "state":
+    def __enter__(self) -> state:
         enter_state(self.name, session=self.session)
         return self
 

@@ -4,7 +4,7 @@
 Registered through the ``pytest11`` entry point, so installing FlagPrism is enough; it does
 nothing unless one of its options is given (it imports nothing heavy until then). With
 ``--flagprism-check=LIST`` the Debugger runs in check mode for the whole session (see
-docs/debugger.md, "Check mode"); each finding names the test that launched the kernel (its node
+docs/guide/debugger.md, "Check mode"); each finding names the test that launched the kernel (its node
 id, in the summary, the reports and a "flagprism" section of that test's report);
 ``--flagprism-fail`` fails a test that launched a kernel with a finding. At the end of the
 session the summary is written to ``--flagprism-output`` (default ``fp_debug``) and printed.
@@ -26,15 +26,31 @@ MANAGED_ENV = "FLAGPRISM_DEBUG_MANAGED"
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("flagprism", "FlagPrism Debugger")
-    group.addoption("--flagprism-check", metavar="LIST", default=None,
-                    help="check every Triton kernel the tests launch: a comma list of bounds, nan, inf, "
-                         "precision, domain")
-    group.addoption("--flagprism-fail", action="store_true", default=False,
-                    help="fail a test that launched a kernel with a finding")
-    group.addoption("--flagprism-output", metavar="DIR", default="fp_debug",
-                    help="where the summary and the reports of launches with findings go (default fp_debug)")
-    group.addoption("--flagprism-all-reports", action="store_true", default=False,
-                    help="write every launch's report, not only those with findings")
+    group.addoption(
+        "--flagprism-check",
+        metavar="LIST",
+        default=None,
+        help="check every Triton kernel the tests launch: a comma list of bounds, nan, inf, "
+        "precision, domain",
+    )
+    group.addoption(
+        "--flagprism-fail",
+        action="store_true",
+        default=False,
+        help="fail a test that launched a kernel with a finding",
+    )
+    group.addoption(
+        "--flagprism-output",
+        metavar="DIR",
+        default="fp_debug",
+        help="where the summary and the reports of launches with findings go (default fp_debug)",
+    )
+    group.addoption(
+        "--flagprism-all-reports",
+        action="store_true",
+        default=False,
+        help="write every launch's report, not only those with findings",
+    )
 
 
 def pytest_configure(config: Any) -> None:
@@ -59,8 +75,10 @@ class _Session:
         self.text = ""
         if not managed:
             try:
-                debugger.configure(output_dir=self.output,
-                                   all_reports=True if config.getoption("flagprism_all_reports") else None)
+                debugger.configure(
+                    output_dir=self.output,
+                    all_reports=True if config.getoption("flagprism_all_reports") else None,
+                )
                 debugger.reset_summary()
                 debugger.activate(check=check)
             except ValueError as e:
@@ -69,8 +87,11 @@ class _Session:
 
             s = debugger._summary_obj()
             _ext.debug_summary_set(s, "mode", "check")
-            _ext.debug_summary_set(s, "checks", ",".join(c for c in debugger.CHECKS
-                                                         if c in debugger.get_config()["check"]))
+            _ext.debug_summary_set(
+                s,
+                "checks",
+                ",".join(c for c in debugger.CHECKS if c in debugger.get_config()["check"]),
+            )
             _ext.debug_summary_set(s, "command", f"pytest --flagprism-check={check}")
             _ext.debug_summary_set(s, "output_dir", self.output)
 
@@ -88,8 +109,10 @@ class _Session:
                 where = f"{os.path.basename(r.get('source_file') or '')}:{f.get('line')}"
                 lines.append(f"{f.get('kind')} in {r['kernel']} at {where}: {f.get('message')}")
             if not r["findings"]:
-                lines.append(f"{r['findings_count']} finding(s) in {r['kernel']} (launch {r['run_index']}; "
-                             "its report was not written: max_reports)")
+                lines.append(
+                    f"{r['findings_count']} finding(s) in {r['kernel']} (launch {r['run_index']}; "
+                    "its report was not written: max_reports)"
+                )
             if r.get("txt"):
                 lines.append(f"    report: {r['txt']}")
         text = "\n".join(lines)

@@ -5,7 +5,7 @@
  * its own), and the process's sink that the profiler hands over before its first session. The
  * profiler finds backends here; backends never call the profiler (they deliver through the sink),
  * so the dependency goes one way. Lookups take a mutex; the ops structs are borrowed. It does not
- * start or stop anything: sessions do that (src/prof/session.c).
+ * start or stop anything: sessions do that (src/prof/session.c, session-write.c).
  */
 #include "fp-setup.h"
 

@@ -166,29 +166,29 @@ typedef uint64_t (*fp__cupti_timestamp_fn)(void);
  * Every CUPTI function the backend calls: X(required, name, parameter list). A missing required
  * symbol makes start() fail with FP_EVENDOR naming it; optional ones are used when present.
  */
-#define FP__CUPTI_FUNCS(X)                                                                         \
-	X(1, cuptiGetVersion, (uint32_t * version))                                                \
-	X(1, cuptiGetResultString, (int result, const char **str))                                 \
-	X(1, cuptiSubscribe, (fp__cupti_subscriber * sub, fp__cupti_callback_fn cb, void *user))   \
-	X(0, cuptiSubscribe_v2,                                                                    \
-	  (fp__cupti_subscriber * sub, fp__cupti_callback_fn cb, void *user,                       \
-	   struct fp__cupti_subscriber_params *params))                                            \
-	X(1, cuptiUnsubscribe, (fp__cupti_subscriber sub))                                         \
-	X(1, cuptiEnableCallback,                                                                  \
-	  (uint32_t enable, fp__cupti_subscriber sub, int domain, uint32_t cbid))                  \
-	X(1, cuptiActivityRegisterCallbacks,                                                       \
-	  (fp__cupti_request_fn req, fp__cupti_complete_fn cpl))                                   \
-	X(1, cuptiActivityEnable, (int kind))                                                      \
-	X(1, cuptiActivityDisable, (int kind))                                                     \
-	X(1, cuptiActivityGetNextRecord, (uint8_t * buffer, size_t valid, void **record))          \
-	X(1, cuptiActivityGetNumDroppedRecords, (fp__cu_context ctx, uint32_t stream, size_t * n)) \
-	X(1, cuptiActivityFlushAll, (uint32_t flag))                                               \
-	X(0, cuptiActivitySetAttribute, (int attr, size_t *size, void *value))                     \
-	X(0, cuptiActivityRegisterTimestampCallback, (fp__cupti_timestamp_fn fn))                  \
-	X(1, cuptiGetTimestamp, (uint64_t * ts))                                                   \
-	X(1, cuptiGetGraphNodeId, (fp__cu_graph_node node, uint64_t * id))                         \
-	X(0, cuptiGetGraphId, (fp__cu_graph graph, uint32_t * id))                                 \
-	X(0, cuptiGetGraphExecId, (fp__cu_graph_exec exec, uint32_t * id))
+#define FP__CUPTI_FUNCS(X)                                                                        \
+	X(1, cuptiGetVersion, (uint32_t *version))                                                \
+	X(1, cuptiGetResultString, (int result, const char **str))                                \
+	X(1, cuptiSubscribe, (fp__cupti_subscriber * sub, fp__cupti_callback_fn cb, void *user))  \
+	X(0, cuptiSubscribe_v2,                                                                   \
+	  (fp__cupti_subscriber * sub, fp__cupti_callback_fn cb, void *user,                      \
+	   struct fp__cupti_subscriber_params *params))                                           \
+	X(1, cuptiUnsubscribe, (fp__cupti_subscriber sub))                                        \
+	X(1, cuptiEnableCallback,                                                                 \
+	  (uint32_t enable, fp__cupti_subscriber sub, int domain, uint32_t cbid))                 \
+	X(1, cuptiActivityRegisterCallbacks,                                                      \
+	  (fp__cupti_request_fn req, fp__cupti_complete_fn cpl))                                  \
+	X(1, cuptiActivityEnable, (int kind))                                                     \
+	X(1, cuptiActivityDisable, (int kind))                                                    \
+	X(1, cuptiActivityGetNextRecord, (uint8_t *buffer, size_t valid, void **record))          \
+	X(1, cuptiActivityGetNumDroppedRecords, (fp__cu_context ctx, uint32_t stream, size_t *n)) \
+	X(1, cuptiActivityFlushAll, (uint32_t flag))                                              \
+	X(0, cuptiActivitySetAttribute, (int attr, size_t *size, void *value))                    \
+	X(0, cuptiActivityRegisterTimestampCallback, (fp__cupti_timestamp_fn fn))                 \
+	X(1, cuptiGetTimestamp, (uint64_t *ts))                                                   \
+	X(1, cuptiGetGraphNodeId, (fp__cu_graph_node node, uint64_t *id))                         \
+	X(0, cuptiGetGraphId, (fp__cu_graph graph, uint32_t *id))                                 \
+	X(0, cuptiGetGraphExecId, (fp__cu_graph_exec exec, uint32_t *id))
 
 #define FP__CUPTI_FN_TYPE(req, name, params) typedef int(*fp__cupti_##name##_fn) params;
 FP__CUPTI_FUNCS(FP__CUPTI_FN_TYPE)
@@ -223,7 +223,7 @@ FP__CU_FUNCS(FP__CU_FN_TYPE)
  * CUpti_ActivityKernel10 (13.0), CUpti_ActivityKernel9 (12.x): packed, 8-byte aligned. Both
  * share every offset below; Kernel10 only appends isDeviceLaunched and padding. The reader
  * touches nothing past FP__CUPTI_K_MIN_SIZE, so it works on every record size listed in
- * cupti_records.c.
+ * cupti-records.c.
  */
 #define FP__CUPTI_K_KIND 0            /* uint32_t CUpti_ActivityKind */
 #define FP__CUPTI_K_REGISTERS 6       /* uint16_t registersPerThread */

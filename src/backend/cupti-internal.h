@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internals of the CUPTI backend shared by its files and its unit tests: the bounds-checked
- * activity-record reader (cupti_records.c), the lock-free launch tables, the CUDA-graph node
- * table and the activity-buffer pool (cupti_tables.c), and the test hooks of the runtime
+ * activity-record reader (cupti-records.c), the lock-free launch tables, the CUDA-graph node
+ * table and the activity-buffer pool (cupti-tables.c), and the test hooks of the runtime
  * (cupti.c). Nothing here knows a CUPTI header; the ABI facts are in cupti-abi.h. Not a public
  * header: clients see include/flagprism/cupti.h.
  */
@@ -41,7 +41,7 @@
 #define FP__LSAN_ENABLE() ((void)0)
 #endif
 
-/* ---- cupti_records.c: activity records ------------------------------------------------------ */
+/* ---- cupti-records.c: activity records ------------------------------------------------------ */
 
 /* CUPTI API versions: 13.0 and later say xxyyzz (130001), older ones count (26 = 12.8). */
 #define FP__CUPTI_API_13_0 130000u
@@ -96,7 +96,7 @@ int fp__cupti_walk(const uint8_t *buf, size_t valid, const struct fp__cupti_layo
  */
 extern const struct fp_sink *fp__cupti_sink;
 
-/* ---- cupti_tables.c: correlation table (lock-free) ------------------------------------------ */
+/* ---- cupti-tables.c: correlation table (lock-free) ------------------------------------------ */
 
 /* What the launching thread knew when it entered a launch call. */
 struct fp__cupti_launch {
@@ -140,7 +140,7 @@ bool fp__cupti_corr_put(struct fp__cupti_corr *t, uint32_t corr, const struct fp
 /** The launch remembered under `corr`, if it is still there. Entries are not consumed. */
 bool fp__cupti_corr_get(struct fp__cupti_corr *t, uint32_t corr, struct fp__cupti_launch *out);
 
-/* ---- cupti_tables.c: launch metadata ring (lock-free) --------------------------------------- */
+/* ---- cupti-tables.c: launch metadata ring (lock-free) --------------------------------------- */
 
 #define FP__CUPTI_MD_WORDS (sizeof(struct fp_sink_metadata) / sizeof(uint64_t))
 
@@ -167,7 +167,7 @@ uint64_t fp__cupti_md_put(struct fp__cupti_mdring *r, const struct fp_sink_metad
 /** The metadata of `ticket`, if not overwritten since. */
 bool fp__cupti_md_get(struct fp__cupti_mdring *r, uint64_t ticket, struct fp_sink_metadata *out);
 
-/* ---- cupti_tables.c: CUDA-graph nodes (mutex) ----------------------------------------------- */
+/* ---- cupti-tables.c: CUDA-graph nodes (mutex) ----------------------------------------------- */
 
 /* Owner tags of a node entry: the graph or the executable graph it belongs to. */
 #define FP__CUPTI_OWNER_GRAPH ((uint64_t)1 << 32)
@@ -209,7 +209,7 @@ bool fp__cupti_graphs_remove(struct fp__cupti_graphs *g, uint64_t id);
 size_t fp__cupti_graphs_remove_owner(struct fp__cupti_graphs *g, uint64_t owner);
 size_t fp__cupti_graphs_count(struct fp__cupti_graphs *g);
 
-/* ---- cupti_tables.c: activity-buffer pool (lock-free) --------------------------------------- */
+/* ---- cupti-tables.c: activity-buffer pool (lock-free) --------------------------------------- */
 
 #define FP__CUPTI_POOL_MAX 64u
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CUPTI backend's table of per-kernel IR estimates (cupti_kest.c), as cupti.c's launch
+ * The CUPTI backend's table of per-kernel IR estimates (cupti-kest.c), as cupti.c's launch
  * callback and record reader use it: CUfunction -> per-program (bytes, FLOPs), filled when a
  * kernel is loaded (public side: fp_cupti_kernel_estimate_set() in <flagprism/cupti.h>) and
  * looked up, lock-free, on every driver launch of a session that wants estimates without a
- * Python launch hook. Not the table itself (cupti_kest.c) nor a public header.
+ * Python launch hook. Not the table itself (cupti-kest.c) nor a public header.
  */
 #ifndef FP_CUPTI_KEST_INTERNAL_H
 #define FP_CUPTI_KEST_INTERNAL_H

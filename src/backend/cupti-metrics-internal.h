@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The hooks cupti.c calls into cupti_metrics.c (include/flagprism/cupti-metrics.h has the
+ * The hooks cupti.c calls into cupti-metrics.c (include/flagprism/cupti-metrics.h has the
  * public side). Not a public header.
  */
 #ifndef FP_CUPTI_METRICS_INTERNAL_H
@@ -35,7 +35,7 @@ int fp__cupti_metrics_start(struct fp_sink_session *s, void *lib, void *cuda, st
  * `outermost`: the first call of a runtime -> driver nest (enter) or its last exit. `lctx`,
  * `callpath` and `md` (NULL: none; reserved & FP__CUPTI_MD_PER_PROGRAM: per program) are what
  * the thread handed over for this launch. Records the launch in launch order: auto range makes
- * one range per kernel of the profiled context, in that order (cupti_metrics.c says why this
+ * one range per kernel of the profiled context, in that order (cupti-metrics.c says why this
  * path takes a lock and may intern a name).
  */
 void fp__cupti_metrics_launch(int domain, uint32_t cbid, const struct fp__cupti_cbdata *d,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The part of NVIDIA's CUPTI PC-sampling ABI (cupti_pcsampling.h, CUDA 13.0) that the PC-sampling
- * collector (cupti_pcsampling.c) uses, declared by hand so that the library builds without any
+ * collector (cupti-pcsampling.c) uses, declared by hand so that the library builds without any
  * CUDA or CUPTI header: the configuration attribute ids, the params structs of every call, the
  * sample data structs (packed and 8-byte aligned, like the header's PACKED_ALIGNMENT on Linux)
  * and the function-pointer types, resolved with dlsym from the libcupti the backend bound.

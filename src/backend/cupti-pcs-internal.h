@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internals of the CUPTI PC-sampling collector (cupti_pcsampling.c), shared with cupti.c and the
+ * Internals of the CUPTI PC-sampling collector (cupti-pcsampling.c), shared with cupti.c and the
  * unit tests: the sample aggregator (PC records -> counts per launch, cubin, function, PC and
  * stall reason; cubins -> line tables; delivery to the sink) and the CUPTI driver
  * (enable, configure, drain, disable) working through a table of function pointers, so tests
@@ -30,8 +30,8 @@
 #define FP__PCS_MAX_SPLIT 64u /* nodes one function's samples are split among (largest first) */
 
 /* Frame names of samples that cannot be put on a source line (never dropped). */
-#define FP__PCS_NO_LINE "<no line info>"   /* the cubin has no line for this PC */
-#define FP__PCS_NO_CUBIN "<unknown cubin>" /* no cubin with this CRC was registered */
+#define FP__PCS_NO_LINE "<no line info>"       /* the cubin has no line for this PC */
+#define FP__PCS_NO_CUBIN "<unknown cubin>"     /* no cubin with this CRC was registered */
 #define FP__PCS_NO_LAUNCH FP_SINK_PC_NO_LAUNCH /* no kernel node for the correlation */
 
 /* The stall-reason prefix CUPTI gives every reason; metric names drop it for "stalled_". */
@@ -144,12 +144,12 @@ struct fp__pcs_config {
 #define FP__PCS_NOT_CALLED (-1)
 struct fp__pcs_calls {
 	int enable, num_reasons, reasons, config, disable, last_getdata;
-	int config_attr;       /* the first attribute CUPTI refused (its type), 0: none */
-	int config_attr_status; /* and its attributeStatus */
-	uint64_t getdata;       /* GetData calls */
-	uint64_t getdata_errors; /* of which failed (not counting OUT_OF_MEMORY: buffer full) */
+	int config_attr;          /* the first attribute CUPTI refused (its type), 0: none */
+	int config_attr_status;   /* and its attributeStatus */
+	uint64_t getdata;         /* GetData calls */
+	uint64_t getdata_errors;  /* of which failed (not counting OUT_OF_MEMORY: buffer full) */
 	uint64_t getdata_records; /* of which returned PC records */
-	uint64_t max_remaining; /* the largest remainingNumPcs seen */
+	uint64_t max_remaining;   /* the largest remainingNumPcs seen */
 };
 
 /* One context being sampled. */

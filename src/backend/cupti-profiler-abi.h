@@ -2,12 +2,12 @@
 /*
  * The part of CUPTI's profiling ABI (CUDA 13.0: cupti_range_profiler.h, cupti_profiler_host.h,
  * cupti_target.h, cupti_profiler_target.h) that the hardware-metrics collector
- * (cupti_metrics.c) uses, declared by hand: cupti_profiler_host.h is C++ only (it includes
+ * (cupti-metrics.c) uses, declared by hand: cupti_profiler_host.h is C++ only (it includes
  * <string>), and the library builds without any CUDA header. Every struct is a params block
  * whose first field is its size; we pass the size up to the last field we know, as the
  * headers' *_STRUCT_SIZE macros do. tests/unit/test-cupti-profiler-abi.c checks sizes, offsets
  * and enum values against NVIDIA's headers when CMake finds 13.0 ones (FP_CUPTI13_HEADERS_DIR).
- * Not a public header; only src/backend/cupti_metrics.c and its tests include it.
+ * Not a public header; only src/backend/cupti-metrics.c and its tests include it.
  */
 #ifndef FP_CUPTI_PROFILER_ABI_H
 #define FP_CUPTI_PROFILER_ABI_H

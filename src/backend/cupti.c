@@ -7,8 +7,8 @@
  * "cupti" sessions' sink (include/flagprism/sink.h: kernel()). Launch callbacks do nothing but
  * capture the thread's launch context through the sink (thread-local reads) and write one
  * lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
- * record decoding (cupti_records.c), the tables (cupti_tables.c), hardware metrics
- * (cupti_metrics.c), PC sampling (cupti_pcsampling.c: this file only calls its hooks).
+ * record decoding (cupti-records.c), the tables (cupti-tables.c), hardware metrics
+ * (cupti-metrics.c), PC sampling (cupti-pcsampling.c: this file only calls its hooks).
  *
  * Locks: `lock` (lifecycle: load, enable, sessions start/stop and flush), then `deliver_lock`
  * (the session list and the record reader), then the sessions' own locks. Never call CUPTI's
@@ -235,7 +235,7 @@ static uint64_t launch_function(int domain, uint32_t cbid, const struct fp__cupt
 
 /*
  * A launch nobody handed anything to, while estimate lookups are on: its kernel's per-program
- * estimate from the table (cupti_kest.c), as the launch hook would have handed it over. The
+ * estimate from the table (cupti-kest.c), as the launch hook would have handed it over. The
  * correlation slot keeps a reference to the entry (FP__CUPTI_MD_KEST), not a copy in the ring;
  * cur_md gets the copy for a graph node captured by this launch and for the metrics session.
  */
@@ -722,7 +722,7 @@ static int load_cupti(struct fp_diag *diag)
 		rc = fp_diag_set(diag, FP_EVENDOR, 0,                                           \
 				 "%s has no symbol %s, which the CUPTI backend needs", r->path, \
 				 #name);                                                        \
-		goto fail;                                                                      \
+		goto fail_load;                                                                 \
 	}                                                                                       \
 	memcpy(&st.f.name, &p, sizeof(p));
 	FP__CUPTI_FUNCS(X)
@@ -731,21 +731,21 @@ static int load_cupti(struct fp_diag *diag)
 	if (rc != FP__CUPTI_SUCCESS) {
 		rc = fp_diag_set(diag, FP_EVENDOR, 0, "cuptiGetVersion() failed in %s: error %d",
 				 r->path, rc);
-		goto fail;
+		goto fail_load;
 	}
 	if (fp__cupti_layout_init(&st.layout, st.api_version)) {
 		rc = fp_diag_set(diag, FP_ENOTSUP, 0,
 				 "%s is CUPTI API version %" PRIu32
 				 ", older than CUDA 11.8's (%u), whose records this backend reads",
 				 r->path, st.api_version, FP__CUPTI_API_MIN);
-		goto fail;
+		goto fail_load;
 	}
 	snprintf(st.path, sizeof(st.path), "%s", r->path);
 	st.lib = h;
 	fp_free(r);
 	return FP_OK;
 
-fail:
+fail_load:
 	memset(&st.f, 0, sizeof(st.f));
 	st.api_version = 0;
 	FP__LSAN_DISABLE();
@@ -786,7 +786,7 @@ static bool load_cuda(void)
 	p = sym(h, #name);                                                                   \
 	if (!p) {                                                                            \
 		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s has no %s", path, #name); \
-		goto fail;                                                                   \
+		goto fail_load;                                                              \
 	}                                                                                    \
 	memcpy(&st.cu.name, &p, sizeof(p));
 	FP__CU_FUNCS(X)
@@ -799,7 +799,7 @@ static bool load_cuda(void)
 			 "cuInit(0) failed with CUDA error %d (no GPU visible, or driver too old)",
 			 rc);
 	return st.cuda_ok;
-fail:
+fail_load:
 	memset(&st.cu, 0, sizeof(st.cu));
 	FP__LSAN_DISABLE();
 	dlclose(h);

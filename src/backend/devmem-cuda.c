@@ -77,13 +77,13 @@ static void load(void)
 		drv.status = FP_ENOTSUP;
 		return;
 	}
-#define X(name, params)                                                               \
-	p = dlsym(h, #name);                                                          \
-	if (!p) {                                                                     \
-		snprintf(drv.why, sizeof(drv.why), "%s has no %s", path, #name);      \
-		drv.status = FP_ENOTSUP;                                              \
-		return;                                                               \
-	}                                                                             \
+#define X(name, params)                                                          \
+	p = dlsym(h, #name);                                                     \
+	if (!p) {                                                                \
+		snprintf(drv.why, sizeof(drv.why), "%s has no %s", path, #name); \
+		drv.status = FP_ENOTSUP;                                         \
+		return;                                                          \
+	}                                                                        \
 	memcpy(&drv.name, &p, sizeof(p));
 	FP__DEVMEM_FUNCS(X)
 #undef X
@@ -157,8 +157,7 @@ int fp_devmem_zero(uint64_t dptr, size_t nbytes, uint64_t stream, struct fp_diag
 	return rc ? cu_fail(diag, "zeroing", rc, dptr) : FP_OK;
 }
 
-int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream,
-		    struct fp_diag *diag)
+int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t stream, struct fp_diag *diag)
 {
 	bool pushed;
 	int st, rc;
@@ -235,7 +234,7 @@ int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 	if (!e)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
 	if ((st = enter(dptr, "reading", &pushed, diag)))
-		goto fail;
+		goto fail_event;
 	drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
 	e->ctx = ctx;
 	rc = n ? drv.cuMemcpyDtoHAsync_v2(dst, dptr, n, stream) : 0;
@@ -248,12 +247,12 @@ int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 		st = cu_fail(diag, "queueing the read", rc, dptr);
 		if (e->ev)
 			drv.cuEventDestroy_v2(e->ev);
-		goto fail;
+		goto fail_event;
 	}
 	*ev = e;
 	return FP_OK;
 
-fail:
+fail_event:
 	fp_free(e);
 	return st;
 }

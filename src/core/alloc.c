@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one place that calls libc's allocator. Everything else allocates through fp_malloc and
- * friends, so that fp_set_allocator() sees every byte (and the OOM sweep can fail any of them).
+ * friends, so that fp_set_allocator() sees every byte (and the OOM sweep can fail any of them);
+ * growable arrays grow through fp__grow() (core-internal.h), the one capped doubling helper.
  */
 #define FP_ALLOC_IMPL 1
 #include "fp-setup.h"
 
+#include "core/core-internal.h"
 
 static fp_malloc_fn alloc_malloc = malloc;
 static fp_realloc_fn alloc_realloc = realloc;
@@ -83,4 +85,26 @@ char *fp_strndup(const char *s, size_t n)
 char *fp_strdup(const char *s)
 {
 	return fp_strndup(s, strlen(s));
+}
+
+int fp__grow(void **arr, size_t *cap, size_t need, size_t size, size_t max)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return FP_OK;
+	if (need > max)
+		return FP_ELIMIT;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap = ncap > max / 2 ? max : ncap * 2;
+	if (ncap > max)
+		ncap = max;
+	p = fp_reallocarray(*arr, ncap, size);
+	if (!p)
+		return FP_ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return FP_OK;
 }

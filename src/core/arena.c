@@ -7,7 +7,7 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/arena.h>
+#include "core/arena-internal.h"
 
 struct fp__arena_block {
 	struct fp__arena_block *next;

@@ -12,7 +12,7 @@
 /*
  * One row per known-bad combination. Keep `breaks` and `workaround` one sentence each: the
  * doctor prints them after "but", and the test suite uses them as skip reasons. Add the row's
- * line to docs/compatibility.md (tests/python/test_compat.py compares them).
+ * line to docs/guide/compatibility.md (tests/python/test_compat.py compares them).
  */
 static const struct fp_compat_issue issues[] = {
 	{
@@ -21,11 +21,13 @@ static const struct fp_compat_issue issues[] = {
 		.modes = FP_COMPAT_ANY,
 		.when = {{"triton", NULL, FP_COMPAT_TRITON_MIN}},
 		.feature = "triton",
-		.breaks = "FlagPrism supports Triton " FP_COMPAT_TRITON_MIN " up to (not including) "
-			  FP_COMPAT_TRITON_BELOW ", and older releases lack the hooks, language features "
+		.breaks = "FlagPrism supports Triton " FP_COMPAT_TRITON_MIN
+			  " up to (not including) " FP_COMPAT_TRITON_BELOW
+			  ", and older releases lack the hooks, language features "
 			  "and compiler entry points it uses",
-		.workaround = "install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
-			      ",<" FP_COMPAT_TRITON_BELOW "')",
+		.workaround =
+			"install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
+			",<" FP_COMPAT_TRITON_BELOW "')",
 	},
 	{
 		/* The upper end: releases not tried yet (3.10 removes reshape's can_reorder). */
@@ -33,11 +35,14 @@ static const struct fp_compat_issue issues[] = {
 		.modes = FP_COMPAT_ANY,
 		.when = {{"triton", FP_COMPAT_TRITON_BELOW, NULL}},
 		.feature = "triton",
-		.breaks = "FlagPrism supports Triton " FP_COMPAT_TRITON_MIN " up to (not including) "
-			  FP_COMPAT_TRITON_BELOW ", and this newer release has not been tried: its "
-			  "interpreter and compiler may differ in ways FlagPrism does not handle yet",
-		.workaround = "install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
-			      ",<" FP_COMPAT_TRITON_BELOW "'), or try it and report what fails",
+		.breaks =
+			"FlagPrism supports Triton " FP_COMPAT_TRITON_MIN
+			" up to (not including) " FP_COMPAT_TRITON_BELOW
+			", and this newer release has not been tried: its "
+			"interpreter and compiler may differ in ways FlagPrism does not handle yet",
+		.workaround =
+			"install a supported Triton (pip install 'triton>=" FP_COMPAT_TRITON_MIN
+			",<" FP_COMPAT_TRITON_BELOW "'), or try it and report what fails",
 	},
 	{
 		/*
@@ -50,11 +55,13 @@ static const struct fp_compat_issue issues[] = {
 		.modes = FP_COMPAT_INTERPRETER,
 		.when = {{"triton", "3.9", "3.10"}},
 		.feature = "scalar-masks",
-		.breaks = "Triton 3.9's interpreter fails with \"mask has unsupported dtype\" where a "
-			  "scalar condition is broadcast to a block mask (`tl.load(p + offs, mask=pid < n)`, "
-			  "`mask=offs_ok & (pid < n)`): its scalar comparisons stay integers",
-		.workaround = "compare a block instead (`mask = (pid + tl.zeros_like(offs)) < n`), or run "
-			      "the interpreter with Triton 3.8, or the kernel on a GPU",
+		.breaks =
+			"Triton 3.9's interpreter fails with \"mask has unsupported dtype\" where a "
+			"scalar condition is broadcast to a block mask (`tl.load(p + offs, mask=pid < n)`, "
+			"`mask=offs_ok & (pid < n)`): its scalar comparisons stay integers",
+		.workaround =
+			"compare a block instead (`mask = (pid + tl.zeros_like(offs)) < n`), or run "
+			"the interpreter with Triton 3.8, or the kernel on a GPU",
 	},
 	{
 		/* Checked: Triton 3.9.0's tl.make_block_ptr and tl.advance raise NotImplementedError. */
@@ -62,10 +69,12 @@ static const struct fp_compat_issue issues[] = {
 		.modes = FP_COMPAT_ANY,
 		.when = {{"triton", "3.9", NULL}},
 		.feature = "block-pointers",
-		.breaks = "Triton 3.9 removed block pointers: tl.make_block_ptr and tl.advance raise "
-			  "NotImplementedError, so kernels written with them do not run at all",
-		.workaround = "use tensor descriptors (tl.make_tensor_descriptor), which the Debugger "
-			      "observes the same way, or Triton 3.8 or older",
+		.breaks =
+			"Triton 3.9 removed block pointers: tl.make_block_ptr and tl.advance raise "
+			"NotImplementedError, so kernels written with them do not run at all",
+		.workaround =
+			"use tensor descriptors (tl.make_tensor_descriptor), which the Debugger "
+			"observes the same way, or Triton 3.8 or older",
 	},
 	{
 		/* Checked: NumPy 2.4.6 and 2.5.2 fail, 2.3.5 works (Triton 3.6.0). */
@@ -73,9 +82,10 @@ static const struct fp_compat_issue issues[] = {
 		.modes = FP_COMPAT_INTERPRETER,
 		.when = {{"triton", "3.6", "3.7"}, {"numpy", "2.4", NULL}},
 		.feature = "runtime-loops",
-		.breaks = "Triton 3.6's interpreter fails on loops with runtime bounds "
-			  "(`for k in range(0, K, BLOCK)`, `tl.range`) with \"only 0-dimensional arrays "
-			  "can be converted to Python scalars\" under NumPy 2.4 and later",
+		.breaks =
+			"Triton 3.6's interpreter fails on loops with runtime bounds "
+			"(`for k in range(0, K, BLOCK)`, `tl.range`) with \"only 0-dimensional arrays "
+			"can be converted to Python scalars\" under NumPy 2.4 and later",
 		.workaround = "use numpy<2.4 where the interpreter runs (pip install 'numpy<2.4'), "
 			      "or run the kernels on a GPU",
 	},
@@ -176,8 +186,8 @@ static const char *have_version(const struct fp_compat_have *have, size_t n, con
 	return NULL;
 }
 
-bool fp_compat_issue_applies(const struct fp_compat_issue *issue,
-			     const struct fp_compat_have *have, size_t n, unsigned modes)
+bool fp_compat_issue_applies(const struct fp_compat_issue *issue, const struct fp_compat_have *have,
+			     size_t n, unsigned modes)
 {
 	size_t i;
 

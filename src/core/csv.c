@@ -184,7 +184,7 @@ int fp_csv_next(struct fp_csv_reader *r, struct fp_diag *diag)
 		if (p < r->len && r->text[p] == '"') {
 			rc = read_quoted(r, diag, &p, &line, field_start);
 			if (rc)
-				goto fail;
+				goto fail_row;
 		} else {
 			size_t s = p;
 
@@ -196,11 +196,11 @@ int fp_csv_next(struct fp_csv_reader *r, struct fp_diag *diag)
 			}
 			rc = add_bytes(r, diag, r->text + s, p - s, field_start, field_off);
 			if (rc)
-				goto fail;
+				goto fail_row;
 		}
 		rc = push_field(r, field_start);
 		if (rc)
-			goto fail;
+			goto fail_row;
 		if (p < r->len && r->text[p] == ',') {
 			p++;
 			continue;
@@ -217,7 +217,7 @@ int fp_csv_next(struct fp_csv_reader *r, struct fp_diag *diag)
 	r->pos = p;
 	r->line = line;
 	return (int)r->nfields;
-fail:
+fail_row:
 	if (rc == FP_ENOMEM)
 		fp_diag_set(diag, rc, field_off, "out of memory reading a CSV row");
 	else if (rc == FP_ELIMIT && diag && diag->status != FP_ELIMIT)

@@ -7,7 +7,7 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
+#include "core/hashmap-internal.h"
 
 struct fp__hashmap_slot {
 	uint64_t key;

@@ -8,9 +8,9 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/arena.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 struct entry {
 	const char *s; /* NUL-terminated copy in the arena */

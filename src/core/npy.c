@@ -8,8 +8,9 @@
 
 #include <errno.h>
 
-#include <flagprism/npy.h>
 #include <flagprism/outfile.h>
+
+#include "core/npy-internal.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

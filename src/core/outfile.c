@@ -148,7 +148,7 @@ static int resolve(const char *path, char **out, struct fp_diag *diag)
 			if (errno == ENOENT)
 				goto done;
 			sys_error(diag, path, "look up the output file", errno);
-			goto fail;
+			goto fail_resolve;
 		}
 		if (!S_ISLNK(st.st_mode))
 			goto done;
@@ -160,7 +160,7 @@ static int resolve(const char *path, char **out, struct fp_diag *diag)
 		if (n < 0 || (size_t)n >= cap) {
 			sys_error(diag, path, "read the symbolic link",
 				  n < 0 ? errno : ENAMETOOLONG);
-			goto fail;
+			goto fail_resolve;
 		}
 		link[n] = '\0';
 		if (link[0] == '/') {
@@ -186,7 +186,7 @@ static int resolve(const char *path, char **out, struct fp_diag *diag)
 		cur = next;
 	}
 	sys_error(diag, path, "follow the symbolic link", ELOOP);
-	goto fail;
+	goto fail_resolve;
 
 done:
 	*out = cur;
@@ -195,7 +195,7 @@ fail_nomem:
 	fp_free(link);
 	fp_free(cur);
 	return fp_diag_set(diag, FP_ENOMEM, 0, "%s: out of memory", path);
-fail:
+fail_resolve:
 	fp_free(link);
 	fp_free(cur);
 	return FP_EIO;
@@ -366,7 +366,7 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		of->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (of->fd < 0) {
 			rc = sys_error(diag, path, "write to this descriptor", errno);
-			goto fail;
+			goto fail_open;
 		}
 		goto stream;
 	}
@@ -379,7 +379,7 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 			rc = fp_diag_set(diag, FP_EINVAL, 0,
 					 "%s: is %s; refusing to write a file onto it",
 					 short_path(buf, sizeof(buf), path), kind);
-			goto fail;
+			goto fail_open;
 		}
 		if (!S_ISREG(st.st_mode)) {
 			/* A character device or a FIFO: write through, never replace it. Non-blocking
@@ -393,17 +393,17 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 							 "this FIFO (ENXIO)",
 							 path) :
 					     sys_error(diag, path, "open", errno);
-				goto fail;
+				goto fail_open;
 			}
 			goto stream;
 		}
 	} else if (errno != ENOENT) {
 		rc = sys_error(diag, path, "look up the output file", errno);
-		goto fail;
+		goto fail_open;
 	}
 	rc = resolve(path, &of->dest, diag);
 	if (rc)
-		goto fail;
+		goto fail_open;
 	lr = lstat(of->dest, &dst);
 	lerr = lr ? errno : 0;
 	if (!lr && S_ISREG(dst.st_mode)) {
@@ -420,7 +420,7 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		rc = of->fd < 0 ? sys_error(diag, path, "open", errno) : FP_OK;
 	}
 	if (rc)
-		goto fail;
+		goto fail_open;
 stream:
 	if (of->through && of->fd >= 0) {
 		int fl = fcntl(of->fd, F_GETFL);
@@ -439,7 +439,7 @@ fail_stream:
 	close(of->fd);
 	if (of->tmp)
 		unlink(of->tmp);
-fail:
+fail_open:
 	release(of);
 	return rc;
 }

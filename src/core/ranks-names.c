@@ -29,7 +29,7 @@ int fp_ranks_name(const char *name, int64_t rank, enum fp_ranks_place place, cha
 #define PUT(s, n)                             \
 	do {                                  \
 		if ((n) >= cap - used)        \
-			goto too_long;        \
+			goto fail_length;     \
 		memcpy(out + used, (s), (n)); \
 		used += (n);                  \
 	} while (0)
@@ -52,7 +52,7 @@ int fp_ranks_name(const char *name, int64_t rank, enum fp_ranks_place place, cha
 #undef PUT
 	out[used] = '\0';
 	return FP_OK;
-too_long:
+fail_length:
 	out[0] = '\0';
 	return FP_ELIMIT;
 }
@@ -125,12 +125,12 @@ int fp_ranks_format(const int64_t *ranks, size_t n, char *out, size_t cap)
 			k = snprintf(out + used, cap - used, "%s%" PRId64, used ? "," : "",
 				     ranks[i]);
 		if (k < 0 || (size_t)k >= cap - used)
-			goto too_long;
+			goto fail_length;
 		used += (size_t)k;
 		i = j >= i + 2 ? j + 1 : i + 1;
 	}
 	return FP_OK;
-too_long:
+fail_length:
 	if (cap > 4)
 		snprintf(out + FP_MIN(used, cap - 4), 4, "...");
 	else

@@ -4,7 +4,6 @@
  */
 #include "fp-setup.h"
 
-
 const char *fp_strerror(int status)
 {
 	switch (status) {
@@ -42,8 +41,8 @@ void fp_diag_clear(struct fp_diag *diag)
 }
 
 FP_PRINTF(6, 0)
-static int diag_vset(struct fp_diag *diag, int status, uint64_t offset, uint32_t line,
-		     uint32_t col, const char *fmt, va_list ap)
+static int diag_vset(struct fp_diag *diag, int status, uint64_t offset, uint32_t line, uint32_t col,
+		     const char *fmt, va_list ap)
 {
 	if (!diag)
 		return status;

@@ -8,8 +8,9 @@
 #ifndef FP_DEBUG_INTERNAL_H
 #define FP_DEBUG_INTERNAL_H
 
-#include <flagprism/arena.h>
 #include <flagprism/debug.h>
+
+#include "core/arena-internal.h"
 
 struct fp_dbg_run {
 	struct fp_dbg_run_info info;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The record buffer decoder (docs/record-format.md, v1): validates the header and every record
+ * The record buffer decoder (docs/formats/record-format.md, v1): validates the header and every record
  * slot against the format and the site table, then builds the run's record index (grouped by
  * site, ordered by program and execution) and copies the used part of the dump arena. Every
  * rejection names the byte offset of the offending word and the field, slot, program and site.
@@ -182,13 +182,15 @@ static int check_counts(const struct dec *d, uint64_t p, uint64_t k, const uint6
 			       " exceeds numel %" PRIu64,
 			       site, nan, inf, numel);
 	if (w[3] != ((uint64_t)NO_DUMP32 << 32))
-		return rec_err(d, p, k, 3,
-			       "site %u: a counts-only record must have word 3 = no dump, zero count 0",
-			       site);
+		return rec_err(
+			d, p, k, 3,
+			"site %u: a counts-only record must have word 3 = no dump, zero count 0",
+			site);
 	for (i = 4; i < FP_DBG_RECORD_WORDS; i++)
 		if (w[i])
 			return rec_err(d, p, k, i,
-				       "site %u: a counts-only record must have word %u = 0", site, i);
+				       "site %u: a counts-only record must have word %u = 0", site,
+				       i);
 	return FP_OK;
 }
 
@@ -238,7 +240,7 @@ static int check_value(const struct dec *d, uint64_t p, uint64_t k, const uint64
 			return rec_err(d, p, k, 6, "site %u: min %g > max %g", site, fmin, fmax);
 	} else if (dt == FP_DTYPE_UINT64) {
 		/* no order check: the min/max of uint64 lanes at or above 2^63 depend on whether
-		 * the device compared them signed or unsigned (docs/record-format.md is silent) */
+		 * the device compared them signed or unsigned (docs/formats/record-format.md is silent) */
 	} else {
 		int64_t imin = (int64_t)w[6], imax = (int64_t)w[7];
 
@@ -295,7 +297,7 @@ static int check_addr(const struct dec *d, uint64_t p, uint64_t k, const uint64_
 }
 
 /*
- * Closed-form records (docs/record-format.md): index arithmetic v(i) = f + k*i, i in [0, n), in
+ * Closed-form records (docs/formats/record-format.md): index arithmetic v(i) = f + k*i, i in [0, n), in
  * int32 or int64 with the device's wrap-around, possibly under a comparison v(i) OP b. The
  * decoder rewrites words 2-7 into the ordinary summary, exactly: sums in 128-bit integers (or a
  * per-element loop where those do not exist or the sequence wraps), so every later reader sees
@@ -626,10 +628,11 @@ static int check_record(struct dec *d, uint64_t p, uint64_t k, uint64_t *w, uint
 		return rec_err(d, p, k, 0, "site %u: unknown record flags 0x%x", site, flags);
 	if ((flags & FP_DBG_REC_COUNTS) &&
 	    (s->kind != FP_DBG_KIND_VALUE || (flags & FP_DBG_REC_CLOSED)))
-		return rec_err(d, p, k, 0,
-			       "site %u: the counts-only flag on a record that is not a plain value "
-			       "record",
-			       site);
+		return rec_err(
+			d, p, k, 0,
+			"site %u: the counts-only flag on a record that is not a plain value "
+			"record",
+			site);
 	if (ndim > 3 && !(flags & FP_DBG_SHAPE_FLATTENED))
 		return rec_err(d, p, k, 0, "site %u: ndim %u > 3 without the flattened flag", site,
 			       ndim);
@@ -898,39 +901,39 @@ int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size
 	d.run = run;
 	/* the header's own checks come first: they need nothing from the site table */
 	if ((st = header(&d)))
-		goto fail;
+		goto fail_decode;
 	if ((st = fp__dbg_sites_parse(run, site_table_json, site_len, diag)))
-		goto fail;
+		goto fail_decode;
 	if (fp__bytes_le64(d.buf + 56) != run->nsites) {
 		st = fp_diag_set(diag, FP_EFORMAT, 56,
 				 "record buffer: header word 7 (nsites) is %" PRIu64
 				 " but the site table has %zu sites",
 				 fp__bytes_le64(d.buf + 56), run->nsites);
-		goto fail;
+		goto fail_decode;
 	}
 	if ((st = dec_alloc(&d, run->nsites))) {
 		fp_diag_set(diag, st, 0, "record buffer: out of memory");
-		goto fail;
+		goto fail_decode;
 	}
 	if ((st = pass_validate(&d, &full)))
-		goto fail;
+		goto fail_decode;
 	if (run->info.overflow_count && d.S && !full) {
 		st = fp_diag_set(diag, FP_EFORMAT, 32,
 				 "record buffer: header word 4 (overflow) is %" PRIu64
 				 " but no program filled its %" PRIu64 " slots",
 				 run->info.overflow_count, d.S);
-		goto fail;
+		goto fail_decode;
 	}
 	site_facts(&d);
 	if ((st = build(&d)))
-		goto fail;
+		goto fail_decode;
 	run->info.complete = !run->info.overflow_count && !run->info.dump_overflow;
 	run->info.full_programs = full;
 	dec_release(&d);
 	*out = run;
 	return FP_OK;
 
-fail:
+fail_decode:
 	dec_release(&d);
 	fp_dbg_run_free(run);
 	return st;

@@ -6,7 +6,7 @@
  * statement whose result holds NaN (Inf) although every value it reads was finite. Precision:
  * narrowing casts that overflow or flush to zero, division by zero or by subnormal values,
  * sqrt/log of negative values. The rules, and which of them are exact and which are bounds, are
- * documented in docs/debugger.md ("Findings"). This file only reads the run; the report writers
+ * documented in docs/guide/debugger.md ("Findings"). This file only reads the run; the report writers
  * print what it found. Not here: decoding (decode.c), the site table (sites.c).
  */
 #include "fp-setup.h"
@@ -14,11 +14,11 @@
 #include <float.h>
 #include <math.h>
 
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
 
 #define MAX_ARGS 4096u             /* tensor arguments of one launch */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The launch JSON of a Debugger run (docs/debugger-report-schema.md, "Launch JSON"): where the
+ * The launch JSON of a Debugger run (docs/formats/debugger-report-schema.md, "Launch JSON"): where the
  * reports go and what they are called, the grid, the backend, the user's source file, the
  * instrumented twin's TTIR and the tensor arguments' extents. Parsed and checked once, against
  * the decoded run (the grid must multiply to the buffer's program count), into one launch
@@ -88,9 +88,10 @@ static int parse_pair(struct fp__dbg_jctx *c, const struct fp_json_value *root, 
 		if (nullable && (!v || fp_json_type(v) == FP_JSON_NULL))
 			continue;
 		if (!v || !fp_json_int64(v, &x) || x < 1 || x > max)
-			return fp__dbg_launch_err(c, FP_EFORMAT, v ? v : o,
-						  "\"%s.%s\" must be %san integer from 1 to %" PRId64,
-						  name, keys[i], nullable ? "null or " : "", max);
+			return fp__dbg_launch_err(
+				c, FP_EFORMAT, v ? v : o,
+				"\"%s.%s\" must be %san integer from 1 to %" PRId64, name, keys[i],
+				nullable ? "null or " : "", max);
 		*dst[i] = x;
 	}
 	if (present)
@@ -197,7 +198,8 @@ static int parse_stack(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 	if (!a || fp_json_type(a) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(a) != FP_JSON_ARRAY)
-		return fp__dbg_launch_err(c, FP_EFORMAT, a, "\"stack\" must be an array of strings");
+		return fp__dbg_launch_err(c, FP_EFORMAT, a,
+					  "\"stack\" must be an array of strings");
 	n = FP_MIN(fp_json_len(a), (size_t)64);
 	if (!n)
 		return FP_OK;
@@ -208,8 +210,8 @@ static int parse_stack(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 		v = fp_json_at(a, i);
 		str = fp_json_string(v, &len);
 		if (!str)
-			return fp__dbg_launch_err(c, FP_EFORMAT, v, "\"stack[%zu]\" must be a string",
-						  i);
+			return fp__dbg_launch_err(c, FP_EFORMAT, v,
+						  "\"stack[%zu]\" must be a string", i);
 		l->stack[i] = fp_strndup(str, FP_MIN(len, (size_t)1024));
 		if (!l->stack[i])
 			return fp_diag_set(c->diag, FP_ENOMEM, 0, "launch: out of memory");
@@ -227,13 +229,13 @@ static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root
 		const char *name;
 		unsigned kinds;
 	} map[] = {
-		{"bounds", (1u << FP_DBG_FINDING_OUT_OF_BOUNDS) |
-				   (1u << FP_DBG_FINDING_DESCRIPTOR_EXTENT)},
+		{"bounds",
+		 (1u << FP_DBG_FINDING_OUT_OF_BOUNDS) | (1u << FP_DBG_FINDING_DESCRIPTOR_EXTENT)},
 		{"nan", 1u << FP_DBG_FINDING_NAN_ORIGIN},
 		{"inf", 1u << FP_DBG_FINDING_INF_ORIGIN},
 		{"precision", 1u << FP_DBG_FINDING_PRECISION_LOSS},
-		{"domain", (1u << FP_DBG_FINDING_DIVISION_BY_ZERO) |
-				   (1u << FP_DBG_FINDING_INVALID_DOMAIN)},
+		{"domain",
+		 (1u << FP_DBG_FINDING_DIVISION_BY_ZERO) | (1u << FP_DBG_FINDING_INVALID_DOMAIN)},
 	};
 	const struct fp_json_value *a = fp_json_get(root, "checks"), *v;
 	size_t i, j, n;
@@ -242,7 +244,8 @@ static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root
 	if (!a || fp_json_type(a) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(a) != FP_JSON_ARRAY)
-		return fp__dbg_launch_err(c, FP_EFORMAT, a, "\"checks\" must be an array of strings");
+		return fp__dbg_launch_err(c, FP_EFORMAT, a,
+					  "\"checks\" must be an array of strings");
 	n = fp_json_len(a);
 	for (i = 0; i < n; i++) {
 		v = fp_json_at(a, i);
@@ -251,10 +254,11 @@ static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root
 			if (!strcmp(name, map[j].name))
 				break;
 		if (!name || j == FP_ARRAY_SIZE(map))
-			return fp__dbg_launch_err(c, FP_EFORMAT, v,
-						  "\"checks[%zu]\" must be one of bounds, nan, inf, "
-						  "precision, domain",
-						  i);
+			return fp__dbg_launch_err(
+				c, FP_EFORMAT, v,
+				"\"checks[%zu]\" must be one of bounds, nan, inf, "
+				"precision, domain",
+				i);
 		l->check_kinds |= map[j].kinds;
 	}
 	return FP_OK;
@@ -270,7 +274,8 @@ static int parse_autotune(struct fp__dbg_jctx *c, const struct fp_json_value *ro
 	if (!o || fp_json_type(o) == FP_JSON_NULL)
 		return FP_OK;
 	if (fp_json_type(o) != FP_JSON_OBJECT)
-		return fp__dbg_launch_err(c, FP_EFORMAT, o, "\"autotune\" must be an object or null");
+		return fp__dbg_launch_err(c, FP_EFORMAT, o,
+					  "\"autotune\" must be an object or null");
 	if ((st = opt_str(c, o, "role", &l->autotune_role, NULL)) ||
 	    (st = opt_str(c, o, "config", &l->autotune_config, NULL)))
 		return st;
@@ -627,24 +632,24 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 			inner[sizeof(inner) - 1] = '\0';
 			snprintf(diag->msg, sizeof(diag->msg), "launch: %s", inner);
 		}
-		goto fail;
+		goto fail_parse;
 	}
 	c.doc = doc;
 	root = fp_json_root(doc);
 	if (fp_json_type(root) != FP_JSON_OBJECT) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, root, "expected a JSON object");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((v = fp_json_get(root, "version")) && (!fp_json_int64(v, &i64) || i64 != 1)) {
 		st = fp__dbg_launch_err(&c, FP_EVERSION, v, "version must be 1");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = opt_str(&c, root, "output_dir", &l->output_dir, NULL)))
-		goto fail;
+		goto fail_parse;
 	if (!l->output_dir || !l->output_dir[0]) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, root,
 					"\"output_dir\" (a non-empty string) is required");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = opt_str(&c, root, "stem", &l->stem, NULL)) ||
 	    (st = opt_str(&c, root, "script", &l->script, NULL)) ||
@@ -654,23 +659,23 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	    (st = opt_str(&c, root, "source_file", &l->source_file, NULL)) ||
 	    (st = opt_str(&c, root, "twin_file", &l->twin_file, NULL)) ||
 	    (st = opt_str(&c, root, "ttir", &l->ttir, &l->ttir_len)) ||
-	    (st = opt_str(&c, root, "ttir_unavailable_reason", &l->ttir_unavailable_reason, NULL)) ||
+	    (st = opt_str(&c, root, "ttir_unavailable_reason", &l->ttir_unavailable_reason,
+			  NULL)) ||
 	    (st = opt_str(&c, root, "test", &l->test, NULL)) ||
 	    (st = opt_str(&c, root, "launch_path", &l->launch_path, NULL)) ||
-	    (st = opt_str(&c, root, "error", &l->error, NULL)) ||
-	    (st = parse_stack(&c, root, l)) || (st = parse_autotune(&c, root, l)) ||
-	    (st = parse_checks(&c, root, l)))
-		goto fail;
+	    (st = opt_str(&c, root, "error", &l->error, NULL)) || (st = parse_stack(&c, root, l)) ||
+	    (st = parse_autotune(&c, root, l)) || (st = parse_checks(&c, root, l)))
+		goto fail_parse;
 	if ((st = dflt(&c, &l->script, "script")) ||
 	    (st = dflt(&c, &l->kernel, info->kernel[0] ? info->kernel : "kernel")) ||
 	    (st = dflt(&c, &l->timestamp, "0")) || (st = dflt(&c, &l->backend, "unknown")) ||
 	    (st = dflt(&c, &l->source_file, info->file)))
-		goto fail;
+		goto fail_parse;
 	if ((v = fp_json_get(root, "run"))) {
 		if (!fp_json_int64(v, &i64) || i64 < 0) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"run\" must be a non-negative integer");
-			goto fail;
+			goto fail_parse;
 		}
 		l->run_index = i64;
 	}
@@ -678,13 +683,13 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	if ((v = fp_json_get(root, "record_capacity")) && !fp_json_uint64(v, &l->record_capacity)) {
 		st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 					"\"record_capacity\" must be a non-negative integer");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((v = fp_json_get(root, "export_raw_records")) && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_bool(v, &b)) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"export_raw_records\" must be true or false");
-			goto fail;
+			goto fail_parse;
 		}
 		l->export_raw_records = b;
 	}
@@ -692,17 +697,17 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 		if (!fp_json_bool(v, &b)) {
 			st = fp__dbg_launch_err(&c, FP_EFORMAT, v,
 						"\"sanitize\" must be true or false");
-			goto fail;
+			goto fail_parse;
 		}
 		l->findings_only = b;
 	}
 	if ((st = parse_grid(&c, root, l, run)) || (st = parse_helpers(&c, root, l)) ||
 	    (st = parse_num_warps(&c, root, l)) || (st = parse_registers(&c, root, l)) ||
 	    (st = make_stem(&c, l)))
-		goto fail;
+		goto fail_parse;
 	/* the tensor arguments' extents: what fp_dbg_launch_findings() checks accesses against */
 	if ((st = parse_args(&c, root, &x)))
-		goto fail;
+		goto fail_parse;
 	l->args = x.a;
 	l->nargs = x.n;
 	l->arg_texts = x.texts;
@@ -710,7 +715,7 @@ int fp_dbg_launch_parse(const struct fp_dbg_run *run, const char *launch_json, s
 	*out = l;
 	return FP_OK;
 
-fail:
+fail_parse:
 	fp_json_doc_free(doc);
 	fp_dbg_launch_free(l);
 	return st;

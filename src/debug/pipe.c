@@ -138,10 +138,11 @@ int fp_dbg_pipe_reserve(struct fp_dbg_pipe *p, size_t bytes, size_t *offset, str
 		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_pipe_reserve: bad argument");
 	size = align_up(bytes);
 	if (size > p->opt.pool_bytes || size < bytes)
-		return fp_diag_set(diag, FP_ELIMIT, 0,
-				   "a record buffer of %zu bytes does not fit the pipeline's pool of "
-				   "%zu bytes",
-				   bytes, p->opt.pool_bytes);
+		return fp_diag_set(
+			diag, FP_ELIMIT, 0,
+			"a record buffer of %zu bytes does not fit the pipeline's pool of "
+			"%zu bytes",
+			bytes, p->opt.pool_bytes);
 	pthread_mutex_lock(&p->mu);
 	while ((off = place(p, size)) == SIZE_MAX) {
 		waited = true;
@@ -277,12 +278,12 @@ static void process(struct fp_dbg_pipe *p, struct job *j, struct fp_dbg_pipe_res
 			 "the device reported an error before this launch's records were read back "
 			 "(this kernel, or one queued before it, faulted): %s",
 			 diag.msg);
-		goto fail;
+		goto fail_decode;
 	}
 	st = fp_dbg_decode(p->host + j->off, j->bytes, j->sites, j->site_len, &run, &diag);
 	if (st) {
 		snprintf(why, sizeof(why), "decoding the records failed: %s", diag.msg);
-		goto fail;
+		goto fail_decode;
 	}
 	pthread_mutex_lock(&p->mu);
 	suppress = p->opt.max_reports && p->reports_written >= p->opt.max_reports;
@@ -309,7 +310,7 @@ static void process(struct fp_dbg_pipe *p, struct job *j, struct fp_dbg_pipe_res
 			      j->index, NULL);
 	return;
 
-fail:
+fail_decode:
 	r->status = st;
 	r->message = dup_msg(why);
 	fp_dbg_summary_launch(p->summary, j->kernel, j->file, FP_DBG_LAUNCH_FAILED, why, 1,
@@ -437,8 +438,8 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 	pthread_mutex_unlock(&p->mu);
 	if (st)
 		return fp_diag_set(diag, FP_EINVAL, 0,
-				   "fp_dbg_pipe_submit: no reserved slice of %zu bytes at %zu", bytes,
-				   offset);
+				   "fp_dbg_pipe_submit: no reserved slice of %zu bytes at %zu",
+				   bytes, offset);
 	j.off = offset;
 	j.bytes = bytes;
 	j.index = job->launch_index;
@@ -450,12 +451,12 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 	j.launch = fp_strndup(job->launch_json, job->launch_len);
 	if (!j.kernel || !j.file || !j.sites || !j.launch) {
 		st = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-		goto fail;
+		goto fail_job;
 	}
 	if (p->opt.device_pool &&
 	    (st = fp_devmem_read_async(p->host + offset, p->opt.device_pool + offset, bytes, stream,
 				       &j.ev, diag)))
-		goto fail;
+		goto fail_job;
 	pthread_mutex_lock(&p->mu);
 	while (p->njobs == FP__PIPE_MAX_INFLIGHT)
 		pthread_cond_wait(&p->cv_done, &p->mu);
@@ -466,7 +467,7 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 	pthread_mutex_unlock(&p->mu);
 	return FP_OK;
 
-fail:
+fail_job:
 	job_release(&j);
 	fp_dbg_pipe_unreserve(p, offset);
 	return st;

@@ -20,7 +20,7 @@
 #endif
 #endif
 
-/* The launch JSON, checked and copied (docs/debugger-report-schema.md, "Launch JSON"). */
+/* The launch JSON, checked and copied (docs/formats/debugger-report-schema.md, "Launch JSON"). */
 struct fp_dbg_launch {
 	char *output_dir;
 	char *stem; /* file name stem, already sanitised */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Debugger's statement report as JSON (<stem>.json), schema in
- * docs/debugger-report-schema.md: kernel and config, overflow facts, then statements in source
+ * docs/formats/debugger-report-schema.md: kernel and config, overflow facts, then statements in source
  * order, each with its results (value summaries) and memory accesses (address summaries), every
  * instance in program-then-execution order; then the `findings` (src/debug/findings.c; a
  * sanitize run lists findings only, with an empty `statements` list). Everything goes through
@@ -260,8 +260,9 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 		fp_jsonw_kv_null(w, "no_records");
 	else
 		fp_jsonw_kv_string(w, "no_records",
-				   fp_dbg_run_info(c->run)->overflow_count ? "records dropped (overflow)" :
-									     "not executed");
+				   fp_dbg_run_info(c->run)->overflow_count ?
+					   "records dropped (overflow)" :
+					   "not executed");
 	fp_jsonw_key(w, "instances");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)
@@ -530,7 +531,7 @@ static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi)
 	fp_jsonw_object_end(w);
 }
 
-/* One finding (docs/debugger-report-schema.md, FINDING). */
+/* One finding (docs/formats/debugger-report-schema.md, FINDING). */
 static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 		    const struct fp_dbg_finding *f)
 {
@@ -622,7 +623,7 @@ static void frames(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	fp_jsonw_array_end(w);
 }
 
-/* docs/debugger-report-schema.md, "coverage" */
+/* docs/formats/debugger-report-schema.md, "coverage" */
 static void coverage(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 {
 	struct fp_dbg_coverage cov;

@@ -12,9 +12,9 @@
 #include <errno.h>
 
 #include <flagprism/json.h>
-#include <flagprism/npy.h>
 #include <flagprism/outfile.h>
 
+#include "core/npy-internal.h"
 #include "debug/report-internal.h"
 
 #define SIGN63 (UINT64_C(1) << 63)

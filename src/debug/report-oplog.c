@@ -13,6 +13,7 @@
 #include <flagprism/json.h>
 #include <flagprism/ttir.h>
 
+#include "core/core-internal.h"
 #include "debug/report-internal.h"
 
 #define NO_STMT UINT32_MAX
@@ -39,26 +40,11 @@ struct oplog {
 	size_t *first;
 };
 
-/* Equal paths, or one ends with "/" + the other (relative paths in IR locations). */
+/* Equal paths, or one ends with "/" + the other (relative paths in IR locations); a missing or
+ * empty path (a launch without a twin file) never matches. */
 static bool same_path(const char *a, const char *b)
 {
-	size_t la, lb;
-
-	if (!a || !b || !a[0] || !b[0])
-		return false;
-	la = strlen(a);
-	lb = strlen(b);
-	if (la == lb)
-		return !strcmp(a, b);
-	if (la < lb) {
-		const char *t = a;
-
-		a = b;
-		b = t;
-		la = lb;
-		lb = strlen(b);
-	}
-	return a[la - lb - 1] == '/' && !strcmp(a + la - lb, b);
+	return a && b && a[0] && b[0] && fp__path_suffix_match(a, b);
 }
 
 static bool is_helper_file(const struct fp_dbg_launch *l, const char *file)

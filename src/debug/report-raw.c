@@ -3,7 +3,7 @@
  * The raw record dump (<stem>_raw_records.txt, written when the launch asks for
  * export_raw_records): the 8 header words, then one line per stored record slot in buffer order
  * (program, then slot) with all 8 words in hex and every field decoded per
- * docs/record-format.md. It is for checking the device side bit by bit, so it shows what was
+ * docs/formats/record-format.md. It is for checking the device side bit by bit, so it shows what was
  * stored, not what the reports derive from it (no means, no references); closed-form records
  * (flags bit 1) appear as the decoder expanded them, with the flag cleared.
  */

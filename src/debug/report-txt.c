@@ -6,7 +6,7 @@
  * aligned in columns, after an "all" row that aggregates the instances. The findings come first,
  * right after the header. Column widths are fixed per table from a quick pre-pass, so rows
  * stream out without buffering the table. The layout is described in
- * docs/debugger-report-schema.md; the JSON twin of this report is report-json.c.
+ * docs/formats/debugger-report-schema.md; the JSON twin of this report is report-json.c.
  */
 #include "fp-setup.h"
 
@@ -103,8 +103,9 @@ static void write_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 	fp__tb_printf(t, "status:          %s\n",
 		      in->complete && !l->error ? "complete" : "INCOMPLETE");
 	if (l->error)
-		fp__tb_printf(t, "INCOMPLETE: the launch raised, so these are the records written "
-				 "before it stopped: %s\n",
+		fp__tb_printf(t,
+			      "INCOMPLETE: the launch raised, so these are the records written "
+			      "before it stopped: %s\n",
 			      l->error);
 	if (in->overflow_count)
 		fp__tb_printf(t,
@@ -431,7 +432,8 @@ static void write_site(struct fp__tbuf *t, const struct fp__dbg_wctx *c, size_t 
 	if (s->ndumps)
 		fp__tb_printf(t, " (%zu with a level-2 dump)", s->ndumps);
 	if (fp_dbg_run_info(c->run)->overflow_count)
-		fp__tb_printf(t, ", maybe more: records dropped (overflow): %" PRIu64 " in this run",
+		fp__tb_printf(t,
+			      ", maybe more: records dropped (overflow): %" PRIu64 " in this run",
 			      fp_dbg_run_info(c->run)->overflow_count);
 	fp__tb_ch(t, '\n');
 	if (s->kind == FP_DBG_KIND_VALUE)

@@ -8,12 +8,12 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 
-#include "debug/diag-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
+#include "debug/diag-internal.h"
 
 struct st_ctx {
 	struct fp_dbg_run *run;
@@ -427,7 +427,7 @@ static int parse_checks(struct st_ctx *c, const struct fp_json_value *o, const c
 }
 
 /*
- * The findings inputs of a site (docs/record-format.md, site table): `role`, `target_dtype`,
+ * The findings inputs of a site (docs/formats/record-format.md, site table): `role`, `target_dtype`,
  * `other`, `load_site`, `base_params`/`base_param` and `checks`. All optional.
  */
 static int parse_findings_inputs(struct st_ctx *c, const struct fp_json_value *o, const char *what,
@@ -670,14 +670,14 @@ static int resolve_reads(struct st_ctx *c)
 	pending = fp_calloc(run->nstmts + 1, sizeof(*pending));
 	if (!d.names || !pending) {
 		st = FP_ENOMEM;
-		goto fail;
+		goto fail_defs;
 	}
 	for (i = 0; i < run->nstmts; i++) {
 		const struct fp_dbg_statement *stmt = &run->stmts[i];
 
 		while (npending && !calls_into(run, &run->stmts[pending[npending - 1]], stmt))
 			if ((st = add_defs(&d, run, pending[--npending])))
-				goto fail;
+				goto fail_defs;
 		for (j = 0; j < stmt->nsites; j++) {
 			struct fp_dbg_site *s = &run->sites[stmt->sites[j]];
 
@@ -693,13 +693,13 @@ static int resolve_reads(struct st_ctx *c)
 	}
 	while (npending)
 		if ((st = add_defs(&d, run, pending[--npending])))
-			goto fail;
+			goto fail_defs;
 	fp_free(pending);
 	fp_free(d.def);
 	fp_intern_free(d.names);
 	return FP_OK;
 
-fail:
+fail_defs:
 	fp_free(pending);
 	fp_free(d.def);
 	fp_intern_free(d.names);
@@ -845,42 +845,42 @@ int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, st
 	root = fp_json_root(doc);
 	if (fp_json_type(root) != FP_JSON_OBJECT) {
 		st = st_err(&c, FP_EFORMAT, root, "expected a JSON object");
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = get_int(&c, root, "root", "version", true, INT64_MIN, INT64_MAX, &version)))
-		goto fail;
+		goto fail_parse;
 	if (version != 1) {
 		st = st_err(&c, FP_EVERSION, fp_json_get(root, "version"),
 			    "version %" PRId64 " is not supported (this build reads version 1)",
 			    version);
-		goto fail;
+		goto fail_parse;
 	}
 	if ((st = get_str(&c, root, "root", "kernel", false, &run->info.kernel)) ||
 	    (st = get_str(&c, root, "root", "file", false, &run->info.file)) ||
 	    (st = get_int(&c, root, "root", "level", false, 0, 2, &level)) ||
 	    (st = get_int(&c, root, "root", "addr_level", false, 0, 2, &addr_level)))
-		goto fail;
+		goto fail_parse;
 	run->info.level = (int)level;
 	run->info.addr_level = (int)addr_level;
 	if (!(stmts = get_array(&c, root, "statements", &st)) ||
 	    !(sites = get_array(&c, root, "sites", &st)))
-		goto fail;
+		goto fail_parse;
 	if ((st = parse_frames(&c, root)) || (st = parse_statements(&c, stmts, &by_id)) ||
 	    (st = parse_sites(&c, sites, &by_id)) || (st = parse_unobserved(&c, root)))
-		goto fail;
+		goto fail_parse;
 	for (i = 0; i < run->nsites; i++) {
 		if (!run->sites[i].id) { /* cannot happen: n ids in 1..n, no duplicates */
 			st = st_err(&c, FP_EFORMAT, sites, "site id %zu missing", i + 1);
-			goto fail;
+			goto fail_parse;
 		}
 	}
 	if ((st = link_sites(&c)) || (st = resolve_reads(&c)))
-		goto fail;
+		goto fail_parse;
 	fp_hashmap_release(&by_id);
 	fp_json_doc_free(doc);
 	return FP_OK;
 
-fail:
+fail_parse:
 	fp_hashmap_release(&by_id);
 	fp_json_doc_free(doc);
 	return st;

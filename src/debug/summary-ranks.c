@@ -53,7 +53,7 @@ static int add_counts(struct counts *c, const struct sin *in, const char *member
 		return FP_OK;
 	if (fp_json_type(o) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, o,
-					    "\"%s\" must be an object of counts", member);
+				      "\"%s\" must be an object of counts", member);
 	for (i = 0; i < fp_json_len(o); i++) {
 		const char *key;
 		const struct fp_json_value *v = fp_json_member(o, i, &key, NULL);
@@ -61,8 +61,8 @@ static int add_counts(struct counts *c, const struct sin *in, const char *member
 
 		if (!fp_json_uint64(v, &x))
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v,
-						    "\"%s\".\"%s\" must be a non-negative integer",
-						    member, key);
+					      "\"%s\".\"%s\" must be a non-negative integer",
+					      member, key);
 		for (k = 0; k < c->n && strcmp(c->key[k], key); k++)
 			;
 		if (k == c->n) {
@@ -97,36 +97,34 @@ static int read_one(struct sin *in, size_t pos, struct fp_diag *diag)
 
 	if (fp_json_type(r) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
-					    "expected a Debugger summary (a JSON object)");
+				      "expected a Debugger summary (a JSON object)");
 	schema = fp_json_string(fp_json_get(r, "schema"), NULL);
 	if (!schema || strcmp(schema, SCHEMA))
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
-					    "not a Debugger summary (\"schema\" is not \"" SCHEMA
-					    "\")");
+				      "not a Debugger summary (\"schema\" is not \"" SCHEMA "\")");
 	v = fp_json_get(r, "version");
 	if (!fp_json_int64(v, &x))
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : r,
-					    "\"version\" must be an integer");
+				      "\"version\" must be an integer");
 	if (x != 1)
 		return fp__json_error(diag, FP_EVERSION, in->name, in->doc, v,
-					    "summary version %" PRId64 " (this FlagPrism reads 1)",
-					    x);
+				      "summary version %" PRId64 " (this FlagPrism reads 1)", x);
 	in->kernels = fp_json_get(r, "kernels");
 	in->findings = fp_json_get(r, "findings");
 	if (fp_json_type(in->kernels) != FP_JSON_ARRAY ||
 	    fp_json_type(in->findings) != FP_JSON_ARRAY)
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
-					    "\"kernels\" and \"findings\" must be arrays");
+				      "\"kernels\" and \"findings\" must be arrays");
 	for (i = 0; i < fp_json_len(in->kernels); i++)
 		if (fp_json_type(fp_json_at(in->kernels, i)) != FP_JSON_OBJECT)
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc,
-						    fp_json_at(in->kernels, i),
-						    "kernel %zu must be an object", i);
+					      fp_json_at(in->kernels, i),
+					      "kernel %zu must be an object", i);
 	for (i = 0; i < fp_json_len(in->findings); i++)
 		if (fp_json_type(fp_json_at(in->findings, i)) != FP_JSON_OBJECT)
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc,
-						    fp_json_at(in->findings, i),
-						    "finding %zu must be an object", i);
+					      fp_json_at(in->findings, i),
+					      "finding %zu must be an object", i);
 	fp_json_bool(fp_json_get(r, "complete"), &b);
 	in->complete = b;
 	in->reason = fp_json_string(fp_json_get(r, "incomplete_reason"), NULL);
@@ -137,20 +135,20 @@ static int read_one(struct sin *in, size_t pos, struct fp_diag *diag)
 	if (d && fp_json_type(d) != FP_JSON_NULL) {
 		if (fp_json_type(d) != FP_JSON_OBJECT)
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, d,
-						    "\"distributed\" must be an object or null");
+					      "\"distributed\" must be an object or null");
 		v = fp_json_get(d, "rank");
 		if (!fp_json_int64(v, &in->rank) || in->rank < 0 || in->rank >= FP_RANKS_MAX)
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v ? v : d,
-						    "\"distributed\".\"rank\" must be an integer "
-						    "from 0 to %d",
-						    FP_RANKS_MAX - 1);
+					      "\"distributed\".\"rank\" must be an integer "
+					      "from 0 to %d",
+					      FP_RANKS_MAX - 1);
 		v = fp_json_get(d, "world_size");
 		if (v && fp_json_type(v) != FP_JSON_NULL &&
 		    (!fp_json_int64(v, &in->world) || in->world < 1 || in->world > FP_RANKS_MAX))
 			return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, v,
-						    "\"distributed\".\"world_size\" must be an "
-						    "integer from 1 to %d",
-						    FP_RANKS_MAX);
+					      "\"distributed\".\"world_size\" must be an "
+					      "integer from 1 to %d",
+					      FP_RANKS_MAX);
 		in->host = fp_json_string(fp_json_get(d, "host"), NULL);
 	}
 	if (in->rank < 0 && fp_ranks_of_path(in->name, &in->rank) != FP_OK)

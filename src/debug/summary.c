@@ -16,21 +16,21 @@
 #include <unistd.h>
 
 #include <flagprism/debug-summary.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 #include "debug/report-internal.h"
 
 struct skernel {
-	uint32_t name, file;              /* interned */
-	uint64_t launches;                /* every status */
+	uint32_t name, file; /* interned */
+	uint64_t launches;   /* every status */
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
-	uint64_t findings;                /* distinct findings of this kernel */
+	uint64_t findings; /* distinct findings of this kernel */
 	uint64_t first_launch;
-	bool has_coverage;                /* of its latest instrumented launch */
+	bool has_coverage; /* of its latest instrumented launch */
 	struct fp_dbg_coverage coverage;
 };
 
@@ -51,12 +51,12 @@ struct sfinding {
 	uint32_t kind;   /* enum fp_dbg_finding_kind */
 	uint32_t line;
 	uint32_t file, subject, message, report, param, test, source; /* interned ("" = 0) */
-	uint32_t stack0, nstack; /* interned frames, consecutive entries in `frames` */
-	uint64_t program, launch;   /* first instance */
-	uint64_t launches;          /* launches where it happened */
-	bool from_memory;           /* NaN/Inf origin at a load: the data already held it */
-	uint64_t descendants;       /* later NaN/Inf findings at loads, counted under this origin */
-	uint64_t programs;          /* summed over launches */
+	uint32_t stack0, nstack;  /* interned frames, consecutive entries in `frames` */
+	uint64_t program, launch; /* first instance */
+	uint64_t launches;        /* launches where it happened */
+	bool from_memory;         /* NaN/Inf origin at a load: the data already held it */
+	uint64_t descendants;     /* later NaN/Inf findings at loads, counted under this origin */
+	uint64_t programs;        /* summed over launches */
 	uint64_t instances;
 };
 
@@ -293,8 +293,8 @@ static int grow(void **arr, size_t *cap, size_t need, size_t size, size_t max)
 }
 
 /* The kernel's index, adding it when new; UINT32_MAX (and dropped counted) beyond the cap. */
-static int kernel_of(struct fp_dbg_summary *s, const char *kernel, const char *file,
-		     uint64_t first, uint32_t *ix)
+static int kernel_of(struct fp_dbg_summary *s, const char *kernel, const char *file, uint64_t first,
+		     uint32_t *ix)
 {
 	uint32_t nid, fid;
 	uint64_t key, v;
@@ -569,8 +569,7 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 		goto out;
 	}
 	for (i = 0; i < n && !st; i++)
-		st = add_finding(s, kix, run, l, fp_dbg_findings_at(fs, i), launch,
-				 report);
+		st = add_finding(s, kix, run, l, fp_dbg_findings_at(fs, i), launch, report);
 out:
 	pthread_mutex_unlock(&s->lock);
 	return st;
@@ -613,7 +612,8 @@ static int add_unobserved(struct fp_dbg_summary *s, uint32_t kix, const char *fi
 
 	if ((st = intern(s, file, &fid)) || (st = intern(s, reason, &rid)))
 		return st;
-	key = fp_hash_u64(((uint64_t)kix << 40) ^ ((uint64_t)fid << 20) ^ line ^ ((uint64_t)rid << 52));
+	key = fp_hash_u64(((uint64_t)kix << 40) ^ ((uint64_t)fid << 20) ^ line ^
+			  ((uint64_t)rid << 52));
 	while (fp_hashmap_get(&s->unobs_ix, key, &v)) {
 		u = &s->unobs[v];
 		if (u->kernel == kix && u->file == fid && u->line == line && u->reason == rid)
@@ -666,9 +666,9 @@ static int add_coverage(struct fp_dbg_summary *s, uint32_t kix, const struct fp_
 			continue;
 		site = fp_dbg_run_site(run, i);
 		stmt = site ? fp_dbg_run_statement(run, site->statement) : NULL;
-		if (stmt && (st = add_unobserved(s, kix, fp__dbg_frame_file(run, l, stmt->frame),
-						 stmt->line, stmt->source,
-						 fp_dbg_addr_status_reason(why))))
+		if (stmt &&
+		    (st = add_unobserved(s, kix, fp__dbg_frame_file(run, l, stmt->frame),
+					 stmt->line, stmt->source, fp_dbg_addr_status_reason(why))))
 			return st;
 	}
 	return FP_OK;
@@ -770,7 +770,8 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 		if (k->has_coverage) {
 			fp_jsonw_object_begin(w);
 			fp_jsonw_kv_uint(w, "memory_sites", k->coverage.memory_sites);
-			fp_jsonw_kv_uint(w, "memory_sites_observed", k->coverage.memory_sites_observed);
+			fp_jsonw_kv_uint(w, "memory_sites_observed",
+					 k->coverage.memory_sites_observed);
 			fp_jsonw_kv_uint(w, "statements", k->coverage.statements);
 			fp_jsonw_kv_uint(w, "statements_observed", k->coverage.statements_observed);
 			fp_jsonw_object_end(w);
@@ -943,19 +944,23 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		}
 		if (any)
 			fp__tb_printf(t,
-				      "  coverage: %" PRIu64 " of %" PRIu64 " memory sites, %" PRIu64
-				      " of %" PRIu64 " statements observed\n",
-				      c.memory_sites_observed, c.memory_sites, c.statements_observed,
-				      c.statements);
+				      "  coverage: %" PRIu64 " of %" PRIu64
+				      " memory sites, %" PRIu64 " of %" PRIu64
+				      " statements observed\n",
+				      c.memory_sites_observed, c.memory_sites,
+				      c.statements_observed, c.statements);
 		for (i = 0; i < s->nunobs && i < 20; i++) {
 			const struct sunobserved *u = &s->unobs[i];
 
 			fp__tb_printf(t, "    not observed: %s at %s:%u: %s (%s)\n",
-				      str(s, s->kernels[u->kernel].name), base_name(str(s, u->file)),
-				      u->line, str(s, u->source), str(s, u->reason));
+				      str(s, s->kernels[u->kernel].name),
+				      base_name(str(s, u->file)), u->line, str(s, u->source),
+				      str(s, u->reason));
 		}
 		if (s->nunobs + s->dropped_unobserved > 20)
-			fp__tb_printf(t, "    ... and %" PRIu64 " more places not observed (summary.json)\n",
+			fp__tb_printf(t,
+				      "    ... and %" PRIu64
+				      " more places not observed (summary.json)\n",
 				      (uint64_t)s->nunobs + s->dropped_unobserved - 20);
 	}
 	if (s->nreasons) {
@@ -980,7 +985,8 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		for (i = 0; i < s->nfindings; i++) {
 			const struct sfinding *e = &s->findings[i];
 
-			fp__tb_printf(t, "  %s in %s at %s:%u, program %" PRIu64 ", launch %" PRIu64,
+			fp__tb_printf(t,
+				      "  %s in %s at %s:%u, program %" PRIu64 ", launch %" PRIu64,
 				      fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)e->kind),
 				      str(s, s->kernels[e->kernel].name),
 				      base_name(str(s, e->file)), e->line, e->program, e->launch);
@@ -989,7 +995,8 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 			fp__tb_printf(t, ": %s\n", str(s, e->message));
 			if (e->descendants)
 				fp__tb_printf(t,
-					      "      %" PRIu64 " later finding%s at loads descend from it "
+					      "      %" PRIu64
+					      " later finding%s at loads descend from it "
 					      "(counted here, not repeated)\n",
 					      e->descendants, e->descendants == 1 ? "" : "s");
 			if (str(s, e->source)[0])
@@ -1016,7 +1023,8 @@ int fp_dbg_summary_write_format(struct fp_dbg_summary *s, const char *format, FI
 	int st;
 
 	if (!s || !format || !f)
-		return fp_diag_set(diag, FP_EINVAL, 0, "fp_dbg_summary_write_format: NULL argument");
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "fp_dbg_summary_write_format: NULL argument");
 	pthread_mutex_lock(&s->lock);
 	if (!strcmp(format, "json"))
 		st = write_json(s, f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Debugger's side of the HTML report: reads per-launch reports (<stem>.json, schema in
- * docs/debugger-report-schema.md), a run's summary.json, or a whole output directory, and turns
+ * docs/formats/debugger-report-schema.md), a run's summary.json, or a whole output directory, and turns
  * each launch into what the page shows. Per statement and site it aggregates every instance
  * (counts, min, max, mean; lanes and address ranges), per program cell of the grid (binned when
  * the grid has more programs than the page's cell budget) for the heatmaps, and per execution for
@@ -1541,7 +1541,7 @@ out:
 }
 
 /*
- * A Debugger summary (summary.json, docs/debugger-report-schema.md "Summary"): shown as its own
+ * A Debugger summary (summary.json, docs/formats/debugger-report-schema.md "Summary"): shown as its own
  * section; the launches it reports are the report files beside it (check mode writes one only
  * for a launch with findings, or every one with --all-reports), read from its directory.
  */
@@ -1563,8 +1563,9 @@ static int read_summary(struct fp_html_page *p, const char *path, struct fp_diag
 	if (rc == FP_ENOENT && p->st.launches == 0) {
 		/* a clean check-mode run writes no per-launch report: the summary is the page */
 		fp_diag_clear(diag);
-		rc = fp_html_page_note(p, "%s: no per-launch report beside the summary (no launch had "
-					  "findings, or --all-reports was not given)",
+		rc = fp_html_page_note(p,
+				       "%s: no per-launch report beside the summary (no launch had "
+				       "findings, or --all-reports was not given)",
 				       path);
 	}
 	return rc;

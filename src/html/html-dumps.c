@@ -4,15 +4,14 @@
  * address dump it lists (.npy), and summarises every dump as a histogram (FP_HTML_HIST_BINS
  * bins between its finite minimum and maximum, with NaN and Inf counted apart), so the page can
  * draw the one the user picks without embedding the tensors. A dump that cannot be read is
- * listed with its error instead of failing the page. Not a general .npy tool (core/npy_read.c
+ * listed with its error instead of failing the page. Not a general .npy tool (core/npy-read.c
  * parses) and it writes nothing but the page's data.
  */
 #include "fp-setup.h"
 
 #include <math.h>
 
-#include <flagprism/npy.h>
-
+#include "core/npy-internal.h"
 #include "html/html-internal.h"
 
 #define INDEX_MAX_BYTES ((size_t)64 << 20)

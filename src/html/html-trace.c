@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The trace's side of the HTML report: reads a Chrome trace (the profile's
- * `<stem>.chrome_trace.json`, docs/profiler-formats.md) and keeps what a timeline picture needs:
+ * `<stem>.chrome_trace.json`, docs/formats/profiler-formats.md) and keeps what a timeline picture needs:
  * complete ("X") slices with their track (pid, tid, named by the "M" metadata events: host
  * threads, device streams, per-SM or per-program scope tracks), name, category, start, duration,
  * nesting depth on the track, and the program of intra-kernel scopes. At most max_slices slices
@@ -12,9 +12,9 @@
 
 #include <math.h>
 
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 
+#include "core/intern-internal.h"
 #include "html/html-internal.h"
 
 #define TRACE_MAX_DEPTH 64

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The line table of a CUDA cubin (include/flagprism/cubin.h): a bounds-checked reader of the ELF64
- * container (section headers, the symbol table, the relocations of `.debug_line`) and a decoder
- * of DWARF 2-4 line programs, turned into sorted [pc_lo, pc_hi) ranges per function so that a
- * PC-sampling record (function name, PC offset) finds its source line by binary search. Every
- * read goes through the cursor helpers below; everything found is capped. Not here: DWARF 5
- * line tables (ptxas writes version 2), `.debug_info`, inline chains, SASS disassembly.
+ * The line table of a CUDA cubin (src/ir/cubin-lines-internal.h): a bounds-checked reader of the
+ * ELF64 container (section headers, the symbol table, the relocations of `.debug_line`) and a
+ * decoder of DWARF 2-4 line programs, turned into sorted [pc_lo, pc_hi) ranges per function so
+ * that a PC-sampling record (function name, PC offset) finds its source line by binary search.
+ * Every read goes through the cursor helpers below; everything found is capped. Not here: DWARF
+ * 5 line tables (ptxas writes version 2), `.debug_info`, inline chains, SASS disassembly.
  */
 #include "fp-setup.h"
 
 #include <flagprism/alloc.h>
-#include <flagprism/cubin.h>
+
+#include "core/core-internal.h"
+#include "ir/cubin-lines-internal.h"
 
 /* ELF constants (System V gABI). */
 #define EHDR_SIZE 64u
@@ -224,26 +226,6 @@ static int get_str(struct reader *r, struct cur *c, const char *what, const char
 
 /* ---- the table ------------------------------------------------------------------------------- */
 
-static int grow(void **p, size_t *cap, size_t need_n, size_t elem, size_t max)
-{
-	size_t n;
-	void *q;
-
-	if (need_n <= *cap)
-		return FP_OK;
-	if (need_n > max)
-		return FP_ELIMIT;
-	n = *cap ? *cap : 16;
-	while (n < need_n)
-		n = n > max / 2 ? max : n * 2;
-	q = fp_reallocarray(*p, n, elem);
-	if (!q)
-		return FP_ENOMEM;
-	*p = q;
-	*cap = n;
-	return FP_OK;
-}
-
 static int add_str(struct reader *r, const char *s, size_t n, uint32_t *off)
 {
 	struct fp_cubin_lines *cl = r->cl;
@@ -253,7 +235,7 @@ static int add_str(struct reader *r, const char *s, size_t n, uint32_t *off)
 		*off = 0;
 		return FP_OK;
 	}
-	rc = grow((void **)&cl->str, &cl->capstr, cl->nstr + n + 1, 1, MAX_STRINGS);
+	rc = fp__grow((void **)&cl->str, &cl->capstr, cl->nstr + n + 1, 1, MAX_STRINGS);
 	if (rc)
 		return fp_diag_set(r->diag, rc, 0, "cubin: more than %zu bytes of names",
 				   MAX_STRINGS);
@@ -268,8 +250,8 @@ static int add_file(struct reader *r, uint32_t dir, const char *name, size_t n, 
 {
 	struct fp_cubin_lines *cl = r->cl;
 	struct file_entry *f;
-	int rc = grow((void **)&cl->files, &cl->capfile, cl->nfile + 1, sizeof(*cl->files),
-		      FP_CUBIN_MAX_FILES);
+	int rc = fp__grow((void **)&cl->files, &cl->capfile, cl->nfile + 1, sizeof(*cl->files),
+			  FP_CUBIN_MAX_FILES);
 
 	if (rc)
 		return fp_diag_set(r->diag, rc, at, "cubin: more than %zu file entries",
@@ -285,8 +267,8 @@ static int add_file(struct reader *r, uint32_t dir, const char *name, size_t n, 
 static int add_range(struct reader *r, const struct range *g, uint64_t at)
 {
 	struct fp_cubin_lines *cl = r->cl;
-	int rc = grow((void **)&cl->rows, &cl->caprow, cl->nrow + 1, sizeof(*cl->rows),
-		      FP_CUBIN_MAX_ROWS);
+	int rc = fp__grow((void **)&cl->rows, &cl->caprow, cl->nrow + 1, sizeof(*cl->rows),
+			  FP_CUBIN_MAX_ROWS);
 
 	if (rc)
 		return fp_diag_set(r->diag, rc, at, "cubin: more than %zu line-table rows",
@@ -418,8 +400,8 @@ static int add_func(struct reader *r, const char *name, size_t n, uint32_t *id)
 			return FP_OK;
 		}
 	}
-	rc = grow((void **)&cl->funcs, &cl->capfunc, cl->nfunc + 1, sizeof(*cl->funcs),
-		  FP_CUBIN_MAX_FUNCS);
+	rc = fp__grow((void **)&cl->funcs, &cl->capfunc, cl->nfunc + 1, sizeof(*cl->funcs),
+		      FP_CUBIN_MAX_FUNCS);
 	if (rc)
 		return fp_diag_set(r->diag, rc, 0, "cubin: more than %zu functions",
 				   FP_CUBIN_MAX_FUNCS);
@@ -971,7 +953,7 @@ int fp_cubin_lines_parse(const void *data, size_t len, struct fp_cubin_lines **o
 	if (!r.cl)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "cubin: line table");
 	/* offset 0 of the pool is the empty string */
-	rc = grow((void **)&r.cl->str, &r.cl->capstr, 1, 1, MAX_STRINGS);
+	rc = fp__grow((void **)&r.cl->str, &r.cl->capstr, 1, 1, MAX_STRINGS);
 	if (rc) {
 		rc = fp_diag_set(diag, rc, 0, "cubin: line table");
 	} else {

@@ -3,7 +3,7 @@
  * Static per-program cost estimates from a parsed TTIR module: memory traffic of loads, stores
  * and atomics, dot FLOPs, reductions, and elementwise work by dtype class, with ops in scf.for
  * loops with constant bounds multiplied by the trip count and callees of tt.call included.
- * docs/ir-estimates.md is the specification of every number; keep the two in step. This is a
+ * docs/internals/ir-estimates.md is the specification of every number; keep the two in step. This is a
  * model of the IR, not of the hardware: no caches, no masking ratios, no layouts.
  */
 #include "fp-setup.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internals shared by the TTIR parser files (ttir.c, ttir-loc.c, ttir-type.c, ttir-mem.c,
+ * Internals shared by the TTIR parser files (ttir.c, ttir-loc.c, ttir-type.c, ttir-strmap.c,
  * ttir-estimate.c): the module object, its bump allocator and string map, the parser state and
  * the location graph. Not a public header and not for any other module.
  */
@@ -9,20 +9,8 @@
 
 #include <flagprism/ttir.h>
 
-/* ---- bump allocator: everything a module hands out lives here ------------------------------ */
-
-struct fp__ttir_chunk;
-
-struct fp__ttir_arena {
-	struct fp__ttir_chunk *head;
-	size_t total; /* bytes of chunks allocated so far */
-	size_t cap;   /* FP_ELIMIT beyond this */
-};
-
-void fp__ttir_arena_release(struct fp__ttir_arena *a);
-/* 8-byte aligned, zeroed memory; NULL on OOM or when the cap would be exceeded. */
-void *fp__ttir_arena_alloc(struct fp__ttir_arena *a, size_t n);
-char *fp__ttir_arena_strndup(struct fp__ttir_arena *a, const char *s, size_t n);
+#include "core/arena-internal.h"
+#include "core/core-internal.h"
 
 /* ---- string -> uint32 map (open addressing); keys are borrowed and must outlive the map ---- */
 
@@ -54,7 +42,7 @@ int fp__ttir_strmap_put(struct fp__ttir_strmap *m, const char *s, size_t n, uint
 /* ---- the module ------------------------------------------------------------------------- */
 
 struct fp_ttir {
-	struct fp__ttir_arena arena;
+	struct fp_arena arena; /* everything the module hands out (capped: ARENA_CAP, ttir.c) */
 	struct fp_ttir_op *ops;
 	size_t n_ops;
 	size_t cap_ops;
@@ -188,8 +176,6 @@ int fp__ttir_error(struct fp__ttir_parser *p, int status, size_t off, const char
 	FP_PRINTF(4, 5);
 /* Intern n bytes (copied into the module arena once); NULL on OOM. */
 const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n);
-/* Grow *arr (element size `size`) to hold at least `need` entries, capped at `max`. */
-int fp__ttir_grow(void **arr, size_t *cap, size_t need, size_t size, size_t max);
 
 /*
  * Parse a location expression; p->pos is just after "loc(", and on success just after the

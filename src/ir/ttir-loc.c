@@ -25,8 +25,7 @@ static int new_node(struct fp__ttir_parser *p, uint32_t kind, uint32_t a, uint32
 	max = max > SIZE_MAX / 8 ? SIZE_MAX : max * 8;
 	if (p->n_nodes >= max || p->n_nodes >= UINT32_MAX - 1)
 		return fp__ttir_error(p, FP_ELIMIT, p->pos, "too many location nodes");
-	rc = fp__ttir_grow((void **)&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof(*p->nodes),
-			   max);
+	rc = fp__grow((void **)&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof(*p->nodes), max);
 	if (rc)
 		return fp__ttir_error(p, rc, p->pos, "out of memory for locations");
 	p->nodes[p->n_nodes] = (struct fp__ttir_loc_node){kind, a, b, str};
@@ -50,8 +49,8 @@ static int alias_get(struct fp__ttir_parser *p, const char *s, size_t n, size_t 
 	if (p->n_aliases >= p->lim.max_aliases)
 		return fp__ttir_error(p, FP_ELIMIT, off, "more than %zu location aliases",
 				      p->lim.max_aliases);
-	rc = fp__ttir_grow((void **)&p->aliases, &p->cap_aliases, p->n_aliases + 1,
-			   sizeof(*p->aliases), p->lim.max_aliases);
+	rc = fp__grow((void **)&p->aliases, &p->cap_aliases, p->n_aliases + 1, sizeof(*p->aliases),
+		      p->lim.max_aliases);
 	if (rc)
 		return fp__ttir_error(p, rc, off, "out of memory for location aliases");
 	name = fp__ttir_intern(p, s, n);

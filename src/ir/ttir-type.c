@@ -196,7 +196,7 @@ static int decompose(struct fp__ttir_parser *p, const char *text, size_t n, stru
 	if (!t->elem)
 		return FP_ENOMEM;
 	if (rank) {
-		shape = fp__ttir_arena_alloc(&p->m->arena, rank * sizeof(*shape));
+		shape = fp_arena_calloc(&p->m->arena, rank, sizeof(*shape));
 		if (!shape)
 			return FP_ENOMEM;
 		for (i = 0; i < rank; i++) {
@@ -235,8 +235,8 @@ int fp__ttir_type_get(struct fp__ttir_parser *p, const char *s, size_t n, struct
 	rc = decompose(p, t.text, n, &t);
 	if (rc)
 		return rc;
-	rc = fp__ttir_grow((void **)&p->types, &p->cap_types, p->n_types + 1, sizeof(*p->types),
-			   UINT32_MAX - 1);
+	rc = fp__grow((void **)&p->types, &p->cap_types, p->n_types + 1, sizeof(*p->types),
+		      UINT32_MAX - 1);
 	if (rc)
 		return rc;
 	rc = fp__ttir_strmap_put(&p->type_map, t.text, n, (uint32_t)p->n_types, &slot, &added);

@@ -158,31 +158,6 @@ static int oom(struct fp__ttir_parser *p)
 	return fp__ttir_error(p, FP_ENOMEM, p->pos, "out of memory");
 }
 
-int fp__ttir_grow(void **arr, size_t *cap, size_t need, size_t size, size_t max)
-{
-	size_t nc;
-	void *na;
-
-	if (need <= *cap)
-		return FP_OK;
-	if (need > max)
-		return FP_ELIMIT;
-	nc = *cap ? *cap : 16;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 2)
-			return FP_ENOMEM;
-		nc *= 2;
-	}
-	if (nc > max)
-		nc = max;
-	na = fp_reallocarray(*arr, nc, size);
-	if (!na)
-		return FP_ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return FP_OK;
-}
-
 const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n)
 {
 	const struct fp__ttir_slot *hit = fp__ttir_strmap_get(&p->strs, s, n);
@@ -192,7 +167,7 @@ const char *fp__ttir_intern(struct fp__ttir_parser *p, const char *s, size_t n)
 
 	if (hit)
 		return hit->key;
-	d = fp__ttir_arena_strndup(&p->m->arena, s, n);
+	d = fp_arena_strndup(&p->m->arena, s, n);
 	if (!d || fp__ttir_strmap_put(&p->strs, d, n, 0, &slot, &added))
 		return NULL;
 	return d;
@@ -313,8 +288,8 @@ static uint32_t line_of(struct fp__ttir_parser *p, size_t off)
 
 static int push_span(struct fp__ttir_parser *p, size_t off, size_t len, uint32_t count)
 {
-	int rc = fp__ttir_grow((void **)&p->spans, &p->cap_spans, p->n_spans + 1, sizeof(*p->spans),
-			       SIZE_MAX / sizeof(*p->spans));
+	int rc = fp__grow((void **)&p->spans, &p->cap_spans, p->n_spans + 1, sizeof(*p->spans),
+			  SIZE_MAX / sizeof(*p->spans));
 
 	if (rc)
 		return fp__ttir_error(p, rc, off, "out of memory");
@@ -698,11 +673,10 @@ static int new_op(struct fp__ttir_parser *p, const struct ctx *c, const char *na
 	if (m->n_ops >= p->lim.max_ops)
 		return fp__ttir_error(p, FP_ELIMIT, start, "more than %zu operations",
 				      p->lim.max_ops);
-	rc = fp__ttir_grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops),
-			   p->lim.max_ops);
+	rc = fp__grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops), p->lim.max_ops);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1,
-				   sizeof(*p->op_loc), p->lim.max_ops);
+		rc = fp__grow((void **)&p->op_loc, &p->cap_op_loc, m->n_ops + 1, sizeof(*p->op_loc),
+			      p->lim.max_ops);
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory for operations");
 	*oi = (uint32_t)m->n_ops;
@@ -944,7 +918,7 @@ static int build_results(struct fp__ttir_parser *p, size_t base, size_t n_groups
 			if (sp->count == 1) {
 				vals[k].name = fp__ttir_intern(p, p->s + sp->off, sp->len);
 			} else {
-				char *d = fp__ttir_arena_alloc(&p->m->arena, sp->len + 12);
+				char *d = fp_arena_calloc(&p->m->arena, 1, sp->len + 12);
 
 				if (d) {
 					memcpy(d, p->s + sp->off, sp->len);
@@ -1022,7 +996,7 @@ static int types_from_spans(struct fp__ttir_parser *p, size_t base, size_t n,
 	*out = NULL;
 	if (n == 0)
 		return FP_OK;
-	t = fp__ttir_arena_alloc(&p->m->arena, n * sizeof(*t));
+	t = fp_arena_calloc(&p->m->arena, n, sizeof(*t));
 	if (!t)
 		return oom(p);
 	for (i = 0; i < n; i++) {
@@ -1167,7 +1141,7 @@ static int parse_op(struct fp__ttir_parser *p, const struct ctx *c)
 		return rc;
 
 	if (n_res) {
-		vals = fp__ttir_arena_alloc(&p->m->arena, n_res * sizeof(*vals));
+		vals = fp_arena_calloc(&p->m->arena, n_res, sizeof(*vals));
 		if (!vals)
 			return oom(p);
 		rc = build_results(p, base, n_groups, vals);
@@ -1178,7 +1152,7 @@ static int parse_op(struct fp__ttir_parser *p, const struct ctx *c)
 			return rc;
 	}
 	if (sc.n_operands) {
-		opds = fp__ttir_arena_alloc(&p->m->arena, sc.n_operands * sizeof(*opds));
+		opds = fp_arena_calloc(&p->m->arena, sc.n_operands, sizeof(*opds));
 		if (!opds)
 			return oom(p);
 		for (i = 0; i < sc.n_operands; i++) {
@@ -1260,11 +1234,11 @@ static int new_func(struct fp__ttir_parser *p, size_t start, uint32_t *fi)
 
 	if (m->n_funcs >= p->lim.max_ops)
 		return fp__ttir_error(p, FP_ELIMIT, start, "too many functions");
-	rc = fp__ttir_grow((void **)&m->funcs, &m->cap_funcs, m->n_funcs + 1, sizeof(*m->funcs),
-			   p->lim.max_ops);
+	rc = fp__grow((void **)&m->funcs, &m->cap_funcs, m->n_funcs + 1, sizeof(*m->funcs),
+		      p->lim.max_ops);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->func_loc, &p->cap_func_loc, m->n_funcs + 1,
-				   sizeof(*p->func_loc), p->lim.max_ops);
+		rc = fp__grow((void **)&p->func_loc, &p->cap_func_loc, m->n_funcs + 1,
+			      sizeof(*p->func_loc), p->lim.max_ops);
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory for functions");
 	*fi = (uint32_t)m->n_funcs++;
@@ -1289,10 +1263,10 @@ static int parse_arg(struct fp__ttir_parser *p, struct fp_ttir_arg **args, size_
 		return fp__ttir_error(p, FP_EFORMAT, p->pos, "expected an argument name");
 	if (*n >= MAX_FUNC_ARGS)
 		return fp__ttir_error(p, FP_ELIMIT, start, "more than %u arguments", MAX_FUNC_ARGS);
-	rc = fp__ttir_grow((void **)args, cap, *n + 1, sizeof(**args), MAX_FUNC_ARGS);
+	rc = fp__grow((void **)args, cap, *n + 1, sizeof(**args), MAX_FUNC_ARGS);
 	if (!rc)
-		rc = fp__ttir_grow((void **)&p->arg_loc, &p->cap_arg_loc, p->n_arg_loc + 1,
-				   sizeof(*p->arg_loc), SIZE_MAX / sizeof(*p->arg_loc));
+		rc = fp__grow((void **)&p->arg_loc, &p->cap_arg_loc, p->n_arg_loc + 1,
+			      sizeof(*p->arg_loc), SIZE_MAX / sizeof(*p->arg_loc));
 	if (rc)
 		return fp__ttir_error(p, rc, start, "out of memory");
 	a = &(*args)[*n];
@@ -1404,7 +1378,7 @@ static int parse_func(struct fp__ttir_parser *p, const struct ctx *c)
 	}
 	owned = NULL;
 	if (n_args) {
-		owned = fp__ttir_arena_alloc(&p->m->arena, n_args * sizeof(*owned));
+		owned = fp_arena_calloc(&p->m->arena, n_args, sizeof(*owned));
 		if (!owned) {
 			rc = oom(p);
 			goto fail_args;
@@ -1639,7 +1613,7 @@ static int resolve_all(struct fp__ttir_parser *p)
 			op->flags |= FP_TTIR_OP_CALLSITE;
 		if (fr.nchain > 1) {
 			struct fp_ttir_loc *frames =
-				fp__ttir_arena_alloc(&p->m->arena, fr.nchain * sizeof(*frames));
+				fp_arena_calloc(&p->m->arena, fr.nchain, sizeof(*frames));
 
 			if (!frames)
 				return oom(p);
@@ -1734,7 +1708,7 @@ int fp_ttir_parse_ex(const char *text, size_t len, const struct fp_ttir_limits *
 	m = fp_calloc(1, sizeof(*m));
 	if (!m)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	m->arena.cap = ARENA_CAP;
+	fp_arena_init(&m->arena, 0, ARENA_CAP);
 	p.s = text ? text : "";
 	p.n = len;
 	p.m = m;
@@ -1767,7 +1741,7 @@ void fp_ttir_free(struct fp_ttir *m)
 	if (!m)
 		return;
 	fp__ttir_strmap_release(&m->func_map);
-	fp__ttir_arena_release(&m->arena);
+	fp_arena_release(&m->arena);
 	fp_free(m->ops);
 	fp_free(m->funcs);
 	fp_free(m);
@@ -1817,27 +1791,9 @@ size_t fp_ttir_entry(const struct fp_ttir *m)
 	return 0;
 }
 
-/* Equal paths, or one ends with "/" + the other. */
-static bool same_file(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la == lb)
-		return strcmp(a, b) == 0;
-	if (la < lb) {
-		const char *t = a;
-
-		a = b;
-		b = t;
-		la = lb;
-		lb = strlen(b);
-	}
-	return lb > 0 && a[la - lb - 1] == '/' && strcmp(a + la - lb, b) == 0;
-}
-
 static bool loc_matches(const struct fp_ttir_loc *l, const char *file, uint32_t line)
 {
-	return l->file && l->line == line && (!file || same_file(l->file, file));
+	return l->file && l->line == line && (!file || fp__path_suffix_match(l->file, file));
 }
 
 size_t fp_ttir_find_line(const struct fp_ttir *m, const char *file, uint32_t line, unsigned match,

@@ -7,10 +7,11 @@
 #ifndef FP_PROF_CALLTREE_INTERNAL_H
 #define FP_PROF_CALLTREE_INTERNAL_H
 
-#include <flagprism/arena.h>
 #include <flagprism/calltree.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
+
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
 
 /* Nodes live in fixed-size chunks carved from the arena, so ids index them without a realloc. */
 #define FP__CT_CHUNK_SHIFT 12

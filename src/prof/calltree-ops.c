@@ -250,7 +250,7 @@ bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_calltree *b,
 	alloc = 64;
 	pairs = fp_reallocarray(NULL, alloc, 2 * sizeof(*pairs));
 	if (!pairs)
-		goto oom;
+		goto fail_nomem;
 	pairs[0] = FP_CALLTREE_ROOT;
 	pairs[1] = FP_CALLTREE_ROOT;
 	npairs = 1;
@@ -278,7 +278,7 @@ bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_calltree *b,
 			if (na_)
 				ca = na_;
 			if (!na_ || !nb_)
-				goto oom;
+				goto fail_nomem;
 			cb = nb_;
 			calloc_n = n;
 		}
@@ -292,7 +292,7 @@ bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_calltree *b,
 				nalloc *= 2;
 			np = fp_reallocarray(pairs, nalloc, 2 * sizeof(*np));
 			if (!np)
-				goto oom;
+				goto fail_nomem;
 			pairs = np;
 			alloc = nalloc;
 		}
@@ -313,7 +313,7 @@ bool fp_calltree_equal(const struct fp_calltree *a, const struct fp_calltree *b,
 	fp_free(ca);
 	fp_free(cb);
 	return eq;
-oom:
+fail_nomem:
 	fp_free(pairs);
 	fp_free(ca);
 	fp_free(cb);

@@ -10,15 +10,15 @@
  * wrong or dropped. Collectives get tracks of their own (comm.c records them): a thread's
  * torch.distributed calls on "thread N collectives", a collective library's kernels on "stream N
  * communication", apart from compute. It does not write flow arrows or counters;
- * docs/profiler-formats.md has the layout.
+ * docs/formats/profiler-formats.md has the layout.
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 #include <flagprism/version.h>
 
+#include "core/hashmap-internal.h"
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 
@@ -32,7 +32,7 @@
 struct names {
 	struct fp_hashmap map; /* node -> off << 16 | len in text */
 	struct fp_strbuf text;
-	char *buf; /* NAME_SHOWN_MAX + 1 */
+	char *buf;                      /* NAME_SHOWN_MAX + 1 */
 	struct fp_calltree_value *vals; /* NODE_VALUES */
 };
 

@@ -3,7 +3,7 @@
  * Collectives in sessions (<flagprism/comm.h>): recognising a collective library's kernels by
  * name and filing them under one group node per kind, and the collective scopes the Python
  * layer opens around torch.distributed calls (their metrics and trace slices). The scope stack
- * itself is session.c's; this file only adds what makes a scope a collective. Not here: the
+ * itself is session-scope.c's; this file only adds what makes a scope a collective. Not here: the
  * hooks (python/flagprism/_dist.py) and the trace layout (chrome-trace.c draws what this file
  * records).
  */
@@ -14,7 +14,7 @@
 #include "prof/calltree-internal.h"
 #include "prof/prof-internal.h"
 
-/* Metric names of collective scopes (docs/profiler-formats.md, "Collectives"). */
+/* Metric names of collective scopes (docs/formats/profiler-formats.md, "Collectives"). */
 #define M_BYTES "comm_bytes"
 #define M_COUNT "comm_count"
 #define M_TIME "comm_time (ns)"

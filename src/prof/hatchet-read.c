@@ -13,9 +13,9 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 
+#include "core/intern-internal.h"
 #include "prof/calltree-internal.h"
 
 struct rd {

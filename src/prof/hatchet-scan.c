@@ -22,10 +22,10 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include <flagprism/intern.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "core/intern-internal.h"
 #include "core/json-internal.h"
 #include "prof/calltree-internal.h"
 

@@ -9,8 +9,9 @@
  */
 #include "fp-setup.h"
 
-#include <flagprism/hashmap.h>
 #include <flagprism/inductor.h>
+
+#include "core/hashmap-internal.h"
 
 #define MAX_NODES 65536u /* post-grad node names of one kernel */
 
@@ -222,7 +223,8 @@ static int block_nodes(struct slice block, struct nodes *ns, struct slice *src_n
 
 			rc = nodes_add_list(ns, rhs);
 			mapped = true;
-		} else if (in_frag && !mapped && t.n > 1 && t.p[0] == '%' && find(t, "call_function")) {
+		} else if (in_frag && !mapped && t.n > 1 && t.p[0] == '%' &&
+			   find(t, "call_function")) {
 			size_t i = 1;
 
 			while (i < t.n && ident_char(t.p[i]))
@@ -287,8 +289,8 @@ static struct slice defined_node(struct slice t)
 }
 
 /* The "# File:" comments of the kernel's nodes in the graph, in graph order, deduplicated. */
-static int graph_lines(const char *graph, size_t len, const struct nodes *ns,
-		       struct slice *lines, size_t *n, size_t *more)
+static int graph_lines(const char *graph, size_t len, const struct nodes *ns, struct slice *lines,
+		       size_t *n, size_t *more)
 {
 	struct reader r = {graph, graph + len};
 	struct slice line, t, cur = {NULL, 0}, dummy, node;
@@ -298,8 +300,9 @@ static int graph_lines(const char *graph, size_t len, const struct nodes *ns,
 	while (next_line(&r, &line)) {
 		t = trim(line);
 		if (starts(t, "# File: ")) {
-			cur = file_comment(t, &dummy, &dummy, &dummy, &dummy) ? t :
-										(struct slice){NULL, 0};
+			cur = file_comment(t, &dummy, &dummy, &dummy, &dummy) ?
+				      t :
+				      (struct slice){NULL, 0};
 			continue;
 		}
 		if (starts(t, "#")) {
@@ -339,9 +342,9 @@ static int add_key(struct fp_strbuf *note, const char *key)
 	return rc ? rc : fp_strbuf_addch(note, '\t');
 }
 
-int fp_inductor_origin(const char *module, size_t module_len, const char *kernel,
-		       size_t kernel_len, const char *graph, size_t graph_len,
-		       struct fp_strbuf *note, struct fp_inductor_origin *out)
+int fp_inductor_origin(const char *module, size_t module_len, const char *kernel, size_t kernel_len,
+		       const char *graph, size_t graph_len, struct fp_strbuf *note,
+		       struct fp_inductor_origin *out)
 {
 	struct slice block, src_nodes = {NULL, 0}, aten = {NULL, 0};
 	struct slice lines[FP_INDUCTOR_MAX_LINES];

@@ -1,41 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Process-wide names and call paths for the profiler: kernel names, device types and Python
- * frames interned once for every session, and call paths (sequences of frame name ids) interned
- * to one id each, so that a launch hook passes two integers instead of strings. One mutex guards
- * both tables; lookups are a hash and a compare. Sessions translate these ids into their own
- * trees' ids (session.c). Not for per-session data.
+ * frames interned once for every session (core's string table), and call paths (sequences of
+ * frame name ids, core's sequence table) interned to one id each, so that a launch hook passes
+ * two integers instead of strings. One mutex guards both tables; lookups are a hash and a
+ * compare. Sessions translate these ids into their own trees' ids (session-event.c). Not for
+ * per-session data.
  */
 #include "fp-setup.h"
 
 #include <flagprism/demangle.h>
-#include <flagprism/intern.h>
 #include <flagprism/strbuf.h>
 
+#include "core/intern-internal.h"
+#include "core/seqtab-internal.h"
 #include "prof/prof-internal.h"
 
 #define MAX_PATHS ((uint32_t)1 << 24)
 #define MAX_PATH_FRAMES ((size_t)1 << 28)
 #define MAX_PATH_LEN 4096u
 
-struct path {
-	size_t off; /* first frame in frames[] */
-	uint32_t len;
-	uint32_t note; /* name id of the path's note, FP_PROF_NO_NAME: none */
-};
-
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fp_intern *names;
-static struct fp_hashmap path_map; /* probe key -> path id */
-static bool path_map_init;
-static struct path *paths;
-static uint32_t npaths, paths_alloc;
-static uint32_t *frames;
-static size_t nframes, frames_alloc;
+/* call paths: frame name ids, tagged with the name id of the path's note (FP_PROF_NO_NAME) */
+static struct fp__seqtab paths = {.max_count = MAX_PATHS, .max_words = MAX_PATH_FRAMES};
 static _Thread_local uint32_t cp_override = FP_PROF_NO_CALLPATH;
 static struct fp_hashmap demangled_map; /* kernel name id -> its full demangled name id */
 static bool demangled_init;
-static char *demangle_buf;             /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
+static char *demangle_buf; /* FP_DEMANGLE_MAX + 1 bytes, names_lock held */
 
 static int names_ready(void)
 {
@@ -43,10 +35,6 @@ static int names_ready(void)
 		names = fp_intern_new();
 		if (!names)
 			return FP_ENOMEM;
-	}
-	if (!path_map_init) {
-		fp_hashmap_init(&path_map);
-		path_map_init = true;
 	}
 	return FP_OK;
 }
@@ -75,70 +63,15 @@ const char *fp_prof_name_str(uint32_t id, size_t *len)
 	return s;
 }
 
-uint64_t fp__prof_probe_key(uint64_t h, uint32_t i)
-{
-	return fp_hash_u64(h + (uint64_t)i * 0x9e3779b97f4a7c15ull);
-}
-
-int fp__prof_u32_reserve(uint32_t **words, size_t *alloc, size_t need)
-{
-	size_t na = *alloc ? *alloc : 1024;
-	uint32_t *nw;
-
-	if (need <= *alloc)
-		return FP_OK;
-	while (na < need)
-		na *= 2;
-	nw = fp_reallocarray(*words, na, sizeof(*nw));
-	if (!nw)
-		return FP_ENOMEM;
-	*words = nw;
-	*alloc = na;
-	return FP_OK;
-}
-
 static int intern_ids_locked(const uint32_t *ids, size_t n, uint32_t note, uint32_t *id)
 {
-	uint64_t h = fp_hash_bytes(ids, n * sizeof(*ids)) ^ fp_hash_u64((uint64_t)note + 1), v;
-	uint32_t i;
-	int rc;
+	return fp__seqtab_add(&paths, ids, n, note, id);
+}
 
-	for (i = 0;; i++) {
-		uint64_t key = fp__prof_probe_key(h, i);
-
-		if (!fp_hashmap_get(&path_map, key, &v))
-			break;
-		if (paths[v].len == n && paths[v].note == note &&
-		    (n == 0 || memcmp(&frames[paths[v].off], ids, n * sizeof(*ids)) == 0)) {
-			*id = (uint32_t)v;
-			return FP_OK;
-		}
-	}
-	if (npaths >= MAX_PATHS || nframes + n > MAX_PATH_FRAMES)
-		return FP_ELIMIT;
-	if (npaths == paths_alloc) {
-		uint32_t na = paths_alloc ? paths_alloc * 2 : 256;
-		struct path *np = fp_reallocarray(paths, na, sizeof(*np));
-
-		if (!np)
-			return FP_ENOMEM;
-		paths = np;
-		paths_alloc = na;
-	}
-	rc = fp__prof_u32_reserve(&frames, &frames_alloc, nframes + n);
-	if (rc)
-		return rc;
-	rc = fp_hashmap_put(&path_map, fp__prof_probe_key(h, i), npaths);
-	if (rc)
-		return rc;
-	if (n)
-		memcpy(&frames[nframes], ids, n * sizeof(*ids));
-	paths[npaths].off = nframes;
-	paths[npaths].len = (uint32_t)n;
-	paths[npaths].note = note;
-	nframes += n;
-	*id = npaths++;
-	return FP_OK;
+/* names_lock held: the frames and note of path `id`; NULL for an unknown id. */
+static const uint32_t *path_get(uint32_t id, uint32_t *n, uint32_t *note)
+{
+	return fp__seqtab_get(&paths, id, n, note);
 }
 
 int fp_prof_callpath_intern_ids(const uint32_t *ids, size_t n, uint32_t *id)
@@ -162,8 +95,8 @@ int fp_prof_callpath_intern_ids(const uint32_t *ids, size_t n, uint32_t *id)
 	return rc;
 }
 
-int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *note,
-				  size_t note_len, uint32_t *id)
+int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *note, size_t note_len,
+				  uint32_t *id)
 {
 	uint32_t out, nid = FP_PROF_NO_NAME;
 	size_t i;
@@ -191,10 +124,11 @@ int fp_prof_callpath_intern_noted(const uint32_t *ids, size_t n, const char *not
 const char *fp_prof_callpath_note(uint32_t id, size_t *len)
 {
 	const char *s = NULL;
+	uint32_t note;
 
 	pthread_mutex_lock(&names_lock);
-	if (id < npaths && paths[id].note != FP_PROF_NO_NAME && names)
-		s = fp_intern_str(names, paths[id].note, len);
+	if (path_get(id, NULL, &note) && note != FP_PROF_NO_NAME && names)
+		s = fp_intern_str(names, note, len);
 	pthread_mutex_unlock(&names_lock);
 	return s;
 }
@@ -236,20 +170,20 @@ out:
 
 uint32_t fp__prof_callpath_note_id(uint32_t id)
 {
-	uint32_t note = FP_PROF_NO_NAME;
+	uint32_t note;
 
 	pthread_mutex_lock(&names_lock);
-	if (id < npaths)
-		note = paths[id].note;
+	if (!path_get(id, NULL, &note))
+		note = FP_PROF_NO_NAME;
 	pthread_mutex_unlock(&names_lock);
 	return note;
 }
 
 int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id)
 {
-	uint32_t *w = NULL, out;
+	uint32_t *w = NULL, out, olen, ilen, onote, inote;
+	const uint32_t *of, *inf;
 	size_t skip = 0, n;
-	struct path po, pi;
 	int rc = FP_OK;
 
 	if (!id)
@@ -259,15 +193,15 @@ int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id)
 		return FP_OK;
 	}
 	pthread_mutex_lock(&names_lock);
-	if (outer >= npaths || inner >= npaths) {
+	of = path_get(outer, &olen, &onote);
+	inf = path_get(inner, &ilen, &inote);
+	if (!of || !inf) {
 		pthread_mutex_unlock(&names_lock);
 		return FP_EINVAL;
 	}
-	po = paths[outer];
-	pi = paths[inner];
-	while (skip < po.len && skip < pi.len && frames[po.off + skip] == frames[pi.off + skip])
+	while (skip < olen && skip < ilen && of[skip] == inf[skip])
 		skip++;
-	n = (size_t)po.len + pi.len - skip;
+	n = (size_t)olen + ilen - skip;
 	if (n > MAX_PATH_LEN) {
 		rc = FP_ELIMIT;
 	} else {
@@ -276,11 +210,10 @@ int fp_prof_callpath_join(uint32_t outer, uint32_t inner, uint32_t *id)
 			rc = FP_ENOMEM;
 	}
 	if (!rc) {
-		/* `frames` may move while interning: copy first */
-		memcpy(w, &frames[po.off], po.len * sizeof(*w));
-		memcpy(w + po.len, &frames[pi.off + skip], (pi.len - skip) * sizeof(*w));
-		rc = intern_ids_locked(w, n, pi.note != FP_PROF_NO_NAME ? pi.note : po.note,
-				       &out);
+		/* the table's words may move while interning: copy first */
+		memcpy(w, of, olen * sizeof(*w));
+		memcpy(w + olen, inf + skip, (ilen - skip) * sizeof(*w));
+		rc = intern_ids_locked(w, n, inote != FP_PROF_NO_NAME ? inote : onote, &out);
 	}
 	pthread_mutex_unlock(&names_lock);
 	fp_free(w);
@@ -366,14 +299,17 @@ int fp_prof_callpath_intern(const struct fp_prof_frame *fr, size_t n, uint32_t *
 
 int fp__prof_callpath_get(uint32_t id, uint32_t *out, size_t cap, size_t *n)
 {
+	const uint32_t *w;
+	uint32_t len = 0;
 	int rc = FP_EINVAL;
 
 	*n = 0;
 	pthread_mutex_lock(&names_lock);
-	if (id < npaths) {
-		*n = paths[id].len;
+	w = path_get(id, &len, NULL);
+	if (w) {
+		*n = len;
 		if (*n <= cap && *n)
-			memcpy(out, &frames[paths[id].off], *n * sizeof(*out));
+			memcpy(out, w, *n * sizeof(*out));
 		rc = FP_OK;
 	}
 	pthread_mutex_unlock(&names_lock);
@@ -401,15 +337,7 @@ void fp__prof_names_release(void)
 	pthread_mutex_lock(&names_lock);
 	fp_intern_free(names);
 	names = NULL;
-	if (path_map_init)
-		fp_hashmap_release(&path_map);
-	path_map_init = false;
-	fp_free(paths);
-	paths = NULL;
-	npaths = paths_alloc = 0;
-	fp_free(frames);
-	frames = NULL;
-	nframes = frames_alloc = 0;
+	fp__seqtab_release(&paths);
 	if (demangled_init)
 		fp_hashmap_release(&demangled_map);
 	demangled_init = false;

@@ -4,7 +4,7 @@
  * Chrome trace gives (fp_ncu_order_*). Matching is by kernel name and order, with the grid as
  * a check when the trace has it; aggregation is per node: counters summed, ratios averaged
  * (weighted by launch duration when every launch has one). The rules are written out in
- * docs/profiler-formats.md ("Nsight Compute import"); this file implements them and nothing
+ * docs/formats/profiler-formats.md ("Nsight Compute import"); this file implements them and nothing
  * else (no parsing, no file writing).
  */
 #include "fp-setup.h"
@@ -12,10 +12,10 @@
 #include <math.h>
 
 #include <flagprism/demangle.h>
-#include <flagprism/hashmap.h>
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "core/hashmap-internal.h"
 #include "prof/ncu-internal.h"
 
 /* ---- launch order from a Chrome trace ------------------------------------------------------ */

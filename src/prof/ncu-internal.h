@@ -7,9 +7,10 @@
 #ifndef FP_NCU_INTERNAL_H
 #define FP_NCU_INTERNAL_H
 
-#include <flagprism/arena.h>
-#include <flagprism/intern.h>
 #include <flagprism/ncu.h>
+
+#include "core/arena-internal.h"
+#include "core/intern-internal.h"
 
 /* One metric of the tree the import added, for the vendor file. */
 struct fp__ncu_tree_metric {

@@ -4,7 +4,7 @@
  * launches and where they went, what could not be attached and why, how each tree metric was
  * aggregated, and what ncu could not collect. It is a record for people and scripts to
  * re-derive what the profile shows; FlagPrism does not read it back. Format:
- * docs/profiler-formats.md ("<name>.vendor.json").
+ * docs/formats/profiler-formats.md ("<name>.vendor.json").
  */
 #include "fp-setup.h"
 

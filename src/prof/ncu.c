@@ -12,9 +12,10 @@
 #include <locale.h>
 #include <math.h>
 
-#include <flagprism/hashmap.h>
 #include <flagprism/strbuf.h>
 
+#include "core/core-internal.h"
+#include "core/hashmap-internal.h"
 #include "prof/ncu-internal.h"
 
 /* Columns of a header that the importer reads (others are kept verbatim only). */
@@ -42,22 +43,6 @@ struct parse_ctx {
 };
 
 /* ---- small helpers --------------------------------------------------------------------------- */
-
-static bool grow(void **arr, size_t *alloc, size_t n, size_t size)
-{
-	size_t want;
-	void *p;
-
-	if (n < *alloc)
-		return true;
-	want = *alloc ? *alloc * 2 : 64;
-	p = fp_reallocarray(*arr, want, size);
-	if (!p)
-		return false;
-	*arr = p;
-	*alloc = want;
-	return true;
-}
 
 static bool eq(const char *s, size_t n, const char *lit)
 {
@@ -107,7 +92,7 @@ int fp__ncu_degrade(struct fp_ncu_report *r, const char *kind, const char *detai
 		r->degs[id].count++;
 		goto out;
 	}
-	if (!grow((void **)&r->degs, &r->alloc_degs, r->ndegs, sizeof(*r->degs))) {
+	if (fp__grow((void **)&r->degs, &r->alloc_degs, r->ndegs + 1, sizeof(*r->degs), SIZE_MAX)) {
 		rc = FP_ENOMEM;
 		goto out;
 	}
@@ -252,9 +237,9 @@ static void unit_word(const char *w, size_t n, bool den, double *f, const char *
 	static const struct {
 		const char *word;
 		double ns;
-	} times[] = {{"psecond", 1e-3}, {"nsecond", 1},	   {"usecond", 1e3}, {"msecond", 1e6},
-		     {"second", 1e9},	{"ps", 1e-3},	   {"ns", 1},	     {"us", 1e3},
-		     {"ms", 1e6},	{"s", 1e9}};
+	} times[] = {{"psecond", 1e-3}, {"nsecond", 1}, {"usecond", 1e3}, {"msecond", 1e6},
+		     {"second", 1e9},   {"ps", 1e-3},   {"ns", 1},        {"us", 1e3},
+		     {"ms", 1e6},       {"s", 1e9}};
 	static const char prefixes[] = "KMGTP";
 	size_t i;
 
@@ -449,8 +434,8 @@ static int tool_line(struct parse_ctx *c, const char *line, size_t len)
 
 		if (!copy)
 			return fp_arena_last_error(&r->arena);
-		if (!grow((void **)&r->messages, &r->alloc_messages, r->nmessages,
-			  sizeof(*r->messages)))
+		if (fp__grow((void **)&r->messages, &r->alloc_messages, r->nmessages + 1,
+			     sizeof(*r->messages), SIZE_MAX))
 			return FP_ENOMEM;
 		r->messages[r->nmessages++] = copy;
 	}
@@ -484,7 +469,8 @@ static int add_record(struct parse_ctx *c, enum fp_ncu_record_kind kind, size_t 
 	if (r->nrecords >= r->lim.max_records)
 		return fp_diag_set_pos(c->diag, FP_ELIMIT, c->csv.row_offset, c->csv.row_line, 1,
 				       "more than %zu CSV rows", r->lim.max_records);
-	if (!grow((void **)&r->records, &r->alloc_records, r->nrecords, sizeof(*r->records)))
+	if (fp__grow((void **)&r->records, &r->alloc_records, r->nrecords + 1, sizeof(*r->records),
+		     SIZE_MAX))
 		return FP_ENOMEM;
 	fields = fp_arena_calloc(&r->arena, n, sizeof(*fields));
 	lens = fp_arena_calloc(&r->arena, n, sizeof(*lens));
@@ -576,7 +562,8 @@ static int new_launch(struct parse_ctx *c, const struct fp_ncu_record *rec, size
 	struct fp_ncu_launch *l;
 	const char *g;
 
-	if (!grow((void **)&r->launches, &r->alloc_launches, r->nlaunches, sizeof(*r->launches)))
+	if (fp__grow((void **)&r->launches, &r->alloc_launches, r->nlaunches + 1,
+		     sizeof(*r->launches), SIZE_MAX))
 		return FP_ENOMEM;
 	l = &r->launches[r->nlaunches];
 	memset(l, 0, sizeof(*l));
@@ -643,9 +630,10 @@ static int add_metric(struct parse_ctx *c, size_t launch, size_t record, const c
 	rc = fp_hashmap_put(&c->seen, key, 1);
 	if (rc)
 		goto out;
-	if (!grow((void **)&r->metrics, &r->alloc_metrics, r->nmetrics, sizeof(*r->metrics)) ||
-	    !grow((void **)&r->metric_launch, &c->alloc_metric_launch, r->nmetrics,
-		  sizeof(*r->metric_launch))) {
+	if (fp__grow((void **)&r->metrics, &r->alloc_metrics, r->nmetrics + 1, sizeof(*r->metrics),
+		     SIZE_MAX) ||
+	    fp__grow((void **)&r->metric_launch, &c->alloc_metric_launch, r->nmetrics + 1,
+		     sizeof(*r->metric_launch), SIZE_MAX)) {
 		rc = FP_ENOMEM;
 		goto out;
 	}
@@ -736,7 +724,8 @@ static int details_row(struct parse_ctx *c, size_t index)
 	fp_strbuf_release(&key);
 	if (rc)
 		return rc;
-	if (!grow((void **)&c->key_launch, &c->alloc_keys, kid, sizeof(*c->key_launch)))
+	if (fp__grow((void **)&c->key_launch, &c->alloc_keys, kid + 1, sizeof(*c->key_launch),
+		     SIZE_MAX))
 		return FP_ENOMEM;
 	if (kid + 1 == fp_intern_count(c->keys) && kid >= c->nkeys) {
 		/* Ids are dense: a new id is the first row of a new launch. */
@@ -880,13 +869,13 @@ int fp_ncu_parse(const char *text, size_t len, const struct fp_ncu_limits *lim,
 	c.mids = fp_intern_new();
 	if (!r->deg_keys || !c.keys || !c.mids) {
 		rc = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-		goto fail;
+		goto fail_parse;
 	}
 	if (len > r->lim.max_bytes) {
 		rc = fp_diag_set(diag, FP_ELIMIT, 0,
 				 "input of %zu bytes is over the %zu-byte limit", len,
 				 r->lim.max_bytes);
-		goto fail;
+		goto fail_parse;
 	}
 	for (;;) {
 		/* Skip the BOM the reader skips, then look at the line's first byte. */
@@ -902,7 +891,7 @@ int fp_ncu_parse(const char *text, size_t len, const struct fp_ncu_limits *lim,
 		n = fp_csv_next(&c.csv, diag);
 		if (n < 0) {
 			rc = n;
-			goto fail;
+			goto fail_parse;
 		}
 		if (n == 0)
 			break;
@@ -932,7 +921,7 @@ fail_status:
 	if (!diag || diag->status == 0)
 		fp_diag_set_pos(diag, rc, c.csv.row_offset, c.csv.row_line, 1,
 				"%s while reading row", fp_strerror(rc));
-fail:
+fail_parse:
 	fp_csv_reader_release(&c.csv);
 	fp_intern_free(c.keys);
 	fp_intern_free(c.mids);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The profiler session's private layout and the helpers its files share (session.c, names.c,
+ * The profiler session's private layout and the helpers its files share (session*.c, names.c,
  * the writers). Not a public header: clients see include/flagprism/prof.h.
  */
 #ifndef FP_PROF_INTERNAL_H
@@ -10,8 +10,9 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/calltree.h>
-#include <flagprism/hashmap.h>
 #include <flagprism/prof.h>
+
+#include "core/hashmap-internal.h"
 
 struct fp_jsonw;
 
@@ -29,17 +30,7 @@ uint32_t fp__prof_callpath_note_id(uint32_t id);
 /* Free the process-wide tables (fp_prof_shutdown). */
 void fp__prof_names_release(void);
 
-/*
- * The interning tables of uint32 sequences (call paths here, launch contexts in session.c):
- * the hashmap key of the i-th probe for a sequence hashing to h (collisions move on to the next
- * key), and growing a table's word array, doubling from 1024, until it holds `need` words.
- * fp__prof_u32_reserve returns FP_OK (the array and *alloc may have moved) or FP_ENOMEM (both
- * unchanged).
- */
-uint64_t fp__prof_probe_key(uint64_t h, uint32_t i);
-int fp__prof_u32_reserve(uint32_t **words, size_t *alloc, size_t need);
-
-/* ---- session.c ------------------------------------------------------------------------------ */
+/* ---- session*.c: the session (session-internal.h has what only those files share) ------- */
 
 struct fp__prof_scope {
 	uint32_t frame; /* tree frame id */
@@ -132,9 +123,9 @@ struct fp_prof_session {
 	struct fp_prof_options opt; /* strings point to the copies above */
 	const struct fp_backend_ops *backend;
 	struct fp_sink_session sink; /* what the backend's calls get (sink.c: fp__prof_of_sink) */
-	uint64_t origin_ns;      /* fp_prof_clock_ns() at start */
-	uint64_t origin_unix_ns; /* CLOCK_REALTIME at start */
-	uint64_t end_unix_ns;    /* at finalize */
+	uint64_t origin_ns;          /* fp_prof_clock_ns() at start */
+	uint64_t origin_unix_ns;     /* CLOCK_REALTIME at start */
+	uint64_t end_unix_ns;        /* at finalize */
 
 	struct fp_calltree *tree;
 	uint32_t metric[FP__M_COUNT_SLOTS]; /* FP_CALLTREE_NONE until first use */
@@ -191,8 +182,9 @@ uint32_t fp__prof_thread_index(void);
 int fp__prof_host_record(int session, const struct fp_sink_launch *l,
 			 const struct fp_sink_event *ev);
 
-/* session.c, for timeline-session.c: the node a launch on the calling thread lands on, adding
- * a trace record, and visiting sessions (each under its lock) as the public calls do. */
+/* For timeline-session.c and the session files: the node a launch on the calling thread lands
+ * on and adding a trace record (session-event.c), and visiting one or every session (each
+ * under its lock, FP_ENOENT for an unknown id, else the first error fn returned: session.c). */
 int fp__prof_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l, uint32_t *node);
 int fp__prof_trace_add(struct fp_prof_session *s, const struct fp__trace_rec *r);
 int fp__prof_for_sessions(int id, int (*fn)(struct fp_prof_session *s, void *arg), void *arg);
@@ -240,7 +232,7 @@ int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct f
 /* True when a trace record's node is a collective library's kernel (the trace writer). */
 bool fp__prof_comm_kernel_node(struct fp_prof_session *s, uint32_t node);
 
-/* session.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
+/* session-scope.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
  * each targeted session), and close the innermost scope only if it is one. */
 int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
 			      const struct fp_comm_call *c);

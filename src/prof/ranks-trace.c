@@ -102,12 +102,12 @@ static int events_of(const char *name, const struct fp_json_doc *doc,
 	}
 	if (fp_json_type(root) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
-					    "expected a Chrome trace (an object with "
-					    "\"traceEvents\", or an array of events)");
+				      "expected a Chrome trace (an object with "
+				      "\"traceEvents\", or an array of events)");
 	ev = fp_json_get(root, "traceEvents");
 	if (fp_json_type(ev) != FP_JSON_ARRAY)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, ev ? ev : root,
-					    "\"traceEvents\" must be an array of events");
+				      "\"traceEvents\" must be an array of events");
 	*out = ev;
 	return FP_OK;
 }
@@ -134,15 +134,15 @@ static int read_header(const char *name, const struct fp_json_doc *doc, struct i
 		return FP_OK;
 	if (fp_json_type(od) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, od,
-					    "\"otherData\" must be an object");
+				      "\"otherData\" must be an object");
 	in->has_origin = fp_json_uint64(fp_json_get(od, "origin_monotonic_ns"), &in->origin_ns);
 	v = fp_json_get(od, "rank");
 	if (v && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_int64(v, &x) || x < 0 || x >= FP_RANKS_MAX)
 			return fp__json_error(diag, FP_EFORMAT, name, doc, v,
-						    "\"otherData\".\"rank\" must be an integer "
-						    "from 0 to %d",
-						    FP_RANKS_MAX - 1);
+					      "\"otherData\".\"rank\" must be an integer "
+					      "from 0 to %d",
+					      FP_RANKS_MAX - 1);
 		in->rank = x;
 		in->has_rank = true;
 	}
@@ -150,9 +150,9 @@ static int read_header(const char *name, const struct fp_json_doc *doc, struct i
 	if (v && fp_json_type(v) != FP_JSON_NULL) {
 		if (!fp_json_int64(v, &x) || x < 1 || x > FP_RANKS_MAX)
 			return fp__json_error(diag, FP_EFORMAT, name, doc, v,
-						    "\"otherData\".\"world_size\" must be an "
-						    "integer from 1 to %d",
-						    FP_RANKS_MAX);
+					      "\"otherData\".\"world_size\" must be an "
+					      "integer from 1 to %d",
+					      FP_RANKS_MAX);
 		in->world = x;
 	}
 	v = fp_json_get(od, "host");
@@ -300,7 +300,7 @@ static int process_add(struct names *nm, uint64_t pid, const char *name)
 	if (nm->np == nm->palloc) {
 		size_t na = nm->palloc ? nm->palloc * 2 : 8;
 		uint64_t *np = fp_reallocarray(nm->ppid, na, sizeof(*np));
-		char(*nn)[NAME_CAP];
+		char (*nn)[NAME_CAP];
 
 		if (!np)
 			return FP_ENOMEM;
@@ -333,18 +333,18 @@ static int scan_events(const char *name, const struct fp_json_doc *doc,
 
 		if (fp_json_type(e) != FP_JSON_OBJECT)
 			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
-						    "event %zu must be an object", i);
+					      "event %zu must be an object", i);
 		ph = fp_json_string(fp_json_get(e, "ph"), NULL);
 		if (!ph)
 			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
-						    "event %zu has no \"ph\" string", i);
+					      "event %zu has no \"ph\" string", i);
 		pv = fp_json_get(e, "pid");
 		tv = fp_json_get(e, "tid");
 		if (!id_of(pv, &pid) || !id_of(tv, &tid))
 			return fp__json_error(diag, FP_EFORMAT, name, doc, e,
-						    "event %zu: \"pid\" and \"tid\" must be "
-						    "integers",
-						    i);
+					      "event %zu: \"pid\" and \"tid\" must be "
+					      "integers",
+					      i);
 		if (!strcmp(ph, "M")) {
 			what = fp_json_string(fp_json_get(e, "name"), NULL);
 			nmv = fp_json_string(fp_json_get(fp_json_get(e, "args"), "name"), NULL);
@@ -360,9 +360,8 @@ static int scan_events(const char *name, const struct fp_json_doc *doc,
 			continue;
 		}
 		if (fp_json_get(e, "ts") && !ts_ns(fp_json_get(e, "ts"), &(int64_t){0}))
-			return fp__json_error(diag, FP_EFORMAT, name, doc,
-						    fp_json_get(e, "ts"),
-						    "event %zu: \"ts\" must be a number", i);
+			return fp__json_error(diag, FP_EFORMAT, name, doc, fp_json_get(e, "ts"),
+					      "event %zu: \"ts\" must be a number", i);
 		if (!thread_find(nm, pid, tid) && (rc = thread_add(nm, pid, tid, &t)))
 			return rc;
 	}

@@ -231,7 +231,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 
 	if (fp_json_type(root) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, root,
-					    "expected a meta file (a JSON object)");
+				      "expected a meta file (a JSON object)");
 	fp_json_bool(fp_json_get(root, "incomplete"), &inc);
 	out->incomplete = inc;
 	t = fp_json_get(root, "time");
@@ -242,7 +242,7 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 		return FP_OK;
 	if (fp_json_type(d) != FP_JSON_OBJECT)
 		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
-					    "\"distributed\" must be an object or null");
+				      "\"distributed\" must be an object or null");
 	if ((rc = read_int(d, "rank", &out->rank, name, doc, diag)) ||
 	    (rc = read_int(d, "local_rank", &out->local_rank, name, doc, diag)) ||
 	    (rc = read_int(d, "world_size", &out->world_size, name, doc, diag)) ||
@@ -255,9 +255,9 @@ static int read_doc(const struct fp_json_doc *doc, const char *name, struct fp_r
 	if (out->rank >= FP_RANKS_MAX || out->world_size > FP_RANKS_MAX ||
 	    (out->world_size >= 0 && out->rank >= out->world_size))
 		return fp__json_error(diag, FP_EFORMAT, name, doc, d,
-					    "\"distributed\": rank %" PRId64
-					    " is not below the world size %" PRId64 " (at most %d)",
-					    out->rank, out->world_size, FP_RANKS_MAX);
+				      "\"distributed\": rank %" PRId64
+				      " is not below the world size %" PRId64 " (at most %d)",
+				      out->rank, out->world_size, FP_RANKS_MAX);
 	b = fp_json_get(d, "barrier");
 	if (b && fp_json_type(b) == FP_JSON_OBJECT &&
 	    fp_json_uint64(fp_json_get(b, "exit_monotonic_ns"), &out->barrier_exit_ns) &&
@@ -705,7 +705,7 @@ int fp_ranks_merge_op(struct fp_calltree *const *in, const int64_t *ranks, size_
 	order = fp_reallocarray(NULL, n, sizeof(*order));
 	if (!order) {
 		rc = FP_ENOMEM;
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		for (j = i; j > 0 && ranks[order[j - 1]] > ranks[i]; j--)
@@ -729,7 +729,7 @@ int fp_ranks_merge_op(struct fp_calltree *const *in, const int64_t *ranks, size_
 		rc = write_compute_time(m.o, in, ranks, n);
 	if (!rc)
 		rc = fp_calltree_finalize(m.o);
-fail:
+out:
 	fp_free(order);
 	fp_free(m.sum);
 	fp_hashmap_release(&m.rank_of);

@@ -3,9 +3,9 @@
  * The profiler's side of the sink (include/flagprism/sink.h): the one table of calls through
  * which backends deliver launches, kernel events, metric values and PC samples, and the
  * attribution of each to the session's call tree. Everything a backend hands over lands in the
- * tree here or in session.c, under the session's lock; a backend only ever holds opaque node ids.
+ * tree here or in session-event.c, under the session's lock; a backend only ever holds opaque node ids.
  * Not here: where events come from (src/backend/), the session registry and the launch-context
- * bookkeeping (session.c), names and call paths (names.c).
+ * bookkeeping (session.c, session-lctx.c), names and call paths (names.c).
  */
 #include "fp-setup.h"
 

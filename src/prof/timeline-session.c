@@ -174,11 +174,11 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 	tl->backwards += info->backwards;
 	rc = fp__prof_launch_node(s, a->l, &kernel);
 	if (rc)
-		goto fail;
+		goto fail_add;
 	kname = fp_prof_name_str(a->l->kernel, &klen);
 	nodes = fp_reallocarray(NULL, a->nscopes + 1, sizeof(*nodes));
 	if (!nodes)
-		goto fail;
+		goto fail_add;
 	for (sc = 0; sc <= a->nscopes; sc++)
 		nodes[sc] = FP_CALLTREE_NONE;
 	span = info->span_sum;
@@ -239,7 +239,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 		}
 	}
 	if (rc)
-		goto fail;
+		goto fail_add;
 
 	niv = fp_timeline_intervals(a->t, &iv);
 	tl->intervals += niv;
@@ -255,7 +255,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 			struct tl_launch *nv = fp_reallocarray(tl->v, na, sizeof(*nv));
 
 			if (!nv)
-				goto fail;
+				goto fail_add;
 			tl->v = nv;
 			tl->alloc = na;
 		}
@@ -290,14 +290,14 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 			r.grid[2] = iv[i].depth;
 			rc = fp__prof_trace_add(s, &r);
 			if (rc)
-				goto fail;
+				goto fail_add;
 		}
 		tl->n++;
 	}
 done:
 	fp_free(nodes);
 	return FP_OK;
-fail:
+fail_add:
 	fp_free(nodes);
 	tl->failed++;
 	s->st.failed++;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The timeline buffer decoder (docs/timeline-format.md, v1): validates the header and every
+ * The timeline buffer decoder (docs/formats/timeline-format.md, v1): validates the header and every
  * used record of every program, pairs enter and exit records into intervals (nested scopes
  * allowed, an exit must close the innermost open scope) and computes per-scope statistics over
  * programs. Rejections name the byte offset, the program and the record. Allocation is bounded
@@ -152,14 +152,14 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 	acc = fp_calloc((size_t)nscopes + 1, sizeof(*acc));
 	touched = fp_calloc((size_t)nscopes + 1, sizeof(*touched));
 	if (!t->stats || !acc || !touched)
-		goto fail;
+		goto fail_nomem;
 	/* At most one interval per two records: bounded by the length. */
 	if (P && S) {
 		size_t cap = (size_t)FP_MIN((uint64_t)MAX_INTERVALS, P * ((S + 1) / 2));
 
 		t->iv = fp_reallocarray(NULL, cap ? cap : 1, sizeof(*t->iv));
 		if (!t->iv)
-			goto fail;
+			goto fail_nomem;
 	}
 
 	for (p = 0; p < P; p++) {
@@ -185,7 +185,7 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 				 kind = (uint32_t)((tag >> 16) & 0xff);
 
 			if ((tag >> 24) & 0xff)
-				goto bad_tag;
+				goto fail_tag;
 			if (r == 0) {
 				if (kind != FP_TIMELINE_BEGIN || scope != 0) {
 					rc = fp_diag_set(
@@ -199,9 +199,9 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 				first = last = ts;
 			} else if (kind == FP_TIMELINE_END) {
 				if (scope != 0)
-					goto bad_tag;
+					goto fail_tag;
 			} else if (kind == FP_TIMELINE_BEGIN || scope == 0 || scope > nscopes) {
-				goto bad_tag;
+				goto fail_tag;
 			}
 			t_min = FP_MIN(t_min, ts);
 			t_max = FP_MAX(t_max, ts);
@@ -262,10 +262,10 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 				acc[scope].time += (double)(iv->end_ns - iv->begin_ns);
 				acc[scope].cycles += (double)iv->cycles;
 			} else if (kind != FP_TIMELINE_BEGIN && kind != FP_TIMELINE_END) {
-				goto bad_tag;
+				goto fail_tag;
 			}
 			continue;
-bad_tag:
+fail_tag:
 			rc = fp_diag_set(diag, FP_EFORMAT, off,
 					 "program %" PRIu64 " record %" PRIu64
 					 ": bad tag 0x%" PRIx64 " (kind %u, scope %u of %" PRIu64
@@ -293,7 +293,7 @@ bad_tag:
 	*out = t;
 	return FP_OK;
 
-fail:
+fail_nomem:
 	rc = FP_ENOMEM;
 fail_diag:
 	fp_free(acc);

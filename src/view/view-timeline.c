@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The viewer's intra-kernel section: for every kernel node of a call tree that carries
- * intra-kernel timelines (metric "timeline_launches(exc)", docs/intra-kernel.md), a table of its
+ * intra-kernel timelines (metric "timeline_launches(exc)", docs/guide/intra-kernel.md), a table of its
  * scope nodes with per-program mean/min/max time, cycles, share of the programs' span and
  * warnings. It reads the tree only (ours, or one read back from a .hatchet file); it does not
  * aggregate anything that the session did not already store.
@@ -159,7 +159,7 @@ int fp_view_timeline_summary(const struct fp_calltree *t, FILE *f)
 		if (!any)
 			fprintf(f,
 				"\nintra-kernel scopes (per program; share = scope time / programs' "
-				"instrumented span; docs/intra-kernel.md)\n");
+				"instrumented span; docs/guide/intra-kernel.md)\n");
 		any = true;
 		name = fp_calltree_node_name(t, (uint32_t)node, &len);
 		fprintf(f, "kernel %.*s: %.0f instrumented launch%s\n", (int)FP_MIN(len, 200), name,

@@ -646,7 +646,8 @@ static void default_specs(const struct fp_calltree *t, const struct fp_calltree 
 
 	buf[0] = '\0';
 	for (i = 0; i < FP_ARRAY_SIZE(plain) + FP_ARRAY_SIZE(est); i++) {
-		const char *spec = i < FP_ARRAY_SIZE(plain) ? plain[i] : est[i - FP_ARRAY_SIZE(plain)];
+		const char *spec =
+			i < FP_ARRAY_SIZE(plain) ? plain[i] : est[i - FP_ARRAY_SIZE(plain)];
 
 		if (i >= FP_ARRAY_SIZE(plain) && !has_est)
 			break;
@@ -1180,7 +1181,7 @@ int fp_view_new(struct fp_calltree *t, struct fp_calltree *other, const struct f
 		default_specs(t, other, specs, sizeof(specs));
 		if (!specs[0]) {
 			rc = fp_diag_set(diag, FP_ENOENT, 0, "the profile has no numeric metric");
-			goto fail;
+			goto out;
 		}
 		spec_text = specs;
 	}
@@ -1188,14 +1189,14 @@ int fp_view_new(struct fp_calltree *t, struct fp_calltree *other, const struct f
 	if (!rc && other)
 		rc = parse_specs(v, &v->b, spec_text, "the other profile", diag);
 	if (rc)
-		goto fail;
+		goto out;
 
 	memset(&mt, 0, sizeof(mt));
 	mt.hide_meta = !o->keep_launch_metadata;
 	if (o->include && *o->include) {
 		rc = compile(o->include, &mt.inc, "include", diag);
 		if (rc)
-			goto fail;
+			goto out;
 		mt.has_inc = true;
 	}
 	if (o->exclude && *o->exclude) {
@@ -1270,7 +1271,7 @@ fail_regex:
 	if (mt.has_exc)
 		regfree(&mt.exc);
 	fp_free(mt.cache);
-fail:
+out:
 	if (rc == FP_ENOMEM)
 		fp_diag_set(diag, rc, 0, "out of memory");
 	fp_view_free(v);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the cubin line-table reader (include/flagprism/cubin.h), seeded with real
- * Triton cubins. Any input: the parse must succeed or fail cleanly with a known status and a
+ * libFuzzer harness for the cubin line-table reader (src/ir/cubin-lines-internal.h), seeded with
+ * real Triton cubins. Any input: the parse must succeed or fail cleanly with a known status and a
  * position inside the input. On success the rows must be non-empty, sorted and disjoint ranges,
  * and looking up each row's first and last byte must find that row.
  */
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <flagprism/cubin.h>
 #include <flagprism/status.h>
+
+#include "ir/cubin-lines-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

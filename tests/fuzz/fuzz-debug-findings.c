@@ -22,13 +22,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "fuzz-debug-findings: check failed: %s (line %d)\n", #cond, \
-				__LINE__);                                                        \
-			abort();                                                                  \
-		}                                                                                 \
+#define CHECK(cond)                                                                          \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			fprintf(stderr, "fuzz-debug-findings: check failed: %s (line %d)\n", \
+				#cond, __LINE__);                                            \
+			abort();                                                             \
+		}                                                                            \
 	} while (0)
 
 static const char *const site_tables[2] = {
@@ -81,7 +81,8 @@ static void check_findings(const struct fp_dbg_run *run, const struct fp_dbg_fin
 		if (i) {
 			const struct fp_dbg_finding *p = fp_dbg_findings_at(fs, i - 1);
 
-			CHECK(p->kind < f->kind || (p->kind == f->kind && p->statement <= f->statement));
+			CHECK(p->kind < f->kind ||
+			      (p->kind == f->kind && p->statement <= f->statement));
 		}
 		if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS) {
 			CHECK(f->param && f->where != FP_DBG_OOB_NONE);

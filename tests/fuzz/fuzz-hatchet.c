@@ -78,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	fp_diag_clear(&d);
-	rc = fp_calltree_parse_hatchet((const char *)data, size, &lim, FP_HATCHET_STRICT, &t, &info, &d);
+	rc = fp_calltree_parse_hatchet((const char *)data, size, &lim, FP_HATCHET_STRICT, &t, &info,
+				       &d);
 	if (rc != FP_OK) {
 		CHECK(t == NULL);
 		CHECK(rc == FP_EFORMAT || rc == FP_ELIMIT || rc == FP_ENOMEM || rc == FP_EINVAL);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the .npy reader (src/core/npy_read.c): the input is the file. Parsing
+ * libFuzzer harness for the .npy reader (src/core/npy-read.c): the input is the file. Parsing
  * must succeed or fail cleanly (FP_EFORMAT with an offset inside the input, FP_ENOTSUP); a parsed
  * array's data must lie inside the input and hold exactly numel elements, every one readable.
  * A violated invariant aborts.
@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <flagprism/npy.h>
 #include <flagprism/status.h>
+
+#include "core/npy-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the intra-kernel timeline decoder (docs/timeline-format.md). The input
+ * libFuzzer harness for the intra-kernel timeline decoder (docs/formats/timeline-format.md). The input
  * is the buffer. Decoding must succeed or fail cleanly (FP_EFORMAT/FP_EVERSION with an offset
  * inside the buffer, FP_ELIMIT, FP_ENOMEM); a decoded launch is checked against the model's
  * invariants (intervals ordered in time and within the launch's time range, scope ids and

@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&sd, 0, sizeof(sd));
 	/* Every other input takes the scanner thread, which small inputs otherwise never do. */
 	rf = fp_calltree_parse_hatchet(text, size, NULL, size % 2 ? FP_HATCHET_THREADED : 0, &fast,
-				   &fi, &fd);
+				       &fi, &fd);
 	rs = fp_calltree_parse_hatchet(text, size, NULL, FP_HATCHET_STRICT, &strict, &si, &sd);
 	CHECK(rf == rs);
 	if (rs != FP_OK) {

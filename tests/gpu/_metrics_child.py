@@ -41,7 +41,7 @@ def hwm_vadd(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def hwm_matmul(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr,
                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     # K is a constexpr so the k-loop has a static trip count and the IR estimate is exact
-    # (docs/ir-estimates.md: dynamic loops count once).
+    # (docs/internals/ir-estimates.md: dynamic loops count once).
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)

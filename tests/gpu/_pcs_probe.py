@@ -40,7 +40,7 @@ VARIANTS = {
     "ser_sub_conc": (2, False, True, 10, False, "hot", False),
     "ser_sub_kern_cbdrain": (2, False, True, 3, True, "hot", False),
     "cont_sub_conc": (1, False, True, 10, False, "hot", False),
-    # not run by default: the open questions of docs/cupti-backend.md
+    # not run by default: the open questions of docs/internals/cupti-backend.md
     "cont_dot": (1, False, False, 0, False, "dot", False),
     "cont_late": (1, False, True, 10, False, "hot", True),
     # which part of a tl.dot kernel makes CUPTI file its samples as non-user: the pipelined

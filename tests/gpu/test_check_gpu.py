@@ -147,7 +147,7 @@ def test_nan_check_on_liger(dbg):
     got = wl.liger_pass(t)
     dbg.deactivate()
     # a value check reads every intermediate, which limits ptxas's fused multiply-adds: results
-    # may differ in the last bits (docs/debugger.md, "Results under value checks")
+    # may differ in the last bits (docs/guide/debugger.md, "Results under value checks")
     for k in bare:
         torch.testing.assert_close(got[k], bare[k], rtol=1e-5, atol=1e-5, msg=k)
     s = dbg.summary()

@@ -18,7 +18,7 @@ What the unit tests (tests/unit/test-cupti-*.c, on a fake libcupti) cannot show:
   "another CUPTI subscriber") instead of recording nothing. Run in child processes, because a
   process never gets the CUPTI subscriber slot back.
 
-docs/cupti-backend.md describes the backend; bench/bench_profiler.py measures its overhead.
+docs/internals/cupti-backend.md describes the backend; bench/bench_profiler.py measures its overhead.
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def test_vector_add_fast_paths_and_fallbacks_gpu(dbg):
 
 @pytest.mark.parametrize("twin_warps", ["auto", "same"])
 def test_closed_form_records_gpu(dbg, twin_warps):
-    """Index arithmetic recorded in closed form (docs/record-format.md, "Closed-form records"):
+    """Index arithmetic recorded in closed form (docs/formats/record-format.md, "Closed-form records"):
     the C decoder's report and the reference decoder agree with NumPy, int32 wrap-around and
     int64 sequences included, with 1024-lane blocks over 1 warp (the twin's "auto" warps) and
     over the kernel's 4 warps ("same")."""

@@ -12,7 +12,7 @@ runs two sessions on a kernel with a known hot loop (lines marked ``# HOT``):
   backend copies the cubin from CUPTI's module-load callback).
 
 (CUPTI gives no PC records for a module loaded while CUPTI is attached but not sampling, e.g.
-between two sessions: its samples are counted as non-user samples; docs/cupti-backend.md.)
+between two sessions: its samples are counted as non-user samples; docs/internals/cupti-backend.md.)
 
 Checked for each: the kernel node has one child per source line of this file; the loop's lines
 get most of the samples; stall-reason metrics are there; every sample CUPTI counted is

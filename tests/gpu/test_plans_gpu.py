@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The launch fast path on a CUDA GPU (python/flagprism/_plans.py, docs/debugger.md "The launch
+"""The launch fast path on a CUDA GPU (python/flagprism/_plans.py, docs/guide/debugger.md "The launch
 fast path"): later launches of one specialization reuse the plan, the twin's register decision
 and the kernel's own compiled kernel (the very object Triton returns without FlagPrism); a
 launch whose specialization differs (alignment, dtype, constexpr) gets its own; checks still

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Intra-kernel timelines on a CUDA GPU (pytest -m gpu): the proof of docs/intra-kernel.md.
+"""Intra-kernel timelines on a CUDA GPU (pytest -m gpu): the proof of docs/guide/intra-kernel.md.
 
 What the interpreter tests (tests/python/test_timeline.py) cannot show:
 
@@ -151,7 +151,7 @@ def test_scope_time_is_consistent_with_the_kernel_and_the_trace(tmp_path: Path) 
         assert abs(total_ns - s[name]["scope_time (ns)(exc)"]) <= len(mine), name
     # aligned on the kernel's start; the device clocks drift by far less than a microsecond here
     assert all(k0 - 1.0 <= float(e["ts"]) and float(e["ts"]) + float(e["dur"]) <= k1 + 2.0 for e in sl)
-    # %globaltimer's update granularity, for docs/intra-kernel.md: the gcd of the durations
+    # %globaltimer's update granularity, for docs/guide/intra-kernel.md: the gcd of the durations
     import math
 
     durs = [round(float(e["dur"]) * 1000) for e in sl]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Checks of closed-form records (docs/record-format.md, "Closed-form records") shared by the
+"""Checks of closed-form records (docs/formats/record-format.md, "Closed-form records") shared by the
 interpreter tests (test_debugger_closed.py) and the GPU tests (tests/gpu/test_debugger_gpu.py):
 the report JSON written by the C decoder and the records of the tests' reference decoder, both
 against NumPy."""
@@ -16,7 +16,7 @@ from kernels import closed
 
 
 def check_json_value(sm: dict, want: np.ndarray, ctx: str) -> None:
-    """A report summary (docs/debugger-report-schema.md) against NumPy."""
+    """A report summary (docs/formats/debugger-report-schema.md) against NumPy."""
     a = np.asarray(want)
     x = a.astype(np.int64).ravel()
     assert sm["element_count"] == a.size, ctx

@@ -41,7 +41,7 @@ CUDA_LAUNCH_KERNEL = 211  # CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: PyT
 
 
 class FakeKernel(ctypes.Structure):
-    """struct fake_kernel of tests/unit/fake-cupti/fake_cupti.h."""
+    """struct fake_kernel of tests/unit/fake-cupti/fake-cupti.h."""
 
     _fields_ = [
         ("kind", ctypes.c_uint32),

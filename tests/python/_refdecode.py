@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small pure-Python decoder of the Debugger's record buffer, for tests only.
 
-It reads docs/record-format.md literally, so tests can check what the instrumented twin wrote
+It reads docs/formats/record-format.md literally, so tests can check what the instrumented twin wrote
 independently of the C decoder, and it can stand in for ``flagprism._ext.debug_report`` (see
 ``fake_report``) where the native part is not built. It is deliberately simple and strict; it
 is never shipped in the package.

@@ -84,7 +84,7 @@ def test_installed_versions_names_every_component() -> None:
 
 
 def _doc_rows() -> dict[str, list[str]]:
-    text = (REPO / "docs" / "compatibility.md").read_text()
+    text = (REPO / "docs" / "guide" / "compatibility.md").read_text()
     table = text.split("<!-- compat-table:", 1)[1]
     rows = {}
     for line in table.splitlines():
@@ -105,7 +105,7 @@ def _when_text(when: list) -> str:
 def test_compat_docs_table_matches_the_library() -> None:
     docs = _doc_rows()
     lib = {r["id"]: r for r in _ext.compat_issues()}
-    assert set(docs) == set(lib), "docs/compatibility.md and src/core/compat.c list other rows"
+    assert set(docs) == set(lib), "docs/guide/compatibility.md and src/core/compat.c list other rows"
     for rid, row in lib.items():
         where, when, feature = docs[rid][0], docs[rid][1], docs[rid][2]
         assert where == " and ".join(row["modes"]), rid

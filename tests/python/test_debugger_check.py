@@ -375,7 +375,7 @@ def test_pytest_plugin_check_nan_names_the_test(tmp_path):
 
 
 def test_counts_only_records_for_nan_inf(fresh, tmp_path, monkeypatch):
-    """--check nan,inf records NaN/Inf counts only: no sums, no min/max (docs/record-format.md)."""
+    """--check nan,inf records NaN/Inf counts only: no sums, no min/max (docs/formats/record-format.md)."""
     (tmp_path / "three.py").write_text(THREE)
     monkeypatch.syspath_prepend(str(tmp_path))
     import three  # noqa: PLC0415

@@ -480,7 +480,7 @@ def test_jit_helpers_on_the_interpreter(dbg, monkeypatch):
 
 @pytest.mark.skipif(not debugger.is_available(), reason="the native report writer (flagprism._ext) is not built")
 def test_report_json_matches_records(dbg):
-    """The C decoder's report says what the records say (docs/debugger-report-schema.md)."""
+    """The C decoder's report says what the records say (docs/formats/debugger-report-schema.md)."""
     n, block = 1000, 256
     x = torch.randn(n)
     x[3] = float("nan")

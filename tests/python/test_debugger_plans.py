@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The launch fast path (python/flagprism/_plans.py, docs/debugger.md "The launch fast path"),
+"""The launch fast path (python/flagprism/_plans.py, docs/guide/debugger.md "The launch fast path"),
 on the interpreter: a kernel's twin is built once, later launches of the same specialization
 reuse its plan (sizing, warps, argument templates, the kernel's own compiled kernel), and a
 launch whose specialization, options, settings or loop-bound values differ never reuses a

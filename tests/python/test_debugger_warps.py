@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The warp count of the Debugger's twin (python/flagprism/_warps.py, docs/debugger.md "Warps of
+"""The warp count of the Debugger's twin (python/flagprism/_warps.py, docs/guide/debugger.md "Warps of
 the twin"): the static scan that says whether a kernel's results can depend on its warp count,
 the choice for a launch, the twin_num_warps option, and what the reports say (Triton
 interpreter, where num_warps changes nothing: the decision is made and recorded all the same)."""

@@ -95,7 +95,7 @@ def _expected_estimate(n: int) -> tuple[float, float, int]:
 
 def test_estimates_equal_ttir_estimate_times_grid(work_dir: Path) -> None:
     per_bytes, per_flops, programs = _expected_estimate(5000)
-    # docs/ir-estimates.md, worked example: two 1024 x fp32 loads and one store, one add.
+    # docs/internals/ir-estimates.md, worked example: two 1024 x fp32 loads and one store, one add.
     assert (per_bytes, per_flops) == (3 * 1024 * 4, 1024)
     x = torch.rand(5000)
     profiler.start("est")

@@ -3,7 +3,7 @@
 
 Argument checks run everywhere. The end-to-end scenario runs in a child process (a process keeps
 its CUPTI subscriber for life) on libfakecupti.so (tests/unit/fake-cupti, whose PC-sampling part
-is fake_cupti_pcs.c): the child starts a session, plays a module load with a real Triton cubin
+is fake-cupti-pcs.c): the child starts a session, plays a module load with a real Triton cubin
 (tests/data/cubin/hot_loop.cubin), a launch under a scope, PC records and the kernel record,
 finalizes, and the test reads the Hatchet file: the samples must sit under the kernel, one child
 per Triton source line, and the unmappable ones under "<no line info>", counted.

@@ -25,7 +25,7 @@ if __name__ != "__main__" and os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
 
 import flagprism.profiler as profiler  # noqa: E402
-from flagprism import _ext, _timeline  # noqa: E402
+from flagprism import _ext, _intercept, _timeline  # noqa: E402
 
 import _tlkernels as tk  # noqa: E402
 import trace_event_check  # noqa: E402
@@ -179,36 +179,33 @@ def test_python_context_and_scopes_land_on_the_kernels_node(tmp_path: Path) -> N
     assert {c["frame"]["name"] for c in k["children"]} == {"load", "store"}
 
 
-def _timeline_hooked() -> bool:
-    """The timeline's interceptor sits on the interpreter's launch path (the Profiler's own, which
-    notes the launching function, may sit there too: it is not the timeline's)."""
-    from flagprism import _intercept
-
-    s = _intercept._sites.get("interp.run")
-    return s is not None and any(h.name == "timeline" for h in s.handles) and _intercept.installed("interp.run")
-
-
 def test_no_session_no_twin_and_no_patch() -> None:
+    from triton.runtime.interpreter import InterpretedFunction
+
     _timeline.forget()
-    assert not _timeline_hooked()
+    run_before = InterpretedFunction.__dict__.get("run")  # None where each instance sets its own (3.4, 3.5)
     x = torch.arange(100, dtype=torch.float32)
     y = torch.empty_like(x)
     tk.calls_kernel[(2,)](x, y, 100, 64)
     assert torch.equal(y, x + 1)
-    assert not _timeline._twin_cache and not _timeline_hooked()
-    # a session without instrumentation does not instrument either
+    assert not _timeline._twin_cache and InterpretedFunction.__dict__.get("run") is run_before
+    # a session without instrumentation does not instrument either (the profiler itself may
+    # intercept launches: the timelines' interceptor is not among them)
     sid = profiler.start("/tmp/fp-tl-noinst", backend="host")
     try:
-        assert not _timeline_hooked()
+        assert "timeline" not in _intercept.names("interp.run")
         tk.calls_kernel[(2,)](x, y, 100, 64)
         assert not _timeline._twin_cache
     finally:
         profiler.finalize(sid)
-    # instrumentation patches launches only while its session is open
+    assert InterpretedFunction.__dict__.get("run") is run_before
+    # instrumentation intercepts launches only while its session is open
     sid = profiler.start("/tmp/fp-tl-inst", backend="instrumentation")
-    assert _timeline_hooked()
+    assert "timeline" in _intercept.names("interp.run")
+    assert InterpretedFunction.__dict__.get("run") is not run_before
     profiler.finalize(sid)
-    assert not _timeline_hooked()
+    assert "timeline" not in _intercept.names("interp.run")
+    assert InterpretedFunction.__dict__.get("run") is run_before
 
 
 def test_deactivated_session_does_not_instrument(tmp_path: Path) -> None:

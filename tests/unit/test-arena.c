@@ -3,9 +3,9 @@
 #include <stdint.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/arena.h>
 #include <flagprism/status.h>
 
+#include "core/arena-internal.h"
 #include "test.h"
 
 TEST(arena_basic_alignment_no_overlap)

@@ -81,7 +81,8 @@ TEST(compat_numpy_row_matches_only_its_combination)
 {
 	const struct fp_compat_issue *r = fp_compat_issue_find("triton3.6-interpreter-numpy2.4");
 	const struct fp_compat_issue *out[4];
-	struct fp_compat_have bad[] = {{"torch", "2.13.0+cpu"}, {"triton", "3.6.0"}, {"numpy", "2.5.2"}};
+	struct fp_compat_have bad[] = {
+		{"torch", "2.13.0+cpu"}, {"triton", "3.6.0"}, {"numpy", "2.5.2"}};
 	struct fp_compat_have good[] = {{"triton", "3.6.0"}, {"numpy", "2.3.5"}};
 	struct fp_compat_have other[] = {{"triton", "3.7.1"}, {"numpy", "2.5.2"}};
 	struct fp_compat_have no_numpy[] = {{"triton", "3.6.0"}, {"numpy", NULL}};
@@ -115,8 +116,8 @@ static bool triton_row(const char *id, const char *version, unsigned modes)
 
 TEST(compat_triton_supported_range)
 {
-	static const char *const inside[] = {"3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0",
-					     "3.9.9+git1234", "3.5.0+fb"};
+	static const char *const inside[] = {"3.4.0", "3.5.1", "3.6.0",         "3.7.1",
+					     "3.8.0", "3.9.0", "3.9.9+git1234", "3.5.0+fb"};
 	size_t i;
 
 	for (i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {

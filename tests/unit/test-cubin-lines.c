@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests for the cubin line-table reader (include/flagprism/cubin.h), on real cubins that
+ * Unit tests for the cubin line-table reader (src/ir/cubin-lines-internal.h), on real cubins that
  * Triton 3.6 compiled for sm_90 (tests/data/cubin/make_cubins.py). The reference is independent
  * of our decoder: nvdisasm -g's "File ..., line N" annotation of every SASS instruction, saved in
  * <name>.lines.txt. Corrupted copies check the positioned errors; an out-of-memory sweep and a
@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/cubin.h>
 #include <flagprism/status.h>
 
+#include "ir/cubin-lines-internal.h"
 #include "test.h"
 
 static uint16_t le16(const uint8_t *p)

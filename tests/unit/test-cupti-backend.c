@@ -24,8 +24,8 @@
 #include "backend/cupti-internal.h"
 #include "backend/cupti-kest-internal.h"
 #include "backend/cupti-metrics-internal.h"
-#include "fake-cupti/fake_bind.h"
-#include "fake-cupti/fake_cupti.h"
+#include "fake-cupti/fake-bind.h"
+#include "fake-cupti/fake-cupti.h"
 #include "test.h"
 
 #define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API
@@ -1201,7 +1201,8 @@ TEST(cupti_backend_deactivate_is_exact)
 	fake_open(FP_FAKE_CUPTI_PATH);
 	id = start(FP_PROF_CONTEXT_SHADOW, &d);
 	ASSERT_GE(id, 0);
-	other = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-other", &d); /* stays active throughout */
+	other = start_named(FP_PROF_CONTEXT_SHADOW, "cupti-other",
+			    &d); /* stays active throughout */
 	ASSERT_GE(other, 0);
 	fk.fake_cupti_launch(DRV, LAUNCH_EX, 1);
 	ASSERT_OK(fp_prof_deactivate(id));
@@ -1383,8 +1384,7 @@ TEST(cupti_backend_est_per_program)
 	fake_close();
 }
 
-/* ---- per-kernel estimates looked up in the launch callback (cupti_kest.c) -------------------- */
-
+/* ---- per-kernel estimates looked up in the launch callback (cupti-kest.c) -------------------- */
 
 /* The table alone: set, replace, no estimate, overflow, epochs. */
 TEST(cupti_kest_table)

@@ -2,7 +2,7 @@
 /*
  * Hardware metrics (include/flagprism/cupti-metrics.h): the request parser, the aggregation
  * rules and tree names, and the CUPTI backend's range-profiler flow end to end on libfakecupti.so's fake range profiler
- * (tests/unit/fake-cupti/fake_cupti_profiler.c): configuration, auto range + kernel replay,
+ * (tests/unit/fake-cupti/fake-cupti-profiler.c): configuration, auto range + kernel replay,
  * ranges paired with kernel records by start time, values in the written Hatchet file and the
  * metadata, and the error paths (no permission, unsupported names, a missing entry point,
  * range/record mismatch, dropped ranges, a second collecting session), each leaving CUPTI's
@@ -20,9 +20,9 @@
 #include <flagprism/prof.h>
 
 #include "backend/cupti-internal.h"
-#include "fake-cupti/fake_bind.h"
-#include "fake-cupti/fake_cupti.h"
-#include "fake-cupti/fake_cupti_profiler.h"
+#include "fake-cupti/fake-bind.h"
+#include "fake-cupti/fake-cupti.h"
+#include "fake-cupti/fake-cupti-profiler.h"
 #include "test.h"
 
 /* ---- request ---------------------------------------------------------------------------------- */

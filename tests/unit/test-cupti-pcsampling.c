@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The "cupti" backend's PC-sampling mode end to end, without a GPU: the backend loads
- * libfakecupti.so (whose PC-sampling part is tests/unit/fake-cupti/fake_cupti_pcs.c), a test
+ * libfakecupti.so (whose PC-sampling part is tests/unit/fake-cupti/fake-cupti-pcs.c), a test
  * fires the module-load callback with a real Triton cubin (tests/data/cubin/hot_loop.cubin),
  * launches, queues PC records and kernel records, and checks that the samples land on the
  * kernel's node under the launching scope, one child per Triton source line; that unmappable
@@ -16,7 +16,6 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/calltree.h>
-#include <flagprism/cubin.h>
 #include <flagprism/cupti-pcsampling.h>
 #include <flagprism/cupti.h>
 #include <flagprism/prof.h>
@@ -30,9 +29,10 @@
 
 #include "backend/cupti-internal.h"
 #include "backend/cupti-pcs-abi.h"
-#include "fake-cupti/fake_bind.h"
-#include "fake-cupti/fake_cupti.h"
-#include "fake-cupti/fake_cupti_pcs.h"
+#include "fake-cupti/fake-bind.h"
+#include "fake-cupti/fake-cupti-pcs.h"
+#include "fake-cupti/fake-cupti.h"
+#include "ir/cubin-lines-internal.h"
 #include "test.h"
 
 #define DRV FP__CUPTI_CB_DOMAIN_DRIVER_API

@@ -14,7 +14,7 @@
 
 #include "test.h"
 
-/* Loading libcupti leaks its C++ runtime's pool once unloaded: not ours (see cupti_probe.c). */
+/* Loading libcupti leaks its C++ runtime's pool once unloaded: not ours (see cupti-probe.c). */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define TEST_ASAN 1

@@ -2,7 +2,7 @@
 /*
  * The CUPTI backend's own activity-record reader on synthetic buffers: the record layout per
  * library version (Kernel10 in 13.0, Kernel9 in 12.x), field decoding against an independent
- * declaration of the record (fake-cupti/fake_cupti_record.h), and the raw walker's bounds and
+ * declaration of the record (fake-cupti/fake-cupti-record.h), and the raw walker's bounds and
  * kind checks on truncated, misaligned and unknown input.
  */
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <flagprism/status.h>
 
 #include "backend/cupti-internal.h"
-#include "fake-cupti/fake_cupti_record.h"
+#include "fake-cupti/fake-cupti-record.h"
 #include "test.h"
 
 static void fill(struct fake_kernel10 *r, uint32_t corr)

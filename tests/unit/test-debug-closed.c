@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Closed-form records (docs/record-format.md): the decoder expands the scalars of index
+ * Closed-form records (docs/formats/record-format.md): the decoder expands the scalars of index
  * arithmetic into ordinary summaries. Each case writes closed-form records into one buffer and
  * the ordinary records of the materialised arrays (tests/unit/test-debug.h's builder, written
  * from the format, not from the decoder) into another; the decoded words must agree (sums of

@@ -287,14 +287,15 @@ TEST(debug_report_twin_decisions)
 	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 197);
 	ASSERT_STREQ(jstr(root, "kernel.registers.reason"), "12 programs per SM instead of 8");
 	expect_text(text, "\nnum_warps:       kernel 4, twin 1 (element-wise)\n");
-	expect_text(text, "\nregisters:       twin capped at 168 per thread, 197 per thread without a "
-			  "cap (12 programs per SM instead of 8)\n");
+	expect_text(text,
+		    "\nregisters:       twin capped at 168 per thread, 197 per thread without a "
+		    "cap (12 programs per SM instead of 8)\n");
 	fp_json_doc_free(doc);
 	fp_free(text);
 
 	/* no cap, uncapped count known */
-	twin_reports(&b, ", \"registers\": {\"cap\": null, \"uncapped\": 64, \"reason\": null}", &doc,
-		     &text);
+	twin_reports(&b, ", \"registers\": {\"cap\": null, \"uncapped\": 64, \"reason\": null}",
+		     &doc, &text);
 	root = fp_json_root(doc);
 	ASSERT(fp_json_type(path(root, "kernel.registers.cap")) == FP_JSON_NULL);
 	ASSERT_EQ(jint(root, "kernel.registers.uncapped"), 64);
@@ -356,8 +357,8 @@ TEST(debug_report_overflow)
  */
 TEST(debug_report_sites_dropped_by_overflow)
 {
-	uint64_t shape[1] = {4}, addrs[4] = {0x7f0000001000, 0x7f0000001004, 0x7f0000001008,
-					     0x7f000000100c};
+	uint64_t shape[1] = {4},
+		 addrs[4] = {0x7f0000001000, 0x7f0000001004, 0x7f0000001008, 0x7f000000100c};
 	double x[4] = {1, 2, 3, 4};
 	struct fp_dbg_outputs out;
 	struct fp_json_doc *doc;
@@ -382,9 +383,9 @@ TEST(debug_report_sites_dropped_by_overflow)
 	fp_free(text);
 	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
 	ASSERT_EQ(jint(fp_json_root(doc), "full_programs"), 3);
-	ASSERT_STREQ(fp_json_string(path(fp_json_root(doc), "statements.1.results.0.no_records"),
-				    NULL),
-		     "records dropped (overflow)");
+	ASSERT_STREQ(
+		fp_json_string(path(fp_json_root(doc), "statements.1.results.0.no_records"), NULL),
+		"records dropped (overflow)");
 	ASSERT(fp_json_type(path(fp_json_root(doc), "statements.0.results.0.instances_complete")) ==
 	       FP_JSON_FALSE);
 	fp_json_doc_free(doc);

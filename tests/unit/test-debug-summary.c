@@ -183,9 +183,10 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	for (i = 0; i < 2; i++) {
-		const char *lj = launch_json(i, i ? ", \"test\": \"t.py::test_x\", \"stack\": "
-						    "[\"/u/main.py:3 main\", \"/u/add.py:20 run\"]"
-						  : "");
+		const char *lj =
+			launch_json(i, i ? ", \"test\": \"t.py::test_x\", \"stack\": "
+					   "[\"/u/main.py:3 main\", \"/u/add.py:20 run\"]" :
+					   "");
 
 		fp_dbg_outputs_init(&out);
 		ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), s, (uint64_t)i + 5,
@@ -225,8 +226,8 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 					NULL));
 		ASSERT_OK(fp_dbg_summary_new(&s));
 		fp_dbg_outputs_init(&out);
-		ASSERT_OK(fp_dbg_report(er, lj, strlen(lj), s, 0, FP_DBG_REPORT_FINDINGS_ONLY,
-					&out, &nf, NULL));
+		ASSERT_OK(fp_dbg_report(er, lj, strlen(lj), s, 0, FP_DBG_REPORT_FINDINGS_ONLY, &out,
+					&nf, NULL));
 		ASSERT_EQ(nf, 0);
 		ASSERT_NULL(out.txt);
 		ASSERT_NULL(out.json);
@@ -408,8 +409,12 @@ static void pipe_run(struct fp_dbg_pipe *p, struct fp_dbg_summary *s, struct dbg
 		uint64_t index = fp_dbg_summary_reserve(s);
 		const char *lj = launch_json((int)(first_run + (unsigned)i), "");
 		struct fp_dbg_pipe_job job = {
-			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.kernel = "add_kernel",
+			.source_file = "/u/add.py",
+			.site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES),
+			.launch_json = lj,
+			.launch_len = strlen(lj),
 			.launch_index = index,
 		};
 
@@ -422,9 +427,8 @@ static void pipe_run(struct fp_dbg_pipe *p, struct fp_dbg_summary *s, struct dbg
 
 TEST(debug_pipe_host_launches_reported_in_order)
 {
-	struct fp_dbg_pipe_options opt = {.pool_bytes = 8192,
-					  .report_flags = FP_DBG_REPORT_FINDINGS_ONLY,
-					  .max_reports = 3};
+	struct fp_dbg_pipe_options opt = {
+		.pool_bytes = 8192, .report_flags = FP_DBG_REPORT_FINDINGS_ONLY, .max_reports = 3};
 	struct fp_dbg_summary *s;
 	struct fp_dbg_pipe *p;
 	struct fp_dbg_pipe_result *r;
@@ -449,7 +453,8 @@ TEST(debug_pipe_host_launches_reported_in_order)
 		if (i < 3)
 			ASSERT_NOT_NULL(r[i].out.txt);
 		else
-			ASSERT_NULL(r[i].out.txt); /* over max_reports: findings only in the summary */
+			ASSERT_NULL(
+				r[i].out.txt); /* over max_reports: findings only in the summary */
 	}
 	fp_dbg_pipe_results_free(r, n);
 	fp_dbg_pipe_stats(p, &st);
@@ -499,8 +504,12 @@ TEST(debug_pipe_corrupt_buffer_fails_that_launch_only)
 	lj = launch_json(1, "");
 	{
 		struct fp_dbg_pipe_job job = {
-			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.kernel = "add_kernel",
+			.source_file = "/u/add.py",
+			.site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES),
+			.launch_json = lj,
+			.launch_len = strlen(lj),
 			.launch_index = fp_dbg_summary_reserve(s),
 		};
 
@@ -523,7 +532,8 @@ TEST(debug_pipe_corrupt_buffer_fails_that_launch_only)
 	ASSERT_EQ(t.by_status[FP_DBG_LAUNCH_FAILED], 1);
 	/* submitting an unreserved slice is refused */
 	{
-		struct fp_dbg_pipe_job job = {.kernel = "k", .site_table = "{}", .launch_json = "{}"};
+		struct fp_dbg_pipe_job job = {
+			.kernel = "k", .site_table = "{}", .launch_json = "{}"};
 
 		ASSERT_EQ(fp_dbg_pipe_submit(p, 12345, 8, 0, &job, NULL), FP_EINVAL);
 	}
@@ -572,8 +582,12 @@ TEST(debug_pipe_device_fake_driver)
 	for (i = 0; i < 2; i++) {
 		const char *lj = launch_json(i, "");
 		struct fp_dbg_pipe_job job = {
-			.kernel = "add_kernel", .source_file = "/u/add.py", .site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES), .launch_json = lj, .launch_len = strlen(lj),
+			.kernel = "add_kernel",
+			.source_file = "/u/add.py",
+			.site_table = DBGB_SITES,
+			.site_len = strlen(DBGB_SITES),
+			.launch_json = lj,
+			.launch_len = strlen(lj),
 			.launch_index = fp_dbg_summary_reserve(s),
 		};
 

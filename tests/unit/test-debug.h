@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Test-only builder of Debugger record buffers (docs/record-format.md, v1), shared by
+ * Test-only builder of Debugger record buffers (docs/formats/record-format.md, v1), shared by
  * test-debug-decode.c and test-debug-report.c: it lays out the header and writes value and
  * address records from plain arrays, computing the summary words the device helpers would. It
  * is deliberately independent of src/debug/ (written from the format document), so the tests

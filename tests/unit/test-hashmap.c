@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/hashmap.h>
 #include <flagprism/status.h>
 
+#include "core/hashmap-internal.h"
 #include "test.h"
 
 static uint64_t rng_state = 0x1234567887654321ull;

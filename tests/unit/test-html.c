@@ -13,9 +13,9 @@
 #include <flagprism/calltree.h>
 #include <flagprism/html.h>
 #include <flagprism/json.h>
-#include <flagprism/npy.h>
 #include <flagprism/strbuf.h>
 
+#include "core/npy-internal.h"
 #include "html/html-internal.h"
 #include "test-tree.h"
 #include "test.h"
@@ -504,10 +504,11 @@ TEST(html_debug_reads_directories)
 
 	/* a summary.json: its content is kept as is, the reports beside it are the launches */
 	p = page_new(FP_HTML_DEBUGGER, 0, 0);
-	write_file(dir, "summary.json",
-		   "{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[{\"name\":\"k\","
-		   "\"launches\":3,\"instrumented\":2,\"not_instrumented\":[{\"status\":\"excluded\","
-		   "\"reason\":\"no markers\",\"launches\":1}]}],\"findings\":[]}");
+	write_file(
+		dir, "summary.json",
+		"{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[{\"name\":\"k\","
+		"\"launches\":3,\"instrumented\":2,\"not_instrumented\":[{\"status\":\"excluded\","
+		"\"reason\":\"no markers\",\"launches\":1}]}],\"findings\":[]}");
 	memset(&d, 0, sizeof(d));
 	ASSERT_OK(fp_html_debug_read(p, path_in(dir, "summary.json"), &d));
 	fp_html_page_stats(p, &st);

@@ -50,10 +50,11 @@ TEST(inductor_origin_forward)
 
 	fp_strbuf_init(&note, 1 << 16);
 	ASSERT_OK(origin(&t, "triton_poi_fused_gelu_mul_1", true, &note, &o));
-	ASSERT_STREQ(note.buf,
-		     "source_nodes\tgelu, mul\n"
-		     "aten_ops\taten.gelu, aten.mul\n"
-		     "source_lines\t/w/ind.py:20 in forward: return torch.nn.functional.gelu(h) * 2");
+	ASSERT_STREQ(
+		note.buf,
+		"source_nodes\tgelu, mul\n"
+		"aten_ops\taten.gelu, aten.mul\n"
+		"source_lines\t/w/ind.py:20 in forward: return torch.nn.functional.gelu(h) * 2");
 	ASSERT_STREQ(o.frame, "/w/ind.py:forward@20");
 	ASSERT_EQ(o.lines, 1);
 	ASSERT_EQ(o.nodes, 6); /* add_1, erf, mul_1, mul_2, mul_3, mul_4 */
@@ -92,14 +93,13 @@ TEST(inductor_origin_shapes)
 		"''')\n"
 		"x = 1\n"
 		"k1 = async_compile.triton('k1', '''\n";
-	static const char graph[] =
-		"class G(torch.nn.Module):\n"
-		"    def forward(self, x):\n"
-		"        # File: /m/a.py:7 in f, code: y = x.relu()\t\x01\n"
-		"        relu: \"f32[4]\" = torch.ops.aten.relu.default(x)\n"
-		"        # No stacktrace found for following nodes\n"
-		"        other = torch.ops.aten.neg.default(relu)\n"
-		"        return (relu,)\n";
+	static const char graph[] = "class G(torch.nn.Module):\n"
+				    "    def forward(self, x):\n"
+				    "        # File: /m/a.py:7 in f, code: y = x.relu()\t\x01\n"
+				    "        relu: \"f32[4]\" = torch.ops.aten.relu.default(x)\n"
+				    "        # No stacktrace found for following nodes\n"
+				    "        other = torch.ops.aten.neg.default(relu)\n"
+				    "        return (relu,)\n";
 	struct fp_inductor_origin o;
 	struct fp_strbuf note;
 

@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/intern.h>
 #include <flagprism/status.h>
 
+#include "core/intern-internal.h"
 #include "test.h"
 
 TEST(intern_basic)

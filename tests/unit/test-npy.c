@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/npy.h>
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
+#include "core/npy-internal.h"
 #include "test.h"
 
 /* Check a header against the dict text numpy writes and the total length numpy gives it. */

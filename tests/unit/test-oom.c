@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
-#include <flagprism/arena.h>
-#include <flagprism/hashmap.h>
-#include <flagprism/intern.h>
-#include <flagprism/npy.h>
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
+#include "core/arena-internal.h"
+#include "core/hashmap-internal.h"
+#include "core/intern-internal.h"
+#include "core/npy-internal.h"
 #include "test.h"
 
 typedef int (*scenario_fn)(void);

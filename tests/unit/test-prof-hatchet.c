@@ -175,7 +175,8 @@ TEST(prof_hatchet_roundtrip)
 	uint32_t m;
 	struct fp_calltree_value v;
 
-	ASSERT_OK(fp_calltree_parse_hatchet(a, strlen(a), NULL, FP_HATCHET_STRICT, &r, &info, NULL));
+	ASSERT_OK(
+		fp_calltree_parse_hatchet(a, strlen(a), NULL, FP_HATCHET_STRICT, &r, &info, NULL));
 	ASSERT_EQ(info.nodes, fp_calltree_node_count(t));
 	ASSERT(info.has_device_info);
 	ASSERT_EQ(info.skipped_metrics, 0);
@@ -199,7 +200,8 @@ TEST(prof_hatchet_roundtrip)
 	b = to_json(r, 0);
 	ASSERT_STREQ(a, b);
 	c = to_json(r, FP_JSONW_PRETTY);
-	ASSERT_OK(fp_calltree_parse_hatchet(c, strlen(c), NULL, FP_HATCHET_STRICT, &r2, NULL, NULL));
+	ASSERT_OK(
+		fp_calltree_parse_hatchet(c, strlen(c), NULL, FP_HATCHET_STRICT, &r2, NULL, NULL));
 	ASSERT(fp_calltree_equal(t, r2, 0, NULL));
 
 	/* A changed value is found and named. */
@@ -235,8 +237,8 @@ TEST(prof_hatchet_proton)
 	struct fp_calltree_value v;
 	uint32_t m, n, f;
 
-	ASSERT_OK(
-		fp_calltree_parse_hatchet(proton_file, strlen(proton_file), NULL, FP_HATCHET_STRICT, &t, &info, NULL));
+	ASSERT_OK(fp_calltree_parse_hatchet(proton_file, strlen(proton_file), NULL,
+					    FP_HATCHET_STRICT, &t, &info, NULL));
 	ASSERT_EQ(info.nodes, 4);
 	ASSERT_EQ(fp_calltree_node_count(t), 4);
 	ASSERT_OK(fp_calltree_intern(t, "/x/test.py:foo@12", 17, &f));
@@ -270,7 +272,8 @@ TEST(prof_hatchet_tolerant)
 	struct fp_calltree_value v;
 	uint32_t m, f, a;
 
-	ASSERT_OK(fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &t, &info, NULL));
+	ASSERT_OK(fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &t, &info,
+					    NULL));
 	ASSERT_STREQ(fp_calltree_node_name(t, FP_CALLTREE_ROOT, NULL), "R");
 	ASSERT_EQ(info.nodes, 4);
 	ASSERT_EQ(info.merged_siblings, 1);
@@ -348,7 +351,8 @@ TEST(prof_hatchet_errors)
 		int rc;
 
 		fp_diag_clear(&d);
-		rc = fp_calltree_parse_hatchet(c->text, strlen(c->text), NULL, FP_HATCHET_STRICT, &t, NULL, &d);
+		rc = fp_calltree_parse_hatchet(c->text, strlen(c->text), NULL, FP_HATCHET_STRICT,
+					       &t, NULL, &d);
 		if (rc != c->status || d.line != c->line || d.col != c->col ||
 		    (c->msg && !strstr(d.msg, c->msg)) || t != (struct fp_calltree *)&cases)
 			fpt_fail(
@@ -383,7 +387,8 @@ TEST(prof_hatchet_depth_limit)
 	ASSERT_NULL(t);
 	ASSERT_GT(d.line, 0);
 	/* Within the default limit it reads. */
-	ASSERT_OK(fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, FP_HATCHET_STRICT, &t, NULL, NULL));
+	ASSERT_OK(
+		fp_calltree_parse_hatchet(sb.buf, sb.len, NULL, FP_HATCHET_STRICT, &t, NULL, NULL));
 	ASSERT_EQ(fp_calltree_node_count(t), 8);
 	fp_calltree_free(t);
 	fp_strbuf_release(&sb);
@@ -437,7 +442,8 @@ TEST(prof_hatchet_oom)
 	fp_calltree_free(t);
 	fpt_oom_install(-1);
 	r = NULL;
-	ASSERT_OK(fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &r, NULL, NULL));
+	ASSERT_OK(fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &r, NULL,
+					    NULL));
 	fp_calltree_free(r);
 	total = fpt_oom_count();
 	ASSERT_EQ(fpt_oom_live(), 0);
@@ -447,7 +453,8 @@ TEST(prof_hatchet_oom)
 
 		r = NULL;
 		fpt_oom_install(n);
-		rc = fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &r, NULL, &d);
+		rc = fp_calltree_parse_hatchet(text, strlen(text), NULL, FP_HATCHET_STRICT, &r,
+					       NULL, &d);
 		if (rc == FP_OK)
 			fp_calltree_free(r);
 		else if (rc != FP_ENOMEM || r != NULL)

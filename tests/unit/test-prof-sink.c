@@ -72,7 +72,7 @@ TEST(prof_sink_attach_sum_and_weighted_mean)
 	/* add: two launches, 1 us at 10% and 3 us at 50% -> time-weighted 40%, bytes 400. */
 	r[0] = (struct fp_sink_range){a, 1000, v0};
 	r[1] = (struct fp_sink_range){a, 3000, v1};
-	r[2] = (struct fp_sink_range){b, 500, v2}; /* mm: one value missing */
+	r[2] = (struct fp_sink_range){b, 500, v2};               /* mm: one value missing */
 	r[3] = (struct fp_sink_range){FP_SINK_NO_NODE, 100, v3}; /* not filed */
 	ASSERT_OK(attach(t, names, agg, 2, r, 4, &st));
 	ASSERT_OK(fp_calltree_finalize(t));
@@ -204,8 +204,7 @@ static struct fp_prof_session *start_null(const char *name, int *id)
  * A kernel event of `kernel` delivered through the sink as a launch callback would: the launch
  * context captured now, handed back with the event. Returns the node it was filed to.
  */
-static uint32_t deliver(struct fp_sink_session *h, const char *kernel, uint64_t begin,
-			uint64_t end)
+static uint32_t deliver(struct fp_sink_session *h, const char *kernel, uint64_t begin, uint64_t end)
 {
 	const struct fp_sink *k = h->sink;
 	struct fp_sink_capture cap;
@@ -371,7 +370,8 @@ TEST(prof_sink_kernels_metrics_and_paths)
 			ASSERT_EQ(n, 3);
 		}
 		fp_json_doc_free(doc);
-		ASSERT_OK(fp_calltree_read_hatchet(out_path("metrics.hatchet"), NULL, &t, NULL, &d));
+		ASSERT_OK(
+			fp_calltree_read_hatchet(out_path("metrics.hatchet"), NULL, &t, NULL, &d));
 		ASSERT_EQ(fp_calltree_device_count(t), 2); /* two keys of device CUDA/0 */
 		fp_calltree_free(t);
 	}

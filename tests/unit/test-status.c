@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for status codes, diagnostics, the allocator hook and the log callback. */
+/* Unit tests for status codes, diagnostics and the allocator hook. */
 #include <flagprism/alloc.h>
-#include <flagprism/log.h>
 #include <flagprism/status.h>
 #include <flagprism/version.h>
 
@@ -54,25 +53,4 @@ TEST(alloc_hook)
 	ASSERT_NULL(fp_calloc(SIZE_MAX / 2, 4));
 	ASSERT_NULL(fp_reallocarray(NULL, SIZE_MAX / 2, 4));
 	fp_free(NULL);
-}
-
-static int log_seen;
-static void log_cb(void *user, enum fp_log_level level, enum fp_log_domain domain, const char *msg)
-{
-	(void)domain;
-	*(int *)user += 1;
-	ASSERT_EQ(level, FP_LOG_WARN);
-	ASSERT_STREQ(msg, "dropped 3 records");
-}
-
-TEST(log_callback)
-{
-	fp_log_set(log_cb, &log_seen, FP_LOG_WARN);
-	fp_log(FP_LOG_WARN, FP_LOG_CORE, "dropped %d records", 3);
-	fp_log(FP_LOG_DEBUG, FP_LOG_CORE, "not shown");
-	fp_log_set(NULL, NULL, FP_LOG_WARN);
-	fp_log(FP_LOG_WARN, FP_LOG_CORE, "not shown");
-	ASSERT_EQ(log_seen, 1);
-	ASSERT_STREQ(fp_log_level_name(FP_LOG_ERROR), "error");
-	ASSERT_STREQ(fp_log_domain_name(FP_LOG_IR), "ir");
 }

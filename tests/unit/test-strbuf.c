@@ -161,8 +161,7 @@ TEST(strbuf_detach)
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int
-vaddf_helper(struct fp_strbuf *sb, const char *fmt, ...)
+static int vaddf_helper(struct fp_strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 	int r;

@@ -321,7 +321,8 @@ TEST(ttir_callsite)
 		ASSERT_EQ(op->n_frames, 3);
 		ASSERT_EQ(op->frames[0].line, inner);
 		ASSERT_EQ(op->frames[2].line, outer);
-		ASSERT(op->frames[1].line > 0 && op->frames[1].line != inner && op->frames[1].line != outer);
+		ASSERT(op->frames[1].line > 0 && op->frames[1].line != inner &&
+		       op->frames[1].line != outer);
 		hits++;
 	}
 	ASSERT_EQ(hits, 1);

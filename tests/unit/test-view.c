@@ -800,7 +800,8 @@ TEST(view_read_duplicate_metric_keys_last_wins)
 
 	vt_same_str(dup, false); /* the streaming reader hands duplicates to the DOM reader */
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		ASSERT_OK(fp_calltree_parse_hatchet(dup, strlen(dup), NULL, flags[i], &t, &info, &d));
+		ASSERT_OK(
+			fp_calltree_parse_hatchet(dup, strlen(dup), NULL, flags[i], &t, &info, &d));
 		ASSERT_OK(fp_calltree_metric_find(t, "count", 5, &m));
 		ASSERT_OK(fp_calltree_finalize(t));
 		ASSERT_OK(fp_calltree_get(t, FP_CALLTREE_ROOT, m, &v));
@@ -869,11 +870,11 @@ TEST(view_read_limits_fall_back)
 	ASSERT_EQ(fp_calltree_parse_hatchet(many, strlen(many), &lim, 0, &t, &info, &d), FP_ELIMIT);
 	ASSERT_NULL(t);
 	/* FAST_ONLY reports what would have fallen back. */
-	ASSERT_EQ(fp_calltree_parse_hatchet(many, strlen(many), &lim, FP_HATCHET_FAST_ONLY, &t, &info,
-					&d),
+	ASSERT_EQ(fp_calltree_parse_hatchet(many, strlen(many), &lim, FP_HATCHET_FAST_ONLY, &t,
+					    &info, &d),
 		  FP_ENOTSUP);
-	ASSERT_OK(fp_calltree_parse_hatchet(many, strlen(many), NULL, FP_HATCHET_FAST_ONLY, &t, &info,
-					&d));
+	ASSERT_OK(fp_calltree_parse_hatchet(many, strlen(many), NULL, FP_HATCHET_FAST_ONLY, &t,
+					    &info, &d));
 	ASSERT(info.fast_path);
 	fp_calltree_free(t);
 	ASSERT_EQ(fp_calltree_parse_hatchet(NULL, 1, NULL, 0, &t, NULL, NULL), FP_EINVAL);
@@ -1101,18 +1102,20 @@ TEST(view_cpp_kernel_names)
 	o.metrics = "time/ms";
 	o.sort = FP_VIEW_SORT_NAME;
 	s = vt_view(t, NULL, &o);
-	ASSERT_STREQ(s, "time/ms  name\n"
-			"      3  ROOT\n"
-			"      2  \u251c\u2500 /w/main.py:<module>@3\n"
-			"      2  \u2502  \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n"
-			"      1  \u2514\u2500 old\n"
-			"      1     \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n");
+	ASSERT_STREQ(
+		s, "time/ms  name\n"
+		   "      3  ROOT\n"
+		   "      2  \u251c\u2500 /w/main.py:<module>@3\n"
+		   "      2  \u2502  \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n"
+		   "      1  \u2514\u2500 old\n"
+		   "      1     \u2514\u2500 at::native::vectorized_elementwise_kernel<...>\n");
 	free(s);
 	o.full_names = true;
 	s = vt_view(t, NULL, &o);
 	ASSERT(strstr(s, "\u2502  \u2514\u2500 void at::native::vectorized_elementwise_kernel<4, "
 			 "at::native::AbsFunctor<float>, std::array<char*, 2ul> >(int, ") != NULL);
-	ASSERT(strstr(s, "   \u2514\u2500 void at::native::vectorized_elementwise_kernel<4,") != NULL);
+	ASSERT(strstr(s, "   \u2514\u2500 void at::native::vectorized_elementwise_kernel<4,") !=
+	       NULL);
 	free(s);
 	/* a comparison shows them the same way */
 	o.full_names = false;
@@ -1140,7 +1143,8 @@ TEST(view_cpp_kernel_names)
 
 		ASSERT(fp_calltree_node_display(t, n, false, buf, sizeof(buf), &len));
 		ASSERT_STREQ(buf, "at::native::vectorized_elementwise_kernel<...>");
-		ASSERT(!fp_calltree_node_display(t, FP_CALLTREE_ROOT, false, buf, sizeof(buf), &len));
+		ASSERT(!fp_calltree_node_display(t, FP_CALLTREE_ROOT, false, buf, sizeof(buf),
+						 &len));
 		ASSERT_STREQ(buf, "ROOT");
 		ASSERT(fp_calltree_node_display(t, n1, true, buf, sizeof(buf), &len));
 		ASSERT_EQ(len, strlen(full)); /* cut to the buffer, length untruncated */

@@ -23,18 +23,18 @@ void fpt_fail(const char *file, int line, const char *fmt, ...)
 #endif
 	;
 
-#define ASSERT(cond)                                                                   \
-	do {                                                                           \
-		if (!(cond))                                                           \
-			fpt_fail(__FILE__, __LINE__, "ASSERT(%s) failed", #cond);      \
+#define ASSERT(cond)                                                              \
+	do {                                                                      \
+		if (!(cond))                                                      \
+			fpt_fail(__FILE__, __LINE__, "ASSERT(%s) failed", #cond); \
 	} while (0)
 
-#define FPT__CMP(a, op, b, T, fmt)                                                     \
-	do {                                                                           \
-		T fpt_a = (T)(a), fpt_b = (T)(b);                                      \
-		if (!(fpt_a op fpt_b))                                                 \
-			fpt_fail(__FILE__, __LINE__, "%s " #op " %s: " fmt " vs " fmt, \
-				 #a, #b, fpt_a, fpt_b);                                \
+#define FPT__CMP(a, op, b, T, fmt)                                                             \
+	do {                                                                                   \
+		T fpt_a = (T)(a), fpt_b = (T)(b);                                              \
+		if (!(fpt_a op fpt_b))                                                         \
+			fpt_fail(__FILE__, __LINE__, "%s " #op " %s: " fmt " vs " fmt, #a, #b, \
+				 fpt_a, fpt_b);                                                \
 	} while (0)
 
 #define ASSERT_EQ(a, b) FPT__CMP(a, ==, b, int64_t, "%" PRId64)
@@ -45,12 +45,12 @@ void fpt_fail(const char *file, int line, const char *fmt, ...)
 #define ASSERT_GE(a, b) FPT__CMP(a, >=, b, int64_t, "%" PRId64)
 #define ASSERT_UEQ(a, b) FPT__CMP(a, ==, b, uint64_t, "%" PRIu64)
 #define ASSERT_DEQ(a, b) FPT__CMP(a, ==, b, double, "%.17g")
-#define ASSERT_NEAR(a, b, tol)                                                             \
-	do {                                                                               \
-		double fpt_a = (a), fpt_b = (b);                                           \
-		if (!(fpt_a - fpt_b <= (tol) && fpt_b - fpt_a <= (tol)))                   \
-			fpt_fail(__FILE__, __LINE__, "%s ~ %s: %.17g vs %.17g", #a, #b,   \
-				 fpt_a, fpt_b);                                            \
+#define ASSERT_NEAR(a, b, tol)                                                                 \
+	do {                                                                                   \
+		double fpt_a = (a), fpt_b = (b);                                               \
+		if (!(fpt_a - fpt_b <= (tol) && fpt_b - fpt_a <= (tol)))                       \
+			fpt_fail(__FILE__, __LINE__, "%s ~ %s: %.17g vs %.17g", #a, #b, fpt_a, \
+				 fpt_b);                                                       \
 	} while (0)
 #define ASSERT_OK(expr) FPT__CMP(expr, ==, 0, int64_t, "%" PRId64)
 #define ASSERT_NULL(p) ASSERT((p) == NULL)
@@ -62,11 +62,10 @@ void fpt_fail(const char *file, int line, const char *fmt, ...)
 			fpt_fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b, \
 				 fpt_a ? fpt_a : "(null)", fpt_b ? fpt_b : "(null)");      \
 	} while (0)
-#define ASSERT_MEMEQ(a, b, n)                                                     \
-	do {                                                                      \
-		if (memcmp((a), (b), (n)) != 0)                                   \
-			fpt_fail(__FILE__, __LINE__, "memcmp(%s, %s, %s) != 0", #a, \
-				 #b, #n);                                         \
+#define ASSERT_MEMEQ(a, b, n)                                                                \
+	do {                                                                                 \
+		if (memcmp((a), (b), (n)) != 0)                                              \
+			fpt_fail(__FILE__, __LINE__, "memcmp(%s, %s, %s) != 0", #a, #b, #n); \
 	} while (0)
 
 /*

@@ -35,7 +35,8 @@ static int check_list(const char *cmd, const char *list)
 	size_t n, i;
 
 	if (!list[0])
-		return fpt_usage(cmd, "option '--check' needs a list (bounds,nan,inf,precision,domain)");
+		return fpt_usage(cmd,
+				 "option '--check' needs a list (bounds,nan,inf,precision,domain)");
 	for (;;) {
 		end = strchr(p, ',');
 		n = end ? (size_t)(end - p) : strlen(p);
@@ -44,10 +45,11 @@ static int check_list(const char *cmd, const char *list)
 				break;
 		snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), p);
 		if (i == (sizeof(checks) / sizeof(checks[0])))
-			return fpt_usage(cmd,
-					 "unknown check '%s' in '--check' (bounds, nan, inf, precision, "
-					 "domain)",
-					 word);
+			return fpt_usage(
+				cmd,
+				"unknown check '%s' in '--check' (bounds, nan, inf, precision, "
+				"domain)",
+				word);
 		if (seen[i]++)
 			return fpt_usage(cmd, "check '%s' given twice in '--check'", word);
 		if (!end)
@@ -68,7 +70,8 @@ static int launch_range(const char *cmd, const char *s)
 	if (end != s && *end == '-')
 		hi = strtoll(end + 1, &end, 10);
 	if (errno || end == s || *end || lo < 0 || hi < lo || !isdigit((unsigned char)s[0]))
-		return fpt_usage(cmd, "option '--launch' needs N or N-M (launch indices from 0, N <= M)");
+		return fpt_usage(
+			cmd, "option '--launch' needs N or N-M (launch indices from 0, N <= M)");
 	return 0;
 }
 
@@ -92,18 +95,20 @@ int cmd_debug(int argc, char **argv)
 		FPT_OPT_BOOL("strict", 0, &strict,
 			     "exit 4 when a launch the Debugger was asked to observe could not be "
 			     "(graph replays, failed instrumentation, unhooked launch paths)"),
-		FPT_OPT_BOOL("all-reports", 0, &all_reports,
-			     "in check mode, write every launch's report files, not only those with "
-			     "findings"),
+		FPT_OPT_BOOL(
+			"all-reports", 0, &all_reports,
+			"in check mode, write every launch's report files, not only those with "
+			"findings"),
 		FPT_OPT_STRING("kernel", 0, &kernel, "REGEX",
 			       "instrument only kernels whose name matches (Python re.search)"),
 		FPT_OPT_STRING("launch", 0, &launch, "N[-M]",
 			       "instrument only these launch indices (from 0, in launch order)"),
 		FPT_OPT_INT("max-reports", 0, &max_reports, "N",
-			    "write at most N per-launch reports (findings still reach the summary)", 0,
-			    1L << 40),
-		FPT_OPT_BOOL("export-on-error", 0, &export_on_error,
-			     "when a kernel raises, still write the records it made (marked partial)"),
+			    "write at most N per-launch reports (findings still reach the summary)",
+			    0, 1L << 40),
+		FPT_OPT_BOOL(
+			"export-on-error", 0, &export_on_error,
+			"when a kernel raises, still write the records it made (marked partial)"),
 		FPT_OPT_INT("record-capacity", 0, &record_capacity, "N",
 			    "records of one launch (default: sized from the launch); what does not "
 			    "fit is counted as overflow",

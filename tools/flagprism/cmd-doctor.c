@@ -459,8 +459,9 @@ static void judge(struct doctor *d)
 		if (!d->cupti.pcsampling)
 			add_reason(v, "this libcupti has no PC-sampling API (--mode pcsampling)");
 		if (d->counters.access == FP_CUPTI_COUNTERS_ADMIN_ONLY)
-			add_reason(v, "hardware counters and PC sampling are admin-only here (kernel "
-				      "tracing is not affected)");
+			add_reason(v,
+				   "hardware counters and PC sampling are admin-only here (kernel "
+				   "tracing is not affected)");
 	}
 
 	if (pkg_ok(pkg) && strcmp(pkg, "unknown") != 0 && strcmp(pkg, FP_VERSION_STRING) != 0)
@@ -553,8 +554,10 @@ static void print_counters(const struct fp_cupti_counters_info *c)
 	row("counters/PC sampling", "%s", text[(unsigned)c->access < 3 ? c->access : 0]);
 	row("", "%s", c->detail);
 	if (c->access == FP_CUPTI_COUNTERS_ADMIN_ONLY) {
-		row("", "to enable: add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a");
-		row("", "file in /etc/modprobe.d/ and reload the driver (or reboot), or run as root");
+		row("",
+		    "to enable: add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a");
+		row("",
+		    "file in /etc/modprobe.d/ and reload the driver (or reboot), or run as root");
 		row("", "or with CAP_PERFMON (driver R565+) or CAP_SYS_ADMIN");
 	}
 }
@@ -637,7 +640,7 @@ static void print_text(const struct doctor *d)
 		const struct verdict *vd = &d->verdicts[i];
 
 		printf("  %-25s %s%s%s\n", vd->title,
-		       !vd->ready	      ? "not ready" :
+		       !vd->ready       ? "not ready" :
 		       vd->known_issues ? "ready, with a known problem" :
 					  "ready",
 		       vd->reason[0] ? ": " : "", vd->reason);

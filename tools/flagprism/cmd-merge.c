@@ -145,8 +145,9 @@ int cmd_merge(int argc, char **argv)
 			"merged %zu profile%s (rank%s %s of world size %lld) into %s (%s): %zu "
 			"nodes%s\n",
 			n, n == 1 ? "" : "s", n == 1 ? "" : "s", ranks_text, (long long)world,
-			to_stdout ? "standard output" : out_path, op == FP_MERGE_SUM ? "sum" : "mean",
-			fp_calltree_node_count(merged), incomplete ? " (some inputs are incomplete)" : "");
+			to_stdout ? "standard output" : out_path,
+			op == FP_MERGE_SUM ? "sum" : "mean", fp_calltree_node_count(merged),
+			incomplete ? " (some inputs are incomplete)" : "");
 	rc = FPT_EXIT_OK;
 out:
 	fp_calltree_free(merged);

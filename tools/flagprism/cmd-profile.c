@@ -128,7 +128,8 @@ static int run_ncu(const char *cmd, const char *name, const char *const *words, 
 		rc = 128 - status;
 	if (signalled) {
 		/* Passed on to ncu and the program, which wrote what they had: the signal's status. */
-		fprintf(stderr, "flagprism: profile: ended by signal %d; what was recorded was written\n",
+		fprintf(stderr,
+			"flagprism: profile: ended by signal %d; what was recorded was written\n",
 			signalled);
 		rc = 128 + signalled;
 	}

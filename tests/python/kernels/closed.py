@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Index arithmetic in the forms the Debugger records in closed form (docs/record-format.md,
+"""Index arithmetic in the forms the Debugger records in closed form (docs/formats/record-format.md,
 "Closed-form records"), and some that look alike but must take the ordinary path."""
 
 import numpy as np
