@@ -15,10 +15,21 @@
 #             HTML report's pages in headless Chromium when there is one (it says when not)
 #   example   examples/quickstart.py
 #   gpu       pytest tests/gpu -m gpu, only where PyTorch sees a CUDA GPU
+#   matrix    the python step and the quickstart again on each Triton in FP_TRITON_MATRIX (e.g.
+#             "3.4.0 3.9.0", as .ci/run sets it), each in its own environment under
+#             .cache/triton-matrix/ (scripts/triton-matrix.sh); skipped when it is empty
+#   scripts/test.sh --triton-matrix [VERSION...]: only build, install and the matrix, on every
+#             supported Triton (3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0) unless versions are given
 # Every step runs even after one fails (FP_FAIL_FAST=1 stops at the first failure); the exit
 # status is non-zero when any step failed. Knobs: FP_BUILD_DIR, FP_ASAN_BUILD_DIR, FP_JOBS,
 # FP_FUZZ_SECONDS, FP_SKIP="asan fuzz ..." (steps to leave out), and those of scripts/env.sh.
 set -uo pipefail
+
+if [ "${1:-}" = --triton-matrix ]; then
+	shift
+	FP_TRITON_MATRIX=${*:-3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0}
+	FP_SKIP="${FP_SKIP:-} asan fuzz clib python example gpu"
+fi
 
 # shellcheck source=scripts/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -304,6 +315,16 @@ step_gpu() {
 	(unset TRITON_INTERPRET && pytest_expecting tests/gpu -m gpu)
 }
 
+step_matrix() {
+	if [ -z "${FP_TRITON_MATRIX:-}" ]; then
+		fp_say "[matrix] skipped: FP_TRITON_MATRIX is empty (scripts/test.sh --triton-matrix runs it)"
+		return 77
+	fi
+	need_install || return 1
+	fp_say "[matrix] the interpreter suite and the quickstart on Triton $FP_TRITON_MATRIX"
+	FP_BUILD_DIR=$BUILD bash scripts/triton-matrix.sh $FP_TRITON_MATRIX
+}
+
 fp_env_setup
 run_step format step_format
 run_step build step_build
@@ -314,4 +335,5 @@ run_step install step_install
 run_step python step_python
 run_step example step_example
 run_step gpu step_gpu
+run_step matrix step_matrix
 summary

@@ -655,6 +655,12 @@ def _run(
     return _instrumented(self, twin, args, kwargs, grid, sessions)
 
 
+def device_flavours() -> tuple[str, ...]:
+    """The vendors whose GPUs have a timer flavour of the record writers (_tlrecords.helpers):
+    a kernel compiled for another backend runs uninstrumented, with a warning."""
+    return ("nvidia",)
+
+
 def _flavour(fn: Any) -> str:
     backend = _launch.backend_of(fn)
     if backend == "interpreter":

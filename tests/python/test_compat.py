@@ -150,6 +150,78 @@ def test_doctor_without_a_known_problem(cli: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["packages"]["numpy"]["version"] == "2.3.5"
-    assert d["known_issues"] == []
-    assert d["verdicts"]["debugger_interpreter"]["known_issues"] == 0
-    assert "known problem" not in d["verdicts"]["debugger_interpreter"]["reason"]
+    # no row for this NumPy; rows for the installed Triton itself (3.9's) may still apply
+    found = dict(compat.installed_versions(), numpy="2.3.5")
+    assert [i["id"] for i in d["known_issues"]] == [i.id for i in compat.known_issues("any", found)]
+    assert ROW not in {i["id"] for i in d["known_issues"]}
+    interp = compat.known_issues("interpreter", found)
+    assert d["verdicts"]["debugger_interpreter"]["known_issues"] == len(interp)
+    if not interp:
+        assert "known problem" not in d["verdicts"]["debugger_interpreter"]["reason"]
+
+
+def test_supported_triton_range_is_declared_alike() -> None:
+    """The C library's range rows, flagprism.compat and pyproject.toml's triton extra agree."""
+    lo, hi = compat.supported_triton()
+    assert (lo, hi) == ("3.4", "3.10")
+    text = (REPO / "pyproject.toml").read_text()
+    assert f'"triton>={lo},<{hi}"' in text
+    assert compat.triton_supported("3.4.0") and compat.triton_supported("3.9.0+git1234")
+    assert compat.triton_supported("3.3.1") is False and compat.triton_supported("3.10.0") is False
+    assert compat.triton_supported("nightly") is None
+
+
+def test_doctor_says_whether_triton_is_supported(cli: Path, tmp_path: Path) -> None:
+    r = _doctor(cli, tmp_path, "2.3.5", "--json")
+    d = json.loads(r.stdout)["packages"]["triton"]
+    assert d["supported"] is compat.triton_supported()
+    lo, hi = compat.supported_triton()
+    assert d["supported_range"] == f">= {lo}, < {hi}"
+    r = _doctor(cli, tmp_path / "t", "2.3.5")
+    assert f"supported (FlagPrism supports Triton >= {lo}, < {hi})" in r.stdout
+
+
+def test_triton_features_probe_every_difference() -> None:
+    feats = compat.triton_features()
+    import triton
+
+    assert feats["triton"] == triton.__version__ and feats["supported"] is True
+    for key in ("constexpr_function", "interpreter_run_method", "hook_chains", "make_ir_takes_target",
+                "block_pointers", "block_pointer_objects", "reshape_can_reorder", "interpreter_int_masks"):
+        assert key in feats, key
+    print(json.dumps(feats))
+
+
+@pytest.mark.parametrize("name", ["launch_enter_hook", "launch_exit_hook"])
+def test_launch_hook_chain_on_this_triton(name: str) -> None:
+    """compat.hook_chain over this Triton's real knob (a HookChain on 3.5+, one callable on 3.4):
+    hooks added are called through the knob in order (exit hooks in reverse, as Triton's), and
+    removing them leaves the knob as it was."""
+    from triton import knobs
+
+    chain = compat.hook_chain(name)
+    assert chain is not None
+    before = getattr(knobs.runtime, name)
+    seen: list[str] = []
+
+    def a(*_args: object, **_kw: object) -> None:
+        seen.append("a")
+
+    def b(*_args: object, **_kw: object) -> None:
+        seen.append("b")
+
+    chain.add(a)
+    chain.add(b)
+    try:
+        knob = getattr(knobs.runtime, name)
+        assert callable(knob)
+        knob(object())
+        assert sorted(seen) == ["a", "b"]
+    finally:
+        chain.remove(a)
+        chain.remove(b)
+    assert getattr(knobs.runtime, name) is before
+    seen.clear()
+    if callable(before):
+        before(object())
+    assert seen == []

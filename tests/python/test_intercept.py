@@ -126,7 +126,8 @@ def test_threads_add_remove_while_calling(toy):
         t = toy()
         while not stop.is_set():
             r = t.run(1)
-            if r not in (2, 20, 200):
+            # two churners: up to four interceptors (a, b of each) can be in the chain at once
+            if r not in (2, 20, 200, 2000, 20000):
                 bad.append(r)
 
     def churn():

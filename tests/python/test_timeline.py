@@ -183,12 +183,12 @@ def test_no_session_no_twin_and_no_patch() -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     _timeline.forget()
-    run_before = InterpretedFunction.__dict__["run"]
+    run_before = InterpretedFunction.__dict__.get("run")  # None where each instance sets its own (3.4, 3.5)
     x = torch.arange(100, dtype=torch.float32)
     y = torch.empty_like(x)
     tk.calls_kernel[(2,)](x, y, 100, 64)
     assert torch.equal(y, x + 1)
-    assert not _timeline._twin_cache and InterpretedFunction.__dict__["run"] is run_before
+    assert not _timeline._twin_cache and InterpretedFunction.__dict__.get("run") is run_before
     # a session without instrumentation does not instrument either (the profiler itself may
     # intercept launches: the timelines' interceptor is not among them)
     sid = profiler.start("/tmp/fp-tl-noinst", backend="host")
@@ -198,14 +198,14 @@ def test_no_session_no_twin_and_no_patch() -> None:
         assert not _timeline._twin_cache
     finally:
         profiler.finalize(sid)
-    assert InterpretedFunction.__dict__["run"] is run_before
+    assert InterpretedFunction.__dict__.get("run") is run_before
     # instrumentation intercepts launches only while its session is open
     sid = profiler.start("/tmp/fp-tl-inst", backend="instrumentation")
     assert "timeline" in _intercept.names("interp.run")
-    assert InterpretedFunction.__dict__["run"] is not run_before
+    assert InterpretedFunction.__dict__.get("run") is not run_before
     profiler.finalize(sid)
     assert "timeline" not in _intercept.names("interp.run")
-    assert InterpretedFunction.__dict__["run"] is run_before
+    assert InterpretedFunction.__dict__.get("run") is run_before
 
 
 def test_deactivated_session_does_not_instrument(tmp_path: Path) -> None:
@@ -310,7 +310,8 @@ def _strip_locs(ttir: str) -> list[str]:
     for ln in ttir.splitlines():
         if ln.startswith("#loc"):
             continue
-        ln = re.sub(r" loc\(#loc\d*\)", "", ln)
+        # a location by reference, or (Triton 3.4's arguments) inline
+        ln = re.sub(r" loc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)", "", ln)
         ln = re.sub(r"@\w+_kernel", "@K", ln)
         out.append(ln)
     return out

@@ -203,6 +203,17 @@ static const char *pkg_error(const char *v)
 	return v && strncmp(v, "error:", 6) == 0 ? v + 6 + (v[6] == ' ') : NULL;
 }
 
+/* Whether an installed Triton version is in the supported range (include/flagprism/compat.h):
+ * 1 in it, 0 outside it, -1 unknown (not installed, or no leading number). */
+static int triton_in_range(const char *v)
+{
+	int c;
+
+	if (!pkg_ok(v) || fp_compat_version_cmp(v, v, &c) != 0)
+		return -1;
+	return fp_compat_version_in(v, FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW) ? 1 : 0;
+}
+
 static bool truthy(const char *v)
 {
 	static const char *const yes[] = {"1", "true", "yes", "on", "y"};
@@ -571,6 +582,18 @@ static void print_text(const struct doctor *d)
 	row("triton", "%s", or_unknown(pv(d, "triton.version")));
 	if (pv(d, "triton.dir"))
 		row("", "in %s", pv(d, "triton.dir"));
+	switch (triton_in_range(pv(d, "triton.version"))) {
+	case 1:
+		row("", "supported (FlagPrism supports Triton >= %s, < %s)", FP_COMPAT_TRITON_MIN,
+		    FP_COMPAT_TRITON_BELOW);
+		break;
+	case 0:
+		row("", "NOT in the supported range (Triton >= %s, < %s): see the verdicts",
+		    FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW);
+		break;
+	default:
+		break;
+	}
 	row("triton interpreter", "%s", or_unknown(pv(d, "triton.interpreter")));
 	row("torch", "%s", or_unknown(pv(d, "torch.version")));
 	row("numpy", "%s", or_unknown(pv(d, "numpy.version")));
@@ -642,8 +665,17 @@ static void json_pkg(struct fp_jsonw *w, const struct doctor *d, const char *nam
 	fp_jsonw_kv_string(w, "error", pkg_error(v));
 	if (strcmp(name, "flagprism") == 0)
 		fp_jsonw_kv_string(w, "path", pv(d, "flagprism.path"));
-	if (strcmp(name, "triton") == 0)
+	if (strcmp(name, "triton") == 0) {
+		int in = triton_in_range(v);
+
 		fp_jsonw_kv_string(w, "dir", pv(d, "triton.dir"));
+		fp_jsonw_key(w, "supported");
+		if (in < 0)
+			fp_jsonw_null(w);
+		else
+			fp_jsonw_bool(w, in == 1);
+		fp_jsonw_kv_string(w, "supported_range", ">= " FP_COMPAT_TRITON_MIN ", < " FP_COMPAT_TRITON_BELOW);
+	}
 	fp_jsonw_object_end(w);
 }
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The interpreter suite (pytest tests/python -m "not gpu", TRITON_INTERPRET=1) and the quickstart
+# on each supported Triton release, each in its own virtual environment. Run through
+# `scripts/test.sh --triton-matrix [VERSION...]` (which builds build/ and the default environment
+# first) or on its own after a build:
+#
+#   scripts/triton-matrix.sh [VERSION...]   default: FP_TRITON_MATRIX, else every supported one
+#
+# Environments live under FP_MATRIX_DIR (default .cache/triton-matrix/), one per version
+# (t3.4.0/ ...), made once with `python3 -m venv` and filled from requirements-dev.txt with its
+# triton line replaced by the version asked for; a stamp (requirements + version) says when one
+# is up to date. FlagPrism goes in as one wheel built once from this tree (pip wheel, no build
+# isolation, with FP_PY: every environment uses the same python3, so the extension fits all).
+# The CLI and the unit-test binary come from build/ (FP_BUILD_DIR), as in test.sh's python step.
+# Not for: the GPU suite (the GPU machine has one Triton; the compiled path's differences are
+# covered by tests/python/test_cross_compile.py, which runs in every one of these suites).
+#
+# FP_MATRIX_PYTEST_ARGS: more pytest arguments (a reduced set: --deselect, -k ...).
+# Exit status: 0 when every version passed, 1 otherwise; one line per version says what ran.
+set -uo pipefail
+
+# shellcheck source=scripts/env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$FP_ROOT"
+
+#: Every release FlagPrism supports, oldest first (docs/guide/compatibility.md, pyproject.toml).
+ALL_VERSIONS="3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0"
+
+versions=${*:-${FP_TRITON_MATRIX:-$ALL_VERSIONS}}
+dir=${FP_MATRIX_DIR:-$FP_ROOT/.cache/triton-matrix}
+build=${FP_BUILD_DIR:-build}
+# the default environment (scripts/env.sh) builds the wheel; test.sh has set it up already
+if [ -z "${FP_PY:-}" ]; then
+	fp_env_setup
+fi
+py=$FP_PY
+mkdir -p "$dir"
+
+matrix_env() {
+	local v=$1 venv="$dir/t$1" stamp
+	stamp=$({
+		grep -v '^triton==' "$FP_REQUIREMENTS"
+		echo "triton==$v"
+		"$py" -c 'import sys; print(sys.version)'
+	} | sha256sum | cut -d' ' -f1)
+	if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.flagprism-matrix" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	fp_note "making $venv (Triton $v)"
+	"$py" -m venv "$venv" || return 1
+	grep -v '^triton==' "$FP_REQUIREMENTS" >"$venv/requirements.txt"
+	echo "triton==$v" >>"$venv/requirements.txt"
+	"$venv/bin/python" -m pip install -q -r "$venv/requirements.txt" || return 1
+	printf '%s\n' "$stamp" >"$venv/.flagprism-matrix"
+}
+
+wheel_dir="$dir/wheel"
+fp_say "[triton-matrix] the flagprism wheel (built once, installed into each environment)"
+rm -rf "$wheel_dir"
+"$py" -m pip wheel -q --no-build-isolation --no-deps -w "$wheel_dir" . || fp_die "pip wheel . failed"
+wheel=$(ls "$wheel_dir"/flagprism-*.whl)
+
+export TRITON_INTERPRET=1
+cli=$(find "$build" -maxdepth 3 -type f -name flagprism -perm -u+x 2>/dev/null | head -n1)
+unit=$(find "$build" -maxdepth 4 -type f -name fp_unit_tests -perm -u+x 2>/dev/null | head -n1)
+[ -n "$cli" ] && export FLAGPRISM_CLI="$(realpath "$cli")"
+[ -n "$unit" ] && export FP_UNIT_TESTS="$(realpath "$unit")"
+[ -d "$build" ] && export FP_BUILD_DIR="$(realpath "$build")"
+if [ -f "$build/tests/unit/fake-cupti/libfakecupti.so" ]; then
+	export FP_FAKE_CUPTI="$FP_BUILD_DIR/tests/unit/fake-cupti/libfakecupti.so"
+fi
+if [ -x "$build/tests/helper/fp-test-tool" ]; then
+	export FP_TEST_TOOL="$FP_BUILD_DIR/tests/helper/fp-test-tool"
+fi
+
+results=()
+status=0
+for v in $versions; do
+	start=$SECONDS
+	fp_say "[triton-matrix] Triton $v"
+	if ! matrix_env "$v"; then
+		results+=("triton $v: environment FAILED")
+		status=1
+		continue
+	fi
+	vpy="$dir/t$v/bin/python"
+	"$vpy" -m pip install -q --no-deps --force-reinstall "$wheel" || {
+		results+=("triton $v: install FAILED")
+		status=1
+		continue
+	}
+	log="$dir/t$v/pytest.log"
+	# shellcheck disable=SC2086
+	PATH="$dir/t$v/bin:$PATH" "$vpy" -m pytest tests/python -q -p no:cacheprovider -m "not gpu" \
+		${FP_MATRIX_PYTEST_ARGS:-} 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^=*.* (passed|failed).* in [0-9.]+s' "$log" | tail -n1 | tr -d '=')
+	PATH="$dir/t$v/bin:$PATH" "$vpy" examples/quickstart.py --out "$dir/t$v/quickstart" \
+		>"$dir/t$v/quickstart.log" 2>&1
+	qrc=$?
+	q=$([ "$qrc" = 0 ] && echo ok || echo "FAILED (see $dir/t$v/quickstart.log)")
+	results+=("triton $v: pytest${line:+ $line} (exit $rc); quickstart $q; $((SECONDS - start)) s")
+	if [ "$rc" != 0 ] || [ "$qrc" != 0 ]; then
+		status=1
+	fi
+done
+
+fp_say "[triton-matrix] summary"
+for r in "${results[@]}"; do
+	fp_note "$r"
+done
+exit $status

@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A set of Debugger twins compiles, without a GPU, for every target the installed Triton can
+compile for: CUDA sm_90 (warp size 32) always, and AMD gfx942 and gfx90a (wavefronts of 64)
+where the wheel ships the AMD backend (flagprism.compat.backends()).
+
+The set: add, softmax, matmul with a K loop, a @jit helper, block pointers (where the Triton
+has them: compat.block_pointers()), and a device-side tensor descriptor, each at level 2 with
+address records and in sanitize mode. The device helpers are plain triton.language, so the
+same twin must compile for either warp size; only the timeline twin reads vendor clocks, and it
+is compiled for the targets whose vendor has a timer flavour (_tlrecords.helpers).
+
+As in test_debugger_compile.py, the compile runs in a child process without TRITON_INTERPRET
+(Triton chooses interpreter or compiler when a kernel is decorated); this file is also that
+child's program.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+#: (module, kernel, argument types, constexprs, needs): `needs` names a compat probe.
+TWINS = [
+    ("vector_add", "add_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": 1000},
+     {"BLOCK": 1024}, None),
+    ("softmax", "softmax_kernel", {"out_ptr": "*fp32", "in_ptr": "*fp16", "in_stride": 100, "out_stride": 100,
+                                   "n_cols": 100}, {"BLOCK": 128}, None),
+    ("matmul", "matmul_kernel", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": 40, "N": 24, "K": 48,
+                                 "stride_am": 48, "stride_ak": 1, "stride_bk": 24, "stride_bn": 1, "stride_cm": 24,
+                                 "stride_cn": 1}, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, None),
+    ("whole", "helper_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 100}, {"BLOCK": 64, "BUGGY": False},
+     None),
+    ("extra", "block_ptr_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 64, "N": 64}, {"BM": 32, "BN": 32},
+     "block_pointers"),
+    ("whole", "dev_desc_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
+     {"EXTRA": 0, "BM": 16, "BN": 16}, None),
+]
+
+#: (name, backend, arch, warp size): the targets; AMD ones only where the backend is shipped.
+TARGETS = [
+    ("cuda-sm90", "cuda", 90, 32),
+    ("hip-gfx942", "hip", "gfx942", 64),
+    ("hip-gfx90a", "hip", "gfx90a", 64),
+]
+
+#: (level, addr_level, sanitize): marker mode at level 2 with addresses, and sanitize mode.
+MODES = [(2, 2, False), (0, 1, True)]
+
+
+def _binary(backend: str, asm: dict) -> bool:
+    if backend == "cuda":
+        return "cubin" in asm
+    return "hsaco" in asm and ".amdhsa_kernel" in str(asm.get("amdgcn", ""))
+
+
+# Linking an AMD code object: Triton 3.9 links in-process; before, the backend runs ROCm's
+# ld.lld (TRITON_HIP_LLD_PATH, the wheel's llvm/bin, /opt/rocm/llvm/bin; Debian's lld 14 is too
+# old for code object v5: "unknown abi version"). Where none is there, a stand-in that copies the
+# assembled object takes its place: the twin still goes through every compiler stage (TTIR,
+# TTGIR, LLVM IR, AMDGCN assembly, the assembler), only the final link is not checked.
+_NO_LINK_SHIM = """#!/bin/sh
+# flagprism test stand-in for ld.lld: copies the object it is given (no link)
+[ "$1" = --version ] && { echo "flagprism no-link stand-in"; exit 0; }
+out=; src=
+while [ $# -gt 0 ]; do
+  case $1 in -o) out=$2; shift ;; -flavor) shift ;; -*) ;; *) src=$1 ;; esac
+  shift
+done
+cp "$src" "$out"
+"""
+
+
+def _amd_link(tmp: Path) -> str:
+    """'in-process', 'rocm' or 'stand-in' (the stand-in is installed through the environment)."""
+    import triton
+
+    from triton._C.libtriton import amd
+
+    if hasattr(amd, "link_hsaco"):
+        return "in-process"
+    here = Path(triton.__file__).parent / "backends" / "amd" / "llvm" / "bin" / "ld.lld"
+    for p in (os.environ.get("TRITON_HIP_LLD_PATH"), here, "/opt/rocm/llvm/bin/ld.lld"):
+        if p and Path(p).is_file():
+            return "rocm"
+    shim = tmp / "ld.lld"
+    shim.write_text(_NO_LINK_SHIM)
+    shim.chmod(0o755)
+    os.environ["TRITON_HIP_LLD_PATH"] = str(shim)
+    return "stand-in"
+
+
+def _child(target_name: str) -> int:
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from flagprism import _rewrite, _timeline, compat, debugger
+
+    _, backend, arch, warp = next(t for t in TARGETS if t[0] == target_name)
+    target = GPUTarget(backend, arch, warp)
+    sys.path.insert(0, str(HERE))
+    results: list[dict[str, Any]] = []
+    if backend == "hip":
+        import tempfile
+
+        results.append({"kernel": "link", "skipped": _amd_link(Path(tempfile.mkdtemp()))})
+    for mod_name, kname, args, cx, needs in TWINS:
+        if needs and not getattr(compat, needs)():
+            results.append({"kernel": kname, "skipped": f"this Triton has no {needs.replace('_', ' ')}"})
+            continue
+        fn = getattr(importlib.import_module(f"kernels.{mod_name}"), kname)
+        while not isinstance(fn, triton.runtime.jit.JITFunction):
+            fn = fn.fn
+        for level, addr, sanitize in MODES:
+            t0 = time.perf_counter()
+            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused", False), sanitize=sanitize)
+            sig = {}
+            for p in twin.jit.arg_names:
+                if p == _rewrite.CTX:
+                    sig[p] = "*i64"
+                elif p in cx:
+                    sig[p] = "constexpr"
+                else:
+                    v = args[p]
+                    sig[p] = v if isinstance(v, str) else ("fp32" if isinstance(v, float) else "i32")
+            try:
+                k = triton.compile(ASTSource(fn=twin.jit, signature=sig, constexprs=dict(cx)), target=target)
+                ok, err = _binary(backend, k.asm), ""
+            except Exception as e:  # noqa: BLE001
+                ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
+            results.append({"kernel": kname, "level": level, "sanitize": sanitize, "ok": ok, "error": err,
+                            "seconds": round(time.perf_counter() - t0, 2)})
+    # the timeline twin, where this vendor has a timer flavour
+    flavour = {"cuda": "nvidia", "hip": "amd"}[backend]
+    import _tlkernels as tk
+
+    if flavour in _timeline.device_flavours():
+        sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "K": "i32", "BLOCK": "constexpr",
+               _rewrite.CTX: "*i64"}
+        try:
+            tw = _timeline.build(tk.scoped_kernel, False, flavour)
+            k = triton.compile(ASTSource(fn=tw.jit, signature=sig, constexprs={"BLOCK": 64}), target=target)
+            ok, err = _binary(backend, k.asm), ""
+        except Exception as e:  # noqa: BLE001
+            ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
+        results.append({"kernel": "timeline:scoped_kernel", "ok": ok, "error": err})
+    else:
+        results.append({"kernel": "timeline:scoped_kernel", "skipped": f"no {flavour} timer flavour"})
+    print(json.dumps(results))
+    return 0
+
+
+def _available(backend: str) -> str | None:
+    """Why `backend` cannot be compiled for here, or None."""
+    from flagprism import compat
+
+    have = compat.backends()
+    name = {"cuda": "nvidia", "hip": "amd"}[backend]
+    if name not in have:
+        return f"this Triton wheel ships no {name} backend (it has: {', '.join(have) or 'none'})"
+    return None
+
+
+@pytest.mark.parametrize("target", [t[0] for t in TARGETS])
+def test_twins_cross_compile(target: str) -> None:
+    backend = next(t[1] for t in TARGETS if t[0] == target)
+    why = _available(backend)
+    if why:
+        pytest.skip(why)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    env["HIP_VISIBLE_DEVICES"] = ""
+    proc = subprocess.run([sys.executable, __file__, target], env=env, capture_output=True, text=True,
+                          timeout=1800, check=False)
+    if proc.returncode != 0 and backend == "cuda" and "ptxas" in proc.stderr:
+        pytest.skip("no ptxas to cross-compile with")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    bad = [r for r in results if "skipped" not in r and not r["ok"]]
+    assert not bad, json.dumps(bad, indent=1)
+    compiled = {r["kernel"] for r in results if "skipped" not in r}
+    assert {"add_kernel", "softmax_kernel", "matmul_kernel", "helper_kernel", "dev_desc_kernel"} <= compiled
+    print(json.dumps([r for r in results if "skipped" in r]))
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1]))
