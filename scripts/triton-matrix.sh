@@ -16,7 +16,8 @@
 # Not for: the GPU suite (the GPU machine has one Triton; the compiled path's differences are
 # covered by tests/python/test_cross_compile.py, which runs in every one of these suites).
 #
-# FP_MATRIX_PYTEST_ARGS: more pytest arguments (a reduced set: --deselect, -k ...).
+# FP_MATRIX_TESTS: the test files or directories to run (default tests/python, the whole suite);
+# FP_MATRIX_PYTEST_ARGS: more pytest arguments (--deselect, -k ...).
 # Exit status: 0 when every version passed, 1 otherwise; one line per version says what ran.
 set -uo pipefail
 
@@ -92,8 +93,8 @@ for v in $versions; do
 	}
 	log="$dir/t$v/pytest.log"
 	# shellcheck disable=SC2086
-	PATH="$dir/t$v/bin:$PATH" "$vpy" -m pytest tests/python -q -p no:cacheprovider -m "not gpu" \
-		${FP_MATRIX_PYTEST_ARGS:-} 2>&1 | tee "$log"
+	PATH="$dir/t$v/bin:$PATH" "$vpy" -m pytest ${FP_MATRIX_TESTS:-tests/python} -q \
+		-p no:cacheprovider -m "not gpu" ${FP_MATRIX_PYTEST_ARGS:-} 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^=*.* (passed|failed).* in [0-9.]+s' "$log" | tail -n1 | tr -d '=')
 	PATH="$dir/t$v/bin:$PATH" "$vpy" examples/quickstart.py --out "$dir/t$v/quickstart" \
