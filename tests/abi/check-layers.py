@@ -37,10 +37,14 @@ LAYERS: dict[str, set[str]] = {
 GENERATED = {"html-assets.c": "html"}
 
 # What a backend may not include or name (outside comments).
-BACKEND_INCLUDES = re.compile(r'#\s*include\s*[<"](?:flagprism/prof\.h|flagprism/calltree\.h|'
-                              r'prof/[^>"]*)[>"]')
-BACKEND_NAMES = re.compile(r"\b(fp_prof_\w+|fp__prof_\w+|fp_calltree_\w+|FP_PROF_\w+|"
-                           r"FP_CALLTREE_\w+)\b")
+BACKEND_INCLUDES = re.compile(
+    r'#\s*include\s*[<"](?:flagprism/prof\.h|flagprism/calltree\.h|'
+    r'prof/[^>"]*)[>"]'
+)
+BACKEND_NAMES = re.compile(
+    r"\b(fp_prof_\w+|fp__prof_\w+|fp_calltree_\w+|FP_PROF_\w+|"
+    r"FP_CALLTREE_\w+)\b"
+)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
@@ -71,7 +75,9 @@ def symbols(nm: str, obj: pathlib.Path) -> tuple[set[str], set[str]]:
     return defined, needed
 
 
-def edges(nm: str, objects: list[pathlib.Path]) -> tuple[dict[tuple[str, str], list[str]], list[str]]:
+def edges(
+    nm: str, objects: list[pathlib.Path]
+) -> tuple[dict[tuple[str, str], list[str]], list[str]]:
     """Cross-folder calls: (from, to) -> ["file -> symbol", ...]; and objects without a layer."""
     owner: dict[str, tuple[str, str]] = {}
     needs: list[tuple[str, str, set[str]]] = []
@@ -103,7 +109,7 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
+                return stack[stack.index(m) :] + [m]
             if m not in state:
                 found = visit(m)
                 if found:
@@ -135,8 +141,9 @@ def check_sources(root: pathlib.Path) -> list[str]:
     errors = []
     for f in files:
         for what in backend_violations(f.read_text(encoding="utf-8")):
-            errors.append(f"{f.relative_to(root)}: a backend delivers through the sink; "
-                          f"it may not use {what}")
+            errors.append(
+                f"{f.relative_to(root)}: a backend delivers through the sink; it may not use {what}"
+            )
     return errors
 
 
@@ -147,12 +154,15 @@ def selftest() -> int:
     for deps in LAYERS.values():
         assert deps <= set(LAYERS), "the layer table names an unknown folder"
     assert backend_violations('#include "prof/prof-internal.h"\nint x;') == [
-        '#include "prof/prof-internal.h"']
+        '#include "prof/prof-internal.h"'
+    ]
     assert backend_violations("/* fp_prof_clock_ns() */ s->sink->clock_ns();") == []
     assert backend_violations("x = fp_calltree_child(t);") == ["fp_calltree_child"]
     assert layer_of(pathlib.Path("b/CMakeFiles/o.dir/src/prof/sink.c.o")) == "prof"
-    assert layer_of(pathlib.Path("b/CMakeFiles/o.dir/generated/html-assets.c.o")) == \
-        GENERATED["html-assets.c"]
+    assert (
+        layer_of(pathlib.Path("b/CMakeFiles/o.dir/generated/html-assets.c.o"))
+        == GENERATED["html-assets.c"]
+    )
     print("check-layers self-test: ok")
     return 0
 
@@ -179,8 +189,10 @@ def main() -> int:
         if a not in LAYERS:
             errors.append(f"src/{a}/ is not a known layer (add it to LAYERS and the docs)")
         elif b not in LAYERS[a]:
-            errors.append(f"src/{a}/ may not call src/{b}/ (docs/architecture.md), but "
-                          f"{len(calls)} call(s) do: " + "; ".join(calls[:5]))
+            errors.append(
+                f"src/{a}/ may not call src/{b}/ (docs/architecture.md), but "
+                f"{len(calls)} call(s) do: " + "; ".join(calls[:5])
+            )
     loop = cycle(graph)
     if loop:
         errors.append("the folders depend on each other in a cycle: " + " -> ".join(loop))
@@ -192,8 +204,10 @@ def main() -> int:
     for e in errors:
         print("check-layers: " + e, file=sys.stderr)
     if not errors:
-        print(f"check-layers: {len(args.objects)} objects, {len(found)} cross-folder edges, "
-              "no cycle, backends deliver through the sink")
+        print(
+            f"check-layers: {len(args.objects)} objects, {len(found)} cross-folder edges, "
+            "no cycle, backends deliver through the sink"
+        )
     return 1 if errors else 0
 
 

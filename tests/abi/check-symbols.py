@@ -49,11 +49,13 @@ def exported(nm: str, lib: str, node: str) -> dict[str, str]:
     it as `NODE` or `NODE@@NODE`)."""
     # GNU nm needs --with-symbol-versions before binutils 2.37 and accepts it after; llvm-nm
     # prints versions with -D and rejects the option.
-    proc = subprocess.run([nm, "-D", "--defined-only", "--with-symbol-versions", lib],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [nm, "-D", "--defined-only", "--with-symbol-versions", lib], capture_output=True, text=True
+    )
     if proc.returncode != 0:
-        proc = subprocess.run([nm, "-D", "--defined-only", lib], capture_output=True, text=True,
-                              check=True)
+        proc = subprocess.run(
+            [nm, "-D", "--defined-only", lib], capture_output=True, text=True, check=True
+        )
     out: dict[str, str] = {}
     for line in proc.stdout.splitlines():
         parts = line.split()
@@ -122,8 +124,7 @@ def main() -> int:
         print(f"extra: {name} is exported but declared FP_EXTERN in no header of {a.include}")
     wrong = sorted(n for n in set(have) & set(want) if have[n] != a.symbol_version)
     for name in wrong:
-        print(f"version: {name} has version '{have[name] or '(none)'}', "
-              f"want {a.symbol_version}")
+        print(f"version: {name} has version '{have[name] or '(none)'}', want {a.symbol_version}")
     bad = len(missing) + len(extra) + len(wrong)
     if a.soname:
         got = soname(a.readelf, a.library)
@@ -133,8 +134,7 @@ def main() -> int:
     if not want:
         print(f"no FP_EXTERN declaration found under {a.include}")
         bad += 1
-    print(f"{len(want)} FP_EXTERN declarations, {len(have)} exported symbols, "
-          f"{bad} problem(s)")
+    print(f"{len(want)} FP_EXTERN declarations, {len(have)} exported symbols, {bad} problem(s)")
     return 1 if bad else 0
 
 

@@ -44,7 +44,9 @@ class BrowserError(RuntimeError):
 class Browser:
     """One browser process with one page (tab). Use as a context manager."""
 
-    def __init__(self, exe: str | None = None, width: int = 1280, height: int = 900, timeout: float = 60):
+    def __init__(
+        self, exe: str | None = None, width: int = 1280, height: int = 900, timeout: float = 60
+    ):
         exe = exe or find_chromium()
         if not exe:
             raise BrowserError("no Chromium found (install Debian's chromium, or set FP_CHROMIUM)")
@@ -58,15 +60,34 @@ class Browser:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-                f"--user-data-dir={self._profile}", "--no-first-run", "--no-default-browser-check",
-                "--disable-extensions", "--disable-background-networking", "--disable-sync",
-                "--disable-component-update", "--disable-default-apps", "--mute-audio",
-                "--hide-scrollbars", "--allow-file-access-from-files", f"--window-size={width},{height}",
-                "about:blank"]
-        self.proc = subprocess.Popen(args, preexec_fn=child_fds, close_fds=False,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        args = [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={self._profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-sync",
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--mute-audio",
+            "--hide-scrollbars",
+            "--allow-file-access-from-files",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            preexec_fn=child_fds,
+            close_fds=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_r)
         os.close(from_w)
         self._q: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -75,11 +96,16 @@ class Browser:
         self._id = 0
         self.events: list[dict[str, Any]] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Network", "Log"):
             self.call(domain + ".enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
 
     def _read(self) -> None:
         buf = b""
@@ -108,8 +134,13 @@ class Browser:
             raise BrowserError(f"the browser exited (status {self.proc.poll()})")
         return msg
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: bool = False,
-             timeout: float | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: bool = False,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
         self._id += 1
         msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
         if session:
@@ -135,8 +166,12 @@ class Browser:
 
     # ---- pages --------------------------------------------------------------------------------
 
-    def open(self, path: Path | str, ready: str = "document.documentElement.dataset.fpReady === '1'",
-             timeout: float | None = None) -> float:
+    def open(
+        self,
+        path: Path | str,
+        ready: str = "document.documentElement.dataset.fpReady === '1'",
+        timeout: float | None = None,
+    ) -> float:
         """Navigate to a file and wait until `ready` is true; returns the seconds from the
         navigation command to a reply of the page's main thread after it is ready (the page is
         interactive then). Clears the collected events first."""
@@ -147,8 +182,11 @@ class Browser:
         self.call("Page.navigate", {"url": url}, session=True)
         deadline = t0 + (timeout or self.timeout)
         while True:
-            r = self.call("Runtime.evaluate", {"expression": f"!!({ready})", "returnByValue": True},
-                          session=True)
+            r = self.call(
+                "Runtime.evaluate",
+                {"expression": f"!!({ready})", "returnByValue": True},
+                session=True,
+            )
             if r.get("result", {}).get("value") is True:
                 break
             if time.monotonic() > deadline:
@@ -157,18 +195,32 @@ class Browser:
         return time.monotonic() - t0
 
     def eval(self, expr: str, timeout: float | None = None) -> Any:
-        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True},
-                      session=True, timeout=timeout)
+        r = self.call(
+            "Runtime.evaluate",
+            {"expression": expr, "returnByValue": True, "awaitPromise": True},
+            session=True,
+            timeout=timeout,
+        )
         if "exceptionDetails" in r:
-            raise BrowserError(f"{expr}: {r['exceptionDetails'].get('exception', {}).get('description')}")
+            raise BrowserError(
+                f"{expr}: {r['exceptionDetails'].get('exception', {}).get('description')}"
+            )
         return r.get("result", {}).get("value")
 
     def screenshot(self, full_page: bool = False) -> bytes:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             params["captureBeyondViewport"] = True
-            size = self.eval("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-            params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": min(size[1], 6000), "scale": 1}
+            size = self.eval(
+                "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+            )
+            params["clip"] = {
+                "x": 0,
+                "y": 0,
+                "width": size[0],
+                "height": min(size[1], 6000),
+                "scale": 1,
+            }
         return base64.b64decode(self.call("Page.captureScreenshot", params, session=True)["data"])
 
     def console_errors(self) -> list[str]:
@@ -179,10 +231,16 @@ class Browser:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.exceptionThrown":
                 d = p.get("exceptionDetails", {})
-                out.append("exception: " + str(d.get("exception", {}).get("description") or d.get("text")))
+                out.append(
+                    "exception: " + str(d.get("exception", {}).get("description") or d.get("text"))
+                )
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-                out.append("console." + p["type"] + ": " + " ".join(str(a.get("value", a.get("description")))
-                                                                     for a in p.get("args", [])))
+                out.append(
+                    "console."
+                    + p["type"]
+                    + ": "
+                    + " ".join(str(a.get("value", a.get("description"))) for a in p.get("args", []))
+                )
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 out.append("log: " + p["entry"].get("text", ""))
         return out
@@ -191,7 +249,11 @@ class Browser:
         """URLs of every network request the page made since the last open() (the page itself
         included)."""
         self.drain()
-        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
 
     def close(self) -> None:
         try:
@@ -211,7 +273,7 @@ class Browser:
                 pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -228,13 +290,15 @@ def png_pixels(data: bytes) -> tuple[int, int, int, bytes]:
         raise ValueError("not a PNG")
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         pos += 12 + n
         if kind == b"IHDR":
             width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
             if depth != 8 or ctype not in (2, 6) or interlace:
-                raise ValueError(f"unsupported PNG (depth {depth}, colour type {ctype}, interlace {interlace})")
+                raise ValueError(
+                    f"unsupported PNG (depth {depth}, colour type {ctype}, interlace {interlace})"
+                )
             ch = 3 if ctype == 2 else 4
         elif kind == b"IDAT":
             idat += body
@@ -246,7 +310,7 @@ def png_pixels(data: bytes) -> tuple[int, int, int, bytes]:
     prev = bytearray(stride)
     for y in range(height):
         f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         if f == 1:
             for i in range(ch, stride):
                 line[i] = (line[i] + line[i - ch]) & 255
@@ -266,7 +330,7 @@ def png_pixels(data: bytes) -> tuple[int, int, int, bytes]:
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
                 line[i] = (line[i] + pred) & 255
-        out[y * stride:(y + 1) * stride] = line
+        out[y * stride : (y + 1) * stride] = line
         prev = line
     return width, height, ch, bytes(out)
 
@@ -276,5 +340,5 @@ def png_colours(data: bytes, step: int = 7) -> int:
     width, height, ch, px = png_pixels(data)
     seen = set()
     for i in range(0, width * height, step):
-        seen.add(px[i * ch:i * ch + 3])
+        seen.add(px[i * ch : i * ch + 3])
     return len(seen)

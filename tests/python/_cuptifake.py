@@ -28,9 +28,10 @@ import re
 import sys
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve()
 DATA_DIR = HERE.parents[1] / "data"
@@ -81,8 +82,14 @@ class Gpu:
             getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
             getattr(lib, name).restype = None
         lib.fake_cupti_launch_kernel.argtypes = [
-            ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
-            ctypes.POINTER(ctypes.c_uint32), ctypes.c_int, ctypes.c_int]
+            ctypes.c_int,
+            ctypes.c_uint32,
+            ctypes.c_uint32,
+            ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_uint32),
+            ctypes.c_int,
+            ctypes.c_int,
+        ]
         lib.fake_cupti_launch_kernel.restype = None
         lib.fake_cupti_set_launch_function.argtypes = [ctypes.c_uint64]
         lib.fake_cupti_set_launch_function.restype = None
@@ -187,7 +194,13 @@ def triton_cache(*kernels: SimpleNamespace) -> Any:
 
 
 def _launcher(
-    gpu: Gpu, gridX: int, gridY: int, gridZ: int, md: Any, symbol: str, fn: int  # noqa: N803
+    gpu: Gpu,
+    gridX: int,
+    gridY: int,
+    gridZ: int,
+    md: Any,
+    symbol: str,
+    fn: int,  # noqa: N803
 ) -> None:
     """Triton's launcher: enter hook, cuLaunchKernelEx of CUfunction `fn` (the device names the
     kernel by its symbol, whatever launch_metadata says), exit hook."""
@@ -256,7 +269,7 @@ def scenario_scopes(gpu: Gpu, out: Path) -> dict[str, Any]:
         triton_launch(gpu, add, (1, 1, 1))
     gpu.run()
     profiler.finalize()
-    return {"durations": first, "second": gpu.durations[len(first):], "stats": _ext.cupti_stats()}
+    return {"durations": first, "second": gpu.durations[len(first) :], "stats": _ext.cupti_stats()}
 
 
 def site_a(gpu: Gpu, kernel: SimpleNamespace) -> None:
@@ -370,7 +383,9 @@ def _ours_in_chains() -> dict[str, list[str]]:
     from flagprism import compat
 
     return {
-        "enter": [getattr(f, "__name__", "?") for f in compat.hook_chain("launch_enter_hook").calls],
+        "enter": [
+            getattr(f, "__name__", "?") for f in compat.hook_chain("launch_enter_hook").calls
+        ],
         "exit": [getattr(f, "__name__", "?") for f in compat.hook_chain("launch_exit_hook").calls],
     }
 

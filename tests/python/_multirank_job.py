@@ -62,8 +62,9 @@ def main() -> int:
     gathered = torch.empty(256 * world)
     if os.environ.get("MR_OOB") is not None:
         small = torch.ones(1000)
-        copy_kernel[(1,)](small, torch.empty(1000), 1000,
-                          EXTRA=8 if rank == env_int("MR_OOB") else 0, BLOCK=1024)
+        copy_kernel[(1,)](
+            small, torch.empty(1000), 1000, EXTRA=8 if rank == env_int("MR_OOB") else 0, BLOCK=1024
+        )
     for _ in range(env_int("MR_STEPS", 2)):
         for _ in range(repeat):
             scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
@@ -72,8 +73,14 @@ def main() -> int:
     dist.barrier()
     if rank == env_int("MR_KILL"):
         deadline = time.monotonic() + 120
-        while len(glob.glob(os.path.join(os.environ["MR_WAIT_DIR"], "**", "*.meta.json"),
-                            recursive=True)) < world - 1:
+        while (
+            len(
+                glob.glob(
+                    os.path.join(os.environ["MR_WAIT_DIR"], "**", "*.meta.json"), recursive=True
+                )
+            )
+            < world - 1
+        ):
             if time.monotonic() > deadline:
                 return 3
             time.sleep(0.05)

@@ -13,17 +13,31 @@ import json
 import math
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 MAGIC = 0x0031764742445046
 
 DTYPES = {
-    1: ("bool", 1), 2: ("int8", 1), 3: ("int16", 2), 4: ("int32", 4), 5: ("int64", 8), 6: ("uint8", 1),
-    7: ("uint16", 2), 8: ("uint32", 4), 9: ("uint64", 8), 10: ("float16", 2), 11: ("bfloat16", 2),
-    12: ("float32", 4), 13: ("float64", 8), 14: ("float8e4nv", 1), 15: ("float8e5", 1), 16: ("pointer", 8),
+    1: ("bool", 1),
+    2: ("int8", 1),
+    3: ("int16", 2),
+    4: ("int32", 4),
+    5: ("int64", 8),
+    6: ("uint8", 1),
+    7: ("uint16", 2),
+    8: ("uint32", 4),
+    9: ("uint64", 8),
+    10: ("float16", 2),
+    11: ("bfloat16", 2),
+    12: ("float32", 4),
+    13: ("float64", 8),
+    14: ("float8e4nv", 1),
+    15: ("float8e5", 1),
+    16: ("pointer", 8),
 }
 FLOAT_CODES = {10, 11, 12, 13, 14, 15}
 
@@ -161,27 +175,51 @@ def _expand_closed(w: list[int], kind: int, dtype: int, n: int) -> list[int]:
         raise DecodeError(f"bad closed-form word 2 {w[2]:#x}")
     f, k, b = (w[4], w[5], w[6]) if cf == 3 else (w[3], w[4], w[5])
     with np.errstate(over="ignore"):
-        v = np.int64(f) + np.int64(k) * np.arange(n, dtype=np.int64)  # wraps mod 2^64, as the device
+        v = np.int64(f) + np.int64(k) * np.arange(
+            n, dtype=np.int64
+        )  # wraps mod 2^64, as the device
         if sdt == 4:
             v = v.astype(np.int32).astype(np.int64)  # wraps mod 2^32
     act = {0: np.ones(n, dtype=bool), 1: v < b, 2: v <= b, 3: v > b, 4: v >= b}[op]
     out = list(w)
     if cf == 1:
         total = int(v.sum()) if sdt == 4 else sum(int(x) for x in v)  # exact
-        out[2:8] = [0, int((v == 0).sum()) | (0xFFFFFFFF << 32), _bits(float(total)),
-                    _bits(float((v.astype(np.float64) ** 2).sum())), int(v.min()), int(v.max())]
+        out[2:8] = [
+            0,
+            int((v == 0).sum()) | (0xFFFFFFFF << 32),
+            _bits(float(total)),
+            _bits(float((v.astype(np.float64) ** 2).sum())),
+            int(v.min()),
+            int(v.max()),
+        ]
     elif cf == 2:
         t = int(act.sum())
-        out[2:8] = [0, (n - t) | (0xFFFFFFFF << 32), _bits(float(t)), _bits(float(t)), int(t == n), int(t > 0)]
+        out[2:8] = [
+            0,
+            (n - t) | (0xFFFFFFFF << 32),
+            _bits(float(t)),
+            _bits(float(t)),
+            int(t == n),
+            int(t > 0),
+        ]
     else:
         idx = np.nonzero(act)[0]
         if idx.size:
             es = DTYPES[dtype][1]
             with np.errstate(over="ignore"):
-                addr = (np.uint64(w[3] & 0xFFFFFFFFFFFFFFFF) + v.astype(np.uint64) * np.uint64(es)).astype(np.int64)
+                addr = (
+                    np.uint64(w[3] & 0xFFFFFFFFFFFFFFFF) + v.astype(np.uint64) * np.uint64(es)
+                ).astype(np.int64)
             va = v[idx]
             lo, hi = idx[int(np.argmin(va))], idx[int(np.argmax(va))]
-            out[2:8] = [int(idx.size), int(addr[idx[0]]), int(addr[idx[-1]]), int(addr[lo]), int(addr[hi]), -1]
+            out[2:8] = [
+                int(idx.size),
+                int(addr[idx[0]]),
+                int(addr[idx[-1]]),
+                int(addr[lo]),
+                int(addr[hi]),
+                -1,
+            ]
         else:
             out[2:8] = [0, 0, 0, 0, 0, -1]
     out[0] = _s64(w[0] & ~(2 << 36))
@@ -199,7 +237,9 @@ class Decoded:
     records: list[Record]
 
     def by_site(self, site: int, program: int | None = None) -> list[Record]:
-        return [r for r in self.records if r.site == site and (program is None or r.program == program)]
+        return [
+            r for r in self.records if r.site == site and (program is None or r.program == program)
+        ]
 
 
 class DecodeError(ValueError):
@@ -222,13 +262,13 @@ def decode(buf: Any, nsites: int | None = None, only: Any = None) -> Decoded:
     need = 8 + programs * slots * 8 + cap
     if len(words) != need:
         raise DecodeError(f"buffer has {len(words)} words, header implies {need}")
-    arena = words[8 + programs * slots * 8:]
+    arena = words[8 + programs * slots * 8 :]
     recs: list[Record] = []
-    for p in (range(programs) if only is None else sorted(q for q in set(only) if 0 <= q < programs)):
+    for p in range(programs) if only is None else sorted(q for q in set(only) if 0 <= q < programs):
         counts: dict[int, int] = {}
         for s in range(slots):
             base = 8 + (p * slots + s) * 8
-            w = [int(x) for x in words[base:base + 8]]
+            w = [int(x) for x in words[base : base + 8]]
             if w[0] == 0:
                 continue
             w0 = w[0] & 0xFFFFFFFFFFFFFFFF
@@ -262,7 +302,7 @@ def decode(buf: Any, nsites: int | None = None, only: Any = None) -> Decoded:
             if off is not None:
                 if off + r.numel > cap:
                     raise DecodeError(f"program {p} slot {s}: dump beyond the arena")
-                raw = arena[off:off + r.numel]
+                raw = arena[off : off + r.numel]
                 if kind == 1:
                     if dtype in FLOAT_CODES:
                         r.dump = raw.view("<f8").reshape(shape).copy()
@@ -293,15 +333,31 @@ def fake_report(buffer: Any, site_table_json: str, launch_json: str) -> dict[str
         "has_ttir": launch.get("ttir") is not None,
         "overflow_count": dec.overflow,
         "records": [
-            {"program": r.program, "slot": r.slot, "site": r.site, "kind": r.kind, "dtype": r.dtype,
-             "shape": r.shape, "execution": r.execution, "words": r.words}
+            {
+                "program": r.program,
+                "slot": r.slot,
+                "site": r.site,
+                "kind": r.kind,
+                "dtype": r.dtype,
+                "shape": r.shape,
+                "execution": r.execution,
+                "words": r.words,
+            }
             for r in dec.records
         ],
     }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
-    return {"txt": None, "json": path, "op_log_txt": None, "op_log_json": None, "raw": raw_path,
-            "artifacts_dir": None, "overflow_count": dec.overflow, "_decoded": dec}
+    return {
+        "txt": None,
+        "json": path,
+        "op_log_txt": None,
+        "op_log_json": None,
+        "raw": raw_path,
+        "artifacts_dir": None,
+        "overflow_count": dec.overflow,
+        "_decoded": dec,
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -309,9 +365,18 @@ def fake_report(buffer: Any, site_table_json: str, launch_json: str) -> dict[str
 # ------------------------------------------------------------------------------------------------
 
 NP_CODES = {
-    np.dtype(np.bool_): 1, np.dtype(np.int8): 2, np.dtype(np.int16): 3, np.dtype(np.int32): 4,
-    np.dtype(np.int64): 5, np.dtype(np.uint8): 6, np.dtype(np.uint16): 7, np.dtype(np.uint32): 8,
-    np.dtype(np.uint64): 9, np.dtype(np.float16): 10, np.dtype(np.float32): 12, np.dtype(np.float64): 13,
+    np.dtype(np.bool_): 1,
+    np.dtype(np.int8): 2,
+    np.dtype(np.int16): 3,
+    np.dtype(np.int32): 4,
+    np.dtype(np.int64): 5,
+    np.dtype(np.uint8): 6,
+    np.dtype(np.uint16): 7,
+    np.dtype(np.uint32): 8,
+    np.dtype(np.uint64): 9,
+    np.dtype(np.float16): 10,
+    np.dtype(np.float32): 12,
+    np.dtype(np.float64): 13,
 }
 
 
@@ -326,7 +391,9 @@ def check_value(rec: Record, arr: Any, dtype_code: int | None = None, rel: float
     want_code = dtype_code if dtype_code is not None else NP_CODES[a.dtype]
     assert rec.dtype == want_code, f"site {rec.site}: dtype code {rec.dtype}, want {want_code}"
     if a.ndim <= 3:
-        assert rec.shape == list(a.shape), f"site {rec.site}: shape {rec.shape}, want {list(a.shape)}"
+        assert rec.shape == list(a.shape), (
+            f"site {rec.site}: shape {rec.shape}, want {list(a.shape)}"
+        )
     else:
         assert rec.flags & 1 and rec.shape == [a.size]
     if a.dtype.kind == "f":
@@ -360,8 +427,15 @@ def check_value(rec: Record, arr: Any, dtype_code: int | None = None, rel: float
     assert _close(rec.l2_norm, l2, rel, 0.0), f"{ctx}: l2 {rec.l2_norm!r}, want {l2!r}"
 
 
-def check_addr(rec: Record, kind: int, base: int, elem_offsets: Any, active: Any, elem_size: int,
-               dtype_code: int) -> None:
+def check_addr(
+    rec: Record,
+    kind: int,
+    base: int,
+    elem_offsets: Any,
+    active: Any,
+    elem_size: int,
+    dtype_code: int,
+) -> None:
     """Assert that an address record describes lanes base + elem_offsets * elem_size."""
     offs = np.asarray(elem_offsets, dtype=np.int64)
     act = np.broadcast_to(np.asarray(active, dtype=bool), offs.shape)
@@ -378,8 +452,12 @@ def check_addr(rec: Record, kind: int, base: int, elem_offsets: Any, active: Any
         assert rec.first_addr is None and rec.span == 0
         return
     idx = np.nonzero(a)[0]
-    assert rec.first_addr == int(addrs[idx[0]]), f"{ctx}: first {rec.first_addr}, want {int(addrs[idx[0]])}"
-    assert rec.last_addr == int(addrs[idx[-1]]), f"{ctx}: last {rec.last_addr}, want {int(addrs[idx[-1]])}"
+    assert rec.first_addr == int(addrs[idx[0]]), (
+        f"{ctx}: first {rec.first_addr}, want {int(addrs[idx[0]])}"
+    )
+    assert rec.last_addr == int(addrs[idx[-1]]), (
+        f"{ctx}: last {rec.last_addr}, want {int(addrs[idx[-1]])}"
+    )
     assert rec.min_addr == int(addrs[a].min())
     assert rec.max_addr == int(addrs[a].max())
     assert rec.span == int(addrs[a].max() - addrs[a].min() + elem_size)
@@ -396,8 +474,11 @@ def spy_report(real: Any | None) -> Any:
 
     def report(buffer: Any, site_table_json: str, launch_json: str) -> dict[str, Any]:
         dec = decode(buffer, len(json.loads(site_table_json)["sites"]))
-        res = real(buffer, site_table_json, launch_json) if real is not None else \
-            fake_report(buffer, site_table_json, launch_json)
+        res = (
+            real(buffer, site_table_json, launch_json)
+            if real is not None
+            else fake_report(buffer, site_table_json, launch_json)
+        )
         res = dict(res)
         res["_decoded"] = dec
         res["_site_table"] = json.loads(site_table_json)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,9 @@ def _skip_known_bad(items: list[pytest.Item]) -> None:
 
                 reasons[feature] = skip_reason(feature)
             if reasons[feature]:
-                item.add_marker(pytest.mark.skip(reason=f"known-bad combination: {reasons[feature]}"))
+                item.add_marker(
+                    pytest.mark.skip(reason=f"known-bad combination: {reasons[feature]}")
+                )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -153,9 +156,9 @@ def work_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def dbg(tmp_path: Path) -> Iterator[Any]:
     """flagprism.debugger, reset, exporting to tmp_path/fp_debug with its reports routed through
     the reference decoder (_refdecode.install); reset again afterwards."""
-    import flagprism.debugger as debugger
-
     import _refdecode
+
+    import flagprism.debugger as debugger
 
     yield from _refdecode.installed(debugger, str(tmp_path / "fp_debug"))
 

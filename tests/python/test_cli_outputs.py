@@ -69,7 +69,9 @@ def test_standard_output(cli: Path, target: str) -> None:
     doc = json.loads(r.stdout)  # the profile alone on stdout
     assert doc[0]["frame"]["name"] == "ROOT"
     if target == "-":
-        assert b"into standard output (mean)" in r.stderr and r.stderr.startswith(b"merged 2 profiles")
+        assert b"into standard output (mean)" in r.stderr and r.stderr.startswith(
+            b"merged 2 profiles"
+        )
     r = run(cli, "diff", "-o", target, H100, RUN2)
     assert r.returncode == 0, r.stderr
     json.loads(r.stdout)

@@ -105,7 +105,9 @@ def _when_text(when: list) -> str:
 def test_compat_docs_table_matches_the_library() -> None:
     docs = _doc_rows()
     lib = {r["id"]: r for r in _ext.compat_issues()}
-    assert set(docs) == set(lib), "docs/guide/compatibility.md and src/core/compat.c list other rows"
+    assert set(docs) == set(lib), (
+        "docs/guide/compatibility.md and src/core/compat.c list other rows"
+    )
     for rid, row in lib.items():
         where, when, feature = docs[rid][0], docs[rid][1], docs[rid][2]
         assert where == " and ".join(row["modes"]), rid
@@ -113,18 +115,24 @@ def test_compat_docs_table_matches_the_library() -> None:
         assert feature == f"`{row['feature']}`", rid
 
 
-def _doctor(cli: Path, tmp_path: Path, numpy_version: str, *args: str
-            ) -> subprocess.CompletedProcess:
+def _doctor(
+    cli: Path, tmp_path: Path, numpy_version: str, *args: str
+) -> subprocess.CompletedProcess:
     """`flagprism doctor` whose Python probe sees numpy.__version__ == numpy_version."""
     site = tmp_path / "site"
     site.mkdir(parents=True)
-    (site / "sitecustomize.py").write_text(
-        f"import numpy\nnumpy.__version__ = {numpy_version!r}\n"
+    (site / "sitecustomize.py").write_text(f"import numpy\nnumpy.__version__ = {numpy_version!r}\n")
+    env = dict(
+        os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1", PYTHONPATH=str(site)
     )
-    env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1",
-               PYTHONPATH=str(site))
-    return subprocess.run([str(cli), "doctor", *args], capture_output=True, text=True, env=env,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [str(cli), "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_doctor_says_the_known_problem(cli: Path, tmp_path: Path) -> None:
@@ -186,8 +194,16 @@ def test_triton_features_probe_every_difference() -> None:
     import triton
 
     assert feats["triton"] == triton.__version__ and feats["supported"] is True
-    for key in ("constexpr_function", "interpreter_run_method", "hook_chains", "make_ir_takes_target",
-                "block_pointers", "block_pointer_objects", "reshape_can_reorder", "interpreter_int_masks"):
+    for key in (
+        "constexpr_function",
+        "interpreter_run_method",
+        "hook_chains",
+        "make_ir_takes_target",
+        "block_pointers",
+        "block_pointer_objects",
+        "reshape_can_reorder",
+        "interpreter_int_masks",
+    ):
         assert key in feats, key
     print(json.dumps(feats))
 

@@ -30,19 +30,61 @@ HERE = Path(__file__).resolve().parent
 
 #: (module, kernel, argument types, constexprs, needs): `needs` names a compat probe.
 TWINS = [
-    ("vector_add", "add_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": 1000},
-     {"BLOCK": 1024}, None),
-    ("softmax", "softmax_kernel", {"out_ptr": "*fp32", "in_ptr": "*fp16", "in_stride": 100, "out_stride": 100,
-                                   "n_cols": 100}, {"BLOCK": 128}, None),
-    ("matmul", "matmul_kernel", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": 40, "N": 24, "K": 48,
-                                 "stride_am": 48, "stride_ak": 1, "stride_bk": 24, "stride_bn": 1, "stride_cm": 24,
-                                 "stride_cn": 1}, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, None),
-    ("whole", "helper_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 100}, {"BLOCK": 64, "BUGGY": False},
-     None),
-    ("extra", "block_ptr_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 64, "N": 64}, {"BM": 32, "BN": 32},
-     "block_pointers"),
-    ("whole", "dev_desc_kernel", {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
-     {"EXTRA": 0, "BM": 16, "BN": 16}, None),
+    (
+        "vector_add",
+        "add_kernel",
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": 1000},
+        {"BLOCK": 1024},
+        None,
+    ),
+    (
+        "softmax",
+        "softmax_kernel",
+        {"out_ptr": "*fp32", "in_ptr": "*fp16", "in_stride": 100, "out_stride": 100, "n_cols": 100},
+        {"BLOCK": 128},
+        None,
+    ),
+    (
+        "matmul",
+        "matmul_kernel",
+        {
+            "a_ptr": "*fp16",
+            "b_ptr": "*fp16",
+            "c_ptr": "*fp32",
+            "M": 40,
+            "N": 24,
+            "K": 48,
+            "stride_am": 48,
+            "stride_ak": 1,
+            "stride_bk": 24,
+            "stride_bn": 1,
+            "stride_cm": 24,
+            "stride_cn": 1,
+        },
+        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+        None,
+    ),
+    (
+        "whole",
+        "helper_kernel",
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 100},
+        {"BLOCK": 64, "BUGGY": False},
+        None,
+    ),
+    (
+        "extra",
+        "block_ptr_kernel",
+        {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 64, "N": 64},
+        {"BM": 32, "BN": 32},
+        "block_pointers",
+    ),
+    (
+        "whole",
+        "dev_desc_kernel",
+        {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
+        {"EXTRA": 0, "BM": 16, "BN": 16},
+        None,
+    ),
 ]
 
 #: (name, backend, arch, warp size): the targets; AMD ones only where the backend is shipped.
@@ -82,7 +124,6 @@ cp "$src" "$out"
 def _amd_link(tmp: Path) -> str:
     """'in-process', 'rocm' or 'stand-in' (the stand-in is installed through the environment)."""
     import triton
-
     from triton._C.libtriton import amd
 
     if hasattr(amd, "link_hsaco"):
@@ -117,14 +158,18 @@ def _child(target_name: str) -> int:
         results.append({"kernel": "link", "skipped": _amd_link(Path(tempfile.mkdtemp()))})
     for mod_name, kname, args, cx, needs in TWINS:
         if needs and not getattr(compat, needs)():
-            results.append({"kernel": kname, "skipped": f"this Triton has no {needs.replace('_', ' ')}"})
+            results.append(
+                {"kernel": kname, "skipped": f"this Triton has no {needs.replace('_', ' ')}"}
+            )
             continue
         fn = getattr(importlib.import_module(f"kernels.{mod_name}"), kname)
         while not isinstance(fn, triton.runtime.jit.JITFunction):
             fn = fn.fn
         for level, addr, sanitize in MODES:
             t0 = time.perf_counter()
-            twin = _rewrite.build(fn, level, addr, debugger._helpers(fn, "fused", False), sanitize=sanitize)
+            twin = _rewrite.build(
+                fn, level, addr, debugger._helpers(fn, "fused", False), sanitize=sanitize
+            )
             sig = {}
             for p in twin.jit.arg_names:
                 if p == _rewrite.CTX:
@@ -133,30 +178,52 @@ def _child(target_name: str) -> int:
                     sig[p] = "constexpr"
                 else:
                     v = args[p]
-                    sig[p] = v if isinstance(v, str) else ("fp32" if isinstance(v, float) else "i32")
+                    sig[p] = (
+                        v if isinstance(v, str) else ("fp32" if isinstance(v, float) else "i32")
+                    )
             try:
-                k = triton.compile(ASTSource(fn=twin.jit, signature=sig, constexprs=dict(cx)), target=target)
+                k = triton.compile(
+                    ASTSource(fn=twin.jit, signature=sig, constexprs=dict(cx)), target=target
+                )
                 ok, err = _binary(backend, k.asm), ""
             except Exception as e:  # noqa: BLE001
                 ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
-            results.append({"kernel": kname, "level": level, "sanitize": sanitize, "ok": ok, "error": err,
-                            "seconds": round(time.perf_counter() - t0, 2)})
+            results.append(
+                {
+                    "kernel": kname,
+                    "level": level,
+                    "sanitize": sanitize,
+                    "ok": ok,
+                    "error": err,
+                    "seconds": round(time.perf_counter() - t0, 2),
+                }
+            )
     # the timeline twin, where this vendor has a timer flavour
     flavour = {"cuda": "nvidia", "hip": "amd"}[backend]
     import _tlkernels as tk
 
     if flavour in _timeline.device_flavours():
-        sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "K": "i32", "BLOCK": "constexpr",
-               _rewrite.CTX: "*i64"}
+        sig = {
+            "x_ptr": "*fp32",
+            "y_ptr": "*fp32",
+            "n": "i32",
+            "K": "i32",
+            "BLOCK": "constexpr",
+            _rewrite.CTX: "*i64",
+        }
         try:
             tw = _timeline.build(tk.scoped_kernel, False, flavour)
-            k = triton.compile(ASTSource(fn=tw.jit, signature=sig, constexprs={"BLOCK": 64}), target=target)
+            k = triton.compile(
+                ASTSource(fn=tw.jit, signature=sig, constexprs={"BLOCK": 64}), target=target
+            )
             ok, err = _binary(backend, k.asm), ""
         except Exception as e:  # noqa: BLE001
             ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
         results.append({"kernel": "timeline:scoped_kernel", "ok": ok, "error": err})
     else:
-        results.append({"kernel": "timeline:scoped_kernel", "skipped": f"no {flavour} timer flavour"})
+        results.append(
+            {"kernel": "timeline:scoped_kernel", "skipped": f"no {flavour} timer flavour"}
+        )
     print(json.dumps(results))
     return 0
 
@@ -182,8 +249,14 @@ def test_twins_cross_compile(target: str) -> None:
     env.pop("TRITON_INTERPRET", None)
     env["CUDA_VISIBLE_DEVICES"] = ""
     env["HIP_VISIBLE_DEVICES"] = ""
-    proc = subprocess.run([sys.executable, __file__, target], env=env, capture_output=True, text=True,
-                          timeout=1800, check=False)
+    proc = subprocess.run(
+        [sys.executable, __file__, target],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
     if proc.returncode != 0 and backend == "cuda" and "ptxas" in proc.stderr:
         pytest.skip("no ptxas to cross-compile with")
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -191,7 +264,13 @@ def test_twins_cross_compile(target: str) -> None:
     bad = [r for r in results if "skipped" not in r and not r["ok"]]
     assert not bad, json.dumps(bad, indent=1)
     compiled = {r["kernel"] for r in results if "skipped" not in r}
-    assert {"add_kernel", "softmax_kernel", "matmul_kernel", "helper_kernel", "dev_desc_kernel"} <= compiled
+    assert {
+        "add_kernel",
+        "softmax_kernel",
+        "matmul_kernel",
+        "helper_kernel",
+        "dev_desc_kernel",
+    } <= compiled
     print(json.dumps([r for r in results if "skipped" in r]))
 
 

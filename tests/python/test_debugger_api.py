@@ -13,17 +13,24 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-import flagprism.debugger as debugger  # noqa: E402
-import flagprism.language as fpl  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _refdecode as ref  # noqa: E402
 from kernels import vector_add  # noqa: E402
 
+import flagprism.debugger as debugger  # noqa: E402
+import flagprism.language as fpl  # noqa: E402
+
 
 def test_config_roundtrip(dbg, tmp_path):
-    dbg.configure(output_dir=tmp_path / "x", record_capacity=100, export_on_error=True, export_raw_records=True)
+    dbg.configure(
+        output_dir=tmp_path / "x",
+        record_capacity=100,
+        export_on_error=True,
+        export_raw_records=True,
+    )
     cfg = dbg.get_config()
     assert cfg["output_dir"] == str(tmp_path / "x")
     assert cfg["record_capacity"] == 100 and cfg["export_on_error"] and cfg["export_raw_records"]
@@ -33,20 +40,28 @@ def test_config_roundtrip(dbg, tmp_path):
     assert cfg["active"] and cfg["level"] == 2 and cfg["addr_level"] == 0
     dbg.reset_config()
     cfg = dbg.get_config()
-    assert cfg["output_dir"] == "fp_debug" and cfg["record_capacity"] is None and not cfg["export_on_error"]
+    assert (
+        cfg["output_dir"] == "fp_debug"
+        and cfg["record_capacity"] is None
+        and not cfg["export_on_error"]
+    )
     assert cfg["active"]  # reset_config leaves activation alone
     dbg.deactivate()
     assert dbg.get_config()["active"] is False
 
 
-@pytest.mark.parametrize("kw", [{"level": 3}, {"level": -1}, {"addr_level": 5}, {"level": True}, {"level": 1.0}])
+@pytest.mark.parametrize(
+    "kw", [{"level": 3}, {"level": -1}, {"addr_level": 5}, {"level": True}, {"level": 1.0}]
+)
 def test_activate_rejects_bad_levels(dbg, kw):
     with pytest.raises(ValueError):
         dbg.activate(**kw)
     assert dbg.get_config()["active"] is False
 
 
-@pytest.mark.parametrize("kw", [{"record_capacity": -1}, {"record_capacity": 1.5}, {"dump_capacity": "x"}])
+@pytest.mark.parametrize(
+    "kw", [{"record_capacity": -1}, {"record_capacity": 1.5}, {"dump_capacity": "x"}]
+)
 def test_configure_rejects_bad_capacity(dbg, kw):
     with pytest.raises(ValueError):
         dbg.configure(**kw)
@@ -119,9 +134,27 @@ def test_run_dict_and_launch_description(dbg, tmp_path):
     out = torch.empty(100)
     vector_add.add_kernel[(1,)](x, y, out, 100, BLOCK=128)
     (run,) = dbg.take_exported_runs()
-    for k in ("kernel", "run_index", "backend", "grid", "programs", "slots_per_program", "level", "addr_level",
-              "source_file", "twin_file", "overflow_count", "paths", "report", "txt", "json", "op_log_txt",
-              "op_log_json", "raw", "artifacts_dir"):
+    for k in (
+        "kernel",
+        "run_index",
+        "backend",
+        "grid",
+        "programs",
+        "slots_per_program",
+        "level",
+        "addr_level",
+        "source_file",
+        "twin_file",
+        "overflow_count",
+        "paths",
+        "report",
+        "txt",
+        "json",
+        "op_log_txt",
+        "op_log_json",
+        "raw",
+        "artifacts_dir",
+    ):
         assert k in run, k
     assert run["source_file"].endswith("vector_add.py")
     assert os.path.exists(run["twin_file"]) and run["raw"] and os.path.exists(run["raw"])
@@ -151,20 +184,53 @@ def test_launch_json_contract(dbg, tmp_path, monkeypatch):
     x = torch.randn(100)
     vector_add.add_kernel[(1,)](x, x, x, 100, BLOCK=128)
     la = seen["launch"]
-    assert set(la) >= {"kernel", "grid", "backend", "script", "timestamp", "run_index", "output_dir", "stem", "level",
-                       "addr_level", "export_raw_records", "ttir", "ttir_unavailable_reason", "source_file", "args"}
-    assert la["grid"] == [1, 1, 1] and la["backend"] == "interpreter" and la["kernel"] == "add_kernel"
+    assert set(la) >= {
+        "kernel",
+        "grid",
+        "backend",
+        "script",
+        "timestamp",
+        "run_index",
+        "output_dir",
+        "stem",
+        "level",
+        "addr_level",
+        "export_raw_records",
+        "ttir",
+        "ttir_unavailable_reason",
+        "source_file",
+        "args",
+    }
+    assert (
+        la["grid"] == [1, 1, 1] and la["backend"] == "interpreter" and la["kernel"] == "add_kernel"
+    )
     assert (la["ttir"] is None) != (la["ttir_unavailable_reason"] is None)
     if la["ttir"] is not None:
         assert "tt.func" in la["ttir"]
     names = [a["name"] for a in la["args"]]
     assert names == ["x_ptr", "y_ptr", "out_ptr", "n_elements", "BLOCK"]
     xa = la["args"][0]
-    assert xa["kind"] == "tensor" and xa["dtype"] == "float32" and xa["shape"] == [100] and xa["strides"] == [1]
-    assert xa["data_ptr"] == x.data_ptr() and xa["element_size"] == 4 and xa["storage_nbytes"] == 400
-    assert la["args"][3] == {"name": "n_elements", "kind": "scalar", "dtype": "int32", "shape": None,
-                             "strides": None, "data_ptr": None, "storage_ptr": None, "storage_nbytes": None,
-                             "element_size": None, "value": 100}
+    assert (
+        xa["kind"] == "tensor"
+        and xa["dtype"] == "float32"
+        and xa["shape"] == [100]
+        and xa["strides"] == [1]
+    )
+    assert (
+        xa["data_ptr"] == x.data_ptr() and xa["element_size"] == 4 and xa["storage_nbytes"] == 400
+    )
+    assert la["args"][3] == {
+        "name": "n_elements",
+        "kind": "scalar",
+        "dtype": "int32",
+        "shape": None,
+        "strides": None,
+        "data_ptr": None,
+        "storage_ptr": None,
+        "storage_nbytes": None,
+        "element_size": None,
+        "value": 100,
+    }
     assert la["args"][4]["kind"] == "constexpr" and la["args"][4]["value"] == 128
     st = seen["st"]
     assert st["version"] == 1 and st["kernel"] == "add_kernel" and len(st["sites"]) == 10

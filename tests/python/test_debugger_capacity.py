@@ -13,12 +13,14 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-from flagprism import _launch  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _refdecode as ref  # noqa: E402
 from kernels import control, layernorm, vector_add  # noqa: E402
+
+from flagprism import _launch  # noqa: E402
 
 # Loops with runtime bounds: skipped where a row of the known-bad table stops them
 # (flagprism.compat; conftest.py turns the marker into a skip with the row's words).
@@ -44,8 +46,10 @@ def test_overflow_is_exact(dbg, capacity):
         assert r.slot < slots and r.site == r.slot + 1  # the first records of each program are kept
     # Sites whose records were all dropped say so (with the run's count), never "not executed".
     text = Path(run["txt"]).read_text()
-    dropped = text.count("no records stored: records dropped (overflow): "
-                         f"{run['overflow_count']} records of this run")
+    dropped = text.count(
+        "no records stored: records dropped (overflow): "
+        f"{run['overflow_count']} records of this run"
+    )
     assert dropped == 10 - min(slots, 10)
     assert "not executed in any program" not in text
 
@@ -118,8 +122,11 @@ def test_level2_value_and_address_dumps(dbg):
         yv = np.where(mask, ys[np.minimum(offs, n - 1)], 0).astype(np.float32)
         np.testing.assert_array_equal(recs[9].dump, (xv + yv).astype(np.float64))
     # every dump record points at its own words: no two overlap
-    spans = sorted((r.value_dump_offset if r.kind == 1 else r.addr_dump_offset, r.numel)
-                   for r in dec.records if r.dump is not None)
+    spans = sorted(
+        (r.value_dump_offset if r.kind == 1 else r.addr_dump_offset, r.numel)
+        for r in dec.records
+        if r.dump is not None
+    )
     for (o1, n1), (o2, _n2) in zip(spans, spans[1:]):
         assert o1 + n1 <= o2
 
@@ -135,7 +142,10 @@ def test_dump_overflow_is_counted(dbg):
     not_dumped = [r for r in dec.records if r.kind == 1 and r.numel > 1 and r.dump is None]
     assert len(dumped) == 3  # 3 x 64 words fit in 200
     assert not_dumped
-    assert dec.dump_cursor == 64 * (len(dumped) + len(not_dumped)) and dec.dump_cursor > dec.dump_capacity
+    assert (
+        dec.dump_cursor == 64 * (len(dumped) + len(not_dumped))
+        and dec.dump_cursor > dec.dump_capacity
+    )
     assert run["dump_words_requested"] == dec.dump_cursor
 
 
@@ -180,9 +190,17 @@ def test_dump_capacity_zero_counts_every_dump_as_overflow(tmp_path):
     assert run["report"]["complete"] is False
 
 
-@pytest.mark.parametrize("name,bad", [("record_capacity", 2**28 + 1), ("record_capacity", 10**30),
-                                      ("dump_capacity", 2**31 + 1), ("dump_capacity", -1),
-                                      ("record_capacity", 1.5), ("dump_capacity", True)])
+@pytest.mark.parametrize(
+    "name,bad",
+    [
+        ("record_capacity", 2**28 + 1),
+        ("record_capacity", 10**30),
+        ("dump_capacity", 2**31 + 1),
+        ("dump_capacity", -1),
+        ("record_capacity", 1.5),
+        ("dump_capacity", True),
+    ],
+)
 def test_capacities_are_checked_at_configure(name, bad):
     import flagprism.debugger as debugger
 
@@ -229,6 +247,9 @@ def test_a_buffer_that_does_not_fit_names_its_size_and_settings():
     """A capacity within its range that still does not fit the device's memory fails with a
     MemoryError naming the buffer's size and the settings that sized it (not torch's raw
     error)."""
-    with pytest.raises(MemoryError, match=r"the 9,007,199,254,740,992-byte record buffer .* "
-                                          r"\(record_capacity=5, dump_capacity=None"):
+    with pytest.raises(
+        MemoryError,
+        match=r"the 9,007,199,254,740,992-byte record buffer .* "
+        r"\(record_capacity=5, dump_capacity=None",
+    ):
         _launch.alloc_buffer(1 << 50, torch.device("cpu"), "record_capacity=5, dump_capacity=None")

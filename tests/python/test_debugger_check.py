@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import torch
 
 import flagprism.debugger as debugger
 
@@ -102,7 +101,12 @@ def test_pipeline_stats_while_active(fresh, kmod):
         kmod.run(kmod.scale)
     fresh.summary()  # drains
     st = fresh.stats()["pipelines"]["cpu"]
-    assert st["submitted"] == 3 and st["done"] == 3 and st["failed"] == 0 and st["in_flight_bytes"] == 0
+    assert (
+        st["submitted"] == 3
+        and st["done"] == 3
+        and st["failed"] == 0
+        and st["in_flight_bytes"] == 0
+    )
 
 
 def test_all_reports_and_max_reports(fresh, kmod, tmp_path):
@@ -158,15 +162,18 @@ def test_max_runs_keeps_memory_bounded(fresh, kmod):
     assert fresh.stats()["runs_dropped"] >= 5
 
 
-@pytest.mark.parametrize("kw,msg", [
-    ({"pool_bytes": 10}, "pool_bytes must be an integer from 1 MiB"),
-    ({"max_reports": -1}, "max_reports must be None or an integer >= 0"),
-    ({"kernel": "("}, "kernel must be a regular expression"),
-    ({"launch": "3-1"}, "launch must name indices 0 <= N <= M"),
-    ({"launch": "x"}, "launch must be N or N-M"),
-    ({"max_runs": 0}, "max_runs must be an integer >= 1"),
-    ({"record_capacity": 2**40}, "record_capacity must be None or an integer from 0 to"),
-])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"pool_bytes": 10}, "pool_bytes must be an integer from 1 MiB"),
+        ({"max_reports": -1}, "max_reports must be None or an integer >= 0"),
+        ({"kernel": "("}, "kernel must be a regular expression"),
+        ({"launch": "3-1"}, "launch must name indices 0 <= N <= M"),
+        ({"launch": "x"}, "launch must be N or N-M"),
+        ({"max_runs": 0}, "max_runs must be an integer >= 1"),
+        ({"record_capacity": 2**40}, "record_capacity must be None or an integer from 0 to"),
+    ],
+)
 def test_configure_names_the_setting(fresh, kw, msg):
     with pytest.raises(ValueError, match=msg):
         fresh.configure(**kw)
@@ -198,8 +205,12 @@ TESTS = textwrap.dedent("""\
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1",
-               PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        FLAGPRISM_PYTHON=sys.executable,
+        TRITON_INTERPRET="1",
+        PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     env.pop("PYTEST_CURRENT_TEST", None)
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("FLAGPRISM_DEBUG_MANAGED", None)
@@ -209,44 +220,121 @@ def _env(tmp_path: Path) -> dict[str, str]:
 def test_pytest_plugin_names_and_fails_the_test(tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     (tmp_path / "test_ck.py").write_text(TESTS)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--flagprism-check=bounds",
-           f"--flagprism-output={tmp_path / 'fp'}", str(tmp_path / "test_ck.py")]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--flagprism-check=bounds",
+        f"--flagprism-output={tmp_path / 'fp'}",
+        str(tmp_path / "test_ck.py"),
+    ]
+    r = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600
+    )
     assert r.returncode == 0, r.stdout + r.stderr  # findings alone do not fail tests
     assert "out_of_bounds in overread" in r.stdout and "1 finding" in r.stdout
     summary = json.loads((tmp_path / "fp" / "summary.json").read_text())
     (f,) = summary["findings"]
     assert f["test"] == "test_ck.py::test_overreads" and f["kernel"] == "overread"
-    r = subprocess.run(cmd + ["--flagprism-fail"], capture_output=True, text=True, cwd=tmp_path,
-                       env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        cmd + ["--flagprism-fail"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     assert "1 failed, 1 passed" in r.stdout and "FAILED test_ck.py::test_overreads" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--flagprism-fail", str(tmp_path / "test_ck.py")],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--flagprism-fail", str(tmp_path / "test_ck.py")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode != 0 and "--flagprism-fail needs --flagprism-check" in r.stderr
 
 
 def test_cli_check_with_pytest_uses_the_plugin(cli, tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     (tmp_path / "test_ck.py").write_text(TESTS)
-    r = subprocess.run([str(cli), "debug", "--check", "bounds", "-o", "rep", "pytest", "-q", "-p",
-                        "no:cacheprovider", "test_ck.py"],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        [
+            str(cli),
+            "debug",
+            "--check",
+            "bounds",
+            "-o",
+            "rep",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_ck.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 3, r.stdout + r.stderr
     assert "test: test_ck.py::test_overreads" in r.stderr, r.stderr
-    r = subprocess.run([str(cli), "debug", "--check", "bounds", "-o", "rep", "pytest", "-q", "-p",
-                        "no:cacheprovider", "--flagprism-fail", "test_ck.py"],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        [
+            str(cli),
+            "debug",
+            "--check",
+            "bounds",
+            "-o",
+            "rep",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--flagprism-fail",
+            "test_ck.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 1 and "1 failed, 1 passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_cli_filters_select_exactly(cli, tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     prog = tmp_path / "prog.py"
-    prog.write_text("import ck_kernels as k\nfor _ in range(3):\n    k.run(k.scale)\nk.run(k.overread)\n")
-    r = subprocess.run([str(cli), "debug", "--check", "bounds", "--launch", "1-3", "--kernel", "scale|over",
-                        "-o", "rep", str(prog)],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    prog.write_text(
+        "import ck_kernels as k\nfor _ in range(3):\n    k.run(k.scale)\nk.run(k.overread)\n"
+    )
+    r = subprocess.run(
+        [
+            str(cli),
+            "debug",
+            "--check",
+            "bounds",
+            "--launch",
+            "1-3",
+            "--kernel",
+            "scale|over",
+            "-o",
+            "rep",
+            str(prog),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 3, r.stderr
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     k = {x["name"]: x for x in summary["kernels"]}
@@ -256,17 +344,26 @@ def test_cli_filters_select_exactly(cli, tmp_path):
     assert len(reports) == 1 and "overread" in reports[0].name
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--check", "bounds,nans"], "unknown check 'nans'"),
-    (["--check", "nan,nan"], "check 'nan' given twice"),
-    (["--check", ""], "needs a list"),
-    (["--launch", "5-2"], "needs N or N-M"),
-    (["--launch", "-1"], "needs N or N-M"),
-    (["--max-reports", "x"], "max-reports"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--check", "bounds,nans"], "unknown check 'nans'"),
+        (["--check", "nan,nan"], "check 'nan' given twice"),
+        (["--check", ""], "needs a list"),
+        (["--launch", "5-2"], "needs N or N-M"),
+        (["--launch", "-1"], "needs N or N-M"),
+        (["--max-reports", "x"], "max-reports"),
+    ],
+)
 def test_cli_usage_errors(cli, tmp_path, args, msg):
-    r = subprocess.run([str(cli), "debug", *args, "prog.py"], capture_output=True, text=True, cwd=tmp_path,
-                       env=_env(tmp_path), timeout=60)
+    r = subprocess.run(
+        [str(cli), "debug", *args, "prog.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=60,
+    )
     assert r.returncode == 2 and msg in r.stderr, r.stderr
 
 
@@ -275,12 +372,23 @@ def test_report_page_of_a_clean_check_run(cli, tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     prog = tmp_path / "prog.py"
     prog.write_text("import ck_kernels as k\nk.run(k.scale)\n")
-    r = subprocess.run([str(cli), "debug", "--check", "bounds", "-o", "rep", str(prog)],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        [str(cli), "debug", "--check", "bounds", "-o", "rep", str(prog)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["summary.json", "summary.txt"]
-    r = subprocess.run([str(cli), "report", "rep", "-o", "page.html"], capture_output=True, text=True, cwd=tmp_path,
-                       timeout=120)
+    r = subprocess.run(
+        [str(cli), "report", "rep", "-o", "page.html"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "no per-launch report beside the summary" in r.stderr
     page = (tmp_path / "page.html").read_text()
@@ -343,17 +451,27 @@ def test_cli_check_nan_names_the_origin(cli, tmp_path):
     (tmp_path / "three.py").write_text(THREE)
     prog = tmp_path / "prog.py"
     prog.write_text("import three\nc = three.pipeline()\nprint('nan', int(c.isnan().sum()))\n")
-    r = subprocess.run([str(cli), "debug", "--check", "nan", "-o", "rep", str(prog)],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    r = subprocess.run(
+        [str(cli), "debug", "--check", "nan", "-o", "rep", str(prog)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 3, r.stdout + r.stderr
     assert int(r.stdout.split()[-1]) > 0  # the program really made NaNs
-    assert f"nan_origin in logs at three.py:{LOG_LINE}" in r.stderr and "launch 1" in r.stderr, r.stderr
+    assert f"nan_origin in logs at three.py:{LOG_LINE}" in r.stderr and "launch 1" in r.stderr, (
+        r.stderr
+    )
     s = json.loads((tmp_path / "rep" / "summary.json").read_text())
     assert [k["name"] for k in s["kernels"]] == ["shift", "logs", "double"]
     assert all(k["instrumented"] == 1 for k in s["kernels"])
     (f,) = s["findings"]
     assert (f["kind"], f["kernel"], f["line"], f["launch"]) == ("nan_origin", "logs", LOG_LINE, 1)
-    assert f["from_memory"] is False and f["descendants"] == 1  # `double` loads it: counted, not repeated
+    assert (
+        f["from_memory"] is False and f["descendants"] == 1
+    )  # `double` loads it: counted, not repeated
     assert f["stack"] and f["stack"][-1].startswith(str(tmp_path / "three.py"))
     reports = sorted(p.name for p in (tmp_path / "rep").glob("prog_*.json"))
     assert len(reports) == 1 and "_logs_" in reports[0], reports
@@ -364,14 +482,36 @@ def test_cli_check_nan_names_the_origin(cli, tmp_path):
 
 def test_pytest_plugin_check_nan_names_the_test(tmp_path):
     (tmp_path / "three.py").write_text(THREE)
-    (tmp_path / "test_three.py").write_text("import three\n\ndef test_pipeline():\n    three.pipeline()\n")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--flagprism-check=nan",
-                        f"--flagprism-output={tmp_path / 'fp'}", "--flagprism-fail", "test_three.py"],
-                       capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=600)
+    (tmp_path / "test_three.py").write_text(
+        "import three\n\ndef test_pipeline():\n    three.pipeline()\n"
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--flagprism-check=nan",
+            f"--flagprism-output={tmp_path / 'fp'}",
+            "--flagprism-fail",
+            "test_three.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert r.returncode == 1 and "1 failed" in r.stdout, r.stdout + r.stderr
     s = json.loads((tmp_path / "fp" / "summary.json").read_text())
     (f,) = s["findings"]
-    assert f["test"] == "test_three.py::test_pipeline" and f["kernel"] == "logs" and f["line"] == LOG_LINE
+    assert (
+        f["test"] == "test_three.py::test_pipeline"
+        and f["kernel"] == "logs"
+        and f["line"] == LOG_LINE
+    )
 
 
 def test_counts_only_records_for_nan_inf(fresh, tmp_path, monkeypatch):

@@ -15,7 +15,9 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _refdecode as ref  # noqa: E402
 from _closedcheck import run_forms  # noqa: E402
@@ -28,7 +30,7 @@ def test_forms_closed_and_exact(dbg):
 
 def test_forms_edge_bounds(dbg):
     # every lane active / none active; d does not wrap, e negative
-    run_forms(dbg, "cpu", n=10 ** 6, base=-20, s64=-(1 << 45))
+    run_forms(dbg, "cpu", n=10**6, base=-20, s64=-(1 << 45))
     run_forms(dbg, "cpu", n=0, base=0, s64=0)
 
 
@@ -43,8 +45,18 @@ def test_vector_add_closed_records(dbg):
     for p in range(4):
         recs = [r for r in dec.records if r.program == p]
         # pid, offs, mask, load x, x, load y, y, out, store, stored value
-        assert [r.extra["closed"] for r in recs] == [False, True, True, True, False, True, False, False, True,
-                                                      False]
+        assert [r.extra["closed"] for r in recs] == [
+            False,
+            True,
+            True,
+            True,
+            False,
+            True,
+            False,
+            False,
+            True,
+            False,
+        ]
         offs = p * block + np.arange(block)
         ref.check_value(recs[1], offs.astype(np.int32))
         ref.check_value(recs[2], offs < n)

@@ -24,17 +24,17 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
+import _refdecode as ref  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 import flagprism.debugger as debugger  # noqa: E402
 import flagprism.language as fpl  # noqa: E402
 from flagprism import _launch  # noqa: E402
 from flagprism import _records as R  # noqa: E402
-
-import _refdecode as ref  # noqa: E402
-from kernels import vector_add  # noqa: E402
 
 F32 = 12
 
@@ -73,7 +73,9 @@ def probe_addr(ctx, a_ptr, m_ptr, R0: tl.constexpr, R1: tl.constexpr, FUSED: tl.
 
 
 @triton.jit
-def probe_affine(ctx, f_ptr, d_ptr, o_ptr, m_ptr, R0: tl.constexpr, R1: tl.constexpr, FUSED: tl.constexpr):
+def probe_affine(
+    ctx, f_ptr, d_ptr, o_ptr, m_ptr, R0: tl.constexpr, R1: tl.constexpr, FUSED: tl.constexpr
+):
     base, slots = R.begin(ctx)
     i = _idx(R0, R1)
     off = tl.load(o_ptr + i)
@@ -189,8 +191,16 @@ def _int_cases() -> list[tuple[str, np.ndarray]]:
     i8 = rng.integers(-128, 128, size=256, dtype=np.int64).astype(np.int8)
     u8 = rng.integers(0, 256, size=256, dtype=np.int64).astype(np.uint8)
     offs = (np.arange(1024) + 5000).astype(np.int32)
-    return [("int32", i32), ("uint32", u32), ("int16", i16), ("int8", i8), ("uint8", u8), ("offsets", offs),
-            ("int32_zero", np.zeros(512, dtype=np.int32)), ("bool", rng.integers(0, 2, 512).astype(np.bool_))]
+    return [
+        ("int32", i32),
+        ("uint32", u32),
+        ("int16", i16),
+        ("int8", i8),
+        ("uint8", u8),
+        ("offsets", offs),
+        ("int32_zero", np.zeros(512, dtype=np.int32)),
+        ("bool", rng.integers(0, 2, 512).astype(np.bool_)),
+    ]
 
 
 @pytest.mark.parametrize("name,arr", _int_cases(), ids=[c[0] for c in _int_cases()])
@@ -207,8 +217,14 @@ def test_integer_values(name, arr):
 def _run_addr(addrs: np.ndarray, mask: np.ndarray, fused: bool) -> ref.Record:
     buf = _buffer(1, 1)
     r0, r1 = (addrs.shape[0], 1) if addrs.ndim == 1 else addrs.shape
-    probe_addr[(1,)](buf, torch.from_numpy(addrs.astype(np.int64)), torch.from_numpy(mask.astype(np.int8)), R0=r0,
-                     R1=r1, FUSED=fused)
+    probe_addr[(1,)](
+        buf,
+        torch.from_numpy(addrs.astype(np.int64)),
+        torch.from_numpy(mask.astype(np.int8)),
+        R0=r0,
+        R1=r1,
+        FUSED=fused,
+    )
     (rec,) = _records(buf, 1)
     return rec
 
@@ -217,16 +233,24 @@ def _addr_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(5)
     lin = 0x7F12_3400_0000 + 4 * np.arange(1024, dtype=np.int64)
     half = np.arange(1024) < 600
-    cases = [("contiguous", lin, np.ones(1024, bool)), ("prefix", lin, half),
-             ("none", lin, np.zeros(1024, bool)), ("one", lin, np.arange(1024) == 777),
-             ("permuted", rng.permutation(lin), rng.integers(0, 2, 1024).astype(bool))]
+    cases = [
+        ("contiguous", lin, np.ones(1024, bool)),
+        ("prefix", lin, half),
+        ("none", lin, np.zeros(1024, bool)),
+        ("one", lin, np.arange(1024) == 777),
+        ("permuted", rng.permutation(lin), rng.integers(0, 2, 1024).astype(bool)),
+    ]
     # lanes 0..511 below a 4 GiB boundary, 512..1023 above it
     straddle = (0x7F00_0000_0000 + (1 << 32) - 2048) + 4 * np.arange(1024, dtype=np.int64)
-    cases += [("straddle", straddle, np.ones(1024, bool)),
-              ("straddle_masked", straddle, (np.arange(1024) % 3) == 1),
-              ("straddle_inactive_high", straddle, np.arange(1024) < 500),
-              ("straddle_reversed", straddle[::-1].copy(), np.arange(1024) > 100)]
-    two_d = (0x7F55_0000_0000 + 4 * (np.arange(32)[:, None] * 4096 + np.arange(64)[None, :])).astype(np.int64)
+    cases += [
+        ("straddle", straddle, np.ones(1024, bool)),
+        ("straddle_masked", straddle, (np.arange(1024) % 3) == 1),
+        ("straddle_inactive_high", straddle, np.arange(1024) < 500),
+        ("straddle_reversed", straddle[::-1].copy(), np.arange(1024) > 100),
+    ]
+    two_d = (
+        0x7F55_0000_0000 + 4 * (np.arange(32)[:, None] * 4096 + np.arange(64)[None, :])
+    ).astype(np.int64)
     cases.append(("two_d", two_d, (np.arange(32)[:, None] < 20) & (np.arange(64)[None, :] < 50)))
     return cases
 
@@ -242,9 +266,16 @@ def test_address_summaries(name, addrs, mask):
 def test_affine_address_summaries(shape):
     rng = np.random.default_rng(9)
     n = int(np.prod(shape))
-    cases = [np.arange(n).reshape(shape) + 17, rng.permutation(n).reshape(shape) - 300,
-             rng.integers(-(2**28), 2**28, size=shape)]
-    masks = [np.ones(shape, bool), rng.integers(0, 2, size=shape).astype(bool), np.zeros(shape, bool)]
+    cases = [
+        np.arange(n).reshape(shape) + 17,
+        rng.permutation(n).reshape(shape) - 300,
+        rng.integers(-(2**28), 2**28, size=shape),
+    ]
+    masks = [
+        np.ones(shape, bool),
+        rng.integers(0, 2, size=shape).astype(bool),
+        np.zeros(shape, bool),
+    ]
     f = torch.zeros(4, dtype=torch.float32)
     d = torch.zeros(4, dtype=torch.int64)
     r0, r1 = (shape[0], 1) if len(shape) == 1 else shape
@@ -252,8 +283,16 @@ def test_affine_address_summaries(shape):
         for m in masks:
             for fused in (True, False):
                 buf = _buffer(3, 3)
-                probe_affine[(1,)](buf, f, d, torch.from_numpy(off.astype(np.int32)),
-                                   torch.from_numpy(m.astype(np.int8)), R0=r0, R1=r1, FUSED=fused)
+                probe_affine[(1,)](
+                    buf,
+                    f,
+                    d,
+                    torch.from_numpy(off.astype(np.int32)),
+                    torch.from_numpy(m.astype(np.int8)),
+                    R0=r0,
+                    R1=r1,
+                    FUSED=fused,
+                )
                 a, b, c = _records(buf, 3)
                 ref.check_addr(a, 2, f.data_ptr(), off, m, 4, F32)
                 ref.check_addr(b, 3, d.data_ptr(), off, m, 8, 5)

@@ -12,12 +12,14 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-import flagprism.debugger as debugger  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _refdecode as ref  # noqa: E402
 from kernels import control, layernorm, matmul, softmax, tuned, vector_add  # noqa: E402
+
+import flagprism.debugger as debugger  # noqa: E402
 
 # Loops with runtime bounds: skipped where a row of the known-bad table stops them
 # (flagprism.compat; conftest.py turns the marker into a skip with the row's words).
@@ -118,8 +120,9 @@ def test_layernorm_loops(dbg):
     y = torch.empty_like(x)
     dbg.activate()
     layernorm.layernorm_kernel[(rows,)](x, y, w, b, x.stride(0), n, 1e-5, BLOCK=block)
-    np.testing.assert_allclose(y.numpy(), torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5).numpy(),
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        y.numpy(), torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5).numpy(), rtol=1e-4, atol=1e-4
+    )
     run, dec = _one_run(dbg)
     assert run["overflow_count"] == 0
     table = {s["id"]: s for s in _site_table(run)["sites"]}
@@ -134,13 +137,20 @@ def test_layernorm_loops(dbg):
         recs = [q for q in dec.records if q.program == r]
         assert len(recs) == run["slots_per_program"]
         # the first loop: `a` records, one per iteration, in order
-        a_site = next(s["id"] for s in table.values() if s["name"] == "a" and stmts[s["statement"]]["line"] ==
-                      min(st["line"] for st in stmts.values() if st["source"].startswith("a = ")))
+        a_site = next(
+            s["id"]
+            for s in table.values()
+            if s["name"] == "a"
+            and stmts[s["statement"]]["line"]
+            == min(st["line"] for st in stmts.values() if st["source"].startswith("a = "))
+        )
         a_recs = [q for q in recs if q.site == a_site]
         assert [q.execution for q in a_recs] == list(range(trips))
         for it, q in enumerate(a_recs):
             cols = it * block + np.arange(block)
-            ref.check_value(q, np.where(cols < n, xs[r][np.minimum(cols, n - 1)], 0).astype(np.float32))
+            ref.check_value(
+                q, np.where(cols < n, xs[r][np.minimum(cols, n - 1)], 0).astype(np.float32)
+            )
         mean_site = next(s["id"] for s in table.values() if s["name"] == "mean")
         (mrec,) = [q for q in recs if q.site == mean_site]
         assert abs(mrec.mean - xs[r].astype(np.float64).mean()) < 1e-5
@@ -155,14 +165,31 @@ def test_matmul_runtime_k(dbg):
     c = torch.empty(M, N)
     dbg.activate()
     grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
-    matmul.matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                               c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK)
+    matmul.matmul_kernel[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BM,
+        BLOCK_N=BN,
+        BLOCK_K=BK,
+    )
     np.testing.assert_allclose(c.numpy(), (a @ b).numpy(), rtol=1e-4, atol=1e-4)
     run, dec = _one_run(dbg)
     assert run["programs"] == 4 and run["overflow_count"] == 0
     st = _site_table(run)
     depth = {s["id"]: s["loop_depth"] for s in st["statements"]}
-    (acc_site,) = [s["id"] for s in st["sites"] if s["name"] == "acc" and depth[s["statement"]] == 1]
+    (acc_site,) = [
+        s["id"] for s in st["sites"] if s["name"] == "acc" and depth[s["statement"]] == 1
+    ]
     an, bn = a.numpy(), b.numpy()
     for pm in range(grid[0]):
         for pn in range(grid[1]):
@@ -174,8 +201,12 @@ def test_matmul_runtime_k(dbg):
             acc = np.zeros((BM, BN), np.float64)
             for it, q in enumerate(recs):
                 ks = it * BK + np.arange(BK)
-                at = np.where((rm[:, None] < M) & (ks[None, :] < K), an[np.minimum(rm, M - 1)][:, ks], 0)
-                bt = np.where((ks[:, None] < K) & (rn[None, :] < N), bn[ks][:, np.minimum(rn, N - 1)], 0)
+                at = np.where(
+                    (rm[:, None] < M) & (ks[None, :] < K), an[np.minimum(rm, M - 1)][:, ks], 0
+                )
+                bt = np.where(
+                    (ks[:, None] < K) & (rn[None, :] < N), bn[ks][:, np.minimum(rn, N - 1)], 0
+                )
                 acc += at.astype(np.float64) @ bt.astype(np.float64)
                 assert q.shape == [BM, BN] and q.nan_count == 0 and q.execution == it
                 assert abs(q.mean - acc.mean()) <= 1e-4 * max(1.0, abs(acc).mean())
@@ -199,7 +230,9 @@ def test_matmul_static_k(dbg):
     rm = np.arange(32)
     for it in range(2):
         ks = it * 16 + np.arange(16)
-        ref.check_addr(loads[2 * it], 2, a.data_ptr(), rm[:, None] * K + ks[None, :], rm[:, None] < M, 4, F32)
+        ref.check_addr(
+            loads[2 * it], 2, a.data_ptr(), rm[:, None] * K + ks[None, :], rm[:, None] < M, 4, F32
+        )
 
 
 def test_control_flow_and_helper(dbg):
@@ -220,7 +253,7 @@ def test_control_flow_and_helper(dbg):
         # load, v, i, then (v, i) per while iteration, then the if branch, the helper's own
         # statement (w, inside scale_helper), the call's result, total, store
         assert names[:3] == ["x_ptr + offs", "v", "i"]
-        assert names[3:3 + 2 * steps] == ["v", "i"] * steps
+        assert names[3 : 3 + 2 * steps] == ["v", "i"] * steps
         for k in range(steps):
             v = (v * np.float32(0.5)).astype(np.float32)
             ref.check_value(recs[3 + 2 * k], v)
@@ -238,7 +271,9 @@ def test_control_flow_and_helper(dbg):
         np.testing.assert_allclose(out.numpy()[offs[mask]], v[mask], rtol=1e-6)
     # execution indices within a program follow the loop
     v_site = next(s["id"] for s in table.values() if s["name"] == "v" and s["id"] > 3)
-    assert [q.execution for q in dec.records if q.program == 0 and q.site == v_site] == list(range(steps))
+    assert [q.execution for q in dec.records if q.program == 0 and q.site == v_site] == list(
+        range(steps)
+    )
 
 
 def test_two_regions_and_level_overrides(dbg):
@@ -409,7 +444,9 @@ def test_block_pointer_addresses(dbg):
     np.testing.assert_array_equal(out.numpy().reshape(32, 32), a.numpy()[:32, :32])
     run, dec = _one_run(dbg)
     (load,) = [r for r in dec.records if r.kind == 2]
-    assert load.status == 0 and load.active == 32 * 32 and load.shape == [32, 32] and load.dtype == F32
+    assert (
+        load.status == 0 and load.active == 32 * 32 and load.shape == [32, 32] and load.dtype == F32
+    )
     base = a.data_ptr()
     assert (load.first_addr, load.last_addr) == (base, base + (31 * 64 + 31) * 4)
     assert (load.min_addr, load.max_addr) == (base, base + (31 * 64 + 31) * 4)
@@ -450,7 +487,9 @@ def test_fused_reducers_on_the_interpreter(dbg, monkeypatch):
     an = a.numpy()
     for it in range(2):
         ks = it * 16 + np.arange(16)
-        ref.check_addr(loads[2 * it], 2, a.data_ptr(), rm[:, None] * K + ks[None, :], rm[:, None] < M, 4, F32)
+        ref.check_addr(
+            loads[2 * it], 2, a.data_ptr(), rm[:, None] * K + ks[None, :], rm[:, None] < M, 4, F32
+        )
         vals = [q for q in dec.records if q.kind == 1 and q.slot == loads[2 * it].slot + 1][0]
         want = np.where(rm[:, None] < M, an[np.minimum(rm, M - 1)][:, ks], 0).astype(np.float32)
         ref.check_value(vals, want)
@@ -478,7 +517,9 @@ def test_jit_helpers_on_the_interpreter(dbg, monkeypatch):
         np.testing.assert_array_equal(recs[4].dump, xv.astype(np.float64))
 
 
-@pytest.mark.skipif(not debugger.is_available(), reason="the native report writer (flagprism._ext) is not built")
+@pytest.mark.skipif(
+    not debugger.is_available(), reason="the native report writer (flagprism._ext) is not built"
+)
 def test_report_json_matches_records(dbg):
     """The C decoder's report says what the records say (docs/formats/debugger-report-schema.md)."""
     n, block = 1000, 256

@@ -106,7 +106,8 @@ def test_markers_mode_lists_unmarked_kernels_with_reason(dbg, oplib):
 
 def test_unreadable_source_is_listed_as_failed(dbg, tmp_path, monkeypatch):
     src = tmp_path / "gone_kernel.py"
-    src.write_text(textwrap.dedent("""\
+    src.write_text(
+        textwrap.dedent("""\
         import triton
         import triton.language as tl
 
@@ -114,7 +115,8 @@ def test_unreadable_source_is_listed_as_failed(dbg, tmp_path, monkeypatch):
         def gone(x_ptr, n, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
             tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     import gone_kernel
 
@@ -163,7 +165,9 @@ def test_torch_compile_kernels_are_observed(dbg, inductor_on_interpreter, monkey
     torch._dynamo.reset()
 
 
-def test_torch_compile_kernels_without_their_function(dbg, inductor_on_interpreter, monkeypatch, tmp_path):
+def test_torch_compile_kernels_without_their_function(
+    dbg, inductor_on_interpreter, monkeypatch, tmp_path
+):
     """Kernels Inductor compiled in a worker process or loaded from its cache have their
     JITFunction's Python function dropped (CachingAutotuner.prepare_for_pickle): the Debugger
     takes it back from the kernel's generated file and observes them like the others."""
@@ -183,7 +187,9 @@ def test_torch_compile_kernels_without_their_function(dbg, inductor_on_interpret
     tuners = []
     for o in gc.get_objects():
         try:
-            if isinstance(o, CachingAutotuner) and str(o.filename or "").startswith(str(tmp_path / "inductor")):
+            if isinstance(o, CachingAutotuner) and str(o.filename or "").startswith(
+                str(tmp_path / "inductor")
+            ):
                 tuners.append(o)
         except ReferenceError:  # a dead weak proxy among the objects
             continue
@@ -243,8 +249,9 @@ RAISING_SCRIPT = textwrap.dedent("""\
 
 def _debug(cli: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1")
-    return subprocess.run([str(cli), "debug", *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=600)
+    return subprocess.run(
+        [str(cli), "debug", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
 
 
 def test_cli_strict_fails_on_unobserved_launch(cli, tmp_path):
@@ -271,14 +278,18 @@ def test_cli_kernel_that_raises_is_named(cli, tmp_path):
     r = _debug(cli, "--export-on-error", "-o", "rep2", str(script), cwd=tmp_path)
     assert r.returncode == 1
     assert "partial records: " in r.stderr, r.stderr
-    (rep,) = [p for p in (tmp_path / "rep2").glob("raise_shaped_*_run*.json") if "op_log" not in p.name]
+    (rep,) = [
+        p for p in (tmp_path / "rep2").glob("raise_shaped_*_run*.json") if "op_log" not in p.name
+    ]
     j = json.loads(rep.read_text())
     assert j["complete"] is False and "partial_reason" in j and j["partial_reason"]
     txt = rep.with_suffix(".txt").read_text()
     assert "status:          INCOMPLETE" in txt and "the launch raised" in txt
 
 
-def test_torch_compile_dynamic_sizes_get_their_own_grids(dbg, inductor_on_interpreter, monkeypatch, tmp_path):
+def test_torch_compile_dynamic_sizes_get_their_own_grids(
+    dbg, inductor_on_interpreter, monkeypatch, tmp_path
+):
     """One Inductor kernel launched with different sizes (dynamic shapes): the translation works
     out its parameters once per kernel and config, and the grid once per distinct size, and
     every launch gets its own."""

@@ -23,7 +23,9 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import flagprism.debugger as debugger  # noqa: E402
 from flagprism import _launch, _plans  # noqa: E402
@@ -183,7 +185,10 @@ def test_sizing_follows_the_values_loop_bounds_read(fresh, kmod):
 def test_sizing_params_are_the_names_loop_bounds_and_shapes_read(fresh, kmod):
     fresh.activate(check="bounds")
     info = _plans.kernel_info(kmod.rows)
-    assert _plans.sizing_params(debugger._twin_for(kmod.rows), kmod.rows, info) == ("n_cols", "BLOCK")
+    assert _plans.sizing_params(debugger._twin_for(kmod.rows), kmod.rows, info) == (
+        "n_cols",
+        "BLOCK",
+    )
     info = _plans.kernel_info(kmod.scale)
     assert _plans.sizing_params(debugger._twin_for(kmod.scale), kmod.scale, info) == ("BLOCK",)
 
@@ -229,8 +234,11 @@ def test_the_kernel_s_compiled_kernel_is_asked_for_once_per_plan(fresh, kmod):
     got = []
     for block in (64, 64, 32, 64, 32):
         index = debugger._reserve()
-        got.append(debugger._instrumented(kmod.scale, (x, out, 128), {"BLOCK": block}, (128 // block,),
-                                          call_next, {}, index))
+        got.append(
+            debugger._instrumented(
+                kmod.scale, (x, out, 128), {"BLOCK": block}, (128 // block,), call_next, {}, index
+            )
+        )
     assert calls == [64, 32]
     assert got[0] is got[1] is got[3] and got[2] is got[4] and got[0] is not got[2]
     assert _counts()["originals_reused"] == 3
@@ -244,8 +252,14 @@ def _describe(fn, bound, backend="interpreter"):
 def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
     fn = kmod.mixed
     base = torch.randn(64, 8)
-    x = {"plain": torch.randn(100), "view": base[3:, 2], "scalars": torch.randn(10).half(),
-         "nonfinite": torch.randn(10), "wide-int": torch.randn(10), "none": torch.randn(10)}[case]
+    x = {
+        "plain": torch.randn(100),
+        "view": base[3:, 2],
+        "scalars": torch.randn(10).half(),
+        "nonfinite": torch.randn(10),
+        "wide-int": torch.randn(10),
+        "none": torch.randn(10),
+    }[case]
     alpha = {"nonfinite": math.nan, "scalars": 0.1}.get(case, 2.5)
     n = {"wide-int": 2**40, "scalars": 1}.get(case, x.numel())
     flag = case != "scalars"
@@ -254,11 +268,26 @@ def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
     plan = _plans.Plan(key=(), sizing_params=())
     for k in range(2):  # the first launch makes the templates, the second uses them
         y = x.clone() if k else x
-        bound = {"x_ptr": y, "out_ptr": base, "n": n, "alpha": alpha if k else -alpha, "flag": flag,
-                 "nothing": nothing, "BLOCK": 64}
+        bound = {
+            "x_ptr": y,
+            "out_ptr": base,
+            "n": n,
+            "alpha": alpha if k else -alpha,
+            "flag": flag,
+            "nothing": nothing,
+            "BLOCK": 64,
+        }
         parts, dyn = _plans.scan(info, bound)
-        launch = _launch.Launch(bound=bound, grid=(1, 1, 1), programs=1, slots=0, arena_words=0, buffer=None,
-                                backend="interpreter", args_dyn=dyn)
+        launch = _launch.Launch(
+            bound=bound,
+            grid=(1, 1, 1),
+            programs=1,
+            slots=0,
+            arena_words=0,
+            buffer=None,
+            backend="interpreter",
+            args_dyn=dyn,
+        )
         assert json.loads(_plans.args_json(plan, fn, launch)) == _describe(fn, bound)
     assert json.loads(_plans.args_json(None, fn, launch)) == _describe(fn, bound)
 
@@ -309,9 +338,17 @@ def test_stack_of_a_deep_recursion_keeps_the_innermost_frames(fresh):
 
 def _info(kinds):
     names = tuple(n for n, _k in kinds)
-    return _plans.KernelInfo(names=names, index={n: i for i, n in enumerate(names)}, defaults={},
-                             constexprs=frozenset(n for n, k in kinds if k), simple=True, backend="interpreter",
-                             kinds=tuple(kinds), knames=names, kbytes=bytes(k for _n, k in kinds))
+    return _plans.KernelInfo(
+        names=names,
+        index={n: i for i, n in enumerate(names)},
+        defaults={},
+        constexprs=frozenset(n for n, k in kinds if k),
+        simple=True,
+        backend="interpreter",
+        kinds=tuple(kinds),
+        knames=names,
+        kbytes=bytes(k for _n, k in kinds),
+    )
 
 
 @pytest.mark.parametrize("interp", [True, False])
@@ -321,14 +358,43 @@ def test_the_extension_s_scan_equals_python_s(interp):
     from flagprism import _ext
 
     base = torch.randn(6, 10)
-    values = [0, 1, -1, 16, -16, 17, 2**31 - 1, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, 2**64 + 16, -(2**70),
-              0.0, -2.5, 1e300, math.nan, math.inf, -math.inf, True, False, None,
-              base, base[2:, 3], base.t(), torch.tensor(3.0), torch.empty(0), base.half()[1:]]
+    values = [
+        0,
+        1,
+        -1,
+        16,
+        -16,
+        17,
+        2**31 - 1,
+        2**31,
+        -(2**31) - 1,
+        2**63 - 1,
+        2**63,
+        2**64 + 16,
+        -(2**70),
+        0.0,
+        -2.5,
+        1e300,
+        math.nan,
+        math.inf,
+        -math.inf,
+        True,
+        False,
+        None,
+        base,
+        base[2:, 3],
+        base.t(),
+        torch.tensor(3.0),
+        torch.empty(0),
+        base.half()[1:],
+    ]
     for kind in (0, 1, 2):
         for v in values + [tl.constexpr(7), tl.constexpr(None)]:
             info = _info([("a", kind), ("b", 0)])
             bound = {"a": v, "b": 5}
-            got = _ext.debug_scan_args(info.knames, info.kbytes, bound, interp, torch.Tensor, tl.constexpr)
+            got = _ext.debug_scan_args(
+                info.knames, info.kbytes, bound, interp, torch.Tensor, tl.constexpr
+            )
             info.backend = "interpreter" if interp else "cuda"
             want = _plans.scan_py(info, bound)
             assert got == want, (kind, v)
@@ -343,7 +409,12 @@ def test_the_extension_s_scan_leaves_what_it_does_not_describe_to_python():
 
     info = _info([("a", 0)])
     for v in (_Count(3), "text", (1, 2), object()):
-        assert _ext.debug_scan_args(info.knames, info.kbytes, {"a": v}, True, torch.Tensor, tl.constexpr) is None
+        assert (
+            _ext.debug_scan_args(
+                info.knames, info.kbytes, {"a": v}, True, torch.Tensor, tl.constexpr
+            )
+            is None
+        )
         assert _plans.scan_py(info, {"a": v}) is None
     with pytest.raises(TypeError):
         _ext.debug_scan_args(info.knames, b"", {"a": 1}, True, torch.Tensor, tl.constexpr)

@@ -42,16 +42,24 @@ def test_propose_next_step():
             if cap is not None:
                 assert _regs.programs_per_sm(regs, warps, (64, 32)) * warps < 16
                 assert 16 <= cap < regs and cap % 8 == 0 and cap >= _regs.MIN_FRACTION * regs
-                assert _regs.programs_per_sm(cap, warps, (64, 32)) > _regs.programs_per_sm(regs, warps, (64, 32))
+                assert _regs.programs_per_sm(cap, warps, (64, 32)) > _regs.programs_per_sm(
+                    regs, warps, (64, 32)
+                )
 
 
 def test_decide_settings_without_compiling():
     # a cap the launch gives, None and a number need no compile
     assert _regs.decide(None, (), (1,), {"maxnreg": 96}, "auto", None) == {
-        "cap": 96, "uncapped": None, "reason": "the launch's own maxnreg"}
+        "cap": 96,
+        "uncapped": None,
+        "reason": "the launch's own maxnreg",
+    }
     assert _regs.decide(None, (), (1,), {}, None, None)["cap"] is None
-    assert _regs.decide(None, (), (1,), {}, 128, None) == {"cap": 128, "uncapped": None,
-                                                          "reason": "twin_maxnreg=128"}
+    assert _regs.decide(None, (), (1,), {}, 128, None) == {
+        "cap": 128,
+        "uncapped": None,
+        "reason": "twin_maxnreg=128",
+    }
 
 
 @pytest.mark.parametrize("bad", [0, 15, 256, "same", 1.5, True])
@@ -104,6 +112,8 @@ def test_decide_auto_builds_capped_once(monkeypatch):
     assert jit.calls == [None, 168, None]  # the capped variant is built for the first launch only
     spilly = Jit(197, 64)  # 256 bytes more: not used
     got = _regs.decide(spilly, (), (1,), {}, "auto", None)
-    assert got["cap"] is None and got["uncapped"] == 197 and "spills 256 more bytes" in got["reason"]
+    assert (
+        got["cap"] is None and got["uncapped"] == 197 and "spills 256 more bytes" in got["reason"]
+    )
     full = Jit(72, 0)  # 28 of 64 warps resident: no cap, nothing built capped
     assert _regs.decide(full, (), (1,), {}, "auto", None)["cap"] is None and full.calls == [None]

@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("triton")
 
+from kernels import bad_markers, control, layernorm, matmul, vector_add  # noqa: E402
+
 from flagprism import _rewrite  # noqa: E402
 from flagprism._rewrite import MarkerError, UnsupportedError  # noqa: E402
-
-from kernels import bad_markers, control, layernorm, matmul, vector_add  # noqa: E402
 
 
 def _user_lines(jitfn):
@@ -65,20 +65,43 @@ def test_twin_text_compiles_and_is_content_addressed(tmp_path, monkeypatch):
 def test_site_table_schema():
     tw = _rewrite.rewrite(vector_add.add_kernel, 1, 1)
     st = tw.site_table()
-    assert st["version"] == 1 and st["kernel"] == "add_kernel" and st["file"].endswith("vector_add.py")
+    assert (
+        st["version"] == 1 and st["kernel"] == "add_kernel" and st["file"].endswith("vector_add.py")
+    )
     assert st["level"] == 1 and st["addr_level"] == 1
     for s in st["statements"]:
         assert set(s) == {"id", "line", "col", "end_line", "source", "loop_depth"}
     for s in st["sites"]:
         # findings inputs (role, base_param(s), ...) come on top: test_findings.py checks them
         assert {"id", "statement", "kind", "name", "reads"} <= set(s)
-        assert set(s) <= {"id", "statement", "kind", "name", "reads", "role", "target_dtype", "other",
-                          "load_site", "base_param", "base_params", "checks"}
+        assert set(s) <= {
+            "id",
+            "statement",
+            "kind",
+            "name",
+            "reads",
+            "role",
+            "target_dtype",
+            "other",
+            "load_site",
+            "base_param",
+            "base_params",
+            "checks",
+        }
     assert [s["id"] for s in st["sites"]] == list(range(1, len(st["sites"]) + 1))
     kinds = [(s["kind"], s["name"]) for s in st["sites"]]
-    assert kinds == [("value", "pid"), ("value", "offs"), ("value", "mask"), ("load", "x_ptr + offs"),
-                     ("value", "x"), ("load", "y_ptr + offs"), ("value", "y"), ("value", "out"),
-                     ("store", "out_ptr + offs"), ("value", "out")]
+    assert kinds == [
+        ("value", "pid"),
+        ("value", "offs"),
+        ("value", "mask"),
+        ("load", "x_ptr + offs"),
+        ("value", "x"),
+        ("load", "y_ptr + offs"),
+        ("value", "y"),
+        ("value", "out"),
+        ("store", "out_ptr + offs"),
+        ("value", "out"),
+    ]
     two_line = [s for s in st["statements"] if s["end_line"] > s["line"]]
     assert len(two_line) == 1 and two_line[0]["source"].count("\n") == 1
     assert two_line[0]["source"].split("\n")[1].startswith("                mask=mask")
@@ -135,17 +158,20 @@ def _line_of(fn, needle, nth=0):
     return hits[nth]
 
 
-@pytest.mark.parametrize("kernel,cls,needle,nth,words", [
-    ("unbalanced_start", MarkerError, "fpl.collect_start()", 0, "without a matching"),
-    ("unbalanced_end", MarkerError, "fpl.collect_end()", 0, "without a matching"),
-    ("nested_markers", MarkerError, "fpl.collect_start()", 1, "nested"),
-    ("different_blocks", MarkerError, "fpl.collect_end()", 0, "same block"),
-    ("nested_in_block", MarkerError, "fpl.collect_start()", 1, "nested"),
-    ("return_in_region", UnsupportedError, "        return", 0, "return"),
-    ("load_in_boolop", UnsupportedError, "FLAG and", 0, "conditional"),
-    ("marker_as_value", MarkerError, "y = fpl.collect_end()", 0, "statements of their own"),
-    ("bad_level", MarkerError, "collect_start(level=L)", 0, "literal"),
-])
+@pytest.mark.parametrize(
+    "kernel,cls,needle,nth,words",
+    [
+        ("unbalanced_start", MarkerError, "fpl.collect_start()", 0, "without a matching"),
+        ("unbalanced_end", MarkerError, "fpl.collect_end()", 0, "without a matching"),
+        ("nested_markers", MarkerError, "fpl.collect_start()", 1, "nested"),
+        ("different_blocks", MarkerError, "fpl.collect_end()", 0, "same block"),
+        ("nested_in_block", MarkerError, "fpl.collect_start()", 1, "nested"),
+        ("return_in_region", UnsupportedError, "        return", 0, "return"),
+        ("load_in_boolop", UnsupportedError, "FLAG and", 0, "conditional"),
+        ("marker_as_value", MarkerError, "y = fpl.collect_end()", 0, "statements of their own"),
+        ("bad_level", MarkerError, "collect_start(level=L)", 0, "literal"),
+    ],
+)
 def test_marker_and_construct_errors(kernel, cls, needle, nth, words):
     fn = getattr(bad_markers, kernel)
     e = _err(fn)
@@ -164,9 +190,11 @@ def test_no_markers_is_an_error_for_rewrite_but_not_detected():
 
 def test_reserved_names(tmp_path):
     src = tmp_path / "reserved_kernel.py"
-    src.write_text("import triton\nimport triton.language as tl\nimport flagprism.language as fpl\n\n\n"
-                   "@triton.jit\ndef k(x_ptr):\n    fpl.collect_start()\n    __fp_n = tl.load(x_ptr)\n"
-                   "    fpl.collect_end()\n")
+    src.write_text(
+        "import triton\nimport triton.language as tl\nimport flagprism.language as fpl\n\n\n"
+        "@triton.jit\ndef k(x_ptr):\n    fpl.collect_start()\n    __fp_n = tl.load(x_ptr)\n"
+        "    fpl.collect_end()\n"
+    )
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("reserved_kernel", src)
@@ -181,7 +209,9 @@ def test_twin_options_copied(tmp_path):
 
     from flagprism import debugger
 
-    tw = _rewrite.build(control.specialised_kernel, 1, 1, debugger._helpers(control.specialised_kernel, "np"))
+    tw = _rewrite.build(
+        control.specialised_kernel, 1, 1, debugger._helpers(control.specialised_kernel, "np")
+    )
     assert tw.jit.arg_names[-1] == "__fp_ctx"
     assert tw.jit.arg_names[:-1] == control.specialised_kernel.arg_names
     assert type(tw.jit) is type(control.specialised_kernel)

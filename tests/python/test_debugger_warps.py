@@ -15,17 +15,23 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-import flagprism.debugger as debugger  # noqa: E402
-from flagprism import _warps  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _refdecode as ref  # noqa: E402
 from kernels import matmul, softmax, tuned, vector_add, warps  # noqa: E402
 
+import flagprism.debugger as debugger  # noqa: E402
+from flagprism import _warps  # noqa: E402
 
-ALLOWED = [vector_add.add_kernel, vector_add.add_plain, warps.helper_elementwise_kernel, warps.copy2d_kernel,
-           tuned.heur_scale.fn]
+ALLOWED = [
+    vector_add.add_kernel,
+    vector_add.add_plain,
+    warps.helper_elementwise_kernel,
+    warps.copy2d_kernel,
+    tuned.heur_scale.fn,
+]
 DENIED = [
     (softmax.softmax_kernel, "tl.max"),
     (matmul.matmul_kernel, "tl.dot"),
@@ -46,7 +52,9 @@ def test_scan_two_float_products_keep_the_warps():
     of integers (index arithmetic) and one product meeting an add do not count."""
     s = _warps.scan(warps.rotate_kernel, frozenset({"n"}), frozenset({"x_ptr", "y_ptr"}))
     assert not s.allowed and "two floating-point products" in s.reason and "xc - y * s" in s.reason
-    s = _warps.scan(warps.index_products_kernel, frozenset({"stride", "n"}), frozenset({"x_ptr", "out_ptr"}))
+    s = _warps.scan(
+        warps.index_products_kernel, frozenset({"stride", "n"}), frozenset({"x_ptr", "out_ptr"})
+    )
     assert s.allowed, s.reason
     # a scalar parameter not known to be an integer is typed as floating point
     s = _warps.scan(warps.index_products_kernel, frozenset({"n"}), frozenset({"x_ptr", "out_ptr"}))
@@ -59,7 +67,9 @@ def test_scan_allows_elementwise(kernel):
     assert s.allowed, s.reason
 
 
-@pytest.mark.parametrize("kernel,why", DENIED, ids=lambda k: getattr(getattr(k, "fn", None), "__name__", str(k)))
+@pytest.mark.parametrize(
+    "kernel,why", DENIED, ids=lambda k: getattr(getattr(k, "fn", None), "__name__", str(k))
+)
 def test_scan_denies_warp_dependent(kernel, why):
     s = _warps.scan(kernel)
     assert not s.allowed

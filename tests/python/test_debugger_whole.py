@@ -19,14 +19,15 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
+from kernels import planted, tutorial_style, whole  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 import flagprism.debugger as debugger  # noqa: E402
 from flagprism import _rewrite  # noqa: E402
-
-from kernels import planted, tutorial_style, whole  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not debugger.is_available(), reason="flagprism._ext is not built")
 
@@ -107,12 +108,16 @@ def test_helper_without_mask_found_at_the_helpers_line(dbg, sanitize):
     assert f["program"] == [1, 0, 0] and f["program_count"] == 1
     assert f["function"] == "_scaled_load_nomask"
     (call,) = f["chain"]
-    assert call["line"] == _line_of(whole.helper_kernel, "y = _scaled_load_nomask") and call["function"] == \
-        "_scaled_load_nomask"
+    assert (
+        call["line"] == _line_of(whole.helper_kernel, "y = _scaled_load_nomask")
+        and call["function"] == "_scaled_load_nomask"
+    )
     assert f["bytes_past_end"] == (128 - 100) * 4
     text = Path(run["txt"]).read_text()
-    want = (f"out_of_bounds at whole.py:{call['line']} _scaled_load_nomask -> whole.py:{f['line']}: "
-            "v = tl.load(ptr + offs)")
+    want = (
+        f"out_of_bounds at whole.py:{call['line']} _scaled_load_nomask -> whole.py:{f['line']}: "
+        "v = tl.load(ptr + offs)"
+    )
     assert want in text
 
 
@@ -133,7 +138,9 @@ def test_helper_statements_follow_the_call_with_values(dbg):
     assert v["name"] == "v" and v["instances"][1]["summary"]["element_count"] == 64
     # reads of the helper's parameters stand for the caller's variables
     reads = {r["name"]: r for r in inner["reads"]}
-    assert reads["offs"]["frame"] == 0 and reads["offs"]["line"] == _line_of(whole.helper_kernel, "offs =")
+    assert reads["offs"]["frame"] == 0 and reads["offs"]["line"] == _line_of(
+        whole.helper_kernel, "offs ="
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -163,7 +170,9 @@ def test_block_pointer_without_boundary_check_found(dbg, sanitize):
     run, (a, out) = _run(dbg, lambda: _bp_case(False), sanitize=sanitize)
     assert torch.equal(out, a)  # the store checks its rows: the result is unchanged
     (f,) = run["findings"]
-    assert f["kind"] == "out_of_bounds" and f["param"] == "a_ptr" and f["location"] == "inside_storage"
+    assert (
+        f["kind"] == "out_of_bounds" and f["param"] == "a_ptr" and f["location"] == "inside_storage"
+    )
     assert f["line"] == _line_of(whole.bp_rows_kernel, "BUG") and f["program"] == [1, 0, 0]
     # program 1 reads rows 8..15 of a 10-row tensor: 6 rows of 32 floats past the end
     assert f["bytes_past_end"] == 6 * 32 * 4
@@ -205,7 +214,7 @@ def _hist_case(range_check: bool):
     x[70] = nb  # out of range
     bins = planted.inside(nb, "cpu", dtype=torch.float32).to(torch.int32) if False else None
     parent = torch.zeros(16 + nb + 64, dtype=torch.int32)
-    bins = parent[16:16 + nb]
+    bins = parent[16 : 16 + nb]
     whole.hist_kernel[(2,)](x, bins, 100, NB=nb, BLOCK=64, RANGE_CHECK=range_check)
     return x, bins, parent
 
@@ -224,7 +233,9 @@ def test_histogram_out_of_range_bin_found(dbg, sanitize):
     assert int(parent[16 + 8]) == 1  # the atomic landed right past the last bin
     (f,) = run["findings"]
     assert f["kind"] == "out_of_bounds" and f["access"] == "atomic" and f["op"] == "add"
-    assert f["param"] == "bins_ptr" and f["location"] == "inside_storage" and f["bytes_past_end"] == 4
+    assert (
+        f["param"] == "bins_ptr" and f["location"] == "inside_storage" and f["bytes_past_end"] == 4
+    )
     assert f["line"] == _line_of(whole.hist_kernel, "tl.atomic_add") and f["program"] == [1, 0, 0]
     assert f["message"].startswith("tl.atomic_add on `bins_ptr + v` reads and writes")
 
@@ -265,11 +276,17 @@ def test_host_descriptor_larger_than_its_tensor_found(dbg, sanitize):
     by_kind = {f["kind"]: f for f in run["findings"]}
     assert sorted(by_kind) == ["descriptor_extent", "out_of_bounds"]
     d = by_kind["descriptor_extent"]
-    assert d["param"] == "a_desc" and d["bytes_past_end"] == 8 * 16 * 4 and d["location"] == "inside_storage"
+    assert (
+        d["param"] == "a_desc"
+        and d["bytes_past_end"] == 8 * 16 * 4
+        and d["location"] == "inside_storage"
+    )
     assert d["line"] == _line_of(whole.host_desc_kernel, "a_desc.load")
     assert "shape [28, 16], strides [16, 1]" in d["message"]
     o = by_kind["out_of_bounds"]
-    assert o["param"] == "a_desc" and o["program"] == [1, 0, 0] and o["bytes_past_end"] == 8 * 16 * 4
+    assert (
+        o["param"] == "a_desc" and o["program"] == [1, 0, 0] and o["bytes_past_end"] == 8 * 16 * 4
+    )
 
 
 def _dev_desc_case(extra: int):
@@ -328,7 +345,9 @@ def test_nan_born_inside_the_helper_is_blamed_on_the_helper(dbg):
     line = _line_of(whole._normalize, "r = x / d")
     assert nan["line"] == line and nan["subject"] == "r" and nan["function"] == "_normalize"
     assert nan["program"] == [0, 0, 0] and nan["program_count"] == 1 and nan["count"] == 1
-    assert [c["line"] for c in nan["chain"]] == [_line_of(whole.nan_helper_kernel, "y = _normalize")]
+    assert [c["line"] for c in nan["chain"]] == [
+        _line_of(whole.nan_helper_kernel, "y = _normalize")
+    ]
     dz = by_kind["division_by_zero"]
     assert dz["line"] == line and dz["subject"] == "d"
 
@@ -376,8 +395,13 @@ def test_lock_records_per_iteration(dbg):
 def test_loop_header_and_one_line_body_observed(dbg):
     tw = _rewrite.rewrite(whole.awkward_kernel, 1, 1)
     kinds = [(s.kind, s.name) for s in tw.sites if s.kind != "value"]
-    assert kinds == [("load", "n_ptr"), ("load", "x_ptr + i * BLOCK + offs"), ("load", "n_ptr"),
-                     ("store", "out_ptr + offs"), ("store", "out_ptr + BLOCK + offs")]
+    assert kinds == [
+        ("load", "n_ptr"),
+        ("load", "x_ptr + i * BLOCK + offs"),
+        ("load", "n_ptr"),
+        ("store", "out_ptr + offs"),
+        ("store", "out_ptr + BLOCK + offs"),
+    ]
     (u,) = tw.unobserved
     assert u.what == "memory" and u.line == _line_of(whole.awkward_kernel, "if tl.load(n_ptr) > 1")
     assert "no line before it" in u.reason
@@ -414,7 +438,9 @@ def test_op_log_attributes_helper_ops_to_helper_statements(dbg):
         pytest.skip(f"op log unavailable: {log['unavailable_reason']}")
     line = _line_of(whole._scaled_load, "v = tl.load")
     loads = [o for o in log["ops"] if o["op"] == "tt.load" and o["frame"] > 0]
-    assert loads and all(o["statement"] is not None and o["statement"]["line"] == line for o in loads)
+    assert loads and all(
+        o["statement"] is not None and o["statement"]["line"] == line for o in loads
+    )
     assert all(Path(o["position"]["file"]) == WHOLE for o in loads)
 
 
@@ -432,7 +458,7 @@ def test_helper_loop_sized_from_the_call(dbg):
 @pytest.mark.compat("block-pointers")  # tl.make_block_ptr (removed in Triton 3.9)
 def test_unfollowed_block_pointer_listed_unobserved(dbg, tmp_path):
     src = tmp_path / "unfollowed.py"
-    src.write_text('''
+    src.write_text("""
 import triton
 import triton.language as tl
 import flagprism.language as fpl
@@ -451,7 +477,7 @@ def k(a_ptr, out_ptr, M, N, BM: tl.constexpr):
     t = tl.load(bp, boundary_check=(0, 1))
     tl.store(out_ptr + tl.arange(0, BM)[:, None] * BM + tl.arange(0, BM)[None, :], t)
     fpl.collect_end()
-''')
+""")
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("unfollowed", src)
@@ -472,23 +498,50 @@ def k(a_ptr, out_ptr, M, N, BM: tl.constexpr):
 # ------------------------------------------------------------------------------------------------
 
 TUTORIAL = {
-    "attn_fwd": (lambda pl: tutorial_style.make_attn_fwd("cpu", z=1, h=2, n_ctx=64, head_dim=16, block_m=16,
-                                                         block_n=16, overrun=pl, dtype=torch.float32),
-                 [("out_of_bounds", "_attn_fwd_inner", "k = tl.load(K_block_ptr)", "K"),
-                  ("out_of_bounds", "_attn_fwd_inner", "v = tl.load(V_block_ptr)", "V")]),
-    "attn_bwd": (lambda pl: tutorial_style.make_attn_bwd("cpu", z=1, h=2, n_ctx=32, head_dim=16, block=16,
-                                                         overrun=pl, dtype=torch.float32),
-                 [("out_of_bounds", "_attn_bwd_dkdv", "qT = tl.load(qT_ptrs)", "Q"),
-                  ("out_of_bounds", "_attn_bwd_dkdv", "m = tl.load(M + offs_m)", "M"),
-                  ("out_of_bounds", "_attn_bwd_dkdv", "do = tl.load(do_ptrs)", "DO"),
-                  ("out_of_bounds", "_attn_bwd_dkdv", "Di = tl.load(D + offs_m)", "D")]),
-    "matmul_tma": (lambda pl: tutorial_style.make_matmul("cpu", m=64, n=64, k=64, planted=pl, num_sms=2, block_m=32,
-                                                         block_n=32, block_k=16),
-                   [("out_of_bounds", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc"),
-                    ("descriptor_extent", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc")]),
-    "layer_norm_bwd": (lambda pl: tutorial_style.make_layer_norm_bwd("cpu", m=32, n=64, group=4, count_off=pl),
-                       [("out_of_bounds", "layer_norm_bwd_dx_kernel", "count = tl.load(Count)", "Lock"),
-                        ("out_of_bounds", "layer_norm_bwd_dx_kernel", "tl.atomic_xchg(Count, 1)", "Lock")]),
+    "attn_fwd": (
+        lambda pl: tutorial_style.make_attn_fwd(
+            "cpu",
+            z=1,
+            h=2,
+            n_ctx=64,
+            head_dim=16,
+            block_m=16,
+            block_n=16,
+            overrun=pl,
+            dtype=torch.float32,
+        ),
+        [
+            ("out_of_bounds", "_attn_fwd_inner", "k = tl.load(K_block_ptr)", "K"),
+            ("out_of_bounds", "_attn_fwd_inner", "v = tl.load(V_block_ptr)", "V"),
+        ],
+    ),
+    "attn_bwd": (
+        lambda pl: tutorial_style.make_attn_bwd(
+            "cpu", z=1, h=2, n_ctx=32, head_dim=16, block=16, overrun=pl, dtype=torch.float32
+        ),
+        [
+            ("out_of_bounds", "_attn_bwd_dkdv", "qT = tl.load(qT_ptrs)", "Q"),
+            ("out_of_bounds", "_attn_bwd_dkdv", "m = tl.load(M + offs_m)", "M"),
+            ("out_of_bounds", "_attn_bwd_dkdv", "do = tl.load(do_ptrs)", "DO"),
+            ("out_of_bounds", "_attn_bwd_dkdv", "Di = tl.load(D + offs_m)", "D"),
+        ],
+    ),
+    "matmul_tma": (
+        lambda pl: tutorial_style.make_matmul(
+            "cpu", m=64, n=64, k=64, planted=pl, num_sms=2, block_m=32, block_n=32, block_k=16
+        ),
+        [
+            ("out_of_bounds", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc"),
+            ("descriptor_extent", "matmul_tma_persistent_kernel", "a = a_desc.load", "a_desc"),
+        ],
+    ),
+    "layer_norm_bwd": (
+        lambda pl: tutorial_style.make_layer_norm_bwd("cpu", m=32, n=64, group=4, count_off=pl),
+        [
+            ("out_of_bounds", "layer_norm_bwd_dx_kernel", "count = tl.load(Count)", "Lock"),
+            ("out_of_bounds", "layer_norm_bwd_dx_kernel", "tl.atomic_xchg(Count, 1)", "Lock"),
+        ],
+    ),
 }
 
 
@@ -497,9 +550,14 @@ def _source_line(fn_name: str, needle: str) -> int:
 
 
 @pytest.mark.parametrize("sanitize", [True, False])
-@pytest.mark.parametrize("name", [
-    # the attention forward pass walks K and V with block pointers (removed in Triton 3.9)
-    pytest.param(n, marks=pytest.mark.compat("block-pointers")) if n == "attn_fwd" else n for n in TUTORIAL])
+@pytest.mark.parametrize(
+    "name",
+    [
+        # the attention forward pass walks K and V with block pointers (removed in Triton 3.9)
+        pytest.param(n, marks=pytest.mark.compat("block-pointers")) if n == "attn_fwd" else n
+        for n in TUTORIAL
+    ],
+)
 def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
     make, expect = TUTORIAL[name]
     launch, check = make(False)
@@ -508,15 +566,20 @@ def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
     dbg.deactivate()
     check()
     runs = dbg.take_exported_runs()
-    assert runs and all(r["complete"] and r["findings"] == [] for r in runs), [r["findings"] for r in runs]
+    assert runs and all(r["complete"] and r["findings"] == [] for r in runs), [
+        r["findings"] for r in runs
+    ]
     for r in runs:
         _full_coverage(r)
     launch, _check = make(True)
     dbg.activate(level=1, addr_level=1, sanitize=sanitize)
     launch()
     dbg.deactivate()
-    found = [(f["kind"], f["function"], f["line"], f["param"]) for r in dbg.take_exported_runs()
-             for f in r["findings"]]
+    found = [
+        (f["kind"], f["function"], f["line"], f["param"])
+        for r in dbg.take_exported_runs()
+        for f in r["findings"]
+    ]
     want = [(k, fn, _source_line(fn, needle), p) for k, fn, needle, p in expect]
     assert sorted(found) == sorted(want)
 
@@ -531,10 +594,16 @@ def test_conditional_expressions_observed(dbg, has_b):
     n, block = 50, 64
     tw = _rewrite.rewrite(whole.ifexp_kernel, 1, 1)
     assert tw.unobserved == []
-    assert [s.name for s in tw.sites if s.kind == "load"] == ["x_ptr + offs", "b_ptr + offs", "x_ptr + BLOCK + offs"]
+    assert [s.name for s in tw.sites if s.kind == "load"] == [
+        "x_ptr + offs",
+        "b_ptr + offs",
+        "x_ptr + BLOCK + offs",
+    ]
 
     def case(pos: bool):
-        x = planted.outside(2 * block, "cpu", fill=planted._randn(2 * block).abs() * (1 if pos else -1))
+        x = planted.outside(
+            2 * block, "cpu", fill=planted._randn(2 * block).abs() * (1 if pos else -1)
+        )
         b = torch.randn(n) if has_b else None
         out = torch.zeros(n)
         whole.ifexp_kernel[(1,)](x, b, out, n, HAS_B=has_b, BLOCK=block)
@@ -542,10 +611,14 @@ def test_conditional_expressions_observed(dbg, has_b):
 
     for pos in (True, False):
         run, (x, b, out) = _run(dbg, lambda: case(pos))
-        want = x[:n] + (b if has_b else 0) + (x[block:block + n] if pos else x[:n])
+        want = x[:n] + (b if has_b else 0) + (x[block : block + n] if pos else x[:n])
         assert torch.allclose(out, want) and run["findings"] == []
         _full_coverage(run)
-        loads = {s["source"].split(" = ")[0]: s["memory"] for s in run["report"]["statements"] if s["memory"]}
+        loads = {
+            s["source"].split(" = ")[0]: s["memory"]
+            for s in run["report"]["statements"]
+            if s["memory"]
+        }
         # the run-time branch: recorded with its condition in the mask (no active lane when not taken)
         (y,) = [m for m in loads["y"] if m["name"] == "x_ptr + BLOCK + offs"]
         assert y["instances"][0]["address_summary"]["active_lane_count"] == (n if pos else 0)
@@ -591,6 +664,8 @@ def test_descriptor_scatter_summary(dbg):
     (sc,) = st["memory"]
     s0 = sc["instances"][0]["address_summary"]
     assert sc["access"] == "store" and s0["active_lane_count"] == (r - 1) * n
-    assert s0["outside_shape"] == "dropped" and s0["last_addr"] == a.data_ptr() + (1 * n + n - 1) * 4
+    assert (
+        s0["outside_shape"] == "dropped" and s0["last_addr"] == a.data_ptr() + (1 * n + n - 1) * 4
+    )
     (v,) = st["results"]  # the value the scatter writes
     assert v["name"] == "v"

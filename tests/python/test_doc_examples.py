@@ -35,8 +35,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MARKED = re.compile(r"<!--\s*doc-example\b(?P<words>[^>]*?)-->[ \t]*\n```[\w-]*\n(?P<body>.*?)```",
-                    re.S)
+MARKED = re.compile(
+    r"<!--\s*doc-example\b(?P<words>[^>]*?)-->[ \t]*\n```[\w-]*\n(?P<body>.*?)```", re.S
+)
 TIMESTAMP = re.compile(r"(?<![0-9])[0-9]{8}T[0-9]{6}Z")
 
 
@@ -124,8 +125,13 @@ def test_examples_are_marked() -> None:
     """The README and the command pages keep marked examples (a lost marker is a lost test)."""
     where = {ex.where.split(":")[0] for ex in EXAMPLES}
     assert "README.md" in where
-    assert {"docs/cli/flagprism.md", "docs/cli/flagprism-merge.md", "docs/cli/flagprism-diff.md",
-            "docs/cli/flagprism-view.md", "docs/cli/flagprism-debug.md"} <= where
+    assert {
+        "docs/cli/flagprism.md",
+        "docs/cli/flagprism-merge.md",
+        "docs/cli/flagprism-diff.md",
+        "docs/cli/flagprism-view.md",
+        "docs/cli/flagprism-debug.md",
+    } <= where
     assert all(ex.commands for ex in EXAMPLES)
 
 
@@ -154,14 +160,29 @@ def test_doc_example(example: Example, cli_dir: Path, tmp_path: Path) -> None:
         dst = work / name
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO / src, dst)
-    env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable,
-               PATH=f"{cli_dir}{os.pathsep}{os.environ.get('PATH', '')}", COLUMNS="100")
+    env = dict(
+        os.environ,
+        FLAGPRISM_PYTHON=sys.executable,
+        PATH=f"{cli_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        COLUMNS="100",
+    )
     env.update(example.env)
     for cmd in example.commands:
-        r = subprocess.run(["bash", "-c", cmd.line], cwd=work, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
+        r = subprocess.run(
+            ["bash", "-c", cmd.line],
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         got = _normalise(r.stdout.splitlines(), str(work))
         want = _normalise(cmd.expected, None)
         assert matches(want, got), (
             f"{example.where}: `$ {cmd.line}` printed (exit {r.returncode}):\n"
-            + "\n".join(got) + "\n\nbut the docs say:\n" + "\n".join(want))
+            + "\n".join(got)
+            + "\n\nbut the docs say:\n"
+            + "\n".join(want)
+        )

@@ -81,6 +81,6 @@ def test_relative_links_resolve(page: str) -> None:
 
 
 def test_slug_matches_github() -> None:
-    assert _slug("PC sampling (`mode=\"pcsampling\"`)") == "pc-sampling-modepcsampling"
+    assert _slug('PC sampling (`mode="pcsampling"`)') == "pc-sampling-modepcsampling"
     assert _slug("Check mode (and sanitize mode)") == "check-mode-and-sanitize-mode"
     assert _slug("Hardware metrics (`metrics=`)") == "hardware-metrics-metrics"

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,15 +20,16 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import triton.language as tl  # noqa: E402
+from kernels import planted, softmax, vector_add  # noqa: E402
 
 import flagprism.debugger as debugger  # noqa: E402
 import flagprism.language as fpl  # noqa: E402
 from flagprism import _launch, _rewrite  # noqa: E402
-
-from kernels import planted, softmax, vector_add  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MARKED = [c for c in planted.CASES if not c.sanitize_only]
@@ -46,8 +46,6 @@ def dbg(tmp_path):
     debugger.reset_config()
 
 
-
-
 # ------------------------------------------------------------------------------------------------
 # The planted suite
 # ------------------------------------------------------------------------------------------------
@@ -55,8 +53,9 @@ def dbg(tmp_path):
 
 def _params(cases):
     """The cases as pytest parameters, each marked with what its kernel needs."""
-    return [pytest.param(c, id=c.name, marks=[pytest.mark.compat(f) for f in c.features])
-            for c in cases]
+    return [
+        pytest.param(c, id=c.name, marks=[pytest.mark.compat(f) for f in c.features]) for c in cases
+    ]
 
 
 @pytest.mark.parametrize("addr_level", [1, 2])
@@ -136,7 +135,10 @@ def test_numerical_details(dbg):
     assert fs["inf_origin"]["program"] == [1, 0, 0]
     planted.launch(planted.BY_NAME["fp16_overflow_on_cast"], "cpu")
     fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
-    assert fs["precision_loss"]["target_dtype"] == "float16" and fs["precision_loss"]["value"] == 100000.0
+    assert (
+        fs["precision_loss"]["target_dtype"] == "float16"
+        and fs["precision_loss"]["value"] == 100000.0
+    )
     assert fs["precision_loss"]["programs"] == [[0, 0, 0]]
     planted.launch(planted.BY_NAME["log_of_negative"], "cpu")
     fs = {f["kind"]: f for f in planted.one_run(dbg)["findings"]}
@@ -200,7 +202,9 @@ def _sites(kernel, level=1, addr=1, sanitize=False):
 def test_site_table_base_params():
     st = _sites(planted.pointer_loop_kernel)
     (load,) = [s for s in st if s["kind"] == "load"]
-    assert load["base_param"] == "x_ptr" and load["base_params"] == ["x_ptr"]  # through ptrs += BLOCK
+    assert load["base_param"] == "x_ptr" and load["base_params"] == [
+        "x_ptr"
+    ]  # through ptrs += BLOCK
     st = _sites(planted.cross_arg_kernel)
     k = next(s for s in st if s["kind"] == "load" and "k_off" in s["name"])
     # k_off is a scalar parameter: a candidate the C side drops (it is not a tensor argument)
@@ -236,8 +240,14 @@ def _bases_kernel(x_ptr, y_ptr, n, start, BLOCK: tl.constexpr):
 
 def test_pointer_bases_through_helpers_and_branches():
     got = {s["name"]: s["base_params"] for s in _sites(_bases_kernel) if s["kind"] != "value"}
-    assert got == {"p": ["x_ptr"], "q": ["y_ptr"], "r": ["x_ptr", "start"], "x_ptr + offs * m": ["x_ptr"],
-                   "s + offs": ["x_ptr", "y_ptr"], "y_ptr + offs": ["y_ptr"]}
+    assert got == {
+        "p": ["x_ptr"],
+        "q": ["y_ptr"],
+        "r": ["x_ptr", "start"],
+        "x_ptr + offs * m": ["x_ptr"],
+        "s + offs": ["x_ptr", "y_ptr"],
+        "y_ptr + offs": ["y_ptr"],
+    }
 
 
 def test_site_table_roles():
@@ -261,7 +271,10 @@ def test_site_table_roles():
 def test_sanitize_rewrite_whole_body():
     tw = _rewrite.rewrite(planted.early_exit_kernel, 0, 1, sanitize=True)
     assert tw.level == 0 and tw.addr_level == 1
-    assert [(s.kind, s.name) for s in tw.sites] == [("load", "x_ptr + offs"), ("store", "out_ptr + offs")]
+    assert [(s.kind, s.name) for s in tw.sites] == [
+        ("load", "x_ptr + offs"),
+        ("store", "out_ptr + offs"),
+    ]
     assert "if pid * BLOCK >= n: return" in tw.text
     with pytest.raises(_rewrite.MarkerError):
         _rewrite.rewrite(planted.early_exit_kernel, 1, 1)  # no markers: marker mode refuses it
@@ -273,7 +286,8 @@ def test_sanitize_rewrite_whole_body():
 @triton.jit
 def _awkward_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    if n > 1000: tl.store(out_ptr + offs, tl.load(x_ptr + offs))  # noqa: E701
+    if n > 1000:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))  # noqa: E701
     v = tl.load(x_ptr + offs, mask=offs < n) if n > 1 else tl.zeros([BLOCK], dtype=tl.float32)
     tl.store(out_ptr + offs, v + 1.0, mask=offs < n)
 
@@ -289,12 +303,18 @@ def test_sanitize_observes_one_line_bodies_and_conditional_expressions(dbg):
     tw = _rewrite.rewrite(_awkward_kernel, 0, 1, sanitize=True)
     # the body on its `if` line, and the load in a conditional expression (a run-time condition:
     # recorded with the condition in its mask)
-    assert [(s.kind, s.name) for s in tw.sites] == [("load", "x_ptr + offs"), ("store", "out_ptr + offs"),
-                                                    ("load", "x_ptr + offs"), ("store", "out_ptr + offs")]
+    assert [(s.kind, s.name) for s in tw.sites] == [
+        ("load", "x_ptr + offs"),
+        ("store", "out_ptr + offs"),
+        ("load", "x_ptr + offs"),
+        ("store", "out_ptr + offs"),
+    ]
     assert tw.unobserved == []
     x = torch.randn(64)
     out = torch.zeros(64)
-    dbg.configure(output_dir=dbg.get_config()["output_dir"], all_reports=True)  # a clean launch's report too
+    dbg.configure(
+        output_dir=dbg.get_config()["output_dir"], all_reports=True
+    )  # a clean launch's report too
     dbg.activate(sanitize=True)
     _awkward_kernel[(1,)](x, out, 50, BLOCK=64)
     run = planted.one_run(dbg)
@@ -318,8 +338,13 @@ def test_sanitize_runs_unrewritable_kernels_unobserved(dbg):
 def test_describe_args_extents():
     big = torch.zeros(64)
     v = big[4:20].view(4, 4).t()
-    (e,) = [a for a in _launch.describe_args(planted.scale_kernel, {"x_ptr": v, "out_ptr": 1, "n": 3},
-                                             "interpreter") if a["kind"] == "tensor"]
+    (e,) = [
+        a
+        for a in _launch.describe_args(
+            planted.scale_kernel, {"x_ptr": v, "out_ptr": 1, "n": 3}, "interpreter"
+        )
+        if a["kind"] == "tensor"
+    ]
     assert e["name"] == "x_ptr" and e["shape"] == [4, 4] and e["strides"] == [1, 4]
     assert e["data_ptr"] == big.data_ptr() + 16 and e["element_size"] == 4
     assert e["storage_ptr"] == big.data_ptr() and e["storage_nbytes"] == 256
@@ -341,19 +366,35 @@ SCRIPT = textwrap.dedent(f"""\
 
 def _debug(cli: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1")
-    return subprocess.run([str(cli), "debug", *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=600)
+    return subprocess.run(
+        [str(cli), "debug", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
 
 
 def test_cli_sanitize_gates(cli, tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(SCRIPT)
-    r = _debug(cli, "--sanitize", "-o", "rep", str(script), "ok_vector_add", "ok_early_exit", cwd=tmp_path)
+    r = _debug(
+        cli, "--sanitize", "-o", "rep", str(script), "ok_vector_add", "ok_early_exit", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
-    assert "ran 2" in r.stdout and "2 launches: 2 instrumented" in r.stderr and "no findings" in r.stderr
+    assert (
+        "ran 2" in r.stdout
+        and "2 launches: 2 instrumented" in r.stderr
+        and "no findings" in r.stderr
+    )
     assert str(tmp_path / "rep") in r.stderr
-    r = _debug(cli, "--sanitize", "-o", "rep", str(script), "ok_vector_add", "missing_mask_last_block",
-               "log_of_negative", cwd=tmp_path)
+    r = _debug(
+        cli,
+        "--sanitize",
+        "-o",
+        "rep",
+        str(script),
+        "ok_vector_add",
+        "missing_mask_last_block",
+        "log_of_negative",
+        cwd=tmp_path,
+    )
     assert r.returncode == 3, r.stderr
     assert "1 finding:" in r.stderr and "out_of_bounds in missing_mask_kernel" in r.stderr
     assert "x_ptr" in r.stderr and "report: " in r.stderr
@@ -362,10 +403,23 @@ def test_cli_sanitize_gates(cli, tmp_path):
 def test_cli_debug_reports(cli, tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(SCRIPT)
-    r = _debug(cli, "--level", "1", "--addr-level", "2", "-o", "rep", str(script), "zero_over_zero", cwd=tmp_path)
+    r = _debug(
+        cli,
+        "--level",
+        "1",
+        "--addr-level",
+        "2",
+        "-o",
+        "rep",
+        str(script),
+        "zero_over_zero",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr  # without --sanitize findings do not change the status
     assert "3 findings:" in r.stderr and "division_by_zero in div_kernel" in r.stderr
-    (j,) = [p for p in (tmp_path / "rep").glob("prog_div_kernel_*_run*.json") if "op_log" not in p.name]
+    (j,) = [
+        p for p in (tmp_path / "rep").glob("prog_div_kernel_*_run*.json") if "op_log" not in p.name
+    ]
     rep = json.loads(j.read_text())
     assert rep["config"]["addr_level"] == 2 and len(rep["findings"]) == 3 and rep["statements"]
     r = _debug(cli, "--level", "3", str(script), cwd=tmp_path)

@@ -37,8 +37,13 @@ def demo(tmp_path: Path) -> Path:
 
 
 def run(cli: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(cli), "import-ncu", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [str(cli), "import-ncu", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def raw_rows(name: str) -> list[dict[str, str]]:
@@ -127,8 +132,9 @@ def test_llnl_hatchet_reads_the_result(cli: Path, demo: Path) -> None:
     assert SM in gf.dataframe.columns and SM not in gf.exc_metrics  # a per-node mean
     gf.update_inclusive_columns()
     df = gf.dataframe
-    total = sum(number(r["dram__bytes_read.sum"]) for r in raw_rows("raw-base.csv")
-                if r["ID"] in "01234")
+    total = sum(
+        number(r["dram__bytes_read.sum"]) for r in raw_rows("raw-base.csv") if r["ID"] in "01234"
+    )
     assert df[f"{READ} (inc)"].max() == total
     kernels = df[df["name"] == "add_kernel"]
     assert sorted(kernels[SM].round(6)) == [5.0, round(560000 / 22000, 6)]
@@ -139,15 +145,28 @@ def test_proton_viewer_shows_ncu_metrics(cli: Path, demo: Path) -> None:
     pytest.importorskip("triton.profiler.viewer")
     assert run(cli, DATA / "ncu" / "details.csv", "--into", demo).returncode == 0
     viewer = Path(sys.executable).with_name("proton-viewer")
-    cmd = [str(viewer)] if os.access(viewer, os.X_OK) else [sys.executable, "-m",
-                                                             "triton.profiler.viewer"]
+    cmd = (
+        [str(viewer)]
+        if os.access(viewer, os.X_OK)
+        else [sys.executable, "-m", "triton.profiler.viewer"]
+    )
     listed = subprocess.run(cmd + ["-l", str(demo)], capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stderr
     assert "- ncu:dram__bytes_read.sum" in listed.stdout
     assert "- ncu:gpu speed of light throughput:duration" in listed.stdout.lower()
-    shown = subprocess.run(cmd + ["-m", "ncu:dram__bytes_read.sum,ncu:GPU Speed Of Light "
-                                  "Throughput:L1-TEX Cache Throughput", "-d", "3", str(demo)],
-                           capture_output=True, text=True, timeout=300)
+    shown = subprocess.run(
+        cmd
+        + [
+            "-m",
+            "ncu:dram__bytes_read.sum,ncu:GPU Speed Of Light Throughput:L1-TEX Cache Throughput",
+            "-d",
+            "3",
+            str(demo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert shown.returncode == 0, shown.stderr
     assert "add_kernel" in shown.stdout and "matmul_kernel" in shown.stdout
 
@@ -164,8 +183,9 @@ def test_details_page_and_json_summary(cli: Path, demo: Path) -> None:
     add = nodes(demo)["main.py:run@10/add_kernel"]
     assert add["ncu:GPU Speed Of Light Throughput:Duration (nsecond)"] == pytest.approx(10020)
     assert add["ncu:dram__bytes_read.sum (byte)"] == pytest.approx(16.78e6)
-    assert add["ncu:GPU Speed Of Light Throughput:DRAM Frequency (cycle/second) (pty)"] == \
-        pytest.approx(2.62e9)
+    assert add[
+        "ncu:GPU Speed Of Light Throughput:DRAM Frequency (cycle/second) (pty)"
+    ] == pytest.approx(2.62e9)
     assert "ncu:lts__t_sector_hit_rate.pct (%) (pty)" not in add  # it was n/a
 
 
@@ -199,13 +219,19 @@ def test_refuses_second_import_and_bad_input(cli: Path, demo: Path, tmp_path: Pa
 def _h200_profile(tmp_path: Path) -> Path:
     """A tree with the two Triton kernels the H200 capture (tests/data/ncu/h200-*.csv) profiled
     once each, the way `flagprism profile` names kernel nodes."""
-    def kernel(name: str) -> dict[str, Any]:
-        return {"frame": {"name": name, "type": "function"},
-                "metrics": {"count": 1, "time (ns)": 1000.0, "device_id": "0", "device_type": "CUDA"},
-                "children": []}
 
-    root = {"frame": {"name": "ROOT", "type": "function"}, "metrics": {"count": 0, "time (ns)": 0.0},
-            "children": [kernel("ncu_vadd"), kernel("ncu_matmul")]}
+    def kernel(name: str) -> dict[str, Any]:
+        return {
+            "frame": {"name": name, "type": "function"},
+            "metrics": {"count": 1, "time (ns)": 1000.0, "device_id": "0", "device_type": "CUDA"},
+            "children": [],
+        }
+
+    root = {
+        "frame": {"name": "ROOT", "type": "function"},
+        "metrics": {"count": 0, "time (ns)": 0.0},
+        "children": [kernel("ncu_vadd"), kernel("ncu_matmul")],
+    }
     path = tmp_path / "h200.hatchet"
     path.write_text(json.dumps([root, {"CUDA": {"0": {"arch": "90"}}}]))
     return path

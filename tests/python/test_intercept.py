@@ -86,7 +86,9 @@ def test_missing_site_and_method(monkeypatch):
 
 
 def test_patched_when_imported(monkeypatch, tmp_path: Path):
-    (tmp_path / "fp_toy_late.py").write_text("class Late:\n    def run(self, x):\n        return x * 2\n")
+    (tmp_path / "fp_toy_late.py").write_text(
+        "class Late:\n    def run(self, x):\n        return x * 2\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(_intercept.SITES, "toy.late", ("fp_toy_late", "Late", "run"))
     sys.modules.pop("fp_toy_late", None)
@@ -175,4 +177,6 @@ def test_debugger_then_timelines_then_debugger_off_keeps_timelines(tmp_path):
         debugger.reset_config()
     assert not _intercept.installed("interp.run")
     meta = json.loads((tmp_path / "p.meta.json").read_text())
-    assert any(k.startswith("intra_kernel_scopes:scoped_kernel") for k in json.dumps(meta).split('"')), meta
+    assert any(
+        k.startswith("intra_kernel_scopes:scoped_kernel") for k in json.dumps(meta).split('"')
+    ), meta

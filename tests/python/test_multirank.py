@@ -26,8 +26,9 @@ pytest.importorskip("triton")
 dist = pytest.importorskip("torch.distributed")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)",
-                allow_module_level=True)
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 if not dist.is_available() or not dist.is_gloo_available():
     pytest.skip("this PyTorch has no torch.distributed with gloo", allow_module_level=True)
 
@@ -38,20 +39,40 @@ JOB = HERE / "_multirank_job.py"
 SUMMED = ("time (ns)", "count", "comm_bytes", "comm_count", "comm_time (ns)")
 
 
-def torchrun(nproc: int, *cmd: str, cwd: Path, env: dict[str, str] | None = None,
-             ) -> subprocess.CompletedProcess[str]:
-    e = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1",
-             OMP_NUM_THREADS="1", PYTHONPATH=str(HERE))
+def torchrun(
+    nproc: int,
+    *cmd: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    e = dict(
+        os.environ,
+        FLAGPRISM_PYTHON=sys.executable,
+        TRITON_INTERPRET="1",
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=str(HERE),
+    )
     e.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         f"--nproc-per-node={nproc}", "--monitor-interval=0.5", *cmd],
-        capture_output=True, text=True, cwd=cwd, env=e, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={nproc}",
+            "--monitor-interval=0.5",
+            *cmd,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=e,
+        timeout=300,
+    )
 
 
 def run_cli(cli: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(cli), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run([str(cli), *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 # ---- reading Hatchet files back (the test's own reader, independent of the C one) --------------
@@ -72,7 +93,9 @@ def nodes(path: Path) -> dict[tuple[str, ...], dict[str, Any]]:
     return out
 
 
-def totals(tree: dict[tuple[str, ...], dict[str, Any]], metric: str) -> dict[tuple[str, ...], float]:
+def totals(
+    tree: dict[tuple[str, ...], dict[str, Any]], metric: str
+) -> dict[tuple[str, ...], float]:
     """Inclusive totals of a summed metric: own value plus every descendant's."""
     out = {p: 0.0 for p in tree}
     for p, m in tree.items():
@@ -116,8 +139,19 @@ def meta(path: Path) -> dict[str, Any]:
 
 
 def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
-    r = torchrun(2, "--no-python", str(cli), "profile", "-n", "out/prof", "-d", "trace",
-                 str(JOB), cwd=tmp_path, env={"MR_SLOW": "1", "MR_STEPS": "3"})
+    r = torchrun(
+        2,
+        "--no-python",
+        str(cli),
+        "profile",
+        "-n",
+        "out/prof",
+        "-d",
+        "trace",
+        str(JOB),
+        cwd=tmp_path,
+        env={"MR_SLOW": "1", "MR_STEPS": "3"},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     out = tmp_path / "out"
     for rank in (0, 1):
@@ -125,8 +159,12 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
             assert (out / f"prof.rank{rank}.{suffix}").is_file(), suffix
         md = meta(out / f"prof.rank{rank}.meta.json")
         d = md["distributed"]
-        assert (d["rank"], d["local_rank"], d["world_size"], d["local_world_size"]) == \
-            (rank, rank, 2, 2)
+        assert (d["rank"], d["local_rank"], d["world_size"], d["local_world_size"]) == (
+            rank,
+            rank,
+            2,
+            2,
+        )
         assert d["host"] == socket.gethostname()
         assert d["device"] == "cpu" and d["backend"] == "gloo"
         assert d["barrier"]["duration_ns"] > 0
@@ -153,14 +191,24 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
         assert all(e["args"]["ranks"] == "0,1" for e in coll)
 
     # merge: per-rank statistics per node, checked against the inputs
-    r = run_cli(cli, "merge", "out/prof.rank0.hatchet", "out/prof.rank1.hatchet", "-o",
-                "out/all.hatchet", cwd=tmp_path)
+    r = run_cli(
+        cli,
+        "merge",
+        "out/prof.rank0.hatchet",
+        "out/prof.rank1.hatchet",
+        "-o",
+        "out/all.hatchet",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "merged 2 profiles (ranks 0,1 of world size 2) into out/all.hatchet (mean): " \
+    assert (
+        r.stdout == "merged 2 profiles (ranks 0,1 of world size 2) into out/all.hatchet (mean): "
         f"{len(nodes(out / 'all.hatchet'))} nodes\n"
+    )
     assert r.stderr == ""
-    check_merge_statistics(out / "all.hatchet",
-                           {0: out / "prof.rank0.hatchet", 1: out / "prof.rank1.hatchet"})
+    check_merge_statistics(
+        out / "all.hatchet", {0: out / "prof.rank0.hatchet", 1: out / "prof.rank1.hatchet"}
+    )
     m = nodes(out / "all.hatchet")
     assert m[("ROOT",)]["ranks (pty)"] == "0,1" and m[("ROOT",)]["missing_ranks (pty)"] == ""
 
@@ -169,31 +217,46 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ranks: 0,1 of world size 2; missing: none\n"), r.stdout
     assert "\nstraggler: rank 1 (compute time/ms " in r.stdout, r.stdout
-    line = next(ln for ln in r.stdout.splitlines() if ln.endswith(" scale_kernel")
-                and "rank" not in ln)
+    line = next(
+        ln for ln in r.stdout.splitlines() if ln.endswith(" scale_kernel") and "rank" not in ln
+    )
     assert line.split()[4] == "1", line  # the max rank column
-    r = run_cli(cli, "view", "--ranks", "-m", "comm_time (ns)", "out/all.hatchet",
-                cwd=tmp_path)
+    r = run_cli(cli, "view", "--ranks", "-m", "comm_time (ns)", "out/all.hatchet", cwd=tmp_path)
     assert r.returncode == 0 and "gloo:all_reduce" in r.stdout, r.stdout + r.stderr
 
     # one trace, one process per rank, clocks of one host
-    r = run_cli(cli, "merge", "out/prof.rank0.chrome_trace.json",
-                "out/prof.rank1.chrome_trace.json", "-o", "out/all.chrome_trace.json",
-                cwd=tmp_path)
+    r = run_cli(
+        cli,
+        "merge",
+        "out/prof.rank0.chrome_trace.json",
+        "out/prof.rank1.chrome_trace.json",
+        "-o",
+        "out/all.chrome_trace.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "clocks: one host: every rank's CLOCK_MONOTONIC; aligned exactly" in r.stdout
     assert trace_event_check.check_file(str(out / "all.chrome_trace.json")) == []
     merged = json.loads((out / "all.chrome_trace.json").read_text())
-    procs = {e["pid"]: e["args"]["name"] for e in merged["traceEvents"]
-             if e["name"] == "process_name"}
+    procs = {
+        e["pid"]: e["args"]["name"] for e in merged["traceEvents"] if e["name"] == "process_name"
+    }
     host = socket.gethostname()
     assert procs == {1: f"rank 0 ({host})", 2: f"rank 1 ({host})"}
     clock = merged["otherData"]["clock_alignment"]
     assert clock["method"] == "clock" and clock["error_ns"] == 0
     # the same events on the barrier: within its error bound of the exact alignment
-    r = run_cli(cli, "merge", "--align", "barrier", "out/prof.rank0.chrome_trace.json",
-                "out/prof.rank1.chrome_trace.json", "-o", "out/barrier.chrome_trace.json",
-                cwd=tmp_path)
+    r = run_cli(
+        cli,
+        "merge",
+        "--align",
+        "barrier",
+        "out/prof.rank0.chrome_trace.json",
+        "out/prof.rank1.chrome_trace.json",
+        "-o",
+        "out/barrier.chrome_trace.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     bar = json.loads((out / "barrier.chrome_trace.json").read_text())["otherData"]
     err = bar["clock_alignment"]["error_ns"]
@@ -207,9 +270,17 @@ def test_two_ranks_profile_merge_view_trace(cli: Path, tmp_path: Path) -> None:
 
 
 def test_four_ranks_api_straggler_and_killed_rank(cli: Path, tmp_path: Path) -> None:
-    r = torchrun(4, str(JOB), cwd=tmp_path,
-                 env={"MR_API": "out/r{rank}/prof", "MR_SLOW": "2", "MR_KILL": "3",
-                      "MR_WAIT_DIR": str(tmp_path / "out")})
+    r = torchrun(
+        4,
+        str(JOB),
+        cwd=tmp_path,
+        env={
+            "MR_API": "out/r{rank}/prof",
+            "MR_SLOW": "2",
+            "MR_KILL": "3",
+            "MR_WAIT_DIR": str(tmp_path / "out"),
+        },
+    )
     assert r.returncode != 0  # torchrun reports the killed rank
     assert "Signal 9" in r.stderr or "SIGKILL" in r.stderr or "-9" in r.stderr, r.stderr[-2000:]
     out = tmp_path / "out"
@@ -222,14 +293,21 @@ def test_four_ranks_api_straggler_and_killed_rank(cli: Path, tmp_path: Path) -> 
     assert r.returncode == 0, r.stderr
     assert "missing rank 3 of world size 4: no profile given for it" in r.stderr
     assert r.stdout.startswith("merged 3 profiles (ranks 0-2 of world size 4)")
-    check_merge_statistics(out / "all.hatchet",
-                           {k: out / f"r{k}" / "prof.hatchet" for k in (0, 1, 2)})
+    check_merge_statistics(
+        out / "all.hatchet", {k: out / f"r{k}" / "prof.hatchet" for k in (0, 1, 2)}
+    )
     r = run_cli(cli, "view", "--ranks", "out/all.hatchet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ranks: 0-2 of world size 4; missing: 3\n"), r.stdout
     assert "\nstraggler: rank 2 (" in r.stdout, r.stdout
-    r = run_cli(cli, "merge", *[p.replace(".hatchet", ".chrome_trace.json") for p in paths],
-                "-o", "out/all.chrome_trace.json", cwd=tmp_path)
+    r = run_cli(
+        cli,
+        "merge",
+        *[p.replace(".hatchet", ".chrome_trace.json") for p in paths],
+        "-o",
+        "out/all.chrome_trace.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "missing rank 3 of world size 4" in r.stderr
     merged = json.loads((out / "all.chrome_trace.json").read_text())
@@ -258,8 +336,7 @@ dist.all_reduce(t)  # rank 0 waits for rank 1, which never comes: the group's ti
 
 def test_hang_in_a_collective_still_writes(cli: Path, tmp_path: Path) -> None:
     (tmp_path / "hang.py").write_text(HANG)
-    r = torchrun(2, "--no-python", str(cli), "profile", "-n", "out/prof", "hang.py",
-                 cwd=tmp_path)
+    r = torchrun(2, "--no-python", str(cli), "profile", "-n", "out/prof", "hang.py", cwd=tmp_path)
     assert r.returncode != 0  # rank 0's collective timed out
     md = meta(tmp_path / "out" / "prof.rank0.meta.json")
     assert md["environment"]["script_exit_status"] == "1" and md["incomplete"] is False
@@ -273,13 +350,25 @@ def test_hang_in_a_collective_still_writes(cli: Path, tmp_path: Path) -> None:
 
 
 def test_two_ranks_debug_summaries_merged(cli: Path, tmp_path: Path) -> None:
-    r = torchrun(2, "--no-python", str(cli), "debug", "--sanitize", "-o", "dbg", str(JOB),
-                 cwd=tmp_path, env={"MR_OOB": "1", "MR_STEPS": "1"})
+    r = torchrun(
+        2,
+        "--no-python",
+        str(cli),
+        "debug",
+        "--sanitize",
+        "-o",
+        "dbg",
+        str(JOB),
+        cwd=tmp_path,
+        env={"MR_OOB": "1", "MR_STEPS": "1"},
+    )
     assert r.returncode != 0  # rank 1 exits 3: a finding
     s0 = json.loads((tmp_path / "dbg" / "rank0" / "summary.json").read_text())
     s1 = json.loads((tmp_path / "dbg" / "rank1" / "summary.json").read_text())
     assert s0["distributed"]["rank"] == 0 and s1["distributed"]["rank"] == 1
-    assert s0["distributed"]["world_size"] == 2 and s1["distributed"]["host"] == socket.gethostname()
+    assert (
+        s0["distributed"]["world_size"] == 2 and s1["distributed"]["host"] == socket.gethostname()
+    )
     assert s0["findings"] == [] and len(s1["findings"]) == 1
     r = run_cli(cli, "merge", "dbg/rank0", "dbg/rank1", "-o", "dbg/all", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -306,8 +395,16 @@ def test_merge_usage_errors(cli: Path, tmp_path: Path, data_dir: Path) -> None:
     assert r.returncode == 2 and "give inputs of one kind" in r.stderr
     r = run_cli(cli, "merge", "--align", "barrier", "-o", "x", str(prof), cwd=tmp_path)
     assert r.returncode == 2 and "applies to Chrome traces only" in r.stderr
-    r = run_cli(cli, "merge", "--align", "sun", "-o", "x.chrome_trace.json",
-                "a.chrome_trace.json", cwd=tmp_path)
+    r = run_cli(
+        cli,
+        "merge",
+        "--align",
+        "sun",
+        "-o",
+        "x.chrome_trace.json",
+        "a.chrome_trace.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 2 and "takes auto, clock, barrier or wall" in r.stderr
     for name in ("a.rank1.hatchet", "b.rank1.hatchet"):
         (tmp_path / name).write_bytes(prof.read_bytes())
@@ -362,8 +459,9 @@ def test_collective_hooks_one_rank_group(monkeypatch: pytest.MonkeyPatch, tmp_pa
     sid = profiler.start(str(tmp_path / "p"), data="trace")
     try:
         assert dist.all_reduce is not original and dist.all_reduce.__wrapped__ is original
-        dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
-                                world_size=1)
+        dist.init_process_group(
+            "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+        )
         try:
             with profiler.scope("step"):
                 t = torch.ones(100, dtype=torch.float64)
@@ -384,15 +482,19 @@ def test_collective_hooks_one_rank_group(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert t[("ROOT", "step", "gloo:broadcast")]["comm_bytes"] == 12
     assert t[("ROOT", "step", "gloo:barrier")]["comm_bytes"] == 0
     tr = json.loads(Path(str(tmp_path / "p.rank0.chrome_trace.json")).read_text())
-    asyncs = [e["args"]["async"] for e in tr["traceEvents"] if e.get("cat") == "collective"
-              and e["name"] == "gloo:all_reduce"]
+    asyncs = [
+        e["args"]["async"]
+        for e in tr["traceEvents"]
+        if e.get("cat") == "collective" and e["name"] == "gloo:all_reduce"
+    ]
     assert asyncs == [False, True]
     md = meta(tmp_path / "p.rank0.meta.json")["distributed"]
     assert md["backend"] == "gloo" and md["barrier"] is not None and md["world_size"] == 1
 
 
-def test_identity_that_cannot_be_recorded_warns(monkeypatch: pytest.MonkeyPatch,
-                                                tmp_path: Path) -> None:
+def test_identity_that_cannot_be_recorded_warns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """A session whose rank identity cannot be attached still profiles and writes its files."""
     import flagprism.profiler as profiler
     from flagprism import _dist, _ext
@@ -400,8 +502,10 @@ def test_identity_that_cannot_be_recorded_warns(monkeypatch: pytest.MonkeyPatch,
     class Broken:
         def __getattr__(self, name: str) -> Any:
             if name == "ranks_attach":
+
                 def fail(*a: Any, **k: Any) -> None:
                     raise ValueError("no")
+
                 return fail
             return getattr(_ext, name)
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import trace_event_check
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -95,17 +94,26 @@ def test_hatchet_with_proton_viewer(profile: tuple[Path, dict[str, Any]]) -> Non
     pytest.importorskip("triton.profiler.viewer")
     base, _ = profile
     path = f"{base}.hatchet"
-    listed = subprocess.run(_viewer_cmd() + ["-l", path], capture_output=True, text=True,
-                            timeout=600)
+    listed = subprocess.run(
+        _viewer_cmd() + ["-l", path], capture_output=True, text=True, timeout=600
+    )
     assert listed.returncode == 0, listed.stderr
     for m in ("- time", "- count", "- bytes", "- flops16"):
         assert m in listed.stdout
-    shown = subprocess.run(_viewer_cmd() + ["-m", "time/ms", "-d", "3", path],
-                           capture_output=True, text=True, timeout=600)
+    shown = subprocess.run(
+        _viewer_cmd() + ["-m", "time/ms", "-d", "3", path],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert shown.returncode == 0, shown.stderr
     assert "ROOT" in shown.stdout and "bench.py:level0@0" in shown.stdout
-    derived = subprocess.run(_viewer_cmd() + ["-m", "avg_time/us,gbyte/s", "-d", "1", path],
-                             capture_output=True, text=True, timeout=600)
+    derived = subprocess.run(
+        _viewer_cmd() + ["-m", "avg_time/us,gbyte/s", "-d", "1", path],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert derived.returncode == 0, derived.stderr
 
 
@@ -148,15 +156,28 @@ def test_checker_rejects_bad_traces() -> None:
         ({"traceEvents": [{**ok, "args": []}]}, "'args' must be an object"),
         ({"traceEvents": [{"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 0}]}, "never ends"),
         ({"traceEvents": [{"ph": "E", "pid": 1, "tid": 1, "ts": 0}]}, "without an open 'B'"),
-        ({"traceEvents": [{"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 5},
-                          {"ph": "E", "name": "b", "pid": 1, "tid": 1, "ts": 6}]}, "closes 'B'"),
+        (
+            {
+                "traceEvents": [
+                    {"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 5},
+                    {"ph": "E", "name": "b", "pid": 1, "tid": 1, "ts": 6},
+                ]
+            },
+            "closes 'B'",
+        ),
         ({"traceEvents": [ok, {**ok, "ts": 2.0, "dur": 5.0}]}, "partially overlaps"),
-        ({"traceEvents": [{"ph": "M", "name": "thread_name", "pid": 1, "args": {"name": "x"}}]},
-         "missing 'tid'"),
-        ({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": 3}}]},
-         "args.name must be a string"),
-        ({"traceEvents": [{"ph": "M", "name": "bogus", "pid": 1, "args": {}}]},
-         "unknown metadata name"),
+        (
+            {"traceEvents": [{"ph": "M", "name": "thread_name", "pid": 1, "args": {"name": "x"}}]},
+            "missing 'tid'",
+        ),
+        (
+            {"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": 3}}]},
+            "args.name must be a string",
+        ),
+        (
+            {"traceEvents": [{"ph": "M", "name": "bogus", "pid": 1, "args": {}}]},
+            "unknown metadata name",
+        ),
         ({"traceEvents": {}}, "'traceEvents' must be an array"),
         ({"traceEvents": [], "displayTimeUnit": "s"}, "displayTimeUnit"),
     ]
@@ -168,22 +189,31 @@ def test_checker_rejects_bad_traces() -> None:
     assert trace_event_check.check_trace({"traceEvents": nested}) == []
 
 
-@pytest.mark.skipif(os.environ.get("FP_PROF_BIG") != "1",
-                    reason="set FP_PROF_BIG=1 to time a 1-million-node profile")
+@pytest.mark.skipif(
+    os.environ.get("FP_PROF_BIG") != "1",
+    reason="set FP_PROF_BIG=1 to time a 1-million-node profile",
+)
 def test_large_profile_timing(bench: Path, tmp_path: Path) -> None:
     result = _run_bench(bench, tmp_path, "--nodes", "1000000", "--no-trace")
     path = tmp_path / "bench-prof.hatchet"
-    ours = subprocess.run([str(bench), "--read", str(path)], capture_output=True, text=True,
-                          timeout=600)
+    ours = subprocess.run(
+        [str(bench), "--read", str(path)], capture_output=True, text=True, timeout=600
+    )
     assert ours.returncode == 0, ours.stderr
     ours_result = json.loads(ours.stdout)
     print(f"\nbench-prof 1M: {json.dumps(result)}")
-    print(f"our reader: {ours_result['read_s']:.3f} s for {ours_result['nodes']} nodes, "
-          f"{ours_result['bytes'] / 1e6:.1f} MB")
+    print(
+        f"our reader: {ours_result['read_s']:.3f} s for {ours_result['nodes']} nodes, "
+        f"{ours_result['bytes'] / 1e6:.1f} MB"
+    )
     if shutil.which(_viewer_cmd()[0]) or Path(_viewer_cmd()[0]).exists():
         t0 = time.monotonic()
-        viewer = subprocess.run(_viewer_cmd() + ["-m", "time/ms", "-d", "2", str(path)],
-                                capture_output=True, text=True, timeout=3600)
+        viewer = subprocess.run(
+            _viewer_cmd() + ["-m", "time/ms", "-d", "2", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
         t1 = time.monotonic()
         print(f"proton-viewer -m time/ms: {t1 - t0:.1f} s (exit {viewer.returncode})")
         assert viewer.returncode == 0, viewer.stderr[-2000:]

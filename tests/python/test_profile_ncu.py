@@ -36,9 +36,11 @@ SCRIPT = textwrap.dedent(f"""\
     sys.exit(int(sys.argv[1]) if sys.argv[1:] else 0)
     """)
 
-HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
-          '"Block Size","Grid Size","Device","CC","dram__bytes_read.sum",'
-          '"gpu__time_duration.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed"')
+HEADER = (
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+    '"Block Size","Grid Size","Device","CC","dram__bytes_read.sum",'
+    '"gpu__time_duration.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed"'
+)
 UNITS = '"","","","","","","","","","","","byte","nsecond","%"'
 
 FAKE_NCU = textwrap.dedent(f"""\
@@ -90,8 +92,9 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def run(cli: Path, env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(cli), "profile", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=600)
+    return subprocess.run(
+        [str(cli), "profile", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+    )
 
 
 def _kernel_node(path: Path) -> dict[str, float]:
@@ -101,8 +104,19 @@ def _kernel_node(path: Path) -> dict[str, float]:
 
 
 def test_profile_ncu_runs_and_imports(cli: Path, env: dict[str, str], tmp_path: Path) -> None:
-    r = run(cli, env, tmp_path, "--ncu", "--ncu-metrics", "dram__bytes_read.sum",
-            "--ncu-args", "--launch-count 10  --cache-control all", "-n", "out", "prog.py")
+    r = run(
+        cli,
+        env,
+        tmp_path,
+        "--ncu",
+        "--ncu-metrics",
+        "dram__bytes_read.sum",
+        "--ncu-args",
+        "--launch-count 10  --cache-control all",
+        "-n",
+        "out",
+        "prog.py",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     argv = json.loads((tmp_path / "ncu-argv.json").read_text())
     t = argv.index(sys.executable)
@@ -116,7 +130,7 @@ def test_profile_ncu_runs_and_imports(cli: Path, env: dict[str, str], tmp_path: 
     assert ncu_opts[-4:] == ["--launch-count", "10", "--cache-control", "all"]
     # The same bootstrap as a plain run, with the host backend and a trace for launch order.
     assert target[1] == "-c" and "flagprism._run" in target[2]
-    words = target[3:target.index("--")]
+    words = target[3 : target.index("--")]
     assert words[0] == "profile"
     assert words[words.index("--backend") + 1] == "host"
     assert words[words.index("--data") + 1] == "trace"
@@ -131,8 +145,9 @@ def test_profile_ncu_runs_and_imports(cli: Path, env: dict[str, str], tmp_path: 
     assert all(lc.get("node") for lc in vendor["launches"]), vendor["launches"]
 
 
-def test_profile_ncu_script_status_and_errors(cli: Path, env: dict[str, str],
-                                              tmp_path: Path) -> None:
+def test_profile_ncu_script_status_and_errors(
+    cli: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     r = run(cli, env, tmp_path, "--ncu", "-n", "bad", "prog.py", "3")
     assert r.returncode == 3, r.stderr
     assert "exited with status 3" in r.stderr
@@ -155,7 +170,8 @@ def test_profile_ncu_passes_a_signal_on(cli: Path, env: dict[str, str], tmp_path
     the command exits with 128 + 15."""
     import signal as sig
 
-    (tmp_path / "loop.py").write_text(textwrap.dedent(f"""\
+    (tmp_path / "loop.py").write_text(
+        textwrap.dedent(f"""\
         import sys, time
         sys.path.insert(0, {str(HERE)!r})
         import torch
@@ -166,10 +182,17 @@ def test_profile_ncu_passes_a_signal_on(cli: Path, env: dict[str, str], tmp_path
             if n == 2:
                 print("ready", flush=True)
             time.sleep(0.005)
-        """))
-    p = subprocess.Popen([str(cli), "profile", "--ncu", "-n", "sig", "loop.py"], cwd=tmp_path,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+        """)
+    )
+    p = subprocess.Popen(
+        [str(cli), "profile", "--ncu", "-n", "sig", "loop.py"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert p.stdout is not None
         assert p.stdout.readline().strip() == "ready"

@@ -20,10 +20,10 @@ if os.environ.get("TRITON_INTERPRET") != "1":
         "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
     )
 
+import _profkernels as pk  # noqa: E402
+
 import flagprism  # noqa: E402
 import flagprism.profiler as profiler  # noqa: E402
-
-import _profkernels as pk  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -264,7 +264,9 @@ def test_start_arguments(work_dir: Path) -> None:
     if _cuda_device():
         profiler.finalize(profiler.start("x", backend="cupti"))
     else:
-        with pytest.raises(flagprism.NotSupportedError, match="the CUPTI backend cannot run: ") as ei:
+        with pytest.raises(
+            flagprism.NotSupportedError, match="the CUPTI backend cannot run: "
+        ) as ei:
             profiler.start("x", backend="cupti")
         assert ei.value.status_name == "FP_ENOTSUP"
     with pytest.raises(ValueError, match="no open profiling session 12345"):

@@ -207,13 +207,20 @@ def test_no_gpu_driver(cli: Path, tmp_path: Path, tool: str) -> None:
     env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable)
     for name in ("TRITON_INTERPRET", "FLAGPRISM_CUDA_DRIVER_PATH"):
         env.pop(name, None)
-    r = subprocess.run([str(cli), tool, str(prog)], capture_output=True, text=True, cwd=tmp_path,
-                       env=env, timeout=300)
+    r = subprocess.run(
+        [str(cli), tool, str(prog)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     if _cuda_device():
         assert r.returncode == 0 and "ran" in r.stdout, r.stderr
         return
     assert r.returncode == 1, r.stderr
-    assert r.stderr.startswith("flagprism: error: no GPU driver: run with TRITON_INTERPRET=1 to "
-                               "use Triton's interpreter"), r.stderr
+    assert r.stderr.startswith(
+        "flagprism: error: no GPU driver: run with TRITON_INTERPRET=1 to use Triton's interpreter"
+    ), r.stderr
     assert "Traceback" not in r.stderr and "ran" not in r.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel_user.py"]

@@ -135,9 +135,7 @@ def test_scopes_states_counts_and_times(tmp_path: Path) -> None:
     # The timeline has the device's times, exactly.
     trace = tmp_path / "scopes.chrome_trace.json"
     assert trace_event_check.check_file(str(trace)) == []
-    events = [
-        e for e in json.loads(trace.read_text())["traceEvents"] if e.get("cat") == "kernel"
-    ]
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("cat") == "kernel"]
     assert len(events) == 8
     assert all(e["args"]["device_type"] == "CUDA" for e in events)
     assert sorted(round(float(e["dur"]) * 1000) for e in events) == sorted(d)
@@ -173,11 +171,15 @@ def test_launch_path_per_mode_and_c_fast_path(tmp_path: Path) -> None:
         assert facts["est_hook_calls"] == 0
         # add_kernel was loaded before the session: the walk of Triton's caches taught it at start.
         assert facts["est_known_at_start"] == 1
-        assert (facts["est_kest"]["known"], facts["est_kest"]["misses"]) == (2, 0), facts["est_kest"]
+        assert (facts["est_kest"]["known"], facts["est_kest"]["misses"]) == (2, 0), facts[
+            "est_kest"
+        ]
     else:
         assert facts["est"] == {"enter": ["cupti_hook"], "exit": []}, facts["est"]
         assert facts["est_load"] is None and facts["est_hook_calls"] == 9
-        assert (facts["est_kest"]["known"], facts["est_kest"]["misses"]) == (0, 0), facts["est_kest"]
+        assert (facts["est_kest"]["known"], facts["est_kest"]["misses"]) == (0, 0), facts[
+            "est_kest"
+        ]
     ks = pk.kernels(pk.read_tree(tmp_path / "est.hatchet"))
     add, mul = ks[("s", "add_kernel")], ks[("s", "mul_kernel")]
     # Per-program estimates times each record's grid: 1+2+3+4+5 programs, then 4 x 2.

@@ -25,11 +25,11 @@ if os.environ.get("TRITON_INTERPRET") != "1":
         "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
     )
 
-import flagprism.profiler as profiler  # noqa: E402
-from flagprism import _ext, _profhook, _ttir  # noqa: E402
-
 import _profkernels as pk  # noqa: E402
 import trace_event_check  # noqa: E402
+
+import flagprism.profiler as profiler  # noqa: E402
+from flagprism import _ext, _profhook, _ttir  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -242,8 +242,9 @@ def test_callpath_frames_interpreter_chain_equals_public_api() -> None:
         paths = {}
         for method in ("auto", "public"):  # one line: the test's own frame is the same
             used[method], paths[method] = _ext.prof_frames(method), _frame_shapes()
-        if sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and \
-                not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        if sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and not sysconfig.get_config_var(
+            "Py_GIL_DISABLED"
+        ):
             assert used["auto"] == ("interpreter", None)
         assert used["public"] == ("public", "selected")
         a, b = paths["auto"], paths["public"]
@@ -257,11 +258,11 @@ def test_callpath_frames_interpreter_chain_equals_public_api() -> None:
 
 
 def test_callpath_frames_env_selects_public_api() -> None:
-    code = ("from flagprism import _ext; print(_ext.prof_frames()); "
-            "print(_ext.prof_callpath()[-1])")
+    code = "from flagprism import _ext; print(_ext.prof_frames()); print(_ext.prof_callpath()[-1])"
     env = dict(os.environ, FLAGPRISM_PY_FRAMES="public")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert r.stdout.splitlines()[0] == "('public', 'FLAGPRISM_PY_FRAMES=public')"
     with pytest.raises(ValueError, match="auto"):
         _ext.prof_frames("fast")

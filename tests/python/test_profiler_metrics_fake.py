@@ -74,7 +74,10 @@ def test_metrics_attach_to_kernel_nodes(tmp_path: Path) -> None:
     vendor = json.loads((tmp_path / "hwm.vendor.json").read_text())
     assert vendor["vendor"] == "cupti-range-profiler" and vendor["passes"] == 2
     assert [r["node"] for r in vendor["ranges"]] == [
-        "step/add_kernel", "step/add_kernel", "mm_kernel"]
+        "step/add_kernel",
+        "step/add_kernel",
+        "mm_kernel",
+    ]
     assert [r["kernel"] for r in vendor["ranges"]] == ["add_kernel", "add_kernel", "mm_kernel"]
     assert {r["time_source"] for r in vendor["ranges"]} == {"gpu__time_duration.sum"}
     assert [r["values"]["dram__bytes_read.sum"] for r in vendor["ranges"]] == [4096, 8192, 100]
@@ -102,18 +105,35 @@ def test_cli_metrics_option(cli: Path, tmp_path: Path) -> None:
     and the replay passes, even for a program that launched nothing."""
     script = tmp_path / "prog.py"
     script.write_text("print('ran')\n")
-    env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, FLAGPRISM_CUPTI_PATH=str(FAKE),
-               FLAGPRISM_CUDA_DRIVER_PATH=str(FAKE))
+    env = dict(
+        os.environ,
+        FLAGPRISM_PYTHON=sys.executable,
+        FLAGPRISM_CUPTI_PATH=str(FAKE),
+        FLAGPRISM_CUDA_DRIVER_PATH=str(FAKE),
+    )
     env.pop("TRITON_INTERPRET", None)
-    r = subprocess.run([str(cli), "profile", "-n", "m", "-m",
-                        "dram__bytes_read.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed",
-                        str(script)], capture_output=True, text=True, cwd=tmp_path, env=env,
-                       timeout=300)
+    r = subprocess.run(
+        [
+            str(cli),
+            "profile",
+            "-n",
+            "m",
+            "-m",
+            "dram__bytes_read.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     env_meta = json.loads((tmp_path / "m.meta.json").read_text())["environment"]
     assert env_meta["hw_metrics"] == (
         "dram__bytes_read.sum=sum,sm__throughput.avg.pct_of_peak_sustained_elapsed=mean,"
-        "gpu__time_duration.sum=sum")
+        "gpu__time_duration.sum=sum"
+    )
     assert env_meta["hw_metrics_passes"] == "1"
     assert env_meta["hw_metrics_chip"] == "GH100"
     assert json.loads((tmp_path / "m.meta.json").read_text())["session"]["backend"] == "cupti"

@@ -22,10 +22,10 @@ if os.environ.get("TRITON_INTERPRET") != "1":
         "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
     )
 
-import flagprism.profiler as profiler  # noqa: E402
-
 import _profkernels as pk  # noqa: E402
 import trace_event_check  # noqa: E402
+
+import flagprism.profiler as profiler  # noqa: E402
 
 LAUNCHES = 7
 

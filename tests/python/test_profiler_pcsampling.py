@@ -232,8 +232,11 @@ def test_pcsampling_start_reloads_loaded_triton_kernels(monkeypatch):
     handed: list[bytes] = []
     requests: list[int] = []
     monkeypatch.setattr(prof._ext, "cupti_pcsampling_add_cubin", handed.append)
-    monkeypatch.setattr(prof._ext, "cupti_pcsampling_request",
-                        lambda sampling_period: requests.append(sampling_period))
+    monkeypatch.setattr(
+        prof._ext,
+        "cupti_pcsampling_request",
+        lambda sampling_period: requests.append(sampling_period),
+    )
     monkeypatch.setenv("FLAGPRISM_PCS_RELOAD", "0")
     prof._pcsampling_prepare(None)
     assert loaded.module == 0x1000 and prof._pcs_reloaded == 0

@@ -21,8 +21,9 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -30,20 +31,22 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
 if os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-import flagprism.debugger as debugger  # noqa: E402
-import flagprism.profiler as profiler  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _browser  # noqa: E402
 import _tlkernels as tk  # noqa: E402
 from kernels import planted, vector_add  # noqa: E402
 
+import flagprism.debugger as debugger  # noqa: E402
+import flagprism.profiler as profiler  # noqa: E402
+
 INJECT = "</script><img src=x onerror=alert(1)>"
 
 pytestmark = pytest.mark.skipif(not debugger.is_available(), reason="flagprism._ext is not built")
 
-GRID_KERNEL = textwrap.dedent(f'''\
+GRID_KERNEL = textwrap.dedent(f"""\
     import triton
     import triton.language as tl
 
@@ -62,13 +65,15 @@ GRID_KERNEL = textwrap.dedent(f'''\
             acc += x * (k + 1)
         tl.store(out_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
         fpl.collect_end()
-    ''')
+    """)
 
 
 def _run(cli: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     r = subprocess.run([str(cli), *args], capture_output=True, text=True, timeout=300)
     if check and r.returncode != 0:
-        raise AssertionError(f"flagprism {' '.join(args)}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        raise AssertionError(
+            f"flagprism {' '.join(args)}: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+        )
     return r
 
 
@@ -169,8 +174,16 @@ def test_missing_input_and_wrong_options(cli: Path, data: dict[str, Any], tmp_pa
     assert r.returncode == 2 and "for profiles" in r.stderr
     r = _run(cli, "report", "--no-source", str(data["prof_a"]), check=False)
     assert r.returncode == 2
-    r = _run(cli, "report", "-m", "time/ms,no_such", str(data["prof_a"]), "-o", str(tmp_path / "x.html"),
-             check=False)
+    r = _run(
+        cli,
+        "report",
+        "-m",
+        "time/ms,no_such",
+        str(data["prof_a"]),
+        "-o",
+        str(tmp_path / "x.html"),
+        check=False,
+    )
     assert r.returncode == 2 and "no_such" in r.stderr
     assert not (tmp_path / "x.html").exists()
     empty = tmp_path / "empty"
@@ -202,8 +215,10 @@ def test_bad_report_names_the_place(cli: Path, data: dict[str, Any], tmp_path: P
     bad.write_text(json.dumps(rep, indent=1))
     r = _run(cli, "report", str(tmp_path), check=False)
     assert r.returncode == 1
-    assert re.search(r"s_k_0_run0\.json:\d+:\d+: statements\[0\]\.results\[0\]\.instances\[0\]: program id 0",
-                     r.stderr), r.stderr
+    assert re.search(
+        r"s_k_0_run0\.json:\d+:\d+: statements\[0\]\.results\[0\]\.instances\[0\]: program id 0",
+        r.stderr,
+    ), r.stderr
     assert not (tmp_path / "report.html").exists()
 
 
@@ -230,11 +245,23 @@ def test_summary_json_is_read_tolerantly(cli: Path, data: dict[str, Any], tmp_pa
 
 def test_caps_are_noted(cli: Path, data: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "p.html"
-    r = _run(cli, "report", str(data["debug_dir"]), "-o", str(out), "--max-cells", "2", "--max-findings", "1")
+    r = _run(
+        cli,
+        "report",
+        str(data["debug_dir"]),
+        "-o",
+        str(out),
+        "--max-cells",
+        "2",
+        "--max-findings",
+        "1",
+    )
     assert "note:" in r.stderr and "each heatmap cell aggregates" in r.stderr
     text = out.read_text()
     assert "each heatmap cell aggregates" in text
-    r = _run(cli, "report", str(data["prof_a"]), "-o", str(out), "--max-nodes", "3", "--max-slices", "2")
+    r = _run(
+        cli, "report", str(data["prof_a"]), "-o", str(out), "--max-nodes", "3", "--max-slices", "2"
+    )
     assert "the 3 heaviest of" in r.stderr and "the first 2 of" in r.stderr
     assert "3 of " in r.stdout and ", 2 trace slices" in r.stdout
 
@@ -260,7 +287,11 @@ def test_title_option(cli: Path, data: dict[str, Any], tmp_path: Path) -> None:
 
 
 def test_pages_are_self_contained(cli: Path, data: dict[str, Any], tmp_path: Path) -> None:
-    for src, name in ((data["debug_dir"], "d.html"), (data["inject_dir"], "i.html"), (data["prof_a"], "p.html")):
+    for src, name in (
+        (data["debug_dir"], "d.html"),
+        (data["inject_dir"], "i.html"),
+        (data["prof_a"], "p.html"),
+    ):
         out = tmp_path / name
         _run(cli, "report", "-q", str(src), "-o", str(out))
         text = out.read_text()
@@ -297,13 +328,35 @@ def browser() -> Iterator[_browser.Browser]:
 def pages(cli: Path, data: dict[str, Any]) -> dict[str, Path]:
     root = data["root"] / "pages"
     root.mkdir(exist_ok=True)
-    out = {"debug": root / "debug.html", "inject": root / "inject.html", "profile": root / "profile.html",
-           "diff": root / "diff.html", "binned": root / "binned.html", "inject_file": root / "inject1.html"}
-    _run(cli, "report", "-q", str(data["inject_dir"] / "inj_k_0_run0.json"), "-o", str(out["inject_file"]))
+    out = {
+        "debug": root / "debug.html",
+        "inject": root / "inject.html",
+        "profile": root / "profile.html",
+        "diff": root / "diff.html",
+        "binned": root / "binned.html",
+        "inject_file": root / "inject1.html",
+    }
+    _run(
+        cli,
+        "report",
+        "-q",
+        str(data["inject_dir"] / "inj_k_0_run0.json"),
+        "-o",
+        str(out["inject_file"]),
+    )
     _run(cli, "report", "-q", str(data["debug_dir"]), "-o", str(out["debug"]))
     _run(cli, "report", "-q", str(data["inject_dir"]), "-o", str(out["inject"]))
     _run(cli, "report", "-q", str(data["prof_a"]), "-o", str(out["profile"]))
-    _run(cli, "report", "-q", str(data["prof_a"]), "--diff", str(data["prof_b"]), "-o", str(out["diff"]))
+    _run(
+        cli,
+        "report",
+        "-q",
+        str(data["prof_a"]),
+        "--diff",
+        str(data["prof_b"]),
+        "-o",
+        str(out["diff"]),
+    )
     _run(cli, "report", "-q", str(data["debug_dir"]), "--max-cells", "2", "-o", str(out["binned"]))
     return out
 
@@ -319,38 +372,55 @@ def _not_blank(b: _browser.Browser) -> None:
 
 
 def _click(b: _browser.Browser, selector: str, index: int = 0) -> None:
-    assert b.eval(f"(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}];"
-                  f" if (!e) return false; e.click(); return true; }})()"), f"nothing matches {selector}"
+    assert b.eval(
+        f"(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}];"
+        f" if (!e) return false; e.click(); return true; }})()"
+    ), f"nothing matches {selector}"
 
 
 def _launch(b: _browser.Browser, kernel: str) -> None:
     """Select the launch of `kernel` in the launches table (reports are listed by file name)."""
-    assert b.eval("(() => { const r = [...document.querySelectorAll('#fp-launches-table tbody tr')]"
-                  f".find(r => r.cells[1].textContent === {json.dumps(kernel)}); if (!r) return false;"
-                  " r.click(); return true; })()"), f"no launch of {kernel}"
+    assert b.eval(
+        "(() => { const r = [...document.querySelectorAll('#fp-launches-table tbody tr')]"
+        f".find(r => r.cells[1].textContent === {json.dumps(kernel)}); if (!r) return false;"
+        " r.click(); return true; })()"
+    ), f"no launch of {kernel}"
     assert kernel in b.eval("document.querySelector('#fp-launch h2').textContent")
 
 
-def test_debugger_page(browser: _browser.Browser, pages: dict[str, Path], data: dict[str, Any]) -> None:
+def test_debugger_page(
+    browser: _browser.Browser, pages: dict[str, Path], data: dict[str, Any]
+) -> None:
     b = browser
     _open(b, pages["debug"])
     _not_blank(b)
-    assert b.eval("document.querySelectorAll('#fp-findings-table tr.fp-finding').length") == data["findings"]
+    assert (
+        b.eval("document.querySelectorAll('#fp-findings-table tr.fp-finding').length")
+        == data["findings"]
+    )
     assert b.eval("document.querySelectorAll('#fp-launches-table tbody tr').length") == 4
-    kinds = b.eval("[...document.querySelectorAll('#fp-findings-table .fp-kind')].map(e => e.textContent)")
+    kinds = b.eval(
+        "[...document.querySelectorAll('#fp-findings-table .fp-kind')].map(e => e.textContent)"
+    )
     assert {"out_of_bounds", "nan_origin", "invalid_domain"} <= set(kinds)
     # a launch with a finding opens at the statement of its first finding, with its heatmap
     _launch(b, "off_by_one_kernel")
-    assert b.eval("document.querySelector('#fp-source .fp-line.fp-sel').classList.contains('fp-has-finding')")
+    assert b.eval(
+        "document.querySelector('#fp-source .fp-line.fp-sel').classList.contains('fp-has-finding')"
+    )
     assert b.eval("document.querySelectorAll('#fp-source .fp-line.fp-has-finding').length") >= 1
     assert b.eval("document.querySelectorAll('#fp-detail canvas.fp-heat').length") >= 1
     # its load is drawn against x_ptr, and the part past the end is marked
     assert b.eval("document.querySelectorAll('#fp-detail canvas.fp-addr').length") >= 1
-    assert "outside x_ptr" in b.eval("(document.querySelector('#fp-detail .fp-oob-note') || {}).textContent || ''")
+    assert "outside x_ptr" in b.eval(
+        "(document.querySelector('#fp-detail .fp-oob-note') || {}).textContent || ''"
+    )
     # a finding row leads to its launch and statement
     _launch(b, "add_kernel")
     _click(b, "#fp-findings-table tr.fp-finding", 0)
-    kernel = b.eval("document.querySelector('#fp-findings-table tr.fp-finding').cells[1].textContent")
+    kernel = b.eval(
+        "document.querySelector('#fp-findings-table tr.fp-finding').cells[1].textContent"
+    )
     assert kernel in b.eval("document.querySelector('#fp-launch h2').textContent")
     line = b.eval("document.querySelector('#fp-findings-table tr.fp-finding').cells[2].textContent")
     assert b.eval("document.querySelector('#fp-detail h3').textContent") == "Line " + line
@@ -364,14 +434,18 @@ def test_debugger_grid_loop_and_dumps(browser: _browser.Browser, pages: dict[str
     assert b.eval("document.querySelectorAll('#fp-source .fp-line').length") >= 10
     _click(b, "#fp-source .fp-line.fp-stmt", 5)  # acc += ... inside the loop
     assert b.eval("document.querySelectorAll('#fp-detail canvas.fp-series').length") >= 1
-    shape = b.eval("(() => { const c = document.querySelector('#fp-detail canvas.fp-heat');"
-                   " return [c.width, c.height]; })()")
+    shape = b.eval(
+        "(() => { const c = document.querySelector('#fp-detail canvas.fp-heat');"
+        " return [c.width, c.height]; })()"
+    )
     assert shape[0] == 3 * shape[1] // 2  # 3 programs across, 2 down
     # every metric of the heatmap draws
     n = b.eval("document.querySelector('#fp-detail select.fp-metric').options.length")
     for i in range(n):
-        b.eval(f"(() => {{ const s = document.querySelector('#fp-detail select.fp-metric'); s.selectedIndex = {i};"
-               " s.dispatchEvent(new Event('change')); })()")
+        b.eval(
+            f"(() => {{ const s = document.querySelector('#fp-detail select.fp-metric'); s.selectedIndex = {i};"
+            " s.dispatchEvent(new Event('change')); })()"
+        )
     _launch(b, "add_kernel")  # level 2: dumps
     opts = b.eval("document.querySelector('#fp-dumps select.fp-dump-select').options.length")
     assert opts >= 4
@@ -394,7 +468,9 @@ def test_injected_names_render_as_text(browser: _browser.Browser, pages: dict[st
     assert b.eval("document.querySelector('#fp-launch h2').textContent") == "Launch 0: " + INJECT
     _open(b, pages["inject_file"])  # one report: its kernel names the page
     assert b.eval("document.title") == INJECT + ": FlagPrism Debugger"
-    assert b.eval("document.getElementById('fp-title').textContent") == INJECT + ": FlagPrism Debugger"
+    assert (
+        b.eval("document.getElementById('fp-title').textContent") == INJECT + ": FlagPrism Debugger"
+    )
     assert b.eval("document.querySelectorAll('img').length") == 0
     # the source line with the tag, shown as code
     _open(b, pages["debug"])
@@ -405,8 +481,19 @@ def test_injected_names_render_as_text(browser: _browser.Browser, pages: dict[st
 
 def test_dump_dom_has_no_injected_markup(pages: dict[str, Path], browser: _browser.Browser) -> None:
     exe = _browser.find_chromium()
-    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                        pages["inject"].resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--dump-dom",
+            pages["inject"].resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout
     assert 'data-fp-ready="1"' in dom and 'id="fp-findings-table"' in dom
@@ -418,24 +505,43 @@ def test_profile_page(browser: _browser.Browser, pages: dict[str, Path]) -> None
     b = browser
     _open(b, pages["profile"])
     _not_blank(b)
-    for sel in ("#fp-icicle-canvas", "#fp-table-main", "#fp-roofline", "#fp-timeline-canvas", "#fp-devices"):
+    for sel in (
+        "#fp-icicle-canvas",
+        "#fp-table-main",
+        "#fp-roofline",
+        "#fp-timeline-canvas",
+        "#fp-devices",
+    ):
         assert b.eval(f"!!document.querySelector('{sel}')"), sel
-    rows = b.eval("[...document.querySelectorAll('#fp-table-main tbody tr')].map(r => r.cells[0].textContent.trim())")
+    rows = b.eval(
+        "[...document.querySelectorAll('#fp-table-main tbody tr')].map(r => r.cells[0].textContent.trim())"
+    )
     assert {"ROOT", "scoped_kernel", "add_plain", "add", INJECT} <= set(rows)
     # the intra-kernel scopes are rows inside the kernel, and slices on SM/program tracks
-    kinds = b.eval("Object.fromEntries([...document.querySelectorAll('#fp-table-main tbody tr')]"
-                   ".map(r => [r.cells[0].textContent.trim(), r.cells[1].textContent]))")
+    kinds = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#fp-table-main tbody tr')]"
+        ".map(r => [r.cells[0].textContent.trim(), r.cells[1].textContent]))"
+    )
     assert kinds["scoped_kernel"] == "kernel" and kinds["loads"] == "inside a kernel"
     assert "slices on" in b.eval("document.querySelector('#fp-timeline p').textContent")
+
     # sorting: by time ascending after two clicks on its header
-    first = lambda: b.eval("document.querySelector('#fp-table-main tbody tr').cells[0].textContent.trim()")  # noqa: E731
+    def first() -> str:
+        return b.eval(
+            "document.querySelector('#fp-table-main tbody tr').cells[0].textContent.trim()"
+        )
+
     assert first() == "ROOT"
     _click(b, "#fp-table-main th.fp-sort", 0)
     assert b.eval("document.querySelector('#fp-table-main th.fp-sort').dataset.dir") == "asc"
     assert first() != "ROOT"
     # search filters the table and reports matches in the icicle
-    b.eval("(() => { const s = document.getElementById('fp-search'); s.value = 'add'; s.dispatchEvent(new Event('input')); })()")
-    names = b.eval("[...document.querySelectorAll('#fp-table-main tbody tr')].map(r => r.cells[0].textContent.trim())")
+    b.eval(
+        "(() => { const s = document.getElementById('fp-search'); s.value = 'add'; s.dispatchEvent(new Event('input')); })()"
+    )
+    names = b.eval(
+        "[...document.querySelectorAll('#fp-table-main tbody tr')].map(r => r.cells[0].textContent.trim())"
+    )
     assert names and all("add" in n for n in names)
     assert "match" in b.eval("document.getElementById('fp-found').textContent")
     # clicking a row zooms the icicle to it
@@ -450,13 +556,17 @@ def test_profile_diff_page(browser: _browser.Browser, pages: dict[str, Path]) ->
     _not_blank(b)
     heads = b.eval("[...document.querySelectorAll('#fp-table-main th')].map(t => t.textContent)")
     assert "time/ms (this)" in heads and "time/ms (other)" in heads and "time/ms \u0394" in heads
-    assert "more in the other profile" in b.eval("document.querySelector('#fp-icicle .fp-legend').textContent")
+    assert "more in the other profile" in b.eval(
+        "document.querySelector('#fp-icicle .fp-legend').textContent"
+    )
     # add_plain ran 1 time in a and 3 in b: its count change is +2
-    row = b.eval("(() => { const h = [...document.querySelectorAll('#fp-table-main th')].map(t => t.textContent);"
-                 " const r = [...document.querySelectorAll('#fp-table-main tbody tr')]"
-                 ".find(r => r.cells[0].textContent.trim() === 'add_plain');"
-                 " return [r.cells[h.indexOf('count (this)')].textContent, r.cells[h.indexOf('count (other)')].textContent,"
-                 " r.cells[h.indexOf('count \u0394')].textContent]; })()")
+    row = b.eval(
+        "(() => { const h = [...document.querySelectorAll('#fp-table-main th')].map(t => t.textContent);"
+        " const r = [...document.querySelectorAll('#fp-table-main tbody tr')]"
+        ".find(r => r.cells[0].textContent.trim() === 'add_plain');"
+        " return [r.cells[h.indexOf('count (this)')].textContent, r.cells[h.indexOf('count (other)')].textContent,"
+        " r.cells[h.indexOf('count \u0394')].textContent]; })()"
+    )
     assert row == ["1", "3", "2"]
     assert b.console_errors() == []
 
@@ -466,5 +576,7 @@ def test_binned_page_says_so(browser: _browser.Browser, pages: dict[str, Path]) 
     _open(b, pages["binned"])
     assert "aggregates" in b.eval("document.getElementById('fp-notes').textContent")
     _launch(b, "grid2d_kernel")
-    assert "each cell aggregates" in b.eval("document.querySelector('#fp-detail .fp-heatmap').textContent")
+    assert "each cell aggregates" in b.eval(
+        "document.querySelector('#fp-detail .fp-heatmap').textContent"
+    )
     assert b.console_errors() == []

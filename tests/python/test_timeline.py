@@ -22,13 +22,15 @@ triton = pytest.importorskip("triton")
 HERE = Path(__file__).resolve().parent
 
 if __name__ != "__main__" and os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True)
-
-import flagprism.profiler as profiler  # noqa: E402
-from flagprism import _ext, _intercept, _timeline  # noqa: E402
+    pytest.skip(
+        "these tests run on the Triton interpreter (TRITON_INTERPRET=1)", allow_module_level=True
+    )
 
 import _tlkernels as tk  # noqa: E402
 import trace_event_check  # noqa: E402
+
+import flagprism.profiler as profiler  # noqa: E402
+from flagprism import _ext, _intercept, _timeline  # noqa: E402
 
 
 def _run(path: Path, fn: Any, args: tuple, grid: tuple, **start: Any) -> dict[str, Any]:
@@ -49,7 +51,9 @@ def _node(tree: dict[str, Any], *names: str) -> dict[str, Any]:
     cur = tree
     for n in names:
         kids = [c for c in cur["children"] if c["frame"]["name"] == n]
-        assert kids, f"no child {n!r} under {cur['frame']['name']!r}: {[c['frame']['name'] for c in cur['children']]}"
+        assert kids, (
+            f"no child {n!r} under {cur['frame']['name']!r}: {[c['frame']['name'] for c in cur['children']]}"
+        )
         cur = kids[0]
     return cur
 
@@ -58,7 +62,9 @@ def _node(tree: dict[str, Any], *names: str) -> dict[str, Any]:
 def test_scoped_kernel_end_to_end(tmp_path: Path, cli: Path) -> None:
     x = torch.arange(200, dtype=torch.float32)
     y = torch.empty_like(x)
-    out = _run(tmp_path / "run", tk.scoped_kernel, (x, y, 200, 3, 64), (4,), backend="instrumentation")
+    out = _run(
+        tmp_path / "run", tk.scoped_kernel, (x, y, 200, 3, 64), (4,), backend="instrumentation"
+    )
     assert torch.allclose(y, x * 3 * 1.5**3)
     root = out["hatchet"][0]
     k = _node(root, "scoped_kernel")
@@ -72,7 +78,12 @@ def test_scoped_kernel_end_to_end(tmp_path: Path, cli: Path) -> None:
     assert math["metrics"]["scope_count(exc)"] == 4
     for n in (loads, one, math):
         m = n["metrics"]
-        assert 0 < m["scope_time (ns) (min)"] <= m["scope_time_mean (ns) (pty)"] <= m["scope_time (ns) (max)"]
+        assert (
+            0
+            < m["scope_time (ns) (min)"]
+            <= m["scope_time_mean (ns) (pty)"]
+            <= m["scope_time (ns) (max)"]
+        )
         assert 0 < m["scope_share (pty)"] < 1
     # an inner scope's time is within its parent's
     assert one["metrics"]["scope_time (ns)(exc)"] <= loads["metrics"]["scope_time (ns)(exc)"]
@@ -102,9 +113,14 @@ def test_scoped_kernel_end_to_end(tmp_path: Path, cli: Path) -> None:
     gf = hatchet.GraphFrame.from_literal(out["hatchet"][:1])
     assert set(gf.dataframe["name"]) >= {"scoped_kernel", "loads", "one_load", "math"}
     # the viewer's section
-    r = subprocess.run([str(cli), "view", str(tmp_path / "run.hatchet")], capture_output=True, text=True)
+    r = subprocess.run(
+        [str(cli), "view", str(tmp_path / "run.hatchet")], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
-    assert "intra-kernel scopes" in r.stdout and "kernel scoped_kernel: 1 instrumented launch" in r.stdout
+    assert (
+        "intra-kernel scopes" in r.stdout
+        and "kernel scoped_kernel: 1 instrumented launch" in r.stdout
+    )
     line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("one_load"))
     assert line.startswith("    ") and "(!) may be software-pipelined" in line
 
@@ -112,13 +128,21 @@ def test_scoped_kernel_end_to_end(tmp_path: Path, cli: Path) -> None:
 def test_program_tracks_and_enter_exit_calls(tmp_path: Path) -> None:
     x = torch.arange(100, dtype=torch.float32)
     y = torch.empty_like(x)
-    out = _run(tmp_path / "calls", tk.calls_kernel, (x, y, 100, 32), (4,), backend="instrumentation",
-               timeline_tracks="program")
+    out = _run(
+        tmp_path / "calls",
+        tk.calls_kernel,
+        (x, y, 100, 32),
+        (4,),
+        backend="instrumentation",
+        timeline_tracks="program",
+    )
     assert torch.equal(y, x + 1)
     k = _node(out["hatchet"][0], "calls_kernel")
     assert _node(k, "load")["metrics"]["scope_programs(exc)"] == 4
     assert _node(k, "store")["metrics"]["scope_programs(exc)"] == 4
-    names = {e["args"]["name"] for e in out["trace"]["traceEvents"] if e.get("name") == "thread_name"}
+    names = {
+        e["args"]["name"] for e in out["trace"]["traceEvents"] if e.get("name") == "thread_name"
+    }
     assert {"program 0", "program 1", "program 2", "program 3"} <= names
     assert out["meta"]["intra_kernel"]["tracks"] == "program"
     assert trace_event_check.check_file(out["trace_path"]) == []
@@ -127,7 +151,9 @@ def test_program_tracks_and_enter_exit_calls(tmp_path: Path) -> None:
 def test_auto_scopes_one_per_statement(tmp_path: Path) -> None:
     x = torch.arange(100, dtype=torch.float32)
     y = torch.empty_like(x)
-    out = _run(tmp_path / "auto", tk.auto_kernel, (x, y, 100, 64), (2,), auto_scopes=True, backend="host")
+    out = _run(
+        tmp_path / "auto", tk.auto_kernel, (x, y, 100, 64), (2,), auto_scopes=True, backend="host"
+    )
     assert torch.equal(y, x * 3)
     k = _node(out["hatchet"][0], "auto_kernel")
     names = sorted(c["frame"]["name"] for c in k["children"])
@@ -146,8 +172,14 @@ def test_auto_scopes_one_per_statement(tmp_path: Path) -> None:
 def test_overflow_is_exact(tmp_path: Path) -> None:
     x = torch.arange(200, dtype=torch.float32)
     y = torch.empty_like(x)
-    out = _run(tmp_path / "ovf", tk.scoped_kernel, (x, y, 200, 3, 64), (4,), backend="instrumentation",
-               timeline_capacity=4)
+    out = _run(
+        tmp_path / "ovf",
+        tk.scoped_kernel,
+        (x, y, 200, 3, 64),
+        (4,),
+        backend="instrumentation",
+        timeline_capacity=4,
+    )
     ik = out["meta"]["intra_kernel"]
     # each program wants 1 + 2 + 3*2 + 2 + 1 = 12 records and keeps 4
     assert ik["overflow_records"] == 4 * 8
@@ -183,7 +215,9 @@ def test_no_session_no_twin_and_no_patch() -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     _timeline.forget()
-    run_before = InterpretedFunction.__dict__.get("run")  # None where each instance sets its own (3.4, 3.5)
+    run_before = InterpretedFunction.__dict__.get(
+        "run"
+    )  # None where each instance sets its own (3.4, 3.5)
     x = torch.arange(100, dtype=torch.float32)
     y = torch.empty_like(x)
     tk.calls_kernel[(2,)](x, y, 100, 64)
@@ -271,9 +305,11 @@ def test_twin_keeps_lines() -> None:
 def test_decoder_rejects_a_corrupt_buffer() -> None:
     data = (HERE.parent / "data" / "timeline" / "k3-host.bin").read_bytes()
     d = _ext.timeline_decode(data)
-    assert d["programs"] == 2 and d["intervals"] == 10 and d["clock"] == "host" and d["records"] == 24
+    assert (
+        d["programs"] == 2 and d["intervals"] == 10 and d["clock"] == "host" and d["records"] == 24
+    )
     bad = bytearray(data)
-    bad[64 + 8 + 32 * 1 + 2] = 0x7f  # the kind byte of program 0, record 1
+    bad[64 + 8 + 32 * 1 + 2] = 0x7F  # the kind byte of program 0, record 1
     with pytest.raises(_ext.FormatError) as ei:
         _ext.timeline_decode(bytes(bad))
     assert ei.value.offset > 0 and "program 0" in str(ei.value)
@@ -290,13 +326,21 @@ def test_cli_profile_backend_instrumentation(cli: Path, tmp_path: Path) -> None:
         "tk.calls_kernel[(2,)](x, y, 64, 32)\n"
     )
     env = dict(os.environ, FLAGPRISM_PYTHON=sys.executable, TRITON_INTERPRET="1")
-    r = subprocess.run([str(cli), "profile", "-b", "instrumentation", "-d", "trace", "-n", "cli", str(prog)],
-                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    r = subprocess.run(
+        [str(cli), "profile", "-b", "instrumentation", "-d", "trace", "-n", "cli", str(prog)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     k = _node(json.loads((tmp_path / "cli.hatchet").read_text())[0], "calls_kernel")
     assert {c["frame"]["name"] for c in k["children"]} == {"load", "store"}
     assert trace_event_check.check_file(str(tmp_path / "cli.chrome_trace.json")) == []
-    r = subprocess.run([str(cli), "view", str(tmp_path / "cli.hatchet")], capture_output=True, text=True)
+    r = subprocess.run(
+        [str(cli), "view", str(tmp_path / "cli.hatchet")], capture_output=True, text=True
+    )
     assert r.returncode == 0 and "kernel calls_kernel: 1 instrumented launch" in r.stdout
 
 
@@ -327,14 +371,20 @@ def _child() -> int:
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "K": "i32", "BLOCK": "constexpr"}
     target = GPUTarget("cuda", 90, 32)
     res: dict[str, Any] = {}
-    plain = triton.compile(ASTSource(fn=k.plain_kernel, signature=sig, constexprs={"BLOCK": 64}), target=target)
-    scoped = triton.compile(ASTSource(fn=k.scoped_kernel, signature=sig, constexprs={"BLOCK": 64}), target=target)
+    plain = triton.compile(
+        ASTSource(fn=k.plain_kernel, signature=sig, constexprs={"BLOCK": 64}), target=target
+    )
+    scoped = triton.compile(
+        ASTSource(fn=k.scoped_kernel, signature=sig, constexprs={"BLOCK": 64}), target=target
+    )
     res["same_ttir"] = _strip_locs(plain.asm["ttir"]) == _strip_locs(scoped.asm["ttir"])
     key = k.scoped_kernel.cache_key
     # the twin for the device: records read %globaltimer, %clock64 and %smid
     twin = _timeline.build(k.scoped_kernel, False, "nvidia")
     tsig = dict(sig, __fp_ctx="*i64")
-    tc = triton.compile(ASTSource(fn=twin.jit, signature=tsig, constexprs={"BLOCK": 64}), target=target)
+    tc = triton.compile(
+        ASTSource(fn=twin.jit, signature=tsig, constexprs={"BLOCK": 64}), target=target
+    )
     ptx = tc.asm["ptx"]
     res["globaltimer"] = ptx.count("%globaltimer")
     res["clock64"] = ptx.count("%clock64")
@@ -348,7 +398,9 @@ def test_scopes_compile_to_nothing_and_twin_reads_device_clocks() -> None:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["CUDA_VISIBLE_DEVICES"] = ""
-    r = subprocess.run([sys.executable, __file__, "--child"], capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run(
+        [sys.executable, __file__, "--child"], capture_output=True, text=True, env=env, timeout=600
+    )
     if r.returncode != 0 and "ptxas" in r.stderr:
         pytest.skip("no ptxas to cross-compile with")
     assert r.returncode == 0, r.stderr[-3000:]

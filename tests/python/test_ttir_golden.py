@@ -7,6 +7,7 @@ ttir-<name>.estimate.txt. The tool is taken from $FP_TEST_TOOL (default
 build/tests/helper/fp-test-tool); the tests skip when it has not been built. After an intended
 change, regenerate the golden files with FP_UPDATE_GOLDEN=1 and review the diff.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,9 @@ def run_tool(command: str, sample: Path) -> str:
     tool = tool_path()
     if not tool.is_file():
         pytest.skip(f"{tool} is not built (set FP_TEST_TOOL to the fp-test-tool binary)")
-    proc = subprocess.run([str(tool), command, str(sample)], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [str(tool), command, str(sample)], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, f"{command} {sample.name} failed: {proc.stderr}"
     return proc.stdout
 
@@ -55,8 +57,15 @@ def test_ttir_golden(command: str, sample: Path) -> None:
     if out != expected:
         import difflib
 
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), out.splitlines(True),
-                                            str(golden.name), "fp-test-tool", n=1))
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(True),
+                out.splitlines(True),
+                str(golden.name),
+                "fp-test-tool",
+                n=1,
+            )
+        )
         pytest.fail(f"{command} {sample.name} differs from {golden.name}:\n{diff[:4000]}")
 
 
@@ -66,7 +75,8 @@ def test_tool_rejects_bad_input(tmp_path: Path) -> None:
     tool = tool_path()
     if not tool.is_file():
         pytest.skip(f"{tool} is not built")
-    proc = subprocess.run([str(tool), "ttir-dump", str(bad)], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [str(tool), "ttir-dump", str(bad)], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 1
     assert "bad.ttir:2:17: FP_EFORMAT: undefined location alias #loc9" in proc.stderr

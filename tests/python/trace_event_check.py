@@ -125,11 +125,15 @@ def _check_nesting(events: list[Any], errors: list[str]) -> None:
         elif ph == "E" and _is_num(ev.get("ts")):
             stack = stacks.get(track)
             if not stack:
-                errors.append(f"event {i}: 'E' without an open 'B' on pid {track[0]} tid {track[1]}")
+                errors.append(
+                    f"event {i}: 'E' without an open 'B' on pid {track[0]} tid {track[1]}"
+                )
                 continue
             name, ts, j = stack.pop()
             if "name" in ev and ev["name"] != name:
-                errors.append(f"event {i}: 'E' named {ev['name']!r} closes 'B' {name!r} (event {j})")
+                errors.append(
+                    f"event {i}: 'E' named {ev['name']!r} closes 'B' {name!r} (event {j})"
+                )
             if ev["ts"] + EPS < ts:
                 errors.append(f"event {i}: 'E' at {ev['ts']} before its 'B' at {ts}")
     for track, stack in stacks.items():
@@ -160,7 +164,7 @@ def check_trace(doc: Any) -> list[str]:
             return ["top level: 'traceEvents' must be an array"]
         unit = doc.get("displayTimeUnit")
         if unit is not None and unit not in ("ms", "ns"):
-            errors.append(f"top level: displayTimeUnit must be \"ms\" or \"ns\", got {unit!r}")
+            errors.append(f'top level: displayTimeUnit must be "ms" or "ns", got {unit!r}')
         if "otherData" in doc and not isinstance(doc["otherData"], dict):
             errors.append("top level: 'otherData' must be an object")
     else:

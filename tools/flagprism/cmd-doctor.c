@@ -674,7 +674,8 @@ static void json_pkg(struct fp_jsonw *w, const struct doctor *d, const char *nam
 			fp_jsonw_null(w);
 		else
 			fp_jsonw_bool(w, in == 1);
-		fp_jsonw_kv_string(w, "supported_range", ">= " FP_COMPAT_TRITON_MIN ", < " FP_COMPAT_TRITON_BELOW);
+		fp_jsonw_kv_string(w, "supported_range",
+				   ">= " FP_COMPAT_TRITON_MIN ", < " FP_COMPAT_TRITON_BELOW);
 	}
 	fp_jsonw_object_end(w);
 }
