@@ -28,64 +28,22 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
+sys.path.insert(0, str(HERE))
+from test_debugger_compile import BLOCK_POINTER_KERNELS, CASES, WHOLE_CASES  # noqa: E402
+
+#: The twins compiled per target, by kernel name: the cases test_debugger_compile.py compiles for
+#: CUDA (argument types and constexprs are theirs).
+_NAMES = (
+    "add_kernel",
+    "softmax_kernel",
+    "matmul_kernel",
+    "helper_kernel",
+    "block_ptr_kernel",
+    "dev_desc_kernel",
+)
+_BY_NAME = {c[1]: c for c in CASES + WHOLE_CASES}
 #: (module, kernel, argument types, constexprs, needs): `needs` names a compat probe.
-TWINS = [
-    (
-        "vector_add",
-        "add_kernel",
-        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": 1000},
-        {"BLOCK": 1024},
-        None,
-    ),
-    (
-        "softmax",
-        "softmax_kernel",
-        {"out_ptr": "*fp32", "in_ptr": "*fp16", "in_stride": 100, "out_stride": 100, "n_cols": 100},
-        {"BLOCK": 128},
-        None,
-    ),
-    (
-        "matmul",
-        "matmul_kernel",
-        {
-            "a_ptr": "*fp16",
-            "b_ptr": "*fp16",
-            "c_ptr": "*fp32",
-            "M": 40,
-            "N": 24,
-            "K": 48,
-            "stride_am": 48,
-            "stride_ak": 1,
-            "stride_bk": 24,
-            "stride_bn": 1,
-            "stride_cm": 24,
-            "stride_cn": 1,
-        },
-        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
-        None,
-    ),
-    (
-        "whole",
-        "helper_kernel",
-        {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 100},
-        {"BLOCK": 64, "BUGGY": False},
-        None,
-    ),
-    (
-        "extra",
-        "block_ptr_kernel",
-        {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 64, "N": 64},
-        {"BM": 32, "BN": 32},
-        "block_pointers",
-    ),
-    (
-        "whole",
-        "dev_desc_kernel",
-        {"a_ptr": "*fp32", "out_ptr": "*fp32", "M": 20, "N": 16},
-        {"EXTRA": 0, "BM": 16, "BN": 16},
-        None,
-    ),
-]
+TWINS = [(*_BY_NAME[n], "block_pointers" if n in BLOCK_POINTER_KERNELS else None) for n in _NAMES]
 
 #: (name, backend, arch, warp size): the targets; AMD ones only where the backend is shipped.
 TARGETS = [
