@@ -151,6 +151,33 @@ const char *fpt_data_path(const char *name)
 	return buf;
 }
 
+static char tmp_dir[64];
+
+const char *fpt_tmp_path(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+
+	if (!tmp_dir[0]) {
+		snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/fp-unit-XXXXXX");
+		ASSERT_NOT_NULL(mkdtemp(tmp_dir));
+	}
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp_dir, name);
+	return buf[k];
+}
+
+void fpt_tmp_cleanup(void)
+{
+	char cmd[128];
+
+	if (!tmp_dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+	ASSERT_EQ(system(cmd), 0);
+	tmp_dir[0] = '\0';
+}
+
 void *fpt_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

@@ -18,33 +18,6 @@
 
 #include "test.h"
 
-static char tmpdir[64];
-
-static const char *out_path(const char *name)
-{
-	static char buf[4][256];
-	static int k;
-
-	if (!tmpdir[0]) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-prof-XXXXXX");
-		ASSERT_NOT_NULL(mkdtemp(tmpdir));
-	}
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
-}
-
-static void cleanup_dir(void)
-{
-	char cmd[128];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ASSERT_EQ(system(cmd), 0);
-	tmpdir[0] = '\0';
-}
-
 static int start(const char *name, enum fp_prof_context ctx, enum fp_prof_data data,
 		 const char *backend)
 {
@@ -52,7 +25,7 @@ static int start(const char *name, enum fp_prof_context ctx, enum fp_prof_data d
 	struct fp_diag d;
 	int id = -1;
 
-	o.name = out_path(name);
+	o.name = fpt_tmp_path(name);
 	o.context = ctx;
 	o.data = data;
 	o.backend = backend;
@@ -162,7 +135,7 @@ TEST(prof_session_scopes)
 	uint32_t depth;
 
 	ASSERT_NOT_NULL(s);
-	ASSERT_STREQ(fp_prof_session_name(s), out_path("scopes"));
+	ASSERT_STREQ(fp_prof_session_name(s), fpt_tmp_path("scopes"));
 	ASSERT(fp_prof_session_active(s));
 	ASSERT_OK(fp_host_launch(id, &l, 100, 150)); /* ROOT/add_kernel */
 	ASSERT_OK(fp_prof_scope_enter(id, "a", 1, 0));
@@ -204,13 +177,13 @@ TEST(prof_session_scopes)
 	ASSERT_EQ(fp_prof_finalize(id, NULL, NULL), FP_ENOENT);
 
 	/* The files: the hatchet reads back with the same totals; the meta says all is well. */
-	ASSERT_OK(fp_calltree_read_hatchet(out_path("scopes.hatchet"), NULL, &r, NULL, NULL));
+	ASSERT_OK(fp_calltree_read_hatchet(fpt_tmp_path("scopes.hatchet"), NULL, &r, NULL, NULL));
 	ASSERT_DEQ(metric_of(r, FP_CALLTREE_ROOT, "time (ns)", 1), 461);
 	ASSERT_STREQ(string_of(r, find(r, k_ab, 3), "device_type"), "CPU");
 	ASSERT_EQ(fp_calltree_device_count(r), 1);
 	fp_calltree_free(r);
-	ASSERT_EQ(access(out_path("scopes.chrome_trace.json"), F_OK), -1); /* tree data only */
-	doc = parse(out_path("scopes.meta.json"));
+	ASSERT_EQ(access(fpt_tmp_path("scopes.chrome_trace.json"), F_OK), -1); /* tree data only */
+	doc = parse(fpt_tmp_path("scopes.meta.json"));
 	meta = fp_json_root(doc);
 	ASSERT_STREQ(fp_json_string(fp_json_get(meta, "format"), NULL), "flagprism-profile-meta");
 	ASSERT_STREQ(fp_json_string(get_path(meta, "session", "context"), NULL), "shadow");
@@ -220,12 +193,12 @@ TEST(prof_session_scopes)
 	ASSERT_EQ(get_int(meta, "lost", "unfinished_scopes"), 0);
 	ASSERT_EQ(fp_json_type(fp_json_get(meta, "incomplete")), FP_JSON_FALSE);
 	ASSERT_STREQ(fp_json_string(get_path(meta, "outputs", "hatchet"), NULL),
-		     out_path("scopes.hatchet"));
+		     fpt_tmp_path("scopes.hatchet"));
 	ASSERT_STREQ(fp_json_string(get_path(get_path(meta, "devices", "CPU"), "0", "arch"), NULL),
 		     "interpreter");
 	fp_json_doc_free(doc);
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_session_mismatch)
@@ -252,7 +225,7 @@ TEST(prof_session_mismatch)
 	ASSERT_EQ(fp_prof_scope_enter(12345, "x", 1, 0), FP_ENOENT);
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_session_multiple)
@@ -300,12 +273,12 @@ TEST(prof_session_multiple)
 	ASSERT_NE(s3, s2);
 	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
 	ASSERT_EQ(fp_prof_session_count(), 0);
-	ASSERT_EQ(access(out_path("m1.hatchet"), F_OK), 0);
-	ASSERT_EQ(access(out_path("m3.meta.json"), F_OK), 0);
+	ASSERT_EQ(access(fpt_tmp_path("m1.hatchet"), F_OK), 0);
+	ASSERT_EQ(access(fpt_tmp_path("m3.meta.json"), F_OK), 0);
 	/* FP_PROF_ALL with no session is a no-op. */
 	ASSERT_OK(fp_prof_scope_enter(FP_PROF_ALL, "z", 1, 0));
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_session_python_context)
@@ -364,7 +337,7 @@ TEST(prof_session_python_context)
 	}
 	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 #define NTHREADS 8
@@ -474,7 +447,7 @@ TEST(prof_session_concurrent)
 	}
 	ASSERT_OK(fp_prof_finalize(FP_PROF_ALL, NULL, NULL));
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 struct corr_arg {
@@ -547,7 +520,7 @@ TEST(prof_session_correlation)
 	ASSERT_EQ(st.pending, 1);
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	{
-		struct fp_json_doc *doc = parse(out_path("corr.meta.json"));
+		struct fp_json_doc *doc = parse(fpt_tmp_path("corr.meta.json"));
 		const struct fp_json_value *m = fp_json_root(doc);
 
 		ASSERT_EQ(get_int(m, "lost", "launches_without_event"), 1);
@@ -555,7 +528,7 @@ TEST(prof_session_correlation)
 		fp_json_doc_free(doc);
 	}
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 static void check_trace_file(const char *path, size_t want_x)
@@ -619,9 +592,9 @@ TEST(prof_session_trace)
 	ASSERT_OK(fp_prof_scope_exit(id, "outer", 5, NULL));
 	ASSERT_OK(fp_host_launch(id, &l, 5, 6)); /* before the origin: clamped to 0 */
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
-	check_trace_file(out_path("tr.chrome_trace.json"), 4);
+	check_trace_file(fpt_tmp_path("tr.chrome_trace.json"), 4);
 
-	doc = parse(out_path("tr.chrome_trace.json"));
+	doc = parse(fpt_tmp_path("tr.chrome_trace.json"));
 	evs = fp_json_get(fp_json_root(doc), "traceEvents");
 	for (i = 0; i < fp_json_len(evs); i++) {
 		const struct fp_json_value *e = fp_json_at(evs, i), *cs;
@@ -651,13 +624,13 @@ TEST(prof_session_trace)
 	}
 	ASSERT_EQ(found, 2);
 	fp_json_doc_free(doc);
-	doc = parse(out_path("tr.meta.json"));
+	doc = parse(fpt_tmp_path("tr.meta.json"));
 	ASSERT_EQ(get_int(fp_json_root(doc), "lost", "clamped_timestamps"), 1);
 	ASSERT_STREQ(fp_json_string(get_path(fp_json_root(doc), "outputs", "chrome_trace"), NULL),
-		     out_path("tr.chrome_trace.json"));
+		     fpt_tmp_path("tr.chrome_trace.json"));
 	fp_json_doc_free(doc);
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_session_trace_overlap)
@@ -687,8 +660,8 @@ TEST(prof_session_trace_overlap)
 	ev.end_ns = t0 + 70;
 	ASSERT_OK(fp_prof_kernel(id, &ev));
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
-	check_trace_file(out_path("ov.chrome_trace.json"), 3);
-	doc = parse(out_path("ov.chrome_trace.json"));
+	check_trace_file(fpt_tmp_path("ov.chrome_trace.json"), 3);
+	doc = parse(fpt_tmp_path("ov.chrome_trace.json"));
 	evs = fp_json_get(fp_json_root(doc), "traceEvents");
 	for (i = 0; i < fp_json_len(evs); i++) {
 		const struct fp_json_value *e = fp_json_at(evs, i);
@@ -701,11 +674,11 @@ TEST(prof_session_trace_overlap)
 	}
 	ASSERT_EQ(lanes, 11);
 	fp_json_doc_free(doc);
-	doc = parse(out_path("ov.meta.json"));
+	doc = parse(fpt_tmp_path("ov.meta.json"));
 	ASSERT_EQ(get_int(fp_json_root(doc), "counts", "trace_slices_on_overlap_tracks"), 1);
 	fp_json_doc_free(doc);
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_session_incomplete)
@@ -717,7 +690,7 @@ TEST(prof_session_incomplete)
 	struct fp_diag d;
 	int id, id2;
 
-	o.name = out_path("inc");
+	o.name = fpt_tmp_path("inc");
 	o.data = FP_PROF_DATA_TRACE;
 	o.max_trace_events = 2;
 	o.backend = "null";
@@ -731,7 +704,7 @@ TEST(prof_session_incomplete)
 	fp_diag_clear(&d);
 	ASSERT_EQ(fp_prof_finalize(id, "hatchet,bogus", &d), FP_EINVAL);
 	ASSERT(strstr(d.msg, "unknown output format 'bogus'") != NULL);
-	doc = parse(out_path("inc.meta.json"));
+	doc = parse(fpt_tmp_path("inc.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	ASSERT_EQ(get_int(m, "lost", "unfinished_scopes"), 1);
@@ -750,13 +723,13 @@ TEST(prof_session_incomplete)
 	fp_json_doc_free(doc);
 
 	/* Sessions left open at shutdown are written as incomplete. */
-	o.name = out_path("abandoned");
+	o.name = fpt_tmp_path("abandoned");
 	ASSERT_OK(fp_prof_start(&o, &id2, NULL));
 	ASSERT_OK(fp_prof_set_meta(id2, "triton", "3.6.0"));
 	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.11"));
 	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.12"));
 	fp_prof_shutdown();
-	doc = parse(out_path("abandoned.meta.json"));
+	doc = parse(fpt_tmp_path("abandoned.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	ASSERT_STREQ(fp_json_string(fp_json_at(fp_json_get(m, "incomplete_reasons"), 0), NULL),
@@ -769,7 +742,7 @@ TEST(prof_session_incomplete)
 		ASSERT_STREQ(key, "python");
 	}
 	fp_json_doc_free(doc);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* Where a session's files would go is checked at start; two open sessions never share a name;
@@ -790,7 +763,7 @@ TEST(prof_session_outputs_checked_at_start)
 	ASSERT(strstr(d.msg, "/nonexistent-fp-dir/p.chrome_trace.json") != NULL);
 	ASSERT(strstr(d.msg, "ENOENT") != NULL);
 	ASSERT_EQ(fp_prof_session_count(), 0);
-	snprintf(longname, sizeof(longname), "%s/", out_path(""));
+	snprintf(longname, sizeof(longname), "%s/", fpt_tmp_path(""));
 	for (i = strlen(longname); i < 300; i++)
 		longname[i] = 'n';
 	longname[300] = '\0';
@@ -799,7 +772,7 @@ TEST(prof_session_outputs_checked_at_start)
 	ASSERT(strstr(d.msg, "ENAMETOOLONG") != NULL);
 	ASSERT_EQ(fp_prof_session_count(), 0);
 
-	o.name = out_path("same");
+	o.name = fpt_tmp_path("same");
 	ASSERT_OK(fp_prof_start(&o, &id, &d));
 	ASSERT_EQ(fp_prof_start(&o, &id2, &d), FP_EBUSY);
 	ASSERT(strstr(d.msg, "already writes") != NULL);
@@ -809,7 +782,7 @@ TEST(prof_session_outputs_checked_at_start)
 	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
 	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
-	doc = parse(out_path("same.meta.json"));
+	doc = parse(fpt_tmp_path("same.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	reasons = fp_json_get(m, "incomplete_reasons");
@@ -821,7 +794,7 @@ TEST(prof_session_outputs_checked_at_start)
 	/* the name is free again once the first session is finalized */
 	ASSERT_OK(fp_prof_start(&o, &id2, &d));
 	ASSERT_OK(fp_prof_finalize(id2, NULL, &d));
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* A process killed while finalize writes (here by a file size limit, SIGXFSZ, in the middle of
@@ -835,7 +808,7 @@ TEST(prof_session_killed_while_writing_leaves_meta_marked)
 	int id, status, i;
 	pid_t pid;
 
-	o.name = out_path("killed");
+	o.name = fpt_tmp_path("killed");
 	o.data = FP_PROF_DATA_TRACE;
 	o.backend = "null";
 	pid = fork();
@@ -856,7 +829,7 @@ TEST(prof_session_killed_while_writing_leaves_meta_marked)
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT(WIFSIGNALED(status));
 	ASSERT_EQ(WTERMSIG(status), SIGXFSZ);
-	doc = parse(out_path("killed.meta.json"));
+	doc = parse(fpt_tmp_path("killed.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	reasons = fp_json_get(m, "incomplete_reasons");
@@ -864,7 +837,7 @@ TEST(prof_session_killed_while_writing_leaves_meta_marked)
 	ASSERT(strstr(fp_json_string(fp_json_at(reasons, 0), NULL), "finalize did not finish") !=
 	       NULL);
 	fp_json_doc_free(doc);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 static int failing_start(struct fp_sink_session *s, struct fp_diag *diag)
@@ -899,7 +872,7 @@ TEST(prof_backend_registry)
 		;
 	ASSERT_EQ(i, 3);
 
-	o.name = out_path("reg");
+	o.name = fpt_tmp_path("reg");
 	o.backend = "busy";
 	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EBUSY);
 	ASSERT_STREQ(d.msg, "another profiler owns the device hook");
@@ -916,10 +889,10 @@ TEST(prof_backend_registry)
 		char name[32];
 
 		snprintf(name, sizeof(name), "reg-%d", i);
-		o.name = out_path(name);
+		o.name = fpt_tmp_path(name);
 		ASSERT_OK(fp_prof_start(&o, &ids[i], NULL));
 	}
-	o.name = out_path("reg-one-more");
+	o.name = fpt_tmp_path("reg-one-more");
 	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_ELIMIT);
 	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++)
 		ASSERT_OK(fp_prof_deactivate(ids[i]));
@@ -929,7 +902,7 @@ TEST(prof_backend_registry)
 	ASSERT_STREQ(fp_prof_writer_find("chrome_trace")->suffix, ".chrome_trace.json");
 	ASSERT_STREQ(fp_prof_writer_at(2)->name, "meta");
 	ASSERT_NULL(fp_prof_writer_at(3));
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* One whole session; every allocation may fail. Returns the first non-OK status. */
@@ -942,7 +915,7 @@ static int session_run(void *unused)
 	int id, rc;
 
 	(void)unused;
-	o.name = out_path("oom");
+	o.name = fpt_tmp_path("oom");
 	o.data = FP_PROF_DATA_TRACE;
 	o.context = FP_PROF_CONTEXT_PYTHON;
 	rc = fp_prof_start(&o, &id, NULL);
@@ -966,5 +939,5 @@ out:
 TEST(prof_session_oom)
 {
 	fpt_oom_sweep(session_run, NULL, 0, 11, NULL);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }

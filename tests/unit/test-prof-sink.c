@@ -162,37 +162,12 @@ TEST(prof_sink_attach_oom)
 
 /* ---- through a session's sink ------------------------------------------------------------------ */
 
-static char tmpdir[64];
-
-static const char *out_path(const char *name)
-{
-	static char buf[256];
-
-	if (!tmpdir[0]) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-sink-XXXXXX");
-		ASSERT_NOT_NULL(mkdtemp(tmpdir));
-	}
-	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
-	return buf;
-}
-
-static void cleanup_dir(void)
-{
-	char cmd[128];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ASSERT_EQ(system(cmd), 0);
-	tmpdir[0] = '\0';
-}
-
 static struct fp_prof_session *start_null(const char *name, int *id)
 {
 	struct fp_prof_options o = {0};
 	struct fp_diag d;
 
-	o.name = out_path(name);
+	o.name = fpt_tmp_path(name);
 	o.backend = "null";
 	fp_diag_clear(&d);
 	if (fp_prof_start(&o, id, &d))
@@ -237,12 +212,12 @@ TEST(prof_sink_session_handles)
 	/* the host backend finds the sink in the registry once a session started */
 	ASSERT(fp_backend_sink() == fp_prof_sink());
 	ASSERT(fp_prof_session_backend(s) == fp_backend_null());
-	ASSERT_STREQ(h->sink->output_name(h), out_path("handles"));
+	ASSERT_STREQ(h->sink->output_name(h), fpt_tmp_path("handles"));
 	ASSERT(h->sink->active(h));
 	ASSERT_OK(fp_prof_deactivate(id));
 	ASSERT(!h->sink->active(h));
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_sink_process_calls)
@@ -357,7 +332,7 @@ TEST(prof_sink_kernels_metrics_and_paths)
 		const struct fp_json_value *root, *v;
 		struct fp_diag d;
 
-		ASSERT_OK(fp_json_parse_file(out_path("metrics.meta.json"), NULL, &doc, &d));
+		ASSERT_OK(fp_json_parse_file(fpt_tmp_path("metrics.meta.json"), NULL, &doc, &d));
 		root = fp_json_root(doc);
 		v = fp_json_get(fp_json_get(root, "environment"), "sink_test");
 		ASSERT_STREQ(fp_json_string(v, NULL), "yes");
@@ -370,12 +345,12 @@ TEST(prof_sink_kernels_metrics_and_paths)
 			ASSERT_EQ(n, 3);
 		}
 		fp_json_doc_free(doc);
-		ASSERT_OK(
-			fp_calltree_read_hatchet(out_path("metrics.hatchet"), NULL, &t, NULL, &d));
+		ASSERT_OK(fp_calltree_read_hatchet(fpt_tmp_path("metrics.hatchet"), NULL, &t, NULL,
+						   &d));
 		ASSERT_EQ(fp_calltree_device_count(t), 2); /* two keys of device CUDA/0 */
 		fp_calltree_free(t);
 	}
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 static uint32_t child_named(struct fp_calltree *t, uint32_t parent, const char *name)
@@ -453,7 +428,7 @@ TEST(prof_sink_pc_samples)
 	line = child_named(t, fn, "<no line info>");
 	ASSERT_DEQ(get(t, line, "num_samples", false), 1.5);
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 TEST(prof_sink_host_launch_without_session)

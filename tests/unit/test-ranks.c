@@ -21,33 +21,6 @@
 
 #include "test.h"
 
-static char tmpdir[64];
-
-static const char *out_path(const char *name)
-{
-	static char buf[4][256];
-	static int k;
-
-	if (!tmpdir[0]) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-ranks-XXXXXX");
-		ASSERT_NOT_NULL(mkdtemp(tmpdir));
-	}
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
-}
-
-static void cleanup_dir(void)
-{
-	char cmd[128];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ASSERT_EQ(system(cmd), 0);
-	tmpdir[0] = '\0';
-}
-
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -249,7 +222,7 @@ static int start(const char *name, enum fp_prof_data data, const char *backend)
 	struct fp_diag d;
 	int id = -1;
 
-	o.name = out_path(name);
+	o.name = fpt_tmp_path(name);
 	o.data = data;
 	o.backend = backend;
 	fp_diag_clear(&d);
@@ -329,7 +302,7 @@ TEST(comm_scopes_tree_meta_trace)
 	ASSERT_STREQ(str(t, find(t, scope, 2), "comm_ranks (pty)"), "0-3");
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 
-	doc = parse(out_path("c.meta.json"));
+	doc = parse(fpt_tmp_path("c.meta.json"));
 	dist = fp_json_get(fp_json_root(doc), "distributed");
 	ASSERT(fp_json_int64(fp_json_get(dist, "rank"), &x) && x == 2);
 	ASSERT(fp_json_int64(fp_json_get(dist, "world_size"), &x) && x == 4);
@@ -342,7 +315,7 @@ TEST(comm_scopes_tree_meta_trace)
 	       x == 789);
 	fp_json_doc_free(doc);
 
-	doc = parse(out_path("c.chrome_trace.json"));
+	doc = parse(fpt_tmp_path("c.chrome_trace.json"));
 	root = fp_json_root(doc);
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "rank"), &x) && x == 2);
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "barrier_ns"), &x) &&
@@ -377,7 +350,7 @@ TEST(comm_scopes_tree_meta_trace)
 	ASSERT_EQ(comm_track, 1); /* "stream N communication" */
 	fp_json_doc_free(doc);
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* A device-timed kernel (the CUPTI path: launch contexts) inside and outside a collective. */
@@ -413,7 +386,7 @@ TEST(comm_scopes_launch_contexts)
 	ASSERT(isnan(val(t, find(t, in_scope, 1), "comm_ranks (pty)"))); /* none given */
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	fp_prof_shutdown();
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* ---- identity read back ------------------------------------------------------------------------ */
@@ -423,14 +396,14 @@ TEST(ranks_read_meta)
 	struct fp_ranks_read rr;
 	struct fp_diag d;
 
-	write_file(out_path("p.rank1.meta.json"),
+	write_file(fpt_tmp_path("p.rank1.meta.json"),
 		   "{\"format\":\"flagprism-profile-meta\",\"incomplete\":true,"
 		   "\"time\":{\"origin_monotonic_ns\":500,\"start_unix_ns\":9000},"
 		   "\"distributed\":{\"rank\":1,\"local_rank\":1,\"world_size\":4,"
 		   "\"local_world_size\":null,\"host\":\"h\",\"device\":\"cpu\",\"backend\":null,"
 		   "\"boot_id\":\"b7\","
 		   "\"barrier\":{\"exit_monotonic_ns\":700,\"duration_ns\":30}}}");
-	ASSERT_OK(fp_ranks_read_meta(out_path("p.rank1.hatchet"), &rr, NULL));
+	ASSERT_OK(fp_ranks_read_meta(fpt_tmp_path("p.rank1.hatchet"), &rr, NULL));
 	ASSERT(rr.found);
 	ASSERT_EQ(rr.rank, 1);
 	ASSERT_EQ(rr.world_size, 4);
@@ -444,12 +417,12 @@ TEST(ranks_read_meta)
 	ASSERT_UEQ(rr.origin_unix_ns, 9000);
 	ASSERT(rr.incomplete);
 	/* the meta file itself, and the trace beside it, name the same meta file */
-	ASSERT_OK(fp_ranks_read_meta(out_path("p.rank1.meta.json"), &rr, NULL));
+	ASSERT_OK(fp_ranks_read_meta(fpt_tmp_path("p.rank1.meta.json"), &rr, NULL));
 	ASSERT_EQ(rr.rank, 1);
-	ASSERT_OK(fp_ranks_read_meta(out_path("p.rank1.chrome_trace.json"), &rr, NULL));
+	ASSERT_OK(fp_ranks_read_meta(fpt_tmp_path("p.rank1.chrome_trace.json"), &rr, NULL));
 	ASSERT_EQ(rr.rank, 1);
 	/* no meta file: nothing known, no error */
-	ASSERT_OK(fp_ranks_read_meta(out_path("none.hatchet"), &rr, NULL));
+	ASSERT_OK(fp_ranks_read_meta(fpt_tmp_path("none.hatchet"), &rr, NULL));
 	ASSERT(!rr.found);
 	/* a session outside a job */
 	ASSERT_OK(fp_ranks_parse_meta("{\"distributed\":null}", 20, "m", &rr, NULL));
@@ -471,7 +444,7 @@ TEST(ranks_read_meta)
 		  FP_EFORMAT);
 	ASSERT_EQ(fp_ranks_parse_meta("[1,", 3, "m", &rr, &d), FP_EFORMAT);
 	ASSERT(strncmp(d.msg, "m:1:4: ", 7) == 0);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 static char *render(struct fp_calltree *t, const char *metric, int *rc);
@@ -560,8 +533,8 @@ TEST(ranks_merge_statistics)
 		struct fp_calltree *r = NULL;
 		struct fp_diag d;
 
-		ASSERT_OK(fp_calltree_save_hatchet(m, out_path("m.hatchet"), 0, &d));
-		ASSERT_OK(fp_calltree_read_hatchet(out_path("m.hatchet"), NULL, &r, NULL, &d));
+		ASSERT_OK(fp_calltree_save_hatchet(m, fpt_tmp_path("m.hatchet"), 0, &d));
+		ASSERT_OK(fp_calltree_read_hatchet(fpt_tmp_path("m.hatchet"), NULL, &r, NULL, &d));
 		ASSERT(fp_calltree_equal(m, r, 1e-12, &d));
 		fp_calltree_free(r);
 	}
@@ -573,7 +546,7 @@ TEST(ranks_merge_statistics)
 	fp_calltree_free(in[0]);
 	fp_calltree_free(in[1]);
 	fp_calltree_free(in[2]);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* Metric names of any length (a scope's own metrics are named by the user), and --op sum. */
@@ -1110,20 +1083,21 @@ TEST(ranks_merge_traces_files)
 	struct fp_diag d;
 	int64_t pid;
 
-	write_file(out_path("p.rank0.chrome_trace.json"), t);
-	snprintf(p0, sizeof(p0), "%s", out_path("p.rank0.chrome_trace.json"));
-	ASSERT_OK(fp_ranks_merge_traces(paths, 1, NULL, out_path("all.json"), &rep, &d));
-	doc = parse(out_path("all.json"));
+	write_file(fpt_tmp_path("p.rank0.chrome_trace.json"), t);
+	snprintf(p0, sizeof(p0), "%s", fpt_tmp_path("p.rank0.chrome_trace.json"));
+	ASSERT_OK(fp_ranks_merge_traces(paths, 1, NULL, fpt_tmp_path("all.json"), &rep, &d));
+	doc = parse(fpt_tmp_path("all.json"));
 	ASSERT_EQ(event_ts(fp_json_root(doc), "step", &pid), 1000);
 	ASSERT_EQ(pid, 1);
 	fp_json_doc_free(doc);
-	snprintf(p1, sizeof(p1), "%s", out_path("nope.json"));
-	ASSERT_EQ(fp_ranks_merge_traces(paths, 2, NULL, out_path("all2.json"), &rep, &d), FP_EIO);
+	snprintf(p1, sizeof(p1), "%s", fpt_tmp_path("nope.json"));
+	ASSERT_EQ(fp_ranks_merge_traces(paths, 2, NULL, fpt_tmp_path("all2.json"), &rep, &d),
+		  FP_EIO);
 	if (!strstr(d.msg, "nope.json"))
 		fpt_fail(__FILE__, __LINE__, "msg: %s", d.msg);
-	ASSERT_EQ(access(out_path("all2.json"), F_OK), -1);
+	ASSERT_EQ(access(fpt_tmp_path("all2.json"), F_OK), -1);
 	free(t);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* ---- merging the Debugger's summaries ----------------------------------------------------------- */
@@ -1302,20 +1276,20 @@ TEST(ranks_merge_summaries_files)
 	struct fp_diag d;
 	char dir[256];
 
-	snprintf(dir, sizeof(dir), "%s", out_path("rank1"));
+	snprintf(dir, sizeof(dir), "%s", fpt_tmp_path("rank1"));
 	ASSERT_EQ(mkdir(dir, 0777), 0);
-	write_file(out_path("rank1/summary.json"), t);
+	write_file(fpt_tmp_path("rank1/summary.json"), t);
 	paths[0] = dir;
-	ASSERT_OK(fp_ranks_merge_summaries(paths, 1, out_path("all/x"), &rep, &d));
+	ASSERT_OK(fp_ranks_merge_summaries(paths, 1, fpt_tmp_path("all/x"), &rep, &d));
 	ASSERT_STREQ(rep.missing, "0");
-	doc = parse(out_path("all/x/summary.json"));
+	doc = parse(fpt_tmp_path("all/x/summary.json"));
 	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_root(doc), "findings")), 1);
 	fp_json_doc_free(doc);
-	ASSERT_EQ(access(out_path("all/x/summary.txt"), F_OK), 0);
-	paths[0] = out_path("missing");
-	ASSERT_EQ(fp_ranks_merge_summaries(paths, 1, out_path("all/y"), &rep, &d), FP_EIO);
+	ASSERT_EQ(access(fpt_tmp_path("all/x/summary.txt"), F_OK), 0);
+	paths[0] = fpt_tmp_path("missing");
+	ASSERT_EQ(fp_ranks_merge_summaries(paths, 1, fpt_tmp_path("all/y"), &rep, &d), FP_EIO);
 	free(t);
-	cleanup_dir();
+	fpt_tmp_cleanup();
 }
 
 /* The Debugger's own summary says which rank wrote it. */

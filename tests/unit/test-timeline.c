@@ -295,29 +295,6 @@ TEST(timeline_decode_oom_sweep)
 
 /* ---- sessions -------------------------------------------------------------------------------- */
 
-static char tmpdir[64];
-
-static const char *out_path(const char *name)
-{
-	static char p[256];
-
-	if (!tmpdir[0]) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/fp-tl-XXXXXX");
-		ASSERT_NOT_NULL(mkdtemp(tmpdir));
-	}
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static void rm_tmp(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ASSERT_EQ(system(cmd), 0);
-	tmpdir[0] = 0;
-}
-
 static const struct fp_prof_tl_scope scopes3[] = {
 	{"load", 4, 0},
 	{"inner", 5, FP_PROF_TL_PIPELINED},
@@ -360,7 +337,7 @@ TEST(timeline_session_tree_trace_and_meta)
 	struct buf b;
 	int sid;
 
-	o.name = out_path("tl");
+	o.name = fpt_tmp_path("tl");
 	o.data = FP_PROF_DATA_TRACE;
 	o.backend = "host";
 	ASSERT_OK(fp_prof_start(&o, &sid, NULL));
@@ -407,7 +384,7 @@ TEST(timeline_session_tree_trace_and_meta)
 	fp_timeline_free(t);
 	ASSERT_OK(fp_prof_finalize(sid, NULL, NULL));
 
-	snprintf(path, sizeof(path), "%s", out_path("tl.chrome_trace.json"));
+	snprintf(path, sizeof(path), "%s", fpt_tmp_path("tl.chrome_trace.json"));
 	fp_strbuf_init(&trace, 1 << 24);
 	fp_strbuf_init(&meta, 1 << 24);
 	ASSERT_OK(fp_strbuf_read_file(&trace, path, NULL));
@@ -426,7 +403,7 @@ TEST(timeline_session_tree_trace_and_meta)
 	ASSERT_NOT_NULL(q);
 	ASSERT(strncmp(p, q, strcspn(p, ",")) == 0);
 
-	snprintf(path, sizeof(path), "%s", out_path("tl.meta.json"));
+	snprintf(path, sizeof(path), "%s", fpt_tmp_path("tl.meta.json"));
 	ASSERT_OK(fp_strbuf_read_file(&meta, path, NULL));
 	ASSERT(strstr(meta.buf, "\"intra_kernel\"") != NULL);
 	ASSERT(strstr(meta.buf, "\"launches\":2") != NULL);
@@ -434,7 +411,7 @@ TEST(timeline_session_tree_trace_and_meta)
 	ASSERT(strstr(meta.buf, "kern / inner: inside or around a loop") != NULL);
 	fp_strbuf_release(&trace);
 	fp_strbuf_release(&meta);
-	rm_tmp();
+	fpt_tmp_cleanup();
 }
 
 /* One whole session with a timeline intake and trace; every allocation may fail. */
@@ -447,7 +424,7 @@ static int tl_session_run(void *unused)
 	int id, rc;
 
 	(void)unused;
-	o.name = out_path("oom");
+	o.name = fpt_tmp_path("oom");
 	o.data = FP_PROF_DATA_TRACE;
 	rc = fp_prof_start(&o, &id, NULL);
 	if (rc)
@@ -473,5 +450,5 @@ out:
 TEST(timeline_session_oom)
 {
 	fpt_oom_sweep(tl_session_run, NULL, FP_EIO, 11, NULL);
-	rm_tmp();
+	fpt_tmp_cleanup();
 }

@@ -95,4 +95,12 @@ const char *fpt_data_path(const char *name);
  */
 void *fpt_slurp(const char *path, size_t *len);
 
+/*
+ * `name` inside this test's scratch directory (/tmp/fp-unit-XXXXXX, made on first use): valid
+ * until the fourth call after this one. fpt_tmp_cleanup() removes the directory; the next
+ * fpt_tmp_path() makes a new one.
+ */
+const char *fpt_tmp_path(const char *name);
+void fpt_tmp_cleanup(void);
+
 #endif /* FP_TEST_H */
