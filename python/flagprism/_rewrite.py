@@ -1279,20 +1279,26 @@ class _Rewriter(RewriterBase):
             or (isinstance(ann, ast.Attribute) and ann.attr == "constexpr")
         )
 
-    def _emit(self, fdef: ast.FunctionDef) -> str:
+    def _edited_lines(self, fdef: ast.FunctionDef, what: str) -> tuple[list[str], int, int]:
+        """The function's dedented lines with the rewrite's edits, its decorators and `def`
+        lines blanked; the `def` line and the body's first line (1-based)."""
         lines = list(self.src.lines)
         def_idx = fdef.lineno  # 1-based, dedented
         for i in range(1, def_idx):
             lines[i - 1] = ""  # decorators
         body_first = fdef.body[0].lineno
         if body_first == def_idx:
-            raise self.unsupported(fdef, "a kernel whose body starts on the `def` line")
+            raise self.unsupported(fdef, f"a {what} whose body starts on the `def` line")
         for ln in range(def_idx, body_first):
             lines[ln - 1] = ""
         for ln, text in self.line_edits.items():
             lines[ln - 1] = text
         for ln in self.blank_lines:
             lines[ln - 1] = ""
+        return lines, def_idx, body_first
+
+    def _emit(self, fdef: ast.FunctionDef) -> str:
+        lines, def_idx, body_first = self._edited_lines(fdef, "kernel")
         # New header one line above the original `def`; the prologue takes the `def` line.
         header = twin_header(fdef, self.shared.desc_params)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
@@ -1405,19 +1411,7 @@ class _HelperRewriter(_Rewriter):
         )
 
     def _emit_helper(self, fdef: ast.FunctionDef) -> str:
-        lines = list(self.src.lines)
-        def_idx = fdef.lineno
-        for i in range(1, def_idx):
-            lines[i - 1] = ""  # decorators
-        body_first = fdef.body[0].lineno
-        if body_first == def_idx:
-            raise self.unsupported(fdef, "a helper whose body starts on the `def` line")
-        for ln in range(def_idx, body_first):
-            lines[ln - 1] = ""
-        for ln, text in self.line_edits.items():
-            lines[ln - 1] = text
-        for ln in self.blank_lines:
-            lines[ln - 1] = ""
+        lines, def_idx, body_first = self._edited_lines(fdef, "helper")
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
         if self.prologue_extra:
             lines[def_idx - 1] = lead + "; ".join(self.prologue_extra)
