@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
+#include <flagprism/calltree.h>
+#include <flagprism/json.h>
 #include <flagprism/status.h>
 
 #include "test.h"
@@ -176,6 +178,27 @@ void fpt_tmp_cleanup(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
 	ASSERT_EQ(system(cmd), 0);
 	tmp_dir[0] = '\0';
+}
+
+struct fp_json_doc *fpt_json_file(const char *path)
+{
+	struct fp_json_doc *doc = NULL;
+	struct fp_diag d;
+
+	if (fp_json_parse_file(path, NULL, &doc, &d))
+		fpt_fail(__FILE__, __LINE__, "%s", d.msg);
+	return doc;
+}
+
+const char *fpt_metric_str(struct fp_calltree *t, uint32_t node, const char *metric)
+{
+	struct fp_calltree_value v;
+	uint32_t m;
+
+	ASSERT_OK(fp_calltree_metric_find(t, metric, strlen(metric), &m));
+	ASSERT_OK(fp_calltree_get(t, node, m, &v));
+	ASSERT(v.is_string);
+	return v.str;
 }
 
 void *fpt_slurp(const char *path, size_t *len)

@@ -82,27 +82,6 @@ static double metric_of(struct fp_calltree *t, uint32_t node, const char *metric
 	return total ? v.total : v.self;
 }
 
-static const char *string_of(struct fp_calltree *t, uint32_t node, const char *metric)
-{
-	struct fp_calltree_value v;
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_find(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_get(t, node, m, &v));
-	ASSERT(v.is_string);
-	return v.str;
-}
-
-static struct fp_json_doc *parse(const char *path)
-{
-	struct fp_json_doc *doc = NULL;
-	struct fp_diag d;
-
-	if (fp_json_parse_file(path, NULL, &doc, &d))
-		fpt_fail(__FILE__, __LINE__, "%s", d.msg);
-	return doc;
-}
-
 static const struct fp_json_value *get_path(const struct fp_json_value *v, const char *a,
 					    const char *b)
 {
@@ -159,8 +138,8 @@ TEST(prof_session_scopes)
 	ASSERT_OK(fp_calltree_finalize(t));
 	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "time (ns)", 0), 400);
 	ASSERT_DEQ(metric_of(t, find(t, k_ab, 3), "count", 0), 2);
-	ASSERT_STREQ(string_of(t, find(t, k_ab, 3), "device_id"), "0");
-	ASSERT_STREQ(string_of(t, find(t, k_ab, 3), "device_type"), "CPU");
+	ASSERT_STREQ(fpt_metric_str(t, find(t, k_ab, 3), "device_id"), "0");
+	ASSERT_STREQ(fpt_metric_str(t, find(t, k_ab, 3), "device_type"), "CPU");
 	ASSERT_DEQ(metric_of(t, find(t, k_a, 2), "time (ns)", 0), 10);
 	ASSERT_DEQ(metric_of(t, find(t, k_st, 3), "count", 0), 1);
 	ASSERT_DEQ(metric_of(t, find(t, k_root, 1), "time (ns)", 0), 50);
@@ -179,11 +158,11 @@ TEST(prof_session_scopes)
 	/* The files: the hatchet reads back with the same totals; the meta says all is well. */
 	ASSERT_OK(fp_calltree_read_hatchet(fpt_tmp_path("scopes.hatchet"), NULL, &r, NULL, NULL));
 	ASSERT_DEQ(metric_of(r, FP_CALLTREE_ROOT, "time (ns)", 1), 461);
-	ASSERT_STREQ(string_of(r, find(r, k_ab, 3), "device_type"), "CPU");
+	ASSERT_STREQ(fpt_metric_str(r, find(r, k_ab, 3), "device_type"), "CPU");
 	ASSERT_EQ(fp_calltree_device_count(r), 1);
 	fp_calltree_free(r);
 	ASSERT_EQ(access(fpt_tmp_path("scopes.chrome_trace.json"), F_OK), -1); /* tree data only */
-	doc = parse(fpt_tmp_path("scopes.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("scopes.meta.json"));
 	meta = fp_json_root(doc);
 	ASSERT_STREQ(fp_json_string(fp_json_get(meta, "format"), NULL), "flagprism-profile-meta");
 	ASSERT_STREQ(fp_json_string(get_path(meta, "session", "context"), NULL), "shadow");
@@ -513,14 +492,14 @@ TEST(prof_session_correlation)
 	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "flops16", 0), 99);
 	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "bytes", 0), 64);
 	ASSERT_DEQ(metric_of(t, find(t, k_s, 2), "est_flops", 0), 7);
-	ASSERT_STREQ(string_of(t, find(t, k_s, 2), "device_id"), "3");
+	ASSERT_STREQ(fpt_metric_str(t, find(t, k_s, 2), "device_id"), "3");
 	ASSERT_DEQ(metric_of(t, find(t, k_root, 1), "count", 0), 1);
 	ASSERT_OK(fp_prof_session_stats(fp_prof_session_get(id), &st));
 	ASSERT_EQ(st.unmatched, 1);
 	ASSERT_EQ(st.pending, 1);
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	{
-		struct fp_json_doc *doc = parse(fpt_tmp_path("corr.meta.json"));
+		struct fp_json_doc *doc = fpt_json_file(fpt_tmp_path("corr.meta.json"));
 		const struct fp_json_value *m = fp_json_root(doc);
 
 		ASSERT_EQ(get_int(m, "lost", "launches_without_event"), 1);
@@ -533,7 +512,7 @@ TEST(prof_session_correlation)
 
 static void check_trace_file(const char *path, size_t want_x)
 {
-	struct fp_json_doc *doc = parse(path);
+	struct fp_json_doc *doc = fpt_json_file(path);
 	const struct fp_json_value *root = fp_json_root(doc), *evs;
 	size_t i, nx = 0, nm = 0;
 	uint64_t last_pid = 0, last_tid = 0;
@@ -594,7 +573,7 @@ TEST(prof_session_trace)
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	check_trace_file(fpt_tmp_path("tr.chrome_trace.json"), 4);
 
-	doc = parse(fpt_tmp_path("tr.chrome_trace.json"));
+	doc = fpt_json_file(fpt_tmp_path("tr.chrome_trace.json"));
 	evs = fp_json_get(fp_json_root(doc), "traceEvents");
 	for (i = 0; i < fp_json_len(evs); i++) {
 		const struct fp_json_value *e = fp_json_at(evs, i), *cs;
@@ -624,7 +603,7 @@ TEST(prof_session_trace)
 	}
 	ASSERT_EQ(found, 2);
 	fp_json_doc_free(doc);
-	doc = parse(fpt_tmp_path("tr.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("tr.meta.json"));
 	ASSERT_EQ(get_int(fp_json_root(doc), "lost", "clamped_timestamps"), 1);
 	ASSERT_STREQ(fp_json_string(get_path(fp_json_root(doc), "outputs", "chrome_trace"), NULL),
 		     fpt_tmp_path("tr.chrome_trace.json"));
@@ -661,7 +640,7 @@ TEST(prof_session_trace_overlap)
 	ASSERT_OK(fp_prof_kernel(id, &ev));
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 	check_trace_file(fpt_tmp_path("ov.chrome_trace.json"), 3);
-	doc = parse(fpt_tmp_path("ov.chrome_trace.json"));
+	doc = fpt_json_file(fpt_tmp_path("ov.chrome_trace.json"));
 	evs = fp_json_get(fp_json_root(doc), "traceEvents");
 	for (i = 0; i < fp_json_len(evs); i++) {
 		const struct fp_json_value *e = fp_json_at(evs, i);
@@ -674,7 +653,7 @@ TEST(prof_session_trace_overlap)
 	}
 	ASSERT_EQ(lanes, 11);
 	fp_json_doc_free(doc);
-	doc = parse(fpt_tmp_path("ov.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("ov.meta.json"));
 	ASSERT_EQ(get_int(fp_json_root(doc), "counts", "trace_slices_on_overlap_tracks"), 1);
 	fp_json_doc_free(doc);
 	fp_prof_shutdown();
@@ -704,7 +683,7 @@ TEST(prof_session_incomplete)
 	fp_diag_clear(&d);
 	ASSERT_EQ(fp_prof_finalize(id, "hatchet,bogus", &d), FP_EINVAL);
 	ASSERT(strstr(d.msg, "unknown output format 'bogus'") != NULL);
-	doc = parse(fpt_tmp_path("inc.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("inc.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	ASSERT_EQ(get_int(m, "lost", "unfinished_scopes"), 1);
@@ -729,7 +708,7 @@ TEST(prof_session_incomplete)
 	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.11"));
 	ASSERT_OK(fp_prof_set_meta(id2, "python", "3.12"));
 	fp_prof_shutdown();
-	doc = parse(fpt_tmp_path("abandoned.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("abandoned.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	ASSERT_STREQ(fp_json_string(fp_json_at(fp_json_get(m, "incomplete_reasons"), 0), NULL),
@@ -782,7 +761,7 @@ TEST(prof_session_outputs_checked_at_start)
 	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
 	ASSERT_OK(fp_prof_mark_incomplete(id, "the program was ended by SIGTERM"));
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
-	doc = parse(fpt_tmp_path("same.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("same.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	reasons = fp_json_get(m, "incomplete_reasons");
@@ -829,7 +808,7 @@ TEST(prof_session_killed_while_writing_leaves_meta_marked)
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT(WIFSIGNALED(status));
 	ASSERT_EQ(WTERMSIG(status), SIGXFSZ);
-	doc = parse(fpt_tmp_path("killed.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("killed.meta.json"));
 	m = fp_json_root(doc);
 	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
 	reasons = fp_json_get(m, "incomplete_reasons");

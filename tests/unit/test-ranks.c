@@ -64,27 +64,6 @@ static double val(struct fp_calltree *t, uint32_t node, const char *metric)
 	return v.kind == FP_METRIC_INCLUSIVE ? v.total : v.self;
 }
 
-static const char *str(struct fp_calltree *t, uint32_t node, const char *metric)
-{
-	struct fp_calltree_value v;
-	uint32_t m;
-
-	ASSERT_OK(fp_calltree_metric_find(t, metric, strlen(metric), &m));
-	ASSERT_OK(fp_calltree_get(t, node, m, &v));
-	ASSERT(v.is_string);
-	return v.str;
-}
-
-static struct fp_json_doc *parse(const char *path)
-{
-	struct fp_json_doc *doc = NULL;
-	struct fp_diag d;
-
-	if (fp_json_parse_file(path, NULL, &doc, &d))
-		fpt_fail(__FILE__, __LINE__, "%s", d.msg);
-	return doc;
-}
-
 /* ---- naming --------------------------------------------------------------------------------- */
 
 TEST(ranks_name)
@@ -298,11 +277,11 @@ TEST(comm_scopes_tree_meta_trace)
 	ASSERT(val(t, find(t, scope, 2), "comm_time (ns)") >= 0);
 	ASSERT_DEQ(val(t, find(t, step, 1), "comm_count"), 2); /* inclusive */
 	ASSERT_DEQ(val(t, find(t, scope, 2), "comm_group_size (max)"), 4);
-	ASSERT_STREQ(str(t, find(t, scope, 2), "comm_kind (pty)"), "all_reduce");
-	ASSERT_STREQ(str(t, find(t, scope, 2), "comm_ranks (pty)"), "0-3");
+	ASSERT_STREQ(fpt_metric_str(t, find(t, scope, 2), "comm_kind (pty)"), "all_reduce");
+	ASSERT_STREQ(fpt_metric_str(t, find(t, scope, 2), "comm_ranks (pty)"), "0-3");
 	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
 
-	doc = parse(fpt_tmp_path("c.meta.json"));
+	doc = fpt_json_file(fpt_tmp_path("c.meta.json"));
 	dist = fp_json_get(fp_json_root(doc), "distributed");
 	ASSERT(fp_json_int64(fp_json_get(dist, "rank"), &x) && x == 2);
 	ASSERT(fp_json_int64(fp_json_get(dist, "world_size"), &x) && x == 4);
@@ -315,7 +294,7 @@ TEST(comm_scopes_tree_meta_trace)
 	       x == 789);
 	fp_json_doc_free(doc);
 
-	doc = parse(fpt_tmp_path("c.chrome_trace.json"));
+	doc = fpt_json_file(fpt_tmp_path("c.chrome_trace.json"));
 	root = fp_json_root(doc);
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "rank"), &x) && x == 2);
 	ASSERT(fp_json_int64(fp_json_get(fp_json_get(root, "otherData"), "barrier_ns"), &x) &&
@@ -520,15 +499,15 @@ TEST(ranks_merge_statistics)
 	ASSERT_DEQ(val(m, node, "time (ns) (sum)"), 1);
 	/* the root: straggler and the job */
 	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "time (ns) (max rank) (pty)"), 2);
-	ASSERT_STREQ(str(m, FP_CALLTREE_ROOT, "ranks (pty)"), "0,2,3");
-	ASSERT_STREQ(str(m, FP_CALLTREE_ROOT, "missing_ranks (pty)"), "1");
+	ASSERT_STREQ(fpt_metric_str(m, FP_CALLTREE_ROOT, "ranks (pty)"), "0,2,3");
+	ASSERT_STREQ(fpt_metric_str(m, FP_CALLTREE_ROOT, "missing_ranks (pty)"), "1");
 	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "world_size (pty)"), 4);
 	fp_calltree_free(m);
 	m = NULL;
 	/* a merged profile round-trips through Hatchet with the kinds its names imply */
 	ASSERT_OK(fp_ranks_merge(in, ranks, 3, 0, &m));
 	ASSERT_DEQ(val(m, FP_CALLTREE_ROOT, "world_size (pty)"), 4);
-	ASSERT_STREQ(str(m, FP_CALLTREE_ROOT, "missing_ranks (pty)"), "1");
+	ASSERT_STREQ(fpt_metric_str(m, FP_CALLTREE_ROOT, "missing_ranks (pty)"), "1");
 	{
 		struct fp_calltree *r = NULL;
 		struct fp_diag d;
@@ -1086,7 +1065,7 @@ TEST(ranks_merge_traces_files)
 	write_file(fpt_tmp_path("p.rank0.chrome_trace.json"), t);
 	snprintf(p0, sizeof(p0), "%s", fpt_tmp_path("p.rank0.chrome_trace.json"));
 	ASSERT_OK(fp_ranks_merge_traces(paths, 1, NULL, fpt_tmp_path("all.json"), &rep, &d));
-	doc = parse(fpt_tmp_path("all.json"));
+	doc = fpt_json_file(fpt_tmp_path("all.json"));
 	ASSERT_EQ(event_ts(fp_json_root(doc), "step", &pid), 1000);
 	ASSERT_EQ(pid, 1);
 	fp_json_doc_free(doc);
@@ -1282,7 +1261,7 @@ TEST(ranks_merge_summaries_files)
 	paths[0] = dir;
 	ASSERT_OK(fp_ranks_merge_summaries(paths, 1, fpt_tmp_path("all/x"), &rep, &d));
 	ASSERT_STREQ(rep.missing, "0");
-	doc = parse(fpt_tmp_path("all/x/summary.json"));
+	doc = fpt_json_file(fpt_tmp_path("all/x/summary.json"));
 	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_root(doc), "findings")), 1);
 	fp_json_doc_free(doc);
 	ASSERT_EQ(access(fpt_tmp_path("all/x/summary.txt"), F_OK), 0);

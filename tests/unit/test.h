@@ -103,4 +103,15 @@ void *fpt_slurp(const char *path, size_t *len);
 const char *fpt_tmp_path(const char *name);
 void fpt_tmp_cleanup(void);
 
+struct fp_json_doc;
+struct fp_calltree;
+
+/* The JSON file at `path`, parsed (free with fp_json_doc_free()); a parse error fails the test
+ * with the parser's message. */
+struct fp_json_doc *fpt_json_file(const char *path);
+
+/* The string value of `metric` at `node` (borrowed from the tree); fails the test when the
+ * metric is missing or not a string. */
+const char *fpt_metric_str(struct fp_calltree *t, uint32_t node, const char *metric);
+
 #endif /* FP_TEST_H */
