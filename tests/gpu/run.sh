@@ -4,11 +4,14 @@
 # package index: pip --no-build-isolation --no-deps), run the GPU tests and the benchmarks, and
 # leave logs and results under $OUT (files at most one folder down, for the device tool).
 #
-#   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,tests,bench
-#                                       (default build,doctor,tests,bench)
-# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S (time limits),
-# FP_BENCHES (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
-# launch_paths whole"), FP_BENCH_ARGS.
+#   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,suite,tests,bench
+#                                       (default build,doctor,tests,bench; suite: the README's
+#                                       test command, scripts/test.sh, beside the GPU tests)
+# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S / FP_SUITE_S
+# (time limits), FP_TEST_HANG_S (pytest prints the stacks of a test running longer), FP_BENCHES
+# (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
+# launch_paths whole"), FP_BENCH_ARGS. Each failing GPU test's traceback is also written as it
+# happens to failures.txt (tests/gpu/conftest.py), so a run cut off by a time limit keeps them.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 FINAL=${OUT:-$PWD/gpu-out}
@@ -52,12 +55,27 @@ if has doctor; then
 	(cd /tmp && flagprism doctor) >"$OUT/doctor.txt" 2>&1
 	cat "$OUT/doctor.txt"
 fi
+if has suite; then
+	# The README's test command (scripts/test.sh) on this machine, niced, in the background beside
+	# the GPU tests (its own gpu step is the tests step here): on a copy of the tree in /tmp, with
+	# its package installed under its own prefix, so the install the GPU tests use is not touched.
+	log "suite: scripts/test.sh in the background (FP_SKIP=gpu; log suite.log)"
+	rm -rf /tmp/fp-suite /tmp/fp-suite-prefix && mkdir -p /tmp/fp-suite
+	tar --exclude=./build --exclude=./build-asan --exclude=./build-clib --exclude=./build-gpu \
+		--exclude=./build-py --exclude=./.cache --exclude=./.whl -cf - . | tar -C /tmp/fp-suite -xf -
+	site=/tmp/fp-suite-prefix/lib/python$($PY -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
+	(cd /tmp/fp-suite && PIP_PREFIX=/tmp/fp-suite-prefix PIP_IGNORE_INSTALLED=1 \
+		PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/fp-suite-prefix/bin:$PATH FP_SKIP=gpu \
+		timeout -s INT -k 20 "${FP_SUITE_S:-540}" nice -n 15 bash scripts/test.sh) >"$OUT/suite.log" 2>&1 &
+	suite_pid=$!
+fi
 if has tests; then
 	log "pytest -m gpu ${FP_GPU_TESTS:-tests/gpu}"
 	# shellcheck disable=SC2086
-	timeout "${FP_TESTS_S:-300}" $PY -m pytest -m gpu -q -p no:cacheprovider -rs \
+	timeout -s INT -k 20 "${FP_TESTS_S:-300}" $PY -m pytest -m gpu -v --tb=short --durations=25 -p no:cacheprovider \
+		-rs -o faulthandler_timeout="${FP_TEST_HANG_S:-240}" \
 		--junitxml="$OUT/gpu-tests.xml" ${FP_GPU_TESTS:-tests/gpu} >"$OUT/gpu-tests.log" 2>&1 || status=1
-	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -40
+	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -60
 fi
 if has bench; then
 	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling launch_paths whole}; do
@@ -70,7 +88,16 @@ if has bench; then
 		grep -v '^{' "$OUT/bench_$b.log" | tail -25
 	done
 fi
+if [ -n "${suite_pid:-}" ]; then
+	log "waiting for the suite"
+	wait "$suite_pid" || status=1
+	grep -E "^==> |passed|failed|FAILED|error:|skipped" "$OUT/suite.log" | tail -40
+fi
+if [ -s "$OUT/failures.txt" ]; then
+	log "failures (failures.txt)"
+	head -c 6000 "$OUT/failures.txt"
+fi
 log "done, status $status"
-cp "$OUT"/*.log "$OUT"/doctor.txt "$FINAL"/ 2>/dev/null
+cp "$OUT"/*.log "$OUT"/doctor.txt "$OUT"/failures.txt "$FINAL"/ 2>/dev/null
 tar -C "$OUT" -czf "$FINAL/gpu-results.tar.gz" . 2>/dev/null
 exit $status
