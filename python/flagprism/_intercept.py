@@ -59,6 +59,7 @@ SITES: dict[str, tuple[str, str, str]] = {
     "cudagraph.capture_begin": ("torch.cuda.graphs", "CUDAGraph", "capture_begin"),
     "cudagraph.capture_end": ("torch.cuda.graphs", "CUDAGraph", "capture_end"),
     "cudagraph.replay": ("torch.cuda.graphs", "CUDAGraph", "replay"),
+    "cudagraph.warmup": ("torch._inductor.cudagraph_trees", "CUDAWarmupNode", "run"),
 }
 
 

@@ -33,6 +33,7 @@ register decisions (``_warps.py``, ``_regs.py``), the launch JSON's other fields
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import weakref
@@ -53,12 +54,19 @@ counters: dict[str, int] = {}
 _generation = 0  # part of every key: forget=True makes every plan made before unreachable
 
 
+#: why launches took the slow path: reason -> count (at most MAX_SLOW_REASONS reasons; the rest
+#: are counted under "other")
+slow_reasons: dict[str, int] = {}
+MAX_SLOW_REASONS = 32
+
+
 def reset(forget: bool = False) -> None:
     """Zero the counters; forget=True also makes every launch from now on build its plan anew
     (tests; the plans made before are dropped as their twins' plan tables fill)."""
     global _generation
     if forget:
         _generation += 1
+    slow_reasons.clear()
     counters.clear()
     counters.update(
         twins_built=0,
@@ -313,6 +321,38 @@ def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], l
     return tuple(parts), dyn
 
 
+def slow_reason(
+    info: KernelInfo,
+    b: tuple[dict[str, Any], dict[str, Any]] | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> str:
+    """Why a launch's specialization has no key (bind, scan or spec_key said None), in words:
+    the slow path only, so it may take its time."""
+    if not info.simple:
+        return "the kernel has keyword-only or variadic parameters"
+    if b is None:
+        if len(args) > len(info.names):
+            return "more positional arguments than parameters"
+        given = set(info.names[: len(args)])
+        twice = sorted(k for k in kwargs if k in given)
+        if twice:
+            return f"argument {twice[0]!r} given by position and by name"
+        missing = [n for n in info.names[len(args) :] if n not in kwargs and n not in info.defaults]
+        return f"argument {missing[0]!r} missing" if missing else "arguments do not bind"
+    bound, options = b
+    for name, _kind in info.kinds:
+        v = bound[name]
+        if scan_py(dataclasses.replace(info, kinds=((name, _kind),)), {name: v}) is None:
+            return f"argument {name!r} of type {type(v).__module__}.{type(v).__qualname__}"
+    for k, v in options.items():
+        try:
+            hash(v)
+        except TypeError:
+            return f"launch option {k!r} of unhashable type {type(v).__qualname__}"
+    return "a part of the specialization is not hashable"
+
+
 def spec_key(
     info: KernelInfo,
     parts: tuple[Any, ...],
@@ -448,6 +488,10 @@ def prepare(
             key = spec_key(info, sc[0], options, dev, (cfg.twin_num_warps, cfg.twin_maxnreg))
     if key is None:
         counters["slow_launches"] += 1
+        why = slow_reason(info, b, args, kwargs)
+        if why not in slow_reasons and len(slow_reasons) >= MAX_SLOW_REASONS:
+            why = "other"
+        slow_reasons[why] = slow_reasons.get(why, 0) + 1
         return (
             _launch.prepare(
                 twin,

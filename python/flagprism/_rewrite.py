@@ -543,15 +543,14 @@ class _Rewriter(RewriterBase):
         ):
             return
         v = work.value
-        if (
-            isinstance(v, ast.Call)
-            and isinstance(v.func, ast.Attribute)
-            and v.func.attr == "to"
-            and v.args
-        ):
-            if getattr(self._resolve_obj(v.args[0]), "name", None) not in ("fp32", "fp64"):
-                return
-            v = v.func.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute):
+            # a load widened as it is read keeps its values, padding included:
+            # `tl.load(...).to(tl.float32)`, `.cast(tl.float32)`, `tl.cast(tl.load(...), tl.float32)`
+            inner, dtype = self._widened(v)
+            if inner is not None:
+                if getattr(self._resolve_obj(dtype), "name", None) not in ("fp32", "fp64"):
+                    return
+                v = inner
         load = next((sid for call, sid in h.accessed if call is v), None)
         if not isinstance(v, ast.Call) or self.access_kind(v) != ("load", False):
             return
@@ -559,6 +558,28 @@ class _Rewriter(RewriterBase):
         for s in values:
             if s.name == target and not s.info.get("role"):
                 s.info.update(role="loaded", load_site=load, other=_findsites.load_other(v))
+
+    def _widened(self, v: ast.Call) -> tuple[ast.AST | None, ast.AST | None]:
+        """(the value, the dtype) of a cast written `x.to(dtype)`, `x.cast(dtype)` or
+        `tl.cast(x, dtype)` (dtype positional or by keyword); (None, None) for other calls."""
+        assert isinstance(v.func, ast.Attribute)
+        if v.func.attr not in ("to", "cast"):
+            return None, None
+        args = list(v.args)
+        kw = {k.arg: k.value for k in v.keywords if k.arg}
+        if isinstance(v.func.value, ast.Call):  # a method of the loaded tensor
+            inner = v.func.value
+        elif (
+            v.func.attr == "cast"
+            and getattr(self._resolve_obj(v.func.value), "cast", None) is not None
+        ):
+            if not args:
+                return None, None
+            inner = args.pop(0)
+        else:
+            return None, None
+        dtype = args[0] if args else kw.get("dtype")
+        return (inner, dtype) if dtype is not None else (None, None)
 
     # -- markers ------------------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 """The ``flagprism`` console command: hands over to the C binary shipped in the package.
 
 The CLI is the C program ``flagprism/_bin/flagprism``; this module only finds it, tells it which
-Python to use for commands that need one (``FLAGPRISM_PYTHON``), and replaces the current process
-with it, so exit codes, signals and output are the binary's own.
+Python to use for commands that need one (``FLAGPRISM_PYTHON``, unless the user set it), and
+replaces the current process with it, so exit codes, signals and output are the binary's own.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ def main() -> None:
         )
         raise SystemExit(127)
     env = dict(os.environ)
-    env["FLAGPRISM_PYTHON"] = sys.executable
+    # the user's own choice wins (the binary then fails on it when it does not work)
+    if not env.get("FLAGPRISM_PYTHON"):
+        env["FLAGPRISM_PYTHON"] = sys.executable
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(exe, ["flagprism", *sys.argv[1:]], env)

@@ -365,10 +365,11 @@ def stats() -> dict[str, Any]:
     results dropped, reports suppressed by max_reports, pool bytes in use), ``runs_dropped``
     (run dicts beyond max_runs) and ``launch``: how instrumented launches were prepared
     (docs/guide/debugger.md, "The launch fast path": twins built, plans built and reused, sizings
-    built and reused, launches that took the slow path, compiled kernels and register decisions
-    reused)."""
+    built and reused, launches that took the slow path and why (``slow_reasons``), compiled
+    kernels and register decisions reused)."""
     out = _dbgexport.stats()
     out["launch"] = dict(_plans.counters)
+    out["launch"]["slow_reasons"] = dict(_plans.slow_reasons)
     return out
 
 
@@ -482,12 +483,19 @@ def _identity(fn: Any) -> tuple[str, str]:
 _ident_cache: dict[int, tuple[Any, tuple[str, str]]] = {}
 
 
+#: what _capturing() returns during a CUDA graph tree's warm-up run (_graph_warmup)
+_WARMUP = object()
+
+
 def _capturing(fn: Any) -> Any:
     """The CUDA graph being captured on this thread's current stream, True when one is captured
-    but not through torch.cuda.graph, or None."""
+    but not through torch.cuda.graph, _WARMUP inside a CUDA graph tree's warm-up run (its
+    allocations go to the graph's memory pool), or None."""
     graph = getattr(_tls, "graph", None)
     if graph is not None:
         return graph
+    if getattr(_tls, "warmup", False):
+        return _WARMUP
     torch = sys.modules.get("torch")
     if torch is None or _plans.backend_of(fn) == "interpreter":
         return None
@@ -498,6 +506,17 @@ def _capturing(fn: Any) -> Any:
 
 
 def _note_captured(fn: Any, graph: Any) -> None:
+    if graph is _WARMUP:
+        _account(
+            fn,
+            S_UNOBSERVABLE,
+            "launched during a CUDA graph's warm-up run (torch.compile "
+            'mode="reduce-overhead"): what is allocated there goes to the graph\'s private '
+            "memory pool, where the Debugger's record buffers must not live; the kernel is "
+            "then captured and replayed from the graph (run without graphs to check it)",
+            index=_reserve(),
+        )
+        return
     _account(
         fn,
         S_UNOBSERVABLE,
@@ -730,6 +749,20 @@ def _graph_capture_end(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> 
     return call_next(self, *args, **kwargs)
 
 
+def _graph_warmup(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """CUDAWarmupNode.run of torch.compile's CUDA graph trees: its launches allocate into the
+    graph's private memory pool (torch checks that no tensor there outlives the run), so they
+    are listed as not observable instead of instrumented (_capturing)."""
+    if not _active:
+        return call_next(self, *args, **kwargs)
+    prev = getattr(_tls, "warmup", False)
+    _tls.warmup = True
+    try:
+        return call_next(self, *args, **kwargs)
+    finally:
+        _tls.warmup = prev
+
+
 def _graph_replay(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
     if _active and not _intercept.in_internal():
         entry = _graph_kernels.get(id(self))
@@ -780,6 +813,7 @@ def _install() -> None:
             add("cudagraph.capture_begin", "debugger", _graph_capture_begin, _ORDER),
             add("cudagraph.capture_end", "debugger", _graph_capture_end, _ORDER),
             add("cudagraph.replay", "debugger", _graph_replay, _ORDER),
+            add("cudagraph.warmup", "debugger", _graph_warmup, _ORDER),
         ]
     )
     chain = compat.hook_chain("launch_enter_hook")  # Triton's chain, or compat's over 3.4's knob

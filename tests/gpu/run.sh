@@ -65,7 +65,7 @@ if has suite; then
 		--exclude=./build-py --exclude=./.cache --exclude=./.whl -cf - . | tar -C /tmp/fp-suite -xf -
 	site=/tmp/fp-suite-prefix/lib/python$($PY -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
 	(cd /tmp/fp-suite && PIP_PREFIX=/tmp/fp-suite-prefix PIP_IGNORE_INSTALLED=1 \
-		PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/fp-suite-prefix/bin:$PATH FP_SKIP=gpu \
+		PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/fp-suite-prefix/bin:$PATH FP_SKIP=${FP_SUITE_SKIP:-gpu} \
 		timeout -s INT -k 20 "${FP_SUITE_S:-540}" nice -n 15 bash scripts/test.sh) >"$OUT/suite.log" 2>&1 &
 	suite_pid=$!
 fi

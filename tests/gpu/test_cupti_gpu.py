@@ -425,8 +425,9 @@ def test_python_context_call_path(out: str) -> None:
     walk(root, ())
     assert found, "no add_kernel node"
     path = found[0]
-    assert any("launch_site" in p for p in path), path
-    assert path[-1] == "step", path
+    # the call path goes inside the open scopes: ROOT / step / frames... / launch_site's line
+    assert path[:2] == ("ROOT", "step"), path
+    assert ":launch_site@" in path[-2] and ":add@" in path[-1], path
 
 
 def test_backend_none_hook_metadata_and_estimates(out: str) -> None:

@@ -223,3 +223,30 @@ def test_doctor_without_python_fails(tmp_path: Path) -> None:
     r = run("doctor", "--json", env={"FLAGPRISM_PYTHON": missing})
     assert r.returncode == EXIT_FAILURE
     assert r.stdout == ""
+
+
+def test_console_script_keeps_the_users_flagprism_python(tmp_path: Path) -> None:
+    """The package's console script (`python -m flagprism`, the `flagprism` command pip makes)
+    sets FLAGPRISM_PYTHON only when the user has not: a choice that does not work is an error."""
+    missing = str(tmp_path / "no-such-python")
+    env = {**os.environ, "FLAGPRISM_PYTHON": missing}
+    r = subprocess.run(
+        [sys.executable, "-m", "flagprism", "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == EXIT_FAILURE, r.stdout + r.stderr
+    assert f"FLAGPRISM_PYTHON={missing}" in r.stderr
+    env["FLAGPRISM_PYTHON"] = ""
+    r = subprocess.run(
+        [sys.executable, "-m", "flagprism", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert json.loads(r.stdout)["python"]["executable"] == sys.executable, r.stderr

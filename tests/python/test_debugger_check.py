@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 import flagprism.debugger as debugger
 
@@ -530,3 +531,68 @@ def test_counts_only_records_for_nan_inf(fresh, tmp_path, monkeypatch):
     assert rep["config"]["level"] == 1 and rep["config"]["addr_level"] == 0
     assert [f["kind"] for f in rep["findings"]] == ["nan_origin"]
     sys.modules.pop("three", None)
+
+
+PADDED = textwrap.dedent("""\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def softmax_cast(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf")).cast(tl.float32)
+        e = tl.exp(x - tl.max(x, 0))
+        tl.store(out_ptr + offs, e / tl.sum(e, 0), mask=offs < n)
+
+
+    @triton.jit
+    def softmax_tl_cast(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.cast(tl.load(x_ptr + offs, mask=offs < n, other=-float("inf")), tl.float32)
+        e = tl.exp(x - tl.max(x, 0))
+        tl.store(out_ptr + offs, e / tl.sum(e, 0), mask=offs < n)
+
+
+    @triton.jit
+    def softmax_to(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf")).to(dtype=tl.float32)
+        e = tl.exp(x - tl.max(x, 0))
+        tl.store(out_ptr + offs, e / tl.sum(e, 0), mask=offs < n)
+
+
+    def run(kernel, x):
+        out = torch.empty(x.shape, dtype=torch.float32)
+        kernel[(1,)](x, out, x.numel(), BLOCK=128)
+        return out
+    """)
+
+
+@pytest.mark.parametrize("kernel", ["softmax_cast", "softmax_tl_cast", "softmax_to"])
+def test_inf_padding_of_a_widened_load_is_not_an_origin(fresh, tmp_path, monkeypatch, kernel):
+    """`tl.load(..., other=float("-inf")).cast(tl.float32)` (Liger-Kernel's cross entropy) pads
+    masked-off lanes with -inf on purpose: under check="nan,inf" that is no Inf origin, whichever
+    way the widening is written; a NaN in the data still is one, where it is loaded."""
+    (tmp_path / "padded.py").write_text(PADDED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import padded  # noqa: PLC0415
+
+    x = torch.randn(100, dtype=torch.float16)
+    fresh.activate(check="nan,inf")
+    out = padded.run(getattr(padded, kernel), x)
+    fresh.deactivate()
+    torch.testing.assert_close(out, torch.softmax(x.float(), 0))
+    s = fresh.summary()
+    assert s["totals"]["findings"] == 0, s["text"]
+    x[7] = float("nan")
+    fresh.reset_summary()
+    fresh.activate(check="nan")
+    padded.run(getattr(padded, kernel), x)
+    fresh.deactivate()
+    found = fresh.summary()["json"]["findings"]
+    loads = [i for i, t in enumerate(PADDED.splitlines(), 1) if t.startswith("    x = ")]
+    line = loads[["softmax_cast", "softmax_tl_cast", "softmax_to"].index(kernel)]
+    assert [(f["kind"], f["line"]) for f in found] == [("nan_origin", line)], found
+    sys.modules.pop("padded", None)

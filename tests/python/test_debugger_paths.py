@@ -320,3 +320,37 @@ def test_torch_compile_dynamic_sizes_get_their_own_grids(
     assert [r["grid"] for r in runs] == [[-(-n // block), 1, 1] for n in sizes]
     assert debugger.summary()["totals"]["findings"] == 0
     torch._dynamo.reset()
+
+
+def test_cuda_graph_tree_warm_up_launches_are_listed_not_instrumented(dbg):
+    """torch.compile's CUDA graph trees (mode="reduce-overhead") run the compiled graph once to
+    warm up, with every allocation going to the graph's private memory pool; PyTorch fails the run
+    when a tensor there outlives it, so the Debugger must not allocate its record buffers there:
+    launches inside CUDAWarmupNode.run are listed as unobservable with the reason, and launches
+    after it are instrumented again."""
+    import importlib
+
+    from flagprism import _intercept
+
+    x = torch.randn(300)
+    out = torch.empty_like(x)
+
+    def launch():
+        vector_add.add_kernel[(triton.cdiv(300, 128),)](x, x, out, 300, BLOCK=128)
+
+    dbg.activate(sanitize=True)
+    dbg.reset_summary()
+    trees = importlib.import_module("torch._inductor.cudagraph_trees")
+    assert _intercept.installed("cudagraph.warmup") and "debugger" in _intercept.names(
+        "cudagraph.warmup"
+    ), _intercept.status()
+    assert trees.CUDAWarmupNode.run is not _intercept.original("cudagraph.warmup")
+    S._graph_warmup(lambda _node: launch(), None)
+    torch.testing.assert_close(out, x + x)
+    launch()
+    dbg.deactivate()
+    k = _summary_kernels()["add_kernel"]
+    assert k["launches"] == 2 and k["instrumented"] == 1, k
+    (why,) = k["not_instrumented"]
+    assert why["status"] == "unobservable" and "warm-up run" in why["reason"], why
+    assert "memory pool" in why["reason"]

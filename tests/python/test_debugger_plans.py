@@ -158,6 +158,7 @@ def test_settings_are_part_of_the_plan_and_capacities_apply_at_once(fresh, kmod,
     assert runs[1]["slots_per_program"] != runs[2]["slots_per_program"]
 
 
+@pytest.mark.compat("runtime-loops")
 def test_sizing_follows_the_values_loop_bounds_read(fresh, kmod):
     fresh.activate(check="bounds")
     out = torch.empty(4 * 32)
@@ -205,6 +206,8 @@ def test_arguments_the_key_cannot_describe_take_the_slow_path(fresh, kmod):
     kmod.scale[(2,)](x, out, _Count(100), BLOCK=64)
     c = _counts()
     assert c["slow_launches"] == 2 and c["plans_built"] == 0
+    # and why, by parameter and class
+    assert c["slow_reasons"] == {f"argument 'n' of type {__name__}._Count": 2}, c
     torch.testing.assert_close(out, x * 2)
     assert fresh.summary()["totals"]["by_status"]["instrumented"] == 2
 

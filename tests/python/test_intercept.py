@@ -152,6 +152,7 @@ def test_threads_add_remove_while_calling(toy):
     assert toy.__dict__["run"] is orig
 
 
+@pytest.mark.compat("runtime-loops")  # the timeline kernel loops over a runtime bound
 def test_debugger_then_timelines_then_debugger_off_keeps_timelines(tmp_path):
     """The bug the registry replaced: each tool restored what it had saved, so removing the
     Debugger put back the method the timelines had wrapped, and timelines silently stopped."""
