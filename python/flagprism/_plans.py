@@ -20,8 +20,8 @@ A *plan* per key holds what the key decides:
 * the launch JSON's argument templates: per launch, only pointers, shapes, strides and scalar
   values are read.
 
-A launch the key cannot describe (tuple, string or duck-typed pointer arguments, a keyword the
-binder cannot place) takes the slow path, ``_launch.prepare``, which works everything out
+A launch the key cannot describe (tuple or string arguments, objects of other classes, a keyword
+the binder cannot place) takes the slow path, ``_launch.prepare``, which works everything out
 afresh; so does the first launch of each key. ``counters`` (``debugger.stats()["launch"]``)
 say how often each happened.
 
@@ -316,6 +316,25 @@ def scan_py(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], l
                 except (TypeError, ValueError):
                     return None
             dyn.append(json.dumps(_launch.describe_arg(name, v, False, info.backend)))
+        elif hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+            # a duck-typed pointer Triton takes as a tensor (FlagGems' StridedBuffer and
+            # TypedPtr): its class is in the key, so the template's constant part (dtype,
+            # element size) is the same for every launch of the plan
+            try:
+                e = _launch.describe_arg(name, v, False, info.backend)
+                if kind == 0:
+                    parts.append(
+                        (v.__class__, v.dtype, int(v.data_ptr()) % 16 == 0, e["element_size"])
+                    )
+            except Exception:  # noqa: BLE001 - the slow path describes what it can
+                return None
+            dyn.append(
+                ", ".join(
+                    f"{json.dumps(k)}: {json.dumps(e[k])}"
+                    for k in ("shape", "strides", "data_ptr", "storage_ptr", "storage_nbytes")
+                )
+                + "}"
+            )
         else:
             return None
     return tuple(parts), dyn

@@ -152,7 +152,7 @@ def test_nan_check_on_liger(dbg):
         torch.testing.assert_close(got[k], bare[k], rtol=1e-5, atol=1e-5, msg=k)
     s = dbg.summary()
     assert s["totals"]["findings"] == 0, s["text"]
-    assert s["totals"]["by_status"]["instrumented"] >= 10 and s["totals"]["by_status"]["failed"] == 0, s["text"]
+    assert s["totals"]["by_status"]["instrumented"] >= 9 and s["totals"]["by_status"]["failed"] == 0, s["text"]
     # a NaN planted in the input of the cross entropy is found where it enters
     t["logits"][3, 7] = float("nan")
     dbg.reset_summary()

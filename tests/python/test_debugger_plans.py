@@ -295,6 +295,82 @@ def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
     assert json.loads(_plans.args_json(None, fn, launch)) == _describe(fn, bound)
 
 
+class _Strided:
+    """A duck-typed pointer as FlagGems' StridedBuffer is: a base tensor seen with its own shape,
+    strides and offset; Triton takes it as a tensor (data_ptr and dtype)."""
+
+    def __init__(self, base, shape, strides, offset=0):
+        self._base, self.dtype, self.device = base, base.dtype, base.device
+        self.shape, self._strides = tuple(shape), tuple(strides)
+        self._ptr = base.data_ptr() + offset * base.element_size()
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._base.untyped_storage()
+
+
+class _TypedPtr:
+    """FlagGems' TypedPtr: a pointer and a dtype, nothing else."""
+
+    def __init__(self, t):
+        self.dtype, self._ptr = t.dtype, t.data_ptr()
+
+    def data_ptr(self):
+        return self._ptr
+
+
+@pytest.mark.parametrize("duck", [_Strided, _TypedPtr])
+def test_duck_typed_pointers_take_the_fast_path(fresh, kmod, duck):
+    """FlagGems' generated pointwise kernels are launched with StridedBuffer (and TypedPtr)
+    arguments: the key describes them (their class, dtype and alignment), the templates give
+    what the slow path describes, and launches of one specialization share a plan."""
+    fn = kmod.mixed
+    info = _plans.kernel_info(fn)
+    base = torch.randn(64, 8)
+    plan = _plans.Plan(key=(), sizing_params=())
+    keys = []
+    for k in range(3):
+        t = base.clone()
+        x = _Strided(t, (32,), (2,), offset=k) if duck is _Strided else _TypedPtr(t)
+        bound = {
+            "x_ptr": x,
+            "out_ptr": base,
+            "n": 32,
+            "alpha": 0.5,
+            "flag": True,
+            "nothing": None,
+            "BLOCK": 64,
+        }
+        parts, dyn = _plans.scan(info, bound)
+        keys.append(parts)
+        launch = _launch.Launch(
+            bound=bound,
+            grid=(1, 1, 1),
+            programs=1,
+            slots=0,
+            arena_words=0,
+            buffer=None,
+            backend="interpreter",
+            args_dyn=dyn,
+        )
+        assert json.loads(_plans.args_json(plan, fn, launch)) == _describe(fn, bound)
+    # offset 0 is 16-byte aligned, offsets 1 and 2 (floats) are not: two specializations
+    if duck is _Strided:
+        assert keys[0] != keys[1] == keys[2] and keys[0][0][0] is _Strided
+    else:
+        assert keys[0] == keys[1] == keys[2]
+    e = _describe(fn, bound)[0]
+    assert e["kind"] == "tensor" and e["data_ptr"] == x.data_ptr()
+
+
 def test_stack_is_cached_per_call_site_and_equals_python_s_walk(fresh):
     from flagprism import _ext
 
