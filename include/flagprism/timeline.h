@@ -36,11 +36,17 @@ extern "C" {
 #define FP_TIMELINE_MAX_SCOPES 65535u
 #define FP_TIMELINE_MAX_DEPTH 64u /* nested scopes open at once in one program */
 
-/* Header word 1: version | clock << 8 | record words << 16. */
+/*
+ * Header word 1: version | clock << 8 | record words << 16. The decoder's times are ns whatever
+ * the clock: AMD ticks are converted with the rate in header word 5 (kHz, as HIP's
+ * hipDeviceAttributeWallClockRate reports it: 25,000 on gfx90a, 100,000 on gfx942).
+ */
 enum fp_timeline_clock {
 	FP_TIMELINE_CLOCK_HOST = 0,   /* host CLOCK_MONOTONIC ns (the interpreter), no cycles */
 	FP_TIMELINE_CLOCK_NVIDIA = 1, /* %globaltimer ns and %clock64 cycles, %smid */
+	FP_TIMELINE_CLOCK_AMD = 2,    /* s_memrealtime ticks, s_memtime cycles, HW_ID bits 8-15 */
 };
+#define FP_TIMELINE_MAX_TICK_KHZ 10000000u /* AMD tick rates above 10 GHz are refused */
 
 /* Record kinds (tag bits 16..23). */
 enum fp_timeline_kind {
@@ -66,14 +72,15 @@ struct fp_timeline_info {
 	uint64_t t_min;     /* earliest timestamp of the launch (ns, the buffer's clock) */
 	uint64_t t_max;     /* latest */
 	double span_sum;    /* sum over programs of last - first timestamp (ns) */
+	uint64_t tick_khz;  /* FP_TIMELINE_CLOCK_AMD: the header's tick rate (kHz); 0 otherwise */
 };
 
 /** One closed scope of one program. */
 struct fp_timeline_interval {
 	uint64_t begin_ns, end_ns; /* the buffer's clock */
-	uint64_t cycles;           /* clock64 difference (0 on the host clock) */
+	uint64_t cycles;           /* %clock64 or s_memtime difference (0 on the host clock) */
 	uint32_t program;          /* linear program id */
-	uint32_t smid;             /* %smid of the exit record (0 on the host clock) */
+	uint32_t smid;             /* %smid (AMD: HW_ID bits 8-15) of the exit record (0: host) */
 	uint16_t scope;            /* 1..nscopes */
 	uint16_t parent;           /* enclosing open scope, 0 for none */
 	uint32_t depth;            /* 0 for an outermost scope */
@@ -95,8 +102,9 @@ struct fp_timeline;
 /**
  * Decode and validate a timeline buffer of `len` bytes. FP_OK and *out (free with
  * fp_timeline_free()); FP_EFORMAT (diag names the byte offset, program and record: bad magic,
- * sizes, kind, scope id, an exit that does not match the open scope, nesting deeper than
- * FP_TIMELINE_MAX_DEPTH), FP_EVERSION, FP_ENOMEM. Overflow is not an error: it is counted.
+ * clock, AMD tick rate, sizes, kind, scope id, an exit that does not match the open scope,
+ * nesting deeper than FP_TIMELINE_MAX_DEPTH, an AMD time beyond 2^64 ns), FP_EVERSION,
+ * FP_ENOMEM. Overflow is not an error: it is counted. Times come out in ns on every clock.
  */
 FP_EXTERN int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out,
 				 struct fp_diag *diag);

@@ -29,6 +29,18 @@ static int decode(PyObject *module, Py_buffer *buf, struct fp_timeline **out)
 	return 0;
 }
 
+static const char *clock_name(uint32_t clock)
+{
+	switch (clock) {
+	case FP_TIMELINE_CLOCK_NVIDIA:
+		return "nvidia";
+	case FP_TIMELINE_CLOCK_AMD:
+		return "amd";
+	default:
+		return "host";
+	}
+}
+
 static PyObject *info_dict(const struct fp_timeline *t, bool with_scopes)
 {
 	const struct fp_timeline_info *in = fp_timeline_get_info(t);
@@ -37,9 +49,8 @@ static PyObject *info_dict(const struct fp_timeline *t, bool with_scopes)
 
 	if (!d)
 		return NULL;
-	if (fpy_set_item(d, "clock",
-			 PyUnicode_FromString(in->clock == FP_TIMELINE_CLOCK_NVIDIA ? "nvidia" :
-										      "host")) ||
+	if (fpy_set_item(d, "clock", PyUnicode_FromString(clock_name(in->clock))) ||
+	    fpy_set_item(d, "tick_khz", PyLong_FromUnsignedLongLong(in->tick_khz)) ||
 	    fpy_set_item(d, "nscopes", PyLong_FromUnsignedLong(in->nscopes)) ||
 	    fpy_set_item(d, "programs", PyLong_FromUnsignedLongLong(in->programs)) ||
 	    fpy_set_item(d, "slots", PyLong_FromUnsignedLongLong(in->slots)) ||
@@ -93,8 +104,9 @@ PyDoc_STRVAR(
 	timeline_decode_doc,
 	"timeline_decode(buffer) -> dict\n\n"
 	"Decode a timeline buffer (docs/formats/timeline-format.md; any C-contiguous bytes-like\n"
-	"object) and return its counters ('clock', 'programs', 'slots', 'records',\n"
-	"'overflow', 'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max',\n"
+	"object) and return its counters ('clock': 'host', 'nvidia' or 'amd'; 'tick_khz':\n"
+	"the AMD tick rate, 0 otherwise; 'programs', 'slots', 'records', 'overflow',\n"
+	"'missing', 'unclosed', 'truncated', 'intervals', 't_min', 't_max' (ns),\n"
 	"'span_sum') and 'scopes': per scope id 1..n its 'intervals', 'programs',\n"
 	"'time_sum', 'time_min', 'time_max', 'cycles_*' and 'parent'. Raises FormatError\n"
 	"naming the byte offset, program and record for a corrupt buffer.");

@@ -59,6 +59,7 @@ HEADER_WORDS = 8
 RECORD_WORDS = 4
 CLOCK_HOST = 0
 CLOCK_NVIDIA = 1
+CLOCK_AMD = 2
 #: Records assumed per scope and iteration of a loop whose trip count is unknown on the host.
 LOOP_TRIPS = _launch.LOOP_TRIPS
 #: Largest timeline buffer allocated by default (bytes); timeline_capacity may ask for more.
@@ -574,8 +575,10 @@ def records_per_program(twin: TimelineTwin, bound: dict[str, Any]) -> int:
     return 2 + sum(2 * _launch.runs_per_program(trips, sc.loops) for sc in twin.scopes)
 
 
-def header(slots: int, programs: int, nscopes: int, clock: int) -> list[int]:
-    return [MAGIC, VERSION | (clock << 8) | (RECORD_WORDS << 16), slots, programs, nscopes, 0, 0, 0]
+def header(slots: int, programs: int, nscopes: int, clock: int, tick_khz: int = 0) -> list[int]:
+    """The 8 header words; tick_khz (word 5): the AMD clock's tick rate, 0 for ns clocks."""
+    layout = VERSION | (clock << 8) | (RECORD_WORDS << 16)
+    return [MAGIC, layout, slots, programs, nscopes, tick_khz, 0, 0]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -657,17 +660,50 @@ def _run(
 
 def device_flavours() -> tuple[str, ...]:
     """The vendors whose GPUs have a timer flavour of the record writers (_tlrecords.helpers):
-    a kernel compiled for another backend runs uninstrumented, with a warning."""
-    return ("nvidia",)
+    a kernel compiled for another backend runs uninstrumented, with a warning. AMD's is for the
+    architectures of _tlrecords.AMD_REALTIME_KHZ."""
+    return ("nvidia", "amd")
+
+
+def _target_arch() -> str:
+    try:
+        from triton.runtime.driver import driver
+
+        return str(driver.active.get_current_target().arch)
+    except Exception:  # noqa: BLE001
+        return "unknown"
 
 
 def _flavour(fn: Any) -> str:
+    """'host', 'nvidia', 'amd', or 'unsupported:<why>'."""
     backend = _launch.backend_of(fn)
     if backend == "interpreter":
         return "host"
     if backend == "cuda":
         return "nvidia"
-    return f"unsupported:{backend}"
+    if backend == "hip":
+        arch = _target_arch()
+        if arch in _tlrecords.AMD_REALTIME_KHZ:
+            return "amd"
+        known = ", ".join(sorted(_tlrecords.AMD_REALTIME_KHZ))
+        return (
+            f"unsupported:intra-kernel timelines on AMD are implemented for {known} (the parts "
+            f"whose s_memrealtime rate is known), not for {arch!r} "
+            "(docs/internals/backend-adaptation.md)"
+        )
+    return (
+        f"unsupported:intra-kernel timelines are not implemented for the {backend!r} backend "
+        "(docs/internals/backend-adaptation.md: a timer read is needed)"
+    )
+
+
+def _clock(backend: str) -> tuple[int, int]:
+    """The header's clock code and tick rate (kHz) for a launch on `backend`."""
+    if backend == "interpreter":
+        return CLOCK_HOST, 0
+    if backend == "hip":
+        return CLOCK_AMD, _tlrecords.AMD_REALTIME_KHZ[_target_arch()]
+    return CLOCK_NVIDIA, 0
 
 
 def _twin_for(fn: Any, auto: bool) -> TimelineTwin | None:
@@ -694,11 +730,7 @@ def _twin_for(fn: Any, auto: bool) -> TimelineTwin | None:
     name = getattr(getattr(fn, "fn", None), "__name__", repr(fn))
     twin: TimelineTwin | None
     if flavour.startswith("unsupported:"):
-        _refuse(
-            name,
-            f"intra-kernel timelines are not implemented for the {flavour[12:]!r} backend "
-            "(docs/internals/backend-adaptation.md: a timer read is needed)",
-        )
+        _refuse(name, flavour[12:])
         twin = None
     else:
         try:
@@ -765,7 +797,7 @@ def _instrumented(
         words,
         dev,
         f"timeline_capacity={cap}; None: sized from the launch",
-        header(slots, programs, len(twin.scopes), CLOCK_HOST if host else CLOCK_NVIDIA),
+        header(slots, programs, len(twin.scopes), *_clock(backend)),
     )
     if host:
         _tlrecords.set_host_buffer(buf.numpy())
@@ -850,7 +882,9 @@ def describe(s: Any) -> str:
     return (
         f"intra-kernel timelines on: {mode}; tracks per {s.timeline_tracks}; NVIDIA: %globaltimer ns "
         "(updates in steps of about 1 us on many GPUs: per-interval times below that are quantised; "
-        "means over many programs are not) and %clock64 cycles of the program's SM; interpreter: host "
-        "clock per program. Kernels run instrumented: compare with an uninstrumented run "
-        "(bench/bench_timeline.py measures the slowdown)"
+        "means over many programs are not) and %clock64 cycles of the program's SM; AMD: "
+        "s_memrealtime ticks converted to ns (gfx90a: 25 MHz, 40 ns steps; gfx942: 100 MHz, 10 ns) "
+        "and s_memtime cycles, 'SM' = HW_ID's CU/SH/SE fields; "
+        "interpreter: host clock per program. Kernels run instrumented: compare with an "
+        "uninstrumented run (bench/bench_timeline.py measures the slowdown)"
     )

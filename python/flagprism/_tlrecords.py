@@ -8,11 +8,15 @@ the cycle counter, and a spare word; the program's first word counts the records
 write, so overflow is exact. Every value here is a scalar, which Triton stores from one thread
 of the program, not from every lane.
 
-Two flavours: the NVIDIA one reads ``%globaltimer`` (ns), ``%clock64`` (cycles of the SM) and
-``%smid`` through ``tl.inline_asm_elementwise`` (the interpreter has no inline assembly); the
-host one, for the Triton interpreter, is plain Python reading ``time.monotonic_ns()`` (the
-host clock the profiler uses) and writing the CPU buffer directly. This module does not size,
-launch or decode anything.
+Three flavours. The NVIDIA one reads ``%globaltimer`` (ns), ``%clock64`` (cycles of the SM) and
+``%smid`` through ``tl.inline_asm_elementwise`` (inline PTX). The AMD one (CDNA2/CDNA3: gfx90a, gfx942) reads
+``s_memrealtime`` (ticks of a constant-rate clock, converted to ns by the decoder with the rate
+the host writes in the header), ``s_memtime`` (cycles of the shader clock) and the CU, shader
+array and shader engine fields of ``HW_REG_HW_ID`` through inline AMDGCN assembly; the values
+land in scalar registers, one read per wavefront, whatever the wavefront size. The host one, for
+the Triton interpreter (which has no inline assembly), is plain Python reading
+``time.monotonic_ns()`` (the host clock the profiler uses) and writing the CPU buffer directly.
+This module does not size, launch or decode anything.
 """
 
 from __future__ import annotations
@@ -22,6 +26,14 @@ import time
 
 import triton
 import triton.language as tl
+
+#: s_memrealtime's constant rate (kHz) on the AMD parts the AMD flavour is for, as their ISA
+#: manuals state it (and HIP's hipDeviceAttributeWallClockRate reports it): 25 MHz on CDNA2
+#: (gfx90a), 100 MHz on CDNA3 (gfx942). These two are the ones tests/python/test_cross_compile.py
+#: compiles for. Any other part runs uninstrumented with a warning: its rate may differ (gfx908
+#: is documented at 25 MHz but never compiled here, gfx950 is not documented to us), and gfx11
+#: and later have neither s_memrealtime nor s_memtime.
+AMD_REALTIME_KHZ = {"gfx90a": 25_000, "gfx942": 100_000}
 
 TAG_BEGIN = 2 << 16
 TAG_END = 3 << 16
@@ -89,6 +101,75 @@ def begin(ctx):
 
 
 # ------------------------------------------------------------------------------------------------
+# AMD (gfx9: gfx90a, gfx942)
+# ------------------------------------------------------------------------------------------------
+# Both counters are read by scalar memory instructions: their result arrives like a scalar load,
+# so the wait for lgkmcnt to drain comes before the registers are used. "=s" puts the 64-bit
+# result in a scalar register pair, as the instructions require; the values are the wavefront's
+# (all lanes of a wavefront of 32 or 64 see the same), and Triton stores scalars from one lane.
+
+
+@triton.jit
+def _memrealtime():
+    return tl.inline_asm_elementwise(
+        "s_memrealtime $0\n\ts_waitcnt lgkmcnt(0)",
+        "=s",
+        [],
+        dtype=tl.int64,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@triton.jit
+def _memtime():
+    return tl.inline_asm_elementwise(
+        "s_memtime $0\n\ts_waitcnt lgkmcnt(0)", "=s", [], dtype=tl.int64, is_pure=False, pack=1
+    )
+
+
+@triton.jit
+def _hw_id():
+    # HW_ID bits 8-15: CU_ID (8-11), SH_ID (12), SE_ID (13-15): the compute unit within the chip
+    # (within its XCD on gfx942, which has several)
+    return tl.inline_asm_elementwise(
+        "s_getreg_b32 $0, hwreg(HW_REG_HW_ID, 8, 8)",
+        "=s",
+        [],
+        dtype=tl.int32,
+        is_pure=True,
+        pack=1,
+    )
+
+
+@triton.jit
+def amd_rec(base, slots, n, TAG: tl.constexpr):
+    """Write one record at slot n (if it fits) and count it; returns n + 1."""
+    cu = _hw_id()
+    cyc = _memtime()
+    t = _memrealtime()
+    p = base + 1 + n.to(tl.int64) * 4
+    ok = n < slots
+    tl.store(p, (cu.to(tl.int64) << 32) | TAG, mask=ok)
+    tl.store(p + 1, t, mask=ok)
+    tl.store(p + 2, cyc, mask=ok)
+    tl.store(base, (n + 1).to(tl.int64))
+    return n + 1
+
+
+@triton.jit
+def amd_begin(ctx):
+    """This program's slot base, the slot count S (header word 2) and its first record."""
+    p = tl.program_id(0) + tl.num_programs(0) * (
+        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
+    )
+    slots = tl.load(ctx + 2).to(tl.int32)
+    base = ctx + 8 + p.to(tl.int64) * (1 + 4 * slots.to(tl.int64))
+    n = amd_rec(base, slots, slots * 0, 131072)  # TAG_BEGIN
+    return base, slots, n
+
+
+# ------------------------------------------------------------------------------------------------
 # Host (Triton interpreter)
 # ------------------------------------------------------------------------------------------------
 
@@ -141,4 +222,6 @@ def helpers(flavour: str) -> dict[str, object]:
         return {"__fp_tl_begin": host_begin, "__fp_tl_rec": host_rec}
     if flavour == "nvidia":
         return {"__fp_tl_begin": begin, "__fp_tl_rec": rec}
+    if flavour == "amd":
+        return {"__fp_tl_begin": amd_begin, "__fp_tl_rec": amd_rec}
     raise ValueError(f"unknown timeline flavour {flavour!r}")

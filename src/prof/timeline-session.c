@@ -3,9 +3,10 @@
  * Intra-kernel timelines in profiling sessions: a decoded launch (timeline.c) becomes scope
  * nodes under its kernel's node with per-scope statistics, and, for trace sessions, one slice
  * per interval on a per-SM (or per-program) track of the kernel's device. Device timestamps
- * (%globaltimer) are moved onto the host clock when the trace is written, by matching the
- * launch with its kernel event (CUPTI's device start, or the host launch time); host-clock
- * buffers (the interpreter) are already there. The "intra_kernel" object of the metadata file
+ * (%globaltimer, or AMD's s_memrealtime which the decoder has converted to ns) are moved onto
+ * the host clock when the trace is written, by matching the launch with its kernel event
+ * (CUPTI's device start, or the host launch time); host-clock buffers (the interpreter) are
+ * already there. Cycles (%clock64, s_memtime) are filed for every device clock. The "intra_kernel" object of the metadata file
  * is written here too. Not here: the decoder, the writers' own layout (chrome-trace.c, meta.c).
  */
 #include "fp-setup.h"
@@ -207,7 +208,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 			rc = metric_add(s, nodes[sc], "scope_time (ns) (min)", st.time_min);
 		if (!rc)
 			rc = metric_add(s, nodes[sc], "scope_time (ns) (max)", st.time_max);
-		if (!rc && info->clock == FP_TIMELINE_CLOCK_NVIDIA) {
+		if (!rc && info->clock != FP_TIMELINE_CLOCK_HOST) {
 			rc = metric_add(s, nodes[sc], "scope_cycles(exc)", st.cycles_sum);
 			if (!rc)
 				rc = metric_add(s, nodes[sc], "scope_cycles (min)", st.cycles_min);
@@ -220,7 +221,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 		progs = metric_self(s, nodes[sc], "scope_programs(exc)");
 		rc = metric_add(s, nodes[sc], "scope_time_mean (ns) (pty)",
 				progs > 0 ? tsum / progs : 0);
-		if (!rc && info->clock == FP_TIMELINE_CLOCK_NVIDIA)
+		if (!rc && info->clock != FP_TIMELINE_CLOCK_HOST)
 			rc = metric_add(s, nodes[sc], "scope_cycles_mean (pty)",
 					progs > 0 ? metric_self(s, nodes[sc], "scope_cycles(exc)") /
 							    progs :

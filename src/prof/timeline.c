@@ -3,9 +3,10 @@
  * The timeline buffer decoder (docs/formats/timeline-format.md, v1): validates the header and every
  * used record of every program, pairs enter and exit records into intervals (nested scopes
  * allowed, an exit must close the innermost open scope) and computes per-scope statistics over
- * programs. Rejections name the byte offset, the program and the record. Allocation is bounded
- * by the buffer's length, never by a count read from it. Not here: sessions and writers
- * (timeline-session.c).
+ * programs. Times come out in ns: AMD buffers hold ticks of s_memrealtime, converted with the
+ * rate in header word 5. Rejections name the byte offset, the program and the record.
+ * Allocation is bounded by the buffer's length, never by a count read from it. Not here:
+ * sessions and writers (timeline-session.c).
  */
 #include "fp-setup.h"
 
@@ -89,13 +90,24 @@ static void fold(struct fp_timeline *t, struct prog_acc *acc, uint32_t scope)
 	st->cycles_sum += a->cycles;
 }
 
+/* ticks at `khz` kHz in ns, exact to the ns below; false if that exceeds 2^64 - 1 ns. */
+static bool ticks_to_ns(uint64_t ticks, uint64_t khz, uint64_t *ns)
+{
+	uint64_t q = ticks / khz, frac = (ticks % khz) * UINT64_C(1000000) / khz;
+
+	if (q > (UINT64_MAX - frac) / UINT64_C(1000000))
+		return false;
+	*ns = q * UINT64_C(1000000) + frac;
+	return true;
+}
+
 int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, struct fp_diag *diag)
 {
 	const unsigned char *b = buf;
 	struct fp_timeline *t = NULL;
 	struct prog_acc *acc = NULL;
 	uint32_t *touched = NULL;
-	uint64_t layout, S, P, nscopes, per_prog, words, p;
+	uint64_t layout, S, P, nscopes, per_prog, words, p, khz = 0;
 	uint64_t t_min = UINT64_MAX, t_max = 0;
 	int rc = FP_ENOMEM;
 
@@ -114,9 +126,17 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 	if ((layout & 0xff) != FP_TIMELINE_VERSION)
 		return fp_diag_set(diag, FP_EVERSION, 8, "timeline format version %u (expected %u)",
 				   (unsigned)(layout & 0xff), FP_TIMELINE_VERSION);
-	if (((layout >> 8) & 0xff) > FP_TIMELINE_CLOCK_NVIDIA)
+	if (((layout >> 8) & 0xff) > FP_TIMELINE_CLOCK_AMD)
 		return fp_diag_set(diag, FP_EFORMAT, 8, "unknown timeline clock %u",
 				   (unsigned)((layout >> 8) & 0xff));
+	if (((layout >> 8) & 0xff) == FP_TIMELINE_CLOCK_AMD) {
+		khz = fp__bytes_le64(b + 40);
+		if (khz == 0 || khz > FP_TIMELINE_MAX_TICK_KHZ)
+			return fp_diag_set(diag, FP_EFORMAT, 40,
+					   "AMD timeline clock rate of %" PRIu64
+					   " kHz (expected 1 to %u)",
+					   khz, FP_TIMELINE_MAX_TICK_KHZ);
+	}
 	if (((layout >> 16) & 0xff) != FP_TIMELINE_RECORD_WORDS || (layout >> 24) != 0)
 		return fp_diag_set(diag, FP_EFORMAT, 8,
 				   "timeline layout word 0x%" PRIx64
@@ -148,6 +168,7 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 	t->info.nscopes = (uint32_t)nscopes;
 	t->info.programs = P;
 	t->info.slots = S;
+	t->info.tick_khz = khz;
 	t->stats = fp_calloc((size_t)nscopes + 1, sizeof(*t->stats));
 	acc = fp_calloc((size_t)nscopes + 1, sizeof(*acc));
 	touched = fp_calloc((size_t)nscopes + 1, sizeof(*touched));
@@ -186,6 +207,14 @@ int fp_timeline_decode(const void *buf, size_t len, struct fp_timeline **out, st
 
 			if ((tag >> 24) & 0xff)
 				goto fail_tag;
+			if (khz && !ticks_to_ns(ts, khz, &ts)) {
+				rc = fp_diag_set(diag, FP_EFORMAT, off + 8,
+						 "program %" PRIu64 " record %" PRIu64 ": %" PRIu64
+						 " ticks at %" PRIu64
+						 " kHz do not fit in 64-bit ns",
+						 p, r, ts, khz);
+				goto fail_diag;
+			}
 			if (r == 0) {
 				if (kind != FP_TIMELINE_BEGIN || scope != 0) {
 					rc = fp_diag_set(

@@ -7,7 +7,8 @@ The set: add, softmax, matmul with a K loop, a @jit helper, block pointers (wher
 has them: compat.block_pointers()), and a device-side tensor descriptor, each at level 2 with
 address records and in sanitize mode. The device helpers are plain triton.language, so the
 same twin must compile for either warp size; only the timeline twin reads vendor clocks, and it
-is compiled for the targets whose vendor has a timer flavour (_tlrecords.helpers).
+is compiled for the targets whose vendor has a timer flavour (_tlrecords.helpers: NVIDIA's inline
+PTX, AMD's inline AMDGCN), and its assembly must read the vendor's timer at every record.
 
 As in test_debugger_compile.py, the compile runs in a child process without TRITON_INTERPRET
 (Triton chooses interpreter or compiler when a kernel is decorated); this file is also that
@@ -51,6 +52,20 @@ TARGETS = [
     ("hip-gfx942", "hip", "gfx942", 64),
     ("hip-gfx90a", "hip", "gfx90a", 64),
 ]
+
+#: The timeline twin's timer reads, counted in the final assembly: name -> (assembly, needle).
+TIMER_READS = {
+    "cuda": {
+        "globaltimer": ("ptx", "%globaltimer"),
+        "clock64": ("ptx", "%clock64"),
+        "smid": ("ptx", "%smid"),
+    },
+    "hip": {
+        "s_memrealtime": ("amdgcn", "s_memrealtime"),
+        "s_memtime": ("amdgcn", "s_memtime"),
+        "hw_id": ("amdgcn", "hwreg(HW_REG_HW_ID"),
+    },
+}
 
 #: (level, addr_level, sanitize): marker mode at level 2 with addresses, and sanitize mode.
 MODES = [(2, 2, False), (0, 1, True)]
@@ -175,9 +190,15 @@ def _child(target_name: str) -> int:
                 ASTSource(fn=tw.jit, signature=sig, constexprs={"BLOCK": 64}), target=target
             )
             ok, err = _binary(backend, k.asm), ""
+            reads = {
+                name: str(k.asm.get(asm, "")).count(needle)
+                for name, (asm, needle) in TIMER_READS[backend].items()
+            }
         except Exception as e:  # noqa: BLE001
-            ok, err = False, f"{type(e).__name__}: {e}"[-2000:]
-        results.append({"kernel": "timeline:scoped_kernel", "ok": ok, "error": err})
+            ok, err, reads = False, f"{type(e).__name__}: {e}"[-2000:], {}
+        results.append(
+            {"kernel": "timeline:scoped_kernel", "ok": ok, "error": err, "timer_reads": reads}
+        )
     else:
         results.append(
             {"kernel": "timeline:scoped_kernel", "skipped": f"no {flavour} timer flavour"}
@@ -228,7 +249,13 @@ def test_twins_cross_compile(target: str) -> None:
         "matmul_kernel",
         "helper_kernel",
         "dev_desc_kernel",
+        "timeline:scoped_kernel",
     } <= compiled
+    # 3 scopes: 6 record sites and the begin record each read the timer and the cycle counter;
+    # the SM / CU id is pure, so the compiler may read it once
+    reads = next(r for r in results if r["kernel"] == "timeline:scoped_kernel")["timer_reads"]
+    counts = list(reads.values())
+    assert counts[0] >= 7 and counts[1] >= 7 and counts[2] >= 1, reads
     print(json.dumps([r for r in results if "skipped" in r]))
 
 

@@ -30,7 +30,7 @@ import _tlkernels as tk  # noqa: E402
 import trace_event_check  # noqa: E402
 
 import flagprism.profiler as profiler  # noqa: E402
-from flagprism import _ext, _intercept, _timeline  # noqa: E402
+from flagprism import _ext, _intercept, _timeline, _tlrecords  # noqa: E402
 
 
 def _run(path: Path, fn: Any, args: tuple, grid: tuple, **start: Any) -> dict[str, Any]:
@@ -313,6 +313,56 @@ def test_decoder_rejects_a_corrupt_buffer() -> None:
     with pytest.raises(_ext.FormatError) as ei:
         _ext.timeline_decode(bytes(bad))
     assert ei.value.offset > 0 and "program 0" in str(ei.value)
+
+
+def test_amd_header_decodes_to_ns() -> None:
+    """The host's header for the AMD flavour and the C decoder agree: ticks at the header's rate
+    come out in ns, cycles and the hardware id as written."""
+    import struct
+
+    slots, programs = 4, 1
+    words = _timeline.header(slots, programs, 1, _timeline.CLOCK_AMD, 25_000)
+    assert words[5] == 25_000
+    prog = [3]  # begin, enter scope 1, exit scope 1
+    for tag, t, cyc in ((_tlrecords.TAG_BEGIN, 1000, 50), (1, 1001, 60), (1 | 1 << 16, 1004, 90)):
+        prog += [tag | (0x2A << 32), t, cyc, 0]
+    prog += [0, 0, 0, 0]
+    buf = struct.pack(f"<{len(words) + len(prog)}Q", *words, *prog)
+    d = _ext.timeline_decode(buf)
+    assert d["clock"] == "amd" and d["tick_khz"] == 25_000
+    assert d["t_min"] == 1000 * 40 and d["t_max"] == 1004 * 40
+    sc = d["scopes"][0]
+    assert sc["time_sum"] == 3 * 40 and sc["cycles_sum"] == 30
+    # without a rate the buffer is refused at header word 5
+    words[5] = 0
+    with pytest.raises(_ext.FormatError) as ei:
+        _ext.timeline_decode(struct.pack(f"<{len(words) + len(prog)}Q", *words, *prog))
+    assert ei.value.offset == 40
+
+
+def test_flavour_per_backend_and_arch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hip maps to the AMD flavour on the architectures whose s_memrealtime rate is known; any
+    other AMD architecture or backend is refused with the reason."""
+    from flagprism import _launch
+
+    seen = {"backend": "hip", "arch": "gfx942"}
+    monkeypatch.setattr(_launch, "backend_of", lambda fn: seen["backend"])
+    monkeypatch.setattr(_timeline, "_target_arch", lambda: seen["arch"])
+    assert "amd" in _timeline.device_flavours() and "nvidia" in _timeline.device_flavours()
+    assert _timeline._flavour(None) == "amd"
+    assert _timeline._clock("hip") == (_timeline.CLOCK_AMD, 100_000)
+    seen["arch"] = "gfx90a"
+    assert _timeline._flavour(None) == "amd"
+    assert _timeline._clock("hip") == (_timeline.CLOCK_AMD, 25_000)
+    seen["arch"] = "gfx1100"
+    why = _timeline._flavour(None)
+    assert why.startswith("unsupported:") and "'gfx1100'" in why and "gfx942" in why
+    seen["backend"] = "cuda"
+    assert _timeline._flavour(None) == "nvidia"
+    assert _timeline._clock("cuda") == (_timeline.CLOCK_NVIDIA, 0)
+    seen["backend"] = "xpu"
+    assert "'xpu' backend" in _timeline._flavour(None)
+    assert _timeline._clock("interpreter") == (_timeline.CLOCK_HOST, 0)
 
 
 def test_cli_profile_backend_instrumentation(cli: Path, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for intra-kernel timelines: the buffer decoder on buffers recorded on the Triton
- * interpreter (tests/data/timeline/) and on synthetic NVIDIA-clock buffers, its positioned
+ * interpreter (tests/data/timeline/) and on synthetic NVIDIA- and AMD-clock buffers (AMD ticks
+ * converted to ns with the header's rate), its positioned
  * rejections and OOM sweep, the intake into a session's call tree, the trace slices aligned to
  * the kernel's event, the metadata counters and the viewer's section. */
 #define _GNU_SOURCE 1
@@ -56,6 +57,14 @@ static void buf_rec(struct buf *b, uint64_t p, uint32_t scope, uint32_t kind, ui
 		r[2] = cyc;
 	}
 	b->w[base] = n + 1;
+}
+
+/* Switch a buffer to the AMD clock: its times become s_memrealtime ticks at `khz` kHz. */
+static void buf_amd(struct buf *b, uint64_t khz)
+{
+	b->w[1] = FP_TIMELINE_VERSION | (FP_TIMELINE_CLOCK_AMD << 8) |
+		  (FP_TIMELINE_RECORD_WORDS << 16);
+	b->w[5] = khz;
 }
 
 /* Two programs on SMs 3 and 5: scope 1 "load" [t, t+300] with scope 2 "inner" inside it
@@ -293,6 +302,104 @@ TEST(timeline_decode_oom_sweep)
 	ASSERT(fail_at > 0);
 }
 
+TEST(timeline_decode_amd_ticks_become_ns)
+{
+	struct fp_timeline_scope_stats st;
+	const struct fp_timeline_interval *iv;
+	const struct fp_timeline_info *in;
+	struct fp_timeline *t = NULL;
+	struct fp_diag d;
+	struct buf b;
+	size_t n;
+
+	/* gfx942: 100 MHz, 10 ns per tick; the same records as the NVIDIA test, in ticks */
+	two_programs(&b, 1000000);
+	buf_amd(&b, 100000);
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	in = fp_timeline_get_info(t);
+	ASSERT_EQ(in->clock, FP_TIMELINE_CLOCK_AMD);
+	ASSERT_EQ(in->tick_khz, 100000);
+	ASSERT_EQ(in->t_min, 10000000);
+	ASSERT_EQ(in->t_max, 10000000 + 10 * (7 + 1000));
+	ASSERT_NEAR(in->span_sum, 10 * (500 + 1000), 0);
+	n = fp_timeline_intervals(t, &iv);
+	ASSERT_EQ(n, 6);
+	ASSERT_EQ(iv[0].scope, 2);
+	ASSERT_EQ(iv[0].begin_ns, 10 * (1000000 + 100));
+	ASSERT_EQ(iv[0].end_ns, 10 * (1000000 + 150));
+	ASSERT_EQ(iv[0].smid, 3);
+	ASSERT_EQ(iv[0].cycles, 100); /* s_memtime cycles are not converted */
+	ASSERT_EQ(iv[5].smid, 5);
+	ASSERT_OK(fp_timeline_scope_stats(t, 1, &st));
+	ASSERT_NEAR(st.time_min, 3000, 0);
+	ASSERT_NEAR(st.time_max, 6000, 0);
+	ASSERT_NEAR(st.cycles_sum, 600 + 1200, 0);
+	fp_timeline_free(t);
+	t = NULL;
+
+	/* gfx90a: 25 MHz, 40 ns per tick */
+	buf_amd(&b, 25000);
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	ASSERT_EQ(fp_timeline_get_info(t)->t_min, 40000000);
+	ASSERT_OK(fp_timeline_scope_stats(t, 3, &st));
+	ASSERT_NEAR(st.time_sum, 40 * (100 + 200), 0);
+	fp_timeline_free(t);
+	t = NULL;
+
+	/* a rate that does not divide 1 ms: ns rounded down, exactly, from the tick count */
+	two_programs(&b, 0);
+	buf_amd(&b, 3);
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	n = fp_timeline_intervals(t, &iv);
+	ASSERT_EQ(iv[0].begin_ns, 33333333); /* 100 ticks at 3 kHz */
+	ASSERT_EQ(iv[0].end_ns, 50000000);   /* 150 */
+	ASSERT_EQ(iv[5].end_ns, 335666666);  /* 7 + 1000 */
+	fp_timeline_free(t);
+	t = NULL;
+
+	/* the rate must be there and plausible: the offset is header word 5's */
+	two_programs(&b, 1000);
+	buf_amd(&b, 0);
+	fp_diag_clear(&d);
+	ASSERT_EQ(fp_timeline_decode(b.w, b.n * 8, &t, &d), FP_EFORMAT);
+	ASSERT_EQ(d.offset, 40);
+	ASSERT(strstr(d.msg, "AMD timeline clock rate") != NULL);
+	buf_amd(&b, FP_TIMELINE_MAX_TICK_KHZ + 1);
+	ASSERT_EQ(fp_timeline_decode(b.w, b.n * 8, &t, &d), FP_EFORMAT);
+	ASSERT_EQ(d.offset, 40);
+	buf_amd(&b, FP_TIMELINE_MAX_TICK_KHZ);
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	fp_timeline_free(t);
+	t = NULL;
+	/* on other clocks word 5 is not read */
+	two_programs(&b, 1000);
+	b.w[5] = 7;
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	ASSERT_EQ(fp_timeline_get_info(t)->tick_khz, 0);
+	ASSERT_EQ(fp_timeline_get_info(t)->t_min, 1000);
+	fp_timeline_free(t);
+	t = NULL;
+
+	/* a tick count whose ns do not fit in 64 bits is refused at its time word */
+	two_programs(&b, 1000);
+	buf_amd(&b, 100000);
+	{
+		size_t rec = 8 + 1 * (1 + 4 * 8) + 1 + 4 * 2;
+
+		b.w[rec + 1] = UINT64_MAX / 10 + 1;
+		ASSERT_EQ(fp_timeline_decode(b.w, b.n * 8, &t, &d), FP_EFORMAT);
+		ASSERT_NULL(t);
+		ASSERT_EQ(d.offset, (rec + 1) * 8);
+		ASSERT(strstr(d.msg, "program 1 record 2") != NULL);
+		/* the largest that fits */
+		b.w[rec + 1] = UINT64_MAX / 10;
+		b.w[rec + 5] = UINT64_MAX / 10;
+		ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+		ASSERT_EQ(fp_timeline_get_info(t)->t_max, UINT64_MAX / 10 * 10);
+		fp_timeline_free(t);
+	}
+}
+
 /* ---- sessions -------------------------------------------------------------------------------- */
 
 static const struct fp_prof_tl_scope scopes3[] = {
@@ -409,6 +516,70 @@ TEST(timeline_session_tree_trace_and_meta)
 	ASSERT(strstr(meta.buf, "\"launches\":2") != NULL);
 	ASSERT(strstr(meta.buf, "\"aligned_to_kernel_event\":2") != NULL);
 	ASSERT(strstr(meta.buf, "kern / inner: inside or around a loop") != NULL);
+	fp_strbuf_release(&trace);
+	fp_strbuf_release(&meta);
+	fpt_tmp_cleanup();
+}
+
+TEST(timeline_session_amd_clock)
+{
+	struct fp_prof_options o = {0};
+	struct fp_sink_launch l;
+	struct fp_calltree *tree;
+	struct fp_timeline *t = NULL;
+	struct fp_strbuf trace, meta;
+	uint64_t now = fp_prof_clock_ns(), kbegin = now + 3000000;
+	uint32_t k, load;
+	const char *p, *q;
+	char path[300];
+	struct buf b;
+	int sid;
+
+	o.name = fpt_tmp_path("tlamd");
+	o.data = FP_PROF_DATA_TRACE;
+	o.backend = "host";
+	ASSERT_OK(fp_prof_start(&o, &sid, NULL));
+	memset(&l, 0, sizeof(l));
+	ASSERT_OK(fp_prof_name_intern("kern", 4, &l.kernel));
+	l.callpath = FP_PROF_NO_CALLPATH;
+	l.grid[0] = 2;
+	l.grid[1] = l.grid[2] = 1;
+	ASSERT_OK(fp_host_launch(sid, &l, kbegin, kbegin + 50000));
+	/* s_memrealtime ticks of a gfx942 (100 MHz) that has been up for a while */
+	two_programs(&b, 360000000000ull);
+	buf_amd(&b, 100000);
+	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
+	ASSERT_OK(fp_prof_timeline_add(sid, &l, t, scopes3, 3, now, now + 10000000, 0));
+	tree = fp_prof_session_tree(fp_prof_session_get(sid));
+	k = child(tree, FP_CALLTREE_ROOT, "kern");
+	load = child(tree, k, "load");
+	/* times in ns (ticks x 10), cycles as read (s_memtime) */
+	ASSERT_NEAR(metric_of(tree, load, "scope_time (ns)(exc)"), 9000, 0);
+	ASSERT_NEAR(metric_of(tree, load, "scope_time_mean (ns) (pty)"), 4500, 0);
+	ASSERT_NEAR(metric_of(tree, load, "scope_cycles(exc)"), 1800, 0);
+	ASSERT_NEAR(metric_of(tree, load, "scope_cycles_mean (pty)"), 900, 0);
+	ASSERT_NEAR(metric_of(tree, k, "program_span (ns)(exc)"), 15000, 0);
+	fp_timeline_free(t);
+	ASSERT_OK(fp_prof_finalize(sid, NULL, NULL));
+
+	/* aligned like NVIDIA's: the launch's first record at the kernel event's start */
+	snprintf(path, sizeof(path), "%s", fpt_tmp_path("tlamd.chrome_trace.json"));
+	fp_strbuf_init(&trace, 1 << 24);
+	fp_strbuf_init(&meta, 1 << 24);
+	ASSERT_OK(fp_strbuf_read_file(&trace, path, NULL));
+	ASSERT(strstr(trace.buf, "\"name\":\"SM 3\"") != NULL);
+	p = strstr(trace.buf, "\"cat\":\"kernel\"");
+	ASSERT_NOT_NULL(p);
+	p = strstr(p, "\"ts\":");
+	q = strstr(trace.buf, "\"name\":\"load\",\"cat\":\"kernel_scope\"");
+	ASSERT_NOT_NULL(q);
+	q = strstr(q, "\"ts\":");
+	ASSERT_NOT_NULL(p);
+	ASSERT_NOT_NULL(q);
+	ASSERT(strncmp(p, q, strcspn(p, ",")) == 0);
+	snprintf(path, sizeof(path), "%s", fpt_tmp_path("tlamd.meta.json"));
+	ASSERT_OK(fp_strbuf_read_file(&meta, path, NULL));
+	ASSERT(strstr(meta.buf, "\"aligned_to_kernel_event\":1") != NULL);
 	fp_strbuf_release(&trace);
 	fp_strbuf_release(&meta);
 	fpt_tmp_cleanup();
