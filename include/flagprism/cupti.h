@@ -183,6 +183,51 @@ struct fp_cupti_stats {
 /** Fill *out. FP_OK or FP_EINVAL. */
 FP_EXTERN int fp_cupti_get_stats(struct fp_cupti_stats *out);
 
+/* ---- capturing raw activity buffers ---------------------------------------------------------- */
+
+/*
+ * For backend developers and fuzzing (tests/fuzz/fuzz-cupti-records.c takes such files as seeds
+ * through scripts/fuzz-seed-cupti.sh): while a capture is set, the valid bytes of every
+ * activity buffer CUPTI hands back are written, as they are, to a file
+ * `<dir>/cupti-<api_version>-<pid>-<seq>.rec` (api_version: the loaded CUPTI's, the one the
+ * records are read with; seq counts the files of the process from 0), until the files hold
+ * `max_bytes` in all: the first buffer that would pass the cap ends the capture, and it and every
+ * later buffer are counted as skipped. Files are written through fp_outfile (a temporary file
+ * renamed into place) from CUPTI's thread, after the buffer was read; a file that cannot be
+ * written is counted and the profile is not affected. The records hold kernel names as pointers
+ * only, no names or arguments. Process-wide, like the backend.
+ */
+
+/* Environment variables the Python profiler reads at a "cupti" start (not the library). */
+#define FP_CUPTI_CAPTURE_ENV "FLAGPRISM_CUPTI_CAPTURE"
+#define FP_CUPTI_CAPTURE_BYTES_ENV "FLAGPRISM_CUPTI_CAPTURE_BYTES"
+
+/**
+ * Capture the activity buffers into directory `dir` (copied), at most `max_bytes` in all; `dir`
+ * NULL or "" stops capturing (the counters are kept). Setting a capture starts its counters
+ * afresh. `dir` must be an existing directory a file can be created in now (a probe file is
+ * created and removed). FP_OK; FP_EINVAL (max_bytes 0 with a directory, or a path too long for
+ * the file names); FP_EIO (not a directory, missing, or not writable: diag names the path and
+ * the errno name); FP_ENOMEM. Callable at any time, sessions open or not.
+ */
+FP_EXTERN int fp_cupti_capture(const char *dir, uint64_t max_bytes, struct fp_diag *diag);
+
+/** What the capture did since it was last set. */
+struct fp_cupti_capture_stats {
+	bool active;                    /* a capture is set and has not reached its cap */
+	uint64_t max_bytes;             /* the cap; 0 when none was ever set */
+	uint64_t files;                 /* files written */
+	uint64_t bytes;                 /* bytes in them */
+	uint64_t skipped;               /* buffers not captured: the cap was reached */
+	uint64_t skipped_bytes;         /* their valid bytes */
+	uint64_t failures;              /* files that could not be written (nothing left behind) */
+	char dir[FP_CUPTI_PATH_MAX];    /* the directory; "" when none was ever set */
+	char error[FP_CUPTI_ERROR_MAX]; /* the first failure's reason; "" */
+};
+
+/** Fill *out. FP_OK or FP_EINVAL. */
+FP_EXTERN int fp_cupti_capture_get_stats(struct fp_cupti_capture_stats *out);
+
 /* ---- per-kernel IR estimates, looked up in the launch callback ------------------------------ */
 
 /*

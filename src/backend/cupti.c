@@ -6,7 +6,8 @@
  * pre-allocated pool, and turns kernel records into fixed-size events delivered through the
  * "cupti" sessions' sink (include/flagprism/sink.h: kernel()). Launch callbacks do nothing but
  * capture the thread's launch context through the sink (thread-local reads) and write one
- * lock-free slot; everything else happens when CUPTI hands a buffer back. Not here:
+ * lock-free slot; everything else happens when CUPTI hands a buffer back (and, when a capture
+ * is set with fp_cupti_capture(), the buffer's raw bytes are written to a file). Not here:
  * record decoding (cupti-records.c), the tables (cupti-tables.c), hardware metrics
  * (cupti-metrics.c), PC sampling (cupti-pcsampling.c: this file only calls its hooks).
  *
@@ -17,13 +18,17 @@
 #include "fp-setup.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <flagprism/backend.h>
 #include <flagprism/cupti.h>
+#include <flagprism/outfile.h>
 
 #include "backend/cupti-internal.h"
 #include "backend/cupti-metrics-internal.h"
@@ -150,6 +155,19 @@ static atomic_bool enabled;
 /* Bumped at every enable: a thread whose nest depth is from an older enable starts afresh (an
  * API exit missed while callbacks were off would otherwise leave its depth stuck). */
 static atomic_uint enable_gen;
+
+/*
+ * The capture of raw activity buffers (fp_cupti_capture): deliver_lock. Outside `st` so that it
+ * can be set before the first start; `seq` numbers the process's files and is never reset by a
+ * new capture (a second capture into the same directory must not replace the first's files).
+ */
+#define CAPTURE_NAME_MAX 64 /* "/cupti-<u32>-<pid>-<u64>.rec" and its NUL */
+
+static struct {
+	struct fp_cupti_capture_stats s; /* s.dir: the directory; s.active: below the cap */
+	bool on;                         /* set, not stopped */
+	uint64_t seq;
+} capture;
 
 /* Counters (fp_cupti_get_stats); written from CUPTI's threads. */
 static atomic_uint_fast64_t n_kernels, n_misses, n_no_timing, n_cupti_dropped, n_completed,
@@ -632,6 +650,47 @@ static void read_buffer(uint8_t *buf, size_t valid)
 		handle_record(prev, (size_t)(end - prev));
 }
 
+/*
+ * deliver_lock held, CUPTI's thread: write `valid` bytes of a completed buffer to the capture's
+ * next file, or count them as skipped once the cap is reached. Never fails the buffer.
+ */
+static void capture_buffer(const uint8_t *buf, size_t valid)
+{
+	char path[FP_CUPTI_PATH_MAX + CAPTURE_NAME_MAX];
+	struct fp_outfile of;
+	struct fp_diag d;
+	int rc;
+
+	if (!capture.on || !valid)
+		return;
+	if (!capture.s.active || valid > capture.s.max_bytes - capture.s.bytes) {
+		capture.s.active = false; /* the cap: this buffer and every later one are skipped */
+		capture.s.skipped++;
+		capture.s.skipped_bytes += valid;
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	snprintf(path, sizeof(path), "%s/cupti-%" PRIu32 "-%ld-%" PRIu64 ".rec", capture.s.dir,
+		 st.api_version, (long)getpid(), capture.seq++);
+	rc = fp_outfile_open(&of, path, 0, &d);
+	if (rc)
+		goto fail_open;
+	rc = fwrite(buf, 1, valid, of.f) == valid ? FP_OK : FP_EIO;
+	rc = fp_outfile_finish(&of, rc, &d);
+	if (rc)
+		goto fail_write;
+	capture.s.files++;
+	capture.s.bytes += valid;
+	return;
+
+fail_write:
+fail_open:
+	if (!capture.s.failures)
+		snprintf(capture.s.error, sizeof(capture.s.error), "%s (%s)",
+			 d.msg[0] ? d.msg : fp_strerror(rc), fp_status_name(rc));
+	capture.s.failures++;
+}
+
 static void buffer_completed(fp__cu_context ctx, uint32_t stream, uint8_t *buffer, size_t size,
 			     size_t valid)
 {
@@ -648,8 +707,10 @@ static void buffer_completed(fp__cu_context ctx, uint32_t stream, uint8_t *buffe
 		dropped = 0;
 	denied = atomic_load(&st.pool.denied);
 	pthread_mutex_lock(&deliver_lock);
-	if (valid)
+	if (valid) {
 		read_buffer(buffer, FP_MIN(valid, size));
+		capture_buffer(buffer, FP_MIN(valid, size));
+	}
 	if (dropped) {
 		relax_add(&n_cupti_dropped, dropped);
 		note_all(dropped, REASON_CUPTI_DROPPED);
@@ -1281,6 +1342,56 @@ int fp_cupti_get_stats(struct fp_cupti_stats *out)
 	return FP_OK;
 }
 
+int fp_cupti_capture(const char *dir, uint64_t max_bytes, struct fp_diag *diag)
+{
+	char probe[FP_CUPTI_PATH_MAX + CAPTURE_NAME_MAX];
+	struct stat sb;
+	size_t len;
+	int rc, err;
+
+	if (!dir || !*dir) {
+		pthread_mutex_lock(&deliver_lock);
+		capture.on = capture.s.active = false;
+		pthread_mutex_unlock(&deliver_lock);
+		return FP_OK;
+	}
+	len = strlen(dir);
+	if (!max_bytes)
+		return fp_diag_set(diag, FP_EINVAL, 0, "capture into %s: the byte cap is 0", dir);
+	if (len >= FP_CUPTI_PATH_MAX)
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "capture directory %.64s...: the path is %zu bytes, longer than "
+				   "the %d allowed",
+				   dir, len, FP_CUPTI_PATH_MAX - 1);
+	err = stat(dir, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+	if (err)
+		return fp_diag_set(diag, FP_EIO, 0, "capture directory %s: %s (%s)", dir,
+				   strerror(err), fp_errno_name(err));
+	/* the longest name a capture file can have: a file can be created there now */
+	snprintf(probe, sizeof(probe), "%s/cupti-%" PRIu32 "-%ld-%" PRIu64 ".rec", dir, UINT32_MAX,
+		 (long)getpid(), UINT64_MAX);
+	rc = fp_outfile_check(probe, diag);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&deliver_lock);
+	memset(&capture.s, 0, sizeof(capture.s));
+	memcpy(capture.s.dir, dir, len + 1);
+	capture.s.max_bytes = max_bytes;
+	capture.on = capture.s.active = true;
+	pthread_mutex_unlock(&deliver_lock);
+	return FP_OK;
+}
+
+int fp_cupti_capture_get_stats(struct fp_cupti_capture_stats *out)
+{
+	if (!out)
+		return FP_EINVAL;
+	pthread_mutex_lock(&deliver_lock);
+	*out = capture.s;
+	pthread_mutex_unlock(&deliver_lock);
+	return FP_OK;
+}
+
 void fp__cupti_reset(void)
 {
 	pthread_mutex_lock(&lock);
@@ -1310,6 +1421,7 @@ void fp__cupti_reset(void)
 	}
 	pthread_mutex_lock(&deliver_lock);
 	memset(&st, 0, sizeof(st));
+	memset(&capture, 0, sizeof(capture));
 	pthread_mutex_unlock(&deliver_lock);
 	config_clear_dirs();
 	memset(&cfg, 0, sizeof(cfg));

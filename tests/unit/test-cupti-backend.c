@@ -7,12 +7,15 @@
  * to scopes, states and Python call paths; the runtime -> driver launch nest; exact counts with
  * 1, 4 and 8 launching threads; CUDA-graph capture, instantiation, replay and destruction;
  * dropped records, records without timestamps and correlation misses; buffer-pool exhaustion;
- * another subscriber; a missing symbol; no library; CUPTI 12.8's record size and clock.
+ * another subscriber; a missing symbol; no library; CUPTI 12.8's record size and clock; the
+ * capture of raw activity buffers into files (fp_cupti_capture).
  */
 #define _GNU_SOURCE 1
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1638,4 +1641,206 @@ TEST(cupti_backend_kest_concurrent)
 	ASSERT_EQ(ks.known, THREADS + 500);
 	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
 	fake_close();
+}
+
+/* ---- capturing raw activity buffers ---------------------------------------------------------- */
+
+struct cap_walk {
+	uint32_t corr[8];
+	size_t n;
+};
+
+static int cap_record(void *arg, const struct fp_cupti_kernel_record *k)
+{
+	struct cap_walk *w = arg;
+
+	if (w->n < 8)
+		w->corr[w->n] = k->correlation;
+	w->n++;
+	return FP_OK;
+}
+
+/* The capture file number `seq` of this process in `dir`, walked into *w; its size. */
+static size_t cap_read(const char *dir, uint32_t api, uint64_t seq, struct cap_walk *w)
+{
+	static uint8_t buf[1 << 16];
+	char path[512];
+	size_t n, used = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cupti-%" PRIu32 "-%ld-%" PRIu64 ".rec", dir, api,
+		 (long)getpid(), seq);
+	f = fopen(path, "rb");
+	ASSERT_NOT_NULL(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ASSERT_LT(n, sizeof(buf));
+	memset(w, 0, sizeof(*w));
+	ASSERT_OK(fp_cupti_read_records(buf, n, api, cap_record, w, &used, NULL));
+	ASSERT_EQ(used, n);
+	return n;
+}
+
+/* Files in `dir`, each removed when `remove` is set. */
+static size_t cap_files(const char *dir, bool remove)
+{
+	char path[512];
+	struct dirent *e;
+	size_t n = 0;
+	DIR *dp = opendir(dir);
+
+	ASSERT_NOT_NULL(dp);
+	while ((e = readdir(dp)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (remove)
+			unlink(path);
+	}
+	closedir(dp);
+	return n;
+}
+
+static struct fp_cupti_capture_stats capstats(void)
+{
+	struct fp_cupti_capture_stats s;
+
+	ASSERT_OK(fp_cupti_capture_get_stats(&s));
+	return s;
+}
+
+/* Two kernels launched and their records completed in one buffer. */
+static void two_kernels(uint32_t corr)
+{
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, corr);
+	fk.fake_cupti_launch(DRV, LAUNCH_EX, corr + 1);
+	record(corr, "cap_kernel", 100, 0);
+	record(corr + 1, "cap_kernel", 200, 0);
+	fk.fake_cupti_complete();
+}
+
+TEST(cupti_backend_capture)
+{
+	char dir[] = "/tmp/fp-cupti-cap-XXXXXX";
+	struct fp_cupti_capture_stats cs;
+	struct cap_walk w;
+	struct fp_diag d;
+	uint32_t api;
+	size_t size;
+	int id;
+
+	ASSERT_NOT_NULL(mkdtemp(dir));
+	fake_open(FP_FAKE_CUPTI_PATH);
+	cs = capstats();
+	ASSERT(!cs.active);
+	ASSERT_EQ(cs.files, 0);
+	ASSERT_OK(fp_cupti_capture(dir, 1 << 20, &d));
+	id = start(FP_PROF_CONTEXT_SHADOW, &d);
+	ASSERT_GE(id, 0);
+	api = cstats().api_version;
+	ASSERT_EQ(api, 130001);
+	two_kernels(1);
+	cs = capstats();
+	ASSERT(cs.active);
+	ASSERT_STREQ(cs.dir, dir);
+	ASSERT_EQ(cs.files, 1);
+	ASSERT_EQ(cs.failures, 0);
+	ASSERT_EQ(cs.skipped, 0);
+	/* named cupti-<api>-<pid>-<seq>.rec, holding the kernels as CUPTI wrote them */
+	size = cap_read(dir, api, 0, &w);
+	ASSERT_EQ(size, 2 * fk.fake_cupti_record_size());
+	ASSERT_UEQ(cs.bytes, size);
+	ASSERT_EQ(w.n, 2);
+	ASSERT_EQ(w.corr[0], 1);
+	ASSERT_EQ(w.corr[1], 2);
+	ASSERT_EQ(cap_files(dir, false), 1);
+
+	/* A cap of exactly one buffer: the next is written, the one after ends the capture. */
+	ASSERT_OK(fp_cupti_capture(dir, size, &d));
+	ASSERT_EQ(capstats().files, 0); /* counters start afresh */
+	two_kernels(3);
+	two_kernels(5);
+	two_kernels(7);
+	cs = capstats();
+	ASSERT(!cs.active);
+	ASSERT_EQ(cs.files, 1);
+	ASSERT_UEQ(cs.bytes, size);
+	ASSERT_EQ(cs.skipped, 2);
+	ASSERT_UEQ(cs.skipped_bytes, 2 * size);
+	ASSERT_EQ(cap_read(dir, api, 1, &w), size); /* numbering went on: the first file stays */
+	ASSERT_EQ(w.corr[0], 3);
+	ASSERT_EQ(cap_files(dir, false), 2);
+	/* capturing never costs the profile a kernel */
+	ASSERT_EQ(sstats(id).kernels, 8);
+
+	/* Turned off: nothing more is written, the counters stay readable. */
+	ASSERT_OK(fp_cupti_capture(dir, 1 << 20, &d));
+	ASSERT_OK(fp_cupti_capture(NULL, 0, &d));
+	two_kernels(9);
+	cs = capstats();
+	ASSERT(!cs.active);
+	ASSERT_EQ(cs.files, 0);
+	ASSERT_EQ(cs.skipped, 0);
+	ASSERT_OK(fp_cupti_capture("", 0, NULL));
+	ASSERT_EQ(cap_files(dir, false), 2);
+
+	/* A directory that goes away while capturing: counted, the kernels still delivered. */
+	ASSERT_EQ(cap_files(dir, true), 2);
+	ASSERT_OK(fp_cupti_capture(dir, 1 << 20, &d));
+	ASSERT_OK(rmdir(dir));
+	two_kernels(11);
+	cs = capstats();
+	ASSERT(cs.active);
+	ASSERT_EQ(cs.files, 0);
+	ASSERT_EQ(cs.failures, 1);
+	ASSERT(strstr(cs.error, "ENOENT") != NULL);
+	ASSERT_EQ(sstats(id).kernels, 12);
+	ASSERT_OK(fp_cupti_capture(NULL, 0, NULL));
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	fake_close();
+}
+
+TEST(cupti_backend_capture_refused)
+{
+	char dir[] = "/tmp/fp-cupti-cap-XXXXXX", path[256];
+	struct fp_cupti_capture_stats cs;
+	struct fp_diag d;
+	FILE *f;
+
+	ASSERT_NOT_NULL(mkdtemp(dir));
+	ASSERT_OK(fp_cupti_capture(dir, 4096, &d));
+	ASSERT_EQ(fp_cupti_capture(dir, 0, &d), FP_EINVAL);
+	ASSERT_EQ(fp_cupti_capture_get_stats(NULL), FP_EINVAL);
+	/* missing */
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	ASSERT_EQ(fp_cupti_capture(path, 4096, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "ENOENT") != NULL);
+	ASSERT(strstr(d.msg, path) != NULL);
+	/* a file, not a directory */
+	f = fopen(path, "w");
+	ASSERT_NOT_NULL(f);
+	fclose(f);
+	ASSERT_EQ(fp_cupti_capture(path, 4096, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "ENOTDIR") != NULL);
+	ASSERT_OK(unlink(path));
+	/* a directory no file can be created in (root may write anywhere chmod forbids) */
+	if (geteuid() != 0) {
+		snprintf(path, sizeof(path), "%s/ro", dir);
+		ASSERT_OK(mkdir(path, 0500));
+		ASSERT_EQ(fp_cupti_capture(path, 4096, &d), FP_EIO);
+		ASSERT(strstr(d.msg, "EACCES") != NULL);
+		ASSERT_OK(rmdir(path));
+	}
+	ASSERT_EQ(fp_cupti_capture("/proc/self", 4096, &d), FP_EIO);
+	/* a refused capture leaves the one that was set */
+	cs = capstats();
+	ASSERT(cs.active);
+	ASSERT_STREQ(cs.dir, dir);
+	ASSERT_UEQ(cs.max_bytes, 4096);
+	ASSERT_OK(fp_cupti_capture(NULL, 0, NULL));
+	ASSERT_EQ(cap_files(dir, false), 0); /* the probe file was removed */
+	ASSERT_OK(rmdir(dir));
+	fp__cupti_reset();
+	ASSERT_EQ(capstats().max_bytes, 0);
 }
