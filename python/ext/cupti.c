@@ -186,6 +186,65 @@ static PyObject *cupti_stats(PyObject *module, PyObject *unused)
 	return d;
 }
 
+PyDoc_STRVAR(
+	cupti_capture_doc,
+	"cupti_capture(dir, max_bytes) -> None\n\n"
+	"Write the raw bytes of every CUPTI activity buffer to dir/cupti-<api>-<pid>-<seq>.rec,\n"
+	"at most max_bytes in all (fp_cupti_capture). dir None or '' stops capturing. Raises\n"
+	"ValueError (max_bytes 0) or OSError (dir missing, not a directory or not writable).");
+
+static PyObject *cupti_capture(PyObject *module, PyObject *args)
+{
+	unsigned long long max_bytes = 0;
+	struct fp_diag diag;
+	PyObject *dobj, *bytes = NULL;
+	const char *dir = NULL;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "O|K:cupti_capture", &dobj, &max_bytes))
+		return NULL;
+	if (dobj != Py_None) {
+		if (!PyUnicode_FSConverter(dobj, &bytes))
+			return NULL;
+		dir = PyBytes_AS_STRING(bytes);
+	}
+	memset(&diag, 0, sizeof(diag));
+	Py_BEGIN_ALLOW_THREADS rc = fp_cupti_capture(dir, (uint64_t)max_bytes, &diag);
+	Py_END_ALLOW_THREADS Py_XDECREF(bytes);
+	if (rc)
+		return fpy_raise_null(module, rc, &diag);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(cupti_capture_stats_doc,
+	     "cupti_capture_stats() -> dict\n\n"
+	     "What the capture did since it was last set: active, dir, max_bytes, files, bytes,\n"
+	     "skipped, skipped_bytes, failures, error (the first failure's reason).");
+
+static PyObject *cupti_capture_stats(PyObject *module, PyObject *unused)
+{
+	struct fp_cupti_capture_stats s;
+	PyObject *d;
+	int rc = fp_cupti_capture_get_stats(&s);
+
+	if (rc)
+		return fpy_raise_null(module, rc, NULL);
+	d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (fpy_set_item(d, "active", PyBool_FromLong(s.active)) ||
+	    fpy_set_item(d, "dir", PyUnicode_DecodeFSDefault(s.dir)) ||
+	    set_u64(d, "max_bytes", s.max_bytes) || set_u64(d, "files", s.files) ||
+	    set_u64(d, "bytes", s.bytes) || set_u64(d, "skipped", s.skipped) ||
+	    set_u64(d, "skipped_bytes", s.skipped_bytes) || set_u64(d, "failures", s.failures) ||
+	    fpy_set_item(d, "error",
+			 PyUnicode_DecodeUTF8(s.error, (Py_ssize_t)strlen(s.error), "replace"))) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
 PyDoc_STRVAR(cupti_counters_doc,
 	     "cupti_counters() -> dict\n\n"
 	     "Whether hardware counters and PC sampling are permitted for this process:\n"
@@ -673,6 +732,8 @@ static PyMethodDef cupti_methods[] = {
 	{"cupti_configure", FN(cupti_configure), KW, cupti_configure_doc},
 	{"cupti_set_launch", FN(cupti_set_launch), KW, cupti_set_launch_doc},
 	{"cupti_stats", cupti_stats, METH_NOARGS, cupti_stats_doc},
+	{"cupti_capture", cupti_capture, METH_VARARGS, cupti_capture_doc},
+	{"cupti_capture_stats", cupti_capture_stats, METH_NOARGS, cupti_capture_stats_doc},
 	{"cupti_counters", cupti_counters, METH_NOARGS, cupti_counters_doc},
 	{"cupti_read_records", cupti_read_records, METH_VARARGS, cupti_read_records_doc},
 	{"cupti_hook", cupti_hook, METH_O, cupti_hook_doc},

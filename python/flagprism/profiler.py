@@ -235,6 +235,52 @@ def _configure_cupti() -> None:
     _cupti_configured = True
 
 
+#: $FLAGPRISM_CUPTI_CAPTURE: a directory the CUPTI backend writes its raw activity buffers to
+#: (docs/internals/cupti-backend.md, "Capturing raw activity records"), at most
+#: $FLAGPRISM_CUPTI_CAPTURE_BYTES bytes in all.
+CUPTI_CAPTURE_ENV = "FLAGPRISM_CUPTI_CAPTURE"
+CUPTI_CAPTURE_BYTES_ENV = "FLAGPRISM_CUPTI_CAPTURE_BYTES"
+DEFAULT_CUPTI_CAPTURE_BYTES = 4 << 20
+
+# The capture last set from the environment: (directory, cap), or None.
+_cupti_capture: tuple[str, int] | None = None
+
+
+def _configure_cupti_capture() -> None:
+    """Set or stop the CUPTI backend's capture of raw activity buffers from the environment at
+    a "cupti" start (lock held). The cap is the process's, not each session's: an unchanged
+    setting is left running. A value that cannot be used raises, naming the variable."""
+    global _cupti_capture
+    where = os.environ.get(CUPTI_CAPTURE_ENV, "")
+    if not where:
+        if _cupti_capture is not None:
+            _ext.cupti_capture(None)
+            _cupti_capture = None
+        return
+    raw = os.environ.get(CUPTI_CAPTURE_BYTES_ENV, "")
+    try:
+        cap = int(raw, 0) if raw else DEFAULT_CUPTI_CAPTURE_BYTES
+    except ValueError:
+        cap = 0
+    if cap <= 0 or cap >= 1 << 64:
+        raise ValueError(
+            f"{CUPTI_CAPTURE_BYTES_ENV}={raw!r}: expected a positive number of bytes "
+            f"(the cap on what {CUPTI_CAPTURE_ENV} captures; default {DEFAULT_CUPTI_CAPTURE_BYTES})"
+        )
+    want = (os.path.abspath(where), cap)
+    if want == _cupti_capture:
+        return
+    try:
+        _ext.cupti_capture(want[0], cap)
+    except (OSError, ValueError) as e:  # FP_EIO, FP_EINVAL
+        detail = getattr(e, "detail", "") or str(e)
+        raise type(e)(
+            f"{CUPTI_CAPTURE_ENV}={where!r} cannot be used to capture CUPTI activity records: "
+            f"{detail}; set it to an existing writable directory, or unset it"
+        ) from None
+    _cupti_capture = want
+
+
 def _environment(sid: int, backend: str, notes: list[str], fallback: str | None = None) -> None:
     """Versions and timing notes for the metadata file's "environment" object."""
     import platform
@@ -582,6 +628,7 @@ def _start_backend(
     if be != "cupti":
         return _ext.prof_start(path, context, data, be, hook), be, None
     _configure_cupti()
+    _configure_cupti_capture()
     try:
         return _ext.prof_start(path, context, data, be, hook), be, None
     except _ext.Error as e:

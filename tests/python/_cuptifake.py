@@ -377,6 +377,60 @@ def scenario_auto(gpu: Gpu, out: Path) -> dict[str, Any]:
     }
 
 
+def scenario_capture(gpu: Gpu, out: Path) -> dict[str, Any]:
+    """$FLAGPRISM_CUPTI_CAPTURE: bad values refused at start, naming the variable; a good one
+    gets the raw activity buffers as files that FlagPrism's reader walks; unset, it stops."""
+    import flagprism.profiler as profiler
+    from flagprism import _ext
+
+    res: dict[str, Any] = {"errors": {}}
+    cap = out / "cap"
+    cap.mkdir()
+    (out / "file").write_text("")
+    bad = {
+        "missing": {"FLAGPRISM_CUPTI_CAPTURE": str(out / "missing")},
+        "file": {"FLAGPRISM_CUPTI_CAPTURE": str(out / "file")},
+        "bytes": {"FLAGPRISM_CUPTI_CAPTURE": str(cap), "FLAGPRISM_CUPTI_CAPTURE_BYTES": "4M"},
+        "zero": {"FLAGPRISM_CUPTI_CAPTURE": str(cap), "FLAGPRISM_CUPTI_CAPTURE_BYTES": "0"},
+    }
+    for key, env in bad.items():
+        os.environ.update(env)
+        try:
+            profiler.start(str(out / key), backend="cupti")
+            res["errors"][key] = None
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            res["errors"][key] = {"type": type(e).__name__, "message": str(e)}
+        for k in env:
+            del os.environ[k]
+        res.setdefault("sessions_after_error", []).extend(profiler.sessions())
+    os.environ["FLAGPRISM_CUPTI_CAPTURE"] = str(cap)
+    add = compiled_kernel("add_kernel")
+    profiler.start(str(out / "captured"), backend="cupti")
+    for _ in range(3):
+        triton_launch(gpu, add, (4, 1, 1))
+    gpu.deliver()
+    triton_launch(gpu, add, (2, 1, 1))
+    gpu.deliver()
+    profiler.finalize()
+    res["stats"] = _ext.cupti_capture_stats()
+    api = _ext.cupti_stats()["api_version"]
+    res["files"] = {}
+    for f in sorted(cap.iterdir()):
+        res["files"][f.name] = [
+            k["correlation"] for k in _ext.cupti_read_records(f.read_bytes(), api)
+        ]
+    res["api_version"] = api
+    res["pid"] = os.getpid()
+    del os.environ["FLAGPRISM_CUPTI_CAPTURE"]
+    profiler.start(str(out / "after"), backend="cupti")
+    triton_launch(gpu, add, (4, 1, 1))
+    gpu.deliver()
+    profiler.finalize()
+    res["stats_after"] = _ext.cupti_capture_stats()
+    res["files_after"] = len(list(cap.iterdir()))
+    return res
+
+
 def _ours_in_chains() -> dict[str, list[str]]:
     """FlagPrism's callables in Triton's launch hook chains, by chain (compat's chains over
     Triton 3.4's single-callable knobs)."""
@@ -483,6 +537,7 @@ SCENARIOS = {
     "mixed": scenario_mixed,
     "busy": scenario_busy,
     "auto": scenario_auto,
+    "capture": scenario_capture,
 }
 
 

@@ -9,7 +9,8 @@ hook="triton" launch metadata and IR estimates on the device's records, exact co
 counted twice by the host path), PyTorch's runtime-API launches, launches made while evaluating
 launch metadata, host and CUPTI sessions side by side with deactivation, backend=None choosing
 CUPTI, another CUPTI subscriber (an error when asked for by name, a fallback to "host" with
-a warning for backend=None), and per mode what sits in Triton's hook chains: nothing per launch
+a warning for backend=None), $FLAGPRISM_CUPTI_CAPTURE (raw activity buffers written to files;
+bad values refused at start), and per mode what sits in Triton's hook chains: nothing per launch
 in shadow context, with IR estimates looked up by the CUPTI callback in a table filled at kernel
 load (or from Triton's caches at start), the C launch hook for hook="triton".
 
@@ -287,3 +288,28 @@ def test_backend_none_picks_cupti(tmp_path: Path) -> None:
     assert all(os.path.isdir(d) for d in facts["search_dirs"])
     ks = pk.kernels(pk.read_tree(tmp_path / "auto.hatchet"))
     assert ks[("add_kernel",)]["count"] == 1 and ks[("add_kernel",)]["device_type"] == "CUDA"
+
+
+def test_capture_env(tmp_path: Path) -> None:
+    facts = run_scenario("capture", tmp_path)
+    errs = facts["errors"]
+    for key in ("missing", "file"):
+        e = errs[key]
+        assert e is not None and e["type"] == "OSError", (key, e)
+        assert "FLAGPRISM_CUPTI_CAPTURE=" in e["message"] and key in e["message"], e
+    assert "ENOENT" in errs["missing"]["message"]
+    assert "ENOTDIR" in errs["file"]["message"]
+    for key in ("bytes", "zero"):
+        e = errs[key]
+        assert e is not None and e["type"] == "ValueError", (key, e)
+        assert "FLAGPRISM_CUPTI_CAPTURE_BYTES=" in e["message"], e
+    assert facts["sessions_after_error"] == []
+    st = facts["stats"]
+    assert st["active"] and st["files"] == 2 and st["failures"] == 0 and st["skipped"] == 0, st
+    assert st["max_bytes"] == 4 << 20 and st["dir"] == str(tmp_path / "cap"), st
+    api, pid = facts["api_version"], facts["pid"]
+    names = sorted(facts["files"])
+    assert names == [f"cupti-{api}-{pid}-{i}.rec" for i in range(2)], names
+    assert [len(facts["files"][n]) for n in names] == [3, 1]
+    # Unset at the next start: the capture stops, nothing more is written.
+    assert not facts["stats_after"]["active"] and facts["files_after"] == 2
