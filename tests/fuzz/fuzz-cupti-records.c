@@ -6,11 +6,19 @@
  * decoded kernels (correlation with registered launches, launch contexts of scopes and states,
  * graph-node records, clamped times, caps) and the writers of its files.
  *
- * The input is not a raw buffer (random bytes almost never form a record of a known kind and
- * size, so a raw-bytes target covers the walker's few branches at once and never more): it is a
- * small program. Byte 0 picks the CUDA version whose record layout is used (11.8, 12.0, 12.8,
- * 13.0, 13.1) and byte 1 the session's context and data options; then each op byte is followed
- * by its operands:
+ * Two modes, by the top bit of byte 0; its low bits pick the CUDA version whose record layout
+ * is used (index 0-4: 11.8, 12.0, 12.8, 13.0, 13.1, taken modulo 5).
+ *
+ * Raw mode (byte 0 = 0x80 | layout): the rest of the input is an activity buffer exactly as a
+ * CUPTI of that version wrote it: a capture file of the backend (fp_cupti_capture(), turned into
+ * a seed by scripts/fuzz-seed-cupti.sh), so real records from a GPU seed the corpus and the
+ * mutator starts from them. It is walked and filed into a session (shadow context, trace data)
+ * with the checks below; the walk stops at the first record the reader refuses.
+ *
+ * Op-program mode (top bit clear): random bytes almost never form a record of a known kind and
+ * size, so a raw-bytes target covers the walker's few branches at once and never more; this mode
+ * takes a small program instead. Byte 1 picks the session's context and data options; then each
+ * op byte is followed by its operands:
  *   0, 1  a kernel record (kind KERNEL or CONCURRENT_KERNEL) built at the real CUPTI offsets
  *         (src/backend/cupti-abi.h, checked against CUPTI's headers by unit.cupti_abi_headers)
  *         from 17 operand bytes: start offset (3), duration (2), signed grid and block (2 x 3),
@@ -22,10 +30,11 @@
  *   5     a launch registered for a correlation id (its kernel record matches it): correlation,
  *         kernel name, grid (1 each);
  *   6     a scope entered (operand bit 2 set) or exited; 7 a state entered or exited;
- * ops 5-7 first walk the records built so far (so contexts change between buffers). Every walk
- * must end at the buffer's end or fail with FP_EFORMAT at an offset inside it, agree on an
- * aligned and a misaligned copy and stop at a callback's error; every file the session writes
- * must parse back as JSON. A violated check aborts.
+ * ops 5-7 first walk the records built so far (so contexts change between buffers).
+ *
+ * In both modes every walk must end at the buffer's end or fail with FP_EFORMAT at an offset
+ * inside it, agree on an aligned and a misaligned copy and stop at a callback's error; every
+ * file the session writes must parse back as JSON. A violated check aborts.
  */
 #define _GNU_SOURCE 1
 #include <stdbool.h>
@@ -231,30 +240,40 @@ static size_t count(struct run *r, const uint8_t *buf, size_t n, size_t stop_at,
 }
 
 /*
- * Walk what was built: the same on an aligned and a misaligned copy, stopped by a callback's
- * error at the second kernel, then delivering, resuming after each record the reader refuses
- * (as the backend does with CUPTI's iterator).
+ * Walk buf[0, n) (aligned) without delivering: the same on a misaligned copy, and stopped by a
+ * callback's error at the second kernel.
  */
-static void flush(struct run *r)
+static void check_walks(struct run *r, const uint8_t *buf, size_t n)
 {
-	size_t at = 0, b = 0, ka, kb, kc, ca, cb, cc;
+	size_t ka, kb, kc, ca, cb, cc;
 	int ra, rb, rc;
 	uint8_t *odd;
 
-	if (!r->len)
-		return;
-	odd = malloc(r->len + 1);
+	odd = malloc(n + 1);
 	CHECK(odd != NULL);
-	memcpy(odd + 1, r->buf, r->len);
-	ka = count(r, r->buf, r->len, 0, &ra, &ca);
-	kb = count(r, odd + 1, r->len, 0, &rb, &cb);
+	memcpy(odd + 1, buf, n);
+	ka = count(r, buf, n, 0, &ra, &ca);
+	kb = count(r, odd + 1, n, 0, &rb, &cb);
 	CHECK(ka == kb && ra == rb && ca == cb);
-	kc = count(r, r->buf, r->len, 2, &rc, &cc);
+	kc = count(r, buf, n, 2, &rc, &cc);
 	if (ka >= 2)
 		CHECK(rc == FP_ELIMIT && kc == 1 && cc <= ca);
 	else
 		CHECK(rc == ra && kc == ka && cc == ca);
 	free(odd);
+}
+
+/*
+ * Walk what was built: check_walks(), then delivering, resuming after each record the reader
+ * refuses (as the backend does with CUPTI's iterator).
+ */
+static void flush(struct run *r)
+{
+	size_t at = 0, b = 0, cc;
+
+	if (!r->len)
+		return;
+	check_walks(r, r->buf, r->len);
 	while (at < r->len) {
 		if (walk_once(r, r->buf + at, r->len - at, &cc) == FP_OK)
 			break;
@@ -312,13 +331,62 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
+/* The session the decoded kernels are filed into, options from `opts` (op-program byte 1). */
+static void session_start(struct run *r, unsigned opts)
+{
+	struct fp_prof_options o;
+	char name[128];
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(name, sizeof(name), "%s/p", dir);
+	o.name = name;
+	o.backend = "null";
+	o.context = opts & 1 ? FP_PROF_CONTEXT_PYTHON : FP_PROF_CONTEXT_SHADOW;
+	o.data = opts & 2 ? FP_PROF_DATA_TRACE : FP_PROF_DATA_TREE;
+	o.max_trace_events = 64;
+	o.max_pending_launches = 16;
+	o.max_scope_depth = 8;
+	o.tree.max_nodes = 256;
+	CHECK(fp_prof_start(&o, &r->sid, NULL) == FP_OK);
+	r->base_ns = opts & 4 ? 0 : fp_prof_clock_ns(); /* 0: times before the session (clamped) */
+	for (i = 0; i < 16; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "kernel_%zu", i);
+		CHECK(fp_prof_name_intern(k, strlen(k), &r->names[i]) == FP_OK);
+	}
+}
+
+/*
+ * Raw mode: buf[0, n) is an activity buffer as CUPTI wrote it. Walked from an aligned copy
+ * (check_walks()), then once more delivering its kernels (a real name "pointer" picks one of
+ * the 16 names by its low bits), stopping at the first record the reader refuses: without
+ * knowing where the next record starts there is nothing to resume at.
+ */
+static void run_raw(struct run *r, const uint8_t *buf, size_t n)
+{
+	uint8_t *copy;
+	size_t cc;
+
+	session_start(r, 2); /* shadow context, trace data: every writer has events to write */
+	if (n) {
+		copy = malloc(n);
+		CHECK(copy != NULL);
+		memcpy(copy, buf, n);
+		check_walks(r, copy, n);
+		walk_once(r, copy, n, &cc);
+		free(copy);
+	}
+	check_writers(r->sid);
+	CHECK(fp_prof_finalize(r->sid, "hatchet", NULL) == FP_OK);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const scopes[] = {"a", "b", "c\"<script>", "d/../e"};
 	static struct run r;
-	struct fp_prof_options o;
 	struct in in = {data, size};
-	char name[128];
 	int depth = 0, state = 0;
 	size_t i;
 
@@ -330,28 +398,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		atexit(remove_dir);
 	}
 	memset(&r, 0, sizeof(r));
-	i = take(&in, 1) % (sizeof(versions) / sizeof(versions[0]));
+	i = (take(&in, 1) & 0x7f) % (sizeof(versions) / sizeof(versions[0]));
 	r.api = versions[i].api;
 	r.rec_size = versions[i].size;
-	memset(&o, 0, sizeof(o));
-	snprintf(name, sizeof(name), "%s/p", dir);
-	o.name = name;
-	o.backend = "null";
-	i = take(&in, 1);
-	o.context = i & 1 ? FP_PROF_CONTEXT_PYTHON : FP_PROF_CONTEXT_SHADOW;
-	o.data = i & 2 ? FP_PROF_DATA_TRACE : FP_PROF_DATA_TREE;
-	o.max_trace_events = 64;
-	o.max_pending_launches = 16;
-	o.max_scope_depth = 8;
-	o.tree.max_nodes = 256;
-	CHECK(fp_prof_start(&o, &r.sid, NULL) == FP_OK);
-	r.base_ns = i & 4 ? 0 : fp_prof_clock_ns(); /* 0: times before the session (clamped) */
-	for (i = 0; i < 16; i++) {
-		char k[16];
-
-		snprintf(k, sizeof(k), "kernel_%zu", i);
-		CHECK(fp_prof_name_intern(k, strlen(k), &r.names[i]) == FP_OK);
+	if (data[0] & 0x80) {
+		run_raw(&r, in.p, in.n);
+		return 0;
 	}
+	session_start(&r, take(&in, 1));
 	while (in.n) {
 		unsigned op = take(&in, 1) % 8, n;
 

@@ -16,7 +16,10 @@ What the unit tests (tests/unit/test-cupti-*.c, on a fake libcupti) cannot show:
   the device's records; a host session open alongside counts each launch once too;
 * with Proton (triton.profiler) started first in the process, ours fails cleanly (FP_EBUSY,
   "another CUPTI subscriber") instead of recording nothing. Run in child processes, because a
-  process never gets the CUPTI subscriber slot back.
+  process never gets the CUPTI subscriber slot back;
+* FLAGPRISM_CUPTI_CAPTURE writes the raw activity buffers of a vector add, a softmax and matmuls
+  to $FP_GPU_RESULTS_DIR/cupti-capture, which FlagPrism's reader walks cleanly (the fuzz
+  corpus's real seeds come from there: scripts/fuzz-seed-cupti.sh).
 
 docs/internals/cupti-backend.md describes the backend; bench/bench_profiler.py measures its overhead.
 """
@@ -709,3 +712,46 @@ def test_flagprism_first_then_proton(tmp_path: Path) -> None:
     assert (tmp_path / "ours.hatchet").exists()
     root = load_tree(str(tmp_path / "ours"))
     assert any(n.startswith("add_kernel") for n in child_names(root)), child_names(root)
+
+
+# -------------------------------------------------------------------------------------------------
+# Raw activity records for the fuzz corpus
+# -------------------------------------------------------------------------------------------------
+
+
+def test_capture_raw_records(tmp_path: Path) -> None:
+    """FLAGPRISM_CUPTI_CAPTURE on a real GPU: a vector add, a softmax and matmuls (in a child, so
+    the process-wide capture ends with it) leave capture files that FlagPrism's reader walks
+    to the end, holding every launch's kernel record. They go to
+    $FP_GPU_RESULTS_DIR/cupti-capture, which tests/gpu/run.sh brings back: seeds for
+    tests/fuzz/corpus/cupti-records/ through scripts/fuzz-seed-cupti.sh
+    (docs/internals/cupti-backend.md, "Capturing raw activity records")."""
+    results = os.environ.get("FP_GPU_RESULTS_DIR")
+    capture = Path(results) / "cupti-capture" if results else tmp_path / "cupti-capture"
+    capture.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["FLAGPRISM_CUPTI_CAPTURE"] = str(capture)
+    env["FLAGPRISM_CUPTI_CAPTURE_BYTES"] = str(8 << 20)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    r = subprocess.run([sys.executable, str(HERE.parent / "_capture_child.py"),
+                        str(tmp_path / "prof")], capture_output=True, text=True, timeout=600,
+                       env=env, cwd=str(HERE.parent))
+    assert r.returncode == 0, r.stdout + r.stderr
+    facts = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("FACTS ")][-1][6:])
+    st, api, pid = facts["stats"], facts["api_version"], facts["pid"]
+    _record("cupti_capture", {"api_version": api, "stats": st, "files": facts["files"]})
+    assert st["dir"] == str(capture) and st["failures"] == 0, st
+    assert st["files"] >= 1 and st["skipped"] == 0, st
+    assert sorted(facts["files"]) == sorted(f"cupti-{api}-{pid}-{i}.rec" for i in range(st["files"]))
+    assert sum((capture / n).stat().st_size for n in facts["files"]) == st["bytes"]
+    bad = {n: f for n, f in facts["files"].items() if "error" in f}
+    assert not bad, bad  # every buffer walks to its end
+    # the session's launches all came back as kernel records (cuBLAS may launch more than one
+    # kernel per matmul)
+    assert sum(f["kernels"] for f in facts["files"].values()) >= facts["launches"], facts
+    # the seed script knows this CUPTI's layout (else: add it there and to the fuzz target)
+    seeds = subprocess.run(["bash", str(HERE.parents[2] / "scripts" / "fuzz-seed-cupti.sh"),
+                            str(capture)], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "FP_SEED_CORPUS": str(tmp_path / "seeds")})
+    assert seeds.returncode == 0, seeds.stdout + seeds.stderr
+    assert len(list((tmp_path / "seeds").iterdir())) >= st["files"]
