@@ -9,8 +9,8 @@ write, so overflow is exact. Every value here is a scalar, which Triton stores f
 of the program, not from every lane.
 
 Three flavours. The NVIDIA one reads ``%globaltimer`` (ns), ``%clock64`` (cycles of the SM) and
-``%smid`` through ``tl.inline_asm_elementwise`` (inline PTX). The AMD one (CDNA2/CDNA3: gfx90a, gfx942) reads
-``s_memrealtime`` (ticks of a constant-rate clock, converted to ns by the decoder with the rate
+``%smid`` through ``tl.inline_asm_elementwise`` (inline PTX). The AMD one (CDNA2/CDNA3: gfx90a,
+gfx942) reads ``s_memrealtime`` (ticks of a constant-rate clock, converted to ns by the decoder with the rate
 the host writes in the header), ``s_memtime`` (cycles of the shader clock) and the CU, shader
 array and shader engine fields of ``HW_REG_HW_ID`` through inline AMDGCN assembly; the values
 land in scalar registers, one read per wavefront, whatever the wavefront size. The host one, for
@@ -48,6 +48,34 @@ def tag(scope: int, kind: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# What every device flavour shares: the program's slots and the record layout
+# ------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _slots(ctx):
+    """This program's slot base and the slot count S (header word 2)."""
+    p = tl.program_id(0) + tl.num_programs(0) * (
+        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
+    )
+    slots = tl.load(ctx + 2).to(tl.int32)
+    return ctx + 8 + p.to(tl.int64) * (1 + 4 * slots.to(tl.int64)), slots
+
+
+@triton.jit
+def _put(base, slots, n, TAG: tl.constexpr, unit, t, cyc):
+    """Record n (if it fits): the tag with the unit id (SM, CU) above it, the time, the cycles;
+    the program's count goes up either way. Returns n + 1."""
+    p = base + 1 + n.to(tl.int64) * 4
+    ok = n < slots
+    tl.store(p, (unit.to(tl.int64) << 32) | TAG, mask=ok)
+    tl.store(p + 1, t, mask=ok)
+    tl.store(p + 2, cyc, mask=ok)
+    tl.store(base, (n + 1).to(tl.int64))
+    return n + 1
+
+
+# ------------------------------------------------------------------------------------------------
 # NVIDIA
 # ------------------------------------------------------------------------------------------------
 
@@ -79,25 +107,14 @@ def rec(base, slots, n, TAG: tl.constexpr):
     sm = _smid()
     cyc = _clock64()
     t = _globaltimer()
-    p = base + 1 + n.to(tl.int64) * 4
-    ok = n < slots
-    tl.store(p, (sm.to(tl.int64) << 32) | TAG, mask=ok)
-    tl.store(p + 1, t, mask=ok)
-    tl.store(p + 2, cyc, mask=ok)
-    tl.store(base, (n + 1).to(tl.int64))
-    return n + 1
+    return _put(base, slots, n, TAG, sm, t, cyc)
 
 
 @triton.jit
 def begin(ctx):
     """This program's slot base, the slot count S (header word 2) and its first record."""
-    p = tl.program_id(0) + tl.num_programs(0) * (
-        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
-    )
-    slots = tl.load(ctx + 2).to(tl.int32)
-    base = ctx + 8 + p.to(tl.int64) * (1 + 4 * slots.to(tl.int64))
-    n = rec(base, slots, slots * 0, 131072)  # TAG_BEGIN
-    return base, slots, n
+    base, slots = _slots(ctx)
+    return base, slots, rec(base, slots, slots * 0, 131072)  # TAG_BEGIN
 
 
 # ------------------------------------------------------------------------------------------------
@@ -148,25 +165,14 @@ def amd_rec(base, slots, n, TAG: tl.constexpr):
     cu = _hw_id()
     cyc = _memtime()
     t = _memrealtime()
-    p = base + 1 + n.to(tl.int64) * 4
-    ok = n < slots
-    tl.store(p, (cu.to(tl.int64) << 32) | TAG, mask=ok)
-    tl.store(p + 1, t, mask=ok)
-    tl.store(p + 2, cyc, mask=ok)
-    tl.store(base, (n + 1).to(tl.int64))
-    return n + 1
+    return _put(base, slots, n, TAG, cu, t, cyc)
 
 
 @triton.jit
 def amd_begin(ctx):
     """This program's slot base, the slot count S (header word 2) and its first record."""
-    p = tl.program_id(0) + tl.num_programs(0) * (
-        tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
-    )
-    slots = tl.load(ctx + 2).to(tl.int32)
-    base = ctx + 8 + p.to(tl.int64) * (1 + 4 * slots.to(tl.int64))
-    n = amd_rec(base, slots, slots * 0, 131072)  # TAG_BEGIN
-    return base, slots, n
+    base, slots = _slots(ctx)
+    return base, slots, amd_rec(base, slots, slots * 0, 131072)  # TAG_BEGIN
 
 
 # ------------------------------------------------------------------------------------------------
