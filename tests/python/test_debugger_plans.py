@@ -251,6 +251,22 @@ def _describe(fn, bound, backend="interpreter"):
     return json.loads(json.dumps(_launch.describe_args(fn, bound, backend)))
 
 
+def _scanned(info, bound):
+    """(the key's part scan() made of `bound`, a one-program launch carrying what it read)."""
+    parts, dyn = _plans.scan(info, bound)
+    launch = _launch.Launch(
+        bound=bound,
+        grid=(1, 1, 1),
+        programs=1,
+        slots=0,
+        arena_words=0,
+        buffer=None,
+        backend="interpreter",
+        args_dyn=dyn,
+    )
+    return parts, launch
+
+
 @pytest.mark.parametrize("case", ["plain", "view", "scalars", "nonfinite", "wide-int", "none"])
 def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
     fn = kmod.mixed
@@ -280,17 +296,7 @@ def test_argument_templates_describe_what_the_slow_path_does(fresh, kmod, case):
             "nothing": nothing,
             "BLOCK": 64,
         }
-        parts, dyn = _plans.scan(info, bound)
-        launch = _launch.Launch(
-            bound=bound,
-            grid=(1, 1, 1),
-            programs=1,
-            slots=0,
-            arena_words=0,
-            buffer=None,
-            backend="interpreter",
-            args_dyn=dyn,
-        )
+        _parts, launch = _scanned(info, bound)
         assert json.loads(_plans.args_json(plan, fn, launch)) == _describe(fn, bound)
     assert json.loads(_plans.args_json(None, fn, launch)) == _describe(fn, bound)
 
@@ -349,18 +355,8 @@ def test_duck_typed_pointers_take_the_fast_path(fresh, kmod, duck):
             "nothing": None,
             "BLOCK": 64,
         }
-        parts, dyn = _plans.scan(info, bound)
+        parts, launch = _scanned(info, bound)
         keys.append(parts)
-        launch = _launch.Launch(
-            bound=bound,
-            grid=(1, 1, 1),
-            programs=1,
-            slots=0,
-            arena_words=0,
-            buffer=None,
-            backend="interpreter",
-            args_dyn=dyn,
-        )
         assert json.loads(_plans.args_json(plan, fn, launch)) == _describe(fn, bound)
     # offset 0 is 16-byte aligned, offsets 1 and 2 (floats) are not: two specializations
     if duck is _Strided:
