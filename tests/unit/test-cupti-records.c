@@ -267,3 +267,56 @@ TEST(cupti_records_public_reader)
 	ASSERT_OK(fp_cupti_read_records(NULL, 0, 26, NULL, NULL, NULL, NULL));
 	free(b);
 }
+
+struct real_check {
+	size_t n;
+	uint64_t prev_start;
+	uint32_t last_corr;
+	int bad;
+};
+
+static int real_fn(void *arg, const struct fp_cupti_kernel_record *k)
+{
+	struct real_check *c = arg;
+
+	c->n++;
+	/* what a CUDA 13 CUPTI wrote on the H200 for kernels it timed */
+	if (k->kind != 10 || k->start == 0 || k->end <= k->start ||
+	    k->end - k->start > 1000000000ull || k->grid[0] < 1 || k->grid[1] < 1 ||
+	    k->grid[2] < 1 || k->block[0] < 1 || k->block[0] > 1024 || k->registers == 0 ||
+	    k->registers > 255 || k->name == 0 || k->correlation == 0 ||
+	    k->correlation <= c->last_corr || k->graph_node_id != 0)
+		c->bad++;
+	c->last_corr = k->correlation;
+	c->prev_start = k->start;
+	return FP_OK;
+}
+
+/* A real activity buffer, captured on the lent H200 (CUPTI 13.0.1, API 130001; add, softmax and
+ * matmul under the Profiler, tests/gpu/test_cupti_gpu.py::test_capture_raw_records): every
+ * record of it is a kernel record this reader decodes whole, with plausible fields. */
+TEST(cupti_records_real_h200_capture)
+{
+	struct real_check c = {0};
+	struct fp_diag d;
+	size_t len = 0, consumed = 0;
+	FILE *f = fopen(fpt_data_path("cupti/h200-130001-kernels.rec"), "rb");
+	uint8_t *b;
+
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(fseek(f, 0, SEEK_END), 0);
+	len = (size_t)ftell(f);
+	ASSERT_EQ(fseek(f, 0, SEEK_SET), 0);
+	b = malloc(len);
+	ASSERT_NOT_NULL(b);
+	ASSERT_EQ(fread(b, 1, len, f), len);
+	fclose(f);
+	ASSERT_OK(fp_cupti_read_records(b, len, 130001, real_fn, &c, &consumed, &d));
+	ASSERT_EQ(consumed, len);
+	ASSERT_EQ(c.n, 45);
+	ASSERT_EQ(len, 45 * 216);
+	ASSERT_EQ(c.bad, 0);
+	/* read as the older layout, the same bytes do not pass as kernel records */
+	ASSERT_EQ(fp_cupti_read_records(b, len, 26, NULL, NULL, &consumed, &d), FP_EFORMAT);
+	free(b);
+}
