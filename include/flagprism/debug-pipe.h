@@ -51,8 +51,16 @@ struct fp_dbg_pipe_options {
 FP_EXTERN int fp_dbg_pipe_new(struct fp_dbg_pipe **out, struct fp_dbg_summary *summary,
 			      const struct fp_dbg_pipe_options *opt, struct fp_diag *diag);
 
-/** Drain, stop the thread and free everything (results not taken are lost). NULL: no-op. */
+/**
+ * Drain, stop the thread and free everything (results not taken are lost). NULL: no-op. A
+ * page-locked host pool is kept as the process's one spare instead (the larger one when there
+ * are two), and the next fp_dbg_pipe_new() whose pool fits in it takes it: page-locking is slow,
+ * and a program that switches the Debugger on and off would pay it at every switch.
+ */
 FP_EXTERN void fp_dbg_pipe_free(struct fp_dbg_pipe *p);
+
+/** Free the spare page-locked pool, if any; returns its bytes (0: there was none). */
+FP_EXTERN size_t fp_dbg_pipe_release_spare(void);
 
 /**
  * Reserve `bytes` of the pool for one launch's record buffer: `*offset` is the byte offset in the

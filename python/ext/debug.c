@@ -643,6 +643,13 @@ static PyObject *debug_pipe_stats(PyObject *module, PyObject *pobj)
 	return d;
 }
 
+static PyObject *debug_pipe_release_spare(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	return PyLong_FromSize_t(fp_dbg_pipe_release_spare());
+}
+
 static PyMethodDef debug_methods[] = {
 	{"debug_report", (PyCFunction)(void (*)(void))debug_report, METH_VARARGS | METH_KEYWORDS,
 	 debug_report_doc},
@@ -683,6 +690,9 @@ static PyMethodDef debug_methods[] = {
 	{"debug_pipe_stats", debug_pipe_stats, METH_O,
 	 "debug_pipe_stats(pipe) -> dict: submitted, done, failed, pool_waits,\n"
 	 "results_dropped, reports_suppressed, pool_bytes, in_flight_bytes."},
+	{"debug_pipe_release_spare", debug_pipe_release_spare, METH_NOARGS,
+	 "debug_pipe_release_spare() -> int: free the page-locked pool a closed pipeline left\n"
+	 "for the next one; its bytes (0: none was kept)."},
 	{NULL, NULL, 0, NULL},
 };
 

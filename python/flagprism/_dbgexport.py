@@ -399,6 +399,16 @@ def drain() -> None:
         _merge(pipe)
 
 
+def release_spare() -> int:
+    """Free the page-locked pool closed pipelines keep for the next one; its bytes (0: none)."""
+    try:
+        from flagprism import _ext  # type: ignore[attr-defined]
+    except ImportError:
+        return 0
+    fn = getattr(_ext, "debug_pipe_release_spare", None)
+    return int(fn()) if fn is not None else 0
+
+
 def close_all() -> None:
     with _lock:
         for key in list(_pipes):

@@ -39,6 +39,7 @@ struct fp_dbg_pipe {
 	struct fp_dbg_summary *summary;
 	struct fp_dbg_pipe_options opt;
 	unsigned char *host;
+	size_t host_bytes; /* of host (a spare taken may be larger than the pool) */
 	bool pinned;
 	/* the pool's slices in flight, oldest first (ring of FP__PIPE_MAX_INFLIGHT) */
 	struct slice slices[FP__PIPE_MAX_INFLIGHT];
@@ -358,6 +359,64 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* ---- the spare page-locked pool ----------------------------------------------------------- */
+
+/*
+ * Page-locking a pool is slow (about 0.1 s for 256 MiB on the H200's host) and a program that
+ * switches the Debugger on and off pays it at every switch: a freed pipeline's page-locked pool
+ * is kept as the process's one spare and taken by the next pipeline that fits in it.
+ * fp_dbg_pipe_release_spare() frees it.
+ */
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *spare;
+static size_t spare_bytes;
+
+/* The spare if it holds `bytes` (its size in *got), or NULL. */
+static void *spare_take(size_t bytes, size_t *got)
+{
+	void *h = NULL;
+
+	pthread_mutex_lock(&spare_mu);
+	if (spare && spare_bytes >= bytes) {
+		h = spare;
+		*got = spare_bytes;
+		spare = NULL;
+		spare_bytes = 0;
+	}
+	pthread_mutex_unlock(&spare_mu);
+	return h;
+}
+
+/* Keep `h` (`bytes` long) as the spare; frees the smaller of it and the one held. */
+static void spare_give(void *h, size_t bytes)
+{
+	void *drop = h;
+
+	pthread_mutex_lock(&spare_mu);
+	if (!spare || spare_bytes < bytes) {
+		drop = spare;
+		spare = h;
+		spare_bytes = bytes;
+	}
+	pthread_mutex_unlock(&spare_mu);
+	fp_devmem_host_free(drop);
+}
+
+size_t fp_dbg_pipe_release_spare(void)
+{
+	void *h;
+	size_t n;
+
+	pthread_mutex_lock(&spare_mu);
+	h = spare;
+	n = spare_bytes;
+	spare = NULL;
+	spare_bytes = 0;
+	pthread_mutex_unlock(&spare_mu);
+	fp_devmem_host_free(h);
+	return h ? n : 0;
+}
+
 /* ---- life cycle --------------------------------------------------------------------------- */
 
 int fp_dbg_pipe_new(struct fp_dbg_pipe **out, struct fp_dbg_summary *summary,
@@ -378,10 +437,14 @@ int fp_dbg_pipe_new(struct fp_dbg_pipe **out, struct fp_dbg_summary *summary,
 	p->opt = *opt;
 	p->opt.pool_bytes &= ~(size_t)(FP__PIPE_ALIGN - 1);
 	if (opt->device_pool) {
-		void *h = NULL;
+		void *h = spare_take(p->opt.pool_bytes, &p->host_bytes);
 
-		if ((st = fp_devmem_host_alloc(opt->device_pool, p->opt.pool_bytes, &h, diag)))
-			goto fail_host;
+		if (!h) {
+			if ((st = fp_devmem_host_alloc(opt->device_pool, p->opt.pool_bytes, &h,
+						       diag)))
+				goto fail_host;
+			p->host_bytes = p->opt.pool_bytes;
+		}
 		p->host = h;
 		p->pinned = true;
 	} else {
@@ -415,7 +478,7 @@ fail_cv:
 	pthread_mutex_destroy(&p->mu);
 fail_mu:
 	if (p->pinned)
-		fp_devmem_host_free(p->host);
+		spare_give(p->host, p->host_bytes);
 	else
 		fp_free(p->host);
 fail_host:
@@ -546,7 +609,7 @@ void fp_dbg_pipe_free(struct fp_dbg_pipe *p)
 	pthread_cond_destroy(&p->cv_done);
 	pthread_mutex_destroy(&p->mu);
 	if (p->pinned)
-		fp_devmem_host_free(p->host);
+		spare_give(p->host, p->host_bytes);
 	else
 		fp_free(p->host);
 	fp_free(p);

@@ -85,6 +85,27 @@ def test_small_pool_waits_never_drops(dbg):
     assert dbg.summary()["totals"]["by_status"]["instrumented"] == 200
 
 
+def test_page_locked_pool_kept_across_activations(dbg):
+    """deactivate() keeps the pipeline's page-locked pool as the spare, the next activation
+    takes it (launches reported as before), release_memory=True frees it."""
+    from flagprism import _ext
+
+    _ext.debug_pipe_release_spare()
+    dbg.configure(pool_bytes=8 << 20)
+    want = _burst(4)
+    for i in range(2):
+        dbg.activate(check="bounds")
+        assert torch.equal(_burst(4), want)
+        assert dbg.stats()["pipelines"]["cuda:0"]["pool_bytes"] == 8 << 20
+        dbg.deactivate(release_memory=i == 1)
+    assert dbg.summary()["totals"]["by_status"]["instrumented"] == 8
+    assert _ext.debug_pipe_release_spare() == 0  # release_memory freed it
+    dbg.activate(check="bounds")
+    _burst(1)
+    dbg.deactivate()
+    assert _ext.debug_pipe_release_spare() == 8 << 20  # kept after a plain deactivate
+
+
 def test_planted_bounds_through_the_pipeline(dbg):
     dbg.activate(check="bounds")
     oob = [c for c in planted.CASES if any(e.kind == "out_of_bounds" for e in c.expect)]

@@ -110,6 +110,22 @@ def test_pipeline_stats_while_active(fresh, kmod):
     )
 
 
+def test_reactivation_reports_like_the_first(fresh, kmod):
+    """deactivate() and activate() again (with or without release_memory) make a new pipeline
+    that reports every launch; a host pipeline keeps no page-locked spare."""
+    from flagprism import _ext
+
+    for release in (False, True, False):
+        fresh.activate(check="bounds")
+        kmod.run(kmod.scale)
+        kmod.run(kmod.overread)
+        fresh.deactivate(release_memory=release)
+    runs = fresh.take_exported_runs()
+    assert [r["findings_count"] for r in runs] == [0, 1] * 3
+    assert fresh.summary()["totals"]["by_status"]["instrumented"] == 6
+    assert _ext.debug_pipe_release_spare() == 0
+
+
 def test_all_reports_and_max_reports(fresh, kmod, tmp_path):
     fresh.configure(output_dir=tmp_path / "all", all_reports=True)
     fresh.activate(check="bounds")

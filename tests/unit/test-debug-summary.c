@@ -550,6 +550,7 @@ TEST(debug_pipe_device_fake_driver)
 	const char *path = FP_FAKE_CUPTI_PATH;
 	void (*fail_event)(int);
 	long (*events_live)(void);
+	long (*host_allocs)(void);
 	struct fp_dbg_summary *s;
 	struct fp_dbg_pipe *p;
 	struct fp_dbg_pipe_result *r;
@@ -609,6 +610,26 @@ TEST(debug_pipe_device_fake_driver)
 	fp_dbg_pipe_results_free(r, n);
 	fp_dbg_pipe_free(p);
 	ASSERT_EQ(events_live(), 0);
+	/* the page-locked pool outlives the pipeline as the spare; the next pipeline that fits in
+	 * it takes it instead of page-locking again, a larger one allocates its own */
+	sym = dlsym(h, "fake_devmem_host_allocs");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&host_allocs, &sym, sizeof(sym));
+	ASSERT_EQ(host_allocs(), 1);
+	{
+		struct fp_dbg_pipe_options opt = {.pool_bytes = 1 << 15,
+						  .device_pool = (uint64_t)(uintptr_t)pool};
+
+		ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
+		ASSERT_EQ(host_allocs(), 1);
+		fp_dbg_pipe_free(p);
+		opt.pool_bytes = 1 << 17;
+		ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
+		ASSERT_EQ(host_allocs(), 2);
+		fp_dbg_pipe_free(p); /* the larger pool becomes the spare, the smaller is freed */
+	}
+	ASSERT_EQ(fp_dbg_pipe_release_spare(), (size_t)1 << 17);
+	ASSERT_EQ(fp_dbg_pipe_release_spare(), 0);
 	fp_dbg_summary_free(s);
 	free(pool);
 	dbgb_free(&b);

@@ -921,6 +921,7 @@ EXPORT int cuEventSynchronize(void *ev);
 EXPORT int cuEventDestroy_v2(void *ev);
 EXPORT void fake_devmem_fail_event(int rc);
 EXPORT long fake_devmem_events_live(void);
+EXPORT long fake_devmem_host_allocs(void);
 
 static _Atomic int event_fail;   /* the next event wait returns this (once) */
 static _Atomic long events_live; /* created, not destroyed */
@@ -935,12 +936,21 @@ EXPORT long fake_devmem_events_live(void)
 	return atomic_load(&events_live);
 }
 
+static _Atomic long host_allocs; /* cuMemHostAlloc calls that succeeded */
+
+EXPORT long fake_devmem_host_allocs(void)
+{
+	return atomic_load(&host_allocs);
+}
+
 EXPORT int cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
 	(void)flags;
 	if (ctx_depth <= 0)
 		return 201;
 	*pp = malloc(n);
+	if (*pp)
+		atomic_fetch_add(&host_allocs, 1);
 	return *pp ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
 }
 
