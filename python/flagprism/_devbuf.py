@@ -40,9 +40,21 @@ def _is_nvidia(device: Any) -> bool:
     return device.type == "cuda" and getattr(torch.version, "hip", None) is None
 
 
+_raw_stream: Any = None  # torch._C._cuda_getCurrentRawStream, False where absent
+
+
 def _stream(device: Any) -> int:
+    """The raw handle of the current stream of `device` (torch.cuda.current_stream(device)
+    .cuda_stream, without making a Stream object: once per instrumented launch)."""
     import torch
 
+    global _raw_stream
+    f = _raw_stream
+    if f is None:
+        f = _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or False
+    if f and device.type == "cuda":
+        idx = device.index
+        return int(f(torch.cuda.current_device() if idx is None else idx))
     return int(torch.cuda.current_stream(device).cuda_stream)
 
 

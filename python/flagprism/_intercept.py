@@ -201,6 +201,14 @@ def names(site: str) -> list[str]:
         return [h.name for h in s.handles] if s is not None else []
 
 
+def only(site: str, name: str) -> bool:
+    """Whether `name` is the one interceptor at `site` (no lock: the handles are one immutable
+    tuple, replaced whole)."""
+    s = _sites.get(site)
+    h = s.handles if s is not None else ()
+    return len(h) == 1 and h[0].name == name
+
+
 def original(site: str) -> Any:
     """The method the site's wrapper ends in (the class's own while not hooked), or None."""
     with _lock:

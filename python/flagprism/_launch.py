@@ -329,11 +329,26 @@ def backend_of(jitfn: Any) -> str:
         return "unknown"
 
 
+_devices: dict[Any, Any] = {}  # ("cpu" | device index) -> torch.device
+
+
 def buffer_device(backend: str) -> Any:
+    """The device of a launch's record buffer: the host on the interpreter, else the driver's
+    active torch device (for CUDA and HIP, PyTorch's current device, read without asking
+    Triton's driver: once per instrumented launch)."""
     import torch
 
     if backend == "interpreter":
-        return torch.device("cpu")
+        d = _devices.get("cpu")
+        if d is None:
+            d = _devices["cpu"] = torch.device("cpu")
+        return d
+    if backend in ("cuda", "hip"):
+        idx = torch.cuda.current_device()
+        d = _devices.get(idx)
+        if d is None:
+            d = _devices[idx] = torch.device("cuda", idx)
+        return d
     from triton.runtime.driver import driver
 
     get = getattr(driver.active, "get_active_torch_device", None)

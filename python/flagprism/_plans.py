@@ -78,6 +78,7 @@ def reset(forget: bool = False) -> None:
         plans_dropped=0,
         originals_reused=0,
         registers_reused=0,
+        direct_launches=0,
     )
 
 
@@ -404,6 +405,9 @@ class Sizing:
     num_warps: dict[str, Any]
     #: the register decision on NVIDIA GPUs (_regs.decide), made at the first launch
     registers: dict[str, Any] | None = None
+    #: how later launches reach the twin's compiled kernel without JITFunction.run (_Direct),
+    #: None where they cannot, UNSET before the first launch
+    direct: Any = UNSET
 
 
 @dataclass
@@ -643,3 +647,115 @@ def _template(entries: list[dict[str, Any]]) -> list[str]:
         else:
             out.append("")  # described whole at each launch
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The twin's launch
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Direct:
+    """One compiled twin and how to call its launcher: what JITFunction.run does after its cache
+    lookup (Triton 3.4 to 3.9 alike), for launches whose plan and sizing decided that kernel."""
+
+    kernel: Any
+    device: int
+    #: per twin parameter, in order: (0, name) from the bound arguments, (1, "") the record
+    #: buffer, (2, name) from the launch's extra arguments (descriptor bases)
+    order: tuple[tuple[int, str], ...]
+    #: the globals the twin read at compile time: (name, value, the dict it was read from)
+    globals_: tuple[tuple[str, Any, dict[str, Any]], ...]
+    get_device: Any
+    get_stream: Any
+    runtime: Any
+
+
+_MISSING = object()
+
+
+def launch(twin: Any, plan: _launch.Launch, args: tuple[Any, ...], kwargs: dict[str, Any],
+           sz: Sizing | None) -> Any:
+    """Launch the twin: through its compiled kernel's launcher when an earlier launch of the same
+    plan and sizing compiled it (JITFunction.run's binding, key and cache lookup are what the
+    plan already decided; its checks of globals and device are repeated), else through
+    JITFunction.run, after which the next launches of that sizing go direct where they can: on
+    NVIDIA GPUs, with no other tool intercepting JITFunction.run, no pre-run hooks, and every
+    twin parameter known."""
+    d = sz.direct if sz is not None else None
+    if d is not None and d is not UNSET:
+        ret = _direct(d, plan)
+        if ret is not None:
+            counters["direct_launches"] += 1
+            return ret
+    ret = _launch.launch(twin, plan, args, kwargs)
+    if sz is not None and d is UNSET:
+        sz.direct = _learn(twin, plan, kwargs, ret)
+    return ret
+
+
+def _direct(d: _Direct, plan: _launch.Launch) -> Any:
+    """The launch through d's launcher, or None when it must go through JITFunction.run."""
+    from flagprism import _intercept
+
+    if not _intercept.only("jit.run", "debugger") or d.get_device() != d.device:
+        return None
+    for name, val, gd in d.globals_:
+        if gd.get(name, _MISSING) != val:
+            return None  # JITFunction.run raises for that; let it
+    b = plan.bound
+    ex = plan.extra
+    buf = plan.buffer
+    vals = [b[n] if src == 0 else (buf if src == 1 else ex[n]) for src, n in d.order]
+    k = d.kernel
+    stream = d.get_stream(d.device)
+    g = plan.grid
+    rt = d.runtime
+    enter = rt.launch_enter_hook
+    md = k.launch_metadata(g, stream, *vals) if enter is not None else None
+    k.run(g[0], g[1], g[2], stream, k.function, k.packed_metadata, md, enter, rt.launch_exit_hook,
+          *vals)
+    return k
+
+
+def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) -> _Direct | None:
+    """How later launches of this sizing reach `ret` directly, or None."""
+    if plan.backend != "cuda" or ret is None:
+        return None
+    if not all(hasattr(ret, a) for a in ("run", "function", "packed_metadata", "launch_metadata")):
+        return None  # not a compiled kernel (an asynchronous compile's future, another Triton)
+    jit = twin.jit
+    if getattr(jit, "pre_run_hooks", None):
+        return None
+    order: list[tuple[int, str]] = []
+    extra = plan.extra or {}
+    for name in getattr(jit, "arg_names", ()):
+        if name == _launch.CTX:
+            order.append((1, ""))
+        elif name in extra:
+            order.append((2, name))
+        elif name in plan.bound:
+            order.append((0, name))
+        else:
+            return None
+    if not order:
+        return None
+    try:
+        from triton import knobs
+        from triton.runtime import driver
+
+        gd_items = tuple(
+            (name, val, gd) for (name, _k), (val, gd) in getattr(jit, "used_global_vals", {}).items()
+        )
+        drv = driver.active
+        return _Direct(
+            kernel=ret,
+            device=drv.get_current_device(),
+            order=tuple(order),
+            globals_=gd_items,
+            get_device=drv.get_current_device,
+            get_stream=drv.get_current_stream,
+            runtime=knobs.runtime,
+        )
+    except Exception:  # noqa: BLE001 - a Triton without these: JITFunction.run every time
+        return None

@@ -500,13 +500,25 @@ def _capturing(fn: Any) -> Any:
         return graph
     if getattr(_tls, "warmup", False):
         return _WARMUP
-    torch = sys.modules.get("torch")
-    if torch is None or _plans.backend_of(fn) == "interpreter":
+    global _is_capturing
+    f = _is_capturing
+    if f is None:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        # what torch.cuda.is_current_stream_capturing() calls, without its Python frame
+        f = _is_capturing = getattr(
+            torch._C, "_cuda_isCurrentStreamCapturing", torch.cuda.is_current_stream_capturing
+        )
+    if _plans.backend_of(fn) == "interpreter":
         return None
     try:
-        return True if torch.cuda.is_current_stream_capturing() else None
+        return True if f() else None
     except Exception:  # noqa: BLE001 - no CUDA
         return None
+
+
+_is_capturing: Any = None
 
 
 def _note_captured(fn: Any, graph: Any) -> None:
@@ -1079,7 +1091,7 @@ def _instrumented(
                             :300
                         ],
                     }
-        ret = _launch.launch(twin, plan, args, kwargs)
+        ret = _plans.launch(twin, plan, args, kwargs, sizing)
     except Exception as e:
         partial = None
         if cfg.export_on_error:

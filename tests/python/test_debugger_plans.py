@@ -18,6 +18,7 @@ import textwrap
 import uuid
 
 import pytest
+from typing import Any
 
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
@@ -493,3 +494,81 @@ def test_the_extension_s_scan_leaves_what_it_does_not_describe_to_python():
         assert _plans.scan_py(info, {"a": v}) is None
     with pytest.raises(TypeError):
         _ext.debug_scan_args(info.knames, b"", {"a": 1}, True, torch.Tensor, tl.constexpr)
+
+
+class _FakeCompiled:
+    """What JITFunction.run returns, as far as the direct launch uses it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.function = "fn-handle"
+        self.packed_metadata = ("packed",)
+
+    def launch_metadata(self, grid, stream, *args):  # noqa: ANN001, ANN201
+        return {"grid": grid, "stream": stream}
+
+    @property
+    def run(self):  # noqa: ANN201
+        return lambda *a: self.calls.append(a)
+
+
+def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
+    """A sizing's later launches call the compiled twin's launcher with JITFunction.run's
+    arguments (grid, stream, handles, hooks, then every parameter in order, the record buffer
+    and descriptor bases included), and fall back to JITFunction.run when a global the twin read
+    changed, the device changed, another tool intercepts JITFunction.run, or it is not CUDA."""
+    from types import SimpleNamespace
+
+    import triton
+    from triton.runtime import driver
+
+    from flagprism import _intercept
+
+    kernel = _FakeCompiled()
+    gdict = {"SCALE": 2}
+    jit = SimpleNamespace(
+        arg_names=["x", "n", "BLOCK", "__fp_ctx", "__fp_db_d"],
+        pre_run_hooks=[],
+        used_global_vals={("SCALE", id(gdict)): (2, gdict)},
+    )
+    twin = SimpleNamespace(jit=jit)
+    dev = {"now": 0}
+    fake = SimpleNamespace(get_current_device=lambda: dev["now"], get_current_stream=lambda d: 77 + d)
+    monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
+    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None)
+    monkeypatch.setattr(triton.knobs, "runtime", rt)
+    monkeypatch.setattr(_intercept, "only", lambda site, name: site == "jit.run" and not dev.get("other"))
+    slow = []
+    monkeypatch.setattr(_launch, "launch", lambda *a: slow.append(a) or kernel)
+    plan = _launch.Launch(bound={"x": "X", "n": 4, "BLOCK": 64}, grid=(3, 2, 1), programs=6,
+                          slots=1, arena_words=0, buffer="BUF", backend="cuda",
+                          extra={"__fp_db_d": "BASE"})
+    sz = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
+    _plans.reset()
+    assert _plans.launch(twin, plan, (), {}, sz) is kernel and len(slow) == 1
+    assert _plans.launch(twin, plan, (), {}, sz) is kernel and len(slow) == 1
+    assert kernel.calls == [(3, 2, 1, 77, "fn-handle", ("packed",), None, None, None,
+                             "X", 4, 64, "BUF", "BASE")]
+    assert _plans.counters["direct_launches"] == 1
+    rt.launch_enter_hook = enter = object()  # a tool's launch hook gets Triton's metadata
+    _plans.launch(twin, plan, (), {}, sz)
+    assert kernel.calls[-1][6] == {"grid": (3, 2, 1), "stream": 77} and kernel.calls[-1][7] is enter
+    for change in ("global", "device", "other"):
+        if change == "global":
+            gdict["SCALE"] = 3
+        elif change == "device":
+            gdict["SCALE"], dev["now"] = 2, 1
+        else:
+            dev["now"], dev["other"] = 0, True
+        _plans.launch(twin, plan, (), {}, sz)
+        assert len(kernel.calls) == 2, change
+    assert len(slow) == 4
+    plan.backend = "hip"
+    other = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
+    _plans.launch(twin, plan, (), {}, other)
+    assert other.direct is None
+    jit.arg_names.append("unknown")
+    plan.backend = "cuda"
+    third = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
+    _plans.launch(twin, plan, (), {}, third)
+    assert third.direct is None  # a parameter the plan does not know: JITFunction.run always

@@ -48,12 +48,15 @@ def test_order_and_any_removal_order(toy):
     b = _intercept.add("toy.run", "b", _tag("b", log), 50)
     assert a.note is None and _intercept.installed("toy.run")
     assert toy().run(1) == 200 and log == ["b", "a"]  # lower order is outer
+    assert not _intercept.only("toy.run", "a")
     _intercept.remove(b)
+    assert _intercept.only("toy.run", "a") and not _intercept.only("toy.run", "b")
     log.clear()
     assert toy().run(1) == 20 and log == ["a"]
     _intercept.remove(b)  # idempotent
     _intercept.remove(a)
     assert toy.__dict__["run"] is orig and toy().run(1) == 2
+    assert not _intercept.only("toy.run", "a") and not _intercept.only("no.such", "a")
 
 
 def test_foreign_wrapper_is_kept(toy):
