@@ -668,7 +668,8 @@ class _Direct:
     globals_: tuple[tuple[str, Any, dict[str, Any]], ...]
     get_device: Any
     get_stream: Any
-    runtime: Any
+    #: triton.knobs: its `runtime` (the launch hooks) is read at each launch
+    knobs: Any
 
 
 _MISSING = object()
@@ -710,7 +711,7 @@ def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     k = d.kernel
     stream = d.get_stream(d.device)
     g = plan.grid
-    rt = d.runtime
+    rt = d.knobs.runtime
     enter = rt.launch_enter_hook
     md = k.launch_metadata(g, stream, *vals) if enter is not None else None
     k.run(g[0], g[1], g[2], stream, k.function, k.packed_metadata, md, enter, rt.launch_exit_hook,
@@ -755,7 +756,7 @@ def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) ->
             globals_=gd_items,
             get_device=drv.get_current_device,
             get_stream=drv.get_current_stream,
-            runtime=knobs.runtime,
+            knobs=knobs,
         )
     except Exception:  # noqa: BLE001 - a Triton without these: JITFunction.run every time
         return None
