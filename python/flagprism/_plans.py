@@ -675,8 +675,13 @@ class _Direct:
 _MISSING = object()
 
 
-def launch(twin: Any, plan: _launch.Launch, args: tuple[Any, ...], kwargs: dict[str, Any],
-           sz: Sizing | None) -> Any:
+def launch(
+    twin: Any,
+    plan: _launch.Launch,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    sz: Sizing | None,
+) -> Any:
     """Launch the twin: through its compiled kernel's launcher when an earlier launch of the same
     plan and sizing compiled it (JITFunction.run's binding, key and cache lookup are what the
     plan already decided; its checks of globals and device are repeated), else through
@@ -714,8 +719,18 @@ def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     rt = d.knobs.runtime
     enter = rt.launch_enter_hook
     md = k.launch_metadata(g, stream, *vals) if enter is not None else None
-    k.run(g[0], g[1], g[2], stream, k.function, k.packed_metadata, md, enter, rt.launch_exit_hook,
-          *vals)
+    k.run(
+        g[0],
+        g[1],
+        g[2],
+        stream,
+        k.function,
+        k.packed_metadata,
+        md,
+        enter,
+        rt.launch_exit_hook,
+        *vals,
+    )
     return k
 
 
@@ -746,7 +761,8 @@ def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) ->
         from triton.runtime import driver
 
         gd_items = tuple(
-            (name, val, gd) for (name, _k), (val, gd) in getattr(jit, "used_global_vals", {}).items()
+            (name, val, gd)
+            for (name, _k), (val, gd) in getattr(jit, "used_global_vals", {}).items()
         )
         drv = driver.active
         return _Direct(

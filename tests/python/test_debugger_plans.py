@@ -16,9 +16,9 @@ import os
 import sys
 import textwrap
 import uuid
+from typing import Any
 
 import pytest
-from typing import Any
 
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
@@ -533,22 +533,34 @@ def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
     )
     twin = SimpleNamespace(jit=jit)
     dev = {"now": 0}
-    fake = SimpleNamespace(get_current_device=lambda: dev["now"], get_current_stream=lambda d: 77 + d)
+    fake = SimpleNamespace(
+        get_current_device=lambda: dev["now"], get_current_stream=lambda d: 77 + d
+    )
     monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
     rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None)
     monkeypatch.setattr(triton.knobs, "runtime", rt)
-    monkeypatch.setattr(_intercept, "only", lambda site, name: site == "jit.run" and not dev.get("other"))
+    monkeypatch.setattr(
+        _intercept, "only", lambda site, name: site == "jit.run" and not dev.get("other")
+    )
     slow = []
     monkeypatch.setattr(_launch, "launch", lambda *a: slow.append(a) or kernel)
-    plan = _launch.Launch(bound={"x": "X", "n": 4, "BLOCK": 64}, grid=(3, 2, 1), programs=6,
-                          slots=1, arena_words=0, buffer="BUF", backend="cuda",
-                          extra={"__fp_db_d": "BASE"})
+    plan = _launch.Launch(
+        bound={"x": "X", "n": 4, "BLOCK": 64},
+        grid=(3, 2, 1),
+        programs=6,
+        slots=1,
+        arena_words=0,
+        buffer="BUF",
+        backend="cuda",
+        extra={"__fp_db_d": "BASE"},
+    )
     sz = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
     _plans.reset()
     assert _plans.launch(twin, plan, (), {}, sz) is kernel and len(slow) == 1
     assert _plans.launch(twin, plan, (), {}, sz) is kernel and len(slow) == 1
-    assert kernel.calls == [(3, 2, 1, 77, "fn-handle", ("packed",), None, None, None,
-                             "X", 4, 64, "BUF", "BASE")]
+    assert kernel.calls == [
+        (3, 2, 1, 77, "fn-handle", ("packed",), None, None, None, "X", 4, 64, "BUF", "BASE")
+    ]
     assert _plans.counters["direct_launches"] == 1
     rt.launch_enter_hook = enter = object()  # a tool's launch hook gets Triton's metadata
     _plans.launch(twin, plan, (), {}, sz)
