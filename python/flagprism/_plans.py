@@ -670,6 +670,9 @@ class _Direct:
     get_stream: Any
     #: triton.knobs: its `runtime` (the launch hooks) is read at each launch
     knobs: Any
+    #: the compile-affecting knobs JITFunction.run reads at each launch, as when the twin was
+    #: compiled (knobs.runtime.debug, knobs.compilation.instrumentation_mode)
+    modes: tuple[Any, Any] = (None, None)
 
 
 _MISSING = object()
@@ -709,6 +712,8 @@ def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     for name, val, gd in d.globals_:
         if gd.get(name, _MISSING) != val:
             return None  # JITFunction.run raises for that; let it
+    if _modes(d.knobs) != d.modes:
+        return None  # another compiled kernel: JITFunction.run compiles or finds it
     b = plan.bound
     ex = plan.extra
     buf = plan.buffer
@@ -773,6 +778,14 @@ def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) ->
             get_device=drv.get_current_device,
             get_stream=drv.get_current_stream,
             knobs=knobs,
+            modes=_modes(knobs),
         )
     except Exception:  # noqa: BLE001 - a Triton without these: JITFunction.run every time
         return None
+
+
+def _modes(knobs: Any) -> tuple[Any, Any]:
+    """What JITFunction.run adds to a launch's options from the knobs (Triton 3.7 on also the
+    instrumentation mode)."""
+    comp = getattr(knobs, "compilation", None)
+    return (knobs.runtime.debug, getattr(comp, "instrumentation_mode", None))

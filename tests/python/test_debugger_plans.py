@@ -537,7 +537,7 @@ def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
         get_current_device=lambda: dev["now"], get_current_stream=lambda d: 77 + d
     )
     monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
-    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None)
+    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None, debug=False)
     monkeypatch.setattr(triton.knobs, "runtime", rt)
     monkeypatch.setattr(
         _intercept, "only", lambda site, name: site == "jit.run" and not dev.get("other")
@@ -565,16 +565,18 @@ def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
     rt.launch_enter_hook = enter = object()  # a tool's launch hook gets Triton's metadata
     _plans.launch(twin, plan, (), {}, sz)
     assert kernel.calls[-1][6] == {"grid": (3, 2, 1), "stream": 77} and kernel.calls[-1][7] is enter
-    for change in ("global", "device", "other"):
+    for change in ("global", "device", "debug", "other"):
         if change == "global":
             gdict["SCALE"] = 3
         elif change == "device":
             gdict["SCALE"], dev["now"] = 2, 1
+        elif change == "debug":
+            dev["now"], rt.debug = 0, True  # Triton would compile a debug kernel
         else:
-            dev["now"], dev["other"] = 0, True
+            rt.debug, dev["other"] = False, True
         _plans.launch(twin, plan, (), {}, sz)
         assert len(kernel.calls) == 2, change
-    assert len(slow) == 4
+    assert len(slow) == 5
     plan.backend = "hip"
     other = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
     _plans.launch(twin, plan, (), {}, other)
