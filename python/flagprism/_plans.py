@@ -40,7 +40,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from flagprism import _launch
+from flagprism import _intercept, _launch
 
 #: Plans kept per twin; past it they are all dropped (and counted) and made again as needed.
 MAX_PLANS = 256
@@ -705,8 +705,6 @@ def launch(
 
 def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     """The launch through d's launcher, or None when it must go through JITFunction.run."""
-    from flagprism import _intercept
-
     if not _intercept.only("jit.run", "debugger") or d.get_device() != d.device:
         return None
     for name, val, gd in d.globals_:
