@@ -24,7 +24,7 @@ it), or with the case's own (--num-warps same), or with N (--num-warps N, where 
 `warps` column says which. The uninstrumented kernel keeps the case's warps.
 
 Usage:
-  python bench/sass_count.py [--baseline-dir DIR] [--cases add,softmax,matmul] [--modes 1:1,0:1]
+  python bench/sass_count.py [--baseline-dir DIR] [--cases add,softmax,matmul,attn] [--modes 1:1,0:1]
                              [--num-warps auto|same|N]
 DIR holds a baseline's _rewrite.py and _records.py (e.g. `git show HEAD:python/flagprism/_records.py`).
 """
@@ -135,6 +135,13 @@ def _helpers(mod: Any, rw: Any) -> dict[str, Any]:
         ("H_VAFF", "value_affine_fused"),
         ("H_VCMP", "value_compare_fused"),
         ("H_ADDRC", "addr_closed_fused"),
+        ("H_BPMAKE", "bp_make"),
+        ("H_BPADV", "bp_advance"),
+        ("H_BPADDR", "bp_addr_fused"),
+        ("H_DESCADDR", "desc_addr_fused"),
+        ("H_DESCGATHER", "desc_gather_fused"),
+        ("H_DEXT", "desc_extent_fused"),
+        ("H_MAND", "mask_and"),
     ):
         if hasattr(rw, attr) and hasattr(mod, fn):
             h[getattr(rw, attr)] = getattr(mod, fn)
@@ -205,7 +212,41 @@ def count(ins: list[str]) -> dict[str, int]:
     c["bar"] = sum(o.startswith("BAR") for o in ops)
     c["fp64"] = sum(o.split(".")[0] in ("DADD", "DFMA", "DMUL") for o in ops)
     c["cvt64"] = sum((o.startswith("F2F.F64") or o.startswith("I2F.F64")) for o in ops)
+    c["stl"] = sum(o.startswith("STL") for o in ops)  # register spills (local stores)
+    c["ldl"] = sum(o.startswith("LDL") for o in ops)
     return c
+
+
+def _attn_case() -> tuple[Any, dict[str, str], dict[str, Any], list[str], int, int]:
+    """The tutorial-style attention forward of bench/bench_whole.py --quick (block pointers, the
+    K/V loop in a helper; N_CTX 1024, HEAD_DIM 64, BLOCK_M 128, BLOCK_N 64, fp16, 4 warps, 2
+    stages). Imported on demand: tests/python/kernels/tutorial_style.py needs torch."""
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python")
+    )
+    from kernels import tutorial_style
+
+    fn = tutorial_style.attn_fwd_kernel
+    consts = {
+        "N_CTX": 1024,
+        "HEAD_DIM": 64,
+        "BLOCK_M": 128,
+        "BLOCK_N": 64,
+        "STAGE": 1,
+        "OVERRUN": 0,
+    }
+    sig: dict[str, str] = {}
+    for n in fn.arg_names:
+        if n in consts:
+            sig[n] = "constexpr"
+        elif n in ("Q", "K", "V", "Out"):
+            sig[n] = "*fp16"
+        elif n == "M":
+            sig[n] = "*fp32"
+        else:
+            sig[n] = "fp32" if n == "sm_scale" else "i32"
+    div16 = [n for n, t in sig.items() if t not in ("constexpr", "fp32")]
+    return fn, sig, consts, div16, 4, 2
 
 
 def measure(
@@ -218,6 +259,8 @@ def measure(
     twin: bool = True,
     twin_num_warps: str | int = "auto",
 ) -> dict:
+    if case == "attn" and case not in CASES:
+        CASES[case] = _attn_case()
     kern, sig, consts, div16, warps, stages = CASES[case]
     row: dict[str, Any] = {"case": case, "level": level, "addr_level": addr, "warps": warps}
     if not twin:
@@ -283,6 +326,8 @@ def main() -> int:
         "fp64",
         "cvt64",
         "static_instr",
+        "static_stl",
+        "stl",
         "regs",
         "stack",
         "predicted_ratio",
