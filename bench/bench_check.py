@@ -3,7 +3,8 @@
 """Check mode on a real workload, side by side in one run: Liger-Kernel's ops forward and backward
 (tests/gpu/_workloads.py: RMSNorm, LayerNorm, SwiGLU, CrossEntropy, RoPE) per pass, bare against
 `debugger.activate(check="bounds")` and `check="nan,inf"`, interleaved in one process (median
-of --rounds rounds, after a warm-up of each mode); the same script under compute-sanitizer
+of --rounds rounds, after a warm-up of each mode; each round switches the Debugger on and off),
+then each mode in one block of 3 x --rounds passes under one activation (what a long run sees); the same script under compute-sanitizer
 memcheck (one child process, --memcheck-passes passes, when compute-sanitizer is on PATH); the
 host cost per instrumented launch on each launch path (JITFunction.run, triton.autotune, FlagGems'
 LibEntry, torch.compile's Inductor: the launching thread's wall and CPU time per launch of a small
@@ -102,7 +103,33 @@ def liger(rounds: int, outdir: str) -> list[dict[str, Any]]:
             row["instrumented_launches_per_pass"] = launches[name]
             row["findings"] = debugger.summary()["totals"]["findings"]
         rows.append(row)
+    rows.extend(steady(run, 3 * rounds))
     return rows
+
+
+def steady(run: Callable[[], Any], passes: int) -> list[dict[str, Any]]:
+    """The same passes with each mode in one block: one activation, `passes` timed passes (median),
+    as a long run sees them; the interleaved rounds above switch the Debugger at every pass."""
+    times: dict[str, float] = {}
+    for name, check in MODES.items():
+        if check:
+            debugger.activate(check=check)
+        run()
+        times[name] = statistics.median(_timed(run) for _ in range(passes))
+        if check:
+            debugger.deactivate()
+            debugger.clear_exported_runs()
+    return [
+        {
+            "bench": "check",
+            "workload": "liger fwd+bwd, one activation",
+            "mode": name,
+            "passes": passes,
+            "pass_ms": times[name] * 1e3,
+            "ratio": times[name] / times["bare"],
+        }
+        for name in MODES
+    ]
 
 
 def _host_per_call(call: Callable[[], Any], check: str | None, calls: int) -> dict[str, Any]:
@@ -307,9 +334,9 @@ def main() -> int:
     bare = next((r["pass_ms"] for r in rows if r.get("mode") == "bare"), None)
     for r in rows:
         if "pass_ms" in r:
+            ratio = r.get("ratio", r["pass_ms"] / bare if bare else float("nan"))
             print(
-                f"{r['workload']:18} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  "
-                f"{r['pass_ms'] / bare if bare else float('nan'):6.2f}x bare"
+                f"{r['workload']:32} {r['mode']:9} {r['pass_ms']:9.2f} ms/pass  {ratio:6.2f}x bare"
             )
         elif r.get("measure") == "host_per_launch":
             print(
@@ -324,7 +351,9 @@ def main() -> int:
     if mc:
         for r in rows:
             if r.get("mode") in ("bounds", "nan,inf") and "pass_ms" in r:
-                print(f"memcheck / {r['mode']}: {mc['pass_ms'] / r['pass_ms']:.1f}x")
+                print(
+                    f"memcheck / {r['mode']} ({r['workload']}): {mc['pass_ms'] / r['pass_ms']:.1f}x"
+                )
     if out is not None:
         out.close()
     return 0
