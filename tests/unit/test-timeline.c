@@ -427,9 +427,27 @@ static uint32_t child(struct fp_calltree *tree, uint32_t parent, const char *nam
 	return node;
 }
 
-TEST(timeline_session_tree_trace_and_meta)
+/* A trace session `name` on the host backend with one 2-program launch of "kern" (*l) whose
+ * kernel event runs [begin, begin + dur); its id in *sid. */
+static void kern_session(const char *name, uint64_t begin, uint64_t dur, struct fp_sink_launch *l,
+			 int *sid)
 {
 	struct fp_prof_options o = {0};
+
+	o.name = fpt_tmp_path(name);
+	o.data = FP_PROF_DATA_TRACE;
+	o.backend = "host";
+	ASSERT_OK(fp_prof_start(&o, sid, NULL));
+	memset(l, 0, sizeof(*l));
+	ASSERT_OK(fp_prof_name_intern("kern", 4, &l->kernel));
+	l->callpath = FP_PROF_NO_CALLPATH;
+	l->grid[0] = 2;
+	l->grid[1] = l->grid[2] = 1;
+	ASSERT_OK(fp_host_launch(*sid, l, begin, begin + dur));
+}
+
+TEST(timeline_session_tree_trace_and_meta)
+{
 	struct fp_sink_launch l;
 	struct fp_calltree *tree;
 	struct fp_timeline *t = NULL;
@@ -444,17 +462,8 @@ TEST(timeline_session_tree_trace_and_meta)
 	struct buf b;
 	int sid;
 
-	o.name = fpt_tmp_path("tl");
-	o.data = FP_PROF_DATA_TRACE;
-	o.backend = "host";
-	ASSERT_OK(fp_prof_start(&o, &sid, NULL));
-	memset(&l, 0, sizeof(l));
-	ASSERT_OK(fp_prof_name_intern("kern", 4, &l.kernel));
-	l.callpath = FP_PROF_NO_CALLPATH;
-	l.grid[0] = 2;
-	l.grid[1] = l.grid[2] = 1;
 	/* the kernel's event (host backend), then its timeline: device clock far from the host's */
-	ASSERT_OK(fp_host_launch(sid, &l, kbegin, kbegin + 5000));
+	kern_session("tl", kbegin, 5000, &l, &sid);
 	two_programs(&b, 777000000000ull);
 	ASSERT_OK(fp_timeline_decode(b.w, b.n * 8, &t, NULL));
 	ASSERT_EQ(fp_prof_timeline_add(sid, &l, t, scopes3, 2, now, now + 10000000, 0), FP_EINVAL);
@@ -523,7 +532,6 @@ TEST(timeline_session_tree_trace_and_meta)
 
 TEST(timeline_session_amd_clock)
 {
-	struct fp_prof_options o = {0};
 	struct fp_sink_launch l;
 	struct fp_calltree *tree;
 	struct fp_timeline *t = NULL;
@@ -535,16 +543,7 @@ TEST(timeline_session_amd_clock)
 	struct buf b;
 	int sid;
 
-	o.name = fpt_tmp_path("tlamd");
-	o.data = FP_PROF_DATA_TRACE;
-	o.backend = "host";
-	ASSERT_OK(fp_prof_start(&o, &sid, NULL));
-	memset(&l, 0, sizeof(l));
-	ASSERT_OK(fp_prof_name_intern("kern", 4, &l.kernel));
-	l.callpath = FP_PROF_NO_CALLPATH;
-	l.grid[0] = 2;
-	l.grid[1] = l.grid[2] = 1;
-	ASSERT_OK(fp_host_launch(sid, &l, kbegin, kbegin + 50000));
+	kern_session("tlamd", kbegin, 50000, &l, &sid);
 	/* s_memrealtime ticks of a gfx942 (100 MHz) that has been up for a while */
 	two_programs(&b, 360000000000ull);
 	buf_amd(&b, 100000);
