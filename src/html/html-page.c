@@ -179,7 +179,8 @@ int fp__html_num(struct fp_strbuf *sb, double v)
 
 	if (!isfinite(v))
 		return fp_strbuf_add(sb, "null", 4);
-	if (v == (double)(int64_t)v && fabs(v) < 1e15)
+	/* range first: converting a double outside int64_t's range is undefined */
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v)
 		n = snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v);
 	else
 		n = snprintf(buf, sizeof(buf), "%.6g", v);

@@ -1022,3 +1022,27 @@ TEST(html_oom_profile)
 	fpt_oom_sweep(oom_profile, t, 0, 20, NULL);
 	fp_calltree_free(t);
 }
+
+/* Numbers in the page's data: integers as integers, the rest in %.6g, non-finite as null; a
+ * value outside int64_t's range is never converted to it (found by fuzz-html-report: 1e112). */
+TEST(html_num_formats_any_double)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{0, "0"},        {-3, "-3"},         {2.5, "2.5"},        {1e14, "100000000000000"},
+		{1e15, "1e+15"}, {1e112, "1e+112"},  {-1e300, "-1e+300"}, {9.3e18, "9.3e+18"},
+		{NAN, "null"},   {INFINITY, "null"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fp_strbuf sb;
+
+		fp_strbuf_init(&sb, 64);
+		ASSERT_OK(fp__html_num(&sb, cases[i].v));
+		ASSERT_STREQ(sb.buf, cases[i].want);
+		fp_strbuf_release(&sb);
+	}
+}
