@@ -16,7 +16,6 @@
 #include <Python.h>
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "ext.h"
@@ -98,13 +97,54 @@ static PyObject *call0(PyObject *obj, PyObject *name)
 	return PyObject_CallMethodNoArgs(obj, name);
 }
 
-/* Append "[a, b, ...]" of a sequence of ints to buf (at most cap bytes). 0, or -1 (an error
- * set, or more than SC_MAX_DIMS dimensions: then no error, the caller gives up). */
-static int put_ints(char *buf, size_t cap, size_t *len, PyObject *seq_obj)
+/* A bounded text writer: snprintf costs more than the rest of a tensor's scan, so integers are
+ * written by hand. The buffer is sized for the longest entry; `over` says it was not. */
+struct wr {
+	char *buf;
+	size_t cap, len;
+	bool over;
+};
+
+static void w_str(struct wr *w, const char *s, size_t n)
+{
+	if (w->over || n > w->cap - w->len) {
+		w->over = true;
+		return;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+#define W_LIT(w, lit) w_str((w), (lit), sizeof(lit) - 1)
+
+static void w_u64(struct wr *w, unsigned long long x)
+{
+	char t[24];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x);
+	w_str(w, t + i, sizeof(t) - i);
+}
+
+static void w_i64(struct wr *w, long long x)
+{
+	if (x < 0) {
+		W_LIT(w, "-");
+		w_u64(w, 0ULL - (unsigned long long)x);
+	} else {
+		w_u64(w, (unsigned long long)x);
+	}
+}
+
+/* Append "[a, b, ...]" of a sequence of ints. 0, or -1 (an error set, or more than SC_MAX_DIMS
+ * dimensions: then no error, the caller gives up). */
+static int put_ints(struct wr *w, PyObject *seq_obj)
 {
 	PyObject *seq = PySequence_Fast(seq_obj, "not a sequence");
 	Py_ssize_t n, i;
-	int w;
 
 	if (!seq)
 		return -1;
@@ -113,8 +153,7 @@ static int put_ints(char *buf, size_t cap, size_t *len, PyObject *seq_obj)
 		Py_DECREF(seq);
 		return -1;
 	}
-	w = snprintf(buf + *len, cap - *len, "[");
-	*len += (size_t)w;
+	W_LIT(w, "[");
 	for (i = 0; i < n; i++) {
 		long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
 
@@ -122,11 +161,11 @@ static int put_ints(char *buf, size_t cap, size_t *len, PyObject *seq_obj)
 			Py_DECREF(seq);
 			return -1;
 		}
-		w = snprintf(buf + *len, cap - *len, i ? ", %lld" : "%lld", x);
-		*len += (size_t)w;
+		if (i)
+			W_LIT(w, ", ");
+		w_i64(w, x);
 	}
-	w = snprintf(buf + *len, cap - *len, "]");
-	*len += (size_t)w;
+	W_LIT(w, "]");
 	Py_DECREF(seq);
 	return 0;
 }
@@ -143,7 +182,7 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	PyObject *ptr = NULL, *st = NULL, *sptr = NULL, *nb = NULL, *shape = NULL, *strides = NULL;
 	unsigned long long p, sp = 0, n;
 	bool null_ptrs = false, soft = false;
-	size_t len = 0;
+	struct wr w = {buf, sizeof(buf), 0, false};
 	int rc = -1;
 
 	*part = *dyn = NULL;
@@ -188,20 +227,26 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 		goto out;
 	if (!(shape = PyObject_GetAttr(v, s_shape)) || !(strides = call0(v, s_stride)))
 		goto out;
-	len = (size_t)snprintf(buf, sizeof(buf), "\"shape\": ");
-	if (put_ints(buf, sizeof(buf), &len, shape))
+	W_LIT(&w, "\"shape\": ");
+	if (put_ints(&w, shape))
 		goto fail_scan;
-	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"strides\": ");
-	if (put_ints(buf, sizeof(buf), &len, strides))
+	W_LIT(&w, ", \"strides\": ");
+	if (put_ints(&w, strides))
 		goto fail_scan;
-	if (null_ptrs)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-					", \"data_ptr\": null, \"storage_ptr\": null");
-	else
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-					", \"data_ptr\": %llu, \"storage_ptr\": %llu", p, sp);
-	len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", \"storage_nbytes\": %llu}", n);
-	*dyn = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)len);
+	if (null_ptrs) {
+		W_LIT(&w, ", \"data_ptr\": null, \"storage_ptr\": null");
+	} else {
+		W_LIT(&w, ", \"data_ptr\": ");
+		w_u64(&w, p);
+		W_LIT(&w, ", \"storage_ptr\": ");
+		w_u64(&w, sp);
+	}
+	W_LIT(&w, ", \"storage_nbytes\": ");
+	w_u64(&w, n);
+	W_LIT(&w, "}");
+	if (w.over)
+		goto fail_scan; /* cannot happen: buf holds the longest entry */
+	*dyn = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)w.len);
 	rc = *dyn ? 1 : -1;
 	goto out;
 

@@ -525,6 +525,41 @@ static PyObject *debug_pipe_prepare(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* debug_pipe_reserve() and debug_pipe_prepare() in one call: the launch path's one crossing. */
+static PyObject *debug_pipe_reserve_prepare(PyObject *module, PyObject *args)
+{
+	unsigned long long bytes, stream;
+	struct fp_dbg_pipe *p;
+	struct fp_diag diag;
+	PyObject *pobj;
+	Py_buffer hdr;
+	size_t off = 0;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OKy*K:debug_pipe_reserve_prepare", &pobj, &bytes, &hdr,
+			      &stream))
+		return NULL;
+	if (!(p = pipe_arg(pobj))) {
+		PyBuffer_Release(&hdr);
+		return NULL;
+	}
+	fp_diag_clear(&diag);
+	/* may wait for older launches: without the GIL */
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_reserve(p, (size_t)bytes, &off, &diag);
+	if (!st) {
+		st = fp_dbg_pipe_prepare(p, off, (size_t)bytes, hdr.buf, (size_t)hdr.len, stream,
+					 &diag);
+		if (st)
+			fp_dbg_pipe_unreserve(p, off);
+	}
+	Py_END_ALLOW_THREADS PyBuffer_Release(&hdr);
+	if (st == FP_ELIMIT)
+		Py_RETURN_NONE;
+	if (st)
+		return fpy_raise_null(module, st, &diag);
+	return PyLong_FromSize_t(off);
+}
+
 PyDoc_STRVAR(
 	debug_pipe_submit_doc,
 	"debug_pipe_submit(pipe, offset, bytes, stream, kernel, source_file, site_table_json,\n"
@@ -678,6 +713,10 @@ static PyMethodDef debug_methods[] = {
 	{"debug_pipe_prepare", debug_pipe_prepare, METH_VARARGS,
 	 "debug_pipe_prepare(pipe, offset, bytes, header, stream): zero the slice and write\n"
 	 "its header, queued on the stream."},
+	{"debug_pipe_reserve_prepare", debug_pipe_reserve_prepare, METH_VARARGS,
+	 "debug_pipe_reserve_prepare(pipe, bytes, header, stream) -> offset or None: reserve a\n"
+	 "slice (None: it does not fit the pool) and prepare it as debug_pipe_prepare does; a\n"
+	 "slice whose preparation fails is given back and the error raised."},
 	{"debug_pipe_submit", debug_pipe_submit, METH_VARARGS, debug_pipe_submit_doc},
 	{"debug_pipe_fill", debug_pipe_fill, METH_VARARGS,
 	 "debug_pipe_fill(pipe, offset, buffer): copy a host record buffer into a reserved slice\n"

@@ -196,23 +196,46 @@ def launch_json(
     role = route.get("role")
     if args is None:
         args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
+    # what changes with the plan, sizing and route, not with each launch: made once per set
+    nw, regs = plan.num_warps, plan.registers
+    mkey = (
+        id(twin),
+        reason if text is None else None,
+        plan.slots,
+        id(nw),
+        id(regs),
+        path,
+        role,
+        config_text,
+    )
+    hit = _mid_json.get(mkey)
+    if hit is None or hit[0] is not twin or hit[1] is not nw or hit[2] is not regs:
+        mid = "".join(
+            (
+                ', "ttir_unavailable_reason": ',
+                "null" if text is not None else json.dumps(reason or "unknown"),
+                f', "record_capacity": {plan.slots}, "num_warps": ',
+                _memo_json(nw),
+                ', "registers": ',
+                _memo_json(regs),
+                ', "launch_path": ',
+                json.dumps(path) if path else '"JITFunction.run"',
+                ', "autotune": ',
+                json.dumps({"role": role, "config": config_text}) if role else "null",
+                ', "stack": ',
+            )
+        )
+        if len(_mid_json) >= 1024:
+            _mid_json.clear()
+        hit = _mid_json[mkey] = (twin, nw, regs, mid)
     parts = [
         "{",
         const,
         f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
-        '"stem": ',
-        json.dumps(f"{stem}_{stamp}_run{index}"),
-        ', "ttir_unavailable_reason": ',
-        "null" if text is not None else json.dumps(reason or "unknown"),
-        f', "record_capacity": {plan.slots}, "num_warps": ',
-        _memo_json(plan.num_warps),
-        ', "registers": ',
-        _memo_json(plan.registers),
-        ', "launch_path": ',
-        json.dumps(path) if path else '"JITFunction.run"',
-        ', "autotune": ',
-        json.dumps({"role": role, "config": config_text}) if role else "null",
-        ', "stack": ',
+        f'"stem": "{stem}_{stamp}_run{index}"'
+        if stem.isidentifier()
+        else '"stem": ' + json.dumps(f"{stem}_{stamp}_run{index}"),
+        hit[3],
         _memo_json(stack),
         ', "test": ',
         "null" if test is None else json.dumps(test),
@@ -234,6 +257,9 @@ def launch_json(
     parts.extend((', "ttir": ', hit[1], "}"))
     return "".join(parts)
 
+
+#: (twin, reason, slots, warps, registers, route) -> the launch JSON's fields between "stem" and "stack"
+_mid_json: dict[tuple[Any, ...], tuple[Any, Any, Any, str]] = {}
 
 _dirs_made: set[str] = set()
 
@@ -257,13 +283,24 @@ def site_table_json(twin: Any) -> str:
 def new_run(
     twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None
 ) -> Run:
-    run = Run(
-        {
+    """The run dict of a launch: what does not change between launches of one twin, compiled
+    kernel, warp and register decision is made once (a copy per launch), the rest per launch."""
+    nw, regs = plan.num_warps, plan.registers
+    key = (id(twin), id(ret), id(nw), id(regs), plan.backend, plan.slots, plan.arena_words)
+    hit = _run_tpl.get(key)
+    if (
+        hit is None
+        or hit[0] is not twin
+        or hit[1] is not ret
+        or hit[2] is not nw
+        or hit[3] is not regs
+    ):
+        tpl = {
             "kernel": twin.kernel_name,
-            "run_index": index,
+            "run_index": None,
             "backend": plan.backend,
-            "grid": list(plan.grid),
-            "programs": plan.programs,
+            "grid": None,
+            "programs": None,
             "slots_per_program": plan.slots,
             "dump_capacity_words": plan.arena_words,
             "level": twin.level,
@@ -272,22 +309,42 @@ def new_run(
             "twin_file": twin.path,
             "overflow_count": None,
             "dump_words_requested": None,
-            "error": None if error is None else repr(error),
-            "paths": {},
+            "error": None,
+            "paths": None,
             "report": _UNLOADED,
             "findings": _UNLOADED,
             "coverage": _UNLOADED,
             "sanitize": bool(twin.extra.get("sanitize", False)),
             "complete": None,
-            "num_warps": dict(plan.num_warps) if plan.num_warps else None,
+            "num_warps": None,
             # what the compiled twin really ran with (None on the interpreter)
             "num_warps_compiled": getattr(getattr(ret, "metadata", None), "num_warps", None),
             # the twin's register cap on NVIDIA GPUs ({"cap", "uncapped", "reason"}; None elsewhere)
-            "registers": dict(plan.registers) if plan.registers else None,
+            "registers": None,
             "registers_compiled": getattr(ret, "n_regs", None),
         }
+        if len(_run_tpl) >= 256:
+            _run_tpl.clear()
+        hit = _run_tpl[key] = (twin, ret, nw, regs, tpl)
+    run = Run(hit[4])
+    g = plan.grid
+    dict.update(
+        run,
+        run_index=index,
+        grid=list(g),
+        programs=plan.programs,
+        paths={},
+        # copies: a caller may change its run dict
+        num_warps=dict(nw) if nw else None,
+        registers=dict(regs) if regs else None,
     )
+    if error is not None:
+        dict.__setitem__(run, "error", repr(error))
     return run
+
+
+#: (twin, compiled kernel, warps, registers) -> the run dict's fields common to their launches
+_run_tpl: dict[tuple[Any, ...], tuple[Any, Any, Any, Any, dict[str, Any]]] = {}
 
 
 def fill_run(run: Run, result: dict[str, Any], header: list[int] | None) -> None:
@@ -367,6 +424,7 @@ def _close(key: Any) -> None:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     _last_pipe[0] = None
+    _allocs.clear()  # they hold the pipelines' pools
     pool, pipe, _flags = _pipes.pop(key)
     _ext.debug_pipe_drain(pipe)
     _merge(pipe)
@@ -438,31 +496,35 @@ def allocator(
     """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
     its header on `stream` (None: the device's current stream); on the host (or when it does
     not fit), a buffer of its own (a host buffer is copied into a slice after the launch)."""
+    key = (id(entry), stream)
+    hit = _allocs.get(key)
+    if hit is not None and hit[0] is entry:
+        return hit[1]
     from flagprism import _ext  # type: ignore[attr-defined]
 
     pool, pipe, _f = entry
+    base = int(pool.data_ptr()) if pool is not None else 0
 
     def alloc(words: int, header: list[int], dev: Any) -> tuple[Any, int | None]:
         if pool is not None and dev.type != "cpu":
-            nbytes = words * 8
-            off = _ext.debug_pipe_reserve(pipe, nbytes)
+            off = _ext.debug_pipe_reserve_prepare(
+                pipe,
+                words * 8,
+                header_bytes(header),
+                _devbuf._stream(dev) if stream is None else stream,
+            )
             if off is not None:
-                view = pool[off // 8 : off // 8 + words]
-                try:
-                    _ext.debug_pipe_prepare(
-                        pipe,
-                        off,
-                        nbytes,
-                        header_bytes(header),
-                        _devbuf._stream(dev) if stream is None else stream,
-                    )
-                except BaseException:
-                    _ext.debug_pipe_unreserve(pipe, off)
-                    raise
-                return view, off
+                return _launch.PoolSlice(pool, base, off // 8, words), off
         return _devbuf.new(words, header, dev), None
 
+    if len(_allocs) >= 64:
+        _allocs.clear()
+    _allocs[key] = (entry, alloc)
     return alloc
+
+
+#: (id(pipeline entry), stream) -> (entry, its alloc()): made once, not per launch
+_allocs: dict[tuple[int, int | None], tuple[Any, Any]] = {}
 
 
 def unreserve(entry: Any, plan: _launch.Launch) -> None:
@@ -527,4 +589,9 @@ def report_sync(
 
 
 def header_bytes(words: list[int]) -> bytes:
+    if len(words) == 8:
+        return _HDR8.pack(*words)
     return struct.pack(f"<{len(words)}q", *words)
+
+
+_HDR8 = struct.Struct("<8q")  # the record buffer's header (_launch.header)

@@ -40,6 +40,39 @@ DUMP_WORDS_PER_RECORD = 4096
 MAX_DUMP_WORDS = 16 << 20
 
 
+class PoolSlice:
+    """A record buffer that is a slice of a launch pipeline's device pool (_dbgexport.allocator),
+    without a tensor view per launch: what Triton's launcher reads of a pointer argument
+    (data_ptr()) and what the Debugger reads (numel(), device); tensor() makes the view (int64)
+    for what needs a tensor (JITFunction.run's specialization, reading the buffer back)."""
+
+    __slots__ = ("_pool", "_first", "_words", "_ptr", "device", "_view")
+
+    def __init__(self, pool: Any, base: int, first: int, words: int) -> None:
+        self._pool = pool
+        self._first = first
+        self._words = words
+        self._ptr = base + first * 8
+        self.device = pool.device
+        self._view = None
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def numel(self) -> int:
+        return self._words
+
+    def tensor(self) -> Any:
+        if self._view is None:
+            self._view = self._pool[self._first : self._first + self._words]
+        return self._view
+
+
+def buffer_tensor(buf: Any) -> Any:
+    """A launch's record buffer as a tensor (a PoolSlice's view)."""
+    return buf.tensor() if isinstance(buf, PoolSlice) else buf
+
+
 @dataclass
 class Launch:
     """A prepared instrumented launch."""
@@ -49,7 +82,7 @@ class Launch:
     programs: int
     slots: int
     arena_words: int
-    buffer: Any  # torch.Tensor (int64)
+    buffer: Any  # torch.Tensor (int64), or a PoolSlice of the pipeline's device pool
     backend: str
     #: warps of the kernel as launched and of the twin, and why ({"kernel", "twin", "reason"};
     #: _warps.decide); the twin is launched with num_warps=twin (launch_kwargs)
@@ -382,12 +415,13 @@ def allocate(
 ) -> tuple[Any, int | None]:
     """The record buffer of a launch and its pool offset (None: a buffer of its own); alloc: see
     prepare(). A buffer that does not fit raises MemoryError naming its size and the settings."""
-    settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
     if alloc is None:
+        settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
         return alloc_buffer(words, dev, settings, hdr), None
     try:
         return alloc(words, hdr, dev)
     except (RuntimeError, MemoryError) as e:
+        settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
         raise MemoryError(
             f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
             f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
@@ -469,7 +503,7 @@ def launch_kwargs(plan: Launch, kwargs: dict[str, Any]) -> dict[str, Any]:
     num_warps when the twin's differs from the kernel's (or the kernel's was given), and the
     register cap when one was decided."""
     kw = dict(kwargs)
-    kw[CTX] = plan.buffer
+    kw[CTX] = buffer_tensor(plan.buffer)
     kw.update(plan.extra or {})
     nw = plan.num_warps
     if nw is not None and (plan.num_warps_given or nw["twin"] != nw["kernel"]):
@@ -486,7 +520,7 @@ def launch(twin: Twin, plan: Launch, args: tuple[Any, ...], kwargs: dict[str, An
 
 def buffer_bytes(plan: Launch) -> Any:
     """The record buffer on the host, as an object with the buffer protocol (a NumPy array)."""
-    return _devbuf.read(plan.buffer)
+    return _devbuf.read(buffer_tensor(plan.buffer))
 
 
 # ------------------------------------------------------------------------------------------------

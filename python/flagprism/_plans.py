@@ -673,6 +673,8 @@ class _Direct:
     #: the compile-affecting knobs JITFunction.run reads at each launch, as when the twin was
     #: compiled (knobs.runtime.debug, knobs.compilation.instrumentation_mode)
     modes: tuple[Any, Any] = (None, None)
+    #: the twin has a launch_metadata function of its own (it reads the launch's arguments)
+    metadata_fn: bool = False
 
 
 _MISSING = object()
@@ -715,12 +717,16 @@ def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     b = plan.bound
     ex = plan.extra
     buf = plan.buffer
-    vals = [b[n] if src == 0 else (buf if src == 1 else ex[n]) for src, n in d.order]
     k = d.kernel
     stream = d.get_stream(d.device)
     g = plan.grid
     rt = d.knobs.runtime
     enter = rt.launch_enter_hook
+    # a pool slice goes as its address (Triton's launchers take an int for a pointer as it is),
+    # but the kernel's own launch_metadata function (run for a launch hook) sees the tensor
+    if buf.__class__ is _launch.PoolSlice:
+        buf = buf.tensor() if enter is not None and d.metadata_fn else buf.data_ptr()
+    vals = [b[n] if src == 0 else (buf if src == 1 else ex[n]) for src, n in d.order]
     md = k.launch_metadata(g, stream, *vals) if enter is not None else None
     k.run(
         g[0],
@@ -777,6 +783,7 @@ def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) ->
             get_stream=drv.get_current_stream,
             knobs=knobs,
             modes=_modes(knobs),
+            metadata_fn=getattr(jit, "launch_metadata", None) is not None,
         )
     except Exception:  # noqa: BLE001 - a Triton without these: JITFunction.run every time
         return None

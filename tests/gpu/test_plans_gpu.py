@@ -104,6 +104,36 @@ def test_findings_on_every_launch_of_the_fast_path(dbg):
     assert tot["launches_with_findings"] == 3, dbg.summary()["text"]
 
 
+def test_direct_launches_find_the_same_under_a_launch_hook(dbg):
+    """The direct launch passes the pool slice's address; with a launch hook installed (the
+    kernel's launch metadata is made at each launch) every launch is still checked, each finding
+    where it is, and the hook sees every twin launch."""
+    from triton import knobs
+
+    case = next(c for c in planted.CASES if c.name == "off_by_one_mask")
+    seen = []
+
+    def hook(md):
+        seen.append(md.data["name"] if hasattr(md, "data") else md["name"])
+
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        dbg.activate(check="bounds")
+        for _ in range(4):
+            planted.launch(case, "cuda")
+        torch.cuda.synchronize()
+        dbg.deactivate()
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    c = dbg.stats()["launch"]
+    assert c["plan_hits"] == 3 and c["direct_launches"] == 3, c
+    assert dbg.summary()["totals"]["launches_with_findings"] == 4, dbg.summary()["text"]
+    runs = dbg.take_exported_runs()
+    lines = {(f["kind"], f["line"], f.get("param"), f.get("bytes_past_end")) for r in runs for f in r["findings"]}
+    assert len(runs) == 4 and len(lines) == 1, lines  # the same finding at the same line each time
+    assert len(seen) >= 4, seen
+
+
 def _need(module: str) -> None:
     why = wl.missing(module)
     if why:

@@ -110,6 +110,32 @@ def test_pipeline_stats_while_active(fresh, kmod):
     )
 
 
+def test_reserve_prepare_in_one_call():
+    """The launch path's one call into the pipeline before a launch: a slice is reserved and
+    prepared (zeroed, header written), a buffer larger than the pool is None (the caller reports
+    that launch synchronously), and a slice given back is reused."""
+    import struct
+
+    from flagprism import _ext
+
+    pipe = _ext.debug_pipe_new(_ext.debug_summary_new(), 1 << 16, 0, True, 0)
+    hdr = struct.pack("<8q", *range(1, 9))
+    off = _ext.debug_pipe_reserve_prepare(pipe, 4096, hdr, 0)
+    assert isinstance(off, int)
+    other = _ext.debug_pipe_reserve_prepare(pipe, 4096, hdr, 0)
+    assert other != off  # both in flight: distinct slices
+    assert _ext.debug_pipe_reserve_prepare(pipe, 1 << 20, hdr, 0) is None
+    _ext.debug_pipe_unreserve(pipe, other)
+    _ext.debug_pipe_unreserve(pipe, off)
+    assert _ext.debug_pipe_stats(pipe)["in_flight_bytes"] == 0
+    # a header longer than its slice: the slice is given back, the error names the call
+    with pytest.raises(ValueError, match="fp_dbg_pipe_prepare"):
+        _ext.debug_pipe_reserve_prepare(pipe, 32, hdr, 0)
+    assert _ext.debug_pipe_stats(pipe)["in_flight_bytes"] == 0
+    with pytest.raises(TypeError):
+        _ext.debug_pipe_reserve_prepare(pipe, 4096, "not bytes", 0)
+
+
 def test_reactivation_reports_like_the_first(fresh, kmod):
     """deactivate() and activate() again (with or without release_memory) make a new pipeline
     that reports every launch; a host pipeline keeps no page-locked spare."""
