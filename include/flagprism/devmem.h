@@ -49,6 +49,17 @@ FP_EXTERN int fp_devmem_write(uint64_t dptr, const void *src, size_t n, uint64_t
 FP_EXTERN int fp_devmem_read(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 			     struct fp_diag *diag);
 
+/**
+ * Remember the context that owns the `size` bytes at `base` (an allocation that lives until
+ * fp_devmem_span_remove()): later calls on addresses inside skip the driver's pointer query, and
+ * make the context current only where the calling thread has another. At most 16 spans:
+ * FP_ELIMIT beyond (calls then query as before); FP_EINVAL for memory the driver does not know.
+ */
+FP_EXTERN int fp_devmem_span_add(uint64_t base, size_t size, struct fp_diag *diag);
+
+/** Forget the span at `base` (before its memory is freed). Unknown bases are a no-op. */
+FP_EXTERN void fp_devmem_span_remove(uint64_t base);
+
 /* ---- asynchronous reads (the Debugger's pipeline: no host stall per launch) ------------------- */
 
 /**
@@ -67,7 +78,9 @@ struct fp_devmem_event; /* opaque: the point on a stream after an asynchronous r
  * Queue a copy of `n` bytes from `dptr` into host memory `dst` (from fp_devmem_host_alloc()) on
  * `stream`, after the work already queued there, and return at once with *ev set to the point
  * where it completes (wait for it with fp_devmem_event_wait(), free it with
- * fp_devmem_event_free()). `dst` must not be touched until then.
+ * fp_devmem_event_free()). `dst` must not be touched until then. *ev is NULL for a new event,
+ * or an earlier call's event to record again (after its wait): the driver's event is reused. On
+ * failure a new event is not made (*ev NULL); one given stays the caller's.
  */
 FP_EXTERN int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 				   struct fp_devmem_event **ev, struct fp_diag *diag);

@@ -401,7 +401,119 @@ out:
 	return ret;
 }
 
+PyDoc_STRVAR(debug_bind_doc,
+	     "debug_bind(names, index, defaults, args, kwargs) -> (bound, options) or None\n\n"
+	     "_plans.bind() for a kernel whose parameters are all positional-or-keyword: names\n"
+	     "(tuple of str) in signature order, index (dict name -> position), defaults (dict).\n"
+	     "bound: every parameter's value in signature order, defaults applied; options: the\n"
+	     "keyword arguments that are not parameters (launch options). None where Triton's\n"
+	     "binder would raise: more positional arguments than parameters, one given twice, one\n"
+	     "missing.");
+
+static PyObject *debug_bind(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	PyObject *names, *index, *defaults, *args, *kwargs;
+	PyObject *bound = NULL, *options = NULL, *ret = NULL, *k, *v;
+	Py_ssize_t n, total, i, pos = 0;
+	bool by_name = false;
+
+	(void)module;
+	if (argc != 5) {
+		PyErr_SetString(PyExc_TypeError, "debug_bind takes 5 arguments");
+		return NULL;
+	}
+	names = argv[0];
+	index = argv[1];
+	defaults = argv[2];
+	args = argv[3];
+	kwargs = argv[4];
+	if (!PyTuple_Check(names) || !PyDict_Check(index) || !PyDict_Check(defaults) ||
+	    !PyTuple_Check(args) || !PyDict_Check(kwargs)) {
+		PyErr_SetString(
+			PyExc_TypeError,
+			"debug_bind(names: tuple, index: dict, defaults: dict, args: tuple, "
+			"kwargs: dict)");
+		return NULL;
+	}
+	n = PyTuple_GET_SIZE(args);
+	total = PyTuple_GET_SIZE(names);
+	if (n > total)
+		Py_RETURN_NONE;
+	if (!(bound = PyDict_New()) || !(options = PyDict_New()))
+		goto out;
+	for (i = 0; i < n; i++)
+		if (PyDict_SetItem(bound, PyTuple_GET_ITEM(names, i), PyTuple_GET_ITEM(args, i)))
+			goto out;
+	while (PyDict_Next(kwargs, &pos, &k, &v)) {
+		PyObject *at = PyDict_GetItemWithError(index, k);
+		Py_ssize_t j;
+
+		if (!at) {
+			if (PyErr_Occurred() || PyDict_SetItem(options, k, v))
+				goto out;
+			continue;
+		}
+		j = PyLong_AsSsize_t(at);
+		if (j == -1 && PyErr_Occurred())
+			goto out;
+		if (j < n)
+			goto none; /* given by position and by name */
+		if (PyDict_SetItem(bound, k, v))
+			goto out;
+		by_name = true;
+	}
+	if (PyDict_GET_SIZE(bound) < total) {
+		for (i = n; i < total; i++) {
+			PyObject *name = PyTuple_GET_ITEM(names, i), *d;
+			int has = PyDict_Contains(bound, name);
+
+			if (has < 0)
+				goto out;
+			if (has)
+				continue;
+			d = PyDict_GetItemWithError(defaults, name);
+			if (!d) {
+				if (PyErr_Occurred())
+					goto out;
+				goto none; /* missing */
+			}
+			if (PyDict_SetItem(bound, name, d))
+				goto out;
+		}
+		by_name = true;
+	}
+	if (by_name) {
+		/* in signature order, as the binder gives them */
+		PyObject *ordered = PyDict_New();
+
+		if (!ordered)
+			goto out;
+		for (i = 0; i < total; i++) {
+			PyObject *name = PyTuple_GET_ITEM(names, i);
+			PyObject *val = PyDict_GetItemWithError(bound, name);
+
+			if (!val || PyDict_SetItem(ordered, name, val)) {
+				if (!PyErr_Occurred())
+					PyErr_SetString(PyExc_KeyError,
+							"debug_bind: a parameter is not bound");
+				Py_DECREF(ordered);
+				goto out;
+			}
+		}
+		Py_SETREF(bound, ordered);
+	}
+	ret = PyTuple_Pack(2, bound, options);
+	goto out;
+none:
+	ret = Py_NewRef(Py_None);
+out:
+	Py_XDECREF(bound);
+	Py_XDECREF(options);
+	return ret;
+}
+
 static PyMethodDef dbgscan_methods[] = {
+	{"debug_bind", (PyCFunction)(void (*)(void))debug_bind, METH_FASTCALL, debug_bind_doc},
 	{"debug_scan_args", (PyCFunction)(void (*)(void))debug_scan_args, METH_FASTCALL,
 	 debug_scan_args_doc},
 	{NULL, NULL, 0, NULL},

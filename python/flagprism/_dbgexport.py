@@ -428,6 +428,7 @@ def _close(key: Any) -> None:
     pool, pipe, _flags = _pipes.pop(key)
     _ext.debug_pipe_drain(pipe)
     _merge(pipe)
+    del pipe, pool  # the pipeline (which forgets its pool's span) before the pool
 
 
 #: Called with (kernel, message) for a launch whose reports the pipeline could not write.

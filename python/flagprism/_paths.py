@@ -164,9 +164,17 @@ def _restore_inductor_fn(autotuner: Any, fn: Any) -> Any:
             raise Unsupported(
                 f"reloading the Inductor kernel from {path} failed ({type(e).__name__}: {e})"
             ) from e
-        got = jit_function(getattr(mod, name, None))
-        if got is None or getattr(got, "fn", None) is None:
-            raise Unsupported(f"{path} defines no @triton.jit function {name}")
+        # Inductor's own kernels are defined under their kernel name; a user's kernel (a
+        # triton_op) keeps its own name, its kernel name has a suffix (_oob_scale_0)
+        got = None
+        for cand in (name, getattr(fn, "__name__", None)):
+            got = jit_function(getattr(mod, cand, None)) if isinstance(cand, str) else None
+            if got is not None and getattr(got, "fn", None) is not None:
+                break
+            got = None
+        if got is None:
+            named = f"{name} or {fn.__name__}" if getattr(fn, "__name__", name) != name else name
+            raise Unsupported(f"{path} defines no @triton.jit function {named}")
         _restored[key] = got
         return got
 

@@ -36,6 +36,7 @@ import ast
 import dataclasses
 import inspect
 import json
+import operator
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,11 +168,32 @@ def kernel_info(jitfn: Any) -> KernelInfo:
     return info
 
 
+_bind_ext: Any = UNSET
+
+
 def bind(
     info: KernelInfo, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(parameter values in signature order with defaults applied, launch options), as
-    _launch.bind gives them; None where that binder would raise (it then says why)."""
+    _launch.bind gives them; None where that binder would raise (it then says why). The
+    extension's debug_bind() does it where it can (bind_py is the reference)."""
+    global _bind_ext
+    if _bind_ext is UNSET:
+        try:
+            from flagprism import _ext  # type: ignore[attr-defined]
+
+            _bind_ext = _ext.debug_bind
+        except (ImportError, AttributeError):
+            _bind_ext = None
+    if _bind_ext is not None and info.simple and args.__class__ is tuple:
+        return _bind_ext(info.names, info.index, info.defaults, args, kwargs)  # type: ignore[no-any-return]
+    return bind_py(info, args, kwargs)
+
+
+def bind_py(
+    info: KernelInfo, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """bind() in Python: the reference the extension's must equal."""
     names = info.names
     n = len(args)
     if not info.simple or n > len(names):
@@ -675,6 +697,9 @@ class _Direct:
     modes: tuple[Any, Any] = (None, None)
     #: the twin has a launch_metadata function of its own (it reads the launch's arguments)
     metadata_fn: bool = False
+    #: where the parameters are the bound arguments and the record buffer only: getters of the
+    #: arguments before and after the buffer (tuples), else None (order says)
+    split: tuple[Any, Any] | None = None
 
 
 _MISSING = object()
@@ -726,7 +751,11 @@ def _direct(d: _Direct, plan: _launch.Launch) -> Any:
     # but the kernel's own launch_metadata function (run for a launch hook) sees the tensor
     if buf.__class__ is _launch.PoolSlice:
         buf = buf.tensor() if enter is not None and d.metadata_fn else buf.data_ptr()
-    vals = [b[n] if src == 0 else (buf if src == 1 else ex[n]) for src, n in d.order]
+    split = d.split
+    if split is not None:  # the bound arguments around the buffer, taken in C
+        vals = [*split[0](b), buf, *split[1](b)]
+    else:
+        vals = [b[n] if src == 0 else (buf if src == 1 else ex[n]) for src, n in d.order]
     md = k.launch_metadata(g, stream, *vals) if enter is not None else None
     k.run(
         g[0],
@@ -784,9 +813,28 @@ def _learn(twin: Any, plan: _launch.Launch, kwargs: dict[str, Any], ret: Any) ->
             knobs=knobs,
             modes=_modes(knobs),
             metadata_fn=getattr(jit, "launch_metadata", None) is not None,
+            split=_split(order),
         )
     except Exception:  # noqa: BLE001 - a Triton without these: JITFunction.run every time
         return None
+
+
+def _getter(names: list[str]) -> Any:
+    """A function of the bound arguments giving the values of `names` as a tuple."""
+    if len(names) >= 2:
+        return operator.itemgetter(*names)
+    if names:
+        name = names[0]
+        return lambda b: (b[name],)
+    return lambda b: ()
+
+
+def _split(order: list[tuple[int, str]]) -> tuple[Any, Any] | None:
+    srcs = [src for src, _n in order]
+    if srcs.count(1) != 1 or 2 in srcs:
+        return None
+    at = srcs.index(1)
+    return (_getter([n for _s, n in order[:at]]), _getter([n for _s, n in order[at + 1 :]]))
 
 
 def _modes(knobs: Any) -> tuple[Any, Any]:

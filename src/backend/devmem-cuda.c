@@ -22,6 +22,7 @@ typedef void *fp__cuctx;
 	X(cuPointerGetAttribute, (void *data, int attr, uint64_t ptr))                    \
 	X(cuCtxPushCurrent_v2, (fp__cuctx ctx))                                           \
 	X(cuCtxPopCurrent_v2, (fp__cuctx * ctx))                                          \
+	X(cuCtxGetCurrent, (fp__cuctx * ctx))                                             \
 	X(cuMemsetD8Async, (uint64_t dptr, unsigned char v, size_t n, uint64_t stream))   \
 	X(cuMemcpyHtoDAsync_v2, (uint64_t dst, const void *src, size_t n, uint64_t strm)) \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, uint64_t src, size_t n, uint64_t strm))       \
@@ -114,25 +115,114 @@ static int cu_fail(struct fp_diag *diag, const char *what, int rc, uint64_t dptr
 			   dptr, name, rc);
 }
 
-/* Make the context that owns `dptr` current; *pushed says whether to pop it afterwards. */
-static int enter(uint64_t dptr, const char *what, bool *pushed, struct fp_diag *diag)
+/*
+ * Spans: allocations whose context was looked up once (fp_devmem_span_add), so calls on memory
+ * inside them (the pipeline's pool, at every launch) skip the driver's pointer query.
+ */
+#define FP__DEVMEM_SPANS 16
+
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		uint64_t base;
+		size_t size;
+		fp__cuctx ctx;
+	} s[FP__DEVMEM_SPANS];
+	size_t n;
+} spans = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static fp__cuctx span_ctx(uint64_t dptr)
 {
 	fp__cuctx ctx = NULL;
-	int rc, st;
+	size_t i;
 
-	*pushed = false;
+	pthread_mutex_lock(&spans.mu);
+	for (i = 0; i < spans.n; i++)
+		if (dptr >= spans.s[i].base && dptr - spans.s[i].base < spans.s[i].size) {
+			ctx = spans.s[i].ctx;
+			break;
+		}
+	pthread_mutex_unlock(&spans.mu);
+	return ctx;
+}
+
+int fp_devmem_span_add(uint64_t base, size_t size, struct fp_diag *diag)
+{
+	fp__cuctx ctx = NULL;
+	int st, rc;
+
+	if (!base || !size)
+		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_span_add: empty span");
 	if ((st = fp_devmem_open(diag)))
 		return st;
-	rc = drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+	rc = drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, base);
 	if (rc || !ctx)
 		return fp_diag_set(diag, FP_EINVAL, 0,
-				   "%s: 0x%" PRIx64 " is not device memory the driver knows (%d)",
-				   what, dptr, rc);
+				   "0x%" PRIx64 " is not device memory the driver knows (%d)", base,
+				   rc);
+	pthread_mutex_lock(&spans.mu);
+	if (spans.n == FP__DEVMEM_SPANS) {
+		pthread_mutex_unlock(&spans.mu);
+		return fp_diag_set(diag, FP_ELIMIT, 0, "more than %d device memory spans",
+				   FP__DEVMEM_SPANS);
+	}
+	spans.s[spans.n].base = base;
+	spans.s[spans.n].size = size;
+	spans.s[spans.n].ctx = ctx;
+	spans.n++;
+	pthread_mutex_unlock(&spans.mu);
+	return FP_OK;
+}
+
+void fp_devmem_span_remove(uint64_t base)
+{
+	size_t i;
+
+	pthread_mutex_lock(&spans.mu);
+	for (i = 0; i < spans.n; i++)
+		if (spans.s[i].base == base) {
+			spans.s[i] = spans.s[--spans.n];
+			break;
+		}
+	pthread_mutex_unlock(&spans.mu);
+}
+
+/* Make `ctx` current unless it is; *pushed says whether to pop it afterwards. */
+static int enter_ctx(fp__cuctx ctx, const char *what, bool *pushed, uint64_t dptr,
+		     struct fp_diag *diag)
+{
+	fp__cuctx cur = NULL;
+	int rc;
+
+	*pushed = false;
+	if (!drv.cuCtxGetCurrent(&cur) && cur == ctx)
+		return FP_OK; /* the launching thread's own context: nothing to switch */
 	rc = drv.cuCtxPushCurrent_v2(ctx);
 	if (rc)
 		return cu_fail(diag, what, rc, dptr);
 	*pushed = true;
 	return FP_OK;
+}
+
+/* Make the context that owns `dptr` current; *pushed says whether to pop it afterwards. */
+static int enter(uint64_t dptr, const char *what, bool *pushed, struct fp_diag *diag)
+{
+	fp__cuctx ctx;
+	int rc, st;
+
+	*pushed = false;
+	if ((st = fp_devmem_open(diag)))
+		return st;
+	ctx = span_ctx(dptr);
+	if (!ctx) {
+		rc = drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+		if (rc || !ctx)
+			return fp_diag_set(diag, FP_EINVAL, 0,
+					   "%s: 0x%" PRIx64
+					   " is not device memory the driver knows (%d)",
+					   what, dptr, rc);
+	}
+	return enter_ctx(ctx, what, pushed, dptr, diag);
 }
 
 static void leave(bool pushed)
@@ -223,37 +313,63 @@ int fp_devmem_read_async(void *dst, uint64_t dptr, size_t n, uint64_t stream,
 			 struct fp_devmem_event **ev, struct fp_diag *diag)
 {
 	struct fp_devmem_event *e;
-	fp__cuctx ctx = NULL;
-	bool pushed;
+	fp__cuctx ctx;
+	bool pushed, fresh;
 	int st, rc;
 
 	if (!dst || !ev)
 		return fp_diag_set(diag, FP_EINVAL, 0, "fp_devmem_read_async: NULL argument");
-	*ev = NULL;
-	e = fp_calloc(1, sizeof(*e));
-	if (!e)
-		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
-	if ((st = enter(dptr, "reading", &pushed, diag)))
+	e = *ev;
+	fresh = !e;
+	if (fresh) {
+		e = fp_calloc(1, sizeof(*e));
+		if (!e)
+			return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	}
+	if ((st = fp_devmem_open(diag)))
 		goto fail_event;
-	drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr);
+	ctx = span_ctx(dptr);
+	if (!ctx &&
+	    (drv.cuPointerGetAttribute(&ctx, FP__CU_POINTER_ATTRIBUTE_CONTEXT, dptr) || !ctx)) {
+		st = fp_diag_set(diag, FP_EINVAL, 0,
+				 "reading: 0x%" PRIx64 " is not device memory the driver knows",
+				 dptr);
+		goto fail_event;
+	}
+	if (e->ev && e->ctx != ctx) {
+		/* an event of another context cannot be recorded here: a new one */
+		fp_devmem_event_free(e);
+		e = fp_calloc(1, sizeof(*e));
+		fresh = true;
+		if (!e) {
+			*ev = NULL;
+			return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+		}
+	}
+	if ((st = enter_ctx(ctx, "reading", &pushed, dptr, diag)))
+		goto fail_event;
 	e->ctx = ctx;
 	rc = n ? drv.cuMemcpyDtoHAsync_v2(dst, dptr, n, stream) : 0;
-	if (!rc)
+	if (!rc && !e->ev)
 		rc = drv.cuEventCreate(&e->ev, FP__CU_EVENT_DISABLE_TIMING);
 	if (!rc)
 		rc = drv.cuEventRecord(e->ev, stream);
 	leave(pushed);
 	if (rc) {
 		st = cu_fail(diag, "queueing the read", rc, dptr);
-		if (e->ev)
-			drv.cuEventDestroy_v2(e->ev);
 		goto fail_event;
 	}
 	*ev = e;
 	return FP_OK;
 
 fail_event:
-	fp_free(e);
+	if (fresh) {
+		if (e->ev)
+			fp_devmem_event_free(e);
+		else
+			fp_free(e);
+		*ev = NULL;
+	}
 	return st;
 }
 

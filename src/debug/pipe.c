@@ -52,6 +52,11 @@ struct fp_dbg_pipe {
 	size_t nresults, rescap;
 	uint64_t reports_written;
 	struct fp_dbg_pipe_stats st;
+	/* read-back events whose jobs are done, recorded again by later submits (a driver event
+	 * made per launch costs the launch path) */
+	struct fp_devmem_event *spare_ev[FP__PIPE_MAX_INFLIGHT];
+	size_t nspare_ev;
+	bool span; /* the device pool is a devmem span (its context looked up once) */
 };
 
 static size_t align_up(size_t n)
@@ -59,9 +64,13 @@ static size_t align_up(size_t n)
 	return (n + FP__PIPE_ALIGN - 1) & ~(size_t)(FP__PIPE_ALIGN - 1);
 }
 
-static void job_release(struct job *j)
+/* Free a job's strings; its event goes to the pipe's spares (lock held) or is freed. */
+static void job_release(struct fp_dbg_pipe *p, struct job *j)
 {
-	fp_devmem_event_free(j->ev);
+	if (j->ev && p->nspare_ev < FP__PIPE_MAX_INFLIGHT)
+		p->spare_ev[p->nspare_ev++] = j->ev;
+	else
+		fp_devmem_event_free(j->ev);
 	fp_free(j->kernel);
 	fp_free(j->file);
 	fp_free(j->sites);
@@ -349,7 +358,7 @@ static void *worker(void *arg)
 			s->done = true;
 			trim(p);
 		}
-		job_release(&j);
+		job_release(p, &j);
 		add_result(p, &r);
 		p->st.done++;
 		p->busy = false;
@@ -447,6 +456,8 @@ int fp_dbg_pipe_new(struct fp_dbg_pipe **out, struct fp_dbg_summary *summary,
 		}
 		p->host = h;
 		p->pinned = true;
+		/* optional: without it every call on the pool asks the driver for its context */
+		p->span = fp_devmem_span_add(opt->device_pool, p->opt.pool_bytes, NULL) == FP_OK;
 	} else {
 		p->host = fp_malloc(p->opt.pool_bytes);
 		if (!p->host) {
@@ -477,6 +488,8 @@ fail_cv:
 	pthread_cond_destroy(&p->cv_done);
 	pthread_mutex_destroy(&p->mu);
 fail_mu:
+	if (p->span)
+		fp_devmem_span_remove(opt->device_pool);
 	if (p->pinned)
 		spare_give(p->host, p->host_bytes);
 	else
@@ -516,10 +529,15 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 		st = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
 		goto fail_job;
 	}
-	if (p->opt.device_pool &&
-	    (st = fp_devmem_read_async(p->host + offset, p->opt.device_pool + offset, bytes, stream,
-				       &j.ev, diag)))
-		goto fail_job;
+	if (p->opt.device_pool) {
+		pthread_mutex_lock(&p->mu);
+		if (p->nspare_ev)
+			j.ev = p->spare_ev[--p->nspare_ev];
+		pthread_mutex_unlock(&p->mu);
+		if ((st = fp_devmem_read_async(p->host + offset, p->opt.device_pool + offset, bytes,
+					       stream, &j.ev, diag)))
+			goto fail_job;
+	}
 	pthread_mutex_lock(&p->mu);
 	while (p->njobs == FP__PIPE_MAX_INFLIGHT)
 		pthread_cond_wait(&p->cv_done, &p->mu);
@@ -531,7 +549,9 @@ int fp_dbg_pipe_submit(struct fp_dbg_pipe *p, size_t offset, size_t bytes, uint6
 	return FP_OK;
 
 fail_job:
-	job_release(&j);
+	pthread_mutex_lock(&p->mu);
+	job_release(p, &j);
+	pthread_mutex_unlock(&p->mu);
 	fp_dbg_pipe_unreserve(p, offset);
 	return st;
 }
@@ -605,6 +625,10 @@ void fp_dbg_pipe_free(struct fp_dbg_pipe *p)
 		fp_free(p->results[i].kernel);
 	}
 	fp_free(p->results);
+	for (i = 0; i < p->nspare_ev; i++)
+		fp_devmem_event_free(p->spare_ev[i]);
+	if (p->span)
+		fp_devmem_span_remove(p->opt.device_pool);
 	pthread_cond_destroy(&p->cv_work);
 	pthread_cond_destroy(&p->cv_done);
 	pthread_mutex_destroy(&p->mu);

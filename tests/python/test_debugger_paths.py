@@ -208,6 +208,35 @@ def test_torch_compile_kernels_without_their_function(
     torch._dynamo.reset()
 
 
+def test_dropped_user_kernel_taken_back_by_its_own_name(tmp_path):
+    """A user's kernel in compiled code (a triton_op) whose function Inductor dropped (compiled
+    in a worker process, loaded from its cache) is defined in its file under its own name, while
+    its kernel name has a suffix (_user_scale_0): it is taken back by either name; a file with
+    neither says both."""
+    from types import SimpleNamespace
+
+    from flagprism import _paths
+
+    path = tmp_path / "user_kernel.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _user_scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n"
+    )
+    dropped = SimpleNamespace(fn=None, __name__="_user_scale")
+    tuner = SimpleNamespace(filename=str(path), inductor_meta={"kernel_name": "_user_scale_0"})
+    got = _paths._restore_inductor_fn(tuner, dropped)
+    assert _paths.kernel_name(got) == "_user_scale" and got.fn is not None
+    other = tmp_path / "other.py"
+    other.write_text(path.read_text().replace("_user_scale", "_renamed"))
+    tuner = SimpleNamespace(filename=str(other), inductor_meta={"kernel_name": "_user_scale_0"})
+    with pytest.raises(
+        _paths.Unsupported, match="no @triton.jit function _user_scale_0 or _user_scale"
+    ):
+        _paths._restore_inductor_fn(tuner, dropped)
+
+
 # ------------------------------------------------------------------------------------------------
 # The CLI
 # ------------------------------------------------------------------------------------------------

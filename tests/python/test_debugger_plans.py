@@ -496,6 +496,47 @@ def test_the_extension_s_scan_leaves_what_it_does_not_describe_to_python():
         _ext.debug_scan_args(info.knames, b"", {"a": 1}, True, torch.Tensor, tl.constexpr)
 
 
+def test_the_extension_s_bind_equals_python_s():
+    """debug_bind() gives what bind_py() gives, for every way a launch binds or fails to."""
+    from flagprism import _ext
+
+    def sig(a, b, c=3, d=None):  # noqa: ANN001, ANN202 - only its signature is read
+        return None
+
+    import inspect
+
+    params = list(inspect.signature(sig).parameters.values())
+    names = tuple(p.name for p in params)
+    info = _plans.KernelInfo(
+        names=names,
+        index={n: i for i, n in enumerate(names)},
+        defaults={p.name: p.default for p in params if p.default is not inspect.Parameter.empty},
+        constexprs=frozenset(),
+        simple=True,
+        backend="cuda",
+    )
+    cases = [
+        ((1, 2), {}),
+        ((1, 2, 5, 6), {}),
+        ((1,), {"b": 2}),
+        ((), {"b": 2, "a": 1}),
+        ((1, 2), {"d": 9, "num_warps": 4}),
+        ((1, 2), {"num_warps": 4, "num_stages": 2}),
+        ((1, 2, 3, 4, 5), {}),  # too many
+        ((1, 2), {"a": 0}),  # given twice
+        ((1,), {}),  # b missing
+        ((), {"c": 1}),  # a missing
+    ]
+    for args, kwargs in cases:
+        got = _ext.debug_bind(info.names, info.index, info.defaults, args, dict(kwargs))
+        want = _plans.bind_py(info, args, kwargs)
+        assert got == want, (args, kwargs)
+        if got is not None:  # the same order: the key and the launch JSON follow it
+            assert list(got[0]) == list(want[0]) and list(got[1]) == list(want[1])
+    with pytest.raises(TypeError):
+        _ext.debug_bind(info.names, info.index, info.defaults, [1, 2], {})
+
+
 class _FakeCompiled:
     """What JITFunction.run returns, as far as the direct launch uses it."""
 
@@ -586,3 +627,60 @@ def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
     third = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
     _plans.launch(twin, plan, (), {}, third)
     assert third.direct is None  # a parameter the plan does not know: JITFunction.run always
+
+
+def test_direct_launch_passes_a_pool_slice_as_its_address(monkeypatch):
+    """A record buffer that is a slice of the pipeline's device pool goes to the launcher as its
+    address (an int, which Triton's launchers take as it is), the bound arguments around it in
+    parameter order; a twin with a launch_metadata function of its own gets the slice's tensor
+    view when a launch hook makes the metadata."""
+    from types import SimpleNamespace
+
+    import triton
+    from triton.runtime import driver
+
+    from flagprism import _intercept
+
+    kernel = _FakeCompiled()
+    jit = SimpleNamespace(
+        arg_names=["x", "__fp_ctx", "n", "BLOCK"],
+        pre_run_hooks=[],
+        used_global_vals={},
+        launch_metadata=None,
+    )
+    twin = SimpleNamespace(jit=jit)
+    fake = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda d: 5)
+    monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
+    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None, debug=False)
+    monkeypatch.setattr(triton.knobs, "runtime", rt)
+    monkeypatch.setattr(_intercept, "only", lambda site, name: site == "jit.run")
+    monkeypatch.setattr(_launch, "launch", lambda *a: kernel)
+    pool = torch.zeros(64, dtype=torch.int64)
+    base = pool.data_ptr()
+    buf = _launch.PoolSlice(pool, base, 8, 16)
+    assert buf.data_ptr() == base + 64 and buf.numel() == 16 and buf.device == pool.device
+    plan = _launch.Launch(
+        bound={"x": "X", "n": 4, "BLOCK": 64},
+        grid=(1, 1, 1),
+        programs=1,
+        slots=1,
+        arena_words=0,
+        buffer=buf,
+        backend="cuda",
+    )
+    for metadata_fn in (False, True):
+        jit.launch_metadata = (lambda *a: {}) if metadata_fn else None
+        sz = _plans.Sizing(records_per_program=1, dump_records_per_program=0, num_warps=None)
+        _plans.launch(twin, plan, (), {}, sz)  # through JITFunction.run: learns the launcher
+        assert sz.direct.split is not None
+        _plans.launch(twin, plan, (), {}, sz)
+        assert kernel.calls[-1][9:] == ("X", base + 64, 4, 64)
+        rt.launch_enter_hook = object()
+        _plans.launch(twin, plan, (), {}, sz)
+        got = kernel.calls[-1][10]
+        if metadata_fn:  # the tensor view of the slice, once made
+            assert torch.is_tensor(got) and got.data_ptr() == base + 64 and got.numel() == 16
+            assert buf.tensor() is got
+        else:
+            assert got == base + 64
+        rt.launch_enter_hook = None

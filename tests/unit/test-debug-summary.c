@@ -342,6 +342,70 @@ TEST(debug_summary_oom_sweep)
 
 /* ---- devmem against the fake driver --------------------------------------------------------- */
 
+/* Which driver calls a devmem call makes around its work: the context is made current only
+ * where the thread has another (none, here: fake_devmem_set_current(0)), a span's context is
+ * looked up once, and an event given back is recorded again rather than made anew. */
+static void devmem_contexts(void *h, uint64_t *buf, size_t size)
+{
+	void (*set_current)(int);
+	long (*pushes)(void), (*queries)(void), (*events_live)(void);
+	struct fp_devmem_event *ev = NULL, *first;
+	uint64_t dptr = (uint64_t)(uintptr_t)buf;
+	uint64_t back[2];
+	struct fp_diag d;
+	long p0, q0, e0;
+	void *sym;
+
+	sym = dlsym(h, "fake_devmem_set_current");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&set_current, &sym, sizeof(sym));
+	sym = dlsym(h, "fake_devmem_pushes");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&pushes, &sym, sizeof(sym));
+	sym = dlsym(h, "fake_devmem_ctx_queries");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&queries, &sym, sizeof(sym));
+	sym = dlsym(h, "fake_devmem_events_live");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&events_live, &sym, sizeof(sym));
+	/* the framework's context is current: nothing pushed, the pointer asked about once */
+	p0 = pushes();
+	q0 = queries();
+	ASSERT_OK(fp_devmem_zero(dptr, size, 0, NULL));
+	ASSERT_EQ(pushes(), p0);
+	ASSERT_EQ(queries(), q0 + 1);
+	/* a thread without it: pushed (and popped: the next call pushes again) */
+	set_current(0);
+	ASSERT_OK(fp_devmem_zero(dptr, size, 0, NULL));
+	ASSERT_OK(fp_devmem_zero(dptr, size, 0, NULL));
+	ASSERT_EQ(pushes(), p0 + 2);
+	set_current(1);
+	/* a span: calls inside it do not ask the driver again, calls outside do */
+	ASSERT_EQ(fp_devmem_span_add(0, 8, &d), FP_EINVAL);
+	ASSERT_OK(fp_devmem_span_add(dptr, size, NULL));
+	q0 = queries();
+	ASSERT_OK(fp_devmem_zero(dptr + 8, size - 8, 0, NULL));
+	ASSERT_OK(fp_devmem_write(dptr + size - 8, back, 8, 0, NULL));
+	ASSERT_EQ(queries(), q0);
+	/* an event recorded again is the same event; its wait still works */
+	e0 = events_live();
+	ASSERT_OK(fp_devmem_read_async(back, dptr, sizeof(back), 0, &ev, NULL));
+	ASSERT_NOT_NULL(ev);
+	first = ev;
+	ASSERT_OK(fp_devmem_event_wait(ev, NULL));
+	ASSERT_OK(fp_devmem_read_async(back, dptr, sizeof(back), 0, &ev, NULL));
+	ASSERT(ev == first);
+	ASSERT_EQ(events_live(), e0 + 1);
+	ASSERT_OK(fp_devmem_event_wait(ev, NULL));
+	ASSERT_EQ(queries(), q0);
+	fp_devmem_span_remove(dptr);
+	ASSERT_OK(fp_devmem_zero(dptr, size, 0, NULL));
+	ASSERT_EQ(queries(), q0 + 1);
+	fp_devmem_span_remove(dptr); /* unknown now: a no-op */
+	fp_devmem_event_free(ev);
+	ASSERT_EQ(events_live(), e0);
+}
+
 TEST(devmem_fake_driver)
 {
 	const char *path = FP_FAKE_CUPTI_PATH;
@@ -381,6 +445,7 @@ TEST(devmem_fake_driver)
 	ASSERT_EQ(fp_devmem_zero(0, 8, 0, &d), FP_EINVAL);
 	ASSERT_OK(fp_devmem_zero(0, 0, 0, NULL)); /* nothing to do */
 	ASSERT_EQ(fp_devmem_write((uint64_t)(uintptr_t)buf, NULL, 8, 0, &d), FP_EINVAL);
+	devmem_contexts(h, buf, sizeof(buf));
 	dlclose(h);
 }
 
@@ -551,6 +616,8 @@ TEST(debug_pipe_device_fake_driver)
 	void (*fail_event)(int);
 	long (*events_live)(void);
 	long (*host_allocs)(void);
+	long (*ctx_queries)(void);
+	long queries;
 	struct fp_dbg_summary *s;
 	struct fp_dbg_pipe *p;
 	struct fp_dbg_pipe_result *r;
@@ -580,6 +647,10 @@ TEST(debug_pipe_device_fake_driver)
 
 		ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
 	}
+	sym = dlsym(h, "fake_devmem_ctx_queries");
+	ASSERT_NOT_NULL(sym);
+	memcpy(&ctx_queries, &sym, sizeof(sym));
+	queries = ctx_queries();
 	for (i = 0; i < 2; i++) {
 		const char *lj = launch_json(i, "");
 		struct fp_dbg_pipe_job job = {
@@ -600,7 +671,11 @@ TEST(debug_pipe_device_fake_driver)
 			fail_event(700);
 		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
 		fp_dbg_pipe_drain(p);
+		/* the read back's event is kept for the next launch, and recorded again there */
+		ASSERT_EQ(events_live(), 1);
 	}
+	/* the pool is a span: no launch asked the driver whose memory it is */
+	ASSERT_EQ(ctx_queries(), queries);
 	n = fp_dbg_pipe_take(p, &r);
 	ASSERT_EQ(n, 2);
 	ASSERT_EQ(r[0].status, FP_OK);

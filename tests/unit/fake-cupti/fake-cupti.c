@@ -796,9 +796,20 @@ EXPORT int cuDeviceGetAttribute(int *value, int attr, int dev)
 	}
 }
 
+/* Whether a context is current on every thread (the framework made it so: the default), or
+ * only where pushed (fake_devmem_set_current(0): a thread of FlagPrism's own). */
+static _Atomic int ctx_current = 1;
+static _Thread_local int ctx_depth;
+
+EXPORT void fake_devmem_set_current(int on);
+EXPORT void fake_devmem_set_current(int on)
+{
+	atomic_store(&ctx_current, on);
+}
+
 EXPORT int cuCtxGetCurrent(void **ctx)
 {
-	*ctx = &f;
+	*ctx = atomic_load(&ctx_current) || ctx_depth > 0 ? (void *)&f : NULL;
 	return 0;
 }
 
@@ -823,7 +834,26 @@ EXPORT long fake_devmem_calls(void);
 
 static _Atomic int devmem_fail;   /* the next devmem call returns this (once), 0: succeed */
 static _Atomic long devmem_calls; /* memset/memcpy calls made */
-static _Thread_local int ctx_depth;
+static _Atomic long ctx_pushes;   /* cuCtxPushCurrent calls */
+static _Atomic long ctx_queries;  /* cuPointerGetAttribute calls */
+
+EXPORT long fake_devmem_pushes(void);
+EXPORT long fake_devmem_pushes(void)
+{
+	return atomic_load(&ctx_pushes);
+}
+
+EXPORT long fake_devmem_ctx_queries(void);
+EXPORT long fake_devmem_ctx_queries(void)
+{
+	return atomic_load(&ctx_queries);
+}
+
+/* No context current on this thread: what the driver's calls fail with then. */
+static int no_ctx(void)
+{
+	return ctx_depth <= 0 && !atomic_load(&ctx_current);
+}
 
 static int devmem_result(void)
 {
@@ -843,6 +873,7 @@ EXPORT long fake_devmem_calls(void)
 
 EXPORT int cuPointerGetAttribute(void *data, int attr, uint64_t ptr)
 {
+	atomic_fetch_add(&ctx_queries, 1);
 	if (attr != 1 || !ptr)
 		return 1; /* CUDA_ERROR_INVALID_VALUE */
 	*(void **)data = &f;
@@ -852,13 +883,14 @@ EXPORT int cuPointerGetAttribute(void *data, int attr, uint64_t ptr)
 EXPORT int cuCtxPushCurrent_v2(void *ctx)
 {
 	(void)ctx;
+	atomic_fetch_add(&ctx_pushes, 1);
 	ctx_depth++;
 	return 0;
 }
 
 EXPORT int cuCtxPopCurrent_v2(void **ctx)
 {
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201; /* CUDA_ERROR_INVALID_CONTEXT */
 	ctx_depth--;
 	*ctx = &f;
@@ -870,7 +902,7 @@ EXPORT int cuMemsetD8Async(uint64_t dptr, unsigned char v, size_t n, uint64_t st
 	int rc = devmem_result();
 
 	(void)stream;
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201;
 	if (!rc)
 		memset((void *)(uintptr_t)dptr, v, n);
@@ -882,7 +914,7 @@ EXPORT int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, uint64_
 	int rc = devmem_result();
 
 	(void)stream;
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201;
 	if (!rc)
 		memcpy((void *)(uintptr_t)dst, src, n);
@@ -894,7 +926,7 @@ EXPORT int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, uint64_t stre
 	int rc = devmem_result();
 
 	(void)stream;
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201;
 	if (!rc)
 		memcpy(dst, (const void *)(uintptr_t)src, n);
@@ -946,7 +978,7 @@ EXPORT long fake_devmem_host_allocs(void)
 EXPORT int cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
 	(void)flags;
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201;
 	*pp = malloc(n);
 	if (*pp)
@@ -963,7 +995,7 @@ EXPORT int cuMemFreeHost(void *p)
 EXPORT int cuEventCreate(void **ev, unsigned flags)
 {
 	(void)flags;
-	if (ctx_depth <= 0)
+	if (no_ctx())
 		return 201;
 	*ev = malloc(1);
 	if (!*ev)
@@ -976,7 +1008,7 @@ EXPORT int cuEventRecord(void *ev, uint64_t stream)
 {
 	(void)ev;
 	(void)stream;
-	return ctx_depth > 0 ? 0 : 201;
+	return no_ctx() ? 201 : 0;
 }
 
 EXPORT int cuEventSynchronize(void *ev)
