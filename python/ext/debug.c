@@ -500,32 +500,8 @@ static PyObject *debug_pipe_fill(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-static PyObject *debug_pipe_prepare(PyObject *module, PyObject *args)
-{
-	unsigned long long off, bytes, stream;
-	struct fp_dbg_pipe *p;
-	struct fp_diag diag;
-	PyObject *pobj;
-	Py_buffer hdr;
-	int st;
-
-	if (!PyArg_ParseTuple(args, "OKKy*K:debug_pipe_prepare", &pobj, &off, &bytes, &hdr,
-			      &stream))
-		return NULL;
-	if (!(p = pipe_arg(pobj))) {
-		PyBuffer_Release(&hdr);
-		return NULL;
-	}
-	fp_diag_clear(&diag);
-	st = fp_dbg_pipe_prepare(p, (size_t)off, (size_t)bytes, hdr.buf, (size_t)hdr.len, stream,
-				 &diag);
-	PyBuffer_Release(&hdr);
-	if (st)
-		return fpy_raise_null(module, st, &diag);
-	Py_RETURN_NONE;
-}
-
-/* debug_pipe_reserve() and debug_pipe_prepare() in one call: the launch path's one crossing. */
+/* Reserve a slice and prepare it (fp_dbg_pipe_prepare) in one call: the launch path's one
+ * crossing before the launch. */
 static PyObject *debug_pipe_reserve_prepare(PyObject *module, PyObject *args)
 {
 	unsigned long long bytes, stream;
@@ -710,13 +686,10 @@ static PyMethodDef debug_methods[] = {
 	 "(waits while the pool is full)."},
 	{"debug_pipe_unreserve", debug_pipe_unreserve, METH_VARARGS,
 	 "debug_pipe_unreserve(pipe, offset): give back a slice no launch used."},
-	{"debug_pipe_prepare", debug_pipe_prepare, METH_VARARGS,
-	 "debug_pipe_prepare(pipe, offset, bytes, header, stream): zero the slice and write\n"
-	 "its header, queued on the stream."},
 	{"debug_pipe_reserve_prepare", debug_pipe_reserve_prepare, METH_VARARGS,
 	 "debug_pipe_reserve_prepare(pipe, bytes, header, stream) -> offset or None: reserve a\n"
-	 "slice (None: it does not fit the pool) and prepare it as debug_pipe_prepare does; a\n"
-	 "slice whose preparation fails is given back and the error raised."},
+	 "slice (None: it does not fit the pool), zero it and write `header` at its start on\n"
+	 "`stream`; a slice whose preparation fails is given back and the error raised."},
 	{"debug_pipe_submit", debug_pipe_submit, METH_VARARGS, debug_pipe_submit_doc},
 	{"debug_pipe_fill", debug_pipe_fill, METH_VARARGS,
 	 "debug_pipe_fill(pipe, offset, buffer): copy a host record buffer into a reserved slice\n"

@@ -168,6 +168,15 @@ def kernel_info(jitfn: Any) -> KernelInfo:
     return info
 
 
+def _ext_fn(name: str) -> Any:
+    """The extension's function `name`, or None without the extension (or an older one)."""
+    try:
+        from flagprism import _ext  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return getattr(_ext, name, None)
+
+
 _bind_ext: Any = UNSET
 
 
@@ -179,12 +188,7 @@ def bind(
     extension's debug_bind() does it where it can (bind_py is the reference)."""
     global _bind_ext
     if _bind_ext is UNSET:
-        try:
-            from flagprism import _ext  # type: ignore[attr-defined]
-
-            _bind_ext = _ext.debug_bind
-        except (ImportError, AttributeError):
-            _bind_ext = None
+        _bind_ext = _ext_fn("debug_bind")
     if _bind_ext is not None and info.simple and args.__class__ is tuple:
         return _bind_ext(info.names, info.index, info.defaults, args, kwargs)  # type: ignore[no-any-return]
     return bind_py(info, args, kwargs)
@@ -267,12 +271,7 @@ def scan(info: KernelInfo, bound: dict[str, Any]) -> tuple[tuple[Any, ...], list
     debug_scan_args() does it in one pass where it can (scan_py is the reference)."""
     global _scan_ext
     if _scan_ext is UNSET:
-        try:
-            from flagprism import _ext  # type: ignore[attr-defined]
-
-            _scan_ext = _ext.debug_scan_args
-        except (ImportError, AttributeError):
-            _scan_ext = None
+        _scan_ext = _ext_fn("debug_scan_args")
     if _scan_ext is not None:
         tensor, cx = _classes()
         got = _scan_ext(info.knames, info.kbytes, bound, info.backend == "interpreter", tensor, cx)

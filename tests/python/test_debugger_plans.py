@@ -553,17 +553,30 @@ class _FakeCompiled:
         return lambda *a: self.calls.append(a)
 
 
-def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
-    """A sizing's later launches call the compiled twin's launcher with JITFunction.run's
-    arguments (grid, stream, handles, hooks, then every parameter in order, the record buffer
-    and descriptor bases included), and fall back to JITFunction.run when a global the twin read
-    changed, the device changed, another tool intercepts JITFunction.run, or it is not CUDA."""
+def _fake_triton(monkeypatch, get_device, get_stream, only):  # noqa: ANN001, ANN202
+    """Triton's active driver, its runtime knobs (returned: set a launch hook there) and the
+    interception check, as the direct launch reads them."""
     from types import SimpleNamespace
 
     import triton
     from triton.runtime import driver
 
     from flagprism import _intercept
+
+    fake = SimpleNamespace(get_current_device=get_device, get_current_stream=get_stream)
+    monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
+    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None, debug=False)
+    monkeypatch.setattr(triton.knobs, "runtime", rt)
+    monkeypatch.setattr(_intercept, "only", only)
+    return rt
+
+
+def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
+    """A sizing's later launches call the compiled twin's launcher with JITFunction.run's
+    arguments (grid, stream, handles, hooks, then every parameter in order, the record buffer
+    and descriptor bases included), and fall back to JITFunction.run when a global the twin read
+    changed, the device changed, another tool intercepts JITFunction.run, or it is not CUDA."""
+    from types import SimpleNamespace
 
     kernel = _FakeCompiled()
     gdict = {"SCALE": 2}
@@ -574,14 +587,11 @@ def test_direct_launch_repeats_what_jit_run_does(monkeypatch):
     )
     twin = SimpleNamespace(jit=jit)
     dev = {"now": 0}
-    fake = SimpleNamespace(
-        get_current_device=lambda: dev["now"], get_current_stream=lambda d: 77 + d
-    )
-    monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
-    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None, debug=False)
-    monkeypatch.setattr(triton.knobs, "runtime", rt)
-    monkeypatch.setattr(
-        _intercept, "only", lambda site, name: site == "jit.run" and not dev.get("other")
+    rt = _fake_triton(
+        monkeypatch,
+        lambda: dev["now"],
+        lambda d: 77 + d,
+        lambda site, name: site == "jit.run" and not dev.get("other"),
     )
     slow = []
     monkeypatch.setattr(_launch, "launch", lambda *a: slow.append(a) or kernel)
@@ -636,11 +646,6 @@ def test_direct_launch_passes_a_pool_slice_as_its_address(monkeypatch):
     view when a launch hook makes the metadata."""
     from types import SimpleNamespace
 
-    import triton
-    from triton.runtime import driver
-
-    from flagprism import _intercept
-
     kernel = _FakeCompiled()
     jit = SimpleNamespace(
         arg_names=["x", "__fp_ctx", "n", "BLOCK"],
@@ -649,11 +654,7 @@ def test_direct_launch_passes_a_pool_slice_as_its_address(monkeypatch):
         launch_metadata=None,
     )
     twin = SimpleNamespace(jit=jit)
-    fake = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda d: 5)
-    monkeypatch.setattr(type(driver), "active", property(lambda self: fake), raising=False)
-    rt = SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None, debug=False)
-    monkeypatch.setattr(triton.knobs, "runtime", rt)
-    monkeypatch.setattr(_intercept, "only", lambda site, name: site == "jit.run")
+    rt = _fake_triton(monkeypatch, lambda: 0, lambda d: 5, lambda site, name: site == "jit.run")
     monkeypatch.setattr(_launch, "launch", lambda *a: kernel)
     pool = torch.zeros(64, dtype=torch.int64)
     base = pool.data_ptr()
