@@ -405,6 +405,11 @@ def alloc_buffer(
         ) from e
 
 
+def _settings(record_capacity: int | None, dump_capacity: int | None) -> str:
+    """The capacity settings an allocation error names (made only when one is raised)."""
+    return f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
+
+
 def allocate(
     words: int,
     hdr: list[int],
@@ -416,15 +421,13 @@ def allocate(
     """The record buffer of a launch and its pool offset (None: a buffer of its own); alloc: see
     prepare(). A buffer that does not fit raises MemoryError naming its size and the settings."""
     if alloc is None:
-        settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
-        return alloc_buffer(words, dev, settings, hdr), None
+        return alloc_buffer(words, dev, _settings(record_capacity, dump_capacity), hdr), None
     try:
         return alloc(words, hdr, dev)
     except (RuntimeError, MemoryError) as e:
-        settings = f"record_capacity={record_capacity}, dump_capacity={dump_capacity}; None: sized from the launch"
         raise MemoryError(
             f"flagprism: the {words * 8:,}-byte record buffer of this launch does not fit "
-            f"on {dev} ({settings}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            f"on {dev} ({_settings(record_capacity, dump_capacity)}): {str(e).splitlines()[0] if str(e) else type(e).__name__}"
         ) from e
 
 

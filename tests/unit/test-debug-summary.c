@@ -19,6 +19,7 @@
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
+#include "fake-cupti/fake-bind.h"
 #include "test.h"
 #include "test-debug.h"
 
@@ -354,20 +355,11 @@ static void devmem_contexts(void *h, uint64_t *buf, size_t size)
 	uint64_t back[2];
 	struct fp_diag d;
 	long p0, q0, e0;
-	void *sym;
 
-	sym = dlsym(h, "fake_devmem_set_current");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&set_current, &sym, sizeof(sym));
-	sym = dlsym(h, "fake_devmem_pushes");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&pushes, &sym, sizeof(sym));
-	sym = dlsym(h, "fake_devmem_ctx_queries");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&queries, &sym, sizeof(sym));
-	sym = dlsym(h, "fake_devmem_events_live");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&events_live, &sym, sizeof(sym));
+	FAKE_BIND(h, set_current, "fake_devmem_set_current");
+	FAKE_BIND(h, pushes, "fake_devmem_pushes");
+	FAKE_BIND(h, queries, "fake_devmem_ctx_queries");
+	FAKE_BIND(h, events_live, "fake_devmem_events_live");
 	/* the framework's context is current: nothing pushed, the pointer asked about once */
 	p0 = pushes();
 	q0 = queries();
@@ -410,7 +402,7 @@ TEST(devmem_fake_driver)
 {
 	const char *path = FP_FAKE_CUPTI_PATH;
 	void (*fail_next)(int);
-	void *h, *p;
+	void *h;
 	uint64_t buf[8], back[8];
 	struct fp_diag d;
 	int i;
@@ -420,9 +412,7 @@ TEST(devmem_fake_driver)
 	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ASSERT_NOT_NULL(h);
-	p = dlsym(h, "fake_devmem_fail_next");
-	ASSERT_NOT_NULL(p);
-	memcpy(&fail_next, &p, sizeof(p));
+	FAKE_BIND(h, fail_next, "fake_devmem_fail_next");
 	ASSERT_OK(fp_devmem_open(NULL));
 	for (i = 0; i < 8; i++)
 		buf[i] = 0x1111111111111111ull * (uint64_t)(i + 1);
@@ -622,19 +612,15 @@ TEST(debug_pipe_device_fake_driver)
 	struct fp_dbg_pipe *p;
 	struct fp_dbg_pipe_result *r;
 	struct dbgb b;
-	void *h, *sym, *pool;
+	void *h, *pool;
 	size_t n, off, bytes;
 	int i;
 
 	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ASSERT_NOT_NULL(h);
-	sym = dlsym(h, "fake_devmem_fail_event");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&fail_event, &sym, sizeof(sym));
-	sym = dlsym(h, "fake_devmem_events_live");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&events_live, &sym, sizeof(sym));
+	FAKE_BIND(h, fail_event, "fake_devmem_fail_event");
+	FAKE_BIND(h, events_live, "fake_devmem_events_live");
 	make_tmpdir();
 	dbgb_fixture(&b, false, 0);
 	bytes = dbgb_bytes(&b);
@@ -647,9 +633,7 @@ TEST(debug_pipe_device_fake_driver)
 
 		ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
 	}
-	sym = dlsym(h, "fake_devmem_ctx_queries");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&ctx_queries, &sym, sizeof(sym));
+	FAKE_BIND(h, ctx_queries, "fake_devmem_ctx_queries");
 	queries = ctx_queries();
 	for (i = 0; i < 2; i++) {
 		const char *lj = launch_json(i, "");
@@ -687,9 +671,7 @@ TEST(debug_pipe_device_fake_driver)
 	ASSERT_EQ(events_live(), 0);
 	/* the page-locked pool outlives the pipeline as the spare; the next pipeline that fits in
 	 * it takes it instead of page-locking again, a larger one allocates its own */
-	sym = dlsym(h, "fake_devmem_host_allocs");
-	ASSERT_NOT_NULL(sym);
-	memcpy(&host_allocs, &sym, sizeof(sym));
+	FAKE_BIND(h, host_allocs, "fake_devmem_host_allocs");
 	ASSERT_EQ(host_allocs(), 1);
 	{
 		struct fp_dbg_pipe_options opt = {.pool_bytes = 1 << 15,
