@@ -512,6 +512,16 @@ out:
 	return ret;
 }
 
+PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc)
+{
+	return debug_bind(NULL, argv, argc);
+}
+
+PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc)
+{
+	return debug_scan_args(NULL, argv, argc);
+}
+
 static PyMethodDef dbgscan_methods[] = {
 	{"debug_bind", (PyCFunction)(void (*)(void))debug_bind, METH_FASTCALL, debug_bind_doc},
 	{"debug_scan_args", (PyCFunction)(void (*)(void))debug_scan_args, METH_FASTCALL,

@@ -86,17 +86,23 @@ PyDoc_STRVAR(
 
 static PyObject *debug_stack(PyObject *module, PyObject *arg)
 {
-	struct fpy_frame_key raw[DS_MAX_WALK];
-	struct fpy_fcache_entry *e;
-	PyObject *stack;
-	bool truncated;
 	long limit = PyLong_AsLong(arg);
-	size_t n;
-	uint64_t h;
 
 	(void)module;
 	if (limit == -1 && PyErr_Occurred())
 		return NULL;
+	return fpy_debug_stack(limit);
+}
+
+PyObject *fpy_debug_stack(long limit)
+{
+	struct fpy_frame_key raw[DS_MAX_WALK];
+	struct fpy_fcache_entry *e;
+	PyObject *stack;
+	bool truncated;
+	size_t n;
+	uint64_t h;
+
 	if (limit < 1 || limit > DS_MAX_KEEP) {
 		PyErr_Format(PyExc_ValueError, "debug_stack: limit must be 1 to %d", DS_MAX_KEEP);
 		return NULL;

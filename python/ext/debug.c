@@ -395,6 +395,11 @@ static struct fp_dbg_pipe *pipe_arg(PyObject *obj)
 	return b ? b->pipe : NULL;
 }
 
+struct fp_dbg_pipe *fpy_debug_pipe(PyObject *capsule)
+{
+	return pipe_arg(capsule);
+}
+
 PyDoc_STRVAR(
 	debug_pipe_new_doc,
 	"debug_pipe_new(summary, pool_bytes, device_pool, findings_only, max_reports) -> pipe\n\n"

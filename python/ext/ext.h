@@ -25,6 +25,7 @@
 	X(debug)      \
 	X(dbgstack)   \
 	X(dbgscan)    \
+	X(dbgfast)    \
 	X(devmem)     \
 	X(prof)       \
 	X(cupti)      \
@@ -175,5 +176,17 @@ struct fp_sink_metadata;
  * md as it is. 0, or -1 with a TypeError (not a dict, or a value not a number). Needs the GIL.
  */
 int fpy_prof_metadata_read(PyObject *dict, struct fp_sink_metadata *md);
+
+/*
+ * What part `dbgfast` (the Debugger's replayed launch) calls in the other debug parts, each as
+ * the Python function of the same name does: debug_bind() and debug_scan_args() (part
+ * `dbgscan`; METH_FASTCALL arguments), debug_stack() (part `dbgstack`; a new reference), and
+ * the pipeline of a debug_pipe_new() capsule (part `debug`; NULL with TypeError set).
+ */
+PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc);
+PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc);
+PyObject *fpy_debug_stack(long limit);
+struct fp_dbg_pipe;
+struct fp_dbg_pipe *fpy_debug_pipe(PyObject *capsule);
 
 #endif /* FPY_EXT_H */

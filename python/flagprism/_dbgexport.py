@@ -192,29 +192,58 @@ def launch_json(
     const, stem = _constant_part(twin, plan.backend, cfg)
     text, reason = ttir
     g = plan.grid
-    path = route.get("path")
-    role = route.get("role")
     if args is None:
         args = json.dumps(_launch.describe_args(fn, plan.bound, plan.backend))
-    # what changes with the plan, sizing and route, not with each launch: made once per set
-    nw, regs = plan.num_warps, plan.registers
-    mkey = (
-        id(twin),
-        reason if text is None else None,
-        plan.slots,
-        id(nw),
-        id(regs),
-        path,
-        role,
-        config_text,
-    )
+    pre, post = mid_parts(twin, text, reason, plan.num_warps, plan.registers, route, config_text)
+    parts = [
+        "{",
+        const,
+        f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
+        f'"stem": "{stem}_{stamp}_run{index}"'
+        if stem.isidentifier()
+        else '"stem": ' + json.dumps(f"{stem}_{stamp}_run{index}"),
+        pre,
+        str(plan.slots),
+        post,
+        _memo_json(stack),
+        ', "test": ',
+        "null" if test is None else json.dumps(test),
+        ', "error": ',
+        "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
+        ', "args": ',
+        args,
+        ttir_tail(ret, text),
+    ]
+    return "".join(parts)
+
+
+def mid_parts(
+    twin: Any,
+    text: str | None,
+    reason: str | None,
+    nw: Any,
+    regs: Any,
+    route: dict[str, Any],
+    config_text: str | None,
+) -> tuple[str, str]:
+    """The launch JSON's fields from "ttir_unavailable_reason" to "stack", around the record
+    capacity's value: what changes with the twin, its TTIR, warps, registers and route, not with
+    each launch (made once per set). nw, regs: objects that come back unchanged."""
+    path = route.get("path")
+    role = route.get("role")
+    mkey = (id(twin), reason if text is None else None, id(nw), id(regs), path, role, config_text)
     hit = _mid_json.get(mkey)
     if hit is None or hit[0] is not twin or hit[1] is not nw or hit[2] is not regs:
-        mid = "".join(
+        pre = "".join(
             (
                 ', "ttir_unavailable_reason": ',
                 "null" if text is not None else json.dumps(reason or "unknown"),
-                f', "record_capacity": {plan.slots}, "num_warps": ',
+                ', "record_capacity": ',
+            )
+        )
+        post = "".join(
+            (
+                ', "num_warps": ',
                 _memo_json(nw),
                 ', "registers": ',
                 _memo_json(regs),
@@ -227,26 +256,15 @@ def launch_json(
         )
         if len(_mid_json) >= 1024:
             _mid_json.clear()
-        hit = _mid_json[mkey] = (twin, nw, regs, mid)
-    parts = [
-        "{",
-        const,
-        f', "grid": [{g[0]}, {g[1]}, {g[2]}], "timestamp": "{iso}", "run_index": {index}, "run": {index}, ',
-        f'"stem": "{stem}_{stamp}_run{index}"'
-        if stem.isidentifier()
-        else '"stem": ' + json.dumps(f"{stem}_{stamp}_run{index}"),
-        hit[3],
-        _memo_json(stack),
-        ', "test": ',
-        "null" if test is None else json.dumps(test),
-        ', "error": ',
-        "null" if error is None else json.dumps(f"{type(error).__name__}: {error}"[:2000]),
-        ', "args": ',
-        args,
-    ]
+        hit = _mid_json[mkey] = (twin, nw, regs, (pre, post))
+    return hit[3]
+
+
+def ttir_tail(ret: Any, text: str | None) -> str:
+    """The launch JSON's last field and its closing brace: the TTIR (encoded once per compiled
+    kernel) or null."""
     if text is None:
-        parts.append(', "ttir": null}')
-        return "".join(parts)
+        return ', "ttir": null}'
     key = id(ret) if ret is not None else id(text)
     hit = _ttir_json.get(key)
     if hit is None or hit[0] is not (ret if ret is not None else text):
@@ -254,12 +272,12 @@ def launch_json(
         if len(_ttir_json) > 256:
             _ttir_json.clear()
         _ttir_json[key] = hit
-    parts.extend((', "ttir": ', hit[1], "}"))
-    return "".join(parts)
+    return ', "ttir": ' + hit[1] + "}"
 
 
-#: (twin, reason, slots, warps, registers, route) -> the launch JSON's fields between "stem" and "stack"
-_mid_json: dict[tuple[Any, ...], tuple[Any, Any, Any, str]] = {}
+#: (twin, reason, warps, registers, route) -> the launch JSON's fields between "stem" and "stack",
+#: around the record capacity
+_mid_json: dict[tuple[Any, ...], tuple[Any, Any, Any, tuple[str, str]]] = {}
 
 _dirs_made: set[str] = set()
 
@@ -280,11 +298,10 @@ def site_table_json(twin: Any) -> str:
     return s
 
 
-def new_run(
-    twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None
-) -> Run:
-    """The run dict of a launch: what does not change between launches of one twin, compiled
-    kernel, warp and register decision is made once (a copy per launch), the rest per launch."""
+def run_template(twin: Any, plan: _launch.Launch, ret: Any) -> dict[str, Any]:
+    """The run dict's fields that do not change between launches of one twin, compiled kernel,
+    warp and register decision, sizing and grid (the rest is None until new_run fills it); made
+    once per set. Not to be changed: copy it."""
     nw, regs = plan.num_warps, plan.registers
     key = (id(twin), id(ret), id(nw), id(regs), plan.backend, plan.slots, plan.arena_words)
     hit = _run_tpl.get(key)
@@ -326,7 +343,16 @@ def new_run(
         if len(_run_tpl) >= 256:
             _run_tpl.clear()
         hit = _run_tpl[key] = (twin, ret, nw, regs, tpl)
-    run = Run(hit[4])
+    return hit[4]
+
+
+def new_run(
+    twin: Any, plan: _launch.Launch, index: int, ret: Any, error: BaseException | None
+) -> Run:
+    """The run dict of a launch: its template (run_template) copied, the launch's own fields set.
+    python/ext/dbgfast.c makes the same for a replayed launch."""
+    nw, regs = plan.num_warps, plan.registers
+    run = Run(run_template(twin, plan, ret))
     g = plan.grid
     dict.update(
         run,
@@ -425,11 +451,16 @@ def _close(key: Any) -> None:
 
     _last_pipe[0] = None
     _allocs.clear()  # they hold the pipelines' pools
+    for hook in on_close:
+        hook()  # _replay: forgets its references to pipelines
     pool, pipe, _flags = _pipes.pop(key)
     _ext.debug_pipe_drain(pipe)
     _merge(pipe)
     del pipe, pool  # the pipeline (which forgets its pool's span) before the pool
 
+
+#: Called (no arguments) before a pipeline closes, to drop references to it.
+on_close: list[Callable[[], None]] = []
 
 #: Called with (kernel, message) for a launch whose reports the pipeline could not write.
 on_write_failure: Callable[[str, str], None] | None = None

@@ -80,6 +80,7 @@ def reset(forget: bool = False) -> None:
         originals_reused=0,
         registers_reused=0,
         direct_launches=0,
+        fast_launches=0,
     )
 
 
@@ -429,6 +430,8 @@ class Sizing:
     #: how later launches reach the twin's compiled kernel without JITFunction.run (_Direct),
     #: None where they cannot, UNSET before the first launch
     direct: Any = UNSET
+    #: what a replayed launch of this sizing repeats (_replay.learn), or None
+    fast: Any = None
 
 
 @dataclass
@@ -445,6 +448,8 @@ class Plan:
     #: the twin's sites and whether it dumps
     nsites: int = 0
     has_dumps: bool = False
+    #: what a replayed launch of this plan repeats (_replay.learn), or None
+    fast: Any = None
 
 
 def _names_in(exprs: list[str]) -> set[str] | None:

@@ -34,6 +34,7 @@ from flagprism import (
     _paths,
     _plans,
     _regs,
+    _replay,
     _rewrite,
     _warps,
     compat,
@@ -254,6 +255,7 @@ def configure(
     with _lock:
         _config = cfg
         _kernel_re = kre
+        _new_epoch()
 
 
 def get_config() -> dict[str, Any]:
@@ -277,6 +279,17 @@ def reset_config() -> None:
     with _lock:
         _config = _Config()
         _kernel_re = None
+        _new_epoch()
+
+
+#: Changes whenever what a launch's path depends on may change (configure, activate,
+#: deactivate): replayed launches (_replay) remember the epoch they were learnt in.
+_epoch = 0
+
+
+def _new_epoch() -> None:
+    global _epoch
+    _epoch += 1
 
 
 def _check_checks(check: Any) -> frozenset[str]:
@@ -309,6 +322,7 @@ def activate(
     with _lock:
         _level, _addr_level, _checks = lv, al, checks
         _sanitize = bool(checks)
+        _new_epoch()
         if not _active:
             _install()
             _active = True
@@ -324,6 +338,7 @@ def deactivate(release_memory: bool = False) -> None:
         if _active:
             _uninstall()
             _active = False
+        _new_epoch()
     _dbgexport.close_all()
     if release_memory:
         _dbgexport.release_spare()
@@ -604,7 +619,47 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
         if why is not None:
             _account(self, why[0], why[1], index=index)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if _report_fn is _ext_report and _replay.replayable(route):
+            F = _replay.lookup(self, _epoch)
+            if F is None and _replay.stale_device(self) is not None:
+                F = _refresh_replay(self)
+            if F is not None:
+                ret = _replayed(self, F, args, kwargs, grid, index, route.get("path"))
+                if ret is not None:
+                    return ret
         return _instrumented(self, args, kwargs, grid, call_next, route, index)
+
+
+def _refresh_replay(fn: Any) -> Any:
+    """F of a kernel replayed before the Debugger changed (_replay.refresh), for the twin,
+    configuration and pipeline of now; None: its next launch takes the Python path."""
+    dev = _replay.stale_device(fn)
+    twin, _why = _twin_or_reason(fn)
+    cfg = _config
+    if twin is None or not cfg.pipeline:
+        return _replay.refresh(fn, None, cfg, None, _epoch)
+    findings_only = _sanitize if cfg.all_reports is None else not cfg.all_reports
+    entry = _dbgexport.pipeline_for(dev, _summary_obj(), cfg, findings_only)
+    return _replay.refresh(fn, twin, cfg, entry, _epoch)
+
+
+def _replayed(
+    fn: Any, F: Any, args: Any, kwargs: Any, grid: Any, index: int, path: str | None
+) -> Any:
+    """Launch `index` replayed (_replay): the kernel's own compiled kernel, or None when it
+    must take the Python path (nothing was done). A launch that raises is accounted for as the
+    Python path does."""
+    try:
+        return _replay.run(F, args, kwargs, grid, index, _current_test(), path)
+    except Exception as e:
+        hint = _note_triton_error(e)
+        _summary_launch(
+            *_identity(fn),
+            S_FAILED,
+            f"the launch raised {type(e).__name__}: {str(e)[:300]}" + (f"; {hint}" if hint else ""),
+            index=index,
+        )
+        raise
 
 
 def _interp_run(call_next: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -1142,11 +1197,47 @@ def _instrumented(
     # holds everything Triton specializes a compiled kernel on
     if fast is not None and fast.original is not _plans.UNSET:
         _plans.counters["originals_reused"] += 1
+        _learn_replay(fn, twin, plan, fast, sizing, cfg, entry, ret, route)
         return fast.original
     orig = call_next(fn, *args, grid=grid, warmup=True, **kwargs)
     if fast is not None:
         fast.original = orig
+        _learn_replay(fn, twin, plan, fast, sizing, cfg, entry, ret, route)
     return orig
+
+
+def _learn_replay(
+    fn: Any,
+    twin: _rewrite.Twin,
+    plan: _launch.Launch,
+    fast: _plans.Plan,
+    sizing: _plans.Sizing | None,
+    cfg: _Config,
+    entry: Any,
+    ret: Any,
+    route: dict[str, Any],
+) -> None:
+    """After a launch that took the Python path: let the next ones of its plan and sizing be
+    replayed (_replay), where they can be."""
+    if not _replay.replayable(route) or entry is None or plan.backend != "cuda" or sizing is None:
+        return
+    if _report_fn is not _ext_report:
+        return
+    if sizing.fast is not None and fast.fast is not None and _replay.lookup(fn, _epoch) is not None:
+        return  # learnt already
+    _replay.learn(
+        fn,
+        twin,
+        plan,
+        fast,
+        sizing,
+        cfg,
+        entry,
+        ret,
+        route,
+        _ttir_of(fn, twin, plan, ret, None),
+        _epoch,
+    )
 
 
 class _NotInstrumented(Exception):
@@ -1240,6 +1331,17 @@ def _ttir(
     return hit
 
 
+def _ttir_of(
+    fn: Any, twin: _rewrite.Twin, plan: _launch.Launch, ret: Any, error: BaseException | None
+) -> tuple[str | None, str | None]:
+    """The launch JSON's TTIR: (text, None) or (None, why there is none)."""
+    if twin.extra.get("sanitize"):
+        return None, "sanitize run: no op log"
+    if error is not None:
+        return None, "the launch raised an exception"
+    return _ttir(fn, twin, plan, ret)
+
+
 def _current_test() -> str | None:
     """The pytest node id of the test running in this process, or None (a child process of a
     test inherits PYTEST_CURRENT_TEST without running the test)."""
@@ -1316,12 +1418,7 @@ def _export(
     """Describe the launch and hand its records to the pipeline (`entry`) or, without one, to the
     report function now; the launch is accounted for in the summary either way. fast: the
     launch's plan (_plans.prepare), whose templates describe its arguments."""
-    if twin.extra.get("sanitize"):
-        ttir: tuple[str | None, str | None] = (None, "sanitize run: no op log")
-    elif error is not None:
-        ttir = (None, "the launch raised an exception")
-    else:
-        ttir = _ttir(fn, twin, plan, ret)
+    ttir = _ttir_of(fn, twin, plan, ret, error)
     launch = _dbgexport.launch_json(
         fn,
         twin,

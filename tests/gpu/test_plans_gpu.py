@@ -67,6 +67,8 @@ def test_later_launches_reuse_plan_registers_and_the_kernel_s_compiled_kernel(db
     assert c["plans_built"] == 1 and c["plan_hits"] == 4 and c["slow_launches"] == 0, c
     assert c["registers_reused"] == 4 and c["originals_reused"] == 4, c
     assert c["twins_built"] <= 1, c
+    # the first launch takes the Python path and teaches the replay; the others are replayed
+    assert c["fast_launches"] == 4 and c["direct_launches"] == 4, c
     tot = dbg.summary()["totals"]
     assert tot["by_status"]["instrumented"] == 5 and tot["findings"] == 0
     runs = dbg.take_exported_runs()
@@ -139,6 +141,51 @@ def test_direct_launches_find_the_same_under_a_launch_hook(dbg):
     assert len(seen) >= 4, seen
 
 
+def test_replayed_launches_report_what_the_python_path_reports(dbg, monkeypatch):
+    """The same planted kernel launched four times with the replay (python/ext/dbgfast.c) and
+    four times without it: the same findings on every launch, with the same origin (launch
+    path, the Python stack's frames inside this test), the same run dict fields, the same
+    summary."""
+    from flagprism import _replay
+
+    case = next(c for c in planted.CASES if c.name == "off_by_one_mask")
+
+    def four():
+        dbg.clear_exported_runs()
+        dbg.reset_summary()
+        _plans.reset(forget=True)
+        dbg.activate(check="bounds")
+        for _ in range(4):
+            planted.launch(case, "cuda")
+        torch.cuda.synchronize()
+        dbg.deactivate()
+        runs = dbg.take_exported_runs()
+        c = dict(dbg.stats()["launch"])
+        found = [
+            sorted(
+                (f["kind"], f["line"], f["param"], f["bytes_past_end"], f["program"])
+                for f in r["findings"]
+            )
+            for r in runs
+        ]
+        origin = [
+            (r["report"]["origin"]["launch_path"], r["report"]["origin"]["stack"][-2:]) for r in runs
+        ]
+        keys = [sorted(k for k in r if k not in ("report", "findings", "coverage")) for r in runs]
+        return None, c, found, origin, keys, dbg.summary()["totals"]
+
+    replayed = four()
+    monkeypatch.setattr(_replay, "_launch_fn", None)  # no replay: every launch in Python
+    python = four()
+    assert replayed[1]["fast_launches"] == 3 and python[1]["fast_launches"] == 0, (replayed[1], python[1])
+    assert replayed[2] == python[2] and len(replayed[2]) == 4 and all(replayed[2]), replayed[2]
+    assert len(set(map(repr, replayed[3]))) == 1 and len(set(map(repr, python[3]))) == 1
+    assert [o[1][-1] for o in replayed[3]] == [o[1][-1] for o in python[3]], (replayed[3], python[3])
+    assert replayed[3][0][0] == "JITFunction.run" and "planted.py" in replayed[3][0][1][-1]
+    assert replayed[4] == python[4]
+    assert replayed[5] == python[5], (replayed[5], python[5])
+
+
 def _need(module: str) -> None:
     why = wl.missing(module)
     if why:
@@ -191,6 +238,8 @@ def test_liger_launches_take_the_fast_path(dbg):
     # liger_pass: 8 kernels, forward and backward, RoPE's twice: 9 launches a pass
     assert c["slow_launches"] == 0 and c["plans_built"] == 0, str(c)
     assert c["plan_hits"] == 3 * c["per_pass"] >= 3 * 9, str(c)
+    # every launch of the three passes is replayed (plain JITFunction.run launches)
+    assert c["fast_launches"] == c["plan_hits"], str(c)
     assert debugger.summary()["totals"]["findings"] == 0
 
 
