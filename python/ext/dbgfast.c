@@ -506,9 +506,13 @@ static int eval_grid(PyObject *grid, PyObject *bound, long long g[3])
 	if (n < 1 || n > 3)
 		goto out;
 	for (i = 0; i < n; i++) {
-		PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
+		/* int(x) on the Python path; an integer-like (a NumPy integer) through __index__,
+		 * anything else goes there */
+		PyObject *x = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
+		int bad = !x || get_ll(x, &g[i]);
 
-		if (!PyLong_Check(x) || get_ll(x, &g[i]))
+		Py_XDECREF(x);
+		if (bad)
 			goto out;
 	}
 	rc = 0;
@@ -811,6 +815,11 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 		goto pass;
 	if (check_tuple(P, P_LEN, "a plan's fast tuple"))
 		goto fail_launch;
+	if (!PyTuple_Check(PyTuple_GET_ITEM(P, P_SIZING_PARAMS)) ||
+	    !PyDict_Check(PyTuple_GET_ITEM(P, P_SIZINGS))) {
+		PyErr_SetString(PyExc_TypeError, "debug_fast_launch: bad plan tuple");
+		goto fail_launch;
+	}
 	skey = sizing_key(PyTuple_GET_ITEM(P, P_SIZING_PARAMS), bound, PyTuple_GET_ITEM(F, F_CX));
 	if (!skey)
 		goto pass;

@@ -11,8 +11,9 @@ the Python path decided, and nothing else:
 * per sizing, ``Sizing.fast`` (S): the compiled twin and its launcher, the direct launch's checks
   (_plans._direct), the launch JSON's and run dict's parts for that twin, warps and registers.
 
-Only plain launches (JITFunction.run) and FlagGems' LibEntry's of CUDA kernels whose records go
-to a pipeline's device pool are replayed (replayable()); every other launch, and any launch
+Only plain launches (JITFunction.run), FlagGems' LibEntry's and those of an autotuner's chosen
+config, of CUDA kernels whose records go to a pipeline's device pool, are replayed
+(route_token()); every other launch, and any launch
 where the extension finds something different from what these hold, takes the Python path,
 which is the reference (docs/guide/debugger.md, "The launch fast path")."""
 
@@ -110,11 +111,26 @@ def lookup(fn: Any, epoch: int) -> tuple[Any, ...] | None:
     return hit[1]
 
 
-def replayable(route: dict[str, Any]) -> bool:
-    """Whether a launch on this route may be replayed: a plain launch, or one through a library
-    that only names its path (FlagGems' LibEntry); not the autotuner's (its config is per
-    launch) nor Inductor's (translated launches)."""
-    return not route or (len(route) == 1 and "path" in route)
+#: route_token()'s answer for a route whose launches are not replayed
+NO = object()
+
+_CHOSEN_KEYS = frozenset(("path", "role", "tuner", "config", "autotuner"))
+
+
+def route_token(route: dict[str, Any], config_text: Any) -> Any:
+    """What a replayed launch on this route must match of the launch its sizing was learnt from
+    (the launch JSON's "launch_path" and "autotune"), or NO. A plain launch: None; one through
+    a library that only names its path (FlagGems' LibEntry): the path; the config an autotuner
+    chose: the path and the config's text (config_text(route) gives it, the launch's
+    description has it); not the autotuner's benchmark launches, nor Inductor's (translated,
+    never through here)."""
+    if not route:
+        return None
+    if len(route) == 1 and "path" in route:
+        return route["path"]
+    if route.get("role") == "chosen" and route.keys() <= _CHOSEN_KEYS:
+        return f"{route.get('path')}\n{config_text(route)}"
+    return NO
 
 
 def run(
@@ -124,12 +140,12 @@ def run(
     grid: Any,
     index: int,
     test: str | None,
-    path: str | None = None,
+    token: str | None = None,
 ) -> Any:
     """The replayed launch: the kernel's own compiled kernel, or None (nothing was done: take the
-    Python path)."""
+    Python path). token: route_token() of the launch's route."""
     return _launch_fn(
-        F, args, kwargs, grid, index, "null" if test is None else json.dumps(test), path
+        F, args, kwargs, grid, index, "null" if test is None else json.dumps(test), token
     )
 
 
@@ -145,11 +161,15 @@ def learn(
     route: dict[str, Any],
     ttir: tuple[str | None, str | None],
     epoch: int,
+    config_text: Any = None,
 ) -> bool:
     """After a launch that took the Python path: remember what the next launches of its plan and
-    sizing need to be replayed. False where they cannot be (they keep taking the Python path)."""
+    sizing need to be replayed. False where they cannot be (they keep taking the Python path).
+    config_text(route): the autotuner's config as the launch JSON names it."""
+    cfg_text = config_text or (lambda r: None)
+    token = route_token(route, cfg_text)
     if (
-        not replayable(route)
+        token is NO
         or plan is None
         or sizing is None
         or entry is None
@@ -198,7 +218,7 @@ def learn(
         k = d.kernel
         text, reason = ttir
         pre, post = _dbgexport.mid_parts(
-            twin, text, reason, launch.num_warps, launch.registers, route, None
+            twin, text, reason, launch.num_warps, launch.registers, route, cfg_text(route)
         )
         sizing.fast = (
             sizing.records_per_program,
@@ -222,7 +242,7 @@ def learn(
             _dbgexport.run_template(twin, launch, ret),
             launch.num_warps,
             launch.registers,
-            route.get("path"),
+            token,
         )
     return True
 

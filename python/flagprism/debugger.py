@@ -619,14 +619,16 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
         if why is not None:
             _account(self, why[0], why[1], index=index)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if _report_fn is _ext_report and _replay.replayable(route):
-            F = _replay.lookup(self, _epoch)
-            if F is None and _replay.stale_device(self) is not None:
-                F = _refresh_replay(self)
-            if F is not None:
-                ret = _replayed(self, F, args, kwargs, grid, index, route.get("path"))
-                if ret is not None:
-                    return ret
+        if _report_fn is _ext_report:
+            token = _replay.route_token(route, _config_text)
+            if token is not _replay.NO:
+                F = _replay.lookup(self, _epoch)
+                if F is None and _replay.stale_device(self) is not None:
+                    F = _refresh_replay(self)
+                if F is not None:
+                    ret = _replayed(self, F, args, kwargs, grid, index, token)
+                    if ret is not None:
+                        return ret
         return _instrumented(self, args, kwargs, grid, call_next, route, index)
 
 
@@ -644,13 +646,13 @@ def _refresh_replay(fn: Any) -> Any:
 
 
 def _replayed(
-    fn: Any, F: Any, args: Any, kwargs: Any, grid: Any, index: int, path: str | None
+    fn: Any, F: Any, args: Any, kwargs: Any, grid: Any, index: int, token: str | None
 ) -> Any:
     """Launch `index` replayed (_replay): the kernel's own compiled kernel, or None when it
     must take the Python path (nothing was done). A launch that raises is accounted for as the
     Python path does."""
     try:
-        return _replay.run(F, args, kwargs, grid, index, _current_test(), path)
+        return _replay.run(F, args, kwargs, grid, index, _current_test(), token)
     except Exception as e:
         hint = _note_triton_error(e)
         _summary_launch(
@@ -1219,7 +1221,7 @@ def _learn_replay(
 ) -> None:
     """After a launch that took the Python path: let the next ones of its plan and sizing be
     replayed (_replay), where they can be."""
-    if not _replay.replayable(route) or entry is None or plan.backend != "cuda" or sizing is None:
+    if entry is None or plan.backend != "cuda" or sizing is None:
         return
     if _report_fn is not _ext_report:
         return
@@ -1237,6 +1239,7 @@ def _learn_replay(
         route,
         _ttir_of(fn, twin, plan, ret, None),
         _epoch,
+        _config_text,
     )
 
 

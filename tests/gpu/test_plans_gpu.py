@@ -186,6 +186,42 @@ def test_replayed_launches_report_what_the_python_path_reports(dbg, monkeypatch)
     assert replayed[5] == python[5], (replayed[5], python[5])
 
 
+def test_autotuned_launches_are_replayed_on_their_chosen_config(dbg):
+    """Launches of the config an autotuner chose are replayed (python/ext/dbgfast.c) after the
+    first; each launch's report names the autotuner's path and its config as the Python path
+    writes them, and the results equal a bare run's."""
+    import json
+
+    from kernels import tuned
+
+    n = 4096
+    x = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+
+    def grid(m):
+        return (triton.cdiv(n, m["BLOCK"]),)
+
+    tuned.tuned_scale[grid](x, out, n)  # tuned bare: the checked launches run the chosen config
+    want = out.clone()
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], all_reports=True)
+    dbg.activate(check="bounds")
+    for _ in range(4):
+        out.zero_()
+        tuned.tuned_scale[grid](x, out, n)
+    torch.cuda.synchronize()
+    c = dbg.stats()["launch"]
+    dbg.deactivate()
+    assert torch.equal(out, want)
+    assert c["fast_launches"] == 3 and c["plan_hits"] == 3, c
+    runs = dbg.take_exported_runs()
+    origins = {json.dumps(r["report"]["origin"], sort_keys=True) for r in runs}
+    assert len(runs) == 4 and len(origins) == 1, origins
+    origin = json.loads(origins.pop())
+    assert origin["launch_path"] == "triton.autotune", origin
+    assert origin["autotune"]["role"] == "chosen" and "BLOCK" in origin["autotune"]["config"]
+    assert dbg.summary()["totals"]["findings"] == 0
+
+
 def _need(module: str) -> None:
     why = wl.missing(module)
     if why:

@@ -219,7 +219,7 @@ def test_arguments_the_c_scan_leaves_to_python_are_replayed(setup, monkeypatch):
 _SEC = 1_796_212_345  # the clock both launch JSONs are written at
 
 
-def _both_jsons(s, monkeypatch, index, route, stack, test):  # noqa: ANN001, ANN202
+def _both_jsons(s, monkeypatch, index, route, stack, test, config_text=None):  # noqa: ANN001, ANN202
     """(the Python path's launch JSON, the extension's) for the same launch of `s`."""
     monkeypatch.setattr(_dbgexport, "_now", lambda: _ext.debug_fast_stamp(_SEC))
     want = _dbgexport.launch_json(
@@ -234,7 +234,7 @@ def _both_jsons(s, monkeypatch, index, route, stack, test):  # noqa: ANN001, ANN
         s.ttir,
         stack,
         test,
-        None,
+        config_text,
         args=_plans.args_json(s.plan, s.fn, s.launch),
     )
     got = _ext.debug_fast_launch_json(
@@ -325,7 +325,8 @@ def test_replay_declines_what_it_was_not_taught(setup):
     nothing_done()
     assert _replay.run(s.F, s.args, {"BLOCK": 64}, s.grid, 1, None) is None  # another plan
     nothing_done()
-    assert _replay.run(s.F, s.args, s.kwargs, lambda meta: ("x",), 1, None) is None  # bad grid
+    for bad in (lambda meta: ("x",), lambda meta: (2.0,), lambda meta: 2.5, lambda meta: ()):
+        assert _replay.run(s.F, s.args, s.kwargs, bad, 1, None) is None  # the Python path's
     nothing_done()
     s.gdict["SCALE"] = 3
     assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
@@ -341,37 +342,74 @@ def test_replay_declines_what_it_was_not_taught(setup):
     nothing_done()
     # a launch hook without the kernel's own metadata function: Triton's metadata is made
     s.sizing.fast = s.sizing.fast[:12] + (False,) + s.sizing.fast[13:]
-    assert _replay.run(s.F, s.args, s.kwargs, lambda meta: (2,), 1, None) == "ORIGINAL"
+    np = pytest.importorskip("numpy")
+    assert _replay.run(s.F, s.args, s.kwargs, lambda meta: (np.int64(2),), 1, None) == "ORIGINAL"
     call = s.kernel.calls[-1]
     assert call[6] == {"grid": (2, 1, 1), "stream": 0, "n": 6} and call[7] is enter
 
 
-def test_a_library_path_is_replayed_on_its_own_path(setup, monkeypatch):
-    """A sizing learnt on FlagGems' LibEntry path replays launches on that path only, and its
-    launch JSON names the path as the Python path's does; the autotuner's routes are never
-    replayed."""
+@pytest.mark.parametrize(
+    "route",
+    [
+        {"path": "FlagGems LibEntry"},
+        {"path": "triton.autotune", "role": "chosen", "tuner": 1, "config": None, "autotuner": 0},
+    ],
+    ids=["libentry", "autotune"],
+)
+def test_a_route_is_replayed_on_its_own_route(setup, monkeypatch, route):
+    """A sizing learnt on FlagGems' LibEntry path, or for the config an autotuner chose,
+    replays launches on that route only (the same path; for the autotuner the same config), and
+    its launch JSON names the route as the Python path's does; the autotuner's benchmark
+    launches are never replayed."""
     s = setup
-    route = {"path": "FlagGems LibEntry"}
+    configs = {0: "BLOCK: 32, num_warps: 4"}
+
+    def config_text(r):  # noqa: ANN001, ANN202 - debugger._config_text for these routes
+        return configs.get(r.get("autotuner")) if r.get("role") else None
+
+    token = _replay.route_token(route, config_text)
     s.sizing.fast = None
-    assert (
-        _replay.learn(
-            s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, None, s.kernel, route, s.ttir, 7
-        )
-        is False
+    assert not _replay.learn(
+        s.fn,
+        s.twin,
+        s.launch,
+        s.plan,
+        s.sizing,
+        s.cfg,
+        None,
+        s.kernel,
+        route,
+        s.ttir,
+        7,
+        config_text,
     )  # no pipeline: nothing to replay into
     entry = (s.pool, s.pipe, (1 << 20, False, None))
     assert _replay.learn(
-        s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, entry, s.kernel, route, s.ttir, 7
+        s.fn,
+        s.twin,
+        s.launch,
+        s.plan,
+        s.sizing,
+        s.cfg,
+        entry,
+        s.kernel,
+        route,
+        s.ttir,
+        7,
+        config_text,
     )
     assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None) is None
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, "triton.autotune") is None
+    other = "triton.autotune\nBLOCK: 64, num_warps: 4"
+    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, other) is None
     assert s.kernel.calls == [] and _dbgexport._pending == {}
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, "FlagGems LibEntry") == "ORIGINAL"
-    want, got = _both_jsons(s, monkeypatch, 3, route, ("a.py:1 f",), None)
-    assert got == want and '"launch_path": "FlagGems LibEntry"' in got
-    for r in ({"path": "triton.autotune", "role": "chosen"}, {"role": "benchmark"}):
-        assert not _replay.replayable(r)
-    assert _replay.replayable({}) and _replay.replayable(route)
+    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, token) == "ORIGINAL"
+    want, got = _both_jsons(s, monkeypatch, 3, route, ("a.py:1 f",), None, config_text(route))
+    assert got == want and f'"launch_path": "{route["path"]}"' in got
+    if "role" in route:
+        assert json.loads(got)["autotune"] == {"role": "chosen", "config": configs[0]}
+    bench = {"path": "triton.autotune", "role": "benchmark", "tuner": 1, "config": "c"}
+    assert _replay.route_token(bench, config_text) is _replay.NO
+    assert _replay.route_token({}, config_text) is None
 
 
 def test_replayed_launch_that_raises_gives_everything_back(setup):
@@ -425,3 +463,35 @@ def test_replay_is_forgotten_when_the_debugger_changes(setup):
     epoch = debugger._epoch
     debugger.activate(check="bounds")
     assert debugger._epoch != epoch
+
+
+def test_replayed_launches_from_several_threads(setup):
+    """Replays from four threads at once (the pipeline's reserve and hand-over let other
+    threads run): every launch is kept, handed over once and reported, none is lost or mixed."""
+    import threading
+
+    s = setup
+    errors: list[BaseException] = []
+
+    def worker(t: int) -> None:
+        try:
+            for i in range(50):
+                assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1000 * t + i, None) == "ORIGINAL"
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    ws = [threading.Thread(target=worker, args=(t + 1,)) for t in range(4)]
+    for w in ws:
+        w.start()
+    for w in ws:
+        w.join()
+    assert not errors, errors
+    _ext.debug_pipe_drain(s.pipe)
+    results = _ext.debug_pipe_take(s.pipe)
+    want = {1000 * t + i for t in range(1, 5) for i in range(50)}
+    assert sorted(r["launch_index"] for r in results) == sorted(want)
+    assert all(r["status"] == "FP_OK" for r in results)
+    assert set(_dbgexport._pending) == want and len(_dbgexport._runs) == 200
+    assert {r["run_index"] for r in _dbgexport._runs} == want
+    assert len(s.kernel.calls) == 200 and _plans.counters["fast_launches"] == 200
+    assert _ext.debug_pipe_stats(s.pipe)["in_flight_bytes"] == 0
