@@ -111,6 +111,12 @@ def lookup(fn: Any, epoch: int) -> tuple[Any, ...] | None:
     return hit[1]
 
 
+def current(F: tuple[Any, ...]) -> bool:
+    """Whether F's launch JSON still names the script and working directory of now (the
+    extension declines launches after a chdir, say, until F is made again)."""
+    return F[18] == (sys.argv[0] if sys.argv else "") and F[19] == os.fsencode(os.getcwd())
+
+
 #: route_token()'s answer for a route whose launches are not replayed
 NO = object()
 
@@ -187,7 +193,7 @@ def learn(
     if not isinstance(d, _plans._Direct) or d.split is None or d.kernel is not ret:
         return False
     F = lookup(fn, epoch)
-    if F is None:
+    if F is None or not current(F):
         F = _kernel(fn, twin, launch.backend, launch.buffer_device, cfg, entry)
         if F is None:
             return False

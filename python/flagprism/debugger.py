@@ -1225,8 +1225,10 @@ def _learn_replay(
         return
     if _report_fn is not _ext_report:
         return
-    if sizing.fast is not None and fast.fast is not None and _replay.lookup(fn, _epoch) is not None:
-        return  # learnt already
+    if sizing.fast is not None and fast.fast is not None:
+        F = _replay.lookup(fn, _epoch)
+        if F is not None and _replay.current(F):
+            return  # learnt already
     _replay.learn(
         fn,
         twin,

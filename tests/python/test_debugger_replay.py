@@ -421,6 +421,23 @@ def test_replayed_launch_that_raises_gives_everything_back(setup):
     assert _ext.debug_pipe_stats(s.pipe)["in_flight_bytes"] == 0
 
 
+def test_a_new_working_directory_is_learnt_again(setup, monkeypatch, tmp_path):
+    """After a chdir the launch JSON's constant part (the script, the output directory) is no
+    longer what F holds: the extension declines, and the next launch through Python makes F
+    again for the directory of now."""
+    s = setup
+    monkeypatch.chdir(tmp_path)
+    assert not _replay.current(s.F)
+    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
+    entry = (s.pool, s.pipe, (1 << 20, False, None))
+    assert _replay.learn(
+        s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, entry, s.kernel, {}, s.ttir, 7
+    )
+    F = _replay.lookup(s.fn, 7)
+    assert F is not s.F and _replay.current(F)
+    assert _replay.run(F, s.args, s.kwargs, s.grid, 1, None) == "ORIGINAL"
+
+
 def test_no_replay_without_the_extension_s_call(setup, monkeypatch):
     """An extension without debug_fast_launch: nothing is learnt or made again."""
     s = setup
