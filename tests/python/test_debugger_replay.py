@@ -252,6 +252,24 @@ def _both_jsons(s, monkeypatch, index, route, stack, test, config_text=None):  #
     return want, got
 
 
+def _learn(s, entry, route=None, config_text=None):  # noqa: ANN001, ANN202
+    """_replay.learn() for the fixture's launch, on `route` (default: plain), into `entry`."""
+    return _replay.learn(
+        s.fn,
+        s.twin,
+        s.launch,
+        s.plan,
+        s.sizing,
+        s.cfg,
+        entry,
+        s.kernel,
+        route or {},
+        s.ttir,
+        7,
+        config_text,
+    )
+
+
 def test_stamp_formats_as_the_python_clock():
     for sec in (0, 1_700_000_000, 1_796_212_345, 4_102_444_799):
         now = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc)
@@ -369,35 +387,9 @@ def test_a_route_is_replayed_on_its_own_route(setup, monkeypatch, route):
 
     token = _replay.route_token(route, config_text)
     s.sizing.fast = None
-    assert not _replay.learn(
-        s.fn,
-        s.twin,
-        s.launch,
-        s.plan,
-        s.sizing,
-        s.cfg,
-        None,
-        s.kernel,
-        route,
-        s.ttir,
-        7,
-        config_text,
-    )  # no pipeline: nothing to replay into
+    assert not _learn(s, None, route, config_text)  # no pipeline: nothing to replay into
     entry = (s.pool, s.pipe, (1 << 20, False, None))
-    assert _replay.learn(
-        s.fn,
-        s.twin,
-        s.launch,
-        s.plan,
-        s.sizing,
-        s.cfg,
-        entry,
-        s.kernel,
-        route,
-        s.ttir,
-        7,
-        config_text,
-    )
+    assert _learn(s, entry, route, config_text)
     assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None) is None
     other = "triton.autotune\nBLOCK: 64, num_warps: 4"
     assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, other) is None
@@ -430,9 +422,7 @@ def test_a_new_working_directory_is_learnt_again(setup, monkeypatch, tmp_path):
     assert not _replay.current(s.F)
     assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
     entry = (s.pool, s.pipe, (1 << 20, False, None))
-    assert _replay.learn(
-        s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, entry, s.kernel, {}, s.ttir, 7
-    )
+    assert _learn(s, entry)
     F = _replay.lookup(s.fn, 7)
     assert F is not s.F and _replay.current(F)
     assert _replay.run(F, s.args, s.kwargs, s.grid, 1, None) == "ORIGINAL"
@@ -447,9 +437,7 @@ def test_no_replay_without_the_extension_s_call(setup, monkeypatch):
     entry = (s.pool, s.pipe, (1 << 20, False, None))
     assert _replay.refresh(s.fn, s.twin, s.cfg, entry, 9) is None
     s.sizing.fast = None
-    assert not _replay.learn(
-        s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, entry, s.kernel, {}, s.ttir, 9
-    )
+    assert not _learn(s, entry)
 
 
 def test_replay_is_forgotten_when_the_debugger_changes(setup):
