@@ -227,17 +227,9 @@ static void tb_put(struct tb *b, const char *s, size_t n)
 
 static void tb_i64(struct tb *b, long long x)
 {
-	char tmp[24];
-	unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-	size_t i = sizeof(tmp);
+	char tmp[FPY_I64_CHARS];
 
-	do {
-		tmp[--i] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (x < 0)
-		tmp[--i] = '-';
-	tb_put(b, tmp + i, sizeof(tmp) - i);
+	tb_put(b, tmp, fpy_fmt_i64(tmp, x));
 }
 
 /* Append a str's UTF-8; -1 with an exception set when it is not a str. */
@@ -944,15 +936,10 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	kept = true;
 
 	/* the record buffer: a slice of the pool, zeroed, its header written, on the stream */
-	fp_diag_clear(&diag);
-	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_reserve(pipe, (size_t)nbytes, &off, &diag);
-	if (!st) {
-		st = fp_dbg_pipe_prepare(pipe, off, (size_t)nbytes, hdr, sizeof(hdr), stream,
-					 &diag);
-		if (st)
-			fp_dbg_pipe_unreserve(pipe, off);
-	}
-	Py_END_ALLOW_THREADS if (st == FP_ELIMIT) goto pass; /* its own buffer: the Python path */
+	st = fpy_debug_pipe_reserve_prepare(pipe, (size_t)nbytes, hdr, sizeof(hdr), stream, &off,
+					    &diag);
+	if (st == FP_ELIMIT)
+		goto pass; /* its own buffer: the Python path */
 	if (st) {
 		fpy_raise(module, st, &diag);
 		goto fail_launch;

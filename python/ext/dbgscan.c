@@ -117,26 +117,45 @@ static void w_str(struct wr *w, const char *s, size_t n)
 
 #define W_LIT(w, lit) w_str((w), (lit), sizeof(lit) - 1)
 
-static void w_u64(struct wr *w, unsigned long long x)
+size_t fpy_fmt_u64(char out[FPY_I64_CHARS], unsigned long long x)
 {
-	char t[24];
-	size_t i = sizeof(t);
+	char t[FPY_I64_CHARS];
+	size_t i = sizeof(t), n;
 
 	do {
 		t[--i] = (char)('0' + x % 10);
 		x /= 10;
 	} while (x);
-	w_str(w, t + i, sizeof(t) - i);
+	n = sizeof(t) - i;
+	memcpy(out, t + i, n);
+	return n;
+}
+
+size_t fpy_fmt_i64(char out[FPY_I64_CHARS], long long x)
+{
+	char t[FPY_I64_CHARS];
+	size_t n;
+
+	if (x >= 0)
+		return fpy_fmt_u64(out, (unsigned long long)x);
+	n = fpy_fmt_u64(t, 0ULL - (unsigned long long)x); /* at most 20 digits */
+	out[0] = '-';
+	memcpy(out + 1, t, n);
+	return n + 1;
+}
+
+static void w_u64(struct wr *w, unsigned long long x)
+{
+	char t[FPY_I64_CHARS];
+
+	w_str(w, t, fpy_fmt_u64(t, x));
 }
 
 static void w_i64(struct wr *w, long long x)
 {
-	if (x < 0) {
-		W_LIT(w, "-");
-		w_u64(w, 0ULL - (unsigned long long)x);
-	} else {
-		w_u64(w, (unsigned long long)x);
-	}
+	char t[FPY_I64_CHARS];
+
+	w_str(w, t, fpy_fmt_i64(t, x));
 }
 
 /* Append "[a, b, ...]" of a sequence of ints. 0, or -1 (an error set, or more than SC_MAX_DIMS

@@ -505,6 +505,23 @@ static PyObject *debug_pipe_fill(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+int fpy_debug_pipe_reserve_prepare(struct fp_dbg_pipe *p, size_t bytes, const void *hdr,
+				   size_t hdr_len, uint64_t stream, size_t *off,
+				   struct fp_diag *diag)
+{
+	int st;
+
+	fp_diag_clear(diag);
+	/* may wait for older launches: without the GIL */
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_reserve(p, bytes, off, diag);
+	if (!st) {
+		st = fp_dbg_pipe_prepare(p, *off, bytes, hdr, hdr_len, stream, diag);
+		if (st)
+			fp_dbg_pipe_unreserve(p, *off);
+	}
+	Py_END_ALLOW_THREADS return st;
+}
+
 /* Reserve a slice and prepare it (fp_dbg_pipe_prepare) in one call: the launch path's one
  * crossing before the launch. */
 static PyObject *debug_pipe_reserve_prepare(PyObject *module, PyObject *args)
@@ -524,16 +541,9 @@ static PyObject *debug_pipe_reserve_prepare(PyObject *module, PyObject *args)
 		PyBuffer_Release(&hdr);
 		return NULL;
 	}
-	fp_diag_clear(&diag);
-	/* may wait for older launches: without the GIL */
-	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_reserve(p, (size_t)bytes, &off, &diag);
-	if (!st) {
-		st = fp_dbg_pipe_prepare(p, off, (size_t)bytes, hdr.buf, (size_t)hdr.len, stream,
-					 &diag);
-		if (st)
-			fp_dbg_pipe_unreserve(p, off);
-	}
-	Py_END_ALLOW_THREADS PyBuffer_Release(&hdr);
+	st = fpy_debug_pipe_reserve_prepare(p, (size_t)bytes, hdr.buf, (size_t)hdr.len, stream,
+					    &off, &diag);
+	PyBuffer_Release(&hdr);
 	if (st == FP_ELIMIT)
 		Py_RETURN_NONE;
 	if (st)

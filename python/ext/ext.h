@@ -189,4 +189,17 @@ PyObject *fpy_debug_stack(long limit);
 struct fp_dbg_pipe;
 struct fp_dbg_pipe *fpy_debug_pipe(PyObject *capsule);
 
+/* Reserve a slice of `bytes` in the pipeline, zero it and write `hdr` at its start on `stream`
+ * (part `debug`; the GIL is released meanwhile): FP_OK and *off; FP_ELIMIT when it does not fit
+ * the pool; another status with the slice given back. Needs the GIL on entry. */
+int fpy_debug_pipe_reserve_prepare(struct fp_dbg_pipe *p, size_t bytes, const void *hdr,
+				   size_t hdr_len, uint64_t stream, size_t *off,
+				   struct fp_diag *diag);
+
+/* x in decimal, without a terminator, into out (part `dbgscan`): its length. Written by hand:
+ * snprintf costs more than the rest of a launch's argument scan. */
+#define FPY_I64_CHARS 24
+size_t fpy_fmt_u64(char out[FPY_I64_CHARS], unsigned long long x);
+size_t fpy_fmt_i64(char out[FPY_I64_CHARS], long long x);
+
 #endif /* FPY_EXT_H */

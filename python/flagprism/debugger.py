@@ -620,22 +620,24 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
             _account(self, why[0], why[1], index=index)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
         if _report_fn is _ext_report:
-            token = _replay.route_token(route, _config_text)
-            if token is not _replay.NO:
-                F = _replay.lookup(self, _epoch)
-                if F is None and _replay.stale_device(self) is not None:
-                    F = _refresh_replay(self)
-                if F is not None:
+            F = _replay.lookup(self, _epoch)
+            if F is None:
+                dev = _replay.stale_device(self)
+                if dev is not None:
+                    F = _refresh_replay(self, dev)
+            if F is not None:  # the route's token only then: an autotuner's is its config's text
+                token = _replay.route_token(route, _config_text)
+                if token is not _replay.NO:
                     ret = _replayed(self, F, args, kwargs, grid, index, token)
                     if ret is not None:
                         return ret
         return _instrumented(self, args, kwargs, grid, call_next, route, index)
 
 
-def _refresh_replay(fn: Any) -> Any:
+def _refresh_replay(fn: Any, dev: Any) -> Any:
     """F of a kernel replayed before the Debugger changed (_replay.refresh), for the twin,
-    configuration and pipeline of now; None: its next launch takes the Python path."""
-    dev = _replay.stale_device(fn)
+    configuration and pipeline of now (dev: _replay.stale_device(fn)); None: its next launch
+    takes the Python path."""
     twin, _why = _twin_or_reason(fn)
     cfg = _config
     if twin is None or not cfg.pipeline:
