@@ -36,6 +36,15 @@ extern "C" {
 #define FP_DBG_HEADER_WORDS 8
 #define FP_DBG_RECORD_WORDS 8
 #define FP_DBG_FLAG_DUMP_ARENA (1u << 0) /* header word 1, bits 48-63: dump arena present */
+/* header word 1, bits 48-63: a check area (extended header, tensor table, check slots) lies
+ * between the header and the record slots (docs/formats/record-format.md, "Check area") */
+#define FP_DBG_FLAG_CHECKS (1u << 1)
+#define FP_DBG_EXT_WORDS 8               /* the extended header: words 8-15 */
+#define FP_DBG_ENTRY_WORDS 4             /* a tensor-table entry */
+#define FP_DBG_SLOT_WORDS 32             /* a check slot */
+#define FP_DBG_SLOT_PROGRAMS 8           /* programs a check slot lists */
+#define FP_DBG_MAX_PARAMS 4096u          /* tensor-table entries (kernel parameters) */
+#define FP_DBG_MAX_CHECKS 65536u         /* check slots of one kernel */
 #define FP_DBG_SHAPE_FLATTENED (1u << 0) /* record word 0, bits 36-39: dims hold [numel] */
 /* record word 0, bits 36-39: closed-form record (words 2-7 hold the scalars of index arithmetic;
  * fp_dbg_decode() expands it into the ordinary words and clears the flag) */
@@ -240,6 +249,68 @@ struct fp_dbg_site {
 	bool inf_literal;
 };
 
+/*
+ * The rule a check slot applies (site table `check_slots[].rule`; docs/guide/debugger.md,
+ * "Findings"). The device evaluates it per instance (program, execution) and folds what it
+ * found into the slot.
+ */
+enum fp_dbg_rule {
+	FP_DBG_RULE_UNKNOWN = 0,
+	FP_DBG_RULE_BOUNDS = 1,            /* lanes of an access outside the candidates' views */
+	FP_DBG_RULE_DESCRIPTOR_EXTENT = 2, /* a device descriptor addressing outside its tensor */
+	FP_DBG_RULE_NAN = 3,               /* NaN born in a statement (no read held NaN) */
+	FP_DBG_RULE_INF = 4,               /* Inf born in a statement */
+	FP_DBG_RULE_NAN_MEM = 5,           /* NaN in the lanes a load read from memory */
+	FP_DBG_RULE_INF_MEM = 6,           /* Inf in the lanes a load read from memory */
+	FP_DBG_RULE_DIV_ZERO = 7,          /* zeros in a divisor */
+	FP_DBG_RULE_DIV_TINY = 8,          /* nonzero divisor values below the smallest normal */
+	FP_DBG_RULE_SQRT_NEGATIVE = 9,     /* negative arguments of sqrt/rsqrt */
+	FP_DBG_RULE_LOG_NEGATIVE = 10,     /* negative arguments of log/log2 */
+	FP_DBG_RULE_CAST_OVERFLOW = 11,    /* a narrowing cast's finite values beyond its range */
+	FP_DBG_RULE_CAST_FLUSH = 12,       /* ... at least half the nonzero values flush to zero */
+	FP_DBG_RULE_CAST_SUBNORMAL = 13,   /* ... at least half go subnormal */
+};
+
+/*
+ * One check slot: what the site table says of it and what the device folded into it. Strings
+ * are the run's.
+ */
+struct fp_dbg_check_slot {
+	enum fp_dbg_rule rule;
+	uint32_t statement;       /* index of the statement (fp_dbg_run_statement()) */
+	uint32_t site;            /* index of its site, or UINT32_MAX */
+	const char *subject;      /* the pointer, value or operand the rule is about */
+	const char *const *cands; /* bounds: parameters the pointer may derive from */
+	size_t ncands;
+	const char *const *reads; /* nan/inf: the names the statement reads (its own variables) */
+	size_t nreads;
+	const char *loop_var;       /* the innermost `for` loop's variable around it, or NULL */
+	uint32_t loop_line;         /* that loop's line */
+	enum fp_dtype target_dtype; /* casts: the dtype converted to */
+	/* the device's words */
+	uint64_t fired;         /* instances where the rule fired */
+	uint64_t count;         /* elements (lanes) involved, summed over them */
+	bool has_range;         /* lo/hi hold something */
+	uint64_t lo, hi;        /* bounds: lowest offending address, highest one's end */
+	bool has_first;         /* the first instance (in program, sequence order) is known */
+	uint64_t first_program; /* its program (linear id) */
+	uint32_t first_seq;     /* its place in that program: the program's record counter */
+	uint64_t first_lane;    /* its first offending lane (row-major) */
+	uint64_t first_value;   /* that lane's address (bounds) or value as float64 bits */
+	int64_t first_iter;     /* the loop variable's value there (loop_var only) */
+	uint64_t descended;     /* nan/inf: instances holding it that a read held too */
+	uint64_t descended_elems;
+	uint64_t programs[FP_DBG_SLOT_PROGRAMS]; /* lowest programs where it fired, ascending */
+	size_t nprograms;
+	bool programs_more; /* more programs fired than listed */
+	bool unobservable;  /* bounds: an access the check could not see (word 13) */
+};
+
+/* A tensor-table entry: the view and the storage of a kernel parameter's tensor ([lo, hi)). */
+struct fp_dbg_table_entry {
+	uint64_t view_lo, view_hi, storage_lo, storage_hi;
+};
+
 /* Everything about the run that is not per statement or per site. */
 struct fp_dbg_run_info {
 	uint64_t slots_per_program; /* S (header word 2) */
@@ -262,6 +333,10 @@ struct fp_dbg_run_info {
 	 * may have had more records than it shows, and one without records may have had some.
 	 */
 	uint64_t full_programs;
+	/* the check area (docs/formats/record-format.md, "Check area"): */
+	bool has_checks;     /* header flag FP_DBG_FLAG_CHECKS */
+	bool suppress;       /* lanes found out of bounds did not perform their access */
+	uint64_t records_at; /* word where the record slots start (8 without a check area) */
 };
 
 struct fp_dbg_run; /* opaque; owns copies of everything it needs (not the caller's buffer) */
@@ -332,6 +407,21 @@ FP_EXTERN uint32_t fp_dbg_run_site_unobservable(const struct fp_dbg_run *run, si
 
 /** Why addresses with `status` are not observable, in plain words. Static storage. */
 FP_EXTERN const char *fp_dbg_addr_status_reason(uint32_t status);
+
+/** The run's check slots; `*n` gets their count (0 without a check area). Borrowed. */
+FP_EXTERN const struct fp_dbg_check_slot *fp_dbg_run_checks(const struct fp_dbg_run *run,
+							    size_t *n);
+
+/**
+ * The kernel's parameter names (site table `params`, signature order) and, with a check area,
+ * the tensor table the device checked against (one entry per parameter; all zero: not a
+ * tensor of this launch). Returns their count; *table is NULL without a check area. Borrowed.
+ */
+FP_EXTERN size_t fp_dbg_run_params(const struct fp_dbg_run *run, const char *const **names,
+				   const struct fp_dbg_table_entry **table);
+
+/** The name of a rule ("bounds", "nan", ...), "unknown" for others. Static storage. */
+FP_EXTERN const char *fp_dbg_rule_name(enum fp_dbg_rule rule);
 
 /** Number of sites (= header word 7). */
 FP_EXTERN size_t fp_dbg_run_site_count(const struct fp_dbg_run *run);
@@ -488,42 +578,57 @@ struct fp_dbg_arg {
 FP_EXTERN int fp_dbg_arg_set_view(struct fp_dbg_arg *arg, uint64_t data_ptr, uint32_t element_size,
 				  size_t ndim, const int64_t *shape, const int64_t *strides);
 
-/* At most this many program ids are listed per finding (`program_count` has them all). */
-#define FP_DBG_FINDING_MAX_PROGRAMS 8
+/* At most this many program ids are listed per finding (the lowest ones). */
+#define FP_DBG_FINDING_MAX_PROGRAMS FP_DBG_SLOT_PROGRAMS
+/* fp_dbg_finding.execution when it is not known (check mode keeps no record per execution) */
+#define FP_DBG_EXECUTION_UNKNOWN UINT32_MAX
 
 /*
- * One finding, aggregated over every instance (program, execution) where the same rule fired on
- * the same site with the same outcome. Strings are owned by the findings object.
+ * One finding: one rule that fired at one place (a check slot), aggregated on the device over
+ * every instance (program, execution) where it did. Strings are owned by the findings object.
  */
 struct fp_dbg_finding {
 	enum fp_dbg_finding_kind kind;
 	uint32_t statement; /* index of the statement (fp_dbg_run_statement()) */
-	uint32_t site;      /* index of the site whose records showed it */
-	uint64_t program;   /* first program (linear id) where it happened */
-	uint32_t execution; /* its execution there */
-	uint64_t programs[FP_DBG_FINDING_MAX_PROGRAMS]; /* the first programs, ascending */
+	uint32_t site; /* index of its site, or UINT32_MAX (an operand with no site of its own) */
+	uint64_t program; /* first program (linear id) where it happened */
+	/* its execution of the statement there (from the records of a marker-mode run), or
+	 * FP_DBG_EXECUTION_UNKNOWN */
+	uint32_t execution;
+	const char *loop_var; /* the innermost `for` loop's variable around it (NULL: none) */
+	uint32_t loop_line;   /* that loop's line */
+	int64_t loop_value;   /* loop_var's value in the first instance */
+	uint64_t programs[FP_DBG_FINDING_MAX_PROGRAMS]; /* the lowest programs, ascending */
 	size_t nprograms;                               /* entries of programs[] */
-	uint64_t program_count;                         /* distinct programs where it happened */
-	uint64_t instance_count;                        /* records where it happened */
-	const char *message; /* one paragraph in plain words, no trailing newline */
+	bool programs_more; /* it happened in more programs than programs[] lists */
+	uint64_t
+		program_count; /* distinct programs: nprograms (a lower bound with programs_more) */
+	uint64_t instance_count; /* instances (program, execution) where it happened */
+	const char *message;     /* one paragraph in plain words, no trailing newline */
 	const char *subject; /* the value or operand the rule is about ("x", "var + eps"), or "" */
 	/* out_of_bounds */
 	const char *param; /* parameter the pointer derives from (or the nearest one), or NULL */
 	bool param_known;  /* `param` is the pointer's base (not a guess from the addresses) */
-	const char *other_param; /* FP_DBG_OOB_OTHER_STORAGE: whose allocation it landed in */
+	/* the argument whose view or allocation the first offending address lies in (another
+	 * tensor of the launch: "inside `V`"), or NULL */
+	const char *other_param;
 	enum fp_dbg_oob_where where;
-	uint64_t address;      /* first offending address of the first instance */
+	uint64_t address;      /* first offending address: first instance, first lane */
 	uint64_t bytes_before; /* furthest reach before the view's first byte, over all instances */
 	uint64_t bytes_past;   /* furthest reach past the view's last byte, over all instances */
-	bool lanes_known;      /* every instance had a level-2 address dump */
-	uint64_t lanes_out;    /* active lanes outside the view, summed (lanes_known only) */
+	bool lanes_known;      /* lanes_out is known (always, with a check area) */
+	uint64_t lanes_out;    /* active lanes outside the view, summed over the instances */
+	uint64_t suppressed;   /* of those, lanes that did not perform their access */
 	uint64_t view_lo, view_hi, storage_lo, storage_hi; /* of `param` (0 when NULL) */
 	/* numerical findings */
 	uint64_t count;             /* NaN/Inf/zero elements, summed; 0 when the rule counts none */
-	bool count_is_lower_bound;  /* `count` is a lower bound (underflow from summaries) */
-	double value;               /* the statistic that broke the rule (e.g. max |x|, min) */
+	bool count_is_lower_bound;  /* `count` is a lower bound (never, with a check area) */
+	double value;               /* the first offending element's value */
 	enum fp_dtype target_dtype; /* precision_loss: the dtype converted to */
 	bool from_memory;           /* nan/inf origin at a load: the data already held it */
+	/* nan/inf origin: later values of this launch that held it because a read did, and loads
+	 * of it (not findings of their own) */
+	uint64_t descendants;
 };
 
 struct fp_dbg_findings; /* opaque; owns the findings and their strings */

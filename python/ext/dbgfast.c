@@ -81,8 +81,18 @@ enum {
 	P_NSITES,
 	P_HAS_DUMPS,
 	P_ORIGINAL,
+	P_NPARAMS,  /* the check area (_launch.buffer_header): tensor-table entries, */
+	P_NCHECKS,  /* check slots, */
+	P_SUPPRESS, /* whether lanes found out of bounds are suppressed, */
+	P_RECORDS,  /* whether the twin writes record slots (marker mode) */
 	P_LEN
 };
+
+/* The check area's layout (python/flagprism/_checks.py; docs/formats/record-format.md). */
+#define CK_TABLE_AT 16
+#define CK_ENTRY_WORDS 4
+#define CK_SLOT_WORDS 32
+#define CK_MAX_PARAMS 4096
 
 /* S: per sizing (Sizing.fast). */
 enum {
@@ -692,6 +702,7 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	PyObject *gt = NULL, *r = NULL, *ret = NULL, *consts;
 	PyObject *bound, *options, *parts, *dyn;
 	long long index, g[3], programs, slots, arena, words, nbytes, rpp, dpp, nsites, pool_base;
+	long long nparams = 0, nchecks = 0, prefix;
 	long long cst[C_LEN], rc_cap = 0, dc_cap = 0, stack_limit;
 	unsigned long long stream;
 	bool rc_set, dc_set, has_dumps, reserved = false, kept = false;
@@ -699,7 +710,8 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	struct fp_diag diag;
 	struct tb text = {0};
 	size_t off = 0;
-	int64_t hdr[8];
+	int64_t hdr_small[CK_TABLE_AT + CK_ENTRY_WORDS * 32], *hdr = hdr_small;
+	size_t hdr_words = 8;
 	const char *kname, *file, *sites;
 	Py_ssize_t i, klen, flen, slen;
 	int st, k;
@@ -845,16 +857,25 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	if (st > 0)
 		goto pass;
 	if (get_ll(PyTuple_GET_ITEM(S, S_RPP), &rpp) || get_ll(PyTuple_GET_ITEM(S, S_DPP), &dpp) ||
-	    get_ll(PyTuple_GET_ITEM(P, P_NSITES), &nsites))
+	    get_ll(PyTuple_GET_ITEM(P, P_NSITES), &nsites) ||
+	    get_ll(PyTuple_GET_ITEM(P, P_NPARAMS), &nparams) ||
+	    get_ll(PyTuple_GET_ITEM(P, P_NCHECKS), &nchecks))
 		goto fail_launch;
 	has_dumps = PyObject_IsTrue(PyTuple_GET_ITEM(P, P_HAS_DUMPS)) == 1;
+	if (nchecks < 0 || nparams < 0 || nparams > CK_MAX_PARAMS || nchecks > (1LL << 20) ||
+	    (nchecks && nparams != PyTuple_GET_SIZE(PyTuple_GET_ITEM(F, F_NAMES))))
+		goto pass;
+	prefix = nchecks ? CK_TABLE_AT + CK_ENTRY_WORDS * nparams + CK_SLOT_WORDS * nchecks :
+			   cst[C_HEADER_WORDS];
 	if (g[0] < 0 || g[1] < 0 || g[2] < 0 || __builtin_mul_overflow(g[0], g[1], &programs) ||
 	    __builtin_mul_overflow(programs, g[2], &programs))
 		goto pass;
 	{
 		long long per = programs > 1 ? programs : 1;
 
-		if (rc_set) {
+		if (PyObject_IsTrue(PyTuple_GET_ITEM(P, P_RECORDS)) != 1) {
+			slots = 0; /* check mode: only the check area */
+		} else if (rc_set) {
 			slots = rc_cap / per;
 		} else {
 			long long cap = cst[C_MAX_RECORD_BYTES] / (cst[C_RECORD_WORDS] * 8 * per);
@@ -879,18 +900,52 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 		}
 		if (__builtin_mul_overflow(programs, slots, &words) ||
 		    __builtin_mul_overflow(words, cst[C_RECORD_WORDS], &words) ||
-		    __builtin_add_overflow(words, cst[C_HEADER_WORDS] + arena, &words) ||
+		    __builtin_add_overflow(words, prefix + arena, &words) ||
 		    __builtin_mul_overflow(words, 8LL, &nbytes))
 			goto pass;
+		if (nchecks) {
+			hdr_words = CK_TABLE_AT + CK_ENTRY_WORDS * (size_t)nparams;
+			if (hdr_words > sizeof(hdr_small) / sizeof(hdr_small[0])) {
+				hdr = PyMem_Malloc(hdr_words * sizeof(*hdr));
+				if (!hdr) {
+					hdr = hdr_small;
+					PyErr_NoMemory();
+					goto fail_launch;
+				}
+			}
+		}
 		hdr[0] = cst[C_MAGIC];
 		hdr[1] = cst[C_VERSION] | (cst[C_RECORD_WORDS] << 16) |
-			 (cst[C_HEADER_WORDS] << 32) | ((long long)(has_dumps ? 1 : 0) << 48);
+			 (cst[C_HEADER_WORDS] << 32) |
+			 ((long long)((has_dumps ? 1 : 0) | (nchecks ? 2 : 0)) << 48);
 		hdr[2] = slots;
 		hdr[3] = programs;
 		hdr[4] = 0;
 		hdr[5] = 0;
 		hdr[6] = arena;
 		hdr[7] = nsites;
+		if (nchecks) {
+			PyObject *names = PyTuple_GET_ITEM(F, F_NAMES);
+
+			hdr[8] = nparams;
+			hdr[9] = nchecks;
+			hdr[10] = PyObject_IsTrue(PyTuple_GET_ITEM(P, P_SUPPRESS)) == 1;
+			hdr[11] = prefix;
+			hdr[12] = hdr[13] = hdr[14] = hdr[15] = 0;
+			/* the tensor table, as debug_tensor_table makes it for the Python path */
+			for (i = 0; i < nparams; i++) {
+				PyObject *v =
+					PyDict_GetItemWithError(bound, PyTuple_GET_ITEM(names, i));
+				uint64_t e[4] = {0, 0, 0, 0};
+
+				if (!v && PyErr_Occurred())
+					goto fail_launch;
+				if (v && fpy_tensor_entry(v, false, e) < 0)
+					goto fail_launch;
+				for (k = 0; k < 4; k++)
+					hdr[CK_TABLE_AT + CK_ENTRY_WORDS * i + k] = (int64_t)e[k];
+			}
+		}
 	}
 
 	/* the direct launch's checks, and its stream (Triton's, the pipeline's too) */
@@ -936,8 +991,8 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	kept = true;
 
 	/* the record buffer: a slice of the pool, zeroed, its header written, on the stream */
-	st = fpy_debug_pipe_reserve_prepare(pipe, (size_t)nbytes, hdr, sizeof(hdr), stream, &off,
-					    &diag);
+	st = fpy_debug_pipe_reserve_prepare(pipe, (size_t)nbytes, hdr, hdr_words * sizeof(*hdr),
+					    stream, &off, &diag);
 	if (st == FP_ELIMIT)
 		goto pass; /* its own buffer: the Python path */
 	if (st) {
@@ -1054,6 +1109,8 @@ out:
 		PyErr_Restore(et, ev, tb);
 	}
 	PyMem_Free(text.p);
+	if (hdr != hdr_small)
+		PyMem_Free(hdr);
 	Py_XDECREF(b);
 	Py_XDECREF(sc);
 	Py_XDECREF(opts);

@@ -18,6 +18,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <flagprism/debug.h>
+
 #include "ext.h"
 
 #define SC_MAX_DIMS 32
@@ -68,7 +70,7 @@ static PyObject *float_dyn(PyObject *v)
 /* Attribute and method names, interned once (the module's exec): a lookup per launch and
  * argument must not build its name. Immortal enough: the extension is never unloaded. */
 static PyObject *s_data_ptr, *s_untyped_storage, *s_nbytes, *s_stride, *s_shape, *s_dtype,
-	*s_device, *s_type, *s_value;
+	*s_device, *s_type, *s_value, *s_element_size, *s_base, *s_block_shape;
 
 static int intern_names(void)
 {
@@ -79,7 +81,8 @@ static int intern_names(void)
 		     {&s_nbytes, "nbytes"},     {&s_stride, "stride"},
 		     {&s_shape, "shape"},       {&s_dtype, "dtype"},
 		     {&s_device, "device"},     {&s_type, "type"},
-		     {&s_value, "value"}};
+		     {&s_value, "value"},       {&s_element_size, "element_size"},
+		     {&s_base, "base"},         {&s_block_shape, "block_shape"}};
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -285,6 +288,173 @@ out:
 	Py_XDECREF(shape);
 	Py_XDECREF(strides);
 	return rc;
+}
+
+/* A sequence of Python ints (a shape or strides) into `out` (at most SC_MAX_DIMS); the count, or
+ * -1 when it is not one (no error left set). */
+static Py_ssize_t get_ints(PyObject *seq_obj, int64_t *out)
+{
+	PyObject *seq = PySequence_Fast(seq_obj, "");
+	Py_ssize_t n, i;
+
+	if (!seq) {
+		PyErr_Clear();
+		return -1;
+	}
+	n = PySequence_Fast_GET_SIZE(seq);
+	if (n > SC_MAX_DIMS)
+		n = -1;
+	for (i = 0; i >= 0 && i < n; i++) {
+		long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+
+		if (x == -1 && PyErr_Occurred()) {
+			PyErr_Clear();
+			n = -1;
+			break;
+		}
+		out[i] = x;
+	}
+	Py_DECREF(seq);
+	return n;
+}
+
+/* An unsigned integer attribute result (a method's, when `method`), or -1 (no error left set). */
+static int get_u64(PyObject *obj, PyObject *name, bool method, unsigned long long *out)
+{
+	PyObject *r = method ? call0(obj, name) : PyObject_GetAttr(obj, name);
+
+	if (!r) {
+		PyErr_Clear();
+		return -1;
+	}
+	*out = PyLong_AsUnsignedLongLong(r);
+	Py_DECREF(r);
+	if (*out == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return -1;
+	}
+	return 0;
+}
+
+int fpy_tensor_entry(PyObject *v, bool interp, uint64_t out[4])
+{
+	int64_t shape[SC_MAX_DIMS], strides[SC_MAX_DIMS];
+	unsigned long long ptr, es, sptr, snb;
+	struct fp_dbg_arg arg;
+	PyObject *t, *st, *shp, *str;
+	Py_ssize_t nd, ns;
+
+	out[0] = out[1] = out[2] = out[3] = 0;
+	/* a host TensorDescriptor: its base tensor is the allocation */
+	if (!PyObject_HasAttr(v, s_data_ptr)) {
+		PyObject *b;
+
+		if (!PyObject_HasAttr(v, s_block_shape))
+			return 0;
+		b = PyObject_GetAttr(v, s_base);
+		if (!b) {
+			PyErr_Clear();
+			return 0;
+		}
+		nd = fpy_tensor_entry(b, interp, out);
+		Py_DECREF(b);
+		return (int)nd;
+	}
+	if (interp) {
+		PyObject *dev = PyObject_GetAttr(v, s_device), *type = NULL;
+		int cpu = 1;
+
+		if (dev) {
+			type = PyObject_GetAttr(dev, s_type);
+			Py_DECREF(dev);
+		}
+		if (type) {
+			cpu = PyUnicode_Check(type) &&
+			      PyUnicode_CompareWithASCIIString(type, "cpu") == 0;
+			Py_DECREF(type);
+		}
+		PyErr_Clear();
+		if (!cpu)
+			return 0; /* the interpreter runs on a host copy with other addresses */
+	}
+	if (get_u64(v, s_data_ptr, true, &ptr) || get_u64(v, s_element_size, true, &es) || !es)
+		return 0;
+	shp = PyObject_GetAttr(v, s_shape);
+	str = shp ? call0(v, s_stride) : NULL;
+	nd = shp ? get_ints(shp, shape) : -1;
+	ns = str ? get_ints(str, strides) : -1;
+	Py_XDECREF(shp);
+	Py_XDECREF(str);
+	PyErr_Clear();
+	if (nd < 0 || ns != nd || es > UINT32_MAX)
+		return 0;
+	memset(&arg, 0, sizeof(arg));
+	if (fp_dbg_arg_set_view(&arg, ptr, (uint32_t)es, (size_t)nd, shape, strides) != FP_OK)
+		return 0;
+	out[0] = arg.view_lo;
+	out[1] = arg.view_hi;
+	out[2] = arg.view_lo;
+	out[3] = arg.view_hi;
+	t = call0(v, s_untyped_storage);
+	if (!t) {
+		PyErr_Clear();
+		return 1; /* no storage to read: the view stands for it */
+	}
+	st = t;
+	if (!get_u64(st, s_data_ptr, true, &sptr) && !get_u64(st, s_nbytes, true, &snb) &&
+	    snb <= UINT64_MAX - sptr) {
+		out[2] = sptr;
+		out[3] = sptr + snb;
+	}
+	Py_DECREF(st);
+	return 1;
+}
+
+PyDoc_STRVAR(
+	debug_tensor_table_doc,
+	"debug_tensor_table(values, interp) -> bytes\n\n"
+	"The record buffer's tensor table for a launch (docs/formats/record-format.md, \"Tensor\n"
+	"table\"): for each kernel parameter's value, in signature order, four little-endian\n"
+	"uint64 words: the view's first and past-the-end byte and its storage's (the\n"
+	"allocation); zeros for a value that is not a tensor with addresses here (interp: a\n"
+	"device tensor on the interpreter). A host TensorDescriptor stands for its base.");
+
+static PyObject *debug_tensor_table(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	PyObject *vals, *out;
+	Py_ssize_t n, i;
+	uint64_t *w;
+	int interp;
+
+	(void)module;
+	if (argc != 2 || !PyTuple_Check(argv[0])) {
+		PyErr_SetString(PyExc_TypeError, "debug_tensor_table(values: tuple, interp)");
+		return NULL;
+	}
+	if ((interp = PyObject_IsTrue(argv[1])) < 0)
+		return NULL;
+	vals = argv[0];
+	n = PyTuple_GET_SIZE(vals);
+	if (n > (PY_SSIZE_T_MAX / 32)) {
+		PyErr_SetString(PyExc_OverflowError, "debug_tensor_table: too many values");
+		return NULL;
+	}
+	out = PyBytes_FromStringAndSize(NULL, n * 32);
+	if (!out)
+		return NULL;
+	w = (uint64_t *)(void *)PyBytes_AS_STRING(out);
+	for (i = 0; i < n; i++) {
+		uint64_t e[4];
+		int k;
+
+		if (fpy_tensor_entry(PyTuple_GET_ITEM(vals, i), interp != 0, e) < 0) {
+			Py_DECREF(out);
+			return NULL;
+		}
+		for (k = 0; k < 4; k++)
+			fpy_put_le64((unsigned char *)&w[i * 4 + k], e[k]);
+	}
+	return out;
 }
 
 PyDoc_STRVAR(
@@ -545,6 +715,8 @@ static PyMethodDef dbgscan_methods[] = {
 	{"debug_bind", (PyCFunction)(void (*)(void))debug_bind, METH_FASTCALL, debug_bind_doc},
 	{"debug_scan_args", (PyCFunction)(void (*)(void))debug_scan_args, METH_FASTCALL,
 	 debug_scan_args_doc},
+	{"debug_tensor_table", (PyCFunction)(void (*)(void))debug_tensor_table, METH_FASTCALL,
+	 debug_tensor_table_doc},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <flagprism/status.h>
 
@@ -185,6 +186,18 @@ int fpy_prof_metadata_read(PyObject *dict, struct fp_sink_metadata *md);
  */
 PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc);
 PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc);
+/*
+ * One entry of the record buffer's tensor table for a kernel argument `v`: its view's and its
+ * storage's byte ranges (out[0..3]); 1 for a tensor with addresses, 0 when it is not one (the
+ * entry stays zero), -1 with an exception set. A host TensorDescriptor stands for its base.
+ */
+int fpy_tensor_entry(PyObject *v, bool interp, uint64_t out[4]);
+/* Store x little-endian at p. */
+static inline void fpy_put_le64(unsigned char *p, uint64_t x)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(x >> (8 * i));
+}
 PyObject *fpy_debug_stack(long limit);
 struct fp_dbg_pipe;
 struct fp_dbg_pipe *fpy_debug_pipe(PyObject *capsule);

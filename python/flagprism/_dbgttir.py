@@ -4,7 +4,7 @@
 The Triton interpreter never builds IR, but the Debugger's op log joins records with TTIR ops.
 The compilation itself (a CUDA target without a GPU, TTIR passes only) is shared with the
 Profiler's estimates and lives in ``_ttir.py``; this module adds what is the twin's own: its
-context-pointer parameter and the record helpers it calls. Anything that fails yields
+context-pointer parameter and the record and check helpers it calls. Anything that fails yields
 ``(None, reason)``; the report then says why the op log is missing. It is not used on GPU
 backends, where the launched kernel has its TTIR.
 """
@@ -31,14 +31,17 @@ def signature_key(twin: Twin, bound: dict[str, Any]) -> str:
 
 
 class _Converter(_ttir.Converter):
-    """The shared converter, plus the record helpers the twin calls."""
+    """The shared converter, plus the record and check helpers the twin calls."""
 
     def value(self, v: Any) -> Any:
-        if isinstance(v, types.FunctionType) and v.__module__ == "flagprism._records":
-            # a record helper unwrapped for the interpreter (_records.interpreter_helpers)
-            from flagprism import _records
+        if isinstance(v, types.FunctionType) and v.__module__ in (
+            "flagprism._records",
+            "flagprism._checks",
+        ):
+            # a record or check helper unwrapped for the interpreter (interpreter_helpers)
+            import importlib
 
-            jit = getattr(_records, v.__name__, None)
+            jit = getattr(importlib.import_module(v.__module__), v.__name__, None)
             if isinstance(jit, self.IF):
                 return self.function(jit)
         return super().value(v)

@@ -29,6 +29,10 @@ MAGIC = 0x0031764742445046
 VERSION = 1
 RECORD_WORDS = 8
 HEADER_WORDS = 8
+#: Layout flags (header word 1, bits 48-63): a dump arena; a check area (extended header, tensor
+#: table and check slots between the header and the record slots).
+FLAG_DUMP_ARENA = 1
+FLAG_CHECKS = 2
 
 #: Iterations assumed for a loop whose trip count is not known on the host.
 LOOP_TRIPS = 64
@@ -328,6 +332,8 @@ def arena_from(
 
 
 def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:
+    if not twin.records:
+        return 0  # check mode: the checks fold into the check area, nothing per program
     if record_capacity is not None:
         return slots_from(0, programs, record_capacity)
     return slots_from(records_per_program(twin, bound), programs, None)
@@ -339,14 +345,77 @@ def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: i
     return arena_from(True, dump_records_per_program(twin, bound), programs, None)
 
 
+def prefix_words(nparams: int, nchecks: int) -> int:
+    """Words before the record slots: the header, and with checks the check area."""
+    if not nchecks:
+        return HEADER_WORDS
+    from flagprism import _checks
+
+    return _checks.records_at(nparams, nchecks)
+
+
 def header(
-    slots: int, programs: int, arena_words: int, nsites: int, has_arena: bool | None = None
+    slots: int,
+    programs: int,
+    arena_words: int,
+    nsites: int,
+    has_arena: bool | None = None,
+    nparams: int = 0,
+    nchecks: int = 0,
+    suppress: bool = False,
+    table: bytes = b"",
 ) -> list[int]:
+    """The words the host writes at the start of a record buffer: the header and, for a twin
+    with checks, the extended header and the tensor table (`table`: debug_tensor_table's bytes,
+    4 words per parameter; the check slots after it start zeroed)."""
     # A twin that dumps has an arena even of 0 words (dump_capacity=0): its dump helper still
     # advances the cursor, and the decoder counts what did not fit as dump overflow.
-    flags = 1 if (arena_words > 0 if has_arena is None else has_arena) else 0
+    flags = FLAG_DUMP_ARENA if (arena_words > 0 if has_arena is None else has_arena) else 0
+    if nchecks:
+        flags |= FLAG_CHECKS
     layout = VERSION | (RECORD_WORDS << 16) | (HEADER_WORDS << 32) | (flags << 48)
-    return [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
+    words = [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
+    if nchecks:
+        words += [nparams, nchecks, 1 if suppress else 0, prefix_words(nparams, nchecks)]
+        words += [0, 0, 0, 0]
+        ent = list(struct.unpack(f"<{4 * nparams}Q", table)) if table else [0] * (4 * nparams)
+        if len(ent) != 4 * nparams:
+            raise ValueError(f"tensor table of {len(ent)} words for {nparams} parameters")
+        words += ent
+    return words
+
+
+def tensor_table(twin: Twin, bound: dict[str, Any], backend: str) -> bytes:
+    """The launch's tensor table (the views and storages of its tensor arguments, by parameter:
+    what the twin's bounds checks compare with), made by the extension as the C launch path
+    makes it."""
+    if not twin.has_checks:
+        return b""
+    from flagprism import _ext
+
+    vals = tuple(bound.get(p) for p in twin.checks.params)
+    return _ext.debug_tensor_table(vals, backend == "interpreter")
+
+
+def buffer_header(
+    twin: Twin, slots: int, programs: int, arena: int, bound: dict[str, Any], backend: str
+) -> tuple[int, list[int]]:
+    """(total words, header words) of a launch's record buffer: one layout for every launch
+    path (_launch.prepare, _plans.prepare; python/ext/dbgfast.c repeats it)."""
+    nparams, nchecks = twin.nparams, twin.nchecks
+    words = prefix_words(nparams, nchecks) + programs * slots * RECORD_WORDS + arena
+    hdr = header(
+        slots,
+        programs,
+        arena,
+        len(twin.sites),
+        has_arena=twin.has_dumps,
+        nparams=nparams,
+        nchecks=nchecks,
+        suppress=bool(twin.extra.get("suppress", False)),
+        table=tensor_table(twin, bound, backend),
+    )
+    return words, hdr
 
 
 def backend_of(jitfn: Any) -> str:
@@ -464,9 +533,8 @@ def prepare(
     slots = slots_for(twin, bound, programs, record_capacity)
     arena = arena_for(twin, bound, programs, dump_capacity)
     backend = backend_of(jitfn)
-    words = HEADER_WORDS + programs * slots * RECORD_WORDS + arena
     dev = buffer_device(backend)
-    hdr = header(slots, programs, arena, len(twin.sites), has_arena=twin.has_dumps)
+    words, hdr = buffer_header(twin, slots, programs, arena, bound, backend)
     buf, offset = allocate(words, hdr, dev, record_capacity, dump_capacity, alloc)
     nw = _warps.decide(
         jitfn,

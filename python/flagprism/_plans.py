@@ -586,12 +586,15 @@ def prepare(
         counters["sizing_hits"] += 1
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
-    slots = _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
+    slots = (
+        _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
+        if twin.records
+        else 0
+    )
     arena = _launch.arena_from(
         plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity
     )
-    words = _launch.HEADER_WORDS + programs * slots * _launch.RECORD_WORDS + arena
-    hdr = _launch.header(slots, programs, arena, plan.nsites, has_arena=plan.has_dumps)
+    words, hdr = _launch.buffer_header(twin, slots, programs, arena, bound, info.backend)
     buf, offset = _launch.allocate(words, hdr, dev, cfg.record_capacity, cfg.dump_capacity, alloc)
     launch = _launch.Launch(
         bound=bound,

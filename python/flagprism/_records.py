@@ -266,13 +266,14 @@ def vflavor(x):
 
 
 @triton.jit
-def begin(ctx):
-    """Base of this program's record slots and the slot count S (header word 2)."""
+def begin(ctx, REC: tl.constexpr = 8):
+    """Base of this program's record slots and the slot count S (header word 2). REC: the word
+    where the record slots start (8, or after the check area: _checks.records_at)."""
     p = tl.program_id(0) + tl.num_programs(0) * (
         tl.program_id(1) + tl.num_programs(1) * tl.program_id(2)
     )
     slots = tl.load(ctx + 2)
-    return ctx + 8 + p.to(tl.int64) * slots * 8, slots
+    return ctx + REC + p.to(tl.int64) * slots * 8, slots
 
 
 @triton.jit
@@ -439,7 +440,9 @@ def _dump(ctx, slots, n, vals, COUNT: tl.constexpr):
         cap = tl.load(ctx + 6)
         programs = tl.load(ctx + 3)
         fits = got + COUNT <= cap
-        arena = ctx + 8 + programs * slots * 8 + got
+        # a twin that dumps has a check area: the extended header's word 11 is where the record
+        # slots start (docs/formats/record-format.md)
+        arena = ctx + tl.load(ctx + 11) + programs * slots * 8 + got
         idx = _lin_index(vals)
         tl.store(arena + idx, vals, mask=idx < tl.where(fits, COUNT, 0))  # every lane, or none
         off = tl.where(fits, got, -1)

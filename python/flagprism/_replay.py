@@ -219,6 +219,10 @@ def learn(
             plan.nsites,
             plan.has_dumps,
             plan.original,
+            twin.nparams,
+            twin.nchecks,
+            bool(twin.extra.get("suppress", False)),
+            bool(twin.records),
         )
     if sizing.fast is None:
         k = d.kernel

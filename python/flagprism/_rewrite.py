@@ -22,7 +22,7 @@ from typing import Any
 
 import triton.language as tl
 
-from flagprism import _calltwins, _findsites, _memforms
+from flagprism import _calltwins, _checkgen, _findsites, _memforms
 from flagprism._rwbase import (  # noqa: F401 - also this module's API (debugger, _calltwins, ...)
     ATOMIC_OPS,
     CTX,
@@ -168,6 +168,10 @@ class Twin:
     desc_params: list[str] = field(
         default_factory=list
     )  # kernel params passed a host TensorDescriptor
+    #: the check slots (_checkgen.Checks) or None; records: whether the twin writes record slots
+    #: (marker mode) or only its checks (check mode)
+    checks: Any = None
+    records: bool = True
 
     @property
     def has_dumps(self) -> bool:
@@ -184,7 +188,22 @@ class Twin:
             "sites": [s.to_json() for s in self.sites],
             "frames": [f.to_json() for f in self.frames],
             "unobserved": [u.to_json() for u in self.unobserved],
+            "params": list(self.checks.params) if self.checks is not None else [],
+            "check_slots": self.checks.to_json() if self.checks is not None else [],
         }
+
+    @property
+    def nparams(self) -> int:
+        """Entries of the record buffer's tensor table (0: no check area)."""
+        return self.checks.nparams if self.has_checks else 0
+
+    @property
+    def nchecks(self) -> int:
+        return len(self.checks.slots) if self.checks is not None else 0
+
+    @property
+    def has_checks(self) -> bool:
+        return self.nchecks > 0
 
 
 class _Shared:
@@ -198,6 +217,7 @@ class _Shared:
         self.subtwins: list[Any] = []
         self.unobserved: list[Unobserved] = []
         self.desc_params: list[str] = []
+        self.checks: _checkgen.Checks | None = None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,11 +262,21 @@ class _Rewriter(RewriterBase):
         addr_level: int,
         sanitize: bool = False,
         src: Source | None = None,
+        rules: frozenset[str] = frozenset(),
+        suppress: bool = True,
     ) -> None:
         super().__init__(jitfn, level, addr_level, src)
         # sanitize: the whole body is one region observing addresses only, markers or not, and
         # constructs that cannot be observed are left as they are instead of refused
         self.sanitize = sanitize
+        # check mode writes no records, only its checks (_checkgen.py); marker mode both
+        self.records = not sanitize
+        self.rules = rules
+        self.suppress = suppress
+        self.checks: _checkgen.Checks | None = None
+        self.all_params: set[str] = set()
+        self.local_names: set[str] = set()
+        self._assigned: dict[str, list[ast.AST | None]] | None = None
         # tables shared with the twins of the helpers this kernel calls (_calltwins.py)
         self.shared = _Shared()
         self.statements: list[Statement] = self.shared.statements
@@ -298,6 +328,13 @@ class _Rewriter(RewriterBase):
             for a in fdef.args.args
             if a.annotation is None or not self._is_constexpr_annotation(a.annotation)
         ]
+        self.all_params = {a.arg for a in fdef.args.args}
+        self.local_names = _stored_names(fdef)
+        if self.rules:
+            self.checks = _checkgen.Checks(
+                self.rules, self.suppress, [a.arg for a in fdef.args.args]
+            )
+            self.shared.checks = self.checks
         self.bases = _findsites.PointerBases(fdef, self.params, self._resolve_obj, self.access_kind)
         self.forms.scan(fdef, {})
         if self.sanitize:
@@ -343,6 +380,8 @@ class _Rewriter(RewriterBase):
             subtwins=sh.subtwins,
             unobserved=sh.unobserved,
             desc_params=sh.desc_params,
+            checks=sh.checks,
+            records=self.records,
         )
 
     def _shadows_outside(self, fdef: ast.FunctionDef) -> None:
@@ -474,6 +513,43 @@ class _Rewriter(RewriterBase):
                     )
                 )
 
+    # -- what the checks need to know (_checkgen.py) ---------------------------------------------
+
+    def assigned_values(self, name: str) -> list[ast.AST | None] | None:
+        """Every value this function assigns to `name` (None where it is not a plain assignment:
+        tuple unpacking, a loop target...); None for a parameter never assigned."""
+        if self._assigned is None:
+            out: dict[str, list[ast.AST | None]] = {}
+            for node in _memforms._own_nodes(self.fdef):
+                if isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            out.setdefault(t.id, []).append(node.value)
+                        else:
+                            for n in ast.walk(t):
+                                if isinstance(n, ast.Name):
+                                    out.setdefault(n.id, []).append(None)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    out.setdefault(node.target.id, []).append(node.value)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                    out.setdefault(node.target.id, []).append(
+                        ast.BinOp(left=node.target, op=node.op, right=node.value)
+                    )
+                elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
+                    for n in ast.walk(node.target if isinstance(node, ast.NamedExpr) else node):
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                            out.setdefault(n.id, []).append(None)
+            self._assigned = out
+        got = self._assigned.get(name)
+        if got is None:
+            return None if name in self.all_params else []
+        return got
+
+    def param_plain(self, name: str) -> bool:
+        """Is parameter `name` certainly a plain pointer (not a block pointer)? Kernel
+        parameters are; a helper's, when the caller's argument is (overridden)."""
+        return True
+
     # -- findings inputs (python/flagprism/_findsites.py) ---------------------------------------------
 
     def _resolve_obj(self, node: ast.AST) -> Any:
@@ -502,23 +578,23 @@ class _Rewriter(RewriterBase):
         extra = {"target_dtype": target} if target else {}
         if isinstance(operand, ast.Constant):
             return
+        subject = text or ast.unparse(operand)
         if isinstance(operand, ast.Name):
-            if operand.id in self.defined:
-                ref = self._read_ref(operand.id)
-                cross = {"frame": ref["frame"], "var": ref["var"]} if isinstance(ref, dict) else {}
-                h.checks.append({"role": role, "name": operand.id, **extra, **cross})
-                return
-            if operand.id in self.params or self._resolve_obj(operand) is not None:
-                return  # a launch argument or a global: not a value of this program
-        sid = self._new_site(
-            h.statement(), "value", text or ast.unparse(operand), h.reads, h.loops, False
-        )
-        self.sites[sid - 1].info.update(role=role, **extra)
-        t = h._temp(operand, "r")
-        put(t)
-        h.pre.append(
-            f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(t)}, 0)"
-        )
+            if self._resolve_obj(operand) is not None and operand.id not in self.all_params:
+                return  # a global: a constant of the module, not a value of this program
+            name = operand.id
+        else:
+            sid = self._new_site(h.statement(), "value", subject, h.reads, h.loops, False)
+            self.sites[sid - 1].info.update(role=role, **extra)
+            t = h._temp(operand, "r")
+            put(t)
+            name = ast.unparse(t)
+        # a check runs before its site's record: the record counter it sees is that record's slot
+        chk = _checkgen.operand(self, h.statement().id, role, target, name, subject, h.loops)
+        if chk:
+            h.pre.append(chk)
+        if self.records and not isinstance(operand, ast.Name):
+            h.pre.append(f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, 0)")
 
     def _annotate(self, st: ast.stmt, work: ast.stmt, h: _Hoister, stmt: Statement | None) -> None:
         """After a statement's sites exist: the `loaded` role of `x = tl.load(...)` and the checks
@@ -823,7 +899,7 @@ class _Rewriter(RewriterBase):
         else:
             self.line_edits[st.lineno - 1] = lead_of(self.src.lines[st.lineno - 1]) + pre
         if isinstance(st, ast.While):
-            if all(isinstance(b, ast.Pass) for b in st.body) and head.sites:
+            if all(isinstance(b, ast.Pass) for b in st.body) and head.sites and self.records:
                 # A spin-wait (`while <test>: pass`) may turn any number of times: each evaluation
                 # of the test overwrites the records of the one before, so the last one is kept.
                 pre = f"{SEQ} = {SEQ} - {len(head.sites)}; {pre}"
@@ -1002,6 +1078,7 @@ class _Rewriter(RewriterBase):
         closed = None
         if (
             value_on
+            and self.records
             and self.reg_level < 2
             and len(targets) == 1
             and isinstance(work, ast.Assign)
@@ -1022,15 +1099,37 @@ class _Rewriter(RewriterBase):
             else:
                 self.ccache[name] = (info, closed[2])
         elif value_on:
+            vreads = self._target_reads(st, work, targets, pre) if _checkgen.values_on(self) else []
+            lit = _checkgen.inf_signs(st)
             for name, _node in targets:
                 sid = self._new_site(statement(), "value", name, reads, loops, self.reg_level >= 2)
-                words = f"__fp_w{self.ntemps}"
-                self.ntemps += 1
-                post.append(
-                    f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {name}, "
-                    f"{1 if self.reg_level >= 2 else 0}, True)"
-                )
-                self.vcache[name] = words
+                if hoister.top_load is not None and len(targets) == 1:
+                    chk = _checkgen.value(
+                        self,
+                        statement().id,
+                        name,
+                        name,
+                        [],
+                        0,
+                        loops,
+                        loaded=True,
+                        act=hoister.top_load,
+                        site=sid,
+                    )
+                else:
+                    chk = _checkgen.value(
+                        self, statement().id, name, name, vreads, lit, loops, site=sid
+                    )
+                if chk:
+                    post.append(chk)
+                if self.records:
+                    words = f"__fp_w{self.ntemps}"
+                    self.ntemps += 1
+                    post.append(
+                        f"{SEQ}, {words} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
+                        f"{name}, {1 if self.reg_level >= 2 else 0}, True)"
+                    )
+                    self.vcache[name] = words
         post.extend(self._form_updates(st, statement, reads, loops))
         for name, _node in targets:
             self.defined.add(name)
@@ -1053,6 +1152,38 @@ class _Rewriter(RewriterBase):
         ):
             body = ""  # the statement was a call of a helper without a value, now made before it
         return "; ".join(pre + ([body] if body else []) + post), True
+
+    def _target_reads(
+        self, st: ast.stmt, work: ast.stmt, targets: list[tuple[str, ast.AST]], pre: list[str]
+    ) -> list[str]:
+        """What an assignment reads, for its targets' NaN/Inf checks (evaluated after it): its
+        value's names, loads and helper results (`work` is the statement as rewritten), the old
+        value of an augmented target; a name the statement reassigns is read through a
+        temporary bound before it."""
+
+        def value_of(x: ast.stmt) -> ast.AST | None:
+            if isinstance(x, ast.AugAssign):
+                target = copy.deepcopy(x.target)
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        n.ctx = ast.Load()
+                return ast.BinOp(left=target, op=x.op, right=x.value)
+            if isinstance(x, (ast.Assign, ast.AnnAssign)):
+                return x.value
+            return None
+
+        reads = _checkgen.value_reads(self, value_of(st), value_of(work))
+        assigned = {n for n, _t in targets} | _stored_names(work)
+        out = []
+        for r in reads:
+            if r in assigned:
+                t = f"__fpr{self.ntemps}"
+                self.ntemps += 1
+                pre.append(f"{t} = {r}")
+                out.append(t)
+            else:
+                out.append(r)
+        return out
 
     def _form_updates(
         self,
@@ -1089,10 +1220,23 @@ class _Rewriter(RewriterBase):
                 base_params=cands,
                 form="tensor_descriptor",
             )
-            out.append(
-                f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
-                f"{self.forms.shadow_of(target.id)})"
-            )
+            if _checkgen.bounds_on(self):
+                out.append(
+                    _checkgen.desc_extent(
+                        self,
+                        statement().id,
+                        sid,
+                        target.id,
+                        self.forms.shadow_of(target.id),
+                        cands,
+                        loops,
+                    )
+                )
+            if self.records:
+                out.append(
+                    f"{SEQ} = {H_DEXT}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {target.id}, "
+                    f"{self.forms.shadow_of(target.id)})"
+                )
         return out
 
     def _helper_return(
@@ -1121,6 +1265,34 @@ class _Rewriter(RewriterBase):
             depth=depth,
         )
         hoister.run()
+        if (
+            work.value is not None
+            and self.returns_value
+            and _checkgen.values_on(self)
+            and not isinstance(work.value, ast.Name)
+            and not (
+                isinstance(work.value, ast.Tuple)
+                and all(isinstance(e, ast.Name) for e in work.value.elts)
+            )
+        ):
+            # a value made in the return expression itself: checked here (the caller's result
+            # reads it, so a NaN born in it would otherwise look inherited there)
+            t = f"__fpu_r{self.ntemps}"
+            self.ntemps += 1
+            reads = _checkgen.value_reads(self, work.value)
+            pre.append(f"{t} = {ast.unparse(work.value)}")
+            chk = _checkgen.value(
+                self,
+                statement().id,
+                t,
+                ast.unparse(st.value),
+                reads,
+                _checkgen.inf_signs(st),
+                loops,
+            )
+            if chk:
+                pre.append(chk)
+            work.value = ast.Name(id=t, ctx=ast.Load())
         if work.value is None:
             ret = f"return {SEQ}"
         elif self.returns_value:
@@ -1323,7 +1495,8 @@ class _Rewriter(RewriterBase):
         # New header one line above the original `def`; the prologue takes the `def` line.
         header = twin_header(fdef, self.shared.desc_params)
         lead = lead_of(self.src.lines[body_first - 1]) or "    "
-        prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX})"
+        rec = self.checks.records_at() if self.checks is not None and self.checks.slots else 8
+        prologue = f"{lead}{SEQ} = 0; {BASE}, {SLOTS} = {H_BEGIN}({CTX}, {rec})"
         prologue = "; ".join([prologue] + self.prologue_extra)
         abs_def = self.src.abs_line(def_idx)
         if abs_def < 2:
@@ -1351,8 +1524,17 @@ class _HelperRewriter(_Rewriter):
         loops: tuple[int, ...],
         depth: int,
     ) -> None:
-        super().__init__(helper, parent.reg_level, parent.reg_addr, parent.sanitize, src=src)
+        super().__init__(
+            helper,
+            parent.reg_level,
+            parent.reg_addr,
+            parent.sanitize,
+            src=src,
+            rules=parent.rules,
+            suppress=parent.suppress,
+        )
         self.shared = parent.shared
+        self.checks = parent.checks
         self.statements = self.shared.statements
         self.sites = self.shared.sites
         self.loops = self.shared.loops
@@ -1375,6 +1557,12 @@ class _HelperRewriter(_Rewriter):
             return None
         return self.parent_rw._kernel_name_of(caller)
 
+    def param_plain(self, name: str) -> bool:
+        arg = self.binding.get(name)
+        if arg is None or self.parent_rw is None:
+            return False
+        return _checkgen.plain_pointer(self.parent_rw, arg)
+
     def _read_ref(self, name: str) -> Any:
         caller = self.frame_obj.args.get(name)
         if caller is None or name in self.assigned_here:
@@ -1393,6 +1581,10 @@ class _HelperRewriter(_Rewriter):
                     fdef, f"the name {a.arg!r} is reserved for the Debugger's twin"
                 )
         self.params = []
+        self.all_params = {
+            a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs
+        }
+        self.local_names = _stored_names(fdef)
         parent = self.parent_rw
         assert parent is not None
         init = {p: frozenset(parent.bases.arg_bases(self.binding[p])) for p in self.binding}
@@ -1452,6 +1644,8 @@ def _guard(text: str, cond: str) -> str:
     """`lhs = rhs` made conditional on a compile-time `cond`: `lhs = (rhs) if cond else d`, d the
     record counter for __fp_n and None for temporaries (never read when cond is false)."""
     st = ast.parse(text).body[0]
+    if isinstance(st, ast.Expr):  # a check's call: made only where the branch is
+        return f"({ast.unparse(st.value)}) if {cond} else None"
     assert isinstance(st, ast.Assign) and len(st.targets) == 1, text
     t = st.targets[0]
     names = [e.id for e in t.elts] if isinstance(t, ast.Tuple) else [t.id]  # type: ignore[attr-defined]
@@ -1515,6 +1709,9 @@ class _Hoister:
         self.checks: list[
             dict[str, Any]
         ] = []  # checks by reference for the statement's first value site
+        # `x = tl.load(...)`: the lanes the load reads (the mask it uses), for x's loaded check
+        self.top_load: str | None = None
+        self._atomic_near: bool | None = None
 
     def run(self) -> None:
         self._visit(self.stmt, conditional=False)
@@ -1595,8 +1792,8 @@ class _Hoister:
                         "a tl.load/tl.store inside a conditional expression, "
                         "boolean operator, lambda or comprehension",
                     )
-                self._access(node, *kind)
-                return node
+                rep = self._access(node, *kind)
+                return rep if rep is not None else node
             helper = _calltwins.user_helper(self.rw._resolve_obj(node.func))
             if helper is not None and (self.addr_on or self.value_on):
                 if conditional:
@@ -1723,16 +1920,21 @@ class _Hoister:
                 return "block-pointer accesses are not supported there"
         return None
 
-    def _access(self, call: ast.Call, kind: str, desc: bool) -> None:
+    def _access(self, call: ast.Call, kind: str, desc: bool) -> ast.AST | None:
+        """Observe and check one memory access; returns what replaces the call in its statement
+        (a temporary holding a load's value, a block pointer's suppressed access), or None."""
         want_value = kind in ("store", "atomic") and self.value_on and self.record_cond is None
-        if not self.addr_on and not want_value:
-            return
+        hoist = kind == "load" and _checkgen.values_on(self.rw)
+        if not self.addr_on and not want_value and not hoist:
+            return None
         dump_addr = 1 if self.rw.reg_addr >= 2 else 0
         dump_val = 1 if self.rw.reg_level >= 2 else 0
         kcode = {"load": 2, "store": 3, "atomic": 4}[kind]
         if desc:
             self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
-            return
+            if kind == "load":
+                return self._loaded(call, self.statement(), "None")
+            return None
         op = self.rw.atomic_op(call) if kind == "atomic" else ""
         if kind == "atomic":
             params = _CAS_PARAMS if op == "cas" else _ATOMIC_PARAMS
@@ -1769,7 +1971,7 @@ class _Hoister:
         ptr_name = ast.unparse(ptr)
         bp_shadow = self.rw.forms.bp_shadow_expr(ptr) if kind != "atomic" else None
         if bp_shadow is not None:
-            self._bp_access(
+            return self._bp_access(
                 call,
                 kind,
                 kcode,
@@ -1796,6 +1998,7 @@ class _Hoister:
             and self.record_cond is None
         )
         base_t = off_t = None
+        off_is_name = False
         if split:
             off_is_name = isinstance(ptr.right, ast.Name)
             base_t = self._temp(ptr.left, "b")
@@ -1806,9 +2009,11 @@ class _Hoister:
         put("pointer", ptr_t)
         value_t = None
         value_text = ""
+        v_visited: ast.AST | None = None
         vparam = "value" if kind == "store" else "val"
         if kind in ("store", "atomic"):
             v = get(vparam)
+            v_visited = v
             if v is None:
                 raise self.rw.unsupported(
                     self.stmt,
@@ -1825,11 +2030,23 @@ class _Hoister:
             mask_t = self._temp(m, "m")
             put("mask", mask_t)
         st = self.statement()
+        rw = self.rw
+        used_mask = ast.unparse(mask_t) if mask_t is not None else "None"
+
+        def set_mask(node: ast.AST) -> None:
+            if "mask" in bound:
+                put("mask", node)
+            else:
+                call.keywords.append(ast.keyword(arg="mask", value=node))
+
+        def set_ptr(node: ast.AST) -> None:
+            put("pointer", node)
+
         if self.addr_on:
-            sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
-            self.rw._note_access(self, sid, call)
+            sid = rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
+            rw._note_access(self, sid, call)
             if op:
-                self.rw.sites[sid - 1].info["op"] = op
+                rw.sites[sid - 1].info["op"] = op
             mask_text = ast.unparse(mask_t) if mask_t is not None else "None"
             if self.record_cond is not None:  # a branch of a run-time conditional expression
                 mask_text = (
@@ -1837,64 +2054,158 @@ class _Hoister:
                     if mask_t is not None
                     else self.record_cond
                 )
-            head = (
-                f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, {mask_text}, "
-                f"{dump_addr}"
-            )
-            aff = (
-                self.rw.acache.get(off_t.id)
-                if isinstance(off_t, ast.Name) and off_is_name
-                else None
-            )
-            cmp = None
-            if aff is not None and m is not None:
-                c = self.rw.ccache.get(m.id) if isinstance(m, ast.Name) else None
-                cmp = c[0] if c is not None and c[1] == aff else None
-                if cmp is None:
-                    aff = None
-            if aff is not None:
-                # offsets and mask from closed-form records: the address record is closed-form too
-                self.pre.append(
-                    f"{SEQ} = {H_ADDRC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                    f"{ast.unparse(ptr_t)}, {mask_text}, {ast.unparse(base_t)}, {ast.unparse(off_t)}, "
-                    f"{aff}, {cmp})"
+            if _checkgen.bounds_on(rw):
+                got = _checkgen.access(
+                    self,
+                    call,
+                    kind,
+                    op,
+                    sid,
+                    ptr_t,
+                    ptr,
+                    ptr_name,
+                    mask_text,
+                    base_t,
+                    off_t,
+                    set_mask,
+                    set_ptr,
                 )
-            elif base_t is None or off_t is None:
-                self.pre.append(f"{SEQ} = {head})")
-            else:
-                parts = f"{ast.unparse(base_t)}, {ast.unparse(off_t)}"
-                key = None
-                if off_is_name and (m is None or isinstance(m, ast.Name)):
-                    key = (ast.unparse(off_t), m.id if isinstance(m, ast.Name) else "")
-                shared = self.rw.ocache.get(key) if key is not None else None
-                if shared is not None:
-                    self.pre.append(f"{SEQ} = {head}, {parts}, {shared})")
-                elif key is not None:
-                    osum = f"__fp_o{self.rw.ntemps}"
-                    self.rw.ntemps += 1
-                    self.pre.append(f"{SEQ}, {osum} = {head}, {parts}, None, True)")
-                    self.rw.ocache[key] = osum
-                else:
-                    self.pre.append(f"{SEQ} = {head}, {parts})")
+                if got is not None:
+                    used_mask = got
+            if rw.records:
+                self._addr_record(
+                    sid, kcode, ptr_t, mask_text, dump_addr, base_t, off_t, off_is_name, m
+                )
         if want_value and value_t is not None:
-            sid = self.rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
-            words = (
-                self.rw.vcache.get(value_t.id)
-                if isinstance(value_t, ast.Name) and not dump_val
-                else None
+            sid = rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
+            self._value_check(st, ast.unparse(value_t), value_text, v_visited, sid)
+            if rw.records:
+                words = (
+                    rw.vcache.get(value_t.id)
+                    if isinstance(value_t, ast.Name) and not dump_val
+                    else None
+                )
+                if words is not None:
+                    # The stored value is a name recorded earlier and not reassigned since:
+                    # replay (not at level 2, where each record keeps its own dump).
+                    self.pre.append(
+                        f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {value_t.id}, "
+                        f"{dump_val}, False, {words})"
+                    )
+                else:
+                    self.pre.append(
+                        f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
+                        f"{ast.unparse(value_t)}, {dump_val})"
+                    )
+        if kind == "load":
+            return self._loaded(call, st, used_mask)
+        return None
+
+    def _addr_record(
+        self,
+        sid: int,
+        kcode: int,
+        ptr_t: ast.AST,
+        mask_text: str,
+        dump_addr: int,
+        base_t: ast.AST | None,
+        off_t: ast.AST | None,
+        off_is_name: bool,
+        m: ast.AST | None,
+    ) -> None:
+        """The address record of a pointer access (marker mode)."""
+        rw = self.rw
+        head = (
+            f"{H_ADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
+            f"{mask_text}, {dump_addr}"
+        )
+        aff = rw.acache.get(off_t.id) if isinstance(off_t, ast.Name) and off_is_name else None
+        cmp = None
+        if aff is not None and m is not None:
+            c = rw.ccache.get(m.id) if isinstance(m, ast.Name) else None
+            cmp = c[0] if c is not None and c[1] == aff else None
+            if cmp is None:
+                aff = None
+        if aff is not None:
+            # offsets and mask from closed-form records: the address record is closed-form too
+            assert base_t is not None and off_t is not None
+            self.pre.append(
+                f"{SEQ} = {H_ADDRC}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                f"{ast.unparse(ptr_t)}, {mask_text}, {ast.unparse(base_t)}, {ast.unparse(off_t)}, "
+                f"{aff}, {cmp})"
             )
-            if words is not None:
-                # The stored value is a name recorded earlier and not reassigned since: replay
-                # (not at level 2, where each record keeps its own dump).
-                self.pre.append(
-                    f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {value_t.id}, "
-                    f"{dump_val}, False, {words})"
-                )
+        elif base_t is None or off_t is None:
+            self.pre.append(f"{SEQ} = {head})")
+        else:
+            parts = f"{ast.unparse(base_t)}, {ast.unparse(off_t)}"
+            key = None
+            if off_is_name and (m is None or isinstance(m, ast.Name)):
+                key = (ast.unparse(off_t), m.id if isinstance(m, ast.Name) else "")
+            shared = rw.ocache.get(key) if key is not None else None
+            if shared is not None:
+                self.pre.append(f"{SEQ} = {head}, {parts}, {shared})")
+            elif key is not None:
+                osum = f"__fp_o{rw.ntemps}"
+                rw.ntemps += 1
+                self.pre.append(f"{SEQ}, {osum} = {head}, {parts}, None, True)")
+                rw.ocache[key] = osum
             else:
-                self.pre.append(
-                    f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, "
-                    f"{ast.unparse(value_t)}, {dump_val})"
-                )
+                self.pre.append(f"{SEQ} = {head}, {parts})")
+
+    # -- values the NaN/Inf checks look at ------------------------------------------------------
+
+    def _value_check(
+        self, st: Statement, name: str, subject: str, node: ast.AST | None, site: int | None
+    ) -> None:
+        """The NaN/Inf check of a value computed by expression `node` (already visited: its loads
+        and helper calls are temporaries) and held by `name`, emitted before the statement."""
+        rw = self.rw
+        if not _checkgen.values_on(rw):
+            return
+        reads = _checkgen.value_reads(rw, self.orig, node)
+        chk = _checkgen.value(
+            rw, st.id, name, subject, reads, _checkgen.inf_signs(self.orig), self.loops, site=site
+        )
+        if chk:
+            self.pre.append(chk)
+
+    def _no_hoist(self) -> bool:
+        """Loads of this statement stay where they are: inside a branch of a run-time conditional
+        expression, or next to an atomic (whose order with them a temporary would change)."""
+        if self.record_cond is not None:
+            return True
+        if self._atomic_near is None:
+            self._atomic_near = any(
+                isinstance(c, ast.Call) and (self.rw.access_kind(c) or ("",))[0] == "atomic"
+                for c in ast.walk(self.orig)
+            )
+        return self._atomic_near
+
+    def _loaded(self, call: ast.Call, st: Statement, act: str) -> ast.AST | None:
+        """A load's value for the NaN/Inf checks: `x = tl.load(...)` is checked as loaded where
+        the statement assigns it (_simple); a load inside an expression becomes a temporary
+        (what the statement then reads), checked as loaded. Returns what replaces the call."""
+        rw = self.rw
+        if not _checkgen.values_on(rw) or self._no_hoist():
+            return None
+        w = self.stmt
+        if (
+            isinstance(w, ast.Assign)
+            and w.value is call
+            and len(w.targets) == 1
+            and isinstance(w.targets[0], ast.Name)
+        ):
+            self.top_load = act
+            return None
+        t = f"__fpu_l{rw.ntemps}"
+        rw.ntemps += 1
+        self.pre.append(f"{t} = {ast.unparse(call)}")
+        chk = _checkgen.value(
+            rw, st.id, t, ast.unparse(call), [], 0, self.loops, loaded=True, act=act
+        )
+        if chk:
+            self.pre.append(chk)
+        return ast.Name(id=t, ctx=ast.Load())
 
     def _store_value(
         self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None], dump_val: int
@@ -1905,9 +2216,12 @@ class _Hoister:
         vt = self._temp(node, "v")
         put(vt)
         sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
-        self.pre.append(
-            f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, {dump_val})"
-        )
+        self._value_check(st, ast.unparse(vt), text, node, sid)
+        if self.rw.records:
+            self.pre.append(
+                f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, "
+                f"{dump_val})"
+            )
 
     def _bp_access(
         self,
@@ -1922,9 +2236,10 @@ class _Hoister:
         want_value: bool,
         dump_addr: int,
         dump_val: int,
-    ) -> None:
+    ) -> ast.AST | None:
         """A load or store through a block pointer the rewriter follows: a closed-form address record
-        from its shadow (_records.bp_addr_*)."""
+        from its shadow (_records.bp_addr_*), its bounds check, and with suppression the access
+        itself made through the block's lanes (returned: what replaces the call)."""
         ptr_t = self._temp(ptr, "p")
         put("pointer", ptr_t)
         check = get("boundary_check")
@@ -1933,27 +2248,50 @@ class _Hoister:
             ct = self._temp(check, "c")
             put("boundary_check", ct)
             check_text = ast.unparse(ct)
+        pad = get("padding_option")
+        pad_text = (
+            pad.value
+            if isinstance(pad, ast.Constant) and isinstance(pad.value, str)
+            else ("zero" if pad is None else "unknown")
+        )
         st = self.statement()
+        sup_cands = None
         if self.addr_on:
             sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
             info = self.rw.sites[sid - 1].info
             info["form"] = "block_pointer"
             if kind == "load":
-                pad = get("padding_option")
-                info["padding"] = (
-                    pad.value
-                    if isinstance(pad, ast.Constant) and isinstance(pad.value, str)
-                    else ("zero" if pad is None else "unknown")
+                info["padding"] = pad_text
+            if _checkgen.bounds_on(self.rw):
+                sup_cands = _checkgen.bp_access(
+                    self, call, kind, sid, ptr_t, ptr_name, shadow, check_text
                 )
-            self.pre.append(
-                f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, {ast.unparse(ptr_t)}, "
-                f"{shadow}, {check_text}, {dump_addr})"
-            )
+            if self.rw.records:
+                self.pre.append(
+                    f"{SEQ} = {H_BPADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                    f"{ast.unparse(ptr_t)}, {shadow}, {check_text}, {dump_addr})"
+                )
         if want_value and kind == "store":
             v = get("value")
             if v is not None:
                 self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
+        replacement = None
+        if sup_cands is not None:
+            replacement = _checkgen.bp_replacement(
+                self.rw,
+                kind,
+                ptr_t,
+                shadow,
+                check_text,
+                pad_text if pad_text in ("zero", "nan") else "",
+                get("value") if kind == "store" else None,
+                sup_cands,
+            )
+        if kind == "load":
+            got = self._loaded(replacement if replacement is not None else call, st, "None")
+            return got if got is not None else replacement
+        return replacement
 
     def _desc_access(
         self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int, dump_addr: int
@@ -2039,10 +2377,24 @@ class _Hoister:
                 put("x_offsets", xt)
                 yt = self._temp(y, "o")
                 put("y_offset", yt)
-                self.pre.append(
-                    f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                    f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, {dump_addr})"
-                )
+                if _checkgen.bounds_on(self.rw):
+                    _checkgen.desc_access(
+                        self,
+                        call,
+                        kind,
+                        sid,
+                        desc_t,
+                        desc_name,
+                        sh,
+                        "",
+                        gather=(ast.unparse(xt), ast.unparse(yt)),
+                    )
+                if self.rw.records:
+                    self.pre.append(
+                        f"{SEQ} = {H_DESCGATHER}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                        f"{ast.unparse(desc_t)}, {sh}, {ast.unparse(xt)}, {ast.unparse(yt)}, "
+                        f"{dump_addr})"
+                    )
             else:
                 offs = get("offsets")
                 if offs is None:
@@ -2057,10 +2409,13 @@ class _Hoister:
                     ot = self._temp(offs, "o")
                     put("offsets", ot)
                     offs_text = ast.unparse(ot)
-                self.pre.append(
-                    f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
-                    f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})"
-                )
+                if _checkgen.bounds_on(self.rw):
+                    _checkgen.desc_access(self, call, kind, sid, desc_t, desc_name, sh, offs_text)
+                if self.rw.records:
+                    self.pre.append(
+                        f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
+                        f"{ast.unparse(desc_t)}, {sh}, {offs_text}, {dump_addr})"
+                    )
         if want_value:
             v = get("value")
             if v is not None:
@@ -2078,16 +2433,31 @@ def has_markers(jitfn: Any) -> bool:
     return text is not None and ("collect_start" in text or "collect_end" in text)
 
 
-def rewrite(jitfn: Any, level: int, addr_level: int, sanitize: bool = False) -> Twin:
+def rewrite(
+    jitfn: Any,
+    level: int,
+    addr_level: int,
+    sanitize: bool = False,
+    rules: frozenset[str] = frozenset(),
+    suppress: bool = True,
+) -> Twin:
     """Parse the kernel, check its markers and build the twin's text and tables (no exec).
-    sanitize: observe every load and store of the whole body (addresses only), markers or not."""
-    return _Rewriter(jitfn, level, addr_level, sanitize).run()
+    sanitize: check mode, the whole body, markers or not, writing only its checks. rules: the
+    findings rules the twin checks (_checkgen.KINDS); suppress: lanes found out of bounds do not
+    perform their access."""
+    return _Rewriter(jitfn, level, addr_level, sanitize, rules=rules, suppress=suppress).run()
 
 
 def build(
-    jitfn: Any, level: int, addr_level: int, helpers: dict[str, Any], sanitize: bool = False
+    jitfn: Any,
+    level: int,
+    addr_level: int,
+    helpers: dict[str, Any],
+    sanitize: bool = False,
+    rules: frozenset[str] = frozenset(),
+    suppress: bool = True,
 ) -> Twin:
     """Rewrite, store and exec the twin, then wrap it like the original (JIT or interpreted)."""
-    twin = rewrite(jitfn, level, addr_level, sanitize)
+    twin = rewrite(jitfn, level, addr_level, sanitize, rules, suppress)
     load_twin(jitfn, twin, helpers)
     return twin

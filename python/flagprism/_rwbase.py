@@ -92,6 +92,7 @@ class Loop:
     parent: int | None
     frame: int = 0  # the frame whose names range_args uses (_calltwins.Frame)
     extra_trip: bool = False  # a `while` test: one more run than the body
+    var: str | None = None  # a `for` loop's induction variable when it is a plain name
 
 
 MISSING = object()
@@ -511,6 +512,11 @@ class RewriterBase:
                 parent,
                 self.frame,
                 extra_trip=header_only,
+                var=(
+                    node.target.id
+                    if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+                    else None
+                ),
             )
         )
         return lid

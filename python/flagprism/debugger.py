@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from flagprism import (
+    _checkgen,
     _dbgexport,
     _devbuf,
     _dist,
@@ -82,6 +83,7 @@ class _Config:
     kernel: str | None = None
     launch: tuple[int, int] | None = None
     max_runs: int = 10000
+    check_continue: str = "suppress"
 
 
 _lock = threading.RLock()
@@ -104,7 +106,7 @@ _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar(
 # id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, checks): Twin}
 _marker_cache: dict[int, tuple[Any, bool]] = {}
 _twin_cache: dict[
-    int, tuple[Any, dict[tuple[int, int, str, frozenset[str]], _rewrite.Twin | None]]
+    int, tuple[Any, dict[tuple[int, int, str, frozenset[str], bool], _rewrite.Twin | None]]
 ] = {}
 _ttir_cache: dict[tuple[int, str], tuple[str | None, str | None]] = {}
 
@@ -193,6 +195,7 @@ def configure(
     kernel: str | None = None,
     launch: Any = None,
     max_runs: int = 10000,
+    check_continue: str = "suppress",
 ) -> None:
     """Set every option of the Debugger (options not given take their default).
 
@@ -214,7 +217,10 @@ def configure(
     still reach the summary). kernel: a regular expression; only kernels whose name it finds
     (re.search) are instrumented. launch: N, (N, M) or "N-M": only those launch indices (from 0,
     in the order the Debugger sees launches) are instrumented. max_runs: run dicts kept for
-    take_exported_runs() (older ones are dropped and counted)."""
+    take_exported_runs() (older ones are dropped and counted). check_continue: what a lane found
+    out of bounds does: "suppress" (the default: the access is not performed; a load yields
+    `other`, a store or atomic is dropped, so the program survives the bug it reports) or "run"
+    (the access is performed, as without the Debugger)."""
     global _config, _kernel_re
     import re
 
@@ -230,6 +236,8 @@ def configure(
         raise ValueError(f"max_reports must be None or an integer >= 0, got {max_reports!r}")
     if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
         raise ValueError(f"max_runs must be an integer >= 1, got {max_runs!r}")
+    if check_continue not in ("suppress", "run"):
+        raise ValueError(f'check_continue must be "suppress" or "run", got {check_continue!r}')
     kre = None
     if kernel is not None:
         try:
@@ -251,6 +259,7 @@ def configure(
         kernel=kernel,
         launch=_check_launch(launch),
         max_runs=max_runs,
+        check_continue=check_continue,
     )
     with _lock:
         _config = cfg
@@ -979,13 +988,24 @@ def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
         _rewrite.H_DESCGATHER: ns["desc_gather_fused" if fused else "desc_gather_np"],
         _rewrite.H_DEXT: ns["desc_extent_fused" if fused else "desc_extent_np"],
         _rewrite.H_MAND: ns["mask_and"],
+        **_check_helpers(flavour == "np" and _plans.backend_of(fn) == "interpreter"),
     }
+
+
+def _check_helpers(plain: bool) -> dict[str, Any]:
+    """The check helpers (_checks.py) by their names in the twin; plain: as Python functions
+    for the interpreter."""
+    from flagprism import _checks as C
+
+    ns: dict[str, Any] = C.interpreter_helpers() if plain else vars(C)
+    return {h: ns[f] for h, f in _checkgen.HELPERS.items()}
 
 
 def _twin_for(fn: Any) -> _rewrite.Twin:
     key = id(fn)
     flavour = _flavour(fn)
-    tkey = (_level, _addr_level, flavour, _checks)
+    suppress = _config.check_continue == "suppress"
+    tkey = (_level, _addr_level, flavour, _checks, suppress)
     hit = _twin_cache.get(key)
     if hit is not None and hit[0]() is fn and tkey in hit[1]:
         twin = hit[1][tkey]
@@ -1004,18 +1024,28 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             1 if "bounds" in _checks else 0,
             _helpers(fn, flavour, counts),
             sanitize=True,
+            rules=_checks,
+            suppress=suppress,
         )
         twin.extra["sanitize"] = True
         twin.extra["checks"] = sorted(_checks)
     else:
-        twin = _rewrite.build(fn, _level, _addr_level, _helpers(fn, flavour))
+        twin = _rewrite.build(
+            fn,
+            _level,
+            _addr_level,
+            _helpers(fn, flavour),
+            rules=frozenset(CHECKS),
+            suppress=suppress,
+        )
+    twin.extra["suppress"] = suppress
     _plans.counters["twins_built"] += 1
     _remember(fn, tkey, twin)
     return twin
 
 
 def _remember(
-    fn: Any, tkey: tuple[int, int, str, frozenset[str]], twin: _rewrite.Twin | None
+    fn: Any, tkey: tuple[int, int, str, frozenset[str], bool], twin: _rewrite.Twin | None
 ) -> None:
     key = id(fn)
     hit = _twin_cache.get(key)
@@ -1048,7 +1078,17 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
     except (RewriteError, OSError, TypeError) as e:
         name = _paths.kernel_name(fn)
         if _sanitize:
-            _remember(fn, (_level, _addr_level, _flavour(fn), _checks), None)
+            _remember(
+                fn,
+                (
+                    _level,
+                    _addr_level,
+                    _flavour(fn),
+                    _checks,
+                    _config.check_continue == "suppress",
+                ),
+                None,
+            )
             with _lock:
                 _sanitize_skipped[name] = str(e)
         kind = (

@@ -28,6 +28,11 @@ struct fp_dbg_run {
 	size_t *site_first; /* records of site i: [site_first[i], site_first[i+1]) */
 	uint64_t *dump;     /* copy of the used part of the dump arena */
 	size_t dump_words;
+	const char **params; /* kernel parameter names (site table `params`) */
+	size_t nparams;
+	struct fp_dbg_table_entry *table; /* the buffer's tensor table (nparams), or NULL */
+	struct fp_dbg_check_slot *checks; /* site table `check_slots`, then the device's words */
+	size_t nchecks;
 };
 
 /*

@@ -29,6 +29,8 @@ struct dec {
 	uint64_t S, P;
 	uint64_t arena_words; /* valid dump region: min(cursor, capacity) */
 	bool has_arena;
+	size_t rec_off;  /* byte offset of the record slots (after the check area) */
+	uint64_t np, nc; /* the check area's tensor-table entries and check slots */
 	/* per-site signature of the first record: word 0 bits 24-39 and word 1 */
 	uint64_t *sig0, *sig1;
 	uint64_t *sig_prog; /* program of that first record (for messages) */
@@ -39,7 +41,7 @@ struct dec {
 /* Byte offset of word `w` of slot `k` of program `p` (callers made sure it is inside buf). */
 static inline size_t slot_off(const struct dec *d, uint64_t p, uint64_t k, unsigned w)
 {
-	return HDR_BYTES + (size_t)(p * d->S + k) * REC_BYTES + (size_t)w * 8;
+	return d->rec_off + (size_t)(p * d->S + k) * REC_BYTES + (size_t)w * 8;
 }
 
 FP_PRINTF(5, 6)
@@ -86,10 +88,57 @@ static int header(struct dec *d)
 				   "record buffer: header word 1 (layout): %" PRIu64
 				   " record words and %" PRIu64 " header words, expected %d and %d",
 				   rw, hw, FP_DBG_RECORD_WORDS, FP_DBG_HEADER_WORDS);
-	if (flags & ~(uint64_t)FP_DBG_FLAG_DUMP_ARENA)
+	if (flags & ~(uint64_t)(FP_DBG_FLAG_DUMP_ARENA | FP_DBG_FLAG_CHECKS))
 		return fp_diag_set(
 			d->diag, FP_EFORMAT, 8,
 			"record buffer: header word 1 (layout): unknown flags 0x%04" PRIx64, flags);
+	d->rec_off = HDR_BYTES;
+	if (flags & FP_DBG_FLAG_CHECKS) {
+		uint64_t ra;
+
+		if (d->len < HDR_BYTES + FP_DBG_EXT_WORDS * 8)
+			return fp_diag_set(d->diag, FP_EFORMAT, d->len,
+					   "record buffer: truncated extended header: %zu bytes, "
+					   "need %d",
+					   d->len, HDR_BYTES + FP_DBG_EXT_WORDS * 8);
+		d->np = fp__bytes_le64(b + 64);
+		d->nc = fp__bytes_le64(b + 72);
+		ra = fp__bytes_le64(b + 88);
+		if (d->np > FP_DBG_MAX_PARAMS)
+			return fp_diag_set(d->diag, FP_EFORMAT, 64,
+					   "record buffer: extended header word 8 (tensor-table "
+					   "entries) %" PRIu64 " exceeds %u",
+					   d->np, FP_DBG_MAX_PARAMS);
+		if (d->nc > FP_DBG_MAX_CHECKS)
+			return fp_diag_set(d->diag, FP_EFORMAT, 72,
+					   "record buffer: extended header word 9 (check slots) "
+					   "%" PRIu64 " exceeds %u",
+					   d->nc, FP_DBG_MAX_CHECKS);
+		if (fp__bytes_le64(b + 80) > 1)
+			return fp_diag_set(d->diag, FP_EFORMAT, 80,
+					   "record buffer: extended header word 10 (flags) is "
+					   "0x%" PRIx64 ", expected 0 or 1",
+					   fp__bytes_le64(b + 80));
+		if (ra !=
+		    8 + FP_DBG_EXT_WORDS + FP_DBG_ENTRY_WORDS * d->np + FP_DBG_SLOT_WORDS * d->nc)
+			return fp_diag_set(d->diag, FP_EFORMAT, 88,
+					   "record buffer: extended header word 11 (records at) is "
+					   "%" PRIu64 ", but %" PRIu64 " entries and %" PRIu64
+					   " check slots end at word %" PRIu64,
+					   ra, d->np, d->nc,
+					   8 + FP_DBG_EXT_WORDS + FP_DBG_ENTRY_WORDS * d->np +
+						   FP_DBG_SLOT_WORDS * d->nc);
+		for (unsigned w = 13; w < 16; w++)
+			if (fp__bytes_le64(b + 8 * w))
+				return fp_diag_set(d->diag, FP_EFORMAT, 8 * w,
+						   "record buffer: extended header word %u is "
+						   "reserved (0) but holds 0x%" PRIx64,
+						   w, fp__bytes_le64(b + 8 * w));
+		info->has_checks = true;
+		info->suppress = fp__bytes_le64(b + 80) == 1;
+		d->rec_off = (size_t)ra * 8;
+	}
+	info->records_at = d->rec_off / 8;
 	d->S = fp__bytes_le64(b + 16);
 	d->P = fp__bytes_le64(b + 24);
 	info->slots_per_program = d->S;
@@ -122,7 +171,10 @@ static int header(struct dec *d)
 				   " programs overflows the buffer size",
 				   d->S, d->P);
 	rec_bytes = need_words * REC_BYTES;
-	total = HDR_BYTES + rec_bytes;
+	if (rec_bytes > UINT64_MAX - d->rec_off)
+		return fp_diag_set(d->diag, FP_EFORMAT, 16,
+				   "record buffer: the record slots overflow the buffer size");
+	total = d->rec_off + rec_bytes;
 	if (info->dump_capacity > (UINT64_MAX - total) / 8)
 		return fp_diag_set(d->diag, FP_EFORMAT, 48,
 				   "record buffer: header word 6 (dump capacity) %" PRIu64
@@ -775,6 +827,151 @@ static void pass_fill(struct dec *d, size_t *next, uint32_t *exec)
 	}
 }
 
+/*
+ * The check area (docs/formats/record-format.md, "Check area"): the tensor table and what the
+ * device folded into each check slot, against the site table's `params` and `check_slots`.
+ */
+static int check_area(struct dec *d)
+{
+	struct fp_dbg_run *run = d->run;
+	const unsigned char *b = d->buf;
+	size_t i, base;
+
+	if (!run->info.has_checks) {
+		if (run->nchecks)
+			return fp_diag_set(
+				d->diag, FP_EFORMAT, 8,
+				"record buffer: header word 1 (layout) has no check area "
+				"but the site table has %zu check slots",
+				run->nchecks);
+		return FP_OK;
+	}
+	if (d->np != run->nparams || d->nc != run->nchecks)
+		return fp_diag_set(d->diag, FP_EFORMAT, d->np != run->nparams ? 64 : 72,
+				   "record buffer: the extended header says %" PRIu64
+				   " parameters and %" PRIu64
+				   " check slots, the site table %zu and %zu",
+				   d->np, d->nc, run->nparams, run->nchecks);
+	if (d->np) {
+		run->table = fp_arena_calloc(&run->arena, (size_t)d->np, sizeof(*run->table));
+		if (!run->table)
+			return fp_diag_set(d->diag, FP_ENOMEM, 0, "record buffer: out of memory");
+	}
+	for (i = 0; i < d->np; i++) {
+		struct fp_dbg_table_entry *e = &run->table[i];
+		size_t off = HDR_BYTES + FP_DBG_EXT_WORDS * 8 + i * FP_DBG_ENTRY_WORDS * 8;
+
+		e->view_lo = fp__bytes_le64(b + off);
+		e->view_hi = fp__bytes_le64(b + off + 8);
+		e->storage_lo = fp__bytes_le64(b + off + 16);
+		e->storage_hi = fp__bytes_le64(b + off + 24);
+		if (e->view_lo > e->view_hi || e->storage_lo > e->storage_hi)
+			return fp_diag_set(d->diag, FP_EFORMAT,
+					   off + (e->view_lo > e->view_hi ? 0 : 16),
+					   "record buffer: tensor table entry %zu (`%s`): a range "
+					   "ends before it starts",
+					   i, run->params[i]);
+	}
+	base = HDR_BYTES + FP_DBG_EXT_WORDS * 8 + (size_t)d->np * FP_DBG_ENTRY_WORDS * 8;
+	for (i = 0; i < d->nc; i++) {
+		struct fp_dbg_check_slot *k = &run->checks[i];
+		size_t off = base + i * FP_DBG_SLOT_WORDS * 8, j;
+		uint64_t w[FP_DBG_SLOT_WORDS];
+
+		for (j = 0; j < FP_DBG_SLOT_WORDS; j++)
+			w[j] = fp__bytes_le64(b + off + 8 * j);
+#define SLOT_ERR(word, ...)                                \
+	fp_diag_set(d->diag, FP_EFORMAT, off + 8 * (word), \
+		    "record buffer: check slot %zu (%s, word %d): " __VA_ARGS__)
+		k->fired = w[1];
+		k->count = w[2];
+		if (!k->fired && (w[2] || w[3] || w[4] || w[5] || w[12]))
+			return SLOT_ERR(1, "never fired but holds what a firing writes", i,
+					fp_dbg_rule_name(k->rule), 1);
+		k->has_range = w[3] != 0;
+		k->lo = (uint64_t)INT64_MAX - w[3];
+		k->hi = w[4];
+		if (w[3] > (uint64_t)INT64_MAX || (k->has_range && k->hi < k->lo))
+			return SLOT_ERR(3, "the lowest value lies above the highest", i,
+					fp_dbg_rule_name(k->rule), 3);
+		k->has_first = w[5] != 0;
+		if (k->has_first) {
+			k->first_program = (w[5] - 1) >> 32;
+			k->first_seq = (uint32_t)((w[5] - 1) & 0xffffffffu);
+			if (k->first_program >= d->P)
+				return SLOT_ERR(5, "first program %" PRIu64 " of %" PRIu64, i,
+						fp_dbg_rule_name(k->rule), 5, k->first_program,
+						d->P);
+			if (w[6] >= (UINT64_C(1) << 31))
+				return SLOT_ERR(6, "first lane %" PRIu64 " out of range", i,
+						fp_dbg_rule_name(k->rule), 6, w[6]);
+		} else if (k->fired) {
+			return SLOT_ERR(5, "fired but has no first instance", i,
+					fp_dbg_rule_name(k->rule), 5);
+		}
+		k->first_lane = w[6];
+		k->first_value = w[7];
+		k->first_iter = (int64_t)w[8];
+		k->descended = w[10];
+		k->descended_elems = w[11];
+		k->programs_more = w[12] != 0;
+		if (w[13] > 1 || w[14] || w[15] || w[0])
+			return SLOT_ERR(w[13] > 1 ? 13 :
+					w[0]      ? 0 :
+						    14,
+					"reserved word is not 0 (word 13: 0 or 1)", i,
+					fp_dbg_rule_name(k->rule),
+					w[13] > 1 ? 13 :
+					w[0]      ? 0 :
+						    14);
+		k->unobservable = w[13] == 1;
+		if (w[9])
+			return SLOT_ERR(9, "its lock is still held", i, fp_dbg_rule_name(k->rule),
+					9);
+		for (j = 24; j < FP_DBG_SLOT_WORDS; j++)
+			if (w[j])
+				return SLOT_ERR((int)j, "reserved word is not 0", i,
+						fp_dbg_rule_name(k->rule), (int)j);
+		if (!k->fired)
+			for (j = 16; j < 24; j++)
+				if (w[j])
+					return SLOT_ERR((int)j, "never fired but lists a program",
+							i, fp_dbg_rule_name(k->rule), (int)j);
+		for (j = 0; j < FP_DBG_SLOT_PROGRAMS; j++) {
+			uint64_t p = w[16 + j];
+
+			if (!p)
+				continue;
+			if (p > d->P)
+				return SLOT_ERR(16 + (int)j,
+						"program %" PRIu64 " of %" PRIu64 " in its list", i,
+						fp_dbg_rule_name(k->rule), 16 + (int)j, p - 1,
+						d->P);
+			k->programs[k->nprograms++] = p - 1;
+		}
+		/* ascending, without duplicates (the device keeps them unordered) */
+		for (j = 1; j < k->nprograms; j++) {
+			uint64_t x = k->programs[j];
+			size_t m = j;
+
+			while (m && k->programs[m - 1] > x) {
+				k->programs[m] = k->programs[m - 1];
+				m--;
+			}
+			k->programs[m] = x;
+		}
+		for (j = 1; j < k->nprograms; j++)
+			if (k->programs[j] == k->programs[j - 1])
+				return SLOT_ERR(16, "program %" PRIu64 " listed twice", i,
+						fp_dbg_rule_name(k->rule), 16, k->programs[j]);
+		if (k->fired && !k->nprograms)
+			return SLOT_ERR(16, "fired but lists no program", i,
+					fp_dbg_rule_name(k->rule), 16);
+#undef SLOT_ERR
+	}
+	return FP_OK;
+}
+
 /* Fill the per-site facts that come from the records (pass 1 checked they agree). */
 static void site_facts(struct dec *d)
 {
@@ -867,7 +1064,7 @@ static int build(struct dec *d)
 		if (!run->dump)
 			goto fail_alloc;
 		for (i = 0; i < run->dump_words; i++)
-			run->dump[i] = fp__bytes_le64(d->buf + HDR_BYTES +
+			run->dump[i] = fp__bytes_le64(d->buf + d->rec_off +
 						      (size_t)(d->S * d->P) * REC_BYTES + i * 8);
 	}
 	fp_free(next);
@@ -911,6 +1108,8 @@ int fp_dbg_decode(const void *buf, size_t len, const char *site_table_json, size
 				 fp__bytes_le64(d.buf + 56), run->nsites);
 		goto fail_decode;
 	}
+	if ((st = check_area(&d)))
+		goto fail_decode;
 	if ((st = dec_alloc(&d, run->nsites))) {
 		fp_diag_set(diag, st, 0, "record buffer: out of memory");
 		goto fail_decode;

@@ -1,41 +1,38 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Debugger's findings: verdicts drawn from a decoded run and the extents of the launch's
- * tensor arguments. Out of bounds: every address summary against the view (and storage) of the
- * argument its pointer derives from. NaN/Inf origin: per program, in execution order, the first
- * statement whose result holds NaN (Inf) although every value it reads was finite. Precision:
- * narrowing casts that overflow or flush to zero, division by zero or by subnormal values,
- * sqrt/log of negative values. The rules, and which of them are exact and which are bounds, are
- * documented in docs/guide/debugger.md ("Findings"). This file only reads the run; the report writers
- * print what it found. Not here: decoding (decode.c), the site table (sites.c).
+ * The Debugger's findings: verdicts drawn from a decoded run's check slots. The rules are
+ * evaluated on the device by the instrumented twin, once per instance (python/flagprism/_checks.py),
+ * and folded into one check slot per place and rule; this file turns each slot that fired into
+ * a finding and says in plain words what happened: for an access out of bounds, which tensor it
+ * derives from, how far it reached and where its first offending address lies (the same
+ * allocation, another argument's view or allocation, nothing the launch knows of); for NaN and
+ * Inf, where they were born (a load from memory that already held one descends from the origin
+ * that wrote it); for the numerical rules, the first offending value. Host tensor descriptors
+ * are checked here, at launch, against their base tensor. The rules are documented in
+ * docs/guide/debugger.md ("Findings"). This file only reads the run; the report writers print
+ * what it found. Not here: decoding (decode.c), the site table (sites.c).
  */
 #include "fp-setup.h"
 
-#include <float.h>
 #include <math.h>
 
 #include <flagprism/json.h>
 #include <flagprism/strbuf.h>
 
-#include "core/hashmap-internal.h"
-#include "core/intern-internal.h"
 #include "debug/debug-internal.h"
 
-#define MAX_ARGS 4096u             /* tensor arguments of one launch */
-#define MAX_FINDINGS 65536u        /* distinct findings of one run */
-#define MAX_ORDER_SLOTS (1u << 30) /* programs x slots indexed by the NaN/Inf walk */
+#define MAX_ARGS 4096u /* tensor arguments of one launch */
 
-/* A finding while it is being aggregated: the public part plus what aggregation needs. */
+/* A finding while it is being made: the public part plus what its message needs. */
 struct agg {
 	struct fp_dbg_finding f;
-	uint64_t last_program;
-	uint32_t sub;       /* the rule's outcome (overflow, underflow...), part of the key */
-	uint32_t ref;       /* argument index for out_of_bounds, UINT32_MAX if none */
-	uint32_t other;     /* other argument (FP_DBG_OOB_OTHER_STORAGE), UINT32_MAX if none */
-	size_t order;       /* creation order: the last sort key */
-	const char *inputs; /* nan/inf origin: what the statement read, as text */
-	enum fp_dtype operand_dtype; /* numerical rules: the dtype of the checked operand */
-	bool lower_exact;            /* underflow: every instance was exact */
+	enum fp_dbg_rule rule;    /* the slot's rule (FP_DBG_RULE_UNKNOWN: a host descriptor) */
+	const char *inputs;       /* host descriptors: their shape and strides, as text */
+	const char *const *reads; /* nan/inf: what the statement reads */
+	size_t nreads;
+	size_t order; /* creation order: the last sort key */
+	uint32_t seq; /* the first instance's sequence (fp_dbg_check_slot.first_seq) */
+	bool dropped; /* folded into another finding (a load descending from an origin) */
 };
 
 struct fp_dbg_findings {
@@ -43,6 +40,7 @@ struct fp_dbg_findings {
 	struct agg *items;
 	size_t n, cap;
 	struct fp_dbg_finding *out; /* the public array, built at the end */
+	size_t nout;
 	struct fp_dbg_arg *args;
 	size_t nargs;
 };
@@ -50,20 +48,12 @@ struct fp_dbg_findings {
 struct ctx {
 	const struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
-	struct fp_hashmap index; /* key -> items index */
 	struct fp_diag *diag;
 	int err;
-};
-
-/* Sub-outcomes of the numerical rules (part of the aggregation key and of the message). */
-enum {
-	SUB_OVERFLOW = 1,
-	SUB_FLUSH = 2,
-	SUB_SUBNORMAL = 3,
-	SUB_ZERO = 4,
-	SUB_TINY = 5,
-	SUB_SQRT = 6,
-	SUB_LOG = 7,
+	/* the run's parameters and tensor table (fp_dbg_run_params()) */
+	const char *const *pnames;
+	const struct fp_dbg_table_entry *table;
+	size_t np;
 };
 
 const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind)
@@ -174,7 +164,19 @@ static void storage_of(const struct fp_dbg_arg *a, uint64_t *lo, uint64_t *hi)
 	}
 }
 
-/* ---- aggregation ---------------------------------------------------------------------------- */
+/* The storage of a tensor-table entry (its view when the storage is not known). */
+static void entry_storage(const struct fp_dbg_table_entry *e, uint64_t *lo, uint64_t *hi)
+{
+	if (e->storage_lo < e->storage_hi) {
+		*lo = e->storage_lo;
+		*hi = e->storage_hi;
+	} else {
+		*lo = e->view_lo;
+		*hi = e->view_hi;
+	}
+}
+
+/* ---- making findings ---------------------------------------------------------------------- */
 
 static int nomem(struct ctx *x)
 {
@@ -192,256 +194,315 @@ static char *keep(struct ctx *x, const char *s)
 	return p;
 }
 
-/*
- * The aggregate for (kind, site, sub, ref, other, check) with `rec` counted in it, or NULL on
- * failure (x->err set). New aggregates start from `rec`'s program and execution.
- */
-static struct agg *aggregate(struct ctx *x, enum fp_dbg_finding_kind kind, uint32_t site,
-			     uint32_t sub, uint32_t ref, uint32_t other, uint32_t check,
-			     const struct fp_dbg_record *rec)
+/* A new finding of `kind` at statement `stmt` (site index `site` or UINT32_MAX), or NULL. */
+static struct agg *add(struct ctx *x, enum fp_dbg_finding_kind kind, uint32_t stmt, uint32_t site)
 {
 	struct fp_dbg_findings *fs = x->fs;
-	uint64_t key, idx;
 	struct agg *a;
 
 	if (x->err)
 		return NULL;
-	/* site: 16 bits, kind: 3, sub: 4, ref/other: 12 each (+1: none), check: 16 */
-	key = (uint64_t)site | (uint64_t)kind << 16 | (uint64_t)sub << 19 |
-	      (uint64_t)((ref + 1) & 0xfff) << 23 | (uint64_t)((other + 1) & 0xfff) << 35 |
-	      (uint64_t)(check & 0xffff) << 47;
-	if (fp_hashmap_get(&x->index, key, &idx)) {
-		a = &fs->items[idx];
-	} else {
-		if (fs->n == MAX_FINDINGS) {
-			x->err = fp_diag_set(x->diag, FP_ELIMIT, 0,
-					     "findings: more than %u distinct findings",
-					     MAX_FINDINGS);
-			return NULL;
-		}
-		if (fs->n == fs->cap) {
-			size_t nc = fs->cap ? fs->cap * 2 : 16;
-			struct agg *ni = fp_reallocarray(fs->items, nc, sizeof(*ni));
+	if (fs->n == fs->cap) {
+		size_t nc = fs->cap ? fs->cap * 2 : 16;
+		struct agg *ni = fp_reallocarray(fs->items, nc, sizeof(*ni));
 
-			if (!ni) {
-				nomem(x);
-				return NULL;
-			}
-			fs->items = ni;
-			fs->cap = nc;
-		}
-		if (fp_hashmap_put(&x->index, key, fs->n)) {
+		if (!ni) {
 			nomem(x);
 			return NULL;
 		}
-		a = &fs->items[fs->n];
-		memset(a, 0, sizeof(*a));
-		a->order = fs->n++;
-		a->f.kind = kind;
-		a->f.site = site;
-		a->f.statement = x->run->sites[site].statement;
-		a->f.program = rec->program;
-		a->f.execution = rec->execution;
-		a->f.subject = "";
-		a->sub = sub;
-		a->ref = ref;
-		a->other = other;
-		a->lower_exact = true;
-		a->f.lanes_known = true;
-		a->last_program = rec->program;
-		a->f.programs[a->f.nprograms++] = rec->program;
-		a->f.program_count = 1;
-		a->f.instance_count = 1;
-		return a;
+		fs->items = ni;
+		fs->cap = nc;
 	}
-	a->f.instance_count++;
-	if (rec->program != a->last_program) {
-		/* records of one site come by program; checks by reference come by program too */
-		a->last_program = rec->program;
-		a->f.program_count++;
-		if (a->f.nprograms < FP_DBG_FINDING_MAX_PROGRAMS)
-			a->f.programs[a->f.nprograms++] = rec->program;
-	}
+	a = &fs->items[fs->n];
+	memset(a, 0, sizeof(*a));
+	a->order = fs->n++;
+	a->f.kind = kind;
+	a->f.statement = stmt;
+	a->f.site = site;
+	a->f.subject = "";
+	a->f.execution = FP_DBG_EXECUTION_UNKNOWN;
 	return a;
 }
 
-/* ---- out of bounds -------------------------------------------------------------------------- */
-
-/* The single tensor argument the site's pointer derives from, or UINT32_MAX. */
-static uint32_t base_arg(const struct fp_dbg_findings *fs, const struct fp_dbg_site *s)
+/*
+ * The execution of the slot's first instance: in a marker-mode run the check runs just before
+ * its site's record, so the program's record counter it saw (first_seq) is that record's slot.
+ */
+static uint32_t execution_of(const struct fp_dbg_run *run, const struct fp_dbg_check_slot *k)
 {
-	uint32_t found = UINT32_MAX;
-	size_t i, j;
-
-	for (i = 0; i < s->nbase_params; i++) {
-		for (j = 0; j < fs->nargs; j++) {
-			if (strcmp(fs->args[j].name, s->base_params[i]))
-				continue;
-			if (found != UINT32_MAX && found != j)
-				return UINT32_MAX; /* two tensor arguments: ambiguous */
-			found = (uint32_t)j;
-		}
-	}
-	return found;
-}
-
-/* Distance of [lo, hi) from the view of `a` (0 when inside). */
-static uint64_t view_distance(const struct fp_dbg_arg *a, uint64_t lo, uint64_t hi)
-{
-	uint64_t before = lo < a->view_lo ? a->view_lo - lo : 0;
-	uint64_t past = hi > a->view_hi ? hi - a->view_hi : 0;
-
-	return FP_MAX(before, past);
-}
-
-/* Level-2 detail: lanes outside [vlo, vhi) and the first of them (row-major lane order). */
-static bool lanes_out(const struct fp_dbg_run *run, const struct fp_dbg_record *rec, uint64_t esize,
-		      uint64_t vlo, uint64_t vhi, uint64_t *count, uint64_t *first)
-{
-	const uint64_t *d;
+	const struct fp_dbg_record *r;
 	size_t n, i;
-	bool seen = false;
 
-	d = fp_dbg_run_dump(run, rec, &n);
-	if (!d)
-		return false;
-	*count = 0;
-	for (i = 0; i < n; i++) {
-		uint64_t a = d[i];
-
-		if (a >> 63) /* masked off: never counts */
-			continue;
-		if (a < vlo || a > UINT64_MAX - esize || a + esize > vhi) {
-			if (!seen)
-				*first = a;
-			seen = true;
-			(*count)++;
-		}
-	}
-	return true;
+	if (k->site == UINT32_MAX || !(r = fp_dbg_run_records(run, k->site, &n)))
+		return FP_DBG_EXECUTION_UNKNOWN;
+	for (i = 0; i < n; i++)
+		if (r[i].program == k->first_program && r[i].slot == k->first_seq)
+			return r[i].execution;
+	return FP_DBG_EXECUTION_UNKNOWN;
 }
 
-static void oob_record(struct ctx *x, size_t si, uint32_t base, uint64_t esize,
-		       const struct fp_dbg_record *rec, enum fp_dbg_finding_kind kind)
+/* What every finding made from a slot says of its instances. */
+static void instances(struct ctx *x, struct agg *a, const struct fp_dbg_check_slot *k)
 {
-	const struct fp_dbg_findings *fs = x->fs;
-	struct fp_dbg_addr_summary a;
-	uint32_t ref = base, other = UINT32_MAX;
-	enum fp_dbg_oob_where where;
-	uint64_t lo, hi, slo, shi, before, past, addr, nout = 0, first = 0;
-	const struct fp_dbg_arg *r;
+	size_t i;
+
+	a->rule = k->rule;
+	a->seq = k->first_seq;
+	a->reads = k->reads;
+	a->nreads = k->nreads;
+	a->f.program = k->first_program;
+	a->f.execution = execution_of(x->run, k);
+	a->f.loop_var = k->loop_var;
+	a->f.loop_line = k->loop_line;
+	a->f.loop_value = k->first_iter;
+	a->f.instance_count = k->fired;
+	for (i = 0; i < k->nprograms; i++)
+		a->f.programs[i] = k->programs[i];
+	a->f.nprograms = k->nprograms;
+	a->f.programs_more = k->programs_more;
+	a->f.program_count = k->nprograms;
+	a->f.subject = k->subject ? k->subject : "";
+}
+
+/* Index of parameter `name` in the run's parameters, or SIZE_MAX. */
+static size_t param_index(const struct ctx *x, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < x->np; i++)
+		if (!strcmp(x->pnames[i], name))
+			return i;
+	return SIZE_MAX;
+}
+
+static bool has_view(const struct fp_dbg_table_entry *e)
+{
+	return e->view_lo < e->view_hi;
+}
+
+/* Distance of address a from the view of e (0 inside). */
+static uint64_t view_distance(const struct fp_dbg_table_entry *e, uint64_t a)
+{
+	if (a < e->view_lo)
+		return e->view_lo - a;
+	return a >= e->view_hi ? a - e->view_hi + 1 : 0;
+}
+
+/*
+ * An access that left the view of the tensor it derives from: which tensor (the candidate
+ * tensors' nearest, or with none known the nearest tensor of the launch), how far, and where its
+ * first offending address lies.
+ */
+static void bounds_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
+{
+	const struct fp_dbg_run *run = x->run;
+	size_t ref = SIZE_MAX, other = SIZE_MAX, i, j;
+	uint64_t best = UINT64_MAX, a = k->first_value, slo, shi;
+	enum fp_dbg_oob_where where = FP_DBG_OOB_OUTSIDE;
+	const struct fp_dbg_table_entry *r;
+	bool known = false;
 	struct agg *g;
-	bool lanes;
-	size_t j;
 
-	fp_dbg_record_addr_summary(rec, &a);
-	if (a.status != FP_DBG_ADDR_COMPLETE || !a.has_addresses)
-		return;
-	lo = a.min_addr;
-	hi = a.max_addr > UINT64_MAX - esize ? UINT64_MAX : a.max_addr + esize;
-	if (base != UINT32_MAX && inside(fs->args[base].view_lo, fs->args[base].view_hi, lo, hi))
-		return;
-	/* Pointer arithmetic that moved to another argument's view is that argument's access. */
-	for (j = 0; j < fs->nargs; j++)
-		if (inside(fs->args[j].view_lo, fs->args[j].view_hi, lo, hi))
-			return;
-	if (base != UINT32_MAX) {
-		storage_of(&fs->args[base], &slo, &shi);
-		where = FP_DBG_OOB_OUTSIDE;
-		if (inside(slo, shi, lo, hi)) {
-			where = FP_DBG_OOB_INSIDE_STORAGE;
-		} else {
-			for (j = 0; j < fs->nargs && where == FP_DBG_OOB_OUTSIDE; j++) {
-				storage_of(&fs->args[j], &slo, &shi);
-				if (j != base && inside(slo, shi, lo, hi)) {
-					where = FP_DBG_OOB_OTHER_STORAGE;
-					other = (uint32_t)j;
-				}
-			}
-		}
-	} else {
-		/* Base unknown: the allocation that holds the access, else the nearest view. */
-		where = FP_DBG_OOB_OUTSIDE;
-		for (j = 0; j < fs->nargs; j++) {
-			storage_of(&fs->args[j], &slo, &shi);
-			if (inside(slo, shi, lo, hi)) {
-				ref = (uint32_t)j;
-				where = FP_DBG_OOB_INSIDE_STORAGE;
-				break;
-			}
-		}
-		if (ref == UINT32_MAX) {
-			uint64_t best = UINT64_MAX;
+	for (i = 0; i < k->ncands; i++) {
+		size_t p = param_index(x, k->cands[i]);
 
-			for (j = 0; j < fs->nargs; j++) {
-				uint64_t dist = view_distance(&fs->args[j], lo, hi);
-
-				if (fs->args[j].view_lo < fs->args[j].view_hi && dist < best) {
-					best = dist;
-					ref = (uint32_t)j;
-				}
-			}
+		if (p == SIZE_MAX || !has_view(&x->table[p]))
+			continue;
+		known = true;
+		if (view_distance(&x->table[p], a) < best) {
+			best = view_distance(&x->table[p], a);
+			ref = p;
 		}
 	}
-	if (ref == UINT32_MAX)
-		return; /* no argument with a non-empty view: nothing to compare with */
-	r = &fs->args[ref];
-	before = lo < r->view_lo ? r->view_lo - lo : 0;
-	past = hi > r->view_hi ? hi - r->view_hi : 0;
-	lanes = lanes_out(x->run, rec, esize, r->view_lo, r->view_hi, &nout, &first);
-	if (lanes && nout) {
-		addr = first;
-	} else if (a.first_addr < r->view_lo || a.first_addr + esize > r->view_hi) {
-		addr = a.first_addr;
-	} else if (a.last_addr < r->view_lo || a.last_addr + esize > r->view_hi) {
-		addr = a.last_addr;
-	} else {
-		addr = past ? a.max_addr : a.min_addr;
-	}
-	g = aggregate(x, kind, (uint32_t)si, 0, ref, other, 0, rec);
+	if (!known) /* checked against every tensor: the nearest names it */
+		for (i = 0; i < x->np; i++)
+			if (has_view(&x->table[i]) && view_distance(&x->table[i], a) < best) {
+				best = view_distance(&x->table[i], a);
+				ref = i;
+			}
+	if (ref == SIZE_MAX)
+		return; /* no tensor to compare with: the device found nothing to check against */
+	r = &x->table[ref];
+	entry_storage(r, &slo, &shi);
+	if (a >= slo && a < shi)
+		where = FP_DBG_OOB_INSIDE_STORAGE;
+	/* another tensor of the launch the address lies in: its view first, then (outside the
+	 * reference's own allocation only) its storage, which slices of one buffer share */
+	for (j = 0; j < (where == FP_DBG_OOB_INSIDE_STORAGE ? 1u : 2u) && other == SIZE_MAX; j++)
+		for (i = 0; i < x->np && other == SIZE_MAX; i++) {
+			uint64_t lo, hi;
+
+			if (i == ref || !has_view(&x->table[i]))
+				continue;
+			if (j == 0) {
+				lo = x->table[i].view_lo;
+				hi = x->table[i].view_hi;
+			} else {
+				entry_storage(&x->table[i], &lo, &hi);
+			}
+			if (a >= lo && a < hi)
+				other = i;
+		}
+	if (where != FP_DBG_OOB_INSIDE_STORAGE && other != SIZE_MAX)
+		where = FP_DBG_OOB_OTHER_STORAGE;
+	g = add(x,
+		k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT ? FP_DBG_FINDING_DESCRIPTOR_EXTENT :
+							   FP_DBG_FINDING_OUT_OF_BOUNDS,
+		k->statement, k->site);
 	if (!g)
 		return;
-	if (g->f.instance_count == 1) {
-		g->f.address = addr;
-		g->f.param = r->name;
-		g->f.param_known = base != UINT32_MAX;
-		g->f.other_param = other != UINT32_MAX ? fs->args[other].name : NULL;
-		g->f.where = where;
-		g->f.view_lo = r->view_lo;
-		g->f.view_hi = r->view_hi;
-		storage_of(r, &g->f.storage_lo, &g->f.storage_hi);
-		g->f.subject = x->run->sites[si].name;
+	instances(x, g, k);
+	g->f.param = x->pnames[ref];
+	g->f.param_known = known;
+	g->f.other_param = other != SIZE_MAX ? x->pnames[other] : NULL;
+	g->f.where = where;
+	g->f.address = a;
+	if (k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT && k->has_range)
+		/* the slot holds the descriptor's range: its first byte outside the view */
+		g->f.address = k->hi > r->view_hi ? FP_MAX(r->view_hi, k->lo) : k->lo;
+	g->f.view_lo = r->view_lo;
+	g->f.view_hi = r->view_hi;
+	g->f.storage_lo = slo;
+	g->f.storage_hi = shi;
+	if (k->has_range) {
+		g->f.bytes_before = k->lo < r->view_lo ? r->view_lo - k->lo : 0;
+		g->f.bytes_past = k->hi > r->view_hi ? k->hi - r->view_hi : 0;
 	}
-	g->f.bytes_before = FP_MAX(g->f.bytes_before, before);
-	g->f.bytes_past = FP_MAX(g->f.bytes_past, past);
-	if (lanes)
-		g->f.lanes_out += nout;
-	else
-		g->f.lanes_known = false;
+	g->f.lanes_known = true;
+	g->f.lanes_out = k->count;
+	g->f.suppressed = run->info.suppress && k->rule == FP_DBG_RULE_BOUNDS ? k->count : 0;
+}
+
+static double bits_double(uint64_t b)
+{
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+static void value_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
+{
+	enum fp_dbg_finding_kind kind;
+	struct agg *g;
+
+	switch (k->rule) {
+	case FP_DBG_RULE_NAN:
+	case FP_DBG_RULE_NAN_MEM:
+		kind = FP_DBG_FINDING_NAN_ORIGIN;
+		break;
+	case FP_DBG_RULE_INF:
+	case FP_DBG_RULE_INF_MEM:
+		kind = FP_DBG_FINDING_INF_ORIGIN;
+		break;
+	case FP_DBG_RULE_DIV_ZERO:
+	case FP_DBG_RULE_DIV_TINY:
+		kind = FP_DBG_FINDING_DIVISION_BY_ZERO;
+		break;
+	case FP_DBG_RULE_SQRT_NEGATIVE:
+	case FP_DBG_RULE_LOG_NEGATIVE:
+		kind = FP_DBG_FINDING_INVALID_DOMAIN;
+		break;
+	default:
+		kind = FP_DBG_FINDING_PRECISION_LOSS;
+		break;
+	}
+	g = add(x, kind, k->statement, k->site);
+	if (!g)
+		return;
+	instances(x, g, k);
+	g->f.count = k->count;
+	g->f.value = bits_double(k->first_value);
+	g->f.target_dtype = k->target_dtype;
+	g->f.from_memory = k->rule == FP_DBG_RULE_NAN_MEM || k->rule == FP_DBG_RULE_INF_MEM;
+}
+
+/*
+ * NaN/Inf descent inside the launch: values that held one because a read did are counted on
+ * the slot that saw them (descended); a load from memory that held one while the launch also
+ * made one (a store of it, read back) descends from that origin: counted there, not a finding
+ * of its own (docs/guide/debugger.md, "NaN and Inf origin").
+ */
+static void descent(struct ctx *x)
+{
+	struct fp_dbg_findings *fs = x->fs;
+	size_t i, j, nk, kind;
+	const struct fp_dbg_check_slot *ks = fp_dbg_run_checks(x->run, &nk);
+
+	for (kind = 0; kind < 2; kind++) {
+		enum fp_dbg_finding_kind fk =
+			kind ? FP_DBG_FINDING_INF_ORIGIN : FP_DBG_FINDING_NAN_ORIGIN;
+		enum fp_dbg_rule rule = kind ? FP_DBG_RULE_INF : FP_DBG_RULE_NAN;
+		struct agg *o = NULL;
+
+		/* the first origin made here, by (program, sequence) of its first instance */
+		for (i = 0; i < fs->n; i++) {
+			struct agg *g = &fs->items[i];
+
+			if (g->f.kind != fk || g->f.from_memory)
+				continue;
+			if (!o || g->f.program < o->f.program ||
+			    (g->f.program == o->f.program && g->seq < o->seq))
+				o = g;
+		}
+		if (!o)
+			continue;
+		for (j = 0; j < nk; j++)
+			if (ks[j].rule == rule)
+				o->f.descendants += ks[j].descended;
+		for (j = 0; j < fs->n; j++) {
+			struct agg *m = &fs->items[j];
+
+			if (m->dropped || !m->f.from_memory || m->f.kind != fk)
+				continue;
+			m->dropped = true;
+			o->f.descendants += m->f.instance_count;
+		}
+	}
+}
+
+static void check_slots(struct ctx *x)
+{
+	const struct fp_dbg_check_slot *ks;
+	size_t i, nk;
+
+	ks = fp_dbg_run_checks(x->run, &nk);
+	for (i = 0; i < nk && !x->err; i++) {
+		const struct fp_dbg_check_slot *k = &ks[i];
+
+		if (!k->fired || !k->has_first)
+			continue;
+		if (k->rule == FP_DBG_RULE_BOUNDS || k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT) {
+			if (x->table)
+				bounds_finding(x, k);
+		} else {
+			value_finding(x, k);
+		}
+	}
+	if (!x->err)
+		descent(x);
 }
 
 /*
  * Host tensor descriptors, checked at launch: the bytes a descriptor's shape and strides address
- * against its base tensor's view. The finding is attached to the first observed access through
- * it (site table `desc_param`), at its first record; without one there is nowhere to show it.
+ * against its base tensor's view. The finding is attached to the first access through it (site
+ * table `desc_param`); without one there is nowhere to show it.
  */
 static void check_host_descriptors(struct ctx *x)
 {
 	const struct fp_dbg_run *run = x->run;
 	const struct fp_dbg_findings *fs = x->fs;
-	size_t j, k, si;
+	size_t j, k;
 
 	for (j = 0; j < fs->nargs && !x->err; j++) {
 		const struct fp_dbg_arg *a = &fs->args[j];
-		const struct fp_dbg_record *r = NULL;
 		uint64_t slo, shi, before, past;
+		size_t si = SIZE_MAX;
 		struct agg *g;
-		size_t n;
 
 		if (!a->descriptor || inside(a->view_lo, a->view_hi, a->desc_lo, a->desc_hi) ||
 		    a->desc_lo == a->desc_hi)
 			continue;
-		si = SIZE_MAX;
 		for (k = 0; k < run->nstmts && si == SIZE_MAX; k++) {
 			const struct fp_dbg_statement *st = &run->stmts[k];
 			size_t m;
@@ -449,8 +510,7 @@ static void check_host_descriptors(struct ctx *x)
 			for (m = 0; m < st->nsites; m++) {
 				const struct fp_dbg_site *s = &run->sites[st->sites[m]];
 
-				if (s->desc_param && !strcmp(s->desc_param, a->name) &&
-				    (r = fp_dbg_run_records(run, st->sites[m], &n))) {
+				if (s->desc_param && !strcmp(s->desc_param, a->name)) {
 					si = st->sites[m];
 					break;
 				}
@@ -460,11 +520,16 @@ static void check_host_descriptors(struct ctx *x)
 			continue;
 		before = a->desc_lo < a->view_lo ? a->view_lo - a->desc_lo : 0;
 		past = a->desc_hi > a->view_hi ? a->desc_hi - a->view_hi : 0;
-		g = aggregate(x, FP_DBG_FINDING_DESCRIPTOR_EXTENT, (uint32_t)si, 1, (uint32_t)j,
-			      UINT32_MAX, 0, r);
+		g = add(x, FP_DBG_FINDING_DESCRIPTOR_EXTENT, run->sites[si].statement,
+			(uint32_t)si);
 		if (!g)
 			return;
 		storage_of(a, &slo, &shi);
+		g->f.program = 0;
+		g->f.instance_count = 1;
+		g->f.programs[0] = 0; /* checked once, at launch: shown at the first program */
+		g->f.nprograms = 1;
+		g->f.program_count = 1;
 		g->f.param = a->name;
 		g->f.param_known = true;
 		g->f.where = inside(slo, shi, a->desc_lo, a->desc_hi) ? FP_DBG_OOB_INSIDE_STORAGE :
@@ -476,57 +541,26 @@ static void check_host_descriptors(struct ctx *x)
 		g->f.address = past ? a->desc_hi - 1 : a->desc_lo;
 		g->f.bytes_before = before;
 		g->f.bytes_past = past;
-		g->f.lanes_known = false;
 		g->f.subject = a->name;
 		g->inputs = a->desc_text ? a->desc_text : "";
 	}
 }
 
-static void check_bounds(struct ctx *x)
-{
-	const struct fp_dbg_run *run = x->run;
-	size_t si, i, n;
-
-	if (!x->fs->nargs)
-		return;
-	for (si = 0; si < run->nsites && !x->err; si++) {
-		const struct fp_dbg_site *s = &run->sites[si];
-		const struct fp_dbg_record *r;
-		uint64_t esize;
-		uint32_t base;
-
-		if (!FP_DBG_KIND_IS_ADDR(s->kind))
-			continue;
-		r = fp_dbg_run_records(run, si, &n);
-		esize = fp_dtype_size(s->dtype);
-		if (!esize)
-			esize = 1;
-		base = base_arg(x->fs, s);
-		for (i = 0; i < n && !x->err; i++)
-			oob_record(x, si, base, esize, &r[i],
-				   s->kind == FP_DBG_KIND_DESCRIPTOR ?
-					   FP_DBG_FINDING_DESCRIPTOR_EXTENT :
-					   FP_DBG_FINDING_OUT_OF_BOUNDS);
-	}
-	check_host_descriptors(x);
-}
-
-/* ---- numerical rules ------------------------------------------------------------------------ */
+/* ---- messages ------------------------------------------------------------------------------- */
 
 /* Range facts of the narrow float types a cast may target. */
 struct frange {
 	enum fp_dtype t;
 	double max_finite; /* largest finite value */
-	double overflow;   /* |x| >= this rounds to inf (or NaN/saturation for e4m3fn) */
 	double min_normal;
 	double min_sub; /* smallest subnormal: |x| <= min_sub / 2 rounds to zero */
 };
 
 static const struct frange franges[] = {
-	{FP_DTYPE_FLOAT16, 65504.0, 65520.0, 0x1p-14, 0x1p-24},
-	{FP_DTYPE_BFLOAT16, 0x1.fep127, 0x1.ffp127, 0x1p-126, 0x1p-133},
-	{FP_DTYPE_FLOAT8E4NV, 448.0, 464.0, 0x1p-6, 0x1p-9},
-	{FP_DTYPE_FLOAT8E5, 57344.0, 61440.0, 0x1p-14, 0x1p-16},
+	{FP_DTYPE_FLOAT16, 65504.0, 0x1p-14, 0x1p-24},
+	{FP_DTYPE_BFLOAT16, 0x1.fep127, 0x1p-126, 0x1p-133},
+	{FP_DTYPE_FLOAT8E4NV, 448.0, 0x1p-6, 0x1p-9},
+	{FP_DTYPE_FLOAT8E5, 57344.0, 0x1p-14, 0x1p-16},
 };
 
 static const struct frange *frange_of(enum fp_dtype t)
@@ -538,505 +572,6 @@ static const struct frange *frange_of(enum fp_dtype t)
 			return &franges[i];
 	return NULL;
 }
-
-/* Smallest normal of a float dtype (the "tiny divisor" threshold); 0 for other dtypes. */
-static double tiny_of(enum fp_dtype t)
-{
-	switch (t) {
-	case FP_DTYPE_FLOAT16:
-	case FP_DTYPE_FLOAT8E5:
-		return 0x1p-14;
-	case FP_DTYPE_FLOAT8E4NV:
-		return 0x1p-6;
-	case FP_DTYPE_BFLOAT16:
-	case FP_DTYPE_FLOAT32:
-		return (double)FLT_MIN;
-	case FP_DTYPE_FLOAT64:
-		return DBL_MIN;
-	default:
-		return 0;
-	}
-}
-
-/*
- * A lower bound on the nonzero finite elements with |x| <= t, from the summary alone: elements
- * with |x| > t contribute more than t^2 each to the sum of squares, so there are at most
- * floor(sumsq / t^2) of them. `*exact` when every nonzero element is at most t (max |x| <= t).
- */
-static uint64_t small_lower_bound(const struct fp_dbg_value_summary *v, double amax, double t,
-				  bool *exact)
-{
-	uint64_t nonzero = v->finite_count - FP_MIN(v->zero_count, v->finite_count);
-	double big;
-
-	*exact = amax <= t;
-	if (*exact)
-		return nonzero;
-	/* a little slack for the rounding of the device's float64 sum of squares */
-	big = ceil(v->sumsq / (t * t) * (1.0 + 1e-9));
-	if (!(big < (double)nonzero)) /* also when big is inf or NaN */
-		return 0;
-	return nonzero - (uint64_t)big;
-}
-
-/*
- * Apply the rule of `role` to the value record `val`; the finding is filed under `site` (the
- * operand site, or the site that carries the check) with `host`'s program and execution.
- */
-static void apply_rule(struct ctx *x, enum fp_dbg_role role, enum fp_dtype target,
-		       const struct fp_dbg_record *val, uint32_t site, uint32_t check,
-		       const char *subject, const struct fp_dbg_record *host)
-{
-	struct fp_dbg_value_summary v;
-	enum fp_dtype src = fp_dbg_record_dtype(val);
-	struct agg *g = NULL;
-	double amax;
-
-	fp_dbg_record_value_summary(val, &v);
-	if (fp_dbg_record_kind(val) != FP_DBG_KIND_VALUE || src == FP_DTYPE_POINTER)
-		return;
-	/* a counts-only record (check mode, nan/inf only) has nothing these rules read */
-	if (v.counts_only)
-		return;
-	amax = v.finite_count ? FP_MAX(fabs(v.min), fabs(v.max)) : 0;
-	switch (role) {
-	case FP_DBG_ROLE_CAST_SRC: {
-		const struct frange *fr = frange_of(target);
-		uint64_t nonzero, lb;
-		bool exact;
-
-		if (!fr || src == target || !v.finite_count)
-			return;
-		if (amax >= fr->overflow) {
-			g = aggregate(x, FP_DBG_FINDING_PRECISION_LOSS, site, SUB_OVERFLOW,
-				      UINT32_MAX, UINT32_MAX, check, host);
-			if (g && (g->f.instance_count == 1 || amax > g->f.value))
-				g->f.value = amax;
-			break;
-		}
-		nonzero = v.finite_count - FP_MIN(v.zero_count, v.finite_count);
-		if (!nonzero || !fp_dtype_is_float(src))
-			return; /* integers are 0 or at least 1: they never underflow */
-		lb = small_lower_bound(&v, amax, fr->min_sub / 2, &exact);
-		if (lb && 2 * lb >= nonzero) {
-			g = aggregate(x, FP_DBG_FINDING_PRECISION_LOSS, site, SUB_FLUSH, UINT32_MAX,
-				      UINT32_MAX, check, host);
-		} else {
-			lb = small_lower_bound(&v, amax, fr->min_normal, &exact);
-			if (!lb || 2 * lb < nonzero)
-				return;
-			g = aggregate(x, FP_DBG_FINDING_PRECISION_LOSS, site, SUB_SUBNORMAL,
-				      UINT32_MAX, UINT32_MAX, check, host);
-		}
-		if (g) {
-			g->f.count += lb;
-			g->lower_exact &= exact;
-			g->f.count_is_lower_bound = !g->lower_exact;
-			if (g->f.instance_count == 1 || amax > g->f.value)
-				g->f.value = amax;
-		}
-		break;
-	}
-	case FP_DBG_ROLE_DIVISOR: {
-		double amin, tiny = tiny_of(src);
-
-		if (v.zero_count) {
-			g = aggregate(x, FP_DBG_FINDING_DIVISION_BY_ZERO, site, SUB_ZERO,
-				      UINT32_MAX, UINT32_MAX, check, host);
-			if (g)
-				g->f.count += v.zero_count;
-			break;
-		}
-		if (!v.finite_count || !v.is_float || !(tiny > 0))
-			return;
-		/* the smallest |x| is known only when every element has the same sign */
-		if (v.min > 0)
-			amin = v.min;
-		else if (v.max < 0)
-			amin = -v.max;
-		else
-			return;
-		if (!(amin < tiny))
-			return;
-		g = aggregate(x, FP_DBG_FINDING_DIVISION_BY_ZERO, site, SUB_TINY, UINT32_MAX,
-			      UINT32_MAX, check, host);
-		if (g && (g->f.instance_count == 1 || amin < g->f.value))
-			g->f.value = amin;
-		break;
-	}
-	case FP_DBG_ROLE_SQRT_ARG:
-	case FP_DBG_ROLE_LOG_ARG:
-		if (!v.finite_count || !(v.min < 0))
-			return;
-		g = aggregate(x, FP_DBG_FINDING_INVALID_DOMAIN, site,
-			      role == FP_DBG_ROLE_SQRT_ARG ? SUB_SQRT : SUB_LOG, UINT32_MAX,
-			      UINT32_MAX, check, host);
-		if (g && (g->f.instance_count == 1 || v.min < g->f.value))
-			g->f.value = v.min;
-		break;
-	case FP_DBG_ROLE_NONE:
-	case FP_DBG_ROLE_LOADED:
-		return;
-	}
-	if (g) {
-		g->f.target_dtype = role == FP_DBG_ROLE_CAST_SRC ? target : FP_DTYPE_UNKNOWN;
-		g->f.subject = subject;
-		g->operand_dtype = src;
-	}
-}
-
-/* Rules on operand sites: each record is the operand itself. */
-static void check_operands(struct ctx *x)
-{
-	const struct fp_dbg_run *run = x->run;
-	size_t si, i, n;
-
-	for (si = 0; si < run->nsites && !x->err; si++) {
-		const struct fp_dbg_site *s = &run->sites[si];
-		const struct fp_dbg_record *r;
-
-		if (s->kind != FP_DBG_KIND_VALUE || s->role == FP_DBG_ROLE_NONE ||
-		    s->role == FP_DBG_ROLE_LOADED)
-			continue;
-		r = fp_dbg_run_records(run, si, &n);
-		for (i = 0; i < n && !x->err; i++)
-			apply_rule(x, s->role, s->target_dtype, &r[i], (uint32_t)si, 0, s->name,
-				   &r[i]);
-	}
-}
-
-/* ---- NaN/Inf origin and checks by reference: one walk per program in execution order ------- */
-
-struct walk {
-	uint32_t *name_of;  /* per site: tracked variable id, or UINT32_MAX */
-	uint32_t *read_ids; /* all sites' reads, flattened */
-	size_t *read_first; /* site i's reads: read_ids[read_first[i] .. read_first[i+1]) */
-	uint32_t *check_ids;
-	size_t *check_first;
-	uint32_t *stamp;  /* per variable: program walk that last set it */
-	uint32_t *latest; /* per variable: its latest record (index into run->records) */
-	uint32_t *order;  /* per (program, slot): record index + 1, 0 when unused */
-	uint32_t nnames;
-};
-
-static void walk_release(struct walk *w)
-{
-	fp_free(w->name_of);
-	fp_free(w->read_ids);
-	fp_free(w->read_first);
-	fp_free(w->check_ids);
-	fp_free(w->check_first);
-	fp_free(w->stamp);
-	fp_free(w->latest);
-	fp_free(w->order);
-}
-
-/* Does the walk have anything to do? (NaN/Inf in some value record, or a check.) */
-static bool walk_needed(const struct fp_dbg_run *run)
-{
-	size_t i;
-
-	for (i = 0; i < run->nsites; i++)
-		if (run->sites[i].nchecks)
-			return true;
-	for (i = 0; i < run->nrecords; i++) {
-		const struct fp_dbg_record *r = &run->records[i];
-
-		if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE && r->words[2])
-			return true;
-	}
-	return false;
-}
-
-static bool tracked(const struct fp_dbg_site *s)
-{
-	return s->kind == FP_DBG_KIND_VALUE &&
-	       (s->role == FP_DBG_ROLE_NONE || s->role == FP_DBG_ROLE_LOADED);
-}
-
-static int walk_init(struct ctx *x, struct walk *w)
-{
-	const struct fp_dbg_run *run = x->run;
-	const struct fp_dbg_run_info *in = &run->info;
-	struct fp_intern *names = fp_intern_new();
-	size_t i, k, nreads = 0, nchecks = 0, ns = run->nsites;
-	uint64_t slots;
-	uint32_t id;
-	int st = FP_OK;
-
-	memset(w, 0, sizeof(*w));
-	if (!names)
-		return nomem(x);
-	if (in->programs && in->slots_per_program > MAX_ORDER_SLOTS / in->programs) {
-		fp_intern_free(names);
-		return x->err = fp_diag_set(x->diag, FP_ELIMIT, 0,
-					    "findings: %" PRIu64 " programs x %" PRIu64
-					    " slots are too many to order",
-					    in->programs, in->slots_per_program);
-	}
-	slots = in->programs * in->slots_per_program;
-	for (i = 0; i < ns; i++) {
-		nreads += run->sites[i].nreads;
-		nchecks += run->sites[i].nchecks;
-	}
-	w->name_of = fp_calloc(ns + 1, sizeof(*w->name_of));
-	w->read_first = fp_calloc(ns + 1, sizeof(*w->read_first));
-	w->read_ids = fp_calloc(nreads + 1, sizeof(*w->read_ids));
-	w->check_first = fp_calloc(ns + 1, sizeof(*w->check_first));
-	w->check_ids = fp_calloc(nchecks + 1, sizeof(*w->check_ids));
-	w->order = fp_calloc(slots + 1, sizeof(*w->order));
-	if (!w->name_of || !w->read_first || !w->read_ids || !w->check_first || !w->check_ids ||
-	    !w->order)
-		goto fail_nomem;
-	/* variables: the names of tracked value sites */
-	for (i = 0; i < ns; i++) {
-		w->name_of[i] = UINT32_MAX;
-		if (!tracked(&run->sites[i]))
-			continue;
-		if ((st = fp__dbg_var_key(names, run->sites[i].frame, run->sites[i].name, true,
-					  &id)))
-			goto fail_st;
-		w->name_of[i] = id;
-	}
-	w->nnames = fp_intern_count(names);
-	for (i = 0, nreads = 0, nchecks = 0; i < ns; i++) {
-		const struct fp_dbg_site *s = &run->sites[i];
-
-		w->read_first[i] = nreads;
-		for (k = 0; k < s->nreads; k++) {
-			const struct fp_dbg_read *r = &s->reads[k];
-
-			w->read_ids[nreads++] =
-				fp__dbg_var_key(names, r->frame, r->var, false, &id) ? UINT32_MAX :
-										       id;
-		}
-		w->check_first[i] = nchecks;
-		for (k = 0; k < s->nchecks; k++) {
-			const struct fp_dbg_check *ck = &s->checks[k];
-
-			w->check_ids[nchecks++] =
-				fp__dbg_var_key(names, ck->frame, ck->var, false, &id) ?
-					UINT32_MAX :
-					id;
-		}
-	}
-	w->read_first[ns] = nreads;
-	w->check_first[ns] = nchecks;
-	w->stamp = fp_calloc(w->nnames + 1, sizeof(*w->stamp));
-	w->latest = fp_calloc(w->nnames + 1, sizeof(*w->latest));
-	if (!w->stamp || !w->latest)
-		goto fail_nomem;
-	for (i = 0; i < run->nrecords; i++) {
-		const struct fp_dbg_record *r = &run->records[i];
-
-		if (r->program < in->programs && r->slot < in->slots_per_program && i < UINT32_MAX)
-			w->order[r->program * in->slots_per_program + r->slot] = (uint32_t)i + 1;
-	}
-	fp_intern_free(names);
-	return FP_OK;
-
-fail_nomem:
-	st = FP_ENOMEM;
-fail_st:
-	fp_intern_free(names);
-	walk_release(w);
-	if (st == FP_ENOMEM)
-		return nomem(x);
-	return x->err = fp_diag_set(x->diag, st, 0, "findings: cannot index variable names");
-}
-
-/* The latest record of variable `id` in the program being walked, or NULL. */
-static const struct fp_dbg_record *latest(const struct ctx *x, const struct walk *w, uint32_t id,
-					  uint32_t gen)
-{
-	if (id == UINT32_MAX || w->stamp[id] != gen)
-		return NULL;
-	return &x->run->records[w->latest[id]];
-}
-
-/* "a, b (finite); c (not observed)": what the statement read, for the message. */
-static const char *inputs_text(struct ctx *x, const struct walk *w, size_t si, uint32_t gen)
-{
-	const struct fp_dbg_site *s = &x->run->sites[si];
-	struct fp_strbuf fin, unk;
-	const char *out = "";
-	size_t k, j;
-
-	fp_strbuf_init(&fin, 4096);
-	fp_strbuf_init(&unk, 4096);
-	for (k = 0; k < s->nreads; k++) {
-		const char *nm = s->reads[k].name;
-		bool dup = false;
-
-		for (j = 0; j < k && !dup; j++)
-			dup = !strcmp(s->reads[j].name, nm);
-		if (dup)
-			continue;
-		if (latest(x, w, w->read_ids[w->read_first[si] + k], gen))
-			fp_strbuf_addf(&fin, "%s%s", fin.len ? ", " : "", nm);
-		else
-			fp_strbuf_addf(&unk, "%s%s", unk.len ? ", " : "", nm);
-	}
-	if (fin.len || unk.len) {
-		struct fp_strbuf all;
-
-		fp_strbuf_init(&all, 8192);
-		if (fin.len)
-			fp_strbuf_addf(&all, "finite inputs: %s", fin.buf);
-		if (unk.len)
-			fp_strbuf_addf(&all, "%sinputs not observed in this program: %s",
-				       fin.len ? "; " : "", unk.buf);
-		out = keep(x, all.buf ? all.buf : "");
-		fp_strbuf_release(&all);
-	}
-	fp_strbuf_release(&fin);
-	fp_strbuf_release(&unk);
-	return out ? out : "";
-}
-
-/*
- * NaN (or Inf) counts of a value record that are certainly not the padding of masked-off load
- * lanes. `nonfinite` is the record's count, `padding_kind` the `other` value that would produce
- * them. *lower says the result is a lower bound.
- */
-static uint64_t from_memory(const struct ctx *x, const struct fp_dbg_site *s,
-			    const struct fp_dbg_record *rec, uint64_t nonfinite,
-			    enum fp_dbg_other padding_kind, bool *lower)
-{
-	const struct fp_dbg_record *ld;
-	struct fp_dbg_addr_summary a;
-	uint64_t padding;
-
-	*lower = false;
-	if (s->other != padding_kind && s->other != FP_DBG_OTHER_UNKNOWN)
-		return nonfinite; /* masked-off lanes hold something else */
-	ld = s->load_site == UINT32_MAX ?
-		     NULL :
-		     fp_dbg_run_find(x->run, s->load_site, rec->program, rec->execution);
-	if (!ld)
-		return 0; /* cannot tell padding from data: say nothing */
-	fp_dbg_record_addr_summary(ld, &a);
-	padding = a.lanes - FP_MIN(a.active_lane_count, a.lanes);
-	*lower = padding > 0;
-	return nonfinite > padding ? nonfinite - padding : 0;
-}
-
-static void origin(struct ctx *x, const struct walk *w, size_t si, const struct fp_dbg_record *rec,
-		   uint32_t gen, bool *found_nan, bool *found_inf)
-{
-	const struct fp_dbg_site *s = &x->run->sites[si];
-	struct fp_dbg_value_summary v;
-	bool nan_reads = false, inf_reads = false, lower_nan = false, lower_inf = false;
-	uint64_t nan, inf;
-	size_t k;
-	int pass;
-
-	fp_dbg_record_value_summary(rec, &v);
-	nan = *found_nan ? 0 : v.nan_count;
-	/* an infinity written as a literal in the statement (-inf padding, a running max's start)
-	 * is meant: not an origin */
-	inf = *found_inf || s->inf_literal ? 0 : v.inf_count;
-	if (!nan && !inf)
-		return;
-	if (s->role == FP_DBG_ROLE_LOADED) {
-		nan = from_memory(x, s, rec, nan, FP_DBG_OTHER_NAN, &lower_nan);
-		inf = from_memory(x, s, rec, inf, FP_DBG_OTHER_INF, &lower_inf);
-	} else {
-		/* a NaN is born here when nothing read held NaN (inf - inf makes one); an Inf when
-		 * everything read was finite */
-		for (k = 0; k < s->nreads; k++) {
-			const struct fp_dbg_record *r =
-				latest(x, w, w->read_ids[w->read_first[si] + k], gen);
-
-			if (!r || fp_dbg_record_kind(r) != FP_DBG_KIND_VALUE)
-				continue;
-			if (r->words[2] & 0xffffffffu)
-				nan_reads = true;
-			if (r->words[2] >> 32)
-				inf_reads = true;
-		}
-		if (nan_reads)
-			nan = 0;
-		if (nan_reads || inf_reads)
-			inf = 0;
-		if (!nan && !inf)
-			return;
-	}
-	for (pass = 0; pass < 2; pass++) {
-		uint64_t cnt = pass ? inf : nan;
-		struct agg *g;
-
-		if (!cnt)
-			continue;
-		g = aggregate(x, pass ? FP_DBG_FINDING_INF_ORIGIN : FP_DBG_FINDING_NAN_ORIGIN,
-			      (uint32_t)si, 0, UINT32_MAX, UINT32_MAX, 0, rec);
-		if (!g)
-			return;
-		if (g->f.instance_count == 1) {
-			g->f.subject = s->name;
-			g->f.from_memory = s->role == FP_DBG_ROLE_LOADED;
-			g->inputs = g->f.from_memory ? "" : inputs_text(x, w, si, gen);
-			g->sub = !pass && inf_reads; /* NaN from infinite inputs */
-		}
-		g->f.count += cnt;
-		g->f.count_is_lower_bound |= pass ? lower_inf : lower_nan;
-		*(pass ? found_inf : found_nan) = true;
-	}
-}
-
-static void check_walk(struct ctx *x)
-{
-	const struct fp_dbg_run *run = x->run;
-	const struct fp_dbg_run_info *in = &run->info;
-	struct walk w;
-	uint64_t p, k, S = in->slots_per_program;
-	uint32_t gen = 0;
-
-	if (!walk_needed(run) || walk_init(x, &w))
-		return;
-	for (p = 0; p < in->programs && !x->err; p++) {
-		bool found_nan = false, found_inf = false;
-
-		if (++gen == 0) { /* wrapped: forget every stamp */
-			memset(w.stamp, 0, (w.nnames + 1) * sizeof(*w.stamp));
-			gen = 1;
-		}
-		for (k = 0; k < S && !x->err; k++) {
-			uint32_t ri = w.order[p * S + k];
-			const struct fp_dbg_record *rec;
-			const struct fp_dbg_site *s;
-			size_t c, si;
-
-			if (!ri)
-				break; /* slots are used densely from 0 */
-			rec = &run->records[ri - 1];
-			si = rec->site;
-			s = &run->sites[si];
-			if (s->kind != FP_DBG_KIND_VALUE)
-				continue;
-			/* checks read the values before this statement's results replace them */
-			for (c = 0; c < s->nchecks; c++) {
-				const struct fp_dbg_record *val =
-					latest(x, &w, w.check_ids[w.check_first[si] + c], gen);
-
-				if (val)
-					apply_rule(x, s->checks[c].role, s->checks[c].target_dtype,
-						   val, (uint32_t)si, (uint32_t)c + 1,
-						   s->checks[c].name, rec);
-			}
-			if (!tracked(s))
-				continue;
-			origin(x, &w, si, rec, gen, &found_nan, &found_inf);
-			if (w.name_of[si] != UINT32_MAX) {
-				w.stamp[w.name_of[si]] = gen;
-				w.latest[w.name_of[si]] = ri - 1;
-			}
-		}
-	}
-	walk_release(&w);
-}
-
-/* ---- messages ------------------------------------------------------------------------------- */
 
 /* "tl.load from", "reads"... for a memory site's message. */
 static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, const char **verb)
@@ -1064,19 +599,9 @@ static void access_words(const struct fp_dbg_site *s, struct fp_strbuf *sb, cons
 	}
 }
 
-/* A tensor descriptor that reaches outside the tensor it was built from. */
-static void desc_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
+/* "up to N bytes before the start of " / "... past the end of " */
+static void reach_words(const struct fp_dbg_finding *f, struct fp_strbuf *sb)
 {
-	const struct fp_dbg_finding *f = &g->f;
-	const struct fp_dbg_site *s = &run->sites[f->site];
-	uint64_t vbytes = f->view_hi - f->view_lo;
-	bool host = g->sub == 1;
-
-	if (host)
-		fp_strbuf_addf(sb, "the tensor descriptor `%s` (%s) addresses ", f->param,
-			       g->inputs && g->inputs[0] ? g->inputs : "its shape and strides");
-	else
-		fp_strbuf_addf(sb, "the tensor descriptor made from `%s` addresses ", s->name);
 	if (f->bytes_before && f->bytes_past)
 		fp_strbuf_addf(sb,
 			       "up to %" PRIu64 " bytes before the start and %" PRIu64
@@ -1086,6 +611,21 @@ static void desc_message(const struct fp_dbg_run *run, const struct agg *g, stru
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
 	else
 		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
+}
+
+/* A tensor descriptor that reaches outside the tensor it was built from. */
+static void desc_message(const struct agg *g, struct fp_strbuf *sb)
+{
+	const struct fp_dbg_finding *f = &g->f;
+	uint64_t vbytes = f->view_hi - f->view_lo;
+	bool host = g->rule == FP_DBG_RULE_UNKNOWN;
+
+	if (host)
+		fp_strbuf_addf(sb, "the tensor descriptor `%s` (%s) addresses ", f->param,
+			       g->inputs && g->inputs[0] ? g->inputs : "its shape and strides");
+	else
+		fp_strbuf_addf(sb, "the tensor descriptor made from `%s` addresses ", f->subject);
+	reach_words(f, sb);
 	if (host)
 		fp_strbuf_addf(
 			sb, "the tensor it was built from (its base, a view of %" PRIu64 " bytes)",
@@ -1108,157 +648,152 @@ static void desc_message(const struct fp_dbg_run *run, const struct agg *g, stru
 static void oob_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
 {
 	const struct fp_dbg_finding *f = &g->f;
-	const struct fp_dbg_site *s = &run->sites[f->site];
-	bool store = s->kind == FP_DBG_KIND_STORE || s->kind == FP_DBG_KIND_ATOMIC;
+	const struct fp_dbg_site *s = fp_dbg_run_site(run, f->site);
+	bool store = s && (s->kind == FP_DBG_KIND_STORE || s->kind == FP_DBG_KIND_ATOMIC);
 	uint64_t vbytes = f->view_hi - f->view_lo, sbytes = f->storage_hi - f->storage_lo;
-	const char *verb;
+	const char *verb = "reaches";
 
-	access_words(s, sb, &verb);
-	fp_strbuf_addf(sb, " `%s` %s ", s->name, verb);
-	if (f->bytes_before && f->bytes_past)
-		fp_strbuf_addf(sb,
-			       "up to %" PRIu64 " bytes before the start and %" PRIu64
-			       " bytes past the end of ",
-			       f->bytes_before, f->bytes_past);
-	else if (f->bytes_before)
-		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes before the start of ", f->bytes_before);
+	if (s)
+		access_words(s, sb, &verb);
 	else
-		fp_strbuf_addf(sb, "up to %" PRIu64 " bytes past the end of ", f->bytes_past);
+		fp_strbuf_addstr(sb, "the access through");
+	fp_strbuf_addf(sb, " `%s` %s ", f->subject, verb);
+	reach_words(f, sb);
 	if (f->param_known)
 		fp_strbuf_addf(sb, "the tensor `%s` (a view of %" PRIu64 " bytes)", f->param,
 			       vbytes);
 	else
 		fp_strbuf_addf(sb,
-			       "every tensor argument's view (the pointer's base is not known; "
-			       "nearest: `%s`, a view of %" PRIu64 " bytes)",
+			       "every tensor argument's view (the pointer's base is not known, so "
+			       "it was checked against every tensor of the launch; nearest: `%s`, "
+			       "a view of %" PRIu64 " bytes)",
 			       f->param, vbytes);
-	switch (f->where) {
-	case FP_DBG_OOB_INSIDE_STORAGE:
+	if (f->other_param && f->where == FP_DBG_OOB_INSIDE_STORAGE)
+		fp_strbuf_addf(sb,
+			       ". Its first offending address lies inside `%s`, another tensor of "
+			       "the launch in the same allocation (%" PRIu64
+			       " bytes): it silently %s that tensor's data",
+			       f->other_param, sbytes, store ? "overwrites" : "reads");
+	else if (f->where == FP_DBG_OOB_INSIDE_STORAGE)
 		fp_strbuf_addf(sb,
 			       ". It stays inside the same allocation (%" PRIu64
 			       " bytes), so it silently %s neighbouring data that is not part of "
 			       "the view",
 			       sbytes, store ? "overwrites" : "reads");
-		break;
-	case FP_DBG_OOB_OTHER_STORAGE:
+	else if (f->where == FP_DBG_OOB_OTHER_STORAGE)
 		fp_strbuf_addf(sb,
-			       ". It lands in the allocation of `%s`, another argument, so it "
-			       "silently %s that tensor's data",
-			       f->other_param ? f->other_param : "?",
+			       ". Its first offending address lies inside `%s`, another argument "
+			       "(the allocator put it next to `%s`): it silently %s that "
+			       "tensor's data",
+			       f->other_param ? f->other_param : "?", f->param,
 			       store ? "overwrites" : "reads");
-		break;
-	default:
+	else
 		fp_strbuf_addf(sb,
 			       ". It leaves every allocation the launch knows of: on a GPU it %s "
 			       "memory that belongs to something else, or faults",
 			       store ? "corrupts" : "reads");
-		break;
-	}
-	fp_strbuf_addf(sb, " (first offending address 0x%" PRIx64, f->address);
-	if (f->lanes_known)
-		fp_strbuf_addf(sb, ", %" PRIu64 " active lane%s outside the view", f->lanes_out,
-			       f->lanes_out == 1 ? "" : "s");
+	fp_strbuf_addf(sb,
+		       " (first offending address 0x%" PRIx64 ", %" PRIu64
+		       " active lane%s outside the view",
+		       f->address, f->lanes_out, f->lanes_out == 1 ? "" : "s");
+	if (f->suppressed)
+		fp_strbuf_addf(sb, ", not performed: %s",
+			       store ? "the check dropped them" : "the check gave them `other`");
 	fp_strbuf_addstr(sb, ").");
 }
 
-/* Does the statement load from memory? */
-static bool loads(const struct fp_dbg_run *run, uint32_t stmt)
-{
-	const struct fp_dbg_statement *st = &run->stmts[stmt];
-	size_t i;
-
-	for (i = 0; i < st->nsites; i++)
-		if (run->sites[st->sites[i]].kind == FP_DBG_KIND_LOAD ||
-		    run->sites[st->sites[i]].kind == FP_DBG_KIND_ATOMIC)
-			return true;
-	return false;
-}
-
-static void num_message(const struct fp_dbg_run *run, const struct agg *g, struct fp_strbuf *sb)
+static void num_message(const struct agg *g, struct fp_strbuf *sb)
 {
 	const struct fp_dbg_finding *f = &g->f;
 	const char *tn = fp_dtype_name(f->target_dtype);
 	const struct frange *fr = frange_of(f->target_dtype);
-	const char *lb = f->count_is_lower_bound ? "at least " : "";
 
-	switch (f->kind) {
-	case FP_DBG_FINDING_NAN_ORIGIN:
-	case FP_DBG_FINDING_INF_ORIGIN: {
-		const char *what = f->kind == FP_DBG_FINDING_NAN_ORIGIN ? "NaN" : "Inf";
+	switch (g->rule) {
+	case FP_DBG_RULE_NAN:
+	case FP_DBG_RULE_INF: {
+		const char *what = g->rule == FP_DBG_RULE_NAN ? "NaN" : "Inf";
 
-		if (f->from_memory)
+		fp_strbuf_addf(sb, "`%s` holds %s (%" PRIu64 " element%s where it was born) while ",
+			       f->subject, what, f->count, f->count == 1 ? "" : "s");
+		if (g->nreads) {
+			size_t i;
+
+			fp_strbuf_addstr(sb, "no value the statement reads (");
+			for (i = 0; i < g->nreads; i++)
+				fp_strbuf_addf(sb, "%s%s", i ? ", " : "", g->reads[i]);
+			fp_strbuf_addstr(sb, ")");
+		} else {
+			fp_strbuf_addstr(sb, "nothing the statement reads");
+		}
+		fp_strbuf_addf(
+			sb, "%s: the %s is produced here",
+			g->rule == FP_DBG_RULE_NAN ?
+				" held NaN (infinities it reads make NaN in inf - inf, "
+				"0 * inf and inf / inf)" :
+				" held an infinity of that sign, and it writes none itself (an "
+				"overflow, a division by zero or a narrowing cast)",
+			what);
+		if (f->descendants)
 			fp_strbuf_addf(
-				sb,
-				"`%s` holds %s%" PRIu64 " %s value%s loaded from memory: the "
-				"input data already contains %s (it is not computed here)",
-				f->subject, lb, f->count, what, f->count == 1 ? "" : "s", what);
-		else
-			fp_strbuf_addf(
-				sb,
-				"`%s` is the first value holding %s (%" PRIu64
-				" element%s) while %s: the %s is produced here%s%s%s",
-				f->subject, what, f->count, f->count == 1 ? "" : "s",
-				g->sub ? "no value the statement reads held NaN (some held "
-					 "infinities: inf - inf, 0 * inf and inf / inf make NaN)" :
-					 "every value the statement reads was finite",
-				what, g->inputs && g->inputs[0] ? "; " : "",
-				g->inputs ? g->inputs : "",
-				loads(run, f->statement) ?
-					" (the statement also loads from memory: the data may "
-					"already hold it)" :
-					"");
+				sb, "; %" PRIu64 " later value%s or load%s descend%s from it",
+				f->descendants, f->descendants == 1 ? "" : "s",
+				f->descendants == 1 ? "" : "s", f->descendants == 1 ? "s" : "");
 		break;
 	}
-	case FP_DBG_FINDING_DIVISION_BY_ZERO:
-		if (g->sub == SUB_ZERO)
-			fp_strbuf_addf(sb,
-				       "divides by zero: the divisor `%s` holds %" PRIu64
-				       " zero element%s (x/0 gives inf, 0/0 gives NaN)",
-				       f->subject, f->count, f->count == 1 ? "" : "s");
-		else
-			fp_strbuf_addf(
-				sb,
-				"divides by values within %.3g of zero: the smallest |%s| is "
-				"%.6g, below the smallest normal %s value",
-				tiny_of(g->operand_dtype), f->subject, f->value,
-				fp_dtype_name(g->operand_dtype));
-		break;
-	case FP_DBG_FINDING_INVALID_DOMAIN:
+	case FP_DBG_RULE_NAN_MEM:
+	case FP_DBG_RULE_INF_MEM: {
+		const char *what = g->rule == FP_DBG_RULE_NAN_MEM ? "NaN" : "Inf";
+
 		fp_strbuf_addf(sb,
-			       "takes the %s of negative values: `%s` goes down to %.6g (the "
-			       "result is NaN there)",
-			       g->sub == SUB_SQRT ? "square root" : "logarithm", f->subject,
-			       f->value);
+			       "`%s` holds %" PRIu64
+			       " %s value%s loaded from memory (in the lanes the "
+			       "load read): the input data already contains %s (it is not computed "
+			       "by this launch)",
+			       f->subject, f->count, what, f->count == 1 ? "" : "s", what);
 		break;
-	case FP_DBG_FINDING_PRECISION_LOSS:
-		if (g->sub == SUB_OVERFLOW)
-			fp_strbuf_addf(
-				sb,
-				"converts `%s` to %s although |%s| reaches %.6g, beyond %s's "
-				"largest finite value %.6g: those elements become %s",
-				f->subject, tn, f->subject, f->value, tn, fr ? fr->max_finite : 0.0,
-				f->target_dtype == FP_DTYPE_FLOAT8E4NV ? "NaN (or saturate)" :
-									 "inf");
-		else if (g->sub == SUB_FLUSH)
-			fp_strbuf_addf(
-				sb,
-				"converts `%s` to %s and %s%" PRIu64
-				" of its nonzero values are below %s's smallest subnormal "
-				"(%.3g) by half or more: they flush to zero (largest |%s| is "
-				"%.6g)",
-				f->subject, tn, lb, f->count, tn, fr ? fr->min_sub : 0.0,
-				f->subject, f->value);
-		else
-			fp_strbuf_addf(
-				sb,
-				"converts `%s` to %s and %s%" PRIu64
-				" of its nonzero values are below %s's smallest normal (%.3g): "
-				"they keep only a few significant bits (largest |%s| is %.6g)",
-				f->subject, tn, lb, f->count, tn, fr ? fr->min_normal : 0.0,
-				f->subject, f->value);
+	}
+	case FP_DBG_RULE_DIV_ZERO:
+		fp_strbuf_addf(sb,
+			       "divides by zero: the divisor `%s` holds %" PRIu64
+			       " zero element%s (x/0 gives inf, 0/0 gives NaN)",
+			       f->subject, f->count, f->count == 1 ? "" : "s");
 		break;
-	case FP_DBG_FINDING_OUT_OF_BOUNDS:
-	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
+	case FP_DBG_RULE_DIV_TINY:
+		fp_strbuf_addf(sb,
+			       "divides by values within the smallest normal of zero: the divisor "
+			       "`%s` holds %" PRIu64 " such element%s (first: %.6g)",
+			       f->subject, f->count, f->count == 1 ? "" : "s", f->value);
+		break;
+	case FP_DBG_RULE_SQRT_NEGATIVE:
+	case FP_DBG_RULE_LOG_NEGATIVE:
+		fp_strbuf_addf(sb,
+			       "takes the %s of negative values: `%s` holds %" PRIu64
+			       " negative element%s (first: %.6g; the result is NaN there)",
+			       g->rule == FP_DBG_RULE_SQRT_NEGATIVE ? "square root" : "logarithm",
+			       f->subject, f->count, f->count == 1 ? "" : "s", f->value);
+		break;
+	case FP_DBG_RULE_CAST_OVERFLOW:
+		fp_strbuf_addf(sb,
+			       "converts `%s` to %s although %" PRIu64
+			       " of its finite values are beyond %s's largest finite value %.6g "
+			       "(first: %.6g): those elements become %s",
+			       f->subject, tn, f->count, tn, fr ? fr->max_finite : 0.0, f->value,
+			       f->target_dtype == FP_DTYPE_FLOAT8E4NV ? "NaN (or saturate)" :
+									"inf");
+		break;
+	case FP_DBG_RULE_CAST_FLUSH:
+		fp_strbuf_addf(sb,
+			       "converts `%s` to %s and %" PRIu64
+			       " of its nonzero values (at least half) are below %s's smallest "
+			       "subnormal (%.3g) by half or more: they flush to zero",
+			       f->subject, tn, f->count, tn, fr ? fr->min_sub : 0.0);
+		break;
+	default:
+		fp_strbuf_addf(sb,
+			       "converts `%s` to %s and %" PRIu64
+			       " of its nonzero values (at least half) are below %s's smallest "
+			       "normal (%.3g): they keep only a few significant bits",
+			       f->subject, tn, f->count, tn, fr ? fr->min_normal : 0.0);
 		break;
 	}
 	fp_strbuf_addch(sb, '.');
@@ -1295,17 +830,19 @@ static int finish(struct ctx *x)
 	for (i = 0; i < fs->n; i++) {
 		struct agg *g = &fs->items[i];
 
+		if (g->dropped)
+			continue;
 		fp_strbuf_reset(&sb);
 		if (g->f.kind == FP_DBG_FINDING_OUT_OF_BOUNDS)
 			oob_message(x->run, g, &sb);
 		else if (g->f.kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT)
-			desc_message(x->run, g, &sb);
+			desc_message(g, &sb);
 		else
-			num_message(x->run, g, &sb);
+			num_message(g, &sb);
 		g->f.message = keep(x, sb.buf ? sb.buf : "");
 		if (!g->f.message)
 			break;
-		fs->out[i] = g->f;
+		fs->out[fs->nout++] = g->f;
 	}
 	fp_strbuf_release(&sb);
 	return x->err;
@@ -1348,15 +885,13 @@ int fp_dbg_findings_new(const struct fp_dbg_run *run, const struct fp_dbg_arg *a
 	if (!x.fs)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "findings: out of memory");
 	fp_arena_init(&x.fs->arena, 0, 0);
-	fp_hashmap_init(&x.index);
+	x.np = fp_dbg_run_params(run, &x.pnames, &x.table);
 	if (!copy_args(&x, args, nargs)) {
-		check_bounds(&x);
-		check_operands(&x);
-		check_walk(&x);
+		check_slots(&x);
+		check_host_descriptors(&x);
 		if (!x.err)
 			finish(&x);
 	}
-	fp_hashmap_release(&x.index);
 	if (x.err) {
 		fp_dbg_findings_free(x.fs);
 		return x.err;
@@ -1382,20 +917,20 @@ void fp_dbg_findings_keep(struct fp_dbg_findings *f, unsigned kinds)
 
 	if (!f || !f->out)
 		return;
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->nout; i++)
 		if (kinds & (1u << f->out[i].kind))
 			f->out[n++] = f->out[i];
-	f->n = n;
+	f->nout = n;
 }
 
 size_t fp_dbg_findings_count(const struct fp_dbg_findings *f)
 {
-	return f && f->out ? f->n : 0;
+	return f && f->out ? f->nout : 0;
 }
 
 const struct fp_dbg_finding *fp_dbg_findings_at(const struct fp_dbg_findings *f, size_t i)
 {
-	return f && f->out && i < f->n ? &f->out[i] : NULL;
+	return f && f->out && i < f->nout ? &f->out[i] : NULL;
 }
 
 const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_findings *f, size_t *n)

@@ -545,23 +545,40 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_uint(w, "statement_id", st->id);
 	fp_jsonw_kv_uint(w, "line", st->line);
 	where(w, c, st->frame);
-	fp_jsonw_kv_uint(w, "site", s->id);
+	if (s)
+		fp_jsonw_kv_uint(w, "site", s->id);
+	else
+		fp_jsonw_kv_null(w, "site");
 	fp_jsonw_kv_string(w, "subject", f->subject);
 	fp_jsonw_key(w, "program");
 	program_array(w, c->launch, f->program);
-	fp_jsonw_kv_uint(w, "execution", f->execution);
+	if (f->execution != FP_DBG_EXECUTION_UNKNOWN)
+		fp_jsonw_kv_uint(w, "execution", f->execution);
+	else
+		fp_jsonw_kv_null(w, "execution");
+	if (f->loop_var) {
+		fp_jsonw_key(w, "iteration");
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "var", f->loop_var);
+		fp_jsonw_kv_uint(w, "loop_line", f->loop_line);
+		fp_jsonw_kv_int(w, "value", f->loop_value);
+		fp_jsonw_object_end(w);
+	} else {
+		fp_jsonw_kv_null(w, "iteration");
+	}
 	fp_jsonw_key(w, "programs");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < f->nprograms; i++)
 		program_array(w, c->launch, f->programs[i]);
 	fp_jsonw_array_end(w);
 	fp_jsonw_kv_uint(w, "program_count", f->program_count);
+	fp_jsonw_kv_bool(w, "programs_more", f->programs_more);
 	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
 	fp_jsonw_kv_string(w, "message", f->message);
 	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS ||
 	    f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
-		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
-		if (s->op[0])
+		fp_jsonw_kv_string(w, "access", s ? fp_dbg_kind_name(s->kind) : "load");
+		if (s && s->op[0])
 			fp_jsonw_kv_string(w, "op", s->op);
 		fp_jsonw_kv_string(w, "param", f->param);
 		fp_jsonw_kv_bool(w, "param_known", f->param_known);
@@ -578,6 +595,7 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 			fp_jsonw_kv_uint(w, "lanes_out", f->lanes_out);
 		else
 			fp_jsonw_kv_null(w, "lanes_out");
+		fp_jsonw_kv_uint(w, "suppressed", f->suppressed);
 		range(w, "view", f->view_lo, f->view_hi);
 		range(w, "storage", f->storage_lo, f->storage_hi);
 	} else {
@@ -585,6 +603,7 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 		fp_jsonw_kv_bool(w, "count_is_lower_bound", f->count_is_lower_bound);
 		if (f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) {
 			fp_jsonw_kv_bool(w, "from_memory", f->from_memory);
+			fp_jsonw_kv_uint(w, "descendants", f->descendants);
 		} else {
 			if (isfinite(f->value))
 				fp_jsonw_kv_double(w, "value", f->value);

@@ -510,26 +510,35 @@ static void write_source(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
 	fp__tb_ch(t, '\n');
 }
 
-/* "program 3", "programs 0, 2, 5, ..." with the totals. */
+/* "program 3", "programs 0, 2, 5, ..." with the totals, then where it happened first. */
 static void write_programs(struct fp__tbuf *t, const struct fp__dbg_wctx *c,
 			   const struct fp_dbg_finding *f)
 {
 	char buf[80];
-	size_t i;
+	size_t i, n;
 
 	fp__tb_str(t, f->nprograms > 1 ? "     programs " : "     program ");
 	for (i = 0; i < f->nprograms; i++) {
-		size_t n = fp__dbg_program_label(c->launch, f->programs[i], buf, sizeof(buf));
-
+		n = fp__dbg_program_label(c->launch, f->programs[i], buf, sizeof(buf));
 		if (i)
 			fp__tb_str(t, c->launch->grid_ndim > 1 ? "; " : ", ");
 		fp__tb_mem(t, buf, n);
 	}
-	if (f->program_count > f->nprograms)
+	if (f->programs_more)
 		fp__tb_str(t, ", ...");
-	fp__tb_printf(t, " (%" PRIu64 " program%s, %" PRIu64 " instance%s)\n", f->program_count,
-		      f->program_count == 1 ? "" : "s", f->instance_count,
+	fp__tb_printf(t, " (%s%" PRIu64 " program%s, %" PRIu64 " instance%s)\n",
+		      f->programs_more ? "more than " : "", f->program_count,
+		      f->program_count == 1 && !f->programs_more ? "" : "s", f->instance_count,
 		      f->instance_count == 1 ? "" : "s");
+	n = fp__dbg_program_label(c->launch, f->program, buf, sizeof(buf));
+	fp__tb_str(t, "     first: program ");
+	fp__tb_mem(t, buf, n);
+	if (f->execution != FP_DBG_EXECUTION_UNKNOWN)
+		fp__tb_printf(t, ", execution %u", f->execution);
+	if (f->loop_var)
+		fp__tb_printf(t, ", %s = %" PRId64 " (loop at line %u)", f->loop_var, f->loop_value,
+			      f->loop_line);
+	fp__tb_ch(t, '\n');
 }
 
 /* The findings, first thing after the header, in plain words. */

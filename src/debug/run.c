@@ -36,6 +36,22 @@ const struct fp_dbg_statement *fp_dbg_run_statement(const struct fp_dbg_run *run
 	return i < run->nstmts ? &run->stmts[i] : NULL;
 }
 
+const struct fp_dbg_check_slot *fp_dbg_run_checks(const struct fp_dbg_run *run, size_t *n)
+{
+	*n = run ? run->nchecks : 0;
+	return run && run->nchecks ? run->checks : NULL;
+}
+
+size_t fp_dbg_run_params(const struct fp_dbg_run *run, const char *const **names,
+			 const struct fp_dbg_table_entry **table)
+{
+	if (names)
+		*names = run ? (const char *const *)run->params : NULL;
+	if (table)
+		*table = run ? run->table : NULL;
+	return run ? run->nparams : 0;
+}
+
 size_t fp_dbg_run_frame_count(const struct fp_dbg_run *run)
 {
 	return run->nframes;
@@ -65,6 +81,11 @@ uint32_t fp_dbg_run_site_unobservable(const struct fp_dbg_run *run, size_t i)
 	if (i >= run->nsites || !FP_DBG_KIND_IS_ADDR(run->sites[i].kind) ||
 	    run->sites[i].kind == FP_DBG_KIND_DESCRIPTOR)
 		return FP_DBG_ADDR_COMPLETE;
+	/* the site's bounds check saw a block pointer it does not follow (check mode keeps no
+	 * records to say so) */
+	for (k = 0; k < run->nchecks; k++)
+		if (run->checks[k].site == i && run->checks[k].unobservable)
+			return FP_DBG_ADDR_BLOCK_POINTER;
 	r = fp_dbg_run_records(run, i, &n);
 	for (k = 0; k < n; k++) {
 		uint32_t s = (uint32_t)(r[k].words[2] >> 32);

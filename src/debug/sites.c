@@ -766,6 +766,184 @@ static int parse_frames(struct st_ctx *c, const struct fp_json_value *root)
 	return FP_OK;
 }
 
+static enum fp_dbg_rule rule_of(const char *s)
+{
+	static const char *const names[] = {
+		"",
+		"bounds",
+		"descriptor_extent",
+		"nan",
+		"inf",
+		"nan_mem",
+		"inf_mem",
+		"division_by_zero",
+		"division_by_tiny",
+		"sqrt_negative",
+		"log_negative",
+		"cast_overflow",
+		"cast_flush",
+		"cast_subnormal",
+	};
+	size_t i;
+
+	for (i = 1; i < FP_ARRAY_SIZE(names); i++)
+		if (!strcmp(names[i], s))
+			return (enum fp_dbg_rule)i;
+	return FP_DBG_RULE_UNKNOWN;
+}
+
+const char *fp_dbg_rule_name(enum fp_dbg_rule rule)
+{
+	switch (rule) {
+	case FP_DBG_RULE_BOUNDS:
+		return "bounds";
+	case FP_DBG_RULE_DESCRIPTOR_EXTENT:
+		return "descriptor_extent";
+	case FP_DBG_RULE_NAN:
+		return "nan";
+	case FP_DBG_RULE_INF:
+		return "inf";
+	case FP_DBG_RULE_NAN_MEM:
+		return "nan_mem";
+	case FP_DBG_RULE_INF_MEM:
+		return "inf_mem";
+	case FP_DBG_RULE_DIV_ZERO:
+		return "division_by_zero";
+	case FP_DBG_RULE_DIV_TINY:
+		return "division_by_tiny";
+	case FP_DBG_RULE_SQRT_NEGATIVE:
+		return "sqrt_negative";
+	case FP_DBG_RULE_LOG_NEGATIVE:
+		return "log_negative";
+	case FP_DBG_RULE_CAST_OVERFLOW:
+		return "cast_overflow";
+	case FP_DBG_RULE_CAST_FLUSH:
+		return "cast_flush";
+	case FP_DBG_RULE_CAST_SUBNORMAL:
+		return "cast_subnormal";
+	case FP_DBG_RULE_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+/* An optional array of strings into the arena; *n = 0 and *out = NULL when absent or null. */
+static int str_array(struct st_ctx *c, const struct fp_json_value *v, const char *what, size_t max,
+		     const char ***out, size_t *n)
+{
+	size_t i, len;
+
+	*out = NULL;
+	*n = 0;
+	if (!v || fp_json_type(v) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(v) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, v, "%s: expected an array of strings", what);
+	if (fp_json_len(v) > max)
+		return st_err(c, FP_ELIMIT, v, "%s: more than %zu entries", what, max);
+	if (!fp_json_len(v))
+		return FP_OK;
+	*out = fp_arena_calloc(&c->run->arena, fp_json_len(v), sizeof(**out));
+	if (!*out)
+		return nomem(c);
+	for (i = 0; i < fp_json_len(v); i++) {
+		const char *sv = fp_json_string(fp_json_at(v, i), &len);
+
+		if (!sv)
+			return st_err(c, FP_EFORMAT, fp_json_at(v, i), "%s[%zu]: expected a string",
+				      what, i);
+		if (!((*out)[i] = fp_arena_strndup(&c->run->arena, sv, len)))
+			return nomem(c);
+	}
+	*n = fp_json_len(v);
+	return FP_OK;
+}
+
+/*
+ * The kernel's parameter names (`params`) and its check slots (`check_slots`,
+ * docs/formats/record-format.md): each slot's rule, statement, subject and what the findings
+ * say of it; the device's words come from the buffer (decode.c).
+ */
+static int parse_check_slots(struct st_ctx *c, const struct fp_json_value *root,
+			     const struct fp_hashmap *by_id)
+{
+	struct fp_dbg_run *run = c->run;
+	const struct fp_json_value *arr = fp_json_get(root, "check_slots"), *pv;
+	size_t i, n;
+	char what[48];
+	int st;
+
+	pv = fp_json_get(root, "params");
+	if (pv && fp_json_type(pv) == FP_JSON_ARRAY &&
+	    (st = str_array(c, pv, "params", FP_DBG_MAX_PARAMS, &run->params, &run->nparams)))
+		return st;
+	if (pv && fp_json_type(pv) != FP_JSON_ARRAY && fp_json_type(pv) != FP_JSON_NULL)
+		return st_err(c, FP_EFORMAT, pv, "\"params\" must be an array of strings");
+	if (!arr || fp_json_type(arr) == FP_JSON_NULL)
+		return FP_OK;
+	if (fp_json_type(arr) != FP_JSON_ARRAY)
+		return st_err(c, FP_EFORMAT, arr, "\"check_slots\" must be an array");
+	n = fp_json_len(arr);
+	if (n > FP_DBG_MAX_CHECKS)
+		return st_err(c, FP_ELIMIT, arr, "more than %u check slots", FP_DBG_MAX_CHECKS);
+	if (!n)
+		return FP_OK;
+	run->checks = fp_arena_calloc(&run->arena, n, sizeof(*run->checks));
+	if (!run->checks)
+		return nomem(c);
+	for (i = 0; i < n; i++) {
+		const struct fp_json_value *o = fp_json_at(arr, i), *loop;
+		struct fp_dbg_check_slot *k = &run->checks[i];
+		int64_t slot = -1, stmt = 0, site = 0, line = 0;
+		const char *rule, *dt;
+		uint64_t idx;
+
+		snprintf(what, sizeof(what), "check_slots[%zu]", i);
+		if (fp_json_type(o) != FP_JSON_OBJECT)
+			return st_err(c, FP_EFORMAT, o, "%s: expected an object", what);
+		if ((st = get_int(c, o, what, "slot", true, 0, INT64_MAX, &slot)))
+			return st;
+		if ((size_t)slot != i)
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "slot"),
+				      "%s.slot: slots must be numbered 0..n-1 in order", what);
+		if ((st = get_str(c, o, what, "rule", true, &rule)) ||
+		    (st = get_int(c, o, what, "statement", true, 0, UINT32_MAX, &stmt)) ||
+		    (st = get_int(c, o, what, "site", false, 0, (int64_t)run->nsites, &site)) ||
+		    (st = get_str(c, o, what, "subject", false, &k->subject)) ||
+		    (st = get_str(c, o, what, "target_dtype", false, &dt)))
+			return st;
+		k->rule = rule_of(rule);
+		if (k->rule == FP_DBG_RULE_UNKNOWN)
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "rule"),
+				      "%s.rule: unknown rule \"%s\"", what, rule);
+		if (!fp_hashmap_get(by_id, (uint64_t)stmt, &idx))
+			return st_err(c, FP_EFORMAT, fp_json_get(o, "statement"),
+				      "%s.statement: no statement with id %" PRId64, what, stmt);
+		k->statement = (uint32_t)idx;
+		k->site = site ? (uint32_t)site - 1 : UINT32_MAX;
+		k->target_dtype = FP_DTYPE_UNKNOWN;
+		if (dt[0])
+			fp_dtype_from_name(dt, &k->target_dtype);
+		if ((st = str_array(c, fp_json_get(o, "cands"), what, FP_DBG_MAX_PARAMS,
+				    (const char ***)&k->cands, &k->ncands)) ||
+		    (st = str_array(c, fp_json_get(o, "reads"), what, 4096,
+				    (const char ***)&k->reads, &k->nreads)))
+			return st;
+		loop = fp_json_get(o, "loop");
+		if (loop && fp_json_type(loop) == FP_JSON_OBJECT) {
+			const char *var;
+
+			if ((st = get_str(c, loop, what, "var", true, &var)) ||
+			    (st = get_int(c, loop, what, "line", false, 0, UINT32_MAX, &line)))
+				return st;
+			k->loop_var = var;
+			k->loop_line = (uint32_t)line;
+		}
+	}
+	run->nchecks = n;
+	return FP_OK;
+}
+
 static int parse_unobserved(struct st_ctx *c, const struct fp_json_value *root)
 {
 	struct fp_dbg_run *run = c->run;
@@ -866,7 +1044,8 @@ int fp__dbg_sites_parse(struct fp_dbg_run *run, const char *json, size_t len, st
 	    !(sites = get_array(&c, root, "sites", &st)))
 		goto fail_parse;
 	if ((st = parse_frames(&c, root)) || (st = parse_statements(&c, stmts, &by_id)) ||
-	    (st = parse_sites(&c, sites, &by_id)) || (st = parse_unobserved(&c, root)))
+	    (st = parse_sites(&c, sites, &by_id)) || (st = parse_unobserved(&c, root)) ||
+	    (st = parse_check_slots(&c, root, &by_id)))
 		goto fail_parse;
 	for (i = 0; i < run->nsites; i++) {
 		if (!run->sites[i].id) { /* cannot happen: n ids in 1..n, no duplicates */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the Debugger's findings (src/debug/findings.c) and the `args` of the
- * launch JSON. Input: one byte that picks a fixed site table carrying findings inputs (roles,
- * checks by reference, base parameters, load padding), two bytes (little-endian) giving the
+ * launch JSON. Input: one byte that picks a fixed site table (bits 0-1: tables 0 and 1 carry the
+ * older findings inputs, roles, checks by reference, base parameters, load padding; tables 2
+ * and 3 a check area, `params` and `check_slots`, from which the findings come: every rule once,
+ * and accesses of every form with a host descriptor), two bytes (little-endian) giving the
  * length L of the next part, L bytes spliced into `{"args": ...}` as the launch's tensor
  * arguments, then the record buffer. A buffer that decodes must give findings or a clean error
  * (FP_EFORMAT naming `args`, FP_ELIMIT, FP_ENOMEM); every finding must satisfy the model's
@@ -31,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                                            \
 	} while (0)
 
-static const char *const site_tables[2] = {
+static const char *const site_tables[4] = {
 	/* 0: loads and a store with base parameters (known, candidates, unknown) */
 	"{\"version\":1,\"kernel\":\"k\",\"addr_level\":2,\"statements\":["
 	"{\"id\":0,\"line\":10,\"source\":\"a = tl.load(x_ptr + o)\"},"
@@ -57,8 +59,62 @@ static const char *const site_tables[2] = {
 	"\"target_dtype\":\"float16\"},"
 	"{\"id\":7,\"statement\":2,\"kind\":\"value\",\"name\":\"z\",\"reads\":[\"y\"],"
 	"\"checks\":[{\"role\":\"cast_src\",\"name\":\"y\",\"target_dtype\":\"float8e4nv\"}]}]}",
+	/* 2: check mode, every rule once on one statement, 3 parameters (x_ptr, d, z_ptr) */
+	"{\"version\":1,\"kernel\":\"k5\",\"statements\":["
+	"{\"id\":0,\"line\":7,\"source\":\"z = tl.sqrt(tl.load(x_ptr) / d).to(tl.float16)\"}],"
+	"\"sites\":[{\"id\":1,\"statement\":0,\"kind\":\"value\",\"name\":\"z\"}],"
+	"\"params\":[\"x_ptr\",\"d\",\"z_ptr\"],\"check_slots\":["
+	"{\"slot\":0,\"rule\":\"bounds\",\"statement\":0,\"subject\":\"x_ptr\"},"
+	"{\"slot\":1,\"rule\":\"descriptor_extent\",\"statement\":0,\"subject\":\"x_ptr\","
+	"\"cands\":[\"x_ptr\",\"z_ptr\"]},"
+	"{\"slot\":2,\"rule\":\"nan\",\"statement\":0,\"subject\":\"z\",\"site\":1,"
+	"\"reads\":[\"d\"]},"
+	"{\"slot\":3,\"rule\":\"inf\",\"statement\":0,\"subject\":\"z\",\"site\":1},"
+	"{\"slot\":4,\"rule\":\"nan_mem\",\"statement\":0,\"subject\":\"tl.load(x_ptr)\"},"
+	"{\"slot\":5,\"rule\":\"inf_mem\",\"statement\":0,\"subject\":\"tl.load(x_ptr)\"},"
+	"{\"slot\":6,\"rule\":\"division_by_zero\",\"statement\":0,\"subject\":\"d\"},"
+	"{\"slot\":7,\"rule\":\"division_by_tiny\",\"statement\":0,\"subject\":\"d\"},"
+	"{\"slot\":8,\"rule\":\"sqrt_negative\",\"statement\":0,\"subject\":\"q\"},"
+	"{\"slot\":9,\"rule\":\"log_negative\",\"statement\":0,\"subject\":\"q\"},"
+	"{\"slot\":10,\"rule\":\"cast_overflow\",\"statement\":0,\"subject\":\"r\","
+	"\"target_dtype\":\"float16\"},"
+	"{\"slot\":11,\"rule\":\"cast_flush\",\"statement\":0,\"subject\":\"r\","
+	"\"target_dtype\":\"bfloat16\",\"loop\":{\"var\":\"k\",\"line\":6}},"
+	"{\"slot\":12,\"rule\":\"cast_subnormal\",\"statement\":0,\"subject\":\"r\","
+	"\"target_dtype\":\"float8e4nv\"}]}",
+	/* 3: accesses of every form, a helper's atomic with two candidates, a host descriptor
+	 * (params a, h, p) */
+	"{\"version\":1,\"kernel\":\"k6\",\"frames\":[{\"id\":1,\"function\":\"h\","
+	"\"parent\":0,\"call\":{\"line\":5,\"source\":\"h(p, a)\"}}],\"statements\":["
+	"{\"id\":0,\"line\":3,\"source\":\"t = tl.load(bp)\"},"
+	"{\"id\":1,\"line\":2,\"source\":\"d = tl.make_tensor_descriptor(a, ...)\"},"
+	"{\"id\":2,\"line\":4,\"source\":\"u = hd.load([0, 0])\"},"
+	"{\"id\":3,\"line\":5,\"source\":\"h(p, a)\"},"
+	"{\"id\":4,\"line\":9,\"frame\":1,\"source\":\"tl.atomic_add(q + o, 1)\"}],"
+	"\"sites\":["
+	"{\"id\":1,\"statement\":0,\"kind\":\"load\",\"name\":\"bp\",\"form\":\"block_pointer\"},"
+	"{\"id\":2,\"statement\":1,\"kind\":\"descriptor\",\"name\":\"a\","
+	"\"form\":\"tensor_descriptor\"},"
+	"{\"id\":3,\"statement\":2,\"kind\":\"load\",\"name\":\"hd\",\"form\":\"tensor_descriptor\","
+	"\"desc_param\":\"h\"},"
+	"{\"id\":4,\"statement\":4,\"kind\":\"atomic\",\"name\":\"q + o\",\"op\":\"add\"}],"
+	"\"params\":[\"a\",\"h\",\"p\"],\"check_slots\":["
+	"{\"slot\":0,\"rule\":\"bounds\",\"statement\":0,\"subject\":\"bp\",\"site\":1,"
+	"\"cands\":[\"a\"],\"form\":\"block_pointer\"},"
+	"{\"slot\":1,\"rule\":\"descriptor_extent\",\"statement\":1,\"subject\":\"a\","
+	"\"site\":2,\"cands\":[\"a\"]},"
+	"{\"slot\":2,\"rule\":\"bounds\",\"statement\":2,\"subject\":\"hd\",\"site\":3,"
+	"\"cands\":[\"h\"]},"
+	"{\"slot\":3,\"rule\":\"bounds\",\"statement\":4,\"subject\":\"q + o\",\"site\":4,"
+	"\"access\":\"atomic\",\"op\":\"add\",\"cands\":[\"p\",\"a\"]}]}",
 };
 
+/*
+ * The model's invariants of every finding. With a check area the decoder validates what the
+ * format says it does (docs/formats/record-format.md, "Check area"), not every relation between
+ * a slot's words (its first program and the lowest one listed, its fired count and the list,
+ * word 12 and a full list), so only what follows from the former is checked here.
+ */
 static void check_findings(const struct fp_dbg_run *run, const struct fp_dbg_findings *fs)
 {
 	const struct fp_dbg_run_info *in = fp_dbg_run_info(run);
@@ -68,15 +124,23 @@ static void check_findings(const struct fp_dbg_run *run, const struct fp_dbg_fin
 		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
 
 		CHECK(f->kind >= FP_DBG_FINDING_OUT_OF_BOUNDS &&
-		      f->kind <= FP_DBG_FINDING_PRECISION_LOSS);
+		      f->kind <= FP_DBG_FINDING_DESCRIPTOR_EXTENT);
 		CHECK(f->statement < fp_dbg_run_statement_count(run));
-		CHECK(f->site < fp_dbg_run_site_count(run));
-		CHECK(fp_dbg_run_site(run, f->site)->statement == f->statement);
-		CHECK(f->program < in->programs && f->programs[0] == f->program);
-		CHECK(f->nprograms >= 1 && f->nprograms <= FP_DBG_FINDING_MAX_PROGRAMS);
-		CHECK(f->program_count >= f->nprograms && f->instance_count >= f->program_count);
-		for (j = 1; j < f->nprograms; j++)
-			CHECK(f->programs[j - 1] < f->programs[j]);
+		CHECK(f->site == UINT32_MAX || f->site < fp_dbg_run_site_count(run));
+		if (f->site != UINT32_MAX)
+			CHECK(fp_dbg_run_site(run, f->site)->statement == f->statement);
+		CHECK(f->program < in->programs);
+		CHECK(f->execution == FP_DBG_EXECUTION_UNKNOWN ||
+		      f->execution < in->slots_per_program);
+		CHECK(f->nprograms <= FP_DBG_FINDING_MAX_PROGRAMS);
+		/* only a host descriptor's finding (checked at launch) lists no program */
+		CHECK(f->nprograms >= 1 || f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT);
+		CHECK(f->program_count >= f->nprograms && f->instance_count >= 1);
+		for (j = 0; j < f->nprograms; j++) {
+			CHECK(f->programs[j] < in->programs);
+			if (j)
+				CHECK(f->programs[j - 1] < f->programs[j]);
+		}
 		CHECK(f->message && f->message[0] && f->subject);
 		if (i) {
 			const struct fp_dbg_finding *p = fp_dbg_findings_at(fs, i - 1);
@@ -84,12 +148,17 @@ static void check_findings(const struct fp_dbg_run *run, const struct fp_dbg_fin
 			CHECK(p->kind < f->kind ||
 			      (p->kind == f->kind && p->statement <= f->statement));
 		}
-		if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS) {
+		if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS ||
+		    f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
 			CHECK(f->param && f->where != FP_DBG_OOB_NONE);
-			CHECK(f->bytes_before || f->bytes_past);
-			CHECK(f->view_lo <= f->view_hi);
-			CHECK((f->where == FP_DBG_OOB_OTHER_STORAGE) == (f->other_param != NULL));
+			CHECK(f->view_lo <= f->view_hi && f->storage_lo <= f->storage_hi);
+			CHECK(f->where != FP_DBG_OOB_OTHER_STORAGE || f->other_param);
+			CHECK(f->suppressed <= f->lanes_out);
 		}
+		if (f->kind != FP_DBG_FINDING_NAN_ORIGIN && f->kind != FP_DBG_FINDING_INF_ORIGIN)
+			CHECK(!f->descendants && !f->from_memory);
+		if (f->from_memory)
+			CHECK(!f->descendants);
 	}
 }
 
@@ -107,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 3)
 		return 0;
-	sites = site_tables[data[0] & 1];
+	sites = site_tables[data[0] & 3];
 	alen = (size_t)data[1] | (size_t)data[2] << 8;
 	if (alen > size - 3)
 		return 0;

@@ -259,15 +259,24 @@ def decode(buf: Any, nsites: int | None = None, only: Any = None) -> Decoded:
         raise DecodeError(f"bad layout {layout:#x}")
     if nsites is not None and ns != nsites:
         raise DecodeError(f"header says {ns} sites, table has {nsites}")
-    need = 8 + programs * slots * 8 + cap
+    # with a check area (layout flag bit 1) the record slots start at the extended header's
+    # word 11 (docs/formats/record-format.md, "Check area")
+    rec = 8
+    if (layout >> 48) & 2:
+        if len(words) < 16:
+            raise DecodeError("buffer shorter than its extended header")
+        npar, nchk, rec = int(words[8]), int(words[9]), int(words[11])
+        if rec != 16 + 4 * npar + 32 * nchk:
+            raise DecodeError(f"records at word {rec}, expected {16 + 4 * npar + 32 * nchk}")
+    need = rec + programs * slots * 8 + cap
     if len(words) != need:
         raise DecodeError(f"buffer has {len(words)} words, header implies {need}")
-    arena = words[8 + programs * slots * 8 :]
+    arena = words[rec + programs * slots * 8 :]
     recs: list[Record] = []
     for p in range(programs) if only is None else sorted(q for q in set(only) if 0 <= q < programs):
         counts: dict[int, int] = {}
         for s in range(slots):
-            base = 8 + (p * slots + s) * 8
+            base = rec + (p * slots + s) * 8
             w = [int(x) for x in words[base : base + 8]]
             if w[0] == 0:
                 continue

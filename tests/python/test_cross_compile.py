@@ -5,7 +5,8 @@ where the wheel ships the AMD backend (flagprism.compat.backends()).
 
 The set: add, softmax, matmul with a K loop, a @jit helper, block pointers (where the Triton
 has them: compat.block_pointers()), and a device-side tensor descriptor, each at level 2 with
-address records and in sanitize mode. The device helpers are plain triton.language, so the
+address records and every findings check, in sanitize mode, and in check mode with every
+check. The device helpers are plain triton.language, so the
 same twin must compile for either warp size; only the timeline twin reads vendor clocks, and it
 is compiled for the targets whose vendor has a timer flavour (_tlrecords.helpers: NVIDIA's inline
 PTX, AMD's inline AMDGCN), and its assembly must read the vendor's timer at every record.
@@ -67,8 +68,11 @@ TIMER_READS = {
     },
 }
 
-#: (level, addr_level, sanitize): marker mode at level 2 with addresses, and sanitize mode.
-MODES = [(2, 2, False), (0, 1, True)]
+#: (level, addr_level, sanitize, checks): marker mode at level 2 with addresses and every findings
+#: rule, sanitize mode (bounds only), and check mode with every check (nan, inf, precision and
+#: domain observe values too).
+_ALL = ("bounds", "nan", "inf", "precision", "domain")
+MODES = [(2, 2, False, _ALL), (0, 1, True, ("bounds",)), (1, 1, True, _ALL)]
 
 
 def _binary(backend: str, asm: dict) -> bool:
@@ -138,10 +142,15 @@ def _child(target_name: str) -> int:
         fn = getattr(importlib.import_module(f"kernels.{mod_name}"), kname)
         while not isinstance(fn, triton.runtime.jit.JITFunction):
             fn = fn.fn
-        for level, addr, sanitize in MODES:
+        for level, addr, sanitize, checks in MODES:
             t0 = time.perf_counter()
             twin = _rewrite.build(
-                fn, level, addr, debugger._helpers(fn, "fused", False), sanitize=sanitize
+                fn,
+                level,
+                addr,
+                debugger._helpers(fn, "fused", False),
+                sanitize=sanitize,
+                rules=frozenset(checks),
             )
             sig = {}
             for p in twin.jit.arg_names:
@@ -166,6 +175,8 @@ def _child(target_name: str) -> int:
                     "kernel": kname,
                     "level": level,
                     "sanitize": sanitize,
+                    "checks": ",".join(checks),
+                    "check_slots": twin.nchecks,
                     "ok": ok,
                     "error": err,
                     "seconds": round(time.perf_counter() - t0, 2),
@@ -242,6 +253,8 @@ def test_twins_cross_compile(target: str) -> None:
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     bad = [r for r in results if "skipped" not in r and not r["ok"]]
     assert not bad, json.dumps(bad, indent=1)
+    # the twins hold their checks (the device helpers of _checks.py compile for this target)
+    assert all(r["check_slots"] > 0 for r in results if "level" in r), results
     compiled = {r["kernel"] for r in results if "skipped" not in r}
     assert {
         "add_kernel",

@@ -234,7 +234,11 @@ def test_launch_json_contract(dbg, tmp_path, monkeypatch):
     assert la["args"][4]["kind"] == "constexpr" and la["args"][4]["value"] == 128
     st = seen["st"]
     assert st["version"] == 1 and st["kernel"] == "add_kernel" and len(st["sites"]) == 10
-    assert seen["nbytes"] == 8 * (8 + 1 * 10 * 8)
+    # the header, the check area (extended header, 5 tensor-table entries, the check slots),
+    # then 1 program x 10 record slots (docs/formats/record-format.md)
+    nchecks = len(st["check_slots"])
+    assert st["params"] == ["x_ptr", "y_ptr", "out_ptr", "n_elements", "BLOCK"] and nchecks
+    assert seen["nbytes"] == 8 * (16 + 4 * 5 + 32 * nchecks + 1 * 10 * 8)
 
 
 def test_ttir_from_cross_compilation(dbg, tmp_path, monkeypatch):

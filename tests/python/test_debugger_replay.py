@@ -148,7 +148,8 @@ def setup(tmp_path, monkeypatch, request):
     grid = (2,)
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
-    slots = _launch.slots_from(sizing.records_per_program, programs, None)
+    # check mode: no record slots (the checks fold into the check area)
+    slots = _launch.slots_from(sizing.records_per_program, programs, None) if twin.records else 0
     launch = _launch.Launch(
         bound=bound,
         grid=g,

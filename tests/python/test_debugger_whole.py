@@ -230,14 +230,27 @@ def test_histogram_correct_version(dbg, sanitize):
 @pytest.mark.parametrize("sanitize", [False, True])
 def test_histogram_out_of_range_bin_found(dbg, sanitize):
     run, (x, bins, parent) = _run(dbg, lambda: _hist_case(False), sanitize=sanitize)
-    assert int(parent[16 + 8]) == 1  # the atomic landed right past the last bin
+    # the checked run does not perform the access it reports (check_continue="suppress")
+    assert int(parent[16 + 8]) == 0
     (f,) = run["findings"]
+    assert f["lanes_out"] == 1 and f["suppressed"] == 1
     assert f["kind"] == "out_of_bounds" and f["access"] == "atomic" and f["op"] == "add"
     assert (
         f["param"] == "bins_ptr" and f["location"] == "inside_storage" and f["bytes_past_end"] == 4
     )
     assert f["line"] == _line_of(whole.hist_kernel, "tl.atomic_add") and f["program"] == [1, 0, 0]
     assert f["message"].startswith("tl.atomic_add on `bins_ptr + v` reads and writes")
+
+
+@pytest.mark.parametrize("sanitize", [False, True])
+def test_histogram_check_continue_run_performs_the_access(dbg, sanitize):
+    """check_continue="run" keeps the original behaviour: the atomic lands past the last bin,
+    and the finding says nothing was suppressed."""
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], all_reports=True, check_continue="run")
+    run, (x, bins, parent) = _run(dbg, lambda: _hist_case(False), sanitize=sanitize)
+    assert int(parent[16 + 8]) == 1
+    (f,) = run["findings"]
+    assert f["lanes_out"] == 1 and f["suppressed"] == 0
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests of the Debugger's findings (src/debug/findings.c) on synthetic runs built with the
- * record buffer builder of test-debug.h: view extents of strided tensors; every out-of-bounds
- * rule (inside the view, past the end inside the storage, before the start, in another
- * argument's view or allocation, unknown and ambiguous bases, masked-off lanes, non-address
- * statuses, level-2 lane counts, aggregation over programs); NaN/Inf origin through `reads`
- * with load padding; the numerical rules on operand sites and checks by reference (casts that
- * overflow or flush, zero and subnormal divisors, sqrt/log of negatives); the launch JSON's
- * `args`; the JSON report of a sanitize launch; an out-of-memory sweep.
+ * Unit tests of the Debugger's findings (src/debug/findings.c): turning the check slots the
+ * device folded its rules into (docs/formats/record-format.md, "Check area") into findings, on
+ * buffers made with the builder of test-debug.h. View extents of strided tensors; every
+ * out-of-bounds outcome against the tensor table (past the end in the same storage, inside
+ * another argument's view or allocation, before the start, outside everything, unknown and
+ * several candidates, lanes and reach from the slot's words, suppressed lanes); where the first
+ * instance was (execution from a marker-mode run's records, unknown in check mode, the loop
+ * iteration, the program list); NaN/Inf origins and their descendants; the numerical rules; host
+ * tensor descriptors from the launch JSON's `args`; the JSON and text reports of findings; an
+ * out-of-memory sweep. Not here: the decoder's checks of the area (test-debug-decode.c).
  */
 #define _GNU_SOURCE 1
 #include <math.h>
@@ -33,32 +35,49 @@ static struct fp_dbg_run *decode(struct dbgb *b, const char *sites)
 	return run;
 }
 
-/* The finding of `kind` on site id `site` (NULL if none). */
-static const struct fp_dbg_finding *find(const struct fp_dbg_findings *fs,
-					 const struct fp_dbg_run *run,
-					 enum fp_dbg_finding_kind kind, uint32_t site)
+/* The findings of a run with no launch arguments (the tensor table is all bounds need). */
+static struct fp_dbg_findings *findings(const struct fp_dbg_run *run)
+{
+	struct fp_dbg_findings *fs = NULL;
+	struct fp_diag d;
+
+	fp_diag_clear(&d);
+	if (fp_dbg_findings_new(run, NULL, 0, &fs, &d))
+		fprintf(stderr, "findings: %s\n", d.msg);
+	ASSERT_NOT_NULL(fs);
+	return fs;
+}
+
+/* The finding of `kind` at statement line `line` (NULL if none). */
+static const struct fp_dbg_finding *at_line(const struct fp_dbg_findings *fs,
+					    const struct fp_dbg_run *run,
+					    enum fp_dbg_finding_kind kind, uint32_t line)
 {
 	size_t i;
 
 	for (i = 0; i < fp_dbg_findings_count(fs); i++) {
 		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
 
-		if (f->kind == kind && fp_dbg_run_site(run, f->site)->id == site)
+		if (f->kind == kind && fp_dbg_run_statement(run, f->statement)->line == line)
 			return f;
 	}
 	return NULL;
 }
 
-static void view(struct fp_dbg_arg *a, const char *name, uint64_t ptr, uint64_t bytes, uint64_t slo,
-		 uint64_t shi)
+static void expect_msg(const struct fp_dbg_finding *f, const char *needle)
 {
-	int64_t shape[1] = {(int64_t)(bytes / 4)}, strides[1] = {1};
+	if (!strstr(f->message, needle)) {
+		fprintf(stderr, "missing \"%s\" in:\n%s\n", needle, f->message);
+		ASSERT(0);
+	}
+}
 
-	memset(a, 0, sizeof(*a));
-	a->name = name;
-	ASSERT_OK(fp_dbg_arg_set_view(a, ptr, 4, 1, shape, strides));
-	a->storage_lo = slo;
-	a->storage_hi = shi;
+static void expect_prefix(const struct fp_dbg_finding *f, const char *prefix)
+{
+	if (strncmp(f->message, prefix, strlen(prefix))) {
+		fprintf(stderr, "expected \"%s...\", got:\n%s\n", prefix, f->message);
+		ASSERT(0);
+	}
 }
 
 TEST(debug_findings_arg_view)
@@ -92,9 +111,14 @@ TEST(debug_findings_arg_view)
 	ASSERT_UEQ(a.view_lo, 0x4000 - 49 * 4 * 4); /* unchanged by the failures */
 }
 
+/* ---- out of bounds ------------------------------------------------------------------------- */
+
 /*
- * One load statement per site; args: x (view 0x1000..0x1100 in storage 0x1000..0x2000), y (its
- * own allocation 0x3000..0x3100), z (a view 0x1400..0x1500 inside x's storage).
+ * One access per statement (line 10 + n), slot n - 1 its bounds check. The tensor table, in
+ * parameter order: x_ptr (view 0x1000..0x1100 in storage 0x1000..0x2000), y_ptr (its own
+ * allocation 0x3000..0x3100), z_ptr (a view 0x1400..0x1500 whose storage the host could not
+ * read: all zero, so its view stands for it), n (a scalar: all zero), w_ptr (its own
+ * allocation 0x500..0x600: a candidate nothing reaches).
  */
 static const char OOB_SITES[] =
 	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
@@ -106,46 +130,89 @@ static const char OOB_SITES[] =
 	" {\"id\": 6, \"line\": 16, \"source\": \"a6 = tl.load(p)\"},"
 	" {\"id\": 7, \"line\": 17, \"source\": \"a7 = tl.load(q)\"},"
 	" {\"id\": 8, \"line\": 18, \"source\": \"a8 = tl.load(x_ptr + o, mask=m)\"},"
-	" {\"id\": 9, \"line\": 19, \"source\": \"a9 = tl.load(x_ptr + y_ptr - x_ptr + o)\"},"
+	" {\"id\": 9, \"line\": 19, \"source\": \"a9 = tl.load(tl.where(c, x_ptr, y_ptr) + o)\"},"
 	" {\"id\": 10, \"line\": 20, \"source\": \"a10 = tl.load(bp)\"},"
 	" {\"id\": 11, \"line\": 21, \"source\": \"tl.store(x_ptr + o + 64, v)\"}],"
 	" \"sites\": ["
-	" {\"id\": 1, \"statement\": 1, \"kind\": \"load\", \"name\": \"s1\", \"base_param\": \"x_ptr\"},"
-	" {\"id\": 2, \"statement\": 2, \"kind\": \"load\", \"name\": \"s2\","
-	"  \"base_params\": [\"x_ptr\", \"n\"]},"
-	" {\"id\": 3, \"statement\": 3, \"kind\": \"load\", \"name\": \"s3\", \"base_param\": \"x_ptr\"},"
-	" {\"id\": 4, \"statement\": 4, \"kind\": \"load\", \"name\": \"s4\", \"base_param\": \"x_ptr\"},"
-	" {\"id\": 5, \"statement\": 5, \"kind\": \"load\", \"name\": \"s5\", \"base_param\": \"y_ptr\"},"
-	" {\"id\": 6, \"statement\": 6, \"kind\": \"load\", \"name\": \"s6\", \"base_params\": [\"n\"]},"
-	" {\"id\": 7, \"statement\": 7, \"kind\": \"load\", \"name\": \"s7\", \"base_param\": null},"
-	" {\"id\": 8, \"statement\": 8, \"kind\": \"load\", \"name\": \"s8\", \"base_param\": \"x_ptr\"},"
-	" {\"id\": 9, \"statement\": 9, \"kind\": \"load\", \"name\": \"s9\","
-	"  \"base_params\": [\"x_ptr\", \"y_ptr\"]},"
-	" {\"id\": 10, \"statement\": 10, \"kind\": \"load\", \"name\": \"s10\", \"base_param\": \"x_ptr\"},"
-	" {\"id\": 11, \"statement\": 11, \"kind\": \"store\", \"name\": \"s11\","
-	"  \"base_param\": \"x_ptr\"}]}";
+	" {\"id\": 1, \"statement\": 1, \"kind\": \"load\", \"name\": \"s1\"},"
+	" {\"id\": 2, \"statement\": 2, \"kind\": \"load\", \"name\": \"s2\"},"
+	" {\"id\": 3, \"statement\": 3, \"kind\": \"load\", \"name\": \"s3\"},"
+	" {\"id\": 4, \"statement\": 4, \"kind\": \"load\", \"name\": \"s4\"},"
+	" {\"id\": 5, \"statement\": 5, \"kind\": \"load\", \"name\": \"s5\"},"
+	" {\"id\": 6, \"statement\": 6, \"kind\": \"load\", \"name\": \"s6\"},"
+	" {\"id\": 7, \"statement\": 7, \"kind\": \"load\", \"name\": \"s7\"},"
+	" {\"id\": 8, \"statement\": 8, \"kind\": \"load\", \"name\": \"s8\"},"
+	" {\"id\": 9, \"statement\": 9, \"kind\": \"load\", \"name\": \"s9\"},"
+	" {\"id\": 10, \"statement\": 10, \"kind\": \"load\", \"name\": \"s10\","
+	"  \"form\": \"block_pointer\"},"
+	" {\"id\": 11, \"statement\": 11, \"kind\": \"store\", \"name\": \"s11\"}],"
+	" \"params\": [\"x_ptr\", \"y_ptr\", \"z_ptr\", \"n\", \"w_ptr\"],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 1, \"subject\": \"s1\", \"site\": 1,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 1, \"rule\": \"bounds\", \"statement\": 2, \"subject\": \"s2\", \"site\": 2,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 2, \"rule\": \"bounds\", \"statement\": 3, \"subject\": \"s3\", \"site\": 3,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 3, \"rule\": \"bounds\", \"statement\": 4, \"subject\": \"s4\", \"site\": 4,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 4, \"rule\": \"bounds\", \"statement\": 5, \"subject\": \"s5\", \"site\": 5,"
+	"  \"cands\": [\"y_ptr\"]},"
+	" {\"slot\": 5, \"rule\": \"bounds\", \"statement\": 6, \"subject\": \"s6\", \"site\": 6,"
+	"  \"cands\": [\"n\"]},"
+	" {\"slot\": 6, \"rule\": \"bounds\", \"statement\": 7, \"subject\": \"s7\", \"site\": 7},"
+	" {\"slot\": 7, \"rule\": \"bounds\", \"statement\": 8, \"subject\": \"s8\", \"site\": 8,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 8, \"rule\": \"bounds\", \"statement\": 9, \"subject\": \"s9\", \"site\": 9,"
+	"  \"cands\": [\"x_ptr\", \"y_ptr\", \"w_ptr\"]},"
+	" {\"slot\": 9, \"rule\": \"bounds\", \"statement\": 10, \"subject\": \"s10\", \"site\": 10,"
+	"  \"cands\": [\"x_ptr\"], \"form\": \"block_pointer\"},"
+	" {\"slot\": 10, \"rule\": \"bounds\", \"statement\": 11, \"subject\": \"s11\", \"site\": 11,"
+	"  \"cands\": [\"x_ptr\"], \"access\": \"store\"}]}";
 
-/* Four lanes at base, base+4, ... of site `site` in slot `k` (site 11 is the store). */
-static void slot_lanes(struct dbgb *b, uint64_t p, uint64_t k, unsigned site, uint64_t base,
-		       const bool *mask, bool dump)
+#define OOB_NP 5
+#define OOB_NC 11
+
+static void oob_table(struct dbgb *b)
 {
-	uint64_t shape[1] = {4}, a[4] = {base, base + 4, base + 8, base + 12};
-
-	dbgb_addr(b, p, k, site, site == 11 ? 3 : 2, FP_DTYPE_FLOAT32, shape, 1, a, mask, dump);
+	dbgb_table(b, 0, 0x1000, 0x1100, 0x1000, 0x2000);
+	dbgb_table(b, 1, 0x3000, 0x3100, 0x3000, 0x3100);
+	dbgb_table(b, 2, 0x1400, 0x1500, 0, 0);
+	dbgb_table(b, 4, 0x500, 0x600, 0x500, 0x600);
 }
 
-/* The same in slot `site - 1` (one slot per site). */
-static void lanes(struct dbgb *b, uint64_t p, unsigned site, uint64_t base, const bool *mask,
-		  bool dump)
+/* An access's instance in check mode (sequence 0): `count` lanes out, the first at `addr`. */
+static void oob(struct dbgb *b, uint64_t slot, uint64_t p, uint64_t count, uint64_t lane,
+		uint64_t addr, uint64_t lo, uint64_t hi)
 {
-	slot_lanes(b, p, site - 1, site, base, mask, dump);
+	dbgb_fire(b, slot, p, 0, count, lane, addr, lo, hi, 0);
 }
 
-static void oob_args(struct fp_dbg_arg args[3])
+/* The check-mode run of OOB_SITES: two programs, one suppressing or not. */
+static void oob_run(struct dbgb *b, bool suppress)
 {
-	view(&args[0], "x_ptr", 0x1000, 0x100, 0x1000, 0x2000);
-	view(&args[1], "y_ptr", 0x3000, 0x100, 0x3000, 0x3100);
-	view(&args[2], "z_ptr", 0x1400, 0x100, 0x1000, 0x2000);
+	dbgb_init_checks(b, 0, 2, 11, false, 0, OOB_NP, OOB_NC, suppress);
+	oob_table(b);
+	/* s2, past x's end: program 1 (lanes 2, 3 of 0x10f8..) then program 0 (lane 3 of
+	 * 0x10f4..), folded in that order; the first instance is program 0's all the same */
+	oob(b, 1, 1, 2, 2, 0x1100, 0x1100, 0x1108);
+	oob(b, 1, 0, 1, 3, 0x1100, 0x1100, 0x1104);
+	/* s3: x's pointer moved into z's view (a view of x's storage) */
+	oob(b, 2, 0, 4, 0, 0x1400, 0x1400, 0x1410);
+	/* s4: two lanes before x's start, and before its storage */
+	oob(b, 3, 0, 2, 0, 0xff8, 0xff8, 0x1000);
+	/* s5: y's pointer in x's allocation */
+	oob(b, 4, 1, 4, 0, 0x1800, 0x1800, 0x1810);
+	/* s6: a base that is not a tensor: checked against every tensor; in x's storage */
+	oob(b, 5, 0, 4, 0, 0x1200, 0x1200, 0x1210);
+	/* s7: no candidate at all, nowhere near anything: y's view is the nearest */
+	oob(b, 6, 0, 4, 0, 0x9000, 0x9000, 0x9010);
+	/* s9: three candidates, lanes 1-3 just past y's view (the nearest of them) */
+	oob(b, 8, 0, 3, 1, 0x3100, 0x3100, 0x310c);
+	/* s10: a block pointer's box past x's end */
+	oob(b, 9, 1, 4, 0, 0x1100, 0x1100, 0x1110);
+	/* s11: a store past x's end, in program 1 only */
+	oob(b, 10, 1, 4, 0, 0x1100, 0x1100, 0x1110);
 }
 
 TEST(debug_findings_oob_rules)
@@ -153,109 +220,215 @@ TEST(debug_findings_oob_rules)
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
-	struct fp_dbg_arg args[3];
 	const struct fp_dbg_finding *f;
-	bool mask[4] = {true, true, true, false};
-	uint64_t p;
+	size_t i;
 
-	dbgb_init(&b, 11, 2, 11, false, 0);
-	for (p = 0; p < 2; p++) {
-		lanes(&b, p, 1, 0x1000 + p * 16, NULL, false);     /* inside: nothing */
-		lanes(&b, p, 2, p ? 0x10f8 : 0x10f4, NULL, false); /* past the end */
-		lanes(&b, p, 3, 0x1400, NULL, false);  /* in z's view: moved to another argument */
-		lanes(&b, p, 4, 0x0ff8, NULL, false);  /* before x's start and its storage */
-		lanes(&b, p, 5, 0x1800, NULL, false);  /* y's pointer in x's allocation */
-		lanes(&b, p, 6, 0x1200, NULL, false);  /* unknown base, inside x's storage */
-		lanes(&b, p, 7, 0x9000, NULL, false);  /* unknown base, outside: nearest is y */
-		lanes(&b, p, 8, 0x10f4, mask, false);  /* the lane past the end is masked off */
-		lanes(&b, p, 9, 0x3000, NULL, false);  /* ambiguous base, inside y's view */
-		lanes(&b, p, 10, 0x9000, NULL, false); /* a block pointer: addresses not observed */
-		dbgb_slot(&b, p, 9)[2] |= (uint64_t)FP_DBG_ADDR_BLOCK_POINTER << 32;
-		if (p == 1)
-			lanes(&b, p, 11, 0x1100, NULL, false); /* a store, in program 1 only */
-		else
-			lanes(&b, p, 11, 0x1000, NULL, false);
-	}
+	oob_run(&b, false);
 	run = decode(&b, OOB_SITES);
-	oob_args(args);
-	ASSERT_OK(fp_dbg_findings_new(run, args, 3, &fs, NULL));
-	ASSERT_EQ(fp_dbg_findings_count(fs), 6);
+	fs = findings(run);
+	/* every slot that fired, and only those (s1 and s8 did not) */
+	ASSERT_EQ(fp_dbg_findings_count(fs), 9);
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 11));
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 18));
+	for (i = 0; i < fp_dbg_findings_count(fs); i++) {
+		f = fp_dbg_findings_at(fs, i);
+		ASSERT_EQ(f->kind, FP_DBG_FINDING_OUT_OF_BOUNDS);
+		ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN); /* check mode: no records */
+		ASSERT(f->lanes_known);
+		ASSERT_UEQ(f->suppressed, 0); /* the run kept the accesses */
+		ASSERT(!strstr(f->message, "not performed"));
+		ASSERT_NULL(f->loop_var);
+		ASSERT(!f->programs_more);
+		/* ordered by statement */
+		if (i)
+			ASSERT_LT(fp_dbg_findings_at(fs, i - 1)->statement, f->statement);
+	}
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 2);
+	/* past the end of the candidate, inside its storage: the whole message */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 12);
 	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->subject, "s2");
+	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 2);
 	ASSERT_STREQ(f->param, "x_ptr");
 	ASSERT(f->param_known);
+	ASSERT_NULL(f->other_param);
 	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
-	ASSERT_UEQ(f->bytes_past, 0x10f8 + 12 + 4 - 0x1100); /* the furthest of both programs */
+	ASSERT_UEQ(f->address, 0x1100);
+	ASSERT_UEQ(f->bytes_past, 8); /* the furthest of both instances: 0x1108 */
 	ASSERT_UEQ(f->bytes_before, 0);
+	ASSERT_UEQ(f->lanes_out, 3);
 	ASSERT_UEQ(f->program, 0);
+	ASSERT_EQ(f->nprograms, 2);
+	ASSERT_UEQ(f->programs[0], 0);
+	ASSERT_UEQ(f->programs[1], 1);
 	ASSERT_UEQ(f->program_count, 2);
 	ASSERT_UEQ(f->instance_count, 2);
-	ASSERT_EQ(f->nprograms, 2);
-	ASSERT_UEQ(f->programs[1], 1);
-	ASSERT_UEQ(f->address, 0x10fc + 4); /* program 0: last lane, 0x1100, is the first out */
-	ASSERT(!f->lanes_known);
 	ASSERT_UEQ(f->view_lo, 0x1000);
+	ASSERT_UEQ(f->view_hi, 0x1100);
+	ASSERT_UEQ(f->storage_lo, 0x1000);
 	ASSERT_UEQ(f->storage_hi, 0x2000);
-	ASSERT(strstr(f->message, "reads up to 8 bytes past the end of the tensor `x_ptr`"));
-	ASSERT(strstr(f->message, "same allocation"));
-	ASSERT_STREQ(f->subject, "s2");
+	ASSERT_STREQ(f->message,
+		     "tl.load from `s2` reads up to 8 bytes past the end of the tensor `x_ptr` (a "
+		     "view of 256 bytes). It stays inside the same allocation (4096 bytes), so it "
+		     "silently reads neighbouring data that is not part of the view (first "
+		     "offending address 0x1100, 3 active lanes outside the view).");
 
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 1));
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 3));
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 8));
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 9));
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 10));
+	/* inside another parameter's view in the same storage: named */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 13);
+	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->param, "x_ptr");
+	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
+	ASSERT_STREQ(f->other_param, "z_ptr");
+	ASSERT_UEQ(f->bytes_past, 0x1410 - 0x1100);
+	expect_msg(f, "Its first offending address lies inside `z_ptr`, another tensor of the "
+		      "launch in the same allocation (4096 bytes): it silently reads that tensor's "
+		      "data (first offending address 0x1400, 4 active lanes");
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 4);
+	/* before the start, outside every allocation */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 14);
 	ASSERT_NOT_NULL(f);
 	ASSERT_EQ(f->where, FP_DBG_OOB_OUTSIDE);
+	ASSERT_NULL(f->other_param);
 	ASSERT_UEQ(f->bytes_before, 8);
 	ASSERT_UEQ(f->bytes_past, 0);
-	ASSERT_UEQ(f->address, 0x0ff8);
-	ASSERT(strstr(f->message, "8 bytes before the start"));
-	ASSERT(strstr(f->message, "leaves every allocation"));
+	ASSERT_UEQ(f->address, 0xff8);
+	ASSERT_UEQ(f->lanes_out, 2);
+	expect_msg(f, "reads up to 8 bytes before the start of the tensor `x_ptr`");
+	expect_msg(f, "It leaves every allocation the launch knows of: on a GPU it reads memory "
+		      "that belongs to something else, or faults");
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 5);
+	/* in another parameter's allocation */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 15);
 	ASSERT_NOT_NULL(f);
 	ASSERT_STREQ(f->param, "y_ptr");
+	ASSERT(f->param_known);
 	ASSERT_EQ(f->where, FP_DBG_OOB_OTHER_STORAGE);
 	ASSERT_STREQ(f->other_param, "x_ptr");
 	ASSERT_UEQ(f->bytes_before, 0x3000 - 0x1800);
+	ASSERT_UEQ(f->program, 1);
+	expect_msg(f, "lies inside `x_ptr`, another argument (the allocator put it next to "
+		      "`y_ptr`): it silently reads that tensor's data");
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 6);
+	/* unknown provenance: checked against every tensor, the nearest view named */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 16);
 	ASSERT_NOT_NULL(f);
 	ASSERT_STREQ(f->param, "x_ptr");
 	ASSERT(!f->param_known);
 	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
-	ASSERT(strstr(f->message, "base is not known"));
+	ASSERT_NULL(f->other_param);
+	ASSERT_UEQ(f->bytes_past, 0x1210 - 0x1100);
+	expect_msg(f, "reads up to 272 bytes past the end of every tensor argument's view (the "
+		      "pointer's base is not known, so it was checked against every tensor of the "
+		      "launch; nearest: `x_ptr`, a view of 256 bytes)");
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 7);
+	/* no candidate, outside everything: the nearest is y */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 17);
 	ASSERT_NOT_NULL(f);
 	ASSERT_STREQ(f->param, "y_ptr");
 	ASSERT(!f->param_known);
 	ASSERT_EQ(f->where, FP_DBG_OOB_OUTSIDE);
 	ASSERT_UEQ(f->bytes_past, 0x9010 - 0x3100);
+	expect_msg(f, "checked against every tensor of the launch; nearest: `y_ptr`");
 
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 11);
+	/* several candidates: measured against the nearest of them, which is known */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 19);
+	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->param, "y_ptr");
+	ASSERT(f->param_known);
+	ASSERT_EQ(f->where, FP_DBG_OOB_OUTSIDE);
+	ASSERT_UEQ(f->bytes_past, 12);
+	ASSERT_UEQ(f->address, 0x3100);
+	ASSERT_UEQ(f->lanes_out, 3);
+	expect_msg(f, "up to 12 bytes past the end of the tensor `y_ptr` (a view of 256 bytes)");
+
+	/* the access's form and kind come from its site */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 20);
+	ASSERT_NOT_NULL(f);
+	expect_prefix(f,
+		      "tl.load through the block pointer `s10` reads up to 16 bytes past the end");
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 21);
 	ASSERT_NOT_NULL(f);
 	ASSERT_UEQ(f->program, 1);
-	ASSERT_UEQ(f->program_count, 1);
-	ASSERT(strstr(f->message, "tl.store to `s11` writes"));
-	ASSERT(strstr(f->message, "overwrites neighbouring data"));
-
-	/* ordered by statement: sites 2, 4, 5, 6, 7, 11 */
-	ASSERT_EQ(fp_dbg_run_site(run, fp_dbg_findings_at(fs, 0)->site)->id, 2);
-	ASSERT_EQ(fp_dbg_run_site(run, fp_dbg_findings_at(fs, 5)->site)->id, 11);
-	fp_dbg_findings_free(fs);
-
-	/* without arguments there is nothing to check against */
-	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
-	ASSERT_EQ(fp_dbg_findings_count(fs), 0);
+	ASSERT_EQ(f->nprograms, 1);
+	ASSERT_UEQ(f->programs[0], 1);
+	expect_prefix(f, "tl.store to `s11` writes up to 16 bytes past the end");
+	expect_msg(f, "so it silently overwrites neighbouring data");
 	fp_dbg_findings_free(fs);
 	fp_dbg_findings_free(NULL);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
+}
+
+/*
+ * An access past the end of its tensor that stays inside the tensor's own storage, while that
+ * storage also holds another argument (z, a view of the same allocation, as slicing one buffer
+ * gives): the address lies in no other argument's view, so the finding must not name one.
+ */
+TEST(debug_findings_oob_shared_storage)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+
+	oob_run(&b, false);
+	dbgb_table(&b, 2, 0x1400, 0x1500, 0x1000, 0x2000); /* z's storage is x's */
+	run = decode(&b, OOB_SITES);
+	fs = findings(run);
+	/* s3 lands inside z's view: named, as before */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 13);
+	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->other_param, "z_ptr");
+	/* s2 lands in the gap between x's and z's views: inside the storage, in nobody's view */
+	f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 12);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
+	if (f->other_param)
+		fprintf(stderr, "other_param: %s\nmessage: %s\n", f->other_param, f->message);
+	ASSERT_NULL(f->other_param);
+	expect_msg(f, "It stays inside the same allocation (4096 bytes)");
+	ASSERT(!strstr(f->message, "lies inside `z_ptr`"));
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/*
+ * Exact words: lanes out and reach from words 2-4 over every instance, the first address from
+ * word 7 of the first instance; lanes a suppressing run did not perform (ext. flags bit 0).
+ */
+static const char LANES_SITES[] =
+	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
+	" {\"id\": 0, \"line\": 5, \"source\": \"a = tl.load(x_ptr + o)\"},"
+	" {\"id\": 1, \"line\": 6, \"source\": \"tl.store(x_ptr + o, a)\"},"
+	" {\"id\": 2, \"line\": 7, \"source\": \"d = tl.make_tensor_descriptor(x_ptr, ...)\"}],"
+	" \"sites\": ["
+	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"x_ptr + o\"},"
+	" {\"id\": 2, \"statement\": 1, \"kind\": \"store\", \"name\": \"x_ptr + o\"},"
+	" {\"id\": 3, \"statement\": 2, \"kind\": \"descriptor\", \"name\": \"x_ptr\","
+	"  \"form\": \"tensor_descriptor\"}],"
+	" \"params\": [\"x_ptr\"],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"x_ptr + o\","
+	"  \"site\": 1, \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 1, \"rule\": \"bounds\", \"statement\": 1, \"subject\": \"x_ptr + o\","
+	"  \"site\": 2, \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 2, \"rule\": \"descriptor_extent\", \"statement\": 2, \"subject\": \"x_ptr\","
+	"  \"site\": 3, \"cands\": [\"x_ptr\"]}]}";
+
+static void lanes_run(struct dbgb *b, bool suppress)
+{
+	dbgb_init_checks(b, 0, 4, 3, false, 0, 1, 3, suppress);
+	dbgb_table(b, 0, 0x1000, 0x1100, 0x1000, 0x2000);
+	/* program 2: lanes 5 and 6 before the start, down to 0xfe0 */
+	dbgb_fire(b, 0, 2, 0, 2, 5, 0xff0, 0xfe0, 0x1000, 0);
+	/* program 1: lanes 7, 8, 9 past the end, up to 0x1120; its first lane outside is not
+	 * the lowest address */
+	dbgb_fire(b, 0, 1, 0, 3, 7, 0x1104, 0x1100, 0x1120, 0);
+	/* the store: one lane */
+	dbgb_fire(b, 1, 3, 0, 1, 0, 0x1100, 0x1100, 0x1104, 0);
+	/* a device descriptor addressing 0x1000..0x1200: an extent, no lane suppressed */
+	dbgb_fire(b, 2, 0, 0, 1, 0, 0x1000, 0x1000, 0x1200, 0);
 }
 
 TEST(debug_findings_oob_lanes)
@@ -263,176 +436,489 @@ TEST(debug_findings_oob_lanes)
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
-	struct fp_dbg_arg args[3];
 	const struct fp_dbg_finding *f;
-	bool mask[4] = {true, false, true, true};
-	uint64_t shape[1] = {4}, a[4] = {0x10fc, 0x1200, 0x1104, 0x1100};
-	size_t i;
+	int pass;
 
-	/* only site 2 has records: lanes 0x10fc (in), 0x1200 (masked), 0x1104, 0x1100 (out) */
-	dbgb_init(&b, 1, 1, 11, true, 64);
-	dbgb_addr(&b, 0, 0, 2, 2, FP_DTYPE_FLOAT32, shape, 1, a, mask, true);
-	run = decode(&b, OOB_SITES);
-	oob_args(args);
-	ASSERT_OK(fp_dbg_findings_new(run, args, 3, &fs, NULL));
-	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
-	f = find(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 2);
-	ASSERT_NOT_NULL(f);
-	ASSERT(f->lanes_known);
-	ASSERT_UEQ(f->lanes_out, 2);
-	ASSERT_UEQ(f->address, 0x1104); /* the first out lane in lane order, not the lowest */
-	ASSERT_UEQ(f->bytes_past, 8);
-	ASSERT(strstr(f->message, "2 active lanes outside the view"));
-	/* the arguments were copied */
-	ASSERT_STREQ(fp_dbg_findings_args(fs, &i)[1].name, "y_ptr");
-	ASSERT_EQ(i, 3);
-	fp_dbg_findings_free(fs);
-	fp_dbg_run_free(run);
-	dbgb_free(&b);
-}
+	for (pass = 0; pass < 2; pass++) {
+		bool sup = pass == 1;
 
-/*
- * NaN/Inf origin: x = tl.load(p, other=nan) (site 2, role loaded, load site 1), y = x * 2
- * (site 3, reads x), z = w / v (site 4, reads nothing observed), u = z + 1 (site 5, reads z).
- */
-static const char ORIGIN_SITES[] =
-	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
-	" {\"id\": 0, \"line\": 10, \"source\": \"x = tl.load(p, mask=m, other=float('nan'))\"},"
-	" {\"id\": 1, \"line\": 11, \"source\": \"y = x * 2\"},"
-	" {\"id\": 2, \"line\": 12, \"source\": \"z = w / v\"},"
-	" {\"id\": 3, \"line\": 13, \"source\": \"u = z + 1\"}],"
-	" \"sites\": ["
-	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"p\"},"
-	" {\"id\": 2, \"statement\": 0, \"kind\": \"value\", \"name\": \"x\", \"role\": \"loaded\","
-	"  \"load_site\": 1, \"other\": \"nan\"},"
-	" {\"id\": 3, \"statement\": 1, \"kind\": \"value\", \"name\": \"y\", \"reads\": [\"x\"]},"
-	" {\"id\": 4, \"statement\": 2, \"kind\": \"value\", \"name\": \"z\", \"reads\": [\"w\", \"v\"]},"
-	" {\"id\": 5, \"statement\": 3, \"kind\": \"value\", \"name\": \"u\", \"reads\": [\"z\"]}]}";
-
-static void origin_run(struct dbgb *b)
-{
-	uint64_t shape[1] = {4}, a[4] = {0x1000, 0x1004, 0x1008, 0x100c}, p;
-	bool three[4] = {true, true, true, false};
-	double fin[4] = {1, 2, 3, 4}, one_nan[4] = {1, NAN, 3, 4}, one_inf[4] = {1, INFINITY, 3, 4};
-
-	dbgb_init(b, 5, 3, 5, false, 0);
-	for (p = 0; p < 3; p++) {
-		/* p0: x has a NaN from memory; p1: x's NaN is the padding lane, z makes a new one;
-		 * p2: z makes an Inf */
-		dbgb_addr(b, p, 0, 1, 2, FP_DTYPE_FLOAT32, shape, 1, a, p == 1 ? three : NULL,
-			  false);
-		dbgb_value(b, p, 1, 2, FP_DTYPE_FLOAT32, shape, 1, p < 2 ? one_nan : fin, false);
-		dbgb_value(b, p, 2, 3, FP_DTYPE_FLOAT32, shape, 1, p < 2 ? one_nan : fin, false);
-		dbgb_value(b, p, 3, 4, FP_DTYPE_FLOAT32, shape, 1,
-			   p == 0 || p == 1 ? one_nan : one_inf, false);
-		dbgb_value(b, p, 4, 5, FP_DTYPE_FLOAT32, shape, 1, p < 2 ? one_nan : one_inf,
-			   false);
+		lanes_run(&b, sup);
+		run = decode(&b, LANES_SITES);
+		ASSERT_EQ(fp_dbg_run_info(run)->suppress, sup);
+		fs = findings(run);
+		ASSERT_EQ(fp_dbg_findings_count(fs), 3);
+		f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 5);
+		ASSERT_NOT_NULL(f);
+		ASSERT_UEQ(f->program, 1); /* the lowest program, not the first folded in */
+		ASSERT_UEQ(f->address, 0x1104);
+		ASSERT_UEQ(f->lanes_out, 5);
+		ASSERT_UEQ(f->bytes_before, 0x20);
+		ASSERT_UEQ(f->bytes_past, 0x20);
+		ASSERT_UEQ(f->instance_count, 2);
+		ASSERT_UEQ(f->suppressed, sup ? 5 : 0);
+		expect_msg(f, "reads up to 32 bytes before the start and 32 bytes past the end of "
+			      "the tensor `x_ptr`");
+		if (sup)
+			expect_msg(f, "(first offending address 0x1104, 5 active lanes outside the "
+				      "view, not performed: the check gave them `other`).");
+		else
+			expect_msg(f, "(first offending address 0x1104, 5 active lanes outside the "
+				      "view).");
+		f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 6);
+		ASSERT_NOT_NULL(f);
+		ASSERT_UEQ(f->lanes_out, 1);
+		ASSERT_UEQ(f->suppressed, sup ? 1 : 0);
+		if (sup)
+			expect_msg(f, "1 active lane outside the view, not performed: the check "
+				      "dropped them).");
+		else
+			expect_msg(f, "1 active lane outside the view).");
+		/* an extent is not an access: nothing to suppress */
+		f = at_line(fs, run, FP_DBG_FINDING_DESCRIPTOR_EXTENT, 7);
+		ASSERT_NOT_NULL(f);
+		ASSERT_STREQ(f->param, "x_ptr");
+		ASSERT(f->param_known);
+		ASSERT_UEQ(f->bytes_past, 0x100);
+		ASSERT_UEQ(f->bytes_before, 0);
+		ASSERT_UEQ(f->suppressed, 0);
+		expect_prefix(f,
+			      "the tensor descriptor made from `x_ptr` addresses up to 256 bytes "
+			      "past the end of the tensor `x_ptr` it was built from (a view of 256 "
+			      "bytes): its shape and strides are larger than the tensor");
+		expect_msg(f, "so it silently reads or overwrites neighbouring data of the same "
+			      "allocation");
+		fp_dbg_findings_free(fs);
+		fp_dbg_run_free(run);
+		dbgb_free(&b);
 	}
 }
 
-TEST(debug_findings_origin)
+/*
+ * A descriptor made on the device (`descriptor_extent`): the device stores the descriptor's
+ * base as the slot's value (_checks.desc_extent passes `lo`), which lies inside the tensor when
+ * only the far end reaches past it. The finding's address is documented as the first offending
+ * address, and its message says "first address outside": it must lie outside the view, as a
+ * host descriptor's does (the last byte past the end, or the first before the start).
+ */
+TEST(debug_findings_device_descriptor_address)
 {
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
 	const struct fp_dbg_finding *f;
 
-	origin_run(&b);
-	run = decode(&b, ORIGIN_SITES);
-	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
-	ASSERT_EQ(fp_dbg_findings_count(fs), 3);
-
-	f = fp_dbg_findings_at(fs, 0);
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
-	ASSERT_STREQ(f->subject, "x");
-	ASSERT(f->from_memory);
-	ASSERT_UEQ(f->program_count, 1); /* program 1's NaN may be the padding lane */
-	ASSERT_UEQ(f->program, 0);
-	ASSERT_UEQ(f->count, 1);
-	ASSERT(!f->count_is_lower_bound);
-	ASSERT(strstr(f->message, "loaded from memory"));
-
-	f = fp_dbg_findings_at(fs, 1);
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
-	ASSERT_STREQ(f->subject, "z");
-	ASSERT(!f->from_memory);
-	ASSERT_UEQ(f->program, 1); /* program 0 had its first NaN at x already */
-	ASSERT_UEQ(f->program_count, 1);
-	ASSERT(strstr(f->message, "inputs not observed in this program: w, v"));
-
-	f = fp_dbg_findings_at(fs, 2);
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_INF_ORIGIN);
-	ASSERT_STREQ(f->subject, "z");
-	ASSERT_UEQ(f->program, 2);
-	ASSERT_EQ(fp_dbg_run_statement(run, f->statement)->line, 12);
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 3)); /* y reads x's NaN */
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_INF_ORIGIN, 5)); /* u reads z's Inf */
+	lanes_run(&b, false);
+	run = decode(&b, LANES_SITES);
+	fs = findings(run);
+	f = at_line(fs, run, FP_DBG_FINDING_DESCRIPTOR_EXTENT, 7);
+	ASSERT_NOT_NULL(f);
+	ASSERT_UEQ(f->view_lo, 0x1000);
+	ASSERT_UEQ(f->view_hi, 0x1100);
+	if (f->address >= f->view_lo && f->address < f->view_hi)
+		fprintf(stderr, "address 0x%" PRIx64 " is inside the view; message: %s\n",
+			f->address, f->message);
+	ASSERT(f->address < f->view_lo || f->address >= f->view_hi);
+	ASSERT(!strstr(f->message, "first address outside 0x1000)"));
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
 }
 
 /*
- * Operand sites and checks by reference. Statement 0 defines a; statement 1 `b = a.to(fp16)`
- * checks a by reference on its site b; the others are operand sites of each role.
+ * A bounds slot fired but the launch had no tensor with addresses (every entry zero, as for
+ * device tensors on the interpreter), or the kernel has no parameter at all: nothing to
+ * measure against, and no finding (findings.c: "the device found nothing to check against").
  */
+TEST(debug_findings_oob_without_tensors)
+{
+	static const char no_params[] =
+		"{\"version\": 1, \"statements\": [{\"id\": 0, \"line\": 1, \"source\": \"s\"}],"
+		" \"sites\": [], \"check_slots\": [{\"slot\": 0, \"rule\": \"bounds\","
+		" \"statement\": 0, \"subject\": \"p\"}]}";
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+
+	dbgb_init_checks(&b, 0, 2, 11, false, 0, OOB_NP, OOB_NC, false);
+	oob(&b, 1, 0, 1, 3, 0x1100, 0x1100, 0x1104);
+	run = decode(&b, OOB_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 0);
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+
+	dbgb_init_checks(&b, 0, 1, 0, false, 0, 0, 1, false);
+	oob(&b, 0, 0, 1, 0, 0x1100, 0x1100, 0x1104);
+	run = decode(&b, no_params);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 0);
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/* ---- where the first instance was ---------------------------------------------------------- */
+
+/*
+ * A loop `for i in range(...)` (line 7) around line 8 `v = tl.load(p + i)` (site 1 load, site 2
+ * value v) and line 9 `w = 1 / v` (an operand without a site of its own). Marker mode: each
+ * program records load, value, load, value... so execution e of site 1 is slot 2e, of site 2
+ * slot 2e + 1.
+ */
+static const char LOOP_SITES[] =
+	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
+	" {\"id\": 0, \"line\": 8, \"source\": \"v = tl.load(p + i)\", \"loop_depth\": 1},"
+	" {\"id\": 1, \"line\": 9, \"source\": \"w = 1 / v\", \"loop_depth\": 1}],"
+	" \"sites\": ["
+	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"p + i\"},"
+	" {\"id\": 2, \"statement\": 0, \"kind\": \"value\", \"name\": \"v\"}],"
+	" \"params\": [\"p\"],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"p + i\", \"site\": 1,"
+	"  \"cands\": [\"p\"], \"loop\": {\"var\": \"i\", \"line\": 7}},"
+	" {\"slot\": 1, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"v\", \"site\": 2,"
+	"  \"loop\": {\"var\": \"i\", \"line\": 7}},"
+	" {\"slot\": 2, \"rule\": \"division_by_zero\", \"statement\": 1, \"subject\": \"v\","
+	"  \"loop\": {\"var\": \"i\", \"line\": 7}},"
+	" {\"slot\": 3, \"rule\": \"inf_mem\", \"statement\": 0, \"subject\": \"v\", \"site\": 2},"
+	" {\"slot\": 4, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"p + i\", \"site\": 1,"
+	"  \"cands\": [\"p\"]}]}";
+
+#define LOOP_S 6
+#define LOOP_P 24
+
+static void loop_run(struct dbgb *b)
+{
+	uint64_t shape[1] = {2}, p, a[2];
+	double v[2] = {1, 2};
+	unsigned k;
+
+	dbgb_init_checks(b, LOOP_S, LOOP_P, 2, false, 0, 1, 5, false);
+	dbgb_table(b, 0, 0x1000, 0x1100, 0x1000, 0x1100);
+	for (p = 0; p < LOOP_P; p++)
+		for (k = 0; k < LOOP_S; k += 2) {
+			a[0] = 0x1000 + 8 * k;
+			a[1] = a[0] + 4;
+			dbgb_addr(b, p, k, 1, FP_DBG_KIND_LOAD, FP_DTYPE_FLOAT32, shape, 1, a, NULL,
+				  false);
+			dbgb_value(b, p, k + 1, 2, FP_DTYPE_FLOAT32, shape, 1, v, false);
+		}
+	/* the load's third execution (slot 4) in program 5, i = 12; then program 9's second */
+	dbgb_fire(b, 0, 9, 2, 1, 0, 0x1100, 0x1100, 0x1104, 8);
+	dbgb_fire(b, 0, 5, 4, 2, 1, 0x1104, 0x1104, 0x110c, 12);
+	/* v's second execution (slot 3) of program 0, at a negative i; program 0's later one
+	 * does not replace it */
+	dbgb_fire_value(b, 1, 0, 5, 1, 1, NAN, -1);
+	dbgb_fire_value(b, 1, 0, 3, 1, 1, NAN, -5);
+	/* w = 1 / v: no site, so no record to find its execution by */
+	dbgb_fire_value(b, 2, 3, 1, 1, 0, 0.0, 4);
+	/* inf_mem in programs 7, 3 and 5: listed ascending, the device keeps them unordered */
+	dbgb_fire_value(b, 3, 7, 1, 1, 0, INFINITY, 0);
+	dbgb_fire_value(b, 3, 3, 1, 1, 0, INFINITY, 0);
+	dbgb_fire_value(b, 3, 5, 1, 1, 0, INFINITY, 0);
+	/* the other bounds slot, in 12 programs from 23 down to 12: the lowest 8 are listed,
+	 * the 4 that came when the list was full are counted (word 12) */
+	for (p = LOOP_P - 1; p >= 12; p--)
+		dbgb_fire(b, 4, p, 0, 1, 0, 0x1100, 0x1100, 0x1104, 0);
+}
+
+TEST(debug_findings_instances)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+	size_t i;
+
+	loop_run(&b);
+	run = decode(&b, LOOP_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 5);
+
+	/* the execution comes from the record of the slot's site at the first instance's slot */
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_OUT_OF_BOUNDS);
+	ASSERT_EQ(f->site, 0);
+	ASSERT_UEQ(f->program, 5);
+	ASSERT_EQ(f->execution, 2);
+	ASSERT_STREQ(f->loop_var, "i");
+	ASSERT_EQ(f->loop_line, 7);
+	ASSERT_EQ(f->loop_value, 12);
+	ASSERT_UEQ(f->address, 0x1104);
+	ASSERT_EQ(f->nprograms, 2);
+	ASSERT_UEQ(f->programs[0], 5);
+	ASSERT_UEQ(f->programs[1], 9);
+
+	/* the second bounds slot: more programs than it lists */
+	f = fp_dbg_findings_at(fs, 1);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_OUT_OF_BOUNDS);
+	ASSERT_UEQ(f->program, 12);
+	ASSERT_EQ(f->nprograms, FP_DBG_FINDING_MAX_PROGRAMS);
+	for (i = 0; i < f->nprograms; i++)
+		ASSERT_UEQ(f->programs[i], 12 + i);
+	ASSERT(f->programs_more);
+	ASSERT_UEQ(f->program_count, 8); /* what is listed: a lower bound */
+	ASSERT_UEQ(f->instance_count, 12);
+	ASSERT_NULL(f->loop_var); /* no loop around this slot */
+	ASSERT_EQ(f->loop_value, 0);
+	ASSERT_EQ(f->execution, 0); /* slot 0 of program 12 holds the load's first execution */
+
+	f = at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 8);
+	ASSERT_NOT_NULL(f);
+	ASSERT(f->from_memory);
+	ASSERT_UEQ(f->program, 0);
+	ASSERT_EQ(f->execution, 1);
+	ASSERT_EQ(f->loop_value, -5);
+	ASSERT_UEQ(f->instance_count, 2);
+	ASSERT_EQ(f->nprograms, 1);
+
+	f = at_line(fs, run, FP_DBG_FINDING_INF_ORIGIN, 8);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->nprograms, 3);
+	ASSERT_UEQ(f->programs[0], 3);
+	ASSERT_UEQ(f->programs[1], 5);
+	ASSERT_UEQ(f->programs[2], 7);
+	ASSERT_UEQ(f->program, 3);
+	ASSERT(!f->programs_more);
+	ASSERT_EQ(f->execution, 0);
+
+	f = at_line(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 9);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->site, UINT32_MAX);
+	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	ASSERT_EQ(f->loop_value, 4);
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+
+	/* the record at the first instance's slot belongs to another site, or it did not fit
+	 * (sequence >= S): the execution is not known */
+	memset(dbgb_check(&b, 0), 0, 32 * 8);
+	dbgb_fire(&b, 0, 5, 3, 1, 0, 0x1100, 0x1100, 0x1104, 0);
+	memset(dbgb_check(&b, 1), 0, 32 * 8);
+	dbgb_fire_value(&b, 1, 0, LOOP_S + 2, 1, 0, NAN, 0);
+	b.w[4] = 1; /* program 0 (full) had a record more than its slots */
+	run = decode(&b, LOOP_SITES);
+	fs = findings(run);
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_UEQ(f->program, 5);
+	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	f = at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 8);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/* ---- NaN and Inf --------------------------------------------------------------------------- */
+
+/*
+ * Line 10 `x = tl.load(p, mask=m)` (site 1 load, site 2 value x), line 11 `y = x * 2` (site 3,
+ * reads x), line 12 `z = w / v` (site 4, reads w and v), line 13 `u = z + 1` (site 5, reads z),
+ * line 14 `t = tl.load(q)` (site 6 load, site 7 value t), line 15 `s = a * b` (site 8, reads
+ * nothing observed). Slots: 0 nan_mem x, 1 inf_mem x, 2 nan y, 3 nan z, 4 inf z, 5 nan u,
+ * 6 nan_mem t, 7 inf s.
+ */
+static const char ORIGIN_SITES[] =
+	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
+	" {\"id\": 0, \"line\": 10, \"source\": \"x = tl.load(p, mask=m)\"},"
+	" {\"id\": 1, \"line\": 11, \"source\": \"y = x * 2\"},"
+	" {\"id\": 2, \"line\": 12, \"source\": \"z = w / v\"},"
+	" {\"id\": 3, \"line\": 13, \"source\": \"u = z + 1\"},"
+	" {\"id\": 4, \"line\": 14, \"source\": \"t = tl.load(q)\"},"
+	" {\"id\": 5, \"line\": 15, \"source\": \"s = a * b\"}],"
+	" \"sites\": ["
+	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"p\"},"
+	" {\"id\": 2, \"statement\": 0, \"kind\": \"value\", \"name\": \"x\"},"
+	" {\"id\": 3, \"statement\": 1, \"kind\": \"value\", \"name\": \"y\", \"reads\": [\"x\"]},"
+	" {\"id\": 4, \"statement\": 2, \"kind\": \"value\", \"name\": \"z\", \"reads\": [\"w\", \"v\"]},"
+	" {\"id\": 5, \"statement\": 3, \"kind\": \"value\", \"name\": \"u\", \"reads\": [\"z\"]},"
+	" {\"id\": 6, \"statement\": 4, \"kind\": \"load\", \"name\": \"q\"},"
+	" {\"id\": 7, \"statement\": 4, \"kind\": \"value\", \"name\": \"t\"},"
+	" {\"id\": 8, \"statement\": 5, \"kind\": \"value\", \"name\": \"s\"}],"
+	" \"params\": [\"p\", \"q\"],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2},"
+	" {\"slot\": 1, \"rule\": \"inf_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2},"
+	" {\"slot\": 2, \"rule\": \"nan\", \"statement\": 1, \"subject\": \"y\", \"site\": 3,"
+	"  \"reads\": [\"x\"]},"
+	" {\"slot\": 3, \"rule\": \"nan\", \"statement\": 2, \"subject\": \"z\", \"site\": 4,"
+	"  \"reads\": [\"w\", \"v\"]},"
+	" {\"slot\": 4, \"rule\": \"inf\", \"statement\": 2, \"subject\": \"z\", \"site\": 4,"
+	"  \"reads\": [\"w\", \"v\"]},"
+	" {\"slot\": 5, \"rule\": \"nan\", \"statement\": 3, \"subject\": \"u\", \"site\": 5,"
+	"  \"reads\": [\"z\"]},"
+	" {\"slot\": 6, \"rule\": \"nan_mem\", \"statement\": 4, \"subject\": \"t\", \"site\": 7},"
+	" {\"slot\": 7, \"rule\": \"inf\", \"statement\": 5, \"subject\": \"s\", \"site\": 8}]}";
+
+#define ORIGIN_NC 8
+
+TEST(debug_findings_origin_from_memory)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+
+	/* only the load found NaN (programs 0 and 2); what y and u read from it descends */
+	dbgb_init_checks(&b, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_fire_value(&b, 0, 2, 0, 2, 0, NAN, 0);
+	dbgb_fire_value(&b, 0, 0, 0, 1, 3, NAN, 0);
+	dbgb_descend(&b, 2, 3);
+	dbgb_descend(&b, 2, 1);
+	run = decode(&b, ORIGIN_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
+	ASSERT(f->from_memory);
+	ASSERT_STREQ(f->subject, "x");
+	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 2);
+	ASSERT_UEQ(f->count, 3);
+	ASSERT(!f->count_is_lower_bound);
+	ASSERT_UEQ(f->program, 0);
+	ASSERT_UEQ(f->instance_count, 2);
+	ASSERT_EQ(f->nprograms, 2);
+	ASSERT_UEQ(f->programs[1], 2);
+	ASSERT_UEQ(f->descendants, 0);
+	ASSERT(isnan(f->value));
+	ASSERT_STREQ(f->message, "`x` holds 3 NaN values loaded from memory (in the lanes the load "
+				 "read): the input data already contains NaN (it is not computed "
+				 "by this launch).");
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+TEST(debug_findings_origin_computed)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+
+	dbgb_init_checks(&b, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	/* z = w / v makes NaN in program 1 (lane 1) and Inf in program 2 (lane 3) */
+	dbgb_fire_value(&b, 3, 1, 0, 1, 1, NAN, 0);
+	dbgb_fire_value(&b, 4, 2, 0, 2, 3, -INFINITY, 0);
+	/* what y and u then held descends: 3 + 2 instances (words 10), of 7 elements */
+	dbgb_descend(&b, 2, 2);
+	dbgb_descend(&b, 2, 2);
+	dbgb_descend(&b, 2, 1);
+	dbgb_descend(&b, 5, 1);
+	dbgb_descend(&b, 5, 1);
+	/* loads of NaN (x in program 0, t in programs 0 and 1) and of Inf (x in program 1):
+	 * stores of what the launch made, read back: they descend from the origins */
+	dbgb_fire_value(&b, 0, 0, 0, 1, 0, NAN, 0);
+	dbgb_fire_value(&b, 6, 0, 0, 4, 0, NAN, 0);
+	dbgb_fire_value(&b, 6, 1, 0, 4, 0, NAN, 0);
+	dbgb_fire_value(&b, 1, 1, 0, 1, 2, INFINITY, 0);
+	run = decode(&b, ORIGIN_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 2); /* no from-memory finding of its own */
+
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
+	ASSERT(!f->from_memory);
+	ASSERT_STREQ(f->subject, "z");
+	ASSERT_EQ(fp_dbg_run_statement(run, f->statement)->line, 12);
+	ASSERT_UEQ(f->program, 1);
+	ASSERT_UEQ(f->count, 1);
+	ASSERT(isnan(f->value));
+	/* y's 3 and u's 2 descended instances, the loads' 1 + 2 instances */
+	ASSERT_UEQ(f->descendants, 8);
+	ASSERT_STREQ(f->message,
+		     "`z` holds NaN (1 element where it was born) while no value the statement "
+		     "reads (w, v) held NaN (infinities it reads make NaN in inf - inf, 0 * inf "
+		     "and inf / inf): the NaN is produced here; 8 later values or loads descend "
+		     "from it.");
+
+	f = fp_dbg_findings_at(fs, 1);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_INF_ORIGIN);
+	ASSERT(!f->from_memory);
+	ASSERT_STREQ(f->subject, "z");
+	ASSERT_UEQ(f->program, 2);
+	ASSERT_UEQ(f->count, 2);
+	ASSERT_DEQ(f->value, -INFINITY);
+	ASSERT_UEQ(f->descendants, 1); /* x's load */
+	expect_msg(f,
+		   "`z` holds Inf (2 elements where it was born) while no value the statement "
+		   "reads (w, v) held an infinity of that sign, and it writes none itself (an "
+		   "overflow, a division by zero or a narrowing cast): the Inf is produced here; "
+		   "1 later value or load descends from it.");
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 10));
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 14));
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+
+	/* an origin reading nothing observed, without descendants */
+	dbgb_init_checks(&b, 0, 1, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_fire_value(&b, 7, 0, 0, 1, 0, INFINITY, 0);
+	dbgb_fire_value(&b, 1, 0, 0, 1, 0, -INFINITY, 0); /* loaded Inf: descends from s */
+	run = decode(&b, ORIGIN_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_INF_ORIGIN);
+	ASSERT_STREQ(f->subject, "s");
+	ASSERT_UEQ(f->descendants, 1);
+	expect_msg(f, "`s` holds Inf (1 element where it was born) while nothing the statement "
+		      "reads held an infinity of that sign");
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/* ---- division, domain, precision ----------------------------------------------------------- */
+
+/* One operand per statement, none with a site of its own (the rewriter checks operands). */
 static const char RULE_SITES[] =
 	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
-	" {\"id\": 0, \"line\": 10, \"source\": \"a = f()\"},"
-	" {\"id\": 1, \"line\": 11, \"source\": \"b = a.to(tl.float16)\"},"
-	" {\"id\": 2, \"line\": 12, \"source\": \"q = n / d\"},"
-	" {\"id\": 3, \"line\": 13, \"source\": \"r = tl.sqrt(v)\"},"
-	" {\"id\": 4, \"line\": 14, \"source\": \"l = tl.log(w)\"},"
+	" {\"id\": 0, \"line\": 10, \"source\": \"q = n / d\"},"
+	" {\"id\": 1, \"line\": 11, \"source\": \"e = n / s\"},"
+	" {\"id\": 2, \"line\": 12, \"source\": \"r = tl.sqrt(v)\"},"
+	" {\"id\": 3, \"line\": 13, \"source\": \"l = tl.log(w)\"},"
+	" {\"id\": 4, \"line\": 14, \"source\": \"b = a.to(tl.float16)\"},"
 	" {\"id\": 5, \"line\": 15, \"source\": \"c8 = c.to(tl.float8e4nv)\"},"
 	" {\"id\": 6, \"line\": 16, \"source\": \"tb = t.to(tl.bfloat16)\"},"
-	" {\"id\": 7, \"line\": 17, \"source\": \"e = n / s\"},"
+	" {\"id\": 7, \"line\": 17, \"source\": \"mh = m.to(tl.float16)\"},"
 	" {\"id\": 8, \"line\": 18, \"source\": \"i = n // k\"},"
-	" {\"id\": 9, \"line\": 19, \"source\": \"mh = m.to(tl.float16)\"},"
-	" {\"id\": 10, \"line\": 20, \"source\": \"ok = g.to(tl.float16) / h\"}],"
-	" \"sites\": ["
-	" {\"id\": 1, \"statement\": 0, \"kind\": \"value\", \"name\": \"a\"},"
-	" {\"id\": 2, \"statement\": 1, \"kind\": \"value\", \"name\": \"b\", \"reads\": [\"a\"],"
-	"  \"checks\": [{\"role\": \"cast_src\", \"name\": \"a\", \"target_dtype\": \"float16\"},"
-	"              {\"role\": \"divisor\", \"name\": \"never_defined\"}]},"
-	" {\"id\": 3, \"statement\": 2, \"kind\": \"value\", \"name\": \"d\", \"role\": \"divisor\"},"
-	" {\"id\": 4, \"statement\": 3, \"kind\": \"value\", \"name\": \"v\", \"role\": \"sqrt_arg\"},"
-	" {\"id\": 5, \"statement\": 4, \"kind\": \"value\", \"name\": \"w\", \"role\": \"log_arg\"},"
-	" {\"id\": 6, \"statement\": 5, \"kind\": \"value\", \"name\": \"c\", \"role\": \"cast_src\","
+	" {\"id\": 9, \"line\": 19, \"source\": \"ok = g.to(tl.float16) / h\"}],"
+	" \"sites\": [],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"division_by_zero\", \"statement\": 0, \"subject\": \"d\"},"
+	" {\"slot\": 1, \"rule\": \"division_by_tiny\", \"statement\": 0, \"subject\": \"d\"},"
+	" {\"slot\": 2, \"rule\": \"division_by_tiny\", \"statement\": 1, \"subject\": \"s\"},"
+	" {\"slot\": 3, \"rule\": \"sqrt_negative\", \"statement\": 2, \"subject\": \"v\"},"
+	" {\"slot\": 4, \"rule\": \"log_negative\", \"statement\": 3, \"subject\": \"w\"},"
+	" {\"slot\": 5, \"rule\": \"cast_overflow\", \"statement\": 4, \"subject\": \"a\","
+	"  \"target_dtype\": \"float16\"},"
+	" {\"slot\": 6, \"rule\": \"cast_overflow\", \"statement\": 5, \"subject\": \"c\","
 	"  \"target_dtype\": \"float8e4nv\"},"
-	" {\"id\": 7, \"statement\": 6, \"kind\": \"value\", \"name\": \"t\", \"role\": \"cast_src\","
+	" {\"slot\": 7, \"rule\": \"cast_flush\", \"statement\": 6, \"subject\": \"t\","
 	"  \"target_dtype\": \"bfloat16\"},"
-	" {\"id\": 8, \"statement\": 7, \"kind\": \"value\", \"name\": \"s\", \"role\": \"divisor\"},"
-	" {\"id\": 9, \"statement\": 8, \"kind\": \"value\", \"name\": \"k\", \"role\": \"divisor\"},"
-	" {\"id\": 10, \"statement\": 9, \"kind\": \"value\", \"name\": \"m\", \"role\": \"cast_src\","
+	" {\"slot\": 8, \"rule\": \"cast_subnormal\", \"statement\": 7, \"subject\": \"m\","
 	"  \"target_dtype\": \"float16\"},"
-	" {\"id\": 11, \"statement\": 10, \"kind\": \"value\", \"name\": \"g\", \"role\": \"cast_src\","
+	" {\"slot\": 9, \"rule\": \"division_by_zero\", \"statement\": 8, \"subject\": \"k\"},"
+	" {\"slot\": 10, \"rule\": \"cast_overflow\", \"statement\": 9, \"subject\": \"g\","
 	"  \"target_dtype\": \"float16\"},"
-	" {\"id\": 12, \"statement\": 10, \"kind\": \"value\", \"name\": \"h\", \"role\": \"divisor\","
-	"  \"unknown_member\": 1},"
-	" {\"id\": 13, \"statement\": 10, \"kind\": \"value\", \"name\": \"ok\", \"role\": \"future\"}]}";
+	" {\"slot\": 11, \"rule\": \"division_by_zero\", \"statement\": 9, \"subject\": \"h\"}]}";
 
 static void rule_run(struct dbgb *b)
 {
-	uint64_t s4[1] = {4}, s8[1] = {8};
-	double a[4] = {1e5, 2, 3, 4}, d[4] = {1, 0, 2, 0}, v[4] = {1, -0.5, 4, 9};
-	double w[4] = {-3, 1, 2, 3}, c[4] = {500, 1, 2, 3}, t[4] = {1e-42, -1e-42, 2e-42, 0};
-	double s[4] = {1e-39, 2e-39, 3e-39, 4e-39}, k[4] = {1, 0, 3, 4}, ok[4] = {1, 2, 3, 4};
-	double m[8] = {1e-9, 1e-9, -1e-9, 1e-9, 1e-9, 1e-9, 1e-9, 1e-4};
-
-	dbgb_init(b, 13, 1, 13, false, 0);
-	dbgb_value(b, 0, 0, 1, FP_DTYPE_FLOAT32, s4, 1, a, false);
-	dbgb_value(b, 0, 1, 2, FP_DTYPE_FLOAT16, s4, 1, ok, false);
-	dbgb_value(b, 0, 2, 3, FP_DTYPE_FLOAT32, s4, 1, d, false);
-	dbgb_value(b, 0, 3, 4, FP_DTYPE_FLOAT32, s4, 1, v, false);
-	dbgb_value(b, 0, 4, 5, FP_DTYPE_FLOAT32, s4, 1, w, false);
-	dbgb_value(b, 0, 5, 6, FP_DTYPE_FLOAT32, s4, 1, c, false);
-	dbgb_value(b, 0, 6, 7, FP_DTYPE_FLOAT32, s4, 1, t, false);
-	dbgb_value(b, 0, 7, 8, FP_DTYPE_FLOAT32, s4, 1, s, false);
-	dbgb_value(b, 0, 8, 9, FP_DTYPE_INT32, s4, 1, k, false);
-	dbgb_value(b, 0, 9, 10, FP_DTYPE_FLOAT32, s8, 1, m, false);
-	dbgb_value(b, 0, 10, 11, FP_DTYPE_FLOAT32, s4, 1, ok, false);
-	dbgb_value(b, 0, 11, 12, FP_DTYPE_FLOAT32, s4, 1, ok, false);
-	dbgb_value(b, 0, 12, 13, FP_DTYPE_FLOAT32, s4, 1, ok, false);
+	dbgb_init_checks(b, 0, 2, 0, false, 0, 0, 12, false);
+	dbgb_fire_value(b, 0, 1, 0, 2, 1, 0.0, 0); /* d: zeros in lanes 1 and 3 */
+	dbgb_fire_value(b, 0, 0, 0, 1, 2, -0.0, 0);
+	dbgb_fire_value(b, 2, 0, 0, 4, 0, 1e-39, 0); /* s: four subnormal divisors */
+	dbgb_fire_value(b, 3, 1, 0, 1, 1, -0.5, 0);  /* sqrt(-0.5): a negative value's bits */
+	dbgb_fire_value(b, 4, 0, 0, 1, 0, -3.0, 0);
+	dbgb_fire_value(b, 5, 0, 0, 1, 0, 1e5, 0);   /* beyond fp16's 65504 */
+	dbgb_fire_value(b, 6, 0, 0, 2, 0, 500.0, 0); /* beyond fp8e4nv's 448 */
+	dbgb_fire_value(b, 7, 0, 0, 3, 0, 1e-42, 0); /* flushed by bf16 */
+	dbgb_fire_value(b, 8, 1, 0, 5, 2, -1e-9, 0); /* subnormal in fp16 */
+	dbgb_fire_value(b, 9, 1, 0, 1, 1, 0.0, 0);   /* an integer divisor (as float64) */
 }
 
 TEST(debug_findings_rules)
@@ -441,70 +927,94 @@ TEST(debug_findings_rules)
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
 	const struct fp_dbg_finding *f;
+	size_t i;
 
 	rule_run(&b);
 	run = decode(&b, RULE_SITES);
-	ASSERT_EQ(fp_dbg_run_site(run, 1)->nchecks, 2);
-	ASSERT_EQ(fp_dbg_run_site(run, 12)->role, FP_DBG_ROLE_NONE); /* unknown roles are ignored */
-	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
+	fs = findings(run);
 	ASSERT_EQ(fp_dbg_findings_count(fs), 9);
+	for (i = 0; i < fp_dbg_findings_count(fs); i++) {
+		f = fp_dbg_findings_at(fs, i);
+		ASSERT_EQ(f->site, UINT32_MAX); /* operands: no site of their own */
+		ASSERT(!f->count_is_lower_bound);
+		ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	}
 
-	f = find(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 2); /* by reference, filed under b */
+	f = at_line(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 10);
 	ASSERT_NOT_NULL(f);
-	ASSERT_STREQ(f->subject, "a");
-	ASSERT_EQ(f->target_dtype, FP_DTYPE_FLOAT16);
-	ASSERT_DEQ(f->value, 1e5);
-	ASSERT(strstr(f->message, "largest finite value 65504"));
-
-	f = find(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 3);
-	ASSERT_NOT_NULL(f);
-	ASSERT_UEQ(f->count, 2);
-	ASSERT(strstr(f->message, "divides by zero"));
-
-	f = find(fs, run, FP_DBG_FINDING_INVALID_DOMAIN, 4);
-	ASSERT_NOT_NULL(f);
-	ASSERT_DEQ(f->value, -0.5);
-	ASSERT(strstr(f->message, "square root"));
-	f = find(fs, run, FP_DBG_FINDING_INVALID_DOMAIN, 5);
-	ASSERT_NOT_NULL(f);
-	ASSERT(strstr(f->message, "logarithm"));
-
-	f = find(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 6); /* 500 > 464 for e4m3 */
-	ASSERT_NOT_NULL(f);
-	ASSERT(strstr(f->message, "NaN (or saturate)"));
-
-	f = find(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 7); /* every nonzero value flushes */
-	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->subject, "d");
 	ASSERT_UEQ(f->count, 3);
-	ASSERT(!f->count_is_lower_bound);
-	ASSERT(strstr(f->message, "flush to zero"));
+	ASSERT_UEQ(f->instance_count, 2);
+	ASSERT_UEQ(f->program, 0);
+	ASSERT_DEQ(f->value, 0.0);
+	ASSERT(signbit(f->value)); /* program 0's first element: -0.0 */
+	ASSERT_STREQ(f->message, "divides by zero: the divisor `d` holds 3 zero elements (x/0 "
+				 "gives inf, 0/0 gives NaN).");
 
-	f = find(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 8); /* 1e-39 < FLT_MIN */
+	f = at_line(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 11);
 	ASSERT_NOT_NULL(f);
 	ASSERT_DEQ(f->value, 1e-39);
-	ASSERT(strstr(f->message, "within"));
+	ASSERT_STREQ(f->message, "divides by values within the smallest normal of zero: the "
+				 "divisor `s` holds 4 such elements (first: 1e-39).");
 
-	f = find(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 9); /* an integer zero */
+	f = at_line(fs, run, FP_DBG_FINDING_INVALID_DOMAIN, 12);
+	ASSERT_NOT_NULL(f);
+	ASSERT_DEQ(f->value, -0.5);
+	ASSERT_STREQ(f->message, "takes the square root of negative values: `v` holds 1 negative "
+				 "element (first: -0.5; the result is NaN there).");
+	f = at_line(fs, run, FP_DBG_FINDING_INVALID_DOMAIN, 13);
+	ASSERT_NOT_NULL(f);
+	ASSERT_DEQ(f->value, -3.0);
+	expect_msg(f, "takes the logarithm of negative values: `w` holds 1 negative element "
+		      "(first: -3;");
+
+	f = at_line(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 14);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->target_dtype, FP_DTYPE_FLOAT16);
+	ASSERT_DEQ(f->value, 1e5);
+	ASSERT_STREQ(f->message, "converts `a` to float16 although 1 of its finite values are "
+				 "beyond float16's largest finite value 65504 (first: 100000): "
+				 "those elements become inf.");
+	f = at_line(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 15);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->target_dtype, FP_DTYPE_FLOAT8E4NV);
+	ASSERT_UEQ(f->count, 2);
+	expect_msg(f, "largest finite value 448 (first: 500): those elements become NaN (or "
+		      "saturate).");
+	f = at_line(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 16);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(f->target_dtype, FP_DTYPE_BFLOAT16);
+	ASSERT_STREQ(f->message, "converts `t` to bfloat16 and 3 of its nonzero values (at least "
+				 "half) are below bfloat16's smallest subnormal (9.18e-41) by half "
+				 "or more: they flush to zero.");
+	f = at_line(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 17);
+	ASSERT_NOT_NULL(f);
+	ASSERT_UEQ(f->program, 1);
+	ASSERT_DEQ(f->value, -1e-9);
+	ASSERT_STREQ(f->message, "converts `m` to float16 and 5 of its nonzero values (at least "
+				 "half) are below float16's smallest normal (6.1e-05): they keep "
+				 "only a few significant bits.");
+
+	f = at_line(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 18);
 	ASSERT_NOT_NULL(f);
 	ASSERT_UEQ(f->count, 1);
+	/* slots that never fired give nothing */
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 19));
+	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 19));
 
-	/*
-	 * fp16's smallest normal is 6.1e-5; 1e-4 is above it, so all that the summary tells is the
-	 * bound: at most floor(sumsq / 6.1e-5^2) = 2.7 -> 3 values exceed it, at least 5 do not
-	 */
-	f = find(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 10);
-	ASSERT_NOT_NULL(f);
-	ASSERT_UEQ(f->count, 5);
-	ASSERT(f->count_is_lower_bound);
-	ASSERT(strstr(f->message, "at least 5 of its nonzero values"));
-	ASSERT(strstr(f->message, "smallest normal"));
+	/* ordered by kind, then statement */
+	for (i = 1; i < fp_dbg_findings_count(fs); i++) {
+		const struct fp_dbg_finding *p = fp_dbg_findings_at(fs, i - 1);
 
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_PRECISION_LOSS, 11)); /* 1..4 fit fp16 */
-	ASSERT_NULL(find(fs, run, FP_DBG_FINDING_DIVISION_BY_ZERO, 12));
+		f = fp_dbg_findings_at(fs, i);
+		ASSERT(p->kind < f->kind || (p->kind == f->kind && p->statement <= f->statement));
+	}
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
 }
+
+/* ---- the launch's arguments and host tensor descriptors ------------------------------------ */
 
 static const char LAUNCH_ARGS[] =
 	"{\"output_dir\": \"/tmp\", \"grid\": [2], \"args\": ["
@@ -542,10 +1052,7 @@ TEST(debug_findings_launch_args)
 	};
 	size_t i;
 
-	/* two programs of the OOB fixture's site 2: the first inside x, the second past it */
-	dbgb_init(&b, 1, 2, 11, false, 0);
-	slot_lanes(&b, 0, 0, 2, 0x1000, NULL, false);
-	slot_lanes(&b, 1, 0, 2, 0x10f8, NULL, false);
+	oob_run(&b, false);
 	run = decode(&b, OOB_SITES);
 	ASSERT_OK(fp_dbg_findings_from_launch(run, LAUNCH_ARGS, strlen(LAUNCH_ARGS), &fs, &d));
 	a = fp_dbg_findings_args(fs, &n);
@@ -554,12 +1061,13 @@ TEST(debug_findings_launch_args)
 	ASSERT_UEQ(a[0].view_hi, 4096 + 256);
 	ASSERT_UEQ(a[0].storage_hi, 8192);
 	ASSERT_UEQ(a[1].storage_lo, 0); /* unknown storage */
-	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
-	ASSERT_EQ(fp_dbg_findings_at(fs, 0)->where, FP_DBG_OOB_INSIDE_STORAGE);
-	ASSERT_UEQ(fp_dbg_findings_at(fs, 0)->program, 1);
+	/* the arguments say nothing to bounds: the buffer's tensor table does */
+	ASSERT_EQ(fp_dbg_findings_count(fs), 9);
 	fp_dbg_findings_free(fs);
-	ASSERT_OK(fp_dbg_findings_from_launch(run, "{}", 2, &fs, NULL)); /* no args: no checks */
-	ASSERT_EQ(fp_dbg_findings_count(fs), 0);
+	ASSERT_OK(fp_dbg_findings_from_launch(run, "{}", 2, &fs, NULL));
+	ASSERT_EQ(fp_dbg_findings_count(fs), 9);
+	ASSERT_NULL(fp_dbg_findings_args(fs, &n));
+	ASSERT_EQ(n, 0);
 	fp_dbg_findings_free(fs);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		fs = (struct fp_dbg_findings *)&d; /* must be reset to NULL */
@@ -571,57 +1079,302 @@ TEST(debug_findings_launch_args)
 	ASSERT_EQ(fp_dbg_findings_from_launch(run, NULL, 0, &fs, &d), FP_EINVAL);
 	ASSERT_EQ(fp_dbg_findings_new(NULL, NULL, 0, &fs, &d), FP_EINVAL);
 	ASSERT_STREQ(fp_dbg_finding_kind_name(FP_DBG_FINDING_PRECISION_LOSS), "precision_loss");
+	ASSERT_STREQ(fp_dbg_finding_kind_name(FP_DBG_FINDING_DESCRIPTOR_EXTENT),
+		     "descriptor_extent");
 	ASSERT_STREQ(fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)0), "unknown");
 	ASSERT_STREQ(fp_dbg_oob_where_name(FP_DBG_OOB_OUTSIDE), "outside_allocations");
+	ASSERT_STREQ(fp_dbg_oob_where_name(FP_DBG_OOB_NONE), "none");
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
 }
 
-/* The JSON report of a sanitize launch: findings, no statements, no op log. */
+/*
+ * Host tensor descriptors are checked at launch from the launch JSON (`descriptor`), not on the
+ * device: the finding goes to the first access through the descriptor (site `desc_param`),
+ * records or not. `h` is 16 floats at 0x2000 in a 256-byte storage; its descriptor 6 x 4
+ * reaches 32 bytes past; `e` fits its descriptor; `o` has no access through it.
+ */
+static const char DESC_SITES[] =
+	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
+	" {\"id\": 0, \"line\": 4, \"source\": \"u = h_desc.load([0, 0])\"},"
+	" {\"id\": 1, \"line\": 5, \"source\": \"h_desc.store([4, 0], u)\"},"
+	" {\"id\": 2, \"line\": 6, \"source\": \"v = e_desc.load([0, 0])\"}],"
+	" \"sites\": ["
+	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"h_desc\","
+	"  \"form\": \"tensor_descriptor\", \"desc_param\": \"h\"},"
+	" {\"id\": 2, \"statement\": 1, \"kind\": \"store\", \"name\": \"h_desc\","
+	"  \"form\": \"tensor_descriptor\", \"desc_param\": \"h\"},"
+	" {\"id\": 3, \"statement\": 2, \"kind\": \"load\", \"name\": \"e_desc\","
+	"  \"form\": \"tensor_descriptor\", \"desc_param\": \"e\"}],"
+	" \"params\": [\"h\", \"e\", \"o\"],"
+	" \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 1, \"subject\": \"h_desc\", \"site\": 2,"
+	"  \"cands\": [\"h\"], \"form\": \"tensor_descriptor\"}]}";
+
+static const char DESC_LAUNCH[] =
+	"{\"output_dir\": \"/tmp\", \"grid\": [1], \"args\": ["
+	" {\"name\": \"h\", \"kind\": \"tensor\", \"data_ptr\": 8192, \"element_size\": 4,"
+	"  \"shape\": [4, 4], \"strides\": [4, 1], \"storage_ptr\": 8192, \"storage_nbytes\": 256,"
+	"  \"descriptor\": {\"shape\": [6, 4], \"strides\": [4, 1], \"block_shape\": [4, 4]}},"
+	" {\"name\": \"e\", \"kind\": \"tensor\", \"data_ptr\": 16384, \"element_size\": 4,"
+	"  \"shape\": [8], \"strides\": [1], \"descriptor\": {\"shape\": [8], \"strides\": [1]}},"
+	" {\"name\": \"o\", \"kind\": \"tensor\", \"data_ptr\": 32768, \"element_size\": 2,"
+	"  \"shape\": [8], \"strides\": [1], \"descriptor\": {\"shape\": [9], \"strides\": [1]}}]}";
+
+static void desc_check(const struct fp_dbg_run *run, bool store_fired)
+{
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+	struct fp_diag d;
+
+	ASSERT_OK(fp_dbg_findings_from_launch(run, DESC_LAUNCH, strlen(DESC_LAUNCH), &fs, &d));
+	ASSERT_EQ(fp_dbg_findings_count(fs), store_fired ? 2 : 1);
+	f = at_line(fs, run, FP_DBG_FINDING_DESCRIPTOR_EXTENT, 4);
+	ASSERT_NOT_NULL(f);
+	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 1); /* the first access through it */
+	ASSERT_STREQ(f->param, "h");
+	ASSERT(f->param_known);
+	ASSERT_STREQ(f->subject, "h");
+	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
+	ASSERT_UEQ(f->view_lo, 8192);
+	ASSERT_UEQ(f->view_hi, 8192 + 64);
+	ASSERT_UEQ(f->bytes_past, 32);
+	ASSERT_UEQ(f->bytes_before, 0);
+	ASSERT_UEQ(f->address, 8192 + 96 - 1);
+	ASSERT_UEQ(f->instance_count, 1);
+	ASSERT_EQ(f->nprograms, 1); /* checked at launch: shown at program 0 */
+	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	ASSERT_STREQ(f->message,
+		     "the tensor descriptor `h` (shape [6, 4], strides [4, 1]) addresses up to 32 "
+		     "bytes past the end of the tensor it was built from (its base, a view of 64 "
+		     "bytes): its shape and strides are larger than the tensor, and a TMA load or "
+		     "store inside the descriptor's shape is not checked against the tensor, so it "
+		     "silently reads or overwrites neighbouring data of the same allocation (first "
+		     "address outside 0x205f).");
+	if (store_fired) {
+		f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 5);
+		ASSERT_NOT_NULL(f);
+		expect_prefix(f, "the descriptor store to `h_desc` writes up to 32 bytes past");
+	}
+	/* no finding of e (it fits) nor of o (no access goes through it) */
+	ASSERT_EQ(fp_dbg_findings_count(fs), store_fired ? 2 : 1);
+	fp_dbg_findings_free(fs);
+}
+
+TEST(debug_findings_host_descriptors)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	uint64_t shape[2] = {4, 4}, a[16];
+	unsigned i;
+
+	/* check mode: no records at all */
+	dbgb_init_checks(&b, 0, 1, 3, false, 0, 3, 1, true);
+	dbgb_table(&b, 0, 8192, 8192 + 64, 8192, 8192 + 256);
+	run = decode(&b, DESC_SITES);
+	desc_check(run, false);
+	fp_dbg_run_free(run);
+	/* the store's box, rows 4-5, past the view: the device's own bounds finding beside it */
+	dbgb_fire(&b, 0, 0, 0, 8, 0, 8192 + 64, 8192 + 64, 8192 + 96, 0);
+	run = decode(&b, DESC_SITES);
+	desc_check(run, true);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+
+	/* marker mode: the load's record is there; the same finding */
+	for (i = 0; i < 16; i++)
+		a[i] = 8192 + 4 * i;
+	dbgb_init_checks(&b, 1, 1, 3, false, 0, 3, 1, false);
+	dbgb_table(&b, 0, 8192, 8192 + 64, 8192, 8192 + 256);
+	dbgb_addr(&b, 0, 0, 1, FP_DBG_KIND_LOAD, FP_DTYPE_FLOAT32, shape, 2, a, NULL, false);
+	run = decode(&b, DESC_SITES);
+	desc_check(run, false);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/*
+ * A host descriptor's finding happened at launch, before any program ran: it is reported for
+ * program 0, the whole launch, as before the check area came (one program, one instance). The
+ * text report must not print an empty program list ("program  (0 programs, 1 instance)").
+ */
+TEST(debug_findings_host_descriptor_programs)
+{
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	struct fp_dbg_launch *l;
+	const struct fp_dbg_finding *f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	dbgb_init_checks(&b, 0, 1, 3, false, 0, 3, 1, false);
+	dbgb_table(&b, 0, 8192, 8192 + 64, 8192, 8192 + 256);
+	run = decode(&b, DESC_SITES);
+	ASSERT_OK(fp_dbg_launch_parse(run, DESC_LAUNCH, strlen(DESC_LAUNCH), &l, NULL));
+	ASSERT_OK(fp_dbg_launch_findings(run, l, &fs, NULL));
+	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_DESCRIPTOR_EXTENT);
+	ASSERT_UEQ(f->program, 0);
+	out = open_memstream(&buf, &len);
+	ASSERT_NOT_NULL(out);
+	ASSERT_OK(fp_dbg_write_format(run, l, fs, "txt", out, NULL));
+	fclose(out);
+	if (strstr(buf, "(0 programs"))
+		fprintf(stderr, "%s\n", strstr(buf, "FINDINGS"));
+	ASSERT_NULL(strstr(buf, "(0 programs"));
+	ASSERT_NOT_NULL(strstr(buf, "     program 0 (1 program, 1 instance)\n"));
+	free(buf);
+	ASSERT_EQ(f->nprograms, 1);
+	ASSERT_UEQ(f->programs[0], 0);
+	ASSERT_UEQ(f->program_count, 1);
+	fp_dbg_findings_free(fs);
+	fp_dbg_launch_free(l);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/*
+ * A bounds slot without a site (the site table gives none): the message names the subject
+ * without an access kind, the JSON's site is null and its access the default.
+ */
+TEST(debug_findings_oob_without_site)
+{
+	static const char sites[] =
+		"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
+		" {\"id\": 0, \"line\": 3, \"source\": \"v = f(p + o)\"}], \"sites\": [],"
+		" \"params\": [\"p\"], \"check_slots\": [{\"slot\": 0, \"rule\": \"bounds\","
+		" \"statement\": 0, \"subject\": \"p + o\", \"cands\": [\"p\"]}]}";
+	static const char lj[] = "{\"output_dir\": \"/tmp\", \"grid\": [2]}";
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_findings *fs;
+	struct fp_dbg_launch *l;
+	const struct fp_dbg_finding *f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	dbgb_init_checks(&b, 0, 2, 0, false, 0, 1, 1, false);
+	dbgb_table(&b, 0, 0x1000, 0x1100, 0x1000, 0x1100);
+	dbgb_fire(&b, 0, 1, 0, 2, 0, 0x1100, 0x1100, 0x1108, 0);
+	run = decode(&b, sites);
+	ASSERT_OK(fp_dbg_launch_parse(run, lj, strlen(lj), &l, NULL));
+	ASSERT_OK(fp_dbg_launch_findings(run, l, &fs, NULL));
+	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
+	f = fp_dbg_findings_at(fs, 0);
+	ASSERT_EQ(f->site, UINT32_MAX);
+	ASSERT_STREQ(
+		f->message,
+		"the access through `p + o` reaches up to 8 bytes past the end of the tensor "
+		"`p` (a view of 256 bytes). It leaves every allocation the launch knows of: on "
+		"a GPU it reads memory that belongs to something else, or faults (first "
+		"offending address 0x1100, 2 active lanes outside the view).");
+	out = open_memstream(&buf, &len);
+	ASSERT_NOT_NULL(out);
+	ASSERT_OK(fp_dbg_write_format(run, l, fs, "json", out, NULL));
+	fclose(out);
+	ASSERT_NOT_NULL(strstr(buf, "\"site\": null"));
+	ASSERT_NOT_NULL(strstr(buf, "\"access\": \"load\""));
+	ASSERT_NOT_NULL(strstr(buf, "\"execution\": null"));
+	free(buf);
+	fp_dbg_findings_free(fs);
+	fp_dbg_launch_free(l);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+}
+
+/* ---- reports ------------------------------------------------------------------------------- */
+
+/* The JSON report's finding members that the check area adds, and the text's lines. */
 TEST(debug_findings_report)
 {
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_outputs out;
 	struct fp_json_doc *doc;
-	const struct fp_json_value *root, *f;
-	char dir[64], lj[2048];
+	const struct fp_json_value *root, *fa, *f, *it;
+	char dir[64], lj[2048], *text;
 	uint64_t u;
 	int64_t i;
+	size_t n;
 
 	snprintf(dir, sizeof(dir), "/tmp/fp-test-findings-XXXXXX");
 	ASSERT_NOT_NULL(mkdtemp(dir));
-	dbgb_init(&b, 1, 2, 11, false, 0);
-	slot_lanes(&b, 0, 0, 2, 0x1000, NULL, false);
-	slot_lanes(&b, 1, 0, 2, 0x10f8, NULL, false);
-	run = decode(&b, OOB_SITES);
+	loop_run(&b);
+	b.w[10] = 1;                          /* a suppressing run */
+	memset(dbgb_check(&b, 1), 0, 32 * 8); /* no nan_mem: four findings */
+	run = decode(&b, LOOP_SITES);
 	snprintf(lj, sizeof(lj),
-		 "{\"output_dir\": \"%s\", \"stem\": \"s\", \"grid\": [2], \"sanitize\": true,"
-		 " \"args\": [{\"name\": \"x_ptr\", \"kind\": \"tensor\", \"shape\": [64],"
-		 " \"strides\": [1], \"data_ptr\": 4096, \"storage_ptr\": 4096,"
-		 " \"storage_nbytes\": 4096, \"element_size\": 4}]}",
-		 dir);
+		 "{\"output_dir\": \"%s\", \"stem\": \"s\", \"grid\": [%d], \"sanitize\": true,"
+		 " \"source_file\": \"/u/k.py\"}",
+		 dir, LOOP_P);
 	fp_dbg_outputs_init(&out);
 	ASSERT_OK(fp_dbg_write_reports(run, lj, strlen(lj), &out, NULL));
-	ASSERT_NULL(out.op_log_txt);
-	ASSERT_NULL(out.op_log_json);
 	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
 	root = fp_json_root(doc);
-	ASSERT_EQ(fp_json_len(fp_json_get(root, "statements")), 0);
-	ASSERT(fp_json_type(fp_json_get(fp_json_get(root, "config"), "sanitize")) == FP_JSON_TRUE);
-	ASSERT_EQ(fp_json_len(fp_json_get(root, "findings")), 1);
-	f = fp_json_at(fp_json_get(root, "findings"), 0);
+	ASSERT_EQ(fp_json_len(fp_json_get(root, "statements")), 0); /* sanitize: findings only */
+	fa = fp_json_get(root, "findings");
+	ASSERT_EQ(fp_json_len(fa), 4);
+
+	/* the load's bounds finding: execution, iteration, suppressed lanes */
+	f = fp_json_at(fa, 0);
 	ASSERT_STREQ(fp_json_string(fp_json_get(f, "kind"), NULL), "out_of_bounds");
-	ASSERT_STREQ(fp_json_string(fp_json_get(f, "param"), NULL), "x_ptr");
-	ASSERT_STREQ(fp_json_string(fp_json_get(f, "location"), NULL), "inside_storage");
-	ASSERT_STREQ(fp_json_string(fp_json_get(f, "statement"), NULL),
-		     "a2 = tl.load(x_ptr + o + 64)");
-	ASSERT(fp_json_int64(fp_json_get(f, "line"), &i) && i == 12);
-	ASSERT(fp_json_uint64(fp_json_get(f, "bytes_past_end"), &u) && u == 8);
-	ASSERT(fp_json_uint64(fp_json_get(f, "distance_bytes"), &u) && u == 8);
-	ASSERT(fp_json_int64(fp_json_at(fp_json_get(f, "program"), 0), &i) && i == 1);
-	ASSERT(fp_json_type(fp_json_get(f, "lanes_out")) == FP_JSON_NULL);
+	ASSERT(fp_json_uint64(fp_json_get(f, "site"), &u) && u == 1);
+	ASSERT(fp_json_int64(fp_json_at(fp_json_get(f, "program"), 0), &i) && i == 5);
+	ASSERT(fp_json_uint64(fp_json_get(f, "execution"), &u) && u == 2);
+	it = fp_json_get(f, "iteration");
+	ASSERT(fp_json_type(it) == FP_JSON_OBJECT);
+	ASSERT_STREQ(fp_json_string(fp_json_get(it, "var"), NULL), "i");
+	ASSERT(fp_json_uint64(fp_json_get(it, "loop_line"), &u) && u == 7);
+	ASSERT(fp_json_int64(fp_json_get(it, "value"), &i) && i == 12);
+	ASSERT(fp_json_type(fp_json_get(f, "programs_more")) == FP_JSON_FALSE);
+	ASSERT(fp_json_uint64(fp_json_get(f, "lanes_out"), &u) && u == 3);
+	ASSERT(fp_json_uint64(fp_json_get(f, "suppressed"), &u) && u == 3);
+	ASSERT(fp_json_uint64(fp_json_get(f, "instance_count"), &u) && u == 2);
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "access"), NULL), "load");
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "param"), NULL), "p");
+
+	/* the other: more programs than listed, no loop */
+	f = fp_json_at(fa, 1);
+	ASSERT(fp_json_type(fp_json_get(f, "programs_more")) == FP_JSON_TRUE);
+	ASSERT_EQ(fp_json_len(fp_json_get(f, "programs")), 8);
+	ASSERT(fp_json_uint64(fp_json_get(f, "program_count"), &u) && u == 8);
+	ASSERT(fp_json_type(fp_json_get(f, "iteration")) == FP_JSON_NULL);
+
+	/* the loaded Inf: an origin from memory, no descendants */
+	f = fp_json_at(fa, 2);
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "kind"), NULL), "inf_origin");
+	ASSERT(fp_json_type(fp_json_get(f, "from_memory")) == FP_JSON_TRUE);
+	ASSERT(fp_json_uint64(fp_json_get(f, "descendants"), &u) && u == 0);
+	ASSERT(fp_json_uint64(fp_json_get(f, "execution"), &u) && u == 0);
+
+	/* an operand without a site: site and execution null */
+	f = fp_json_at(fa, 3);
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "kind"), NULL), "division_by_zero");
+	ASSERT(fp_json_type(fp_json_get(f, "site")) == FP_JSON_NULL);
+	ASSERT(fp_json_type(fp_json_get(f, "execution")) == FP_JSON_NULL);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(f, "iteration"), "value"), &i) && i == 4);
+	ASSERT_NULL(fp_json_get(f, "descendants")); /* only origins have descendants */
 	fp_json_doc_free(doc);
+
+	/* the text report: where the first instance was, and "more than" */
+	text = fpt_slurp(out.txt, &n);
+	ASSERT_NOT_NULL(strstr(text, "FINDINGS: 4\n"));
+	if (!strstr(text, "first: program 5, execution 2, i = 12 (loop at line 7)\n") ||
+	    !strstr(text, "programs 12, 13, 14, 15, 16, 17, 18, 19, ... (more than 8 programs, "
+			  "12 instances)\n") ||
+	    !strstr(text, "first: program 3, i = 4 (loop at line 7)\n") ||
+	    !strstr(text, "not performed: the check gave them `other`"))
+		fprintf(stderr, "%s\n", text);
+	ASSERT_NOT_NULL(strstr(text, "first: program 5, execution 2, i = 12 (loop at line 7)\n"));
+	ASSERT_NOT_NULL(strstr(text, "programs 12, 13, 14, 15, 16, 17, 18, 19, ... (more than 8 "
+				     "programs, 12 instances)\n"));
+	ASSERT_NOT_NULL(strstr(text, "first: program 3, i = 4 (loop at line 7)\n"));
+	ASSERT_NOT_NULL(strstr(text, "not performed: the check gave them `other`"));
+	free(text);
 	fp_dbg_outputs_release(&out);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
@@ -629,54 +1382,61 @@ TEST(debug_findings_report)
 	ASSERT_EQ(system(lj), 0);
 }
 
+/* ---- out of memory ------------------------------------------------------------------------- */
+
+struct oom_case {
+	struct dbgb *b;
+	const char *sites;
+	const char *launch; /* NULL: fp_dbg_findings_new() without arguments */
+};
+
+static int oom_scenario(void *arg)
+{
+	const struct oom_case *c = arg;
+	struct fp_dbg_run *run = NULL;
+	struct fp_dbg_findings *fs = NULL;
+	int st;
+
+	st = fp_dbg_decode(c->b->w, dbgb_bytes(c->b), c->sites, strlen(c->sites), &run, NULL);
+	if (st)
+		return st;
+	if (c->launch)
+		st = fp_dbg_findings_from_launch(run, c->launch, strlen(c->launch), &fs, NULL);
+	else
+		st = fp_dbg_findings_new(run, NULL, 0, &fs, NULL);
+	if (!st && !fp_dbg_findings_count(fs))
+		st = FP_EINVAL; /* every scenario has findings: the clean run must find them */
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	return st;
+}
+
+/* Decode + findings with a check area, each allocation failing in turn. */
 TEST(debug_findings_oom)
 {
-	struct dbgb b1, b2, b3;
-	struct fp_dbg_run *r1, *r2, *r3;
-	struct fp_dbg_findings *fs;
-	struct fp_dbg_arg args[3];
-	long fail_at;
-	int st = FP_ENOMEM, pass;
+	struct dbgb b1, b2, b3, b4, b5;
+	struct oom_case cases[5] = {
+		{&b1, OOB_SITES, NULL},  {&b2, ORIGIN_SITES, NULL},      {&b3, RULE_SITES, NULL},
+		{&b4, LOOP_SITES, NULL}, {&b5, DESC_SITES, DESC_LAUNCH},
+	};
+	size_t i;
 
-	origin_run(&b1);
-	rule_run(&b2);
-	dbgb_init(&b3, 11, 1, 11, false, 0);
-	lanes(&b3, 0, 1, 0x1000, NULL, false);
-	lanes(&b3, 0, 2, 0x10f8, NULL, false);
-	lanes(&b3, 0, 3, 0x1400, NULL, false);
-	lanes(&b3, 0, 4, 0x0ff8, NULL, false);
-	lanes(&b3, 0, 5, 0x1800, NULL, false);
-	lanes(&b3, 0, 6, 0x1200, NULL, false);
-	lanes(&b3, 0, 7, 0x9000, NULL, false);
-	lanes(&b3, 0, 8, 0x1000, NULL, false);
-	lanes(&b3, 0, 9, 0x3000, NULL, false);
-	lanes(&b3, 0, 10, 0x1000, NULL, false);
-	lanes(&b3, 0, 11, 0x1100, NULL, false);
-	r1 = decode(&b1, ORIGIN_SITES);
-	r2 = decode(&b2, RULE_SITES);
-	r3 = decode(&b3, OOB_SITES);
-	oob_args(args);
-	for (pass = 0; pass < 3; pass++) {
-		const struct fp_dbg_run *run = pass == 0 ? r1 : (pass == 1 ? r2 : r3);
-
-		for (fail_at = 0; fail_at < 2000; fail_at++) {
-			fs = NULL;
-			fpt_oom_install(fail_at);
-			st = fp_dbg_findings_new(run, args, 3, &fs, NULL);
-			fp_dbg_findings_free(fs);
-			ASSERT_EQ(fpt_oom_live(), 0);
-			fpt_oom_uninstall();
-			if (!st)
-				break;
-			ASSERT_EQ(st, FP_ENOMEM);
-			ASSERT_NULL(fs);
-		}
-		ASSERT_OK(st);
-	}
-	fp_dbg_run_free(r1);
-	fp_dbg_run_free(r2);
-	fp_dbg_run_free(r3);
+	oob_run(&b1, true);
+	dbgb_init_checks(&b2, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_fire_value(&b2, 3, 1, 0, 1, 1, NAN, 0);
+	dbgb_fire_value(&b2, 0, 0, 0, 1, 0, NAN, 0);
+	dbgb_fire_value(&b2, 4, 2, 0, 2, 3, INFINITY, 0);
+	dbgb_descend(&b2, 5, 1);
+	rule_run(&b3);
+	loop_run(&b4);
+	dbgb_init_checks(&b5, 0, 1, 3, false, 0, 3, 1, false);
+	dbgb_table(&b5, 0, 8192, 8192 + 64, 8192, 8192 + 256);
+	dbgb_fire(&b5, 0, 0, 0, 8, 0, 8192 + 64, 8192 + 64, 8192 + 96, 0);
+	for (i = 0; i < 5; i++)
+		ASSERT_GT(fpt_oom_sweep(oom_scenario, &cases[i], 0, 5, NULL), 5);
 	dbgb_free(&b1);
 	dbgb_free(&b2);
 	dbgb_free(&b3);
+	dbgb_free(&b4);
+	dbgb_free(&b5);
 }

@@ -3,9 +3,10 @@
  * Unit tests of what the Debugger sees beyond a kernel's own statements: helper call frames in
  * the site table (source order through call chains, reads that stand for a caller's variable,
  * malformed frames), the coverage account, record kinds 4 (atomic) and 5 (descriptor), the
- * findings across frames (NaN origin, infinity literals, NaN from infinite inputs), tensor
- * descriptors reaching outside their tensor (host, from the launch JSON, and device records),
- * the reports' coverage/frames/chain members, and out-of-memory sweeps.
+ * findings across frames from the check slots the device filled (NaN born in a helper and what
+ * descends from it, NaN from infinite inputs, an atomic out of bounds), tensor descriptors
+ * reaching outside their tensor (host, from the launch JSON, and made on the device), the
+ * reports' coverage/frames/chain members, and out-of-memory sweeps.
  */
 #define _GNU_SOURCE 1 /* open_memstream */
 #include <math.h>
@@ -200,8 +201,46 @@ TEST(debug_frames_too_deep)
 
 static const uint64_t S4[1] = {4};
 
-/* One program: x (site 1), r (2, NaN at lane 1: 0/0), t (3), the atomic (4) and its value (5),
- * q (6), m (7, -inf: a literal), x (8, NaN), the store (9) and its value (10). */
+/*
+ * The check slots _checkgen.py gives FRAME_SITES's kernel (parameters a, d, p, out): NaN/Inf
+ * of every value, the divisor of `r = x / d`, the atomic's and the store's bounds.
+ */
+static const char FRAME_CHECKS[] =
+	", \"params\": [\"a\", \"d\", \"p\", \"out\"], \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"nan\", \"statement\": 0, \"subject\": \"x\", \"site\": 1,"
+	"  \"reads\": [\"a\"]},"
+	" {\"slot\": 1, \"rule\": \"nan\", \"statement\": 3, \"subject\": \"r\", \"site\": 2,"
+	"  \"reads\": [\"x\", \"d\"]},"
+	" {\"slot\": 2, \"rule\": \"division_by_zero\", \"statement\": 3, \"subject\": \"d\"},"
+	" {\"slot\": 3, \"rule\": \"nan\", \"statement\": 4, \"subject\": \"t\", \"site\": 3,"
+	"  \"reads\": [\"r\"]},"
+	" {\"slot\": 4, \"rule\": \"bounds\", \"statement\": 5, \"subject\": \"p + o\","
+	"  \"site\": 4, \"access\": \"atomic\", \"op\": \"add\", \"cands\": [\"p\"]},"
+	" {\"slot\": 5, \"rule\": \"nan\", \"statement\": 6, \"subject\": \"q\", \"site\": 6,"
+	"  \"reads\": [\"r\"]},"
+	" {\"slot\": 6, \"rule\": \"inf\", \"statement\": 7, \"subject\": \"m\", \"site\": 7},"
+	" {\"slot\": 7, \"rule\": \"nan\", \"statement\": 1, \"subject\": \"x\", \"site\": 8,"
+	"  \"reads\": [\"x\"]},"
+	" {\"slot\": 8, \"rule\": \"bounds\", \"statement\": 2, \"subject\": \"out + o\","
+	"  \"site\": 9, \"access\": \"store\", \"cands\": [\"out\"]}]";
+
+#define FRAME_NP 4
+#define FRAME_NC 9
+
+/* FRAME_SITES with its check slots; free() it. */
+static char *frame_sites(void)
+{
+	return dbgb_sites_with(FRAME_SITES, FRAME_CHECKS);
+}
+
+/*
+ * One program: x (site 1), r (2, NaN at lane 1: 0/0), t (3), q (6), m (7, -inf: a literal), the
+ * atomic (4) and its value (5), x (8, NaN), the store (9) and its value (10). p is 3 floats at
+ * 0x2000 in a 256-byte allocation (the atomic's lane 3 is past it), out 4 floats at 0x3000.
+ * With `nan`, slot 1 (r) fired where r was born (its record, slot 1); t, q and the caller's x
+ * held it because what they read did (words 10/11); m's -inf is the statement's own literal,
+ * so slot 6 never fired.
+ */
 static void frame_run(struct dbgb *b, bool nan)
 {
 	static const double fin[4] = {1, 2, 3, 4};
@@ -211,7 +250,9 @@ static void frame_run(struct dbgb *b, bool nan)
 
 	if (nan)
 		r[1] = NAN;
-	dbgb_init(b, 10, 1, NSITES, false, 0);
+	dbgb_init_checks(b, 10, 1, NSITES, false, 0, FRAME_NP, FRAME_NC, false);
+	dbgb_table(b, 2, 0x2000, 0x200c, 0x2000, 0x2100);
+	dbgb_table(b, 3, 0x3000, 0x3010, 0x3000, 0x3010);
 	dbgb_value(b, 0, k++, 1, FP_DTYPE_FLOAT32, S4, 1, fin, false);
 	dbgb_value(b, 0, k++, 2, FP_DTYPE_FLOAT32, S4, 1, r, false);
 	dbgb_value(b, 0, k++, 3, FP_DTYPE_FLOAT32, S4, 1, r, false);
@@ -222,6 +263,12 @@ static void frame_run(struct dbgb *b, bool nan)
 	dbgb_value(b, 0, k++, 8, FP_DTYPE_FLOAT32, S4, 1, r, false);
 	dbgb_addr(b, 0, k++, 9, FP_DBG_KIND_STORE, FP_DTYPE_FLOAT32, S4, 1, s, NULL, false);
 	dbgb_value(b, 0, k++, 10, FP_DTYPE_FLOAT32, S4, 1, r, false);
+	if (nan) {
+		dbgb_fire_value(b, 1, 0, 1, 1, 1, NAN, 0);
+		dbgb_descend(b, 3, 1);
+		dbgb_descend(b, 5, 1);
+		dbgb_descend(b, 7, 1);
+	}
 }
 
 TEST(debug_frames_nan_origin_in_helper)
@@ -230,31 +277,50 @@ TEST(debug_frames_nan_origin_in_helper)
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
 	const struct fp_dbg_finding *f;
+	char *sites = frame_sites();
 
 	frame_run(&b, true);
-	run = decode_sites(&b, FRAME_SITES);
+	run = decode_sites(&b, sites);
 	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
-	/* the NaN is born in the helper (r = x / d): neither t, q nor the caller's x is an origin;
-	 * the -inf of the literal is meant */
+	/* the NaN is born in the helper (r = x / d): neither t, q nor the caller's x is an origin
+	 * (they descend from it); the -inf of the literal is meant */
 	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
 	f = fp_dbg_findings_at(fs, 0);
 	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
 	ASSERT_STREQ(f->subject, "r");
+	ASSERT(site_by_id(run, 2) == fp_dbg_run_site(run, f->site));
 	ASSERT_EQ(fp_dbg_run_statement(run, f->statement)->frame, 1);
-	ASSERT(strstr(f->message, "finite inputs: x"));
+	ASSERT_EQ(fp_dbg_run_statement(run, f->statement)->line, 6);
+	ASSERT_EQ(f->execution, 0); /* r's record is the one at the first instance's slot */
+	ASSERT_UEQ(f->count, 1);
+	ASSERT_UEQ(f->descendants, 3);
+	ASSERT(!f->from_memory);
+	ASSERT(strstr(f->message, "while no value the statement reads (x, d) held NaN"));
+	ASSERT(strstr(f->message, "; 3 later values or loads descend from it."));
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
+	free(sites);
 }
 
-/* q = r * 2 where r holds -inf and q NaN: a NaN born from infinities is an origin. */
+/* q = r - r where r holds -inf (its statement's literal) and q NaN: a NaN born from
+ * infinities is an origin; the -inf is not. */
 static const char INF_SITES[] =
 	"{\"version\": 1, \"statements\": ["
 	"  {\"id\": 0, \"line\": 1, \"source\": \"r = a - b\"},"
 	"  {\"id\": 1, \"line\": 2, \"source\": \"q = r - r\"}],"
 	" \"sites\": ["
 	"  {\"id\": 1, \"statement\": 0, \"kind\": \"value\", \"name\": \"r\", \"inf_literal\": true},"
-	"  {\"id\": 2, \"statement\": 1, \"kind\": \"value\", \"name\": \"q\", \"reads\": [\"r\"]}]}";
+	"  {\"id\": 2, \"statement\": 1, \"kind\": \"value\", \"name\": \"q\", \"reads\": [\"r\"]}],"
+	" \"params\": [\"a\", \"b\"], \"check_slots\": ["
+	"  {\"slot\": 0, \"rule\": \"nan\", \"statement\": 0, \"subject\": \"r\", \"site\": 1,"
+	"   \"reads\": [\"a\", \"b\"]},"
+	"  {\"slot\": 1, \"rule\": \"inf\", \"statement\": 0, \"subject\": \"r\", \"site\": 1,"
+	"   \"reads\": [\"a\", \"b\"]},"
+	"  {\"slot\": 2, \"rule\": \"nan\", \"statement\": 1, \"subject\": \"q\", \"site\": 2,"
+	"   \"reads\": [\"r\"]},"
+	"  {\"slot\": 3, \"rule\": \"inf\", \"statement\": 1, \"subject\": \"q\", \"site\": 2,"
+	"   \"reads\": [\"r\"]}]}";
 
 TEST(debug_frames_nan_from_infinities)
 {
@@ -264,16 +330,22 @@ TEST(debug_frames_nan_from_infinities)
 	struct fp_dbg_findings *fs;
 	const struct fp_dbg_finding *f;
 
-	dbgb_init(&b, 2, 1, 2, false, 0);
+	dbgb_init_checks(&b, 2, 1, 2, false, 0, 2, 4, false);
 	dbgb_value(&b, 0, 0, 1, FP_DTYPE_FLOAT32, S4, 1, r, false);
 	dbgb_value(&b, 0, 1, 2, FP_DTYPE_FLOAT32, S4, 1, q, false);
+	dbgb_fire_value(&b, 2, 0, 1, 1, 1, NAN, 0); /* r held no NaN: q's is born */
 	run = decode_sites(&b, INF_SITES);
 	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
 	ASSERT_EQ(fp_dbg_findings_count(fs), 1); /* no inf_origin at r: a literal */
 	f = fp_dbg_findings_at(fs, 0);
 	ASSERT_EQ(f->kind, FP_DBG_FINDING_NAN_ORIGIN);
 	ASSERT_STREQ(f->subject, "q");
-	ASSERT(strstr(f->message, "some held infinities"));
+	ASSERT_EQ(f->execution, 0);
+	ASSERT_UEQ(f->descendants, 0);
+	ASSERT_STREQ(f->message,
+		     "`q` holds NaN (1 element where it was born) while no value the statement "
+		     "reads (r) held NaN (infinities it reads make NaN in inf - inf, 0 * inf and "
+		     "inf / inf): the NaN is produced here.");
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
@@ -284,34 +356,34 @@ TEST(debug_frames_atomic_out_of_bounds)
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_findings *fs;
-	struct fp_dbg_arg args[2];
 	const struct fp_dbg_finding *f;
-	int64_t shape[1] = {3}, strides[1] = {1};
+	char *sites = frame_sites();
 
 	frame_run(&b, false);
-	run = decode_sites(&b, FRAME_SITES);
-	memset(args, 0, sizeof(args));
-	args[0].name = "p";
-	ASSERT_OK(fp_dbg_arg_set_view(&args[0], 0x2000, 4, 1, shape,
-				      strides)); /* 3 floats: lane 3 past */
-	args[0].storage_lo = 0x2000;
-	args[0].storage_hi = 0x2100;
-	args[1].name = "out";
-	shape[0] = 4;
-	ASSERT_OK(fp_dbg_arg_set_view(&args[1], 0x3000, 4, 1, shape, strides));
-	ASSERT_OK(fp_dbg_findings_new(run, args, 2, &fs, NULL));
+	/* lane 3 of the atomic (slot 5 of the program) at 0x200c: p holds 3 floats */
+	dbgb_fire(&b, 4, 0, 5, 1, 3, 0x200c, 0x200c, 0x2010, 0);
+	run = decode_sites(&b, sites);
+	ASSERT_OK(fp_dbg_findings_new(run, NULL, 0, &fs, NULL));
 	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
 	f = fp_dbg_findings_at(fs, 0);
 	ASSERT_EQ(f->kind, FP_DBG_FINDING_OUT_OF_BOUNDS);
 	ASSERT_STREQ(f->param, "p");
+	ASSERT(f->param_known);
 	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
 	ASSERT_UEQ(f->bytes_past, 4);
-	ASSERT(!strncmp(f->message, "tl.atomic_add on `p + o` reads and writes up to 4 bytes past",
-			60));
-	ASSERT(strstr(f->message, "overwrites"));
+	ASSERT_UEQ(f->address, 0x200c);
+	ASSERT_UEQ(f->lanes_out, 1);
+	ASSERT_EQ(f->execution, 0);
+	ASSERT_EQ(fp_dbg_run_statement(run, f->statement)->frame, 1);
+	ASSERT_STREQ(f->message,
+		     "tl.atomic_add on `p + o` reads and writes up to 4 bytes past the end of the "
+		     "tensor `p` (a view of 12 bytes). It stays inside the same allocation (256 "
+		     "bytes), so it silently overwrites neighbouring data that is not part of the "
+		     "view (first offending address 0x200c, 1 active lane outside the view).");
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
+	free(sites);
 }
 
 /* Coverage: 2 memory sites (atomic, store) + 1 unobserved memory entry; 8 statements + 1. */
@@ -320,9 +392,10 @@ TEST(debug_frames_coverage)
 	struct dbgb b;
 	struct fp_dbg_run *run;
 	struct fp_dbg_coverage c;
+	char *sites = frame_sites();
 
 	frame_run(&b, false);
-	run = decode_sites(&b, FRAME_SITES);
+	run = decode_sites(&b, sites);
 	fp_dbg_run_coverage(run, &c);
 	ASSERT_UEQ(c.memory_sites, 3);
 	ASSERT_UEQ(c.memory_sites_observed, 2);
@@ -333,9 +406,14 @@ TEST(debug_frames_coverage)
 	ASSERT(strstr(fp_dbg_addr_status_reason(FP_DBG_ADDR_BLOCK_POINTER), "block pointer"));
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
+	free(sites);
 }
 
-/* A block-pointer load the rewriter could not follow (status 1) and a descriptor record. */
+/*
+ * A block-pointer load the rewriter could not follow (status 1), a descriptor made on the
+ * device from `a` (a record of kind 5 and a `descriptor_extent` slot), and a load through a host
+ * descriptor built from `h` (`desc_param`).
+ */
 static const char FORM_SITES[] =
 	"{\"version\": 1, \"kernel\": \"k\", \"statements\": ["
 	"  {\"id\": 0, \"line\": 3, \"source\": \"t = tl.load(bp)\"},"
@@ -346,7 +424,14 @@ static const char FORM_SITES[] =
 	"  {\"id\": 2, \"statement\": 1, \"kind\": \"descriptor\", \"name\": \"a\", \"base_params\": [\"a\"],"
 	"   \"form\": \"tensor_descriptor\"},"
 	"  {\"id\": 3, \"statement\": 2, \"kind\": \"load\", \"name\": \"d\", \"form\": \"tensor_descriptor\","
-	"   \"padding\": \"zero\", \"desc_param\": \"h\", \"base_params\": [\"h\"]}]}";
+	"   \"padding\": \"zero\", \"desc_param\": \"h\", \"base_params\": [\"h\"]}],"
+	" \"params\": [\"a\", \"h\"], \"check_slots\": ["
+	"  {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"bp\", \"site\": 1,"
+	"   \"cands\": [\"a\"], \"form\": \"block_pointer\"},"
+	"  {\"slot\": 1, \"rule\": \"descriptor_extent\", \"statement\": 1, \"subject\": \"a\","
+	"   \"site\": 2, \"cands\": [\"a\"], \"form\": \"tensor_descriptor\"},"
+	"  {\"slot\": 2, \"rule\": \"bounds\", \"statement\": 2, \"subject\": \"d\", \"site\": 3,"
+	"   \"cands\": [\"h\"], \"access\": \"load\", \"form\": \"tensor_descriptor\"}]}";
 
 /* The descriptor record: base 0x1000, shape 8 x 4 floats (row stride 4): 32 elements. */
 static void desc_record(struct dbgb *b, uint64_t p, uint64_t k, uint64_t base, uint64_t elems)
@@ -366,26 +451,59 @@ static void desc_record(struct dbgb *b, uint64_t p, uint64_t k, uint64_t base, u
 	w[7] = UINT64_MAX;
 }
 
+static const char FORM_LAUNCH[] =
+	"{\"args\": [{\"name\": \"a\", \"kind\": \"tensor\", \"data_ptr\": 4096, \"element_size\": 4,"
+	" \"shape\": [16], \"strides\": [1]},"
+	" {\"name\": \"h\", \"kind\": \"tensor\", \"data_ptr\": 8192, \"element_size\": 4,"
+	" \"shape\": [4, 4], \"strides\": [4, 1], \"storage_ptr\": 8192, \"storage_nbytes\": 256,"
+	" \"descriptor\": {\"shape\": [6, 4], \"strides\": [4, 1], \"block_shape\": [4, 4]}}]}";
+
+/* Both descriptor findings: the device's (at the descriptor's creation), the host's (at the
+ * first access through it). */
+static void expect_descriptor_findings(const struct fp_dbg_run *run, bool records)
+{
+	struct fp_dbg_findings *fs;
+	const struct fp_dbg_finding *f;
+	struct fp_diag d;
+
+	ASSERT_OK(fp_dbg_findings_from_launch(run, FORM_LAUNCH, strlen(FORM_LAUNCH), &fs, &d));
+	ASSERT_EQ(fp_dbg_findings_count(fs), 2);
+	f = fp_dbg_findings_at(fs, 0); /* the device descriptor, at its creation */
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_DESCRIPTOR_EXTENT);
+	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 2);
+	ASSERT_STREQ(f->param, "a");
+	ASSERT(f->param_known);
+	ASSERT_UEQ(f->bytes_past, 64);
+	ASSERT_UEQ(f->instance_count, 1);
+	ASSERT_EQ(f->execution, records ? 0 : FP_DBG_EXECUTION_UNKNOWN);
+	ASSERT(strstr(f->message, "the tensor descriptor made from `a` addresses up to 64 bytes "
+				  "past the end of the tensor `a` it was built from (a view of 64 "
+				  "bytes)"));
+	f = fp_dbg_findings_at(fs, 1); /* the host descriptor, at its first access */
+	ASSERT_EQ(f->kind, FP_DBG_FINDING_DESCRIPTOR_EXTENT);
+	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 3);
+	ASSERT_STREQ(f->param, "h");
+	ASSERT_UEQ(f->bytes_past, 32);
+	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
+	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
+	ASSERT(strstr(f->message, "shape [6, 4], strides [4, 1]"));
+	fp_dbg_findings_free(fs);
+}
+
 TEST(debug_frames_forms_and_descriptors)
 {
 	struct dbgb b;
 	struct fp_dbg_run *run;
-	struct fp_dbg_findings *fs;
 	struct fp_dbg_coverage c;
-	const struct fp_dbg_finding *f;
 	uint64_t bs[2] = {4, 4}, addrs[16];
 	struct fp_diag d;
 	int i;
-	static const char launch[] =
-		"{\"args\": [{\"name\": \"a\", \"kind\": \"tensor\", \"data_ptr\": 4096, \"element_size\": 4,"
-		" \"shape\": [16], \"strides\": [1]},"
-		" {\"name\": \"h\", \"kind\": \"tensor\", \"data_ptr\": 8192, \"element_size\": 4,"
-		" \"shape\": [4, 4], \"strides\": [4, 1], \"storage_ptr\": 8192, \"storage_nbytes\": 256,"
-		" \"descriptor\": {\"shape\": [6, 4], \"strides\": [4, 1], \"block_shape\": [4, 4]}}]}";
 
 	for (i = 0; i < 16; i++)
 		addrs[i] = 8192 + 4 * (uint64_t)i;
-	dbgb_init(&b, 3, 1, 3, false, 0);
+	dbgb_init_checks(&b, 3, 1, 3, false, 0, 2, 3, false);
+	dbgb_table(&b, 0, 4096, 4096 + 64, 4096, 4096 + 64);
+	dbgb_table(&b, 1, 8192, 8192 + 64, 8192, 8192 + 256);
 	/* status 1: a block pointer not followed (no addresses) */
 	dbgb_slot(&b, 0, 0)[0] =
 		1 | (uint64_t)2 << 16 | (uint64_t)FP_DTYPE_FLOAT32 << 24 | (uint64_t)2 << 32;
@@ -394,42 +512,45 @@ TEST(debug_frames_forms_and_descriptors)
 	dbgb_slot(&b, 0, 0)[7] = UINT64_MAX;
 	desc_record(&b, 0, 1, 4096, 32); /* 32 elements: 16 past a's view; active > numel (16) */
 	dbgb_addr(&b, 0, 2, 3, FP_DBG_KIND_LOAD, FP_DTYPE_FLOAT32, bs, 2, addrs, NULL, false);
+	/* the device checked the descriptor it made, just before its record (slot 1): the bytes
+	 * from its base to the end of its last element */
+	dbgb_fire(&b, 1, 0, 1, 1, 0, 4096, 4096, 4096 + 32 * 4, 0);
 	run = decode_sites(&b, FORM_SITES);
 	fp_dbg_run_coverage(run, &c);
 	ASSERT_UEQ(c.memory_sites, 2); /* the descriptor's extent is not an access */
 	ASSERT_UEQ(c.memory_sites_observed, 1);
 	ASSERT_EQ(fp_dbg_run_site_unobservable(run, 0), FP_DBG_ADDR_BLOCK_POINTER);
-	ASSERT_OK(fp_dbg_findings_from_launch(run, launch, strlen(launch), &fs, &d));
-	ASSERT_EQ(fp_dbg_findings_count(fs), 2);
-	f = fp_dbg_findings_at(fs, 0); /* the device descriptor, at its creation */
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_DESCRIPTOR_EXTENT);
-	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 2);
-	ASSERT_STREQ(f->param, "a");
-	ASSERT_UEQ(f->bytes_past, 64);
-	ASSERT(strstr(f->message, "the tensor descriptor made from `a`"));
-	f = fp_dbg_findings_at(fs, 1); /* the host descriptor, at its first access */
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_DESCRIPTOR_EXTENT);
-	ASSERT_EQ(fp_dbg_run_site(run, f->site)->id, 3);
-	ASSERT_STREQ(f->param, "h");
-	ASSERT_UEQ(f->bytes_past, 32);
-	ASSERT_EQ(f->where, FP_DBG_OOB_INSIDE_STORAGE);
-	ASSERT(strstr(f->message, "shape [6, 4], strides [4, 1]"));
-	fp_dbg_findings_free(fs);
+	expect_descriptor_findings(run, true);
 	fp_dbg_run_free(run);
 	/* an ordinary load may not claim more active lanes than its shape has */
 	dbgb_slot(&b, 0, 1)[0] = (dbgb_slot(&b, 0, 1)[0] & ~((uint64_t)0xff << 16)) | (uint64_t)2
 											      << 16;
 	{
-		const char *s2 =
+		char *s2 = dbgb_sites_with(
 			"{\"version\": 1, \"statements\": [{\"id\": 0, \"line\": 1, \"source\": \"s\"}],"
 			" \"sites\": [{\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"a\"},"
 			" {\"id\": 2, \"statement\": 0, \"kind\": \"load\", \"name\": \"b\"},"
-			" {\"id\": 3, \"statement\": 0, \"kind\": \"load\", \"name\": \"c\"}]}";
+			" {\"id\": 3, \"statement\": 0, \"kind\": \"load\", \"name\": \"c\"}]}",
+			", \"params\": [\"a\", \"h\"], \"check_slots\": ["
+			"{\"slot\": 0, \"rule\": \"nan\", \"statement\": 0},"
+			"{\"slot\": 1, \"rule\": \"nan\", \"statement\": 0},"
+			"{\"slot\": 2, \"rule\": \"nan\", \"statement\": 0}]");
 
 		run = NULL;
 		ASSERT_EQ(fp_dbg_decode(b.w, dbgb_bytes(&b), s2, strlen(s2), &run, &d), FP_EFORMAT);
 		ASSERT(strstr(d.msg, "exceeds numel"));
+		free(s2);
 	}
+	dbgb_free(&b);
+
+	/* check mode (no records): the same two findings, no execution for either */
+	dbgb_init_checks(&b, 0, 1, 3, false, 0, 2, 3, true);
+	dbgb_table(&b, 0, 4096, 4096 + 64, 4096, 4096 + 64);
+	dbgb_table(&b, 1, 8192, 8192 + 64, 8192, 8192 + 256);
+	dbgb_fire(&b, 1, 0, 0, 1, 0, 4096, 4096, 4096 + 32 * 4, 0);
+	run = decode_sites(&b, FORM_SITES);
+	expect_descriptor_findings(run, false);
+	fp_dbg_run_free(run);
 	dbgb_free(&b);
 }
 
@@ -443,11 +564,12 @@ TEST(debug_frames_reports)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
+	char *sites = frame_sites();
 	static const char lj[] =
 		"{\"output_dir\": \"/tmp\", \"grid\": [1], \"source_file\": \"/u/k.py\"}";
 
 	frame_run(&b, true);
-	run = decode_sites(&b, FRAME_SITES);
+	run = decode_sites(&b, sites);
 	ASSERT_OK(fp_dbg_launch_parse(run, lj, strlen(lj), &l, NULL));
 	ASSERT_OK(fp_dbg_launch_findings(run, l, &fs, NULL));
 	f = open_memstream(&buf, &len);
@@ -461,6 +583,12 @@ TEST(debug_frames_reports)
 	ASSERT(strstr(buf, "\"function\": \"inner\""));
 	ASSERT(strstr(buf, "\"access\": \"atomic\""));
 	ASSERT(strstr(buf, "\"op\": \"add\""));
+	/* the finding: born in the helper, its descendants, where it was first */
+	ASSERT(strstr(buf, "\"kind\": \"nan_origin\""));
+	ASSERT(strstr(buf, "\"descendants\": 3"));
+	ASSERT(strstr(buf, "\"execution\": 0"));
+	ASSERT(strstr(buf, "\"iteration\": null"));
+	ASSERT(strstr(buf, "\"programs_more\": false"));
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);
@@ -472,34 +600,47 @@ TEST(debug_frames_reports)
 	ASSERT(strstr(buf, "nan_origin at k.py:20 helper -> h.py:6: r = x / d"));
 	ASSERT(strstr(buf, "not observed (statement) at k.py:20 helper -> h.py:9: f(x)"));
 	ASSERT(strstr(buf, "[atomic_add on p + o]"));
+	ASSERT(strstr(buf, "     first: program 0, execution 0\n"));
 	free(buf);
 	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(l);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
+	free(sites);
 }
+
+struct frames_case {
+	struct dbgb b;
+	char *sites;
+};
 
 static int frames_scenario(void *arg)
 {
-	struct dbgb *b = arg;
+	struct frames_case *c = arg;
 	struct fp_dbg_run *run = NULL;
 	struct fp_dbg_findings *fs = NULL;
 	int st;
 
-	st = fp_dbg_decode(b->w, dbgb_bytes(b), FRAME_SITES, strlen(FRAME_SITES), &run, NULL);
+	st = fp_dbg_decode(c->b.w, dbgb_bytes(&c->b), c->sites, strlen(c->sites), &run, NULL);
 	if (st)
 		return st;
 	st = fp_dbg_findings_new(run, NULL, 0, &fs, NULL);
+	if (!st && fp_dbg_findings_count(fs) != 2)
+		st = FP_EINVAL; /* a finding lost to a failed allocation would show here */
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	return st;
 }
 
+/* Decode + findings of the frames kernel with its check area, each allocation failing. */
 TEST(debug_frames_oom)
 {
-	struct dbgb b;
+	struct frames_case c;
 
-	frame_run(&b, true);
-	ASSERT_GT(fpt_oom_sweep(frames_scenario, &b, 0, 5, NULL), 5);
-	dbgb_free(&b);
+	frame_run(&c.b, true);
+	dbgb_fire(&c.b, 4, 0, 5, 1, 3, 0x200c, 0x200c, 0x2010, 0); /* and the atomic's bounds */
+	c.sites = frame_sites();
+	ASSERT_GT(fpt_oom_sweep(frames_scenario, &c, 0, 5, NULL), 5);
+	dbgb_free(&c.b);
+	free(c.sites);
 }

@@ -136,8 +136,10 @@ TEST(debug_report_basic)
 	char *text, expect[512];
 
 	make_tmpdir();
-	fixture(&b, false, 0);
-	ASSERT_OK(write_reports(&b, SITES1, launch(", \"export_raw_records\": true"), &out, &d));
+	/* the fixture as a run with checks writes it: findings come from its check area */
+	dbgb_fixture_checks(&b, false, 0);
+	ASSERT_OK(write_reports(&b, DBGB_SITES_CHECKS, launch(", \"export_raw_records\": true"),
+				&out, &d));
 	snprintf(expect, sizeof(expect), "%s/out/demo_add_kernel_20261130-101500_run1.txt", tmpdir);
 	ASSERT_STREQ(out.txt, expect);
 	ASSERT_NOT_NULL(out.json);
@@ -161,11 +163,26 @@ TEST(debug_report_basic)
 	ASSERT_EQ(jint(root, "overflow_count"), 0);
 	ASSERT(fp_json_type(path(root, "complete")) == FP_JSON_TRUE);
 	ASSERT_EQ(fp_json_len(path(root, "statements")), 3);
-	/* lane 3 of the loaded x is NaN in every program: one NaN-origin finding (findings.c) */
+	/* lane 3 of the loaded x is NaN in programs 0 and 1 (program 2's is masked off): one
+	 * NaN-origin finding from memory, its check slot's (findings.c) */
 	ASSERT_EQ(fp_json_len(path(root, "findings")), 1);
 	ASSERT(fp_json_type(path(root, "findings")) == FP_JSON_ARRAY);
 	ASSERT_STREQ(jstr(root, "findings.0.kind"), "nan_origin");
 	ASSERT_EQ(jint(root, "findings.0.line"), 12);
+	ASSERT_EQ(jint(root, "findings.0.site"), 2);
+	ASSERT_STREQ(jstr(root, "findings.0.subject"), "x");
+	ASSERT_EQ(jint(root, "findings.0.program.0"), 0);
+	ASSERT_EQ(jint(root, "findings.0.execution"), 0); /* x's record in program 0, slot 1 */
+	ASSERT(fp_json_type(path(root, "findings.0.iteration")) == FP_JSON_NULL);
+	ASSERT_EQ(fp_json_len(path(root, "findings.0.programs")), 2);
+	ASSERT_EQ(jint(root, "findings.0.programs.1.0"), 1);
+	ASSERT_EQ(jint(root, "findings.0.program_count"), 2);
+	ASSERT(fp_json_type(path(root, "findings.0.programs_more")) == FP_JSON_FALSE);
+	ASSERT_EQ(jint(root, "findings.0.instance_count"), 2);
+	ASSERT_EQ(jint(root, "findings.0.count"), 2);
+	ASSERT(fp_json_type(path(root, "findings.0.count_is_lower_bound")) == FP_JSON_FALSE);
+	ASSERT(fp_json_type(path(root, "findings.0.from_memory")) == FP_JSON_TRUE);
+	ASSERT_EQ(jint(root, "findings.0.descendants"), 0);
 	ASSERT_EQ(jint(root, "statements.0.line"), 12);
 	ASSERT_EQ(jint(root, "statements.0.col"), 4);
 	ASSERT_STREQ(jstr(root, "statements.0.source"), "x = tl.load(x_ptr + offs)");
@@ -220,6 +237,10 @@ TEST(debug_report_basic)
 	expect_text(text, "[result x]  float32[4]");
 	expect_text(text, "0x00007f0000001020 0x00007f0000001028");
 	expect_text(text, "instances: 3\n");
+	expect_text(text, "\nFINDINGS: 1\n  1. nan_origin at line 12: x = tl.load(x_ptr + offs)\n"
+			  "     `x` holds 2 NaN values loaded from memory");
+	expect_text(text, "     programs 0, 1 (2 programs, 2 instances)\n"
+			  "     first: program 0, execution 0\n");
 	ASSERT_NULL(strstr(text, "INCOMPLETE"));
 	fp_free(text);
 
@@ -780,8 +801,12 @@ TEST(debug_report_oom)
 	int st = -1;
 
 	make_tmpdir();
-	fixture(&b, true, 64);
-	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), SITES1, strlen(SITES1), &run, NULL));
+	/* with a check area and two findings (the loaded NaN, a store out of bounds), so that the
+	 * finding writers of both reports fail too */
+	dbgb_fixture_checks(&b, true, 64);
+	dbgb_fire(&b, 3, 2, 3, 1, 2, DBGB_Y + 48, DBGB_Y + 48, DBGB_Y + 52, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
+				&run, NULL));
 	lj = launch(", \"export_raw_records\": true");
 	for (fail_at = 0; fail_at < 5000; fail_at++) {
 		fp_dbg_outputs_init(&out);

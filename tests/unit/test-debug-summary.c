@@ -2,7 +2,8 @@
 /*
  * Unit tests of the Debugger's whole-program summary (src/debug/summary.c) and of
  * fp_dbg_report(), which feeds it: launches per status and reason, reserved indices, findings
- * deduplicated across launches, reports written only for launches with findings, the JSON read
+ * deduplicated across launches (a NaN a later launch loads counted under the origin that made
+ * it), reports written only for launches with findings, the JSON read
  * back field by field, the text form, caps counted, bad arguments, an out-of-memory sweep; and
  * <flagprism/devmem.h> against the fake driver (host memory standing in for device memory).
  */
@@ -165,7 +166,10 @@ TEST(debug_summary_launches_and_reasons)
 	fp_dbg_summary_free(NULL);
 }
 
-/* Two launches of the fixture (NaN in x) into one summary: one finding in two launches. */
+/*
+ * Two launches of the checks fixture (NaN loaded into x) into one summary: one finding in two
+ * launches.
+ */
 TEST(debug_summary_findings_dedup_and_findings_only)
 {
 	struct dbgb b;
@@ -180,8 +184,9 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 	int i;
 
 	make_tmpdir();
-	dbgb_fixture(&b, false, 0);
-	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
+	dbgb_fixture_checks(&b, false, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
+				&run, NULL));
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	for (i = 0; i < 2; i++) {
 		const char *lj =
@@ -192,7 +197,7 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 		fp_dbg_outputs_init(&out);
 		ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), s, (uint64_t)i + 5,
 					FP_DBG_REPORT_FINDINGS_ONLY, &out, &nf, NULL));
-		ASSERT_GT(nf, 0);
+		ASSERT_EQ(nf, 1);
 		ASSERT_NOT_NULL(out.txt); /* findings: the reports are written */
 		fp_dbg_outputs_release(&out);
 	}
@@ -207,6 +212,12 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 	f0 = fp_json_at(fs, 0);
 	ASSERT_EQ(u64(f0, "launches"), 2);
 	ASSERT_EQ(u64(f0, "launch"), 5);
+	ASSERT_STREQ(jstr(f0, "kind"), "nan_origin");
+	ASSERT_EQ(u64(f0, "line"), 12);
+	ASSERT_EQ(u64(f0, "program"), 0);
+	ASSERT_EQ(u64(f0, "programs"), 4);  /* 2 per launch */
+	ASSERT_EQ(u64(f0, "instances"), 4); /* the slot's fired count, 2 per launch */
+	ASSERT(fp_json_type(fp_json_get(f0, "from_memory")) == FP_JSON_TRUE);
 	ASSERT_STREQ(jstr(f0, "kernel"), "add_kernel");
 	ASSERT_STREQ(jstr(f0, "file"), "/u/add.py");
 	ASSERT_GT(u64(f0, "line"), 0);
@@ -215,16 +226,17 @@ TEST(debug_summary_findings_dedup_and_findings_only)
 	fp_json_doc_free(doc);
 	fp_dbg_summary_free(s);
 
-	/* a launch without findings writes nothing under FP_DBG_REPORT_FINDINGS_ONLY: use a
-	 * run with no records (all slots empty) */
+	/* a launch without findings writes nothing under FP_DBG_REPORT_FINDINGS_ONLY: a run whose
+	 * check slots never fired, and with no records */
 	{
 		struct dbgb e;
 		struct fp_dbg_run *er = NULL;
 		const char *lj = launch_json(9, "");
 
-		dbgb_init(&e, DBGB_NS, DBGB_NP, 4, false, 0);
-		ASSERT_OK(fp_dbg_decode(e.w, dbgb_bytes(&e), DBGB_SITES, strlen(DBGB_SITES), &er,
-					NULL));
+		dbgb_init_checks(&e, DBGB_NS, DBGB_NP, 4, false, 0, DBGB_NPARAMS, DBGB_NCHECKS,
+				 false);
+		ASSERT_OK(fp_dbg_decode(e.w, dbgb_bytes(&e), DBGB_SITES_CHECKS,
+					strlen(DBGB_SITES_CHECKS), &er, NULL));
 		ASSERT_OK(fp_dbg_summary_new(&s));
 		fp_dbg_outputs_init(&out);
 		ASSERT_OK(fp_dbg_report(er, lj, strlen(lj), s, 0, FP_DBG_REPORT_FINDINGS_ONLY, &out,
@@ -453,7 +465,7 @@ TEST(devmem_no_driver)
 
 #include <flagprism/debug-pipe.h>
 
-/* Submit the fixture (NaN in x) n times through a host-only pipeline of `pool` bytes. */
+/* Submit the checks fixture (NaN loaded into x) n times through a host-only pipeline of `pool` bytes. */
 static void pipe_run(struct fp_dbg_pipe *p, struct fp_dbg_summary *s, struct dbgb *b, int n,
 		     unsigned first_run)
 {
@@ -466,16 +478,18 @@ static void pipe_run(struct fp_dbg_pipe *p, struct fp_dbg_summary *s, struct dbg
 		struct fp_dbg_pipe_job job = {
 			.kernel = "add_kernel",
 			.source_file = "/u/add.py",
-			.site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES),
+			.site_table = DBGB_SITES_CHECKS,
+			.site_len = strlen(DBGB_SITES_CHECKS),
 			.launch_json = lj,
 			.launch_len = strlen(lj),
 			.launch_index = index,
 		};
 
 		ASSERT_OK(fp_dbg_pipe_reserve(p, bytes, &off, NULL));
-		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b->w, 64, 0, NULL));
-		memcpy(fp_dbg_pipe_host(p, off), b->w, bytes); /* the "device" wrote its records */
+		/* the host writes the header, the extended header and the tensor table ... */
+		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b->w, (16 + 4 * b->np) * 8, 0, NULL));
+		/* ... the "device" its check slots and records */
+		memcpy(fp_dbg_pipe_host(p, off), b->w, bytes);
 		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
 	}
 }
@@ -493,7 +507,7 @@ TEST(debug_pipe_host_launches_reported_in_order)
 	size_t n, i;
 
 	make_tmpdir();
-	dbgb_fixture(&b, false, 0);
+	dbgb_fixture_checks(&b, false, 0);
 	ASSERT_LE((int64_t)dbgb_bytes(&b), 4096); /* two buffers fit the pool at once, not three */
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
@@ -504,7 +518,7 @@ TEST(debug_pipe_host_launches_reported_in_order)
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(r[i].launch_index, i);
 		ASSERT_EQ(r[i].status, FP_OK);
-		ASSERT_GT(r[i].nfindings, 0);
+		ASSERT_EQ(r[i].nfindings, 1);
 		if (i < 3)
 			ASSERT_NOT_NULL(r[i].out.txt);
 		else
@@ -550,7 +564,7 @@ TEST(debug_pipe_corrupt_buffer_fails_that_launch_only)
 	const char *lj;
 
 	make_tmpdir();
-	dbgb_fixture(&b, false, 0);
+	dbgb_fixture_checks(&b, false, 0);
 	bytes = dbgb_bytes(&b);
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	ASSERT_OK(fp_dbg_pipe_new(&p, s, &opt, NULL));
@@ -561,8 +575,8 @@ TEST(debug_pipe_corrupt_buffer_fails_that_launch_only)
 		struct fp_dbg_pipe_job job = {
 			.kernel = "add_kernel",
 			.source_file = "/u/add.py",
-			.site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES),
+			.site_table = DBGB_SITES_CHECKS,
+			.site_len = strlen(DBGB_SITES_CHECKS),
 			.launch_json = lj,
 			.launch_len = strlen(lj),
 			.launch_index = fp_dbg_summary_reserve(s),
@@ -613,7 +627,7 @@ TEST(debug_pipe_device_fake_driver)
 	struct fp_dbg_pipe_result *r;
 	struct dbgb b;
 	void *h, *pool;
-	size_t n, off, bytes;
+	size_t n, off, bytes, hdr;
 	int i;
 
 	ASSERT_OK(setenv("FLAGPRISM_CUDA_DRIVER_PATH", path, 1));
@@ -622,8 +636,9 @@ TEST(debug_pipe_device_fake_driver)
 	FAKE_BIND(h, fail_event, "fake_devmem_fail_event");
 	FAKE_BIND(h, events_live, "fake_devmem_events_live");
 	make_tmpdir();
-	dbgb_fixture(&b, false, 0);
+	dbgb_fixture_checks(&b, false, 0);
 	bytes = dbgb_bytes(&b);
+	hdr = (16 + 4 * DBGB_NPARAMS) * 8;
 	pool = calloc(1, 1 << 16); /* the "device" pool: host memory for the fake */
 	ASSERT_NOT_NULL(pool);
 	ASSERT_OK(fp_dbg_summary_new(&s));
@@ -640,17 +655,19 @@ TEST(debug_pipe_device_fake_driver)
 		struct fp_dbg_pipe_job job = {
 			.kernel = "add_kernel",
 			.source_file = "/u/add.py",
-			.site_table = DBGB_SITES,
-			.site_len = strlen(DBGB_SITES),
+			.site_table = DBGB_SITES_CHECKS,
+			.site_len = strlen(DBGB_SITES_CHECKS),
 			.launch_json = lj,
 			.launch_len = strlen(lj),
 			.launch_index = fp_dbg_summary_reserve(s),
 		};
 
 		ASSERT_OK(fp_dbg_pipe_reserve(p, bytes, &off, NULL));
-		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b.w, 64, 0, NULL));
-		/* the twin writes its records into the device slice */
-		memcpy((char *)pool + off + 64, (char *)b.w + 64, bytes - 64);
+		/* the host writes the header, the extended header and the tensor table; the device
+		 * slice is zeroed around them */
+		ASSERT_OK(fp_dbg_pipe_prepare(p, off, bytes, b.w, hdr, 0, NULL));
+		/* the twin writes its check slots and records into the device slice */
+		memcpy((char *)pool + off + hdr, (char *)b.w + hdr, bytes - hdr);
 		if (i == 1)
 			fail_event(700);
 		ASSERT_OK(fp_dbg_pipe_submit(p, off, bytes, 0, &job, NULL));
@@ -663,7 +680,7 @@ TEST(debug_pipe_device_fake_driver)
 	n = fp_dbg_pipe_take(p, &r);
 	ASSERT_EQ(n, 2);
 	ASSERT_EQ(r[0].status, FP_OK);
-	ASSERT_GT(r[0].nfindings, 0);
+	ASSERT_EQ(r[0].nfindings, 1);
 	ASSERT_EQ(r[1].status, FP_EVENDOR);
 	ASSERT_NOT_NULL(strstr(r[1].message, "CUDA_ERROR_ILLEGAL_ADDRESS"));
 	fp_dbg_pipe_results_free(r, n);
@@ -763,17 +780,32 @@ TEST(debug_findings_kept_by_checks)
 	size_t nf = 0, i;
 
 	make_tmpdir();
-	dbgb_fixture(&b, false, 0);
-	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES, strlen(DBGB_SITES), &run, NULL));
-	/* the fixture's NaN: with "checks": ["bounds"] nothing is reported, with ["nan"] it is */
-	lj = launch_json(0, ", \"checks\": [\"bounds\"]");
+	dbgb_fixture_checks(&b, false, 0);
+	/* and a store past y's end in program 2: lane 2 of 0x..3020, whose lanes end at +48 */
+	dbgb_fire(&b, 3, 2, 3, 1, 2, DBGB_Y + 48, DBGB_Y + 48, DBGB_Y + 52, 0);
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
+				&run, NULL));
+	/* no "checks": everything found is reported */
+	lj = launch_json(3, "");
 	fp_dbg_outputs_init(&out);
-	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, &nf, NULL));
-	ASSERT_EQ(nf, 0);
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 3, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 2);
 	fp_dbg_outputs_release(&out);
+	/* "checks": ["bounds"]: only the store out of bounds */
+	lj = launch_json(0, ", \"checks\": [\"bounds\"]");
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 0, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 1);
+	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
+	fs = fp_json_get(fp_json_root(doc), "findings");
+	ASSERT_EQ(fp_json_len(fs), 1);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(fs, 0), "kind"), NULL), "out_of_bounds");
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(fs, 0), "access"), NULL), "store");
+	fp_json_doc_free(doc);
+	fp_dbg_outputs_release(&out);
+	/* ["nan"]: only the NaN loaded into x */
 	lj = launch_json(1, ", \"checks\": [\"nan\"]");
 	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 1, 0, &out, &nf, NULL));
-	ASSERT_GT(nf, 0);
+	ASSERT_EQ(nf, 1);
 	ASSERT_OK(fp_json_parse_file(out.json, NULL, &doc, NULL));
 	fs = fp_json_get(fp_json_root(doc), "findings");
 	for (i = 0; i < fp_json_len(fs); i++)
@@ -781,10 +813,75 @@ TEST(debug_findings_kept_by_checks)
 			     "nan_origin");
 	fp_json_doc_free(doc);
 	fp_dbg_outputs_release(&out);
+	/* ["inf", "precision"]: nothing */
+	lj = launch_json(4, ", \"checks\": [\"inf\", \"precision\"]");
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), NULL, 4, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 0);
+	fp_dbg_outputs_release(&out);
 	lj = launch_json(2, ", \"checks\": [\"nans\"]");
 	ASSERT_EQ(fp_dbg_report(run, lj, strlen(lj), NULL, 2, 0, &out, &nf, NULL), FP_EFORMAT);
 	fp_dbg_outputs_release(&out);
 	fp_dbg_run_free(run);
+	dbgb_free(&b);
+	remove_tree(tmpdir);
+}
+
+/*
+ * A NaN made by one launch and loaded from memory by a later one: the later launch's
+ * from-memory finding is counted under the first launch's origin (summary `descendants`), not
+ * listed again; within one launch the same fold happens in the findings (findings.c).
+ */
+TEST(debug_summary_descendants_across_launches)
+{
+	struct dbgb a, b;
+	struct fp_dbg_run *ra = NULL, *rb = NULL;
+	struct fp_dbg_summary *s;
+	struct fp_dbg_outputs out;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *fs, *f0;
+	char path[512];
+	size_t nf = 0;
+	const char *lj;
+
+	make_tmpdir();
+	/* launch 0: y = x * 2 makes the NaN (slot 2 fired; nothing loaded one) */
+	dbgb_fixture_checks(&a, false, 0);
+	memset(dbgb_check(&a, 1), 0, 32 * 8);
+	memset(dbgb_check(&a, 2), 0, 32 * 8);
+	dbgb_fire_value(&a, 2, 1, 2, 1, 3, NAN, 0);
+	/* launch 1: x loads it (the fixture as it is) */
+	dbgb_fixture_checks(&b, false, 0);
+	ASSERT_OK(fp_dbg_decode(a.w, dbgb_bytes(&a), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
+				&ra, NULL));
+	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
+				&rb, NULL));
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	lj = launch_json(0, "");
+	fp_dbg_outputs_init(&out);
+	ASSERT_OK(fp_dbg_report(ra, lj, strlen(lj), s, 0, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 1);
+	fp_dbg_outputs_release(&out);
+	lj = launch_json(1, "");
+	ASSERT_OK(fp_dbg_report(rb, lj, strlen(lj), s, 1, 0, &out, &nf, NULL));
+	ASSERT_EQ(nf, 1); /* the launch's own report still has it */
+	fp_dbg_outputs_release(&out);
+	ASSERT_OK(fp_dbg_summary_write(s, tmpdir, NULL));
+	snprintf(path, sizeof(path), "%s/summary.json", tmpdir);
+	doc = read_json(path);
+	fs = fp_json_get(fp_json_root(doc), "findings");
+	ASSERT_EQ(fp_json_len(fs), 1);
+	f0 = fp_json_at(fs, 0);
+	ASSERT_STREQ(jstr(f0, "kind"), "nan_origin");
+	ASSERT_EQ(u64(f0, "line"), 14);
+	ASSERT_EQ(u64(f0, "launch"), 0);
+	ASSERT_EQ(u64(f0, "program"), 1);
+	ASSERT(fp_json_type(fp_json_get(f0, "from_memory")) == FP_JSON_FALSE);
+	ASSERT_EQ(u64(f0, "descendants"), 1);
+	fp_json_doc_free(doc);
+	fp_dbg_summary_free(s);
+	fp_dbg_run_free(ra);
+	fp_dbg_run_free(rb);
+	dbgb_free(&a);
 	dbgb_free(&b);
 	remove_tree(tmpdir);
 }

@@ -191,12 +191,13 @@ def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.con
 
 @triton.jit
 def cross_arg_kernel(q_ptr, k_ptr, out_ptr, k_off, n, BLOCK: tl.constexpr):
-    """Reads k through q's pointer (both are views of one packed buffer): legitimate."""
+    """Reads k through q's pointer (both are slices of one packed buffer): an access that leaves
+    q's view is a finding even where it lands in another argument's (it names both)."""
     fpl.collect_start()
     offs = tl.arange(0, BLOCK)
     mask = offs < n
     q = tl.load(q_ptr + offs, mask=mask)
-    k = tl.load(q_ptr + k_off + offs, mask=mask)
+    k = tl.load(q_ptr + k_off + offs, mask=mask)  # BUG: k is read through q's pointer
     tl.store(out_ptr + offs, q * k, mask=mask)
     fpl.collect_end()
 
@@ -460,7 +461,9 @@ CASES: list[Case] = [
     Case("ok_transposed_view", transpose_copy_kernel, _transposed),
     Case("ok_column_view_walk", column_sum_kernel, _column, features=("runtime-loops",)),
     Case("ok_softmax_inf_padding", softmax_kernel, _softmax),
-    Case("ok_pointer_between_args", cross_arg_kernel, _cross_arg),
+    Case("pointer_into_another_slice", cross_arg_kernel, _cross_arg, [
+        Expect("out_of_bounds", "k = tl.load(q_ptr + k_off", "q_ptr", "inside_storage"),
+    ]),
     Case("ok_pointer_loop", pointer_loop_kernel, _pointer_loop, features=("runtime-loops",)),
     Case("ok_normalize", normalize_kernel, _normalize),
     Case("ok_early_exit", early_exit_kernel, _early_exit, sanitize_only=True),
