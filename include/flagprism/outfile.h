@@ -105,6 +105,9 @@ FP_EXTERN void fp_outfile_interrupt(unsigned grace_ms);
 /** Forget a deadline set by fp_outfile_interrupt(): outputs may be written again. */
 FP_EXTERN void fp_outfile_interrupt_reset(void);
 
+/** Whether fp_outfile_interrupt()'s deadline has passed (nothing is written any more). */
+FP_EXTERN bool fp_outfile_interrupted(void);
+
 /**
  * Remove the temporary files of every output being written in this process (the first 32 open
  * at once; any beyond are not tracked). Async-signal-safe: for a handler that then lets the

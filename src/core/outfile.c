@@ -65,6 +65,11 @@ static bool past_deadline(void)
 	return at != 0 && mono_ns() >= at;
 }
 
+bool fp_outfile_interrupted(void)
+{
+	return past_deadline();
+}
+
 /* A slot is free (0), being filled (1) or names a live temporary file (2). */
 static struct {
 	atomic_int state;
