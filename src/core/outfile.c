@@ -670,10 +670,12 @@ int fp_outfile_commit(struct fp_outfile *of, struct fp_diag *diag)
 	of->f = NULL;
 	err = of->err;
 	if (!err && of->tmp) {
-		/* Complete: it gets its mode (and owner) now, just before others may see it. */
-		if (of->uid >= 0)
-			(void)fchown(of->fd, (uid_t)of->uid, (gid_t)of->gid);
-		(void)fchmod(of->fd, (mode_t)of->mode);
+		/* Complete: it gets its mode (and owner) now, just before others may see it. A
+		 * failure leaves it owner-only, which is safe. */
+		if (of->uid >= 0 && fchown(of->fd, (uid_t)of->uid, (gid_t)of->gid) != 0)
+			of->uid = -1;
+		if (fchmod(of->fd, (mode_t)of->mode) != 0)
+			of->mode = 0600;
 	}
 	if (close(of->fd) != 0 && !err) {
 		err = errno;
