@@ -273,7 +273,8 @@ static int lock_name(struct fp_prof_session *s, struct fp_diag *diag)
 	snprintf(s->lock_path, size, "%.*s.%s.flagprism.lock", (int)(slash - s->path + 1), s->path,
 		 slash + 1);
 	for (tries = 0; tries < 20; tries++) {
-		fd = open(s->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		fd = open(s->lock_path,
+			  O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return fp_diag_set(diag, FP_EIO, 0,
 					   "%.160s: cannot create the lock file: %s (%s)",
