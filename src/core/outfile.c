@@ -629,10 +629,12 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		rc = refuse(diag, path, "not a regular file, a device or a FIFO");
 	} else {
 		/* A file reached through a link that names nothing (a /proc descriptor of a deleted
-		 * file): write through, truncating as > would. */
+		 * file, or of a pipe): write through, truncating as > would; a pipe is written with
+		 * bounded waits, as a FIFO is. */
 		of->through = true;
-		of->fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		of->fd = open(path, O_WRONLY | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		rc = of->fd < 0 ? sys_error(diag, path, "open", errno) : FP_OK;
+		of->poll = !rc && fstat(of->fd, &st) == 0 && !S_ISREG(st.st_mode);
 	}
 	if (rc)
 		goto fail_open;

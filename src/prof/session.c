@@ -118,6 +118,8 @@ void fp__prof_session_free(struct fp_prof_session *s)
 		close(s->lock_fd);
 	}
 	fp_free(s->lock_path);
+	if (s->rescue_dir)
+		rmdir(s->rescue_dir); /* only if the rescue wrote nothing there */
 	fp_free(s->rescue_dir);
 	fp_free(s->path);
 	fp_free(s->name);
