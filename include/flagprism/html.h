@@ -169,8 +169,11 @@ FP_EXTERN void fp_html_page_stats(const struct fp_html_page *p, struct fp_html_s
 FP_EXTERN int fp_html_page_write(const struct fp_html_page *p, FILE *f);
 
 /**
- * Write the page to `path` through `<path>.tmp.<pid>` and a rename. FP_OK, FP_EIO (diag names
- * the path), FP_EINVAL, FP_ENOMEM.
+ * Write the page to `path` through fp_outfile (include/flagprism/outfile.h): a temporary file
+ * renamed onto a regular file, a device or FIFO written through and never replaced, a symbolic
+ * link's target written, a directory refused. FP_OK, FP_EIO (diag names the path, the step and
+ * the errno), FP_EINVAL (a page without any launch or profile, or a refused destination),
+ * FP_ENOMEM. Nothing is replaced on failure.
  */
 FP_EXTERN int fp_html_page_save(const struct fp_html_page *p, const char *path,
 				struct fp_diag *diag);

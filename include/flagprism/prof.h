@@ -188,19 +188,24 @@ struct fp_prof_session;
 
 /**
  * Create a session with `opt` (NULL: all defaults), start its backend and activate it; store
- * its id in *session. Before anything starts, the output location is checked (its directory
- * takes a new file and the longest output name fits the file system: fp_outfile_check()), so a
- * run is not wasted on outputs that cannot be written. FP_OK, FP_EINVAL (bad option, or an
- * output name that is too long; diag says which), FP_EIO (the directory is missing, read-only
- * or not ours: diag names the errno), FP_EBUSY (an open session already has this name: its
- * files would overwrite each other's), FP_ENOENT (unknown backend), FP_ELIMIT
- * (FP_PROF_MAX_SESSIONS open), FP_ENOMEM, or the backend's start error.
+ * its id in *session. The name's directory is resolved now (symbolic links and "..", against
+ * the working directory of this moment), so a program that changes directory later does not
+ * move or lose its outputs, and two names for one place are one name. Before anything starts,
+ * the output location is checked (its directory takes a new file and the longest output name
+ * fits the file system: fp_outfile_check()), so a run is not wasted on outputs that cannot be
+ * written, and the name is locked against other processes: an advisory lock (flock) on
+ * `<dir>/.<base>.flagprism.lock`, held until finalize, which removes the file. FP_OK,
+ * FP_EINVAL (bad option, or an output name that is too long; diag says which), FP_EIO (the
+ * directory is missing, read-only or not ours: diag names the errno), FP_EBUSY (an open
+ * session of this process or another process already writes this name: their files would
+ * overwrite each other's), FP_ENOENT (unknown backend), FP_ELIMIT (FP_PROF_MAX_SESSIONS open),
+ * FP_ENOMEM, or the backend's start error.
  */
 FP_EXTERN int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag);
 
 /**
  * Record why a session (or FP_PROF_ALL) will not be whole: the metadata file says
- * "incomplete": true with `reason` (copied; at most 8 reasons of 191 bytes are kept, the same
+ * "incomplete": true with `reason` (copied; at most 8 reasons of 319 bytes are kept, the same
  * reason once). For what the library cannot see itself: a signal that ended the program,
  * launches still running at finalize. FP_OK, FP_EINVAL (empty reason), FP_ENOENT.
  */
@@ -214,13 +219,32 @@ FP_EXTERN int fp_prof_deactivate(int session);
  * Stop and flush the backend, write the outputs and free the session (or every open session).
  * The metadata file is written first marked incomplete ("finalize did not finish"), then the
  * data files, then the metadata again: a process killed while writing leaves files marked
- * incomplete, never a set that looks whole.
+ * incomplete, never a set that looks whole. A data file that cannot be written (a full disk, a
+ * directory gone) is written instead into a new private directory under $TMPDIR (or /tmp),
+ * `flagprism-rescue-XXXXXX`, and the metadata says where and why; when the metadata itself
+ * cannot be written, the first one is removed (it would give the wrong reason) and the metadata
+ * goes where it fits, the rescue directory last. After fp_outfile_interrupt()'s deadline
+ * nothing more is written or rescued: what was complete stays, the first metadata says the
+ * rest is missing.
  * `format`: NULL or "" writes the data option's files ("hatchet", plus "chrome_trace" for
  * trace data); otherwise a comma list of writer names ("hatchet", "chrome_trace"). The
  * metadata file is always written, last. Returns FP_OK or the first error (the session is freed
- * in any case; diag names the failing file).
+ * in any case; diag names the failing file, its errno, and the rescue directory if one took
+ * it).
  */
 FP_EXTERN int fp_prof_finalize(int session, const char *format, struct fp_diag *diag);
+
+/**
+ * Called for each file a finalize wrote: the writer's name ("hatchet", "chrome_trace", "meta")
+ * and the file's path (borrowed for the call): the session's name as given at start plus the
+ * writer's suffix, or the file's absolute path in a rescue directory.
+ */
+typedef void (*fp_prof_output_fn)(void *arg, const char *writer, const char *path);
+
+/** fp_prof_finalize() that also reports each file written to `fn` (may be NULL), data files
+ *  first, the metadata last, after all of them were written. */
+FP_EXTERN int fp_prof_finalize_each(int session, const char *format, fp_prof_output_fn fn,
+				    void *arg, struct fp_diag *diag);
 
 /**
  * Finalize every open session as abandoned (files written, metadata "incomplete": true with
@@ -369,7 +393,8 @@ struct fp_prof_stats {
 	uint64_t failed;              /* events or metrics lost to errors (memory, tree caps) */
 	uint64_t open_scopes;         /* scopes open now, all threads */
 	uint64_t nodes;               /* call-tree nodes */
-	uint64_t internal; /* launches FlagPrism made for itself (internal mark), dropped */
+	uint64_t internal;        /* launches FlagPrism made for itself (internal mark), dropped */
+	uint64_t scopes_too_deep; /* scopes entered past max_scope_depth, dropped */
 };
 
 /** Fill *out (locks the session briefly). FP_OK or FP_EINVAL. */
@@ -385,7 +410,12 @@ FP_EXTERN struct fp_calltree *fp_prof_session_tree(struct fp_prof_session *s);
 
 #define FP_PROF_SCOPE_CPU_TIME (1u << 0) /* at exit add "cpu_time (ns)(exc)" to the scope node */
 
-/** Open a scope named `name` on the calling thread. FP_OK, FP_ENOENT, FP_ELIMIT (depth). */
+/**
+ * Open a scope named `name` on the calling thread. FP_OK; a positive count of the sessions where
+ * the scope was deeper than their max_scope_depth: there it is counted (scopes_too_deep, the
+ * metadata's lost.scopes_too_deep) and dropped, its launches filed under the deepest scope kept
+ * and its exit paired without a name check; FP_ENOENT, FP_ENOMEM.
+ */
 FP_EXTERN int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flags);
 
 /**

@@ -216,7 +216,8 @@ struct fp_sink {
 			      const char *key, const char *value);
 	/* A string in the metadata file's "environment" object. */
 	int (*set_meta)(struct fp_sink_session *s, const char *key, const char *value);
-	/* The session's output path without suffix (for a backend's own file beside it). */
+	/* The session's output path without suffix, its directory resolved at start (for a
+	 * backend's own file beside the outputs). */
 	const char *(*output_name)(const struct fp_sink_session *s);
 	/* Whether the session is active now. */
 	bool (*active)(const struct fp_sink_session *s);

@@ -98,10 +98,22 @@ FP_EXTERN char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len);
  * cap) or FP_ENOMEM. On failure the buffer's previous contents are kept and nothing is appended.
  * Works on regular files and on pipes, FIFOs or /proc files whose size is not known in advance
  * (read up to the cap as they go); a directory, a device (/dev/zero) or a socket is refused
- * with FP_EIO before anything is read. A FIFO without a writer blocks in the open, as any
- * reader does.
+ * with FP_EIO before anything is read. The open never waits: a FIFO that no process writes to
+ * is refused ("no process wrote to it"); one with a writer is read until the writer closes it.
  */
 FP_EXTERN int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag);
+
+/* Flags of fp_strbuf_read_path(). */
+#define FP_STRBUF_READ_REGULAR (1u << 0) /* a regular file only: a FIFO or pipe is refused too */
+
+/**
+ * fp_strbuf_read_file() with `flags`. FP_STRBUF_READ_REGULAR is for a file found beside another
+ * or named inside one (a profile's metadata or trace, a report's source file), which the user
+ * did not name: anything but a regular file there is refused before a byte is read, so a FIFO
+ * planted under that name cannot make the reader wait.
+ */
+FP_EXTERN int fp_strbuf_read_path(struct fp_strbuf *sb, const char *path, unsigned flags,
+				  struct fp_diag *diag);
 
 /**
  * Write the contents to `path`, replacing it as include/flagprism/outfile.h says: a regular file

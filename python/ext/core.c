@@ -2,11 +2,17 @@
 /*
  * Part `core` of flagprism._ext: the library version and the status-code tables, plus
  * `_raise_status`, which exists so the tests can check the status-to-exception mapping of
- * fpy_raise() without a failing library call, and `check_output`, the check of an output location
- * before a long run (fp_outfile_check()). Nothing about the Debugger or the Profiler here.
+ * fpy_raise() without a failing library call, `check_output`, the check of an output location
+ * before a long run (fp_outfile_check()), and the signal guard of the writing of a tool's
+ * outputs (`guard_signals`/`release_signals`: a signal then sets fp_outfile_interrupt()'s
+ * deadline, at the C level, since a Python handler cannot run while C writes). Nothing about
+ * the Debugger or the Profiler here.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <signal.h>
+#include <string.h>
 
 #include <flagprism/outfile.h>
 #include <flagprism/status.h>
@@ -113,8 +119,75 @@ static PyObject *core_check_output(PyObject *module, PyObject *arg)
 	Py_RETURN_NONE;
 }
 
+/* ---- the signal guard of a tool's writing ------------------------------------------------------ */
+
+/* SIGTERM, SIGHUP, SIGINT: what batch schedulers, `timeout`, a closed terminal and Ctrl-C send. */
+static const int guarded[] = {SIGTERM, SIGHUP, SIGINT};
+static struct sigaction saved[3];
+static bool installed[3];
+static volatile sig_atomic_t arrived;
+
+/* How long the outputs being written get after a signal before the writing ends. */
+#define WRITE_GRACE_MS 1000
+
+static void on_signal_while_writing(int sig)
+{
+	if (!arrived)
+		arrived = sig;
+	fp_outfile_interrupt(WRITE_GRACE_MS); /* async-signal-safe */
+}
+
+PyDoc_STRVAR(guard_signals_doc,
+	     "guard_signals()\n\n"
+	     "While a tool writes its outputs: SIGTERM, SIGHUP and SIGINT (those not ignored)\n"
+	     "are caught in C and give the writing one more second (fp_outfile_interrupt()):\n"
+	     "what is complete by then stays, the rest is not written, nothing waits on a\n"
+	     "stalled reader. release_signals() puts the previous handlers back.");
+
+static PyObject *core_guard_signals(PyObject *module, PyObject *unused)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_while_writing;
+	sigemptyset(&sa.sa_mask);
+	arrived = 0;
+	for (i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++) {
+		if (installed[i])
+			continue;
+		if (sigaction(guarded[i], NULL, &saved[i]) != 0 || saved[i].sa_handler == SIG_IGN)
+			continue; /* ignored by the parent (nohup): stays ignored */
+		installed[i] = sigaction(guarded[i], &sa, NULL) == 0;
+	}
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(release_signals_doc,
+	     "release_signals() -> int\n\n"
+	     "Undo guard_signals(): the previous handlers back, the writing deadline cleared.\n"
+	     "Returns the first guarded signal that arrived meanwhile, 0 if none.");
+
+static PyObject *core_release_signals(PyObject *module, PyObject *unused)
+{
+	size_t i;
+	int sig;
+
+	for (i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++) {
+		if (installed[i])
+			sigaction(guarded[i], &saved[i], NULL);
+		installed[i] = false;
+	}
+	sig = arrived;
+	arrived = 0;
+	fp_outfile_interrupt_reset();
+	return PyLong_FromLong(sig);
+}
+
 static PyMethodDef core_methods[] = {
 	{"check_output", core_check_output, METH_O, check_output_doc},
+	{"guard_signals", core_guard_signals, METH_NOARGS, guard_signals_doc},
+	{"release_signals", core_release_signals, METH_NOARGS, release_signals_doc},
 	{"version", core_version, METH_NOARGS, version_doc},
 	{"status_name", core_status_name, METH_O, status_name_doc},
 	{"strerror", core_strerror, METH_O, strerror_doc},

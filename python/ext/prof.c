@@ -577,20 +577,59 @@ static PyObject *prof_start(PyObject *module, PyObject *args, PyObject *kwargs)
 	return PyLong_FromLong(sid);
 }
 
-PyDoc_STRVAR(prof_finalize_doc,
-	     "prof_finalize(session=None, format=None)\n\n"
-	     "Stop a session (None: every open one), write its files and free it\n"
-	     "(fp_prof_finalize()). format: None for the data option's files, or a comma list of\n"
-	     "'hatchet', 'chrome_trace'. The session is gone even when this raises.");
+PyDoc_STRVAR(
+	prof_finalize_doc,
+	"prof_finalize(session=None, format=None) -> list[tuple[str, str]]\n\n"
+	"Stop a session (None: every open one), write its files and free it\n"
+	"(fp_prof_finalize_each()). format: None for the data option's files, or a comma list\n"
+	"of 'hatchet', 'chrome_trace'. Returns (writer, path) for each file written, the\n"
+	"metadata last; a file rescued from a full disk has its rescue path. The session is\n"
+	"gone even when this raises.");
+
+/* The files a finalize wrote, gathered without the GIL (PyMem_Raw*). */
+struct written {
+	char **items; /* "writer\0path\0" pairs */
+	size_t n, cap;
+	bool nomem;
+};
+
+static void on_output(void *arg, const char *writer, const char *path)
+{
+	struct written *w = arg;
+	size_t a = strlen(writer) + 1, b = strlen(path) + 1;
+	char *item;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 8;
+		char **items = PyMem_RawRealloc(w->items, cap * sizeof(*items));
+
+		if (!items) {
+			w->nomem = true;
+			return;
+		}
+		w->items = items;
+		w->cap = cap;
+	}
+	item = PyMem_RawMalloc(a + b);
+	if (!item) {
+		w->nomem = true;
+		return;
+	}
+	memcpy(item, writer, a);
+	memcpy(item + a, path, b);
+	w->items[w->n++] = item;
+}
 
 static PyObject *prof_finalize(PyObject *module, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"session", "format", NULL};
-	PyObject *sobj = Py_None;
+	PyObject *sobj = Py_None, *list = NULL;
+	struct written w = {0};
 	const char *format = NULL;
 	struct fp_diag diag;
 	PyThreadState *ts;
 	int sid, rc;
+	size_t i;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:prof_finalize", kwlist, &sobj, &format))
 		return NULL;
@@ -598,11 +637,30 @@ static PyObject *prof_finalize(PyObject *module, PyObject *args, PyObject *kwarg
 		return NULL;
 	fp_diag_clear(&diag);
 	ts = PyEval_SaveThread();
-	rc = fp_prof_finalize(sid, format, &diag);
+	rc = fp_prof_finalize_each(sid, format, on_output, &w, &diag);
 	PyEval_RestoreThread(ts);
-	if (rc)
-		return fpy_raise_null(module, rc, &diag);
-	Py_RETURN_NONE;
+	if (rc) {
+		fpy_raise_null(module, rc, &diag);
+	} else if (w.nomem) {
+		PyErr_NoMemory();
+	} else {
+		list = PyList_New((Py_ssize_t)w.n);
+		for (i = 0; list && i < w.n; i++) {
+			const char *writer = w.items[i], *path = writer + strlen(writer) + 1;
+			PyObject *t =
+				Py_BuildValue("(sN)", writer, PyUnicode_DecodeFSDefault(path));
+
+			if (!t) {
+				Py_CLEAR(list);
+				break;
+			}
+			PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+		}
+	}
+	for (i = 0; i < w.n; i++)
+		PyMem_RawFree(w.items[i]);
+	PyMem_RawFree(w.items);
+	return list;
 }
 
 static PyObject *session_call(PyObject *module, PyObject *arg, int (*fn)(int))
@@ -692,12 +750,14 @@ static PyObject *prof_mark_incomplete(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(prof_stats_doc,
-	     "prof_stats(session) -> dict\n\n"
-	     "Counters of an open session: kernels, scopes, trace_records, nodes, open_scopes and\n"
-	     "every loss counter (dropped_trace, dropped_launches, dropped_backend, unmatched,\n"
-	     "pending, ignored_inactive, exits_without_enter, clamped_timestamps, failed), plus\n"
-	     "name, active and backend.");
+PyDoc_STRVAR(
+	prof_stats_doc,
+	"prof_stats(session) -> dict\n\n"
+	"Counters of an open session: kernels, scopes, trace_records, nodes, open_scopes and\n"
+	"every loss counter (dropped_trace, dropped_launches, dropped_backend, unmatched,\n"
+	"pending, ignored_inactive, exits_without_enter, scopes_too_deep, clamped_timestamps,\n"
+	"failed), plus\n"
+	"name, active and backend.");
 
 static PyObject *prof_stats(PyObject *module, PyObject *arg)
 {
@@ -727,6 +787,7 @@ static PyObject *prof_stats(PyObject *module, PyObject *arg)
 	    fpy_set_item(d, "ignored_inactive", PyLong_FromUnsignedLongLong(st.ignored_inactive)) ||
 	    fpy_set_item(d, "exits_without_enter",
 			 PyLong_FromUnsignedLongLong(st.exits_without_enter)) ||
+	    fpy_set_item(d, "scopes_too_deep", PyLong_FromUnsignedLongLong(st.scopes_too_deep)) ||
 	    fpy_set_item(d, "clamped_timestamps",
 			 PyLong_FromUnsignedLongLong(st.clamped_timestamps)) ||
 	    fpy_set_item(d, "failed", PyLong_FromUnsignedLongLong(st.failed)) ||
@@ -779,6 +840,33 @@ static PyObject *prof_clock_ns(PyObject *module, PyObject *unused)
 
 static PyObject *scope_key; /* the thread-state dict key of the open-scope stack */
 
+/*
+ * The UTF-8 text of the name `o` (a str): a str may hold lone surrogates ('\ud800', or what
+ * surrogateescape made of undecodable bytes) that UTF-8 cannot, and those are written as their
+ * escape ('\\ud800') instead of failing, so every str is a name. *keep is the bytes object made
+ * for that (NULL when none); the caller releases it with Py_XDECREF after using the text.
+ */
+static const char *name_utf8(PyObject *o, Py_ssize_t *len, PyObject **keep)
+{
+	const char *s;
+
+	*keep = NULL;
+	if (!PyUnicode_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "a name must be str, not %.100s",
+			     Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	s = PyUnicode_AsUTF8AndSize(o, len);
+	if (s || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+		return s;
+	PyErr_Clear();
+	*keep = PyUnicode_AsEncodedString(o, "utf-8", "backslashreplace");
+	if (!*keep)
+		return NULL;
+	*len = PyBytes_GET_SIZE(*keep);
+	return PyBytes_AS_STRING(*keep);
+}
+
 /* This thread's stack of open scope names (borrowed), or NULL: none yet (no error) or error. */
 static PyObject *scope_stack(bool create)
 {
@@ -806,11 +894,13 @@ static PyObject *scope_stack(bool create)
 PyDoc_STRVAR(prof_scope_enter_doc,
 	     "prof_scope_enter(session, name, cpu_time=False)\n\n"
 	     "Open scope `name` on this thread in a session (None: all). cpu_time adds\n"
-	     "'cpu_time (ns)(exc)' to the scope at its exit.");
+	     "'cpu_time (ns)(exc)' to the scope at its exit. Returns True when the scope was\n"
+	     "deeper than a session's max_scope_depth: counted there and dropped (the caller\n"
+	     "warns once), None otherwise.");
 
 static PyObject *prof_scope_enter(PyObject *module, PyObject *args)
 {
-	PyObject *sobj, *nobj, *stack = NULL;
+	PyObject *sobj, *nobj, *stack = NULL, *keep;
 	const char *name;
 	Py_ssize_t len;
 	int cpu = 0, sid, rc;
@@ -818,9 +908,6 @@ static PyObject *prof_scope_enter(PyObject *module, PyObject *args)
 	if (!PyArg_ParseTuple(args, "OU|p:prof_scope_enter", &sobj, &nobj, &cpu))
 		return NULL;
 	if (session_arg(sobj, &sid) < 0)
-		return NULL;
-	name = PyUnicode_AsUTF8AndSize(nobj, &len);
-	if (!name)
 		return NULL;
 	if (sid == FP_PROF_ALL) {
 		stack = scope_stack(true);
@@ -831,16 +918,17 @@ static PyObject *prof_scope_enter(PyObject *module, PyObject *args)
 					  "more than %d scopes open on this thread",
 					  SCOPE_STACK_MAX);
 	}
+	name = name_utf8(nobj, &len, &keep);
+	if (!name)
+		return NULL;
 	rc = fp_prof_scope_enter(sid, name, (size_t)len, cpu ? FP_PROF_SCOPE_CPU_TIME : 0);
-	if (rc) {
-		if (rc == FP_ELIMIT)
-			return raise_diag(module, rc,
-					  "scope '%.100s' nested too deeply (max_scope_depth)",
-					  name);
+	Py_XDECREF(keep);
+	if (rc < 0)
 		return fpy_raise_null(module, rc, NULL);
-	}
 	if (stack && PyList_Append(stack, nobj) < 0)
 		return NULL;
+	if (rc > 0)
+		Py_RETURN_TRUE;
 	Py_RETURN_NONE;
 }
 
@@ -851,26 +939,15 @@ PyDoc_STRVAR(
 	"the innermost open scope's. Raises flagprism.Error (status FP_ESTATE) for an exit\n"
 	"without an enter or a mismatched name; the stack is then left as it was.");
 
-static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
+/* prof_scope_exit() once the name (NULL for none) is UTF-8 text. */
+static PyObject *scope_exit(PyObject *module, int sid, PyObject *nobj, const char *name,
+			    Py_ssize_t len)
 {
-	PyObject *sobj, *nobj = Py_None, *stack = NULL;
-	const char *name = NULL;
-	Py_ssize_t len = 0, depth = 0;
+	PyObject *stack = NULL;
+	Py_ssize_t depth = 0;
 	struct fp_diag diag;
-	int sid, rc;
+	int rc;
 
-	if (!PyArg_ParseTuple(args, "O|O:prof_scope_exit", &sobj, &nobj))
-		return NULL;
-	if (session_arg(sobj, &sid) < 0)
-		return NULL;
-	if (nobj != Py_None) {
-		if (!PyUnicode_Check(nobj))
-			return PyErr_Format(PyExc_TypeError, "scope name must be str, not %.100s",
-					    Py_TYPE(nobj)->tp_name);
-		name = PyUnicode_AsUTF8AndSize(nobj, &len);
-		if (!name)
-			return NULL;
-	}
 	if (sid == FP_PROF_ALL) {
 		stack = scope_stack(false);
 		if (!stack && PyErr_Occurred())
@@ -915,6 +992,30 @@ static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+static PyObject *prof_scope_exit(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *nobj = Py_None, *keep = NULL, *res;
+	const char *name = NULL;
+	Py_ssize_t len = 0;
+	int sid;
+
+	if (!PyArg_ParseTuple(args, "O|O:prof_scope_exit", &sobj, &nobj))
+		return NULL;
+	if (session_arg(sobj, &sid) < 0)
+		return NULL;
+	if (nobj != Py_None) {
+		if (!PyUnicode_Check(nobj))
+			return PyErr_Format(PyExc_TypeError, "scope name must be str, not %.100s",
+					    Py_TYPE(nobj)->tp_name);
+		name = name_utf8(nobj, &len, &keep);
+		if (!name)
+			return NULL;
+	}
+	res = scope_exit(module, sid, nobj, name, len);
+	Py_XDECREF(keep);
+	return res;
+}
+
 PyDoc_STRVAR(prof_scope_metric_doc,
 	     "prof_scope_metric(session, name, value)\n\n"
 	     "Add a number to metric `name` of this thread's innermost scope (ROOT outside\n"
@@ -923,25 +1024,31 @@ PyDoc_STRVAR(prof_scope_metric_doc,
 
 static PyObject *prof_scope_metric(PyObject *module, PyObject *args)
 {
-	PyObject *sobj;
+	PyObject *sobj, *nobj, *keep, *res = NULL;
 	const char *name;
 	Py_ssize_t len;
 	double value;
 	int sid, rc;
 
-	if (!PyArg_ParseTuple(args, "Os#d:prof_scope_metric", &sobj, &name, &len, &value))
+	if (!PyArg_ParseTuple(args, "OUd:prof_scope_metric", &sobj, &nobj, &value))
 		return NULL;
 	if (session_arg(sobj, &sid) < 0)
 		return NULL;
+	name = name_utf8(nobj, &len, &keep);
+	if (!name)
+		return NULL;
 	rc = fp_prof_scope_metric(sid, name, (size_t)len, value);
 	if (rc == FP_EINVAL)
-		return raise_diag(module, rc,
-				  "metric '%.100s' is already registered with another kind "
-				  "(its type suffix differs)",
-				  name);
-	if (rc)
-		return fpy_raise_null(module, rc, NULL);
-	Py_RETURN_NONE;
+		raise_diag(module, rc,
+			   "metric '%.100s' is already registered with another kind "
+			   "(its type suffix differs)",
+			   name);
+	else if (rc)
+		fpy_raise_null(module, rc, NULL);
+	else
+		res = Py_NewRef(Py_None);
+	Py_XDECREF(keep);
+	return res;
 }
 
 PyDoc_STRVAR(prof_state_enter_doc,
@@ -950,16 +1057,20 @@ PyDoc_STRVAR(prof_state_enter_doc,
 
 static PyObject *prof_state_enter(PyObject *module, PyObject *args)
 {
-	PyObject *sobj;
+	PyObject *sobj, *nobj, *keep;
 	const char *name;
 	Py_ssize_t len;
 	int sid, rc;
 
-	if (!PyArg_ParseTuple(args, "Os#:prof_state_enter", &sobj, &name, &len))
+	if (!PyArg_ParseTuple(args, "OU:prof_state_enter", &sobj, &nobj))
 		return NULL;
 	if (session_arg(sobj, &sid) < 0)
 		return NULL;
+	name = name_utf8(nobj, &len, &keep);
+	if (!name)
+		return NULL;
 	rc = fp_prof_state_enter(sid, name, (size_t)len);
+	Py_XDECREF(keep);
 	if (rc)
 		return fpy_raise_null(module, rc, NULL);
 	Py_RETURN_NONE;

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flagprism import _devbuf, _intercept, _launch, _rewrite
+from flagprism import _devbuf, _files, _intercept, _launch, _rewrite
 
 _lock = threading.RLock()
 _runs: list[dict[str, Any]] = []
@@ -54,8 +54,7 @@ class Run(dict):  # type: ignore[type-arg]
         path = dict.get(self, "json")
         report = None
         if path and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                report = json.load(f)
+            report = json.loads(_files.read_regular(path))
         dict.__setitem__(self, "report", report)
         dict.__setitem__(
             self, "findings", list(report.get("findings", [])) if isinstance(report, dict) else []

@@ -123,9 +123,32 @@ def job() -> Job | None:
     return Job(rank, world, _env_int("LOCAL_RANK"), _env_int("LOCAL_WORLD_SIZE"), host)
 
 
+def _check_job_env() -> None:
+    """Refuse a job environment that names no rank clearly (``RANK=abc``, ``1/2``, ``-1``, a
+    rank not below ``WORLD_SIZE``): read as "no job", its ranks would all write the same files.
+    Unset or empty variables are no job."""
+    raw = {k: os.environ.get(k, "").strip() for k in ("RANK", "WORLD_SIZE")}
+    rank, world = _env_int("RANK"), _env_int("WORLD_SIZE")
+    problem = None
+    if raw["RANK"] and (rank is None or not 0 <= rank < MAX_RANKS):
+        problem = f"RANK={raw['RANK']!r} is not a rank (an integer from 0 to {MAX_RANKS - 1})"
+    elif raw["WORLD_SIZE"] and (world is None or not 1 <= world <= MAX_RANKS):
+        problem = f"WORLD_SIZE={raw['WORLD_SIZE']!r} is not a number of ranks (1 to {MAX_RANKS})"
+    elif rank is not None and world is not None and rank >= world:
+        problem = f"RANK={rank} is not below WORLD_SIZE={world}"
+    if problem:
+        raise ValueError(
+            f"{problem}: each rank's outputs are named after its rank, so with this "
+            "environment the ranks would overwrite each other's files; set RANK and "
+            "WORLD_SIZE as torchrun does, or unset them for a single process"
+        )
+
+
 def output_name(name: str) -> str:
     """A profile's output path for this rank: ``out/prof`` -> ``out/prof.rank3`` in a job,
-    ``{rank}`` placing the rank explicitly (rank 0 outside a job); unchanged otherwise."""
+    ``{rank}`` placing the rank explicitly (rank 0 outside a job); unchanged otherwise. Raises
+    ValueError for a job environment that names no rank clearly (_check_job_env)."""
+    _check_job_env()
     j = job()
     if j is not None:
         return _x().ranks_name(name, j.rank)
@@ -135,7 +158,9 @@ def output_name(name: str) -> str:
 
 
 def output_dir(path: str) -> str:
-    """The Debugger's output directory for this rank: ``out`` -> ``out/rank3`` in a job."""
+    """The Debugger's output directory for this rank: ``out`` -> ``out/rank3`` in a job. Raises
+    ValueError as output_name() does."""
+    _check_job_env()
     j = job()
     if j is not None:
         return _x().ranks_name(path, j.rank, subdir=True)

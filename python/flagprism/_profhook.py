@@ -47,7 +47,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from flagprism import _ext, _intercept, _profinductor, compat
+from flagprism import _ext, _files, _intercept, _profinductor, compat
 
 # What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
 # finalizes, activates or deactivates (profiler.py calls it with its lock held).
@@ -706,8 +706,7 @@ def _ttir_of_group(name: str, metadata_group: Any) -> str | None:
         path = next((p for f, p in metadata_group.items() if str(f).endswith(".ttir")), None)
     if path is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    return _files.read_regular(path)
 
 
 def _kernel_loaded(module: Any, function: Any, name: Any, metadata_group: Any, hash: Any) -> None:

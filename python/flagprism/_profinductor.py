@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from flagprism import _ext, _intercept
+from flagprism import _ext, _files, _intercept
 
 _lock = threading.Lock()
 _handles: list[_intercept.Handle] = []
@@ -107,8 +107,7 @@ def _module_text(path: str) -> str | None:
         if path in _sources:
             return _sources[path]
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text: str | None = f.read()
+        text: str | None = _files.read_regular(path, errors="replace")
     except OSError:
         text = None
     with _lock:

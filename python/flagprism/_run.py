@@ -25,8 +25,12 @@ the program the way SIGINT does: they raise ``Terminated``, a KeyboardInterrupt,
 thread, so programs and pytest stop as they stop on Ctrl-C. The tool then writes what was
 recorded, told through ``_cli_incomplete(reason)`` (when the module has it) that the program did
 not finish, and the process exits with 128 + the signal's number. A signal that arrives while the
-outputs are written is noted and the writing finishes first: outputs are never left half written
-or mixed with temporary files. A signal the parent set to be ignored (nohup) stays ignored.
+outputs are written is caught in C (``_ext.guard_signals``: a Python handler could not run while
+C writes) and gives the writing one more second: what is complete by then stays, a file still
+being written is not replaced (its temporary file is removed), nothing is left to be written
+after it, and no stalled reader of a FIFO holds the process. Outputs are never left half written
+or mixed with temporary files, and the signal is never swallowed: it decides the exit status. A
+signal the parent set to be ignored (nohup) stays ignored.
 
 This module parses no user-facing options (the C command did) and knows nothing about what a
 tool does.
@@ -276,12 +280,19 @@ def main(argv: list[str] | None = None) -> NoReturn:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass
+    from flagprism import _ext
+
+    _ext.guard_signals()
     try:
         lines = module._cli_end(status)
     except Exception as e:  # noqa: BLE001
         _say(f"flagprism: error: {tool}: writing the outputs failed: {type(e).__name__}: {e}\n")
         status = status or EXIT_FAILURE
         lines = []
+    finally:
+        caught = _ext.release_signals()
+    if caught and _SignalState.received is None:
+        _SignalState.received = caught
     # A tool may turn its results into the exit status (`debug --sanitize` with findings).
     exit_status = getattr(module, "_cli_exit_status", None)
     if exit_status is not None:
@@ -297,7 +308,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         status = 128 + late
         lines.append(
             f"flagprism: {tool}: {signal.Signals(late).name} arrived while the outputs were "
-            "written; they were finished first"
+            "written; what was complete within a second of it was kept"
         )
     _say("".join(line + "\n" for line in lines))
     raise SystemExit(status)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flagprism import compat
+from flagprism import _files, compat
 from flagprism._rwbase import CTX, RewriteError
 
 
@@ -84,6 +84,28 @@ def file_stem(name: str, cap: int = 64) -> str:
     return safe or "kernel"
 
 
+_fallback_dir: str | None = None  # the private fallback, made once per process
+
+
+def _fallback() -> Path:
+    """Where twins go when the cache directory cannot be used: ``$TMPDIR/flagprism-twins-<uid>``
+    when it is this user's own and private (its owner and mode are checked, and it must not be
+    a link: Triton later reads kernel source from it), else a fresh private directory."""
+    global _fallback_dir
+    if _fallback_dir is None or not _files.is_private_dir(_fallback_dir):
+        shared = Path(tempfile.gettempdir()) / f"flagprism-twins-{os.geteuid()}"
+        _fallback_dir = _files.private_dir(shared, prefix=f"flagprism-twins-{os.geteuid()}-")
+    return Path(_fallback_dir)
+
+
+def _same_text(path: Path, text: str) -> bool:
+    """Whether `path` is a regular file holding `text` (a FIFO there is not waited on)."""
+    try:
+        return _files.read_regular(path) == text
+    except (OSError, ValueError):
+        return False
+
+
 def write_twin_file(twin: Any) -> str:
     """Store the twin's text in a content-addressed file inside the cache directory and return
     its path. The file name is a sanitized, length-capped form of the kernel's name plus the
@@ -91,12 +113,16 @@ def write_twin_file(twin: Any) -> str:
     digest = hashlib.sha256(twin.text.encode("utf-8")).hexdigest()[:32]
     name = f"{file_stem(twin.kernel_name)}-{digest}.py"
     errors: list[str] = []
-    for d in (twin_cache_dir(), Path(tempfile.gettempdir()) / f"flagprism-twins-{os.getuid()}"):
+    for i in range(2):
         tmp = None
+        d = twin_cache_dir()
         try:
-            d.mkdir(parents=True, exist_ok=True)
+            if i == 0:
+                d.mkdir(parents=True, exist_ok=True)
+            else:
+                d = _fallback()
             path = d / name
-            if not path.exists() or path.read_text(encoding="utf-8") != twin.text:
+            if not _same_text(path, twin.text):
                 fd, tmp = tempfile.mkstemp(dir=d, prefix=".twin-", suffix=".tmp")
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(twin.text)

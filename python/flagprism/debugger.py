@@ -1608,6 +1608,7 @@ def _cli_end(status: int) -> list[str]:
         where = f"{tag}: summary in {os.path.join(out, 'summary.txt')} (and summary.json)"
     except Exception as e:  # noqa: BLE001 - still print the summary
         where = f"{tag}: error: the summary could not be written to {out}: {e}"
+        _cli_state["summary_failed"] = True
     lines.extend(_ext.debug_summary_format(s, "txt").rstrip("\n").split("\n"))
     if totals["launches"] == 0:
         lines.append(f"{tag}: no Triton kernel was launched while the Debugger was active")
@@ -1652,12 +1653,12 @@ EXIT_NOT_OBSERVED = 4
 
 def _cli_exit_status(status: int) -> int:
     """The process's exit status: the program's own when it failed; 1 when it succeeded but
-    reports could not be written; with --sanitize/--check, EXIT_FINDINGS when it succeeded but
+    reports or the summary could not be written; with --sanitize/--check, EXIT_FINDINGS when it succeeded but
     findings were reported (so the command can gate CI); with --strict, EXIT_NOT_OBSERVED when it
     succeeded, had no findings, but a launch could not be observed."""
     if status != 0:
         return status
-    if _write_failures["count"]:
+    if _write_failures["count"] or _cli_state.get("summary_failed"):
         return 1  # reports are missing: the run did not give what it was asked for
     if _cli_state.get("sanitize") and _cli_state.get("findings"):
         return EXIT_FINDINGS

@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import errno
 import functools
-import json
 import os
 import sys
 import threading
@@ -56,6 +55,9 @@ __all__ = [
 DEFAULT_PROFILE_NAME = "flagprism"
 #: Largest timeline_capacity start() accepts (records per program).
 MAX_TIMELINE_CAPACITY = 1 << 24
+#: Scopes open per thread and session that are kept (FP_PROF_DEFAULT_MAX_SCOPE_DEPTH); deeper
+#: ones are counted and dropped.
+_MAX_SCOPE_DEPTH = 256
 
 CONTEXTS = ("shadow", "python")
 DATA = ("tree", "trace")
@@ -582,11 +584,19 @@ def start(
         return sid
 
 
+def _real(path: str) -> str:
+    """A session name's place: its directory resolved (links, ".."), the last part as given."""
+    head, tail = os.path.split(path)
+    return os.path.join(os.path.realpath(head or "."), tail)
+
+
 def _check_name_path(name: Any) -> str:
     """The session's output path (without suffix), checked before anything starts (lock held):
-    a str (bytes are refused), not the name of an open session (the two would overwrite each
-    other's files), its directory made. Whether files can be written there, and whether the
-    names fit the file system, the C core checks at start."""
+    a str (bytes are refused), not the place of an open session (the two would overwrite each
+    other's files, also through a link to the same directory), its directory made. The C core
+    resolves the name's directory at start (a later chdir changes nothing), locks the name
+    against other processes, and checks that files can be written there and that the names fit
+    the file system."""
     if name is None:
         path: Any = DEFAULT_PROFILE_NAME
     elif isinstance(name, (str, os.PathLike)):
@@ -598,13 +608,6 @@ def _check_name_path(name: Any) -> str:
     if not path or "\0" in path:
         raise ValueError(f"name must be a non-empty path without NUL characters, got {path!r}")
     path = _dist.output_name(path)  # out/prof.rank<R> in a torchrun job
-    full = os.path.abspath(path)
-    for s in _sessions.values():
-        if os.path.abspath(s.name) == full:
-            raise ValueError(
-                f"profiling session {s.id} already writes {s.name!r}: finalize it first or give "
-                "this session another name"
-            )
     parent = os.path.dirname(path)
     if parent:
         try:
@@ -615,6 +618,14 @@ def _check_name_path(name: Any) -> str:
                 e.errno,
                 f"cannot create the directory {parent!r} for the profile: {e.strerror} ({code})",
             ) from None
+    full = _real(path)
+    for s in _sessions.values():
+        if _real(s.name) == full:
+            raise ValueError(
+                f"profiling session {s.id} already writes {s.name!r}"
+                + ("" if s.name == path else f" (the same place as {path!r})")
+                + ": finalize it first or give this session another name"
+            )
     return path
 
 
@@ -670,25 +681,19 @@ def deactivate(session: int | None = None) -> None:
         _refresh()
 
 
-def _outputs(s: _Session) -> list[str]:
-    """Files a finalized session wrote, as its metadata file lists them, then the metadata."""
-    meta = s.name + ".meta.json"
-    try:
-        with open(meta, encoding="utf-8") as f:
-            listed = json.load(f).get("outputs", {})
-    except (OSError, ValueError):
-        return []
-    # The paths are the session name plus each writer's suffix, as given at start.
-    return [p for p in listed.values() if isinstance(p, str)] + [meta]
-
-
 def _finalize(targets: list[int], output_format: str) -> list[str]:
+    """Finalize the sessions `targets` that are still open (lock taken here): another thread may
+    have finalized one since the caller listed it; that one is skipped. The paths come from the
+    C core as it wrote them (a rescued file has its rescue path); no output is read back, so a
+    FIFO planted where one was written cannot make this wait."""
     paths: list[str] = []
     error: BaseException | None = None
     with _lock:
         for sid in targets:
-            _profhook.session_ending(_sessions[sid])  # estimate notes, before the files
-            s = _sessions.pop(sid)
+            s = _sessions.pop(sid, None)
+            if s is None:
+                continue  # finalized meanwhile by another thread
+            _profhook.session_ending(s)  # estimate notes, before the files
             _finalized.add(sid)
             _refresh()
             _dist.uninstall()
@@ -701,10 +706,10 @@ def _finalize(targets: list[int], output_format: str) -> list[str]:
                         f"{running} launch{'es' if running != 1 else ''} began while the "
                         "session was open and were still running at finalize: not recorded",
                     )
-                _ext.prof_finalize(sid, output_format or None)
+                written = _ext.prof_finalize(sid, output_format or None)
+                paths.extend(path for _writer, path in written)
             except Exception as e:  # noqa: BLE001 - finalize the others, then raise the first
                 error = error or e
-            paths.extend(_outputs(s))
         if not _sessions:
             _profhook.uninstall()
     if error is not None:
@@ -796,6 +801,25 @@ def _metrics(metrics: Mapping[str, Any] | None) -> list[tuple[str, float]]:
     return out
 
 
+_warned_too_deep = False
+
+
+def _too_deep(name: str) -> None:
+    """A scope was deeper than a session's limit (256): C counted and dropped it; say so once."""
+    global _warned_too_deep
+    if _warned_too_deep:
+        return
+    _warned_too_deep = True
+    warnings.warn(
+        f"flagprism.profiler: scope {name!r} is nested deeper than the session's limit "
+        f"({_MAX_SCOPE_DEPTH} open scopes per thread): it and any deeper ones are counted "
+        "(lost.scopes_too_deep in the metadata) and dropped, their kernels filed under the "
+        "deepest scope kept; this warning is given once",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
 def _add_metrics(session: int | None, metrics: list[tuple[str, float]]) -> None:
     for key, value in metrics:
         _ext.prof_scope_metric(session, key, value)
@@ -807,7 +831,8 @@ def enter_scope(
     """Open scope ``name`` on this thread; ``metrics`` are added to it."""
     sid = _session_id(session)
     values = _metrics(metrics)
-    _ext.prof_scope_enter(sid, _check_name(name))
+    if _ext.prof_scope_enter(sid, _check_name(name)):
+        _too_deep(name)
     _add_metrics(sid, values)
 
 
@@ -848,7 +873,8 @@ class scope:
     def __enter__(self) -> scope:
         sid = _session_id(self.session)
         values = _metrics(self.metrics)
-        _ext.prof_scope_enter(sid, self.name, self._cpu_time)
+        if _ext.prof_scope_enter(sid, self.name, self._cpu_time):
+            _too_deep(self.name)
         _add_metrics(sid, values)
         return self
 

@@ -40,9 +40,10 @@ bool fp__path_suffix_match(const char *a, const char *b);
 int fp__outfile_save(const char *path, int (*fn)(void *arg, FILE *f), void *arg,
 		     struct fp_diag *diag);
 
-/* Read a whole file into a NUL-terminated buffer (fp_free() it). FP_OK, FP_EIO (diag),
- * FP_ENOMEM, FP_ELIMIT (over `max` bytes). */
-int fp__strbuf_slurp(const char *path, size_t max, char **out, size_t *len, struct fp_diag *diag);
+/* Read a whole file into a NUL-terminated buffer (fp_free() it), as fp_strbuf_read_path() with
+ * `flags` reads it. FP_OK, FP_EIO (diag), FP_ENOMEM, FP_ELIMIT (over `max` bytes). */
+int fp__strbuf_slurp(const char *path, size_t max, unsigned flags, char **out, size_t *len,
+		     struct fp_diag *diag);
 
 /* Copy a parsed value (any type, recursively) to `w`. Numbers keep their literal text. */
 int fp__jsonw_value(struct fp_jsonw *w, const struct fp_json_value *v);

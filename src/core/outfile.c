@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Output files (include/flagprism/outfile.h): deciding how a destination may be written
- * (rename a temporary file onto a regular file, write through a device, FIFO or the process's
- * own descriptor, refuse the rest), following symbolic links so that a link stays a link, and
- * keeping the errno of the first failed write so that a full disk is reported as ENOSPC rather
- * than as "write failed". The stream is a stdio cookie stream over a plain descriptor.
+ * (rename an exclusively created, owner-only temporary file onto a regular file, write through
+ * a device, FIFO or the process's own descriptor, refuse the rest), following symbolic links so
+ * that a link stays a link (but not a stranger's link in /tmp), keeping the errno of the first
+ * failed write so that a full disk is reported as ENOSPC rather than as "write failed", never
+ * waiting without end on a device or FIFO, and the two async-signal-safe hooks a signal handler
+ * uses: a deadline for the writing and the removal of temporary files. The stream is a stdio
+ * cookie stream over a plain descriptor.
  *
  * Not for reading files (fp_strbuf_read_file) or for anything that must survive a power loss:
  * nothing is synced.
@@ -14,7 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +29,86 @@
 
 #define MAX_LINK_HOPS 40
 #define STREAM_BUFFER ((size_t)1 << 16)
+#define POLL_MS 50        /* how often a wait for a device or FIFO looks at the deadline */
+#define LIVE_SLOTS 32     /* temporary files fp_outfile_remove_temporaries() knows of */
+#define INTERRUPTED EINTR /* the errno a write stopped by the deadline reports */
+
+/* ---- the deadline and the temporary files a signal handler sees -------------------------------- */
+
+/* CLOCK_MONOTONIC nanoseconds past which writes stop; 0 when no deadline is set. */
+static atomic_llong deadline_ns;
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void fp_outfile_interrupt(unsigned grace_ms)
+{
+	long long none = 0, at = mono_ns() + (long long)grace_ms * 1000000LL;
+
+	atomic_compare_exchange_strong(&deadline_ns, &none, at > 0 ? at : 1);
+}
+
+void fp_outfile_interrupt_reset(void)
+{
+	atomic_store(&deadline_ns, 0);
+}
+
+static bool past_deadline(void)
+{
+	long long at = atomic_load_explicit(&deadline_ns, memory_order_relaxed);
+
+	return at != 0 && mono_ns() >= at;
+}
+
+bool fp_outfile_interrupted(void)
+{
+	return past_deadline();
+}
+
+/* A slot is free (0), being filled (1) or names a live temporary file (2). */
+static struct {
+	atomic_int state;
+	char path[PATH_MAX];
+} live[LIVE_SLOTS];
+
+static int live_add(const char *path)
+{
+	size_t n = strlen(path);
+	int i;
+
+	if (n >= PATH_MAX)
+		return -1;
+	for (i = 0; i < LIVE_SLOTS; i++) {
+		int free_slot = 0;
+
+		if (atomic_compare_exchange_strong(&live[i].state, &free_slot, 1)) {
+			memcpy(live[i].path, path, n + 1);
+			atomic_store(&live[i].state, 2);
+			return i;
+		}
+	}
+	return -1; /* not tracked: only a signal's clean-up misses it */
+}
+
+static void live_drop(int slot)
+{
+	if (slot >= 0 && slot < LIVE_SLOTS)
+		atomic_store(&live[slot].state, 0);
+}
+
+void fp_outfile_remove_temporaries(void)
+{
+	int i;
+
+	for (i = 0; i < LIVE_SLOTS; i++)
+		if (atomic_load(&live[i].state) == 2)
+			unlink(live[i].path); /* async-signal-safe */
+}
 
 const char *fp_errno_name(int err)
 {
@@ -129,8 +214,30 @@ static const char *base_of(const char *path)
 }
 
 /*
+ * Whether following the link `link` (lstat `st`) is refused as the kernel's protected_symlinks
+ * refuses it: a link in a sticky, world-writable directory (/tmp) owned by neither the caller
+ * nor the directory's owner. Resolving links here, then renaming onto the target, would
+ * otherwise step around that protection (a planted /tmp link making root replace any file).
+ */
+static bool stranger_link(const char *link, const struct stat *st)
+{
+	char *dir = dir_of(link);
+	struct stat ds;
+	bool refused = false;
+
+	if (!dir)
+		return false; /* out of memory: the caller's next allocation reports it */
+	if (stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && (ds.st_mode & S_IWOTH) &&
+	    st->st_uid != geteuid() && st->st_uid != ds.st_uid)
+		refused = true;
+	fp_free(dir);
+	return refused;
+}
+
+/*
  * Follow `path` through symbolic links to the name that is finally written, which may not exist
- * yet (a dangling link's target). FP_OK and *out (caller frees), FP_ENOMEM, FP_EIO.
+ * yet (a dangling link's target). FP_OK and *out (caller frees), FP_ENOMEM, FP_EIO, FP_EINVAL
+ * (a stranger's link in a sticky directory).
  */
 static int resolve(const char *path, char **out, struct fp_diag *diag)
 {
@@ -152,6 +259,16 @@ static int resolve(const char *path, char **out, struct fp_diag *diag)
 		}
 		if (!S_ISLNK(st.st_mode))
 			goto done;
+		if (stranger_link(cur, &st)) {
+			char buf[128];
+
+			fp_free(cur);
+			return fp_diag_set(
+				diag, FP_EINVAL, 0,
+				"%s: is a symbolic link in a shared sticky directory owned "
+				"by another user (uid %ld); refusing to follow it",
+				short_path(buf, sizeof(buf), path), (long)st.st_uid);
+		}
 		cap = (st.st_size > 0 ? (size_t)st.st_size : PATH_MAX) + 1;
 		link = fp_malloc(cap);
 		if (!link)
@@ -242,6 +359,20 @@ static const char *refused_kind(mode_t m)
 
 /* ---- the stream -------------------------------------------------------------------------------- */
 
+/* "<path>: cannot write: a signal ended the writing (EINTR)" or the system's reason. */
+static int write_error(struct fp_diag *diag, const char *path, const char *step, int err)
+{
+	char buf[128];
+
+	if (err == INTERRUPTED)
+		return fp_diag_set(
+			diag, FP_EIO, 0,
+			"%s: cannot %s: a signal ended the writing (EINTR); the file was "
+			"not replaced",
+			short_path(buf, sizeof(buf), path), step);
+	return sys_error(diag, path, step, err);
+}
+
 static ssize_t cookie_write(void *arg, const char *buf, size_t n)
 {
 	struct fp_outfile *of = arg;
@@ -250,23 +381,45 @@ static ssize_t cookie_write(void *arg, const char *buf, size_t n)
 	if (of->err)
 		return -1;
 	while (done < n) {
-		ssize_t w = write(of->fd, buf + done, n - done);
+		size_t want = n - done;
+		ssize_t w;
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN) {
-			/* A FIFO opened non-blocking whose reader is slow: wait for room. */
-			struct timespec ts = {0, 1000000};
-
-			nanosleep(&ts, NULL);
-			continue;
+		if (past_deadline()) {
+			of->err = INTERRUPTED;
+			break;
 		}
+		if (of->poll) {
+			/* A device or FIFO takes bytes when it can: wait for room a little at a
+			 * time, so that a reader that stops reading cannot hold us past the
+			 * deadline. A blocking descriptor of the process's own takes PIPE_BUF bytes
+			 * without waiting once poll() says it has room. */
+			struct pollfd p = {.fd = of->fd, .events = POLLOUT};
+			int r = poll(&p, 1, POLL_MS);
+
+			if (r < 0 && errno != EINTR) {
+				of->err = errno;
+				break;
+			}
+			if (r <= 0)
+				continue;
+			if (!(p.revents & POLLOUT)) {
+				of->err = p.revents & POLLHUP ? EPIPE : EIO;
+				break;
+			}
+			if (of->own && want > PIPE_BUF)
+				want = PIPE_BUF;
+		}
+		w = write(of->fd, buf + done, want);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
 		if (w <= 0) {
 			of->err = w < 0 ? errno : EIO;
-			return done ? (ssize_t)done : -1;
+			break;
 		}
 		done += (size_t)w;
 	}
+	if (of->err && !done)
+		return -1;
 	return (ssize_t)done;
 }
 
@@ -289,20 +442,50 @@ static int make_stream(struct fp_outfile *of)
 
 static void release(struct fp_outfile *of)
 {
+	live_drop(of->slot);
 	fp_free(of->name);
 	fp_free(of->dest);
 	fp_free(of->tmp);
 	of->name = of->dest = of->tmp = NULL;
 	of->f = NULL;
 	of->fd = -1;
+	of->slot = -1;
 }
 
 /* ---- opening ------------------------------------------------------------------------------------ */
 
 static atomic_uint tmp_counter;
 
-/* Create the temporary file next to of->dest; the name is `<dest>.tmp.<pid>.<n>`, or a short
- * hidden one where that would be longer than a file name may be. */
+/* The process's file mode creation mask, read without changing it (umask() would, for a moment,
+ * for every thread): /proc/self/status says it since Linux 4.7; 022 where it does not. */
+static mode_t current_umask(void)
+{
+	char buf[2048], *at, *end;
+	ssize_t n;
+	long v;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 022;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 022;
+	buf[n] = '\0';
+	at = strstr(buf, "\nUmask:");
+	if (!at)
+		return 022;
+	v = strtol(at + 7, &end, 8);
+	return end == at + 7 || v < 0 || v > 0777 ? 022 : (mode_t)v;
+}
+
+/*
+ * Create the temporary file next to of->dest, exclusively and without following a link (a name
+ * planted there makes us try the next one), readable by the owner alone until commit gives it
+ * its mode. The name is `<dest>.tmp.<pid>.<n>`, or a short hidden one where that would be
+ * longer than a file name may be. `old`: the file being replaced, whose mode (and owner, for
+ * root) the new one keeps; NULL for a new file (0666 less the umask).
+ */
 static int open_tmp(struct fp_outfile *of, const struct stat *old, struct fp_diag *diag)
 {
 	char *dir = dir_of(of->dest);
@@ -323,7 +506,7 @@ static int open_tmp(struct fp_outfile *of, const struct stat *old, struct fp_dia
 			snprintf(of->tmp, n, "%s.tmp.%ld.%u", of->dest, (long)getpid(), k);
 		else
 			snprintf(of->tmp, n, "%s/.flagprism.%ld.%u.tmp", dir, (long)getpid(), k);
-		of->fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		of->fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (of->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -334,10 +517,52 @@ static int open_tmp(struct fp_outfile *of, const struct stat *old, struct fp_dia
 		of->tmp = NULL;
 		return sys_error(diag, of->name, "create a file in its directory", err);
 	}
-	/* A replaced file keeps its permissions (where that fails, the default mode is fine). */
-	if (old)
-		(void)fchmod(of->fd, old->st_mode & 07777);
+	of->slot = live_add(of->tmp);
+	if (old) {
+		of->mode = old->st_mode & 07777;
+		if (geteuid() == 0) {
+			of->uid = (int)old->st_uid;
+			of->gid = (int)old->st_gid;
+		}
+	} else {
+		of->mode = 0666 & ~current_umask();
+	}
 	return FP_OK;
+}
+
+/* Open a device or FIFO `dest` to write through it. Non-blocking, so that a FIFO without a
+ * reader fails at once instead of hanging; what was opened must still be a device or FIFO (not
+ * a file swapped in since it was looked at, which would be written over in place). */
+static int open_through(struct fp_outfile *of, const char *dest, struct fp_diag *diag)
+{
+	struct stat st;
+
+	of->through = true;
+	of->poll = true;
+	of->fd = open(dest, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	if (of->fd < 0) {
+		if (errno == ENXIO)
+			return fp_diag_set(
+				diag, FP_EIO, 0,
+				"%s: cannot open: no process is reading this FIFO (ENXIO)",
+				of->name);
+		return sys_error(diag, of->name, "open", errno);
+	}
+	if (fstat(of->fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		close(of->fd);
+		of->fd = -1;
+		return sys_error(diag, of->name, "open (it changed while it was opened)", EAGAIN);
+	}
+	return FP_OK;
+}
+
+/* A refusal for a destination of kind `kind`. */
+static int refuse(struct fp_diag *diag, const char *path, const char *kind)
+{
+	char buf[128];
+
+	return fp_diag_set(diag, FP_EINVAL, 0, "%s: is %s; refusing to write a file onto it",
+			   short_path(buf, sizeof(buf), path), kind);
 }
 
 int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, struct fp_diag *diag)
@@ -349,11 +574,17 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 
 	memset(of, 0, sizeof(*of));
 	of->fd = -1;
+	of->slot = -1;
+	of->uid = of->gid = -1;
 	if (!path || !*path)
 		return fp_diag_set(diag, FP_EINVAL, 0, "the output path is empty");
 	of->name = dup_str(path);
 	if (!of->name)
 		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	if (past_deadline()) {
+		rc = write_error(diag, path, "write", INTERRUPTED);
+		goto fail_open;
+	}
 
 	fd = own_fd(path, flags);
 	if (fd >= 0) {
@@ -363,41 +594,18 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		else if (fd == STDERR_FILENO)
 			fflush(stderr);
 		of->through = true;
+		of->own = true;
 		of->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		if (of->fd < 0) {
 			rc = sys_error(diag, path, "write to this descriptor", errno);
 			goto fail_open;
 		}
+		of->poll = fstat(of->fd, &st) == 0 && !S_ISREG(st.st_mode);
 		goto stream;
 	}
-	if (stat(path, &st) == 0) {
+	if (stat(path, &st) == 0)
 		exists = true;
-		kind = refused_kind(st.st_mode);
-		if (kind) {
-			char buf[128];
-
-			rc = fp_diag_set(diag, FP_EINVAL, 0,
-					 "%s: is %s; refusing to write a file onto it",
-					 short_path(buf, sizeof(buf), path), kind);
-			goto fail_open;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			/* A character device or a FIFO: write through, never replace it. Non-blocking
-			 * open, so that a FIFO without a reader fails instead of hanging. */
-			of->through = true;
-			of->fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-			if (of->fd < 0) {
-				rc = errno == ENXIO ?
-					     fp_diag_set(diag, FP_EIO, 0,
-							 "%s: cannot open: no process is reading "
-							 "this FIFO (ENXIO)",
-							 path) :
-					     sys_error(diag, path, "open", errno);
-				goto fail_open;
-			}
-			goto stream;
-		}
-	} else if (errno != ENOENT) {
+	else if (errno != ENOENT) {
 		rc = sys_error(diag, path, "look up the output file", errno);
 		goto fail_open;
 	}
@@ -406,28 +614,31 @@ int fp_outfile_open(struct fp_outfile *of, const char *path, unsigned flags, str
 		goto fail_open;
 	lr = lstat(of->dest, &dst);
 	lerr = lr ? errno : 0;
-	if (!lr && S_ISREG(dst.st_mode)) {
+	if (!lr && (kind = refused_kind(dst.st_mode)) != NULL) {
+		rc = refuse(diag, path, kind);
+	} else if (!lr && (S_ISCHR(dst.st_mode) || S_ISFIFO(dst.st_mode))) {
+		/* A character device or a FIFO: written through, never replaced. */
+		rc = open_through(of, of->dest, diag);
+	} else if (!lr && S_ISREG(dst.st_mode)) {
 		rc = open_tmp(of, &dst, diag);
 	} else if (lr && lerr != ENOENT) {
 		rc = sys_error(diag, path, "look up the output file", lerr);
 	} else if (lr && !exists) {
 		rc = open_tmp(of, NULL, diag); /* a new file, or a dangling link's target */
+	} else if (!lr) {
+		rc = refuse(diag, path, "not a regular file, a device or a FIFO");
 	} else {
 		/* A file reached through a link that names nothing (a /proc descriptor of a deleted
-		 * file), or one that changed under us: write through, truncating as > would. */
+		 * file, or of a pipe): write through, truncating as > would; a pipe is written with
+		 * bounded waits, as a FIFO is. */
 		of->through = true;
-		of->fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+		of->fd = open(path, O_WRONLY | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		rc = of->fd < 0 ? sys_error(diag, path, "open", errno) : FP_OK;
+		of->poll = !rc && fstat(of->fd, &st) == 0 && !S_ISREG(st.st_mode);
 	}
 	if (rc)
 		goto fail_open;
 stream:
-	if (of->through && of->fd >= 0) {
-		int fl = fcntl(of->fd, F_GETFL);
-
-		if (fl >= 0 && (fl & O_NONBLOCK) && fd < 0)
-			fcntl(of->fd, F_SETFL, fl & ~O_NONBLOCK);
-	}
 	rc = make_stream(of);
 	if (rc) {
 		rc = fp_diag_set(diag, FP_ENOMEM, 0, "%s: out of memory", path);
@@ -460,6 +671,14 @@ int fp_outfile_commit(struct fp_outfile *of, struct fp_diag *diag)
 	fclose(of->f);
 	of->f = NULL;
 	err = of->err;
+	if (!err && of->tmp) {
+		/* Complete: it gets its mode (and owner) now, just before others may see it. A
+		 * failure leaves it owner-only, which is safe. */
+		if (of->uid >= 0 && fchown(of->fd, (uid_t)of->uid, (gid_t)of->gid) != 0)
+			of->uid = -1;
+		if (fchmod(of->fd, (mode_t)of->mode) != 0)
+			of->mode = 0600;
+	}
 	if (close(of->fd) != 0 && !err) {
 		err = errno;
 		step = "close";
@@ -470,7 +689,7 @@ int fp_outfile_commit(struct fp_outfile *of, struct fp_diag *diag)
 		step = "replace";
 	}
 	if (err) {
-		rc = sys_error(diag, of->name, step, err);
+		rc = write_error(diag, of->name, step, err);
 		if (of->tmp)
 			unlink(of->tmp);
 	}
@@ -515,23 +734,20 @@ int fp_outfile_check(const char *path, struct fp_diag *diag)
 		return fp_diag_set(diag, FP_EINVAL, 0, "the output path is empty");
 	if (own_fd(path, 0) >= 0)
 		return FP_OK;
-	if (stat(path, &st) == 0) {
-		kind = refused_kind(st.st_mode);
-		if (kind) {
-			char buf[128];
-
-			return fp_diag_set(diag, FP_EINVAL, 0,
-					   "%s: is %s; refusing to write a file onto it",
-					   short_path(buf, sizeof(buf), path), kind);
-		}
-		if (!S_ISREG(st.st_mode))
-			return FP_OK; /* written through when the time comes */
-	} else if (errno != ENOENT) {
+	if (stat(path, &st) != 0 && errno != ENOENT)
 		return sys_error(diag, path, "look up the output file", errno);
-	}
 	rc = resolve(path, &dest, diag);
 	if (rc)
 		return rc;
+	if (lstat(dest, &st) == 0) {
+		kind = refused_kind(st.st_mode);
+		if (kind) {
+			rc = refuse(diag, path, kind);
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode))
+			goto out; /* a device or FIFO: written through when the time comes */
+	}
 	dir = dir_of(dest);
 	if (!dir) {
 		rc = fp_diag_set(diag, FP_ENOMEM, 0, "%s: out of memory", path);
@@ -569,12 +785,14 @@ int fp_outfile_check(const char *path, struct fp_diag *diag)
 	/* A file created and removed where the output will go: EROFS, EACCES, EDQUOT show now. */
 	memset(&probe, 0, sizeof(probe));
 	probe.fd = -1;
+	probe.slot = -1;
 	probe.name = (char *)path;
 	probe.dest = dest;
 	rc = open_tmp(&probe, NULL, diag);
 	if (!rc) {
 		close(probe.fd);
 		unlink(probe.tmp);
+		live_drop(probe.slot);
 		fp_free(probe.tmp);
 	}
 out:

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,26 +182,57 @@ char *fp_strbuf_detach(struct fp_strbuf *sb, size_t *len)
 	return p;
 }
 
-int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
+/* What kind of file `m` is, for a refusal. */
+static const char *kind_of(mode_t m)
 {
-	size_t old_len = sb->len, chunk, got, size;
-	struct stat st;
-	FILE *f;
-	int r, c;
+	return S_ISDIR(m)  ? "a directory" :
+	       S_ISCHR(m)  ? "a character device" :
+	       S_ISBLK(m)  ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" :
+	       S_ISFIFO(m) ? "a FIFO" :
+			     "not a regular file";
+}
 
-	f = fopen(path, "rb");
-	if (!f)
+/*
+ * read() that waits for a pipe or FIFO with a writer to have data (poll), so that the descriptor
+ * can stay non-blocking. 0 at the end (no writer left), -1 with errno on failure.
+ */
+static ssize_t read_some(int fd, char *buf, size_t n)
+{
+	for (;;) {
+		ssize_t got = read(fd, buf, n);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (got >= 0 || (errno != EAGAIN && errno != EINTR))
+			return got;
+		if (errno == EAGAIN && poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+int fp_strbuf_read_path(struct fp_strbuf *sb, const char *path, unsigned flags,
+			struct fp_diag *diag)
+{
+	size_t old_len = sb->len, chunk, size;
+	struct stat st;
+	ssize_t got;
+	char c;
+	int r, fd;
+
+	/* Non-blocking, so that opening a FIFO never waits for a writer (nor a device for its
+	 * carrier); what was opened is then looked at before a byte is read. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
 		return fp_diag_set(diag, FP_EIO, 0, "cannot open '%s': %s", path, strerror(errno));
-	if (fstat(fileno(f), &st) != 0)
+	if (fstat(fd, &st) != 0)
 		goto fail_io;
-	/* Files, pipes and FIFOs hold data to read; a device such as /dev/zero is endless. */
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		r = fp_diag_set(diag, FP_EIO, 0, "cannot read '%s': it is %s, not a file", path,
-				S_ISDIR(st.st_mode)  ? "a directory" :
-				S_ISCHR(st.st_mode)  ? "a character device" :
-				S_ISBLK(st.st_mode)  ? "a block device" :
-				S_ISSOCK(st.st_mode) ? "a socket" :
-						       "not a regular file");
+	/* Files, pipes and FIFOs hold data to read; a device such as /dev/zero is endless. A file
+	 * found beside another one (a sidecar) must be a regular file: a FIFO there would wait for
+	 * a writer that never comes. */
+	if (!S_ISREG(st.st_mode) && (!S_ISFIFO(st.st_mode) || (flags & FP_STRBUF_READ_REGULAR))) {
+		r = fp_diag_set(diag, FP_EIO, 0, "cannot read '%s': it is %s, not a %sfile", path,
+				kind_of(st.st_mode),
+				flags & FP_STRBUF_READ_REGULAR ? "regular " : "");
 		goto fail_read;
 	}
 	/* A regular file's size lets us allocate once (plus a byte to see EOF without growing). */
@@ -219,10 +251,10 @@ int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *
 	for (;;) {
 		if (sb->len == sb->cap) {
 			/* Full to the cap: only an immediate EOF is acceptable. */
-			c = fgetc(f);
-			if (c == EOF && !ferror(f))
+			got = read_some(fd, &c, 1);
+			if (got == 0)
 				break;
-			if (c == EOF)
+			if (got < 0)
 				goto fail_io;
 			r = fp_diag_set(diag, FP_ELIMIT, sb->len - old_len,
 					"'%s' is over the limit of %zu bytes", path, sb->cap);
@@ -234,17 +266,22 @@ int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *
 				goto fail_grow;
 		}
 		chunk = sb->alloc - sb->len - 1;
-		got = fread(sb->buf + sb->len, 1, chunk, f);
-		sb->len += got;
-		if (got < chunk) {
-			if (ferror(f))
-				goto fail_io;
+		got = read_some(fd, sb->buf + sb->len, chunk);
+		if (got < 0)
+			goto fail_io;
+		if (got == 0)
 			break;
-		}
+		sb->len += (size_t)got;
+	}
+	if (S_ISFIFO(st.st_mode) && sb->len == old_len) {
+		r = fp_diag_set(diag, FP_EIO, 0,
+				"cannot read '%s': it is a FIFO or pipe and no process wrote to it",
+				path);
+		goto fail_read;
 	}
 	if (sb->alloc)
 		sb->buf[sb->len] = '\0';
-	fclose(f);
+	close(fd);
 	return FP_OK;
 
 fail_io:
@@ -261,8 +298,13 @@ fail_read:
 	sb->len = old_len;
 	if (sb->alloc)
 		sb->buf[sb->len] = '\0';
-	fclose(f);
+	close(fd);
 	return r;
+}
+
+int fp_strbuf_read_file(struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
+{
+	return fp_strbuf_read_path(sb, path, 0, diag);
 }
 
 int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path, struct fp_diag *diag)
@@ -278,13 +320,14 @@ int fp_strbuf_write_file(const struct fp_strbuf *sb, const char *path, struct fp
 	return fp_outfile_commit(&of, diag);
 }
 
-int fp__strbuf_slurp(const char *path, size_t max, char **out, size_t *len, struct fp_diag *diag)
+int fp__strbuf_slurp(const char *path, size_t max, unsigned flags, char **out, size_t *len,
+		     struct fp_diag *diag)
 {
 	struct fp_strbuf sb;
 	int rc;
 
 	fp_strbuf_init(&sb, max);
-	rc = fp_strbuf_read_file(&sb, path, diag);
+	rc = fp_strbuf_read_path(&sb, path, flags, diag);
 	if (rc) {
 		fp_strbuf_release(&sb);
 		return rc;

@@ -638,7 +638,8 @@ int fp_ranks_merge_summaries(const char *const *paths, size_t n, const char *out
 				 paths[i][strlen(paths[i]) - 1] == '/' ? "" : "/");
 		else
 			snprintf(names[i], pl, "%s", paths[i]);
-		rc = fp__strbuf_slurp(names[i], MAX_SUMMARY_BYTES, &texts[i], &lens[i], diag);
+		rc = fp__strbuf_slurp(names[i], MAX_SUMMARY_BYTES, FP_STRBUF_READ_REGULAR,
+				      &texts[i], &lens[i], diag);
 	}
 	if (!rc)
 		rc = prepare(&m, (const char *const *)texts, lens, (const char *const *)names, n,

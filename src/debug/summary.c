@@ -882,16 +882,58 @@ static void plural(struct fp__tbuf *t, uint64_t n, const char *one, const char *
 	fp__tb_printf(t, "%" PRIu64 " %s", n, n == 1 ? one : many);
 }
 
+/*
+ * Text for one field of the text summary: a kernel's name, a message or a source line may hold
+ * control characters (ESC, BEL, a newline: __name__ can be set to any string) that would drive
+ * the terminal the summary is printed to or forge lines of it; they are shown as '?', as `flagprism
+ * view` shows them. A clean string is returned as it is; another is copied, cleaned, into one of
+ * a few rotating buffers (enough for the fields of one line), cut at TXT_MAX bytes.
+ */
+#define TXT_SLOTS 8
+#define TXT_MAX 1024
+
+struct txt_scratch {
+	unsigned next;
+	char buf[TXT_SLOTS][TXT_MAX];
+};
+
+static bool is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+static const char *txt(struct txt_scratch *x, const char *s)
+{
+	const char *p;
+	char *out;
+	size_t i;
+
+	for (p = s; *p && !is_control((unsigned char)*p); p++)
+		;
+	if (!*p)
+		return s;
+	out = x->buf[x->next++ % TXT_SLOTS];
+	for (i = 0; s[i] && i < TXT_MAX - 1; i++)
+		out[i] = is_control((unsigned char)s[i]) ? '?' : s[i];
+	out[i] = '\0';
+	return out;
+}
+
 static int write_txt(struct fp_dbg_summary *s, FILE *f)
 {
 	struct fp__tbuf *t = fp_malloc(sizeof(*t));
+	struct txt_scratch *x = fp_malloc(sizeof(*x));
 	const char *tag = s->command && s->command[0] ? s->command : "flagprism debug";
 	uint64_t not_instr = s->launches - s->by_status[FP_DBG_LAUNCH_INSTRUMENTED];
 	size_t i, j, width = 6;
 	int st;
 
-	if (!t)
+	if (!t || !x) {
+		fp_free(t);
+		fp_free(x);
 		return FP_ENOMEM;
+	}
+	x->next = 0;
 	fp__tb_init(t, f);
 	fp__tb_printf(t, "%s: ", tag);
 	plural(t, s->nkernels + s->dropped_kernels, "kernel", "kernels");
@@ -910,7 +952,7 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		fp__tb_ch(t, '\n');
 	}
 	if (s->incomplete)
-		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, s->incomplete);
+		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, txt(x, s->incomplete));
 	if (s->nkernels) {
 		for (i = 0; i < s->nkernels; i++)
 			width = FP_MAX(width, strlen(str(s, s->kernels[i].name)));
@@ -922,12 +964,12 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 			const struct skernel *k = &s->kernels[i];
 
 			fp__tb_str(t, "  ");
-			fp__tb_left(t, str(s, k->name), (unsigned)width);
+			fp__tb_left(t, txt(x, str(s, k->name)), (unsigned)width);
 			fp__tb_u64(t, k->launches, 10);
 			fp__tb_u64(t, k->by_status[FP_DBG_LAUNCH_INSTRUMENTED], 14);
 			fp__tb_u64(t, k->findings, 10);
 			fp__tb_str(t, "  ");
-			fp__tb_str(t, str(s, k->file)[0] ? str(s, k->file) : "-");
+			fp__tb_str(t, str(s, k->file)[0] ? txt(x, str(s, k->file)) : "-");
 			fp__tb_ch(t, '\n');
 		}
 	}
@@ -953,9 +995,9 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 			const struct sunobserved *u = &s->unobs[i];
 
 			fp__tb_printf(t, "    not observed: %s at %s:%u: %s (%s)\n",
-				      str(s, s->kernels[u->kernel].name),
-				      base_name(str(s, u->file)), u->line, str(s, u->source),
-				      str(s, u->reason));
+				      txt(x, str(s, s->kernels[u->kernel].name)),
+				      base_name(txt(x, str(s, u->file))), u->line,
+				      txt(x, str(s, u->source)), txt(x, str(s, u->reason)));
 		}
 		if (s->nunobs + s->dropped_unobserved > 20)
 			fp__tb_printf(t,
@@ -968,9 +1010,10 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		for (j = 0; j < s->nreasons; j++) {
 			const struct sreason *r = &s->reasons[j];
 
-			fp__tb_printf(t, "  %s: ", str(s, s->kernels[r->kernel].name));
+			fp__tb_printf(t, "  %s: ", txt(x, str(s, s->kernels[r->kernel].name)));
 			plural(t, r->count, "launch", "launches");
-			fp__tb_printf(t, " %s: %s\n", status_names[r->status], str(s, r->reason));
+			fp__tb_printf(t, " %s: %s\n", status_names[r->status],
+				      txt(x, str(s, r->reason)));
 		}
 	}
 	if (s->dropped_kernels || s->dropped_reasons || s->dropped_findings)
@@ -985,14 +1028,14 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		for (i = 0; i < s->nfindings; i++) {
 			const struct sfinding *e = &s->findings[i];
 
-			fp__tb_printf(t,
-				      "  %s in %s at %s:%u, program %" PRIu64 ", launch %" PRIu64,
-				      fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)e->kind),
-				      str(s, s->kernels[e->kernel].name),
-				      base_name(str(s, e->file)), e->line, e->program, e->launch);
+			fp__tb_printf(
+				t, "  %s in %s at %s:%u, program %" PRIu64 ", launch %" PRIu64,
+				fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)e->kind),
+				txt(x, str(s, s->kernels[e->kernel].name)),
+				base_name(txt(x, str(s, e->file))), e->line, e->program, e->launch);
 			if (e->launches > 1)
 				fp__tb_printf(t, " (in %" PRIu64 " launches)", e->launches);
-			fp__tb_printf(t, ": %s\n", str(s, e->message));
+			fp__tb_printf(t, ": %s\n", txt(x, str(s, e->message)));
 			if (e->descendants)
 				fp__tb_printf(t,
 					      "      %" PRIu64
@@ -1000,20 +1043,22 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 					      "(counted here, not repeated)\n",
 					      e->descendants, e->descendants == 1 ? "" : "s");
 			if (str(s, e->source)[0])
-				fp__tb_printf(t, "      %u | %s\n", e->line, str(s, e->source));
+				fp__tb_printf(t, "      %u | %s\n", e->line,
+					      txt(x, str(s, e->source)));
 			if (str(s, e->test)[0])
-				fp__tb_printf(t, "      test: %s\n", str(s, e->test));
+				fp__tb_printf(t, "      test: %s\n", txt(x, str(s, e->test)));
 			for (j = 0; j < e->nstack; j++)
 				fp__tb_printf(t, "      %s %s\n", j ? "  " : "at",
-					      str(s, s->frames[e->stack0 + j]));
+					      txt(x, str(s, s->frames[e->stack0 + j])));
 			if (str(s, e->report)[0])
-				fp__tb_printf(t, "      report: %s\n", str(s, e->report));
+				fp__tb_printf(t, "      report: %s\n", txt(x, str(s, e->report)));
 		}
 	} else if (s->by_status[FP_DBG_LAUNCH_INSTRUMENTED]) {
 		fp__tb_printf(t, "%s: no findings\n", tag);
 	}
 	st = fp__tb_flush(t);
 	fp_free(t);
+	fp_free(x);
 	return st;
 }
 

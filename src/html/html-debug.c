@@ -168,7 +168,7 @@ static int load_source(struct rep *r, const char *file)
 	}
 	fp_strbuf_init(&r->src, SOURCE_MAX_BYTES);
 	memset(&d, 0, sizeof(d));
-	rc = fp_strbuf_read_file(&r->src, full, &d);
+	rc = fp_strbuf_read_path(&r->src, full, FP_STRBUF_READ_REGULAR, &d);
 	if (rc == FP_ENOMEM)
 		return rc;
 	if (rc) {
@@ -1410,7 +1410,7 @@ out:
 static int read_text(const char *path, struct fp_strbuf *sb, struct fp_diag *diag)
 {
 	fp_strbuf_init(sb, 0);
-	return fp_strbuf_read_file(sb, path, diag);
+	return fp_strbuf_read_path(sb, path, FP_STRBUF_READ_REGULAR, diag);
 }
 
 /* Add the report at `path`; a JSON file that is not a report is skipped with a note when

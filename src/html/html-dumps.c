@@ -87,7 +87,7 @@ static void one_dump(struct fp_html_page *p, struct fp_jsonw *w, const char *dir
 		snprintf(err, sizeof(err), "the index names no plain file name");
 	else if (!fp__html_join(dir, file, path, sizeof(path)))
 		snprintf(err, sizeof(err), "path too long");
-	else if (fp_strbuf_read_file(&sb, path, &d) != FP_OK)
+	else if (fp_strbuf_read_path(&sb, path, FP_STRBUF_READ_REGULAR, &d) != FP_OK)
 		snprintf(err, sizeof(err), "%s", d.msg);
 	else if (fp_npy_parse(sb.buf, sb.len, &a, &d) != FP_OK)
 		snprintf(err, sizeof(err), "%s: %s", file, d.msg);
@@ -135,7 +135,7 @@ int fp__html_dumps(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 	if (!fp__html_join(dir, "tensor_index.json", path, sizeof(path)))
 		rc = fp_diag_set(&d, FP_EINVAL, 0, "path too long");
 	else
-		rc = fp_strbuf_read_file(&sb, path, &d);
+		rc = fp_strbuf_read_path(&sb, path, FP_STRBUF_READ_REGULAR, &d);
 	if (!rc)
 		rc = fp_json_parse(sb.buf, sb.len, NULL, &doc, &d);
 	fp_strbuf_release(&sb);

@@ -7,10 +7,9 @@
  */
 #include "fp-setup.h"
 
-#include <errno.h>
 #include <math.h>
-#include <unistd.h>
 
+#include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
 #include "html/html-internal.h"
@@ -585,38 +584,22 @@ out:
 
 int fp_html_page_save(const struct fp_html_page *p, const char *path, struct fp_diag *diag)
 {
-	char tmp[4096];
-	FILE *f;
-	int rc, n, err;
+	struct fp_outfile of;
+	int rc;
 
 	fp_diag_clear(diag);
 	if (!p || !path)
 		return fp_diag_set(diag, FP_EINVAL, 0, "no page or no path");
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", path);
-	f = fopen(tmp, "wb");
-	if (!f)
-		return fp_diag_set(diag, FP_EIO, 0, "cannot create '%s': %s", tmp, strerror(errno));
-	rc = fp_html_page_write(p, f);
-	err = errno;
-	if (fclose(f) != 0 && rc == FP_OK) {
-		rc = FP_EIO;
-		err = errno;
-	}
-	if (rc == FP_OK && rename(tmp, path) != 0) {
-		rc = FP_EIO;
-		err = errno;
-	}
-	if (rc != FP_OK) {
-		remove(tmp);
-		if (rc == FP_EIO)
-			return fp_diag_set(diag, rc, 0, "cannot write '%s': %s", path,
-					   strerror(err));
-		if (rc == FP_EINVAL)
-			return fp_diag_set(diag, rc, 0, "the page has no %s",
-					   p->kind == FP_HTML_DEBUGGER ? "launch" : "profile");
-		return fp_diag_set(diag, rc, 0, "cannot write '%s': %s", path, fp_strerror(rc));
-	}
-	return FP_OK;
+	if (p->kind == FP_HTML_DEBUGGER ? p->st.launches == 0 && p->summary.len == 0 :
+					  p->profile.len == 0)
+		return fp_diag_set(diag, FP_EINVAL, 0, "the page has no %s",
+				   p->kind == FP_HTML_DEBUGGER ? "launch" : "profile");
+	rc = fp_outfile_open(&of, path, 0, diag);
+	if (rc)
+		return rc;
+	rc = fp_html_page_write(p, of.f);
+	if (rc == FP_ENOMEM)
+		fp_diag_set(diag, rc, 0, "%s: out of memory", path);
+	/* a failed write is reported by the finish with its errno */
+	return fp_outfile_finish(&of, rc, diag);
 }

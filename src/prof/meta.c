@@ -98,18 +98,8 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 
 	fp_jsonw_key(w, "outputs");
 	fp_jsonw_object_begin(w);
-	for (i = 0; i < s->nwritten; i++) {
-		const struct fp_writer_ops *wr = fp_prof_writer_find(s->written[i]);
-		struct fp_strbuf path;
-
-		fp_strbuf_init(&path, 0);
-		if (fp_strbuf_addstr(&path, s->name) || fp_strbuf_addstr(&path, wr->suffix)) {
-			fp_strbuf_release(&path);
-			return FP_ENOMEM;
-		}
-		fp_jsonw_kv_string(w, wr->name, path.buf);
-		fp_strbuf_release(&path);
-	}
+	for (i = 0; i < s->nwritten; i++)
+		fp_jsonw_kv_string(w, s->written[i], s->written_at[i]);
 	fp_jsonw_object_end(w);
 
 	fp_jsonw_key(w, "devices");
@@ -141,6 +131,7 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "unfinished_scopes", open);
 	write_open_scopes(s, w);
 	fp_jsonw_kv_uint(w, "exits_without_enter", st.exits_without_enter);
+	fp_jsonw_kv_uint(w, "scopes_too_deep", st.scopes_too_deep);
 	fp_jsonw_kv_uint(w, "ignored_while_inactive", st.ignored_inactive);
 	fp_jsonw_kv_uint(w, "flagprism_internal_launches", st.internal);
 	fp_jsonw_kv_uint(w, "clamped_timestamps", st.clamped_timestamps);

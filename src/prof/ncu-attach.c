@@ -187,7 +187,7 @@ int fp_ncu_order_read_trace(struct fp_calltree *t, const char *path, struct fp_n
 	if (!path)
 		return fp_diag_set(diag, FP_EINVAL, 0, "no path");
 	fp_strbuf_init(&sb, 0);
-	rc = fp_strbuf_read_file(&sb, path, diag);
+	rc = fp_strbuf_read_path(&sb, path, FP_STRBUF_READ_REGULAR, diag);
 	if (!rc) {
 		rc = fp_ncu_order_from_trace(t, sb.buf, sb.len, out, diag);
 		if (rc && diag) {

@@ -48,6 +48,7 @@ struct fp__prof_scope {
 struct fp__prof_thread {
 	uint32_t tid; /* process-wide thread index, 1-based */
 	uint32_t depth, alloc;
+	uint32_t dropped; /* scopes open past max_scope_depth: counted, not in the tree */
 	struct fp__prof_scope *stack;
 	uint32_t state_frame; /* FP_CALLTREE_NONE: no state */
 };
@@ -110,7 +111,7 @@ enum {
 
 #define FP__MAX_DROP_REASONS 8
 #define FP__MAX_ENV 64
-#define FP__INCOMPLETE_LEN 192
+#define FP__INCOMPLETE_LEN 320
 
 struct fp_prof_session {
 	pthread_mutex_t lock;
@@ -154,8 +155,13 @@ struct fp_prof_session {
 	size_t nenv;
 	char incomplete[8][FP__INCOMPLETE_LEN]; /* why the session did not end cleanly */
 	size_t nincomplete;
-	char *written[4]; /* writer names written successfully (static strings) */
+	char *written[4];    /* writer names written successfully (static strings) */
+	char *written_at[4]; /* where each went: name + suffix, or a rescue path (owned) */
 	size_t nwritten;
+	char *path;       /* the name with its directory resolved at start: what is written */
+	char *lock_path;  /* the advisory lock on the name across processes (session.c) */
+	int lock_fd;      /* -1: no lock held */
+	char *rescue_dir; /* where outputs that could not be written went, or NULL */
 	struct fp__tl_state *tl;     /* intra-kernel timelines (timeline-session.c), NULL if none */
 	struct fp__comm_state *comm; /* collective kernels and scopes (comm.c), NULL if none */
 	struct fp__rank_state *rank; /* the rank's identity (ranks.c), NULL outside a job */

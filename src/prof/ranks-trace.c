@@ -43,7 +43,8 @@ static int source_get(struct source *src, size_t i, const char **text, size_t *l
 	}
 	fp_free(src->buf);
 	src->buf = NULL;
-	rc = fp__strbuf_slurp(src->names[i], MAX_TRACE_BYTES, &src->buf, len, diag);
+	rc = fp__strbuf_slurp(src->names[i], MAX_TRACE_BYTES, FP_STRBUF_READ_REGULAR, &src->buf,
+			      len, diag);
 	*text = src->buf;
 	return rc;
 }

@@ -321,7 +321,8 @@ int fp_ranks_read_meta(const char *path, struct fp_ranks_read *out, struct fp_di
 	snprintf(meta, n + 16, "%.*s.meta.json", (int)stem, path);
 	rc = FP_OK;
 	if (stat(meta, &st) == 0) { /* no meta file: nothing to say */
-		rc = fp__strbuf_slurp(meta, META_MAX_BYTES, &text, &len, diag);
+		rc = fp__strbuf_slurp(meta, META_MAX_BYTES, FP_STRBUF_READ_REGULAR, &text, &len,
+				      diag);
 		if (!rc)
 			rc = fp_ranks_parse_meta(text, len, meta, out, diag);
 	}

@@ -66,8 +66,10 @@ void fp__prof_stats_locked(struct fp_prof_session *s, struct fp_prof_stats *out)
  */
 void fp__prof_note_incomplete(struct fp_prof_session *s, const char *why);
 
-/* Finalize a claimed session: backend stop, out of the registry, its files; frees it. */
-int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, struct fp_diag *diag);
+/* Finalize a claimed session: backend stop, out of the registry, its files (each reported to
+ * `fn` when not NULL); frees it. */
+int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
+			      void *arg, struct fp_diag *diag);
 
 /* ---- session-lctx.c ------------------------------------------------------------------------- */
 

@@ -117,7 +117,7 @@ void fp__prof_stats_locked(struct fp_prof_session *s, struct fp_prof_stats *out)
 	*out = s->st;
 	out->open_scopes = 0;
 	for (i = 0; i < s->nthreads; i++)
-		out->open_scopes += s->threads[i]->depth;
+		out->open_scopes += s->threads[i]->depth + s->threads[i]->dropped;
 	out->pending = fp_hashmap_count(&s->pending_map);
 	out->nodes = fp_calltree_node_count(s->tree);
 }

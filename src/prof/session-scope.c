@@ -22,6 +22,7 @@ struct scope_arg {
 	double value;
 	const struct fp_comm_call *comm; /* entering a collective scope (comm.c) */
 	bool comm_only;                  /* exiting: only a collective scope may be closed */
+	int dropped;                     /* entering: sessions where it was too deep */
 };
 
 static int scope_enter_fn(struct fp_prof_session *s, void *argp)
@@ -34,8 +35,13 @@ static int scope_enter_fn(struct fp_prof_session *s, void *argp)
 	rc = fp__prof_thread_get(s, &th);
 	if (rc)
 		return rc;
-	if (th->depth >= s->opt.max_scope_depth)
-		return FP_ELIMIT;
+	if (th->dropped || th->depth >= s->opt.max_scope_depth) {
+		/* Too deep: counted and dropped, never an error in the user's code. */
+		th->dropped++;
+		s->st.scopes_too_deep++;
+		a->dropped++;
+		return FP_OK;
+	}
 	if (th->depth == th->alloc) {
 		uint32_t na = th->alloc ? th->alloc * 2 : 8;
 		struct fp__prof_scope *ns = fp_reallocarray(th->stack, na, sizeof(*ns));
@@ -76,7 +82,7 @@ int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flag
 	a.now = fp_prof_clock_ns();
 	rc = fp__prof_for_sessions(session, scope_enter_fn, &a);
 	fp__prof_lctx_refresh();
-	return rc;
+	return rc ? rc : a.dropped;
 }
 
 int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
@@ -88,7 +94,7 @@ int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
 	a.now = fp_prof_clock_ns();
 	rc = fp__prof_for_sessions(session, scope_enter_fn, &a);
 	fp__prof_lctx_refresh();
-	return rc;
+	return rc; /* a collective too deep is counted like any scope */
 }
 
 static int scope_exit_fn(struct fp_prof_session *s, void *argp)
@@ -98,6 +104,10 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 	struct fp__prof_scope top;
 	int rc = FP_OK;
 
+	if (th && th->dropped) {
+		th->dropped--; /* a scope dropped for its depth: nothing to close */
+		return FP_OK;
+	}
 	if (!th || th->depth == 0) {
 		s->st.exits_without_enter++;
 		return FP_OK;
@@ -199,6 +209,8 @@ static int scope_metric_fn(struct fp_prof_session *s, void *argp)
 		s->st.ignored_inactive++;
 		return FP_OK;
 	}
+	if (th && th->dropped)
+		return FP_OK; /* the innermost scope was dropped for its depth, and its metrics */
 	rc = fp_calltree_metric_auto(s->tree, a->name, a->len, &m);
 	if (!rc)
 		rc = fp_calltree_add_metric(s->tree, node, m, a->value);
@@ -266,7 +278,7 @@ static int depth_fn(struct fp_prof_session *s, void *argp)
 {
 	struct fp__prof_thread *th = fp__prof_thread_find(s);
 
-	*(uint32_t *)argp = th ? th->depth : 0;
+	*(uint32_t *)argp = th ? th->depth + th->dropped : 0;
 	return FP_OK;
 }
 

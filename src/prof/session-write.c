@@ -8,6 +8,10 @@
  */
 #include "fp-setup.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
 
 #include "prof/calltree-internal.h"
@@ -88,22 +92,118 @@ int fp_prof_mark_incomplete(int session, const char *reason)
 	return fp__prof_for_sessions(session, incomplete_fn, (void *)reason);
 }
 
+/* `stem` + the writer's suffix, newly allocated, or NULL. */
+static char *output_path(const char *stem, const struct fp_writer_ops *wr)
+{
+	size_t n = strlen(stem) + strlen(wr->suffix) + 1;
+	char *p = fp_malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s%s", stem, wr->suffix);
+	return p;
+}
+
+/* Record that `wr`'s file was written at `shown` (taken over). */
+static void note_written(struct fp_prof_session *s, const struct fp_writer_ops *wr, char *shown)
+{
+	if (s->nwritten < FP_ARRAY_SIZE(s->written)) {
+		s->written[s->nwritten] = (char *)wr->name;
+		s->written_at[s->nwritten++] = shown;
+	} else {
+		fp_free(shown);
+	}
+}
+
+static void forget_written(struct fp_prof_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nwritten; i++)
+		fp_free(s->written_at[i]);
+	s->nwritten = 0;
+}
+
+/* Write `wr`'s file at `stem` + suffix; shown in the metadata and to the caller as `shown_stem`
+ * + suffix. */
+static int write_at(struct fp_prof_session *s, const struct fp_writer_ops *wr, const char *stem,
+		    const char *shown_stem, struct fp_diag *diag)
+{
+	char *path = output_path(stem, wr), *shown = NULL;
+	int rc;
+
+	if (!path)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	rc = fp_prof_session_write(s, wr, path, diag);
+	if (!rc) {
+		shown = output_path(shown_stem, wr);
+		if (!shown)
+			rc = fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	}
+	fp_free(path);
+	if (!rc)
+		note_written(s, wr, shown);
+	return rc;
+}
+
 static int write_one(struct fp_prof_session *s, const struct fp_writer_ops *wr,
 		     struct fp_diag *diag)
 {
-	struct fp_strbuf path;
+	return write_at(s, wr, s->path, s->name, diag);
+}
+
+/*
+ * Write `wr`'s file into the session's rescue directory (made on first use: a new private
+ * directory under $TMPDIR, else /tmp), after it could not be written where it belongs. FP_OK
+ * with the rescued path appended to diag's message, or the rescue's failure (diag untouched).
+ */
+static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, struct fp_diag *diag)
+{
+	const char *tmp = getenv("TMPDIR"), *base = strrchr(s->path, '/');
+	struct fp_diag d;
+	char *stem;
+	size_t n, used;
 	int rc;
 
-	fp_strbuf_init(&path, 0);
-	rc = fp_strbuf_addstr(&path, s->name);
-	if (!rc)
-		rc = fp_strbuf_addstr(&path, wr->suffix);
-	if (!rc)
-		rc = fp_prof_session_write(s, wr, path.buf, diag);
-	fp_strbuf_release(&path);
-	if (!rc && s->nwritten < FP_ARRAY_SIZE(s->written))
-		s->written[s->nwritten++] = (char *)wr->name;
+	if (fp_outfile_interrupted())
+		return FP_EIO; /* a signal asked for the end: nothing more is written */
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (!s->rescue_dir) {
+		n = strlen(tmp) + 32;
+		s->rescue_dir = fp_malloc(n);
+		if (!s->rescue_dir)
+			return FP_ENOMEM;
+		snprintf(s->rescue_dir, n, "%s/flagprism-rescue-XXXXXX", tmp);
+		if (!mkdtemp(s->rescue_dir)) {
+			fp_free(s->rescue_dir);
+			s->rescue_dir = NULL;
+			return FP_EIO;
+		}
+	}
+	n = strlen(s->rescue_dir) + strlen(base) + 1;
+	stem = fp_malloc(n);
+	if (!stem)
+		return FP_ENOMEM;
+	snprintf(stem, n, "%s%s", s->rescue_dir, base);
+	fp_diag_clear(&d);
+	rc = write_at(s, wr, stem, stem, &d);
+	if (!rc && diag) {
+		used = strlen(diag->msg);
+		snprintf(diag->msg + used, sizeof(diag->msg) - used, "; written to %s%s instead",
+			 stem, wr->suffix);
+	}
+	fp_free(stem);
 	return rc;
+}
+
+/* The reason a file could not be written, for the metadata's incomplete_reasons. */
+static void note_failure(struct fp_prof_session *s, const struct fp_diag *d)
+{
+	char why[FP__INCOMPLETE_LEN];
+
+	snprintf(why, sizeof(why), "an output file could not be written: %.*s",
+		 (int)(sizeof(why) - 40), d->msg[0] ? d->msg : "unknown reason");
+	fp__prof_note_incomplete(s, why);
 }
 
 /* Parse "a,b" into writer rows (meta excluded: always written last). */
@@ -142,11 +242,15 @@ static int pick_formats(struct fp_prof_session *s, const char *format,
 	return FP_OK;
 }
 
-int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, struct fp_diag *diag)
+int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
+			      void *arg, struct fp_diag *diag)
 {
-	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)];
+	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)],
+		*meta = fp_prof_writer_find("meta");
 	struct fp_prof_stats st;
+	struct fp_diag d;
 	size_t i, n = 0;
+	bool first_meta = false;
 	int rc = FP_OK, r;
 
 	if (s->backend->flush && s->backend->flush(&s->sink) != FP_OK)
@@ -166,29 +270,59 @@ int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, str
 	}
 	/*
 	 * The metadata first, marked incomplete, then the data files, then the metadata again: a
-	 * process killed while writing (SIGKILL, a crash) leaves a meta file that says so, never
-	 * a set of files that looks whole. Its failure here is reported by the last write.
+	 * process killed while writing (SIGKILL, a crash, a signal's deadline) leaves a meta file
+	 * that says so, never a set of files that looks whole. Its failure here is reported by
+	 * the last write.
 	 */
 	if (n) {
 		size_t keep = s->nincomplete;
 
-		fp__prof_note_incomplete(s, "finalize did not finish: the process ended while "
-					    "writing the outputs");
-		write_one(s, fp_prof_writer_find("meta"), NULL);
+		fp__prof_note_incomplete(s, "finalize did not finish: the process ended or was "
+					    "interrupted while writing the outputs");
+		first_meta = write_one(s, meta, NULL) == FP_OK;
 		s->nincomplete = keep;
-		s->nwritten = 0;
+		forget_written(s);
 	}
 	for (i = 0; i < n; i++) {
-		r = write_one(s, fmts[i], rc ? NULL : diag);
-		if (r) {
-			fp__prof_note_incomplete(s, "an output file could not be written");
-			if (!rc)
-				rc = r;
+		fp_diag_clear(&d);
+		r = write_one(s, fmts[i], &d);
+		if (!r)
+			continue;
+		/* Nothing recorded is lost for a full disk or a directory gone: the file goes to
+		 * a rescue directory, and the metadata says why and where. */
+		if (r == FP_EIO)
+			rescue(s, fmts[i], &d);
+		note_failure(s, &d);
+		if (!rc) {
+			rc = r;
+			if (diag)
+				*diag = d;
 		}
 	}
-	r = write_one(s, fp_prof_writer_find("meta"), rc ? NULL : diag);
-	if (r && !rc)
+	fp_diag_clear(&d);
+	r = write_one(s, meta, &d);
+	if (r && first_meta && !fp_outfile_interrupted()) {
+		/* The first metadata file would say the process ended while writing: take it
+		 * away (which may also free the room the second one needs) and try again. */
+		char *path = output_path(s->path, meta);
+
+		if (path)
+			unlink(path);
+		fp_free(path);
+		fp_diag_clear(&d);
+		r = write_one(s, meta, &d);
+	}
+	if (r == FP_EIO) {
+		note_failure(s, &d);
+		rescue(s, meta, &d);
+	}
+	if (r && !rc) {
 		rc = r;
+		if (diag)
+			*diag = d;
+	}
+	for (i = 0; fn && i < s->nwritten; i++)
+		fn(arg, s->written[i], s->written_at[i]);
 	fp__prof_session_free(s);
 	return rc;
 }

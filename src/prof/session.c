@@ -7,6 +7,11 @@
  * events, scopes, metadata and its output files lives beside it (session-internal.h lists the
  * files); writers and backends live in their own files.
  *
+ * A session's name is resolved at start (its directory made absolute, links and ".." followed)
+ * and locked against other processes with an advisory lock file beside the outputs, so that
+ * neither a later chdir nor another path to the same place nor another process can make two
+ * sessions write the same files.
+ *
  * Locking: the registry lock, then a session's lock, then the names lock (names.c); never the
  * other way round. Calls for FP_PROF_ALL hold the registry lock while they visit the sessions,
  * so a session cannot be freed under them; a backend that holds a session pointer may use it
@@ -14,8 +19,15 @@
  */
 #include "fp-setup.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <flagprism/outfile.h>
 #include <flagprism/strbuf.h>
@@ -98,6 +110,18 @@ void fp__prof_session_free(struct fp_prof_session *s)
 	fp__prof_tl_release(s);
 	fp__prof_comm_release(s);
 	fp__prof_rank_release(s);
+	for (i = 0; i < s->nwritten; i++)
+		fp_free(s->written_at[i]);
+	if (s->lock_fd >= 0) {
+		/* Removed while still held: a process that opened it meanwhile sees it is gone. */
+		unlink(s->lock_path);
+		close(s->lock_fd);
+	}
+	fp_free(s->lock_path);
+	if (s->rescue_dir)
+		rmdir(s->rescue_dir); /* only if the rescue wrote nothing there */
+	fp_free(s->rescue_dir);
+	fp_free(s->path);
 	fp_free(s->name);
 	fp_free(s->hook);
 	pthread_mutex_destroy(&s->lock);
@@ -129,6 +153,7 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	s = fp_calloc(1, sizeof(*s));
 	if (!s)
 		return FP_ENOMEM;
+	s->lock_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	fp_hashmap_init(&s->name_map);
 	fp_hashmap_init(&s->callpath_map);
@@ -170,6 +195,129 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 fail_alloc:
 	fp__prof_session_free(s);
 	return FP_ENOMEM;
+}
+
+/*
+ * The name with its directory resolved: realpath() of the directory part (".", for a bare
+ * name) and the last component as given. FP_OK and *out (fp_free), FP_EINVAL (a name ending in
+ * '/'), FP_EIO (the directory cannot be resolved: diag names the errno), FP_ENOMEM.
+ */
+static int resolve_name(const char *name, char **out, struct fp_diag *diag)
+{
+	const char *slash = strrchr(name, '/'), *base = slash ? slash + 1 : name;
+	char dir[PATH_MAX], real[PATH_MAX];
+	struct fp_strbuf sb;
+	size_t n;
+	int rc;
+
+	if (!*base)
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "the profile name '%.200s' ends with '/': it names a directory, "
+				   "not the start of a file name",
+				   name);
+	n = slash ? (slash == name ? 1 : (size_t)(slash - name)) : 1;
+	if (n >= sizeof(dir))
+		return fp_diag_set(diag, FP_EINVAL, 0,
+				   "the profile name is too long (ENAMETOOLONG)");
+	if (slash)
+		memcpy(dir, name, n);
+	else
+		dir[0] = '.';
+	dir[n] = '\0';
+	if (!realpath(dir, real))
+		return fp_diag_set(diag, FP_EIO, 0, "%.200s: cannot use the directory: %s (%s)",
+				   name, strerror(errno), fp_errno_name(errno));
+	fp_strbuf_init(&sb, 0);
+	rc = fp_strbuf_addstr(&sb, real);
+	if (!rc && strcmp(real, "/") != 0)
+		rc = fp_strbuf_addch(&sb, '/');
+	if (!rc)
+		rc = fp_strbuf_addstr(&sb, base);
+	if (!rc)
+		*out = fp_strbuf_detach(&sb, NULL);
+	if (!rc && !*out)
+		rc = FP_ENOMEM;
+	fp_strbuf_release(&sb);
+	return rc ? fp_diag_set(diag, rc, 0, "out of memory") : FP_OK;
+}
+
+/* The pid written in a lock file, or 0. */
+static long lock_owner(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * Take the advisory lock on the session's name: `<dir>/.<base>.flagprism.lock`, created if
+ * needed (never through a link), flock()ed without waiting, checked to still be the file at that
+ * name (a finalize removes it while holding it), and given our pid for the message another
+ * process gets. A file system without flock() is written without the lock. FP_OK, FP_EBUSY
+ * (another session holds it: diag names the process), FP_EIO, FP_ENOMEM.
+ */
+static int lock_name(struct fp_prof_session *s, struct fp_diag *diag)
+{
+	const char *slash = strrchr(s->path, '/');
+	struct stat fst, pst;
+	char pid[32];
+	int tries, fd = -1, n;
+	long owner;
+	size_t size = strlen(s->path) + 32;
+
+	s->lock_path = fp_malloc(size);
+	if (!s->lock_path)
+		return fp_diag_set(diag, FP_ENOMEM, 0, "out of memory");
+	snprintf(s->lock_path, size, "%.*s.%s.flagprism.lock", (int)(slash - s->path + 1), s->path,
+		 slash + 1);
+	for (tries = 0; tries < 20; tries++) {
+		fd = open(s->lock_path,
+			  O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return fp_diag_set(diag, FP_EIO, 0,
+					   "%.160s: cannot create the lock file: %s (%s)",
+					   s->lock_path, strerror(errno), fp_errno_name(errno));
+		if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+			close(fd);
+			return fp_diag_set(diag, FP_EIO, 0,
+					   "%.160s: the lock file is not a regular file; remove it",
+					   s->lock_path);
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			int err = errno;
+
+			if (err != EWOULDBLOCK) {
+				close(fd); /* no flock here (some network file systems): no lock */
+				return FP_OK;
+			}
+			owner = lock_owner(fd);
+			close(fd);
+			return fp_diag_set(
+				diag, FP_EBUSY, 0,
+				"another profiling session (process %ld%s) already writes "
+				"'%.120s': give this one another name, or wait for it to "
+				"finish",
+				owner, owner == (long)getpid() ? ", this one" : "", s->name);
+		}
+		if (stat(s->lock_path, &pst) == 0 && pst.st_ino == fst.st_ino &&
+		    pst.st_dev == fst.st_dev)
+			break;
+		close(fd); /* removed by its holder after we opened it: take the new one */
+		fd = -1;
+	}
+	if (fd < 0)
+		return fp_diag_set(diag, FP_EBUSY, 0, "%.160s: the lock file keeps changing",
+				   s->lock_path);
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		/* the pid is only for another process's message: nothing else depends on it */
+	}
+	s->lock_fd = fd;
+	return FP_OK;
 }
 
 /*
@@ -222,7 +370,9 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	rc = session_new(opt, &s, diag);
 	if (rc)
 		return rc;
-	rc = check_outputs(s->name, diag);
+	rc = resolve_name(s->name, &s->path, diag);
+	if (!rc)
+		rc = check_outputs(s->path, diag);
 	if (rc) {
 		fp__prof_session_free(s);
 		return rc;
@@ -230,7 +380,7 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	/* Registered inactive first, so the backend's start can already address it by id. */
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++) {
-		if (sessions[i] && !strcmp(sessions[i]->name, s->name)) {
+		if (sessions[i] && !strcmp(sessions[i]->path, s->path)) {
 			int other = sessions[i]->id;
 
 			pthread_mutex_unlock(&reg_lock);
@@ -253,6 +403,12 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 		fp__prof_session_free(s);
 		return fp_diag_set(diag, FP_ELIMIT, 0, "%d profiling sessions are already open",
 				   FP_PROF_MAX_SESSIONS);
+	}
+	rc = lock_name(s, diag);
+	if (rc) {
+		pthread_mutex_unlock(&reg_lock);
+		fp__prof_session_free(s);
+		return rc;
 	}
 	s->id = next_session_id++;
 	s->slot = (int)i;
@@ -481,7 +637,8 @@ static int open_ids(int *ids)
 	return n;
 }
 
-int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
+int fp_prof_finalize_each(int session, const char *format, fp_prof_output_fn fn, void *arg,
+			  struct fp_diag *diag)
 {
 	struct fp_prof_session *s;
 	int rc = FP_OK;
@@ -490,7 +647,7 @@ int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
 		int ids[FP_PROF_MAX_SESSIONS], n = open_ids(ids), i;
 
 		for (i = 0; i < n; i++) {
-			int r = fp_prof_finalize(ids[i], format, rc ? NULL : diag);
+			int r = fp_prof_finalize_each(ids[i], format, fn, arg, rc ? NULL : diag);
 
 			if (r && r != FP_ENOENT && r != FP_ESTATE && !rc)
 				rc = r;
@@ -500,7 +657,12 @@ int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
 	s = claim(session, &rc);
 	if (!s)
 		return rc;
-	return fp__prof_finalize_session(s, format, diag);
+	return fp__prof_finalize_session(s, format, fn, arg, diag);
+}
+
+int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
+{
+	return fp_prof_finalize_each(session, format, NULL, NULL, diag);
 }
 
 void fp_prof_shutdown(void)
@@ -513,7 +675,7 @@ void fp_prof_shutdown(void)
 		if (!s)
 			continue;
 		fp__prof_note_incomplete(s, "shutdown without finalize");
-		fp__prof_finalize_session(s, NULL, NULL);
+		fp__prof_finalize_session(s, NULL, NULL, NULL, NULL);
 	}
 	fp__prof_lctx_release();
 	fp__prof_names_release();

@@ -56,9 +56,13 @@ static int sink_set_meta(struct fp_sink_session *h, const char *key, const char 
 	return s ? fp_prof_set_meta(s->id, key, value) : FP_EINVAL;
 }
 
+/* The resolved name (directory made absolute at start), so that a backend's file beside the
+ * outputs goes where they go even after the program changed directory. */
 static const char *sink_output_name(const struct fp_sink_session *h)
 {
-	return fp_prof_session_name(fp__prof_of_sink((struct fp_sink_session *)h));
+	const struct fp_prof_session *s = fp__prof_of_sink((struct fp_sink_session *)h);
+
+	return s ? (s->path ? s->path : s->name) : NULL;
 }
 
 static bool sink_active(const struct fp_sink_session *h)

@@ -406,6 +406,10 @@ int fp_view_metric_parse(const struct fp_calltree *t, const char *spec, size_t l
 			break;
 		}
 	}
+	/* A metric whose own name has a '/' ("bytes/iter") is that metric, not "bytes" in the
+	 * unit "iter": the whole name is looked up before the slash is read as a unit. */
+	if (slash && find_metric(t, s, n) != FP_VIEW_NONE)
+		slash = NULL;
 	if (slash) {
 		const char *left = s, *unit = slash + 1;
 		size_t ln = (size_t)(slash - s), un = n - ln - 1;

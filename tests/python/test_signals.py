@@ -2,7 +2,8 @@
 """Signals that end `flagprism profile` and `flagprism debug` (issue 17), on the Triton
 interpreter with real signals: SIGTERM, SIGHUP and SIGINT while the program runs write what was
 recorded, marked incomplete, leave no temporary file and exit with 128 + the signal's number; a
-signal while the outputs are written lets them finish (all written, never a mix); a signal the
+signal while the outputs are written gives them a second more (what is whole then stays, never a
+half-written file or a mix; test_profiler_safety.py stalls the writing on a FIFO); a signal the
 parent ignores stays ignored. Also the command's checks before the program runs: an output
 location that cannot be written and a directory as the script fail at once."""
 
@@ -119,22 +120,23 @@ def test_signal_during_the_program_writes_the_profile(cli: Path, tmp_path: Path,
     assert leftovers(tmp_path) == []
 
 
-def test_signal_while_writing_finishes_the_outputs(cli: Path, tmp_path: Path) -> None:
+def test_signal_while_writing_keeps_what_is_whole(cli: Path, tmp_path: Path) -> None:
     (tmp_path / "many.py").write_text(MANY_SCOPES)
     p = start(cli, tmp_path, "profile", "-n", "p", "-d", "trace", "many.py")
     wait_for(p, "end")
     p.send_signal(signal.SIGTERM)  # the program is done: this lands in the writing (or just before)
     rc, err = finish(p)
     assert rc == 128 + signal.SIGTERM, err
-    # Every output is there and whole, and the temporary files are gone.
+    # Every output there is whole; the metadata lists exactly those; no temporary file is left.
     meta = json.loads((tmp_path / "p.meta.json").read_text())
-    assert set(meta["outputs"]) == {"hatchet", "chrome_trace"}
-    trace = json.loads((tmp_path / "p.chrome_trace.json").read_text())
-    assert len(trace["traceEvents"]) >= 300000
     json.loads((tmp_path / "p.hatchet").read_text())
+    if "chrome_trace" in meta["outputs"]:
+        trace = json.loads((tmp_path / "p.chrome_trace.json").read_text())
+        assert len(trace["traceEvents"]) >= 300000
     assert leftovers(tmp_path) == []
     if "arrived while the outputs were written" in err:
-        assert meta["incomplete"] is False  # the program had finished: nothing is missing
+        # the program had finished: the outputs are whole if they were done within the second
+        assert meta["incomplete"] is (set(meta["outputs"]) != {"hatchet", "chrome_trace"})
     else:
         assert meta["incomplete"] is True  # it came a moment earlier, before the writing
 
@@ -231,18 +233,25 @@ def test_a_directory_is_not_a_script(cli: Path, tmp_path: Path, command: str) ->
 
 def test_profile_write_failure_at_the_end_names_the_cause(cli: Path, tmp_path: Path) -> None:
     """The program ran fine but its outputs cannot be written (it put a file where the output
-    directory was): the cause is named with its errno and the exit status says so."""
+    directory was): the cause is named with its errno, the exit status says so, and the profile
+    is written to a rescue directory instead."""
     (tmp_path / "prog.py").write_text(
         "import shutil\nshutil.rmtree('out')\nopen('out', 'w').write('in the way')\n"
     )
+    rescue = tmp_path / "rescue"
+    rescue.mkdir()
     r = subprocess.run(
         [str(cli), "profile", "-n", "out/p", "prog.py"],
         cwd=tmp_path,
-        env=env(),
+        env=dict(env(), TMPDIR=str(rescue)),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert r.returncode == 1, r.stderr
     assert "writing the outputs failed" in r.stderr and "(ENOTDIR)" in r.stderr, r.stderr
+    # nothing recorded is lost: the profile went to a private rescue directory, which it names
+    (meta,) = rescue.glob("flagprism-rescue-*/p.meta.json")
+    assert str(meta.parent) in r.stderr, r.stderr
+    assert json.loads(meta.read_text())["outputs"]["hatchet"] == str(meta.parent / "p.hatchet")
     assert leftovers(tmp_path) == []

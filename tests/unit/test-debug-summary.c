@@ -166,6 +166,39 @@ TEST(debug_summary_launches_and_reasons)
 	fp_dbg_summary_free(NULL);
 }
 
+/* A kernel's name (or a reason) with ESC, BEL or a newline is shown with '?' for each in the
+ * text summary, so that printing it cannot drive the terminal or forge a line; the JSON keeps
+ * the name exactly. */
+TEST(debug_summary_text_cleans_control_characters)
+{
+	static const char hostile[] = "k\x1b[31mred\x07\nflagprism debug: no findings";
+	struct fp_dbg_summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_OK(fp_dbg_summary_launch(s, hostile, "/x.py", FP_DBG_LAUNCH_FAILED, "bad\rreason", 1,
+					FP_DBG_SUMMARY_NEW_INDEX, NULL));
+	f = open_memstream(&text, &len);
+	ASSERT_NOT_NULL(f);
+	ASSERT_OK(fp_dbg_summary_write_format(s, "txt", f, NULL));
+	fclose(f);
+	ASSERT(strchr(text, '\x1b') == NULL);
+	ASSERT(strchr(text, '\x07') == NULL);
+	ASSERT(strchr(text, '\r') == NULL);
+	ASSERT_NOT_NULL(strstr(text, "k?[31mred??flagprism debug: no findings"));
+	ASSERT_NOT_NULL(strstr(text, "bad?reason"));
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	ASSERT_OK(fp_dbg_summary_write_format(s, "json", f, NULL));
+	fclose(f);
+	ASSERT_NOT_NULL(strstr(text, "k\\u001b[31mred\\u0007\\nflagprism"));
+	free(text);
+	fp_dbg_summary_free(s);
+}
+
 /*
  * Two launches of the checks fixture (NaN loaded into x) into one summary: one finding in two
  * launches.

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for output files (include/flagprism/outfile.h): regular files replaced through a
- * temporary file, devices, FIFOs and the process's own descriptors written through and never
- * replaced, symbolic links kept, refused destinations, errno names in failures, the check
- * before a run, and out-of-memory sweeps. They run as root in CI too: every device written to
+ * temporary file (created exclusively, owner-only until renamed, never through a planted name),
+ * devices, FIFOs and the process's own descriptors written through and never replaced,
+ * symbolic links kept (a stranger's link in a sticky directory refused), refused destinations,
+ * errno names in failures, the deadline a signal handler sets and the removal of temporaries,
+ * the check before a run, and out-of-memory sweeps. They run as root in CI too: every device written to
  * is checked to still be a device afterwards.
  */
 #define _GNU_SOURCE 1
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <flagprism/calltree.h>
@@ -430,6 +433,158 @@ TEST(outfile_calltree_save_dash)
 		free(got);
 	}
 	fp_calltree_free(t);
+	remove_dir();
+}
+
+/* A planted temporary name (a link to a victim) is neither followed nor reused: the writer
+ * moves on to the next name, the victim keeps its contents and the link stays. */
+TEST(outfile_planted_temporary_names_are_not_followed)
+{
+	char path[256], victim[256], plant[300];
+	struct stat st;
+	int k;
+
+	make_dir();
+	in_dir(path, sizeof(path), "out.html");
+	in_dir(victim, sizeof(victim), "victim.txt");
+	ASSERT_OK(write_text(victim, "precious", 0, NULL));
+	for (k = 0; k < 10; k++) {
+		snprintf(plant, sizeof(plant), "%s.tmp.%ld.%d", path, (long)getpid(), k);
+		ASSERT_OK(symlink("victim.txt", plant));
+	}
+	snprintf(plant, sizeof(plant), "%s.tmp.%ld", path, (long)getpid()); /* the old name */
+	ASSERT_OK(symlink("victim.txt", plant));
+	ASSERT_OK(write_text(path, "page", 0, NULL));
+	expect_contents(path, "page");
+	expect_contents(victim, "precious");
+	ASSERT_OK(lstat(plant, &st));
+	ASSERT(S_ISLNK(st.st_mode));
+	ASSERT_EQ(count_entries(), 13); /* out.html, the victim, 11 links */
+	remove_dir();
+}
+
+/* The temporary file is the owner's alone while it is written; at commit a new file gets
+ * 0666 less the umask, a replaced one keeps its mode. */
+TEST(outfile_temporary_is_private_until_renamed)
+{
+	struct fp_outfile of;
+	char path[256];
+	struct stat st;
+	mode_t old = umask(022);
+
+	make_dir();
+	in_dir(path, sizeof(path), "new.json");
+	ASSERT_OK(fp_outfile_open(&of, path, 0, NULL));
+	ASSERT_NOT_NULL(of.tmp);
+	ASSERT_OK(stat(of.tmp, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	fputs("x", of.f);
+	ASSERT_OK(fp_outfile_commit(&of, NULL));
+	ASSERT_OK(stat(path, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0644);
+	umask(077);
+	in_dir(path, sizeof(path), "private.json");
+	ASSERT_OK(write_text(path, "y", 0, NULL));
+	ASSERT_OK(stat(path, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	umask(old);
+	remove_dir();
+}
+
+/* A link in a sticky, world-writable directory that belongs to another user is not followed
+ * (as protected_symlinks refuses it); the caller's own link there is. Needs root to give a link
+ * another owner. */
+TEST(outfile_strangers_link_in_sticky_dir_refused)
+{
+	char link[256], target[256];
+	struct fp_diag diag;
+	struct stat st;
+
+	if (geteuid() != 0)
+		return; /* only root can make a link owned by someone else */
+	make_dir();
+	ASSERT_OK(chmod(dir, 01777));
+	in_dir(link, sizeof(link), "report.html");
+	in_dir(target, sizeof(target), "victim");
+	ASSERT_OK(write_text(target, "precious", 0, NULL));
+	ASSERT_OK(symlink("victim", link));
+	ASSERT_OK(lchown(link, 12345, 12345));
+	ASSERT_EQ(write_text(link, "page", 0, &diag), FP_EINVAL);
+	ASSERT_NOT_NULL(strstr(diag.msg, "refusing to follow it"));
+	ASSERT_EQ(fp_outfile_check(link, &diag), FP_EINVAL);
+	expect_contents(target, "precious");
+	ASSERT_OK(lstat(link, &st));
+	ASSERT(S_ISLNK(st.st_mode));
+	ASSERT_OK(lchown(link, 0, 0));
+	ASSERT_OK(write_text(link, "page", 0, &diag));
+	expect_contents(target, "page");
+	ASSERT_OK(chmod(dir, 0700));
+	remove_dir();
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A FIFO whose reader stops reading cannot hold the writer past the deadline of
+ * fp_outfile_interrupt(); after it nothing is opened, until the deadline is reset. */
+TEST(outfile_interrupt_ends_a_stalled_write)
+{
+	char fifo[256], path[256];
+	struct fp_outfile of;
+	struct fp_diag diag;
+	double t0;
+	int rfd, i;
+
+	make_dir();
+	in_dir(fifo, sizeof(fifo), "pipe");
+	ASSERT_OK(mkfifo(fifo, 0600));
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader that never reads */
+	ASSERT_GE(rfd, 0);
+	ASSERT_OK(fp_outfile_open(&of, fifo, 0, &diag));
+	t0 = now_s();
+	fp_outfile_interrupt(300);
+	fp_outfile_interrupt(60000); /* the first deadline stays */
+	for (i = 0; i < 100000; i++)
+		fputs("0123456789", of.f);
+	ASSERT_EQ(fp_outfile_commit(&of, &diag), FP_EIO);
+	ASSERT(now_s() - t0 < 2.0);
+	ASSERT_NOT_NULL(strstr(diag.msg, "a signal ended the writing (EINTR)"));
+	in_dir(path, sizeof(path), "late.json");
+	ASSERT_EQ(write_text(path, "late", 0, &diag), FP_EIO);
+	ASSERT_NOT_NULL(strstr(diag.msg, "EINTR"));
+	fp_outfile_interrupt_reset();
+	ASSERT_OK(write_text(path, "on time", 0, &diag));
+	expect_contents(path, "on time");
+	close(rfd);
+	ASSERT_EQ(count_entries(), 2);
+	remove_dir();
+}
+
+/* What a signal handler calls before the process ends: the temporary files go, the old
+ * contents stay. */
+TEST(outfile_remove_temporaries)
+{
+	struct fp_outfile of;
+	struct fp_diag diag;
+	char path[256];
+
+	make_dir();
+	in_dir(path, sizeof(path), "kept");
+	ASSERT_OK(write_text(path, "old", 0, NULL));
+	ASSERT_OK(fp_outfile_open(&of, path, 0, NULL));
+	fputs("half", of.f);
+	ASSERT_EQ(count_entries(), 2);
+	fp_outfile_remove_temporaries();
+	ASSERT_EQ(count_entries(), 1);
+	ASSERT_EQ(fp_outfile_commit(&of, &diag), FP_EIO);
+	expect_contents(path, "old");
+	fp_outfile_remove_temporaries(); /* nothing left to remove */
+	expect_contents(path, "old");
 	remove_dir();
 }
 

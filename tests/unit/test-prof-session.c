@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for profiling sessions: scopes, states, call paths, launches and correlation,
- * several sessions at once, concurrent event intake, the three output files read back, lost-data
- * accounting, the backend registry, and the OOM sweep over a whole session. */
+/* Unit tests for profiling sessions: scopes (and those too deep, dropped), states, call paths,
+ * launches and correlation, several sessions at once, concurrent event intake, the three output
+ * files read back, lost-data accounting, names resolved and locked at start, outputs rescued
+ * from a full disk, the backend registry, and the OOM sweep over a whole session. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -739,7 +745,7 @@ TEST(prof_session_outputs_checked_at_start)
 	o.backend = "null";
 	o.name = "/nonexistent-fp-dir/p";
 	ASSERT_EQ(fp_prof_start(&o, &id, &d), FP_EIO);
-	ASSERT(strstr(d.msg, "/nonexistent-fp-dir/p.chrome_trace.json") != NULL);
+	ASSERT(strstr(d.msg, "/nonexistent-fp-dir/p: cannot use the directory") != NULL);
 	ASSERT(strstr(d.msg, "ENOENT") != NULL);
 	ASSERT_EQ(fp_prof_session_count(), 0);
 	snprintf(longname, sizeof(longname), "%s/", fpt_tmp_path(""));
@@ -773,6 +779,154 @@ TEST(prof_session_outputs_checked_at_start)
 	/* the name is free again once the first session is finalized */
 	ASSERT_OK(fp_prof_start(&o, &id2, &d));
 	ASSERT_OK(fp_prof_finalize(id2, NULL, &d));
+	fpt_tmp_cleanup();
+}
+
+/* Scopes deeper than max_scope_depth are counted and dropped, never an error: their enters say
+ * so (a positive count), their exits pair without a check, their metrics go nowhere, and the
+ * metadata counts them. */
+TEST(prof_session_scopes_too_deep_dropped)
+{
+	struct fp_prof_options o = {0};
+	struct fp_json_doc *doc;
+	uint32_t depth;
+	struct fp_diag d;
+	int id, i;
+
+	o.backend = "null";
+	o.max_scope_depth = 4;
+	o.name = fpt_tmp_path("deep");
+	ASSERT_OK(fp_prof_start(&o, &id, &d));
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(fp_prof_scope_enter(id, "s", 1, 0), i < 4 ? FP_OK : 1);
+	ASSERT_OK(fp_prof_scope_depth(id, &depth));
+	ASSERT_EQ(depth, 6);
+	ASSERT_OK(fp_prof_scope_metric(id, "bytes", 5, 7)); /* the dropped scope's: dropped */
+	for (i = 0; i < 6; i++)
+		ASSERT_OK(fp_prof_scope_exit(id, "s", 1, &d));
+	ASSERT_OK(fp_prof_scope_depth(id, &depth));
+	ASSERT_EQ(depth, 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d));
+	doc = fpt_json_file(fpt_tmp_path("deep.meta.json"));
+	ASSERT_EQ(get_int(fp_json_root(doc), "lost", "scopes_too_deep"), 2);
+	ASSERT_EQ(fp_json_type(fp_json_get(fp_json_root(doc), "incomplete")), FP_JSON_FALSE);
+	fp_json_doc_free(doc);
+	fpt_tmp_cleanup();
+}
+
+/* The name's directory is resolved at start: a chdir later neither moves nor loses the outputs,
+ * another path to the same place (a link to the directory) is the same name, and another
+ * process cannot take a name this one writes (an advisory lock beside the outputs, removed at
+ * finalize). */
+TEST(prof_session_name_resolved_and_locked)
+{
+	struct fp_prof_options o = {0};
+	char real[320], alias[320], cwd[4096], lock[340], dir[256];
+	struct fp_diag d;
+	struct stat st;
+	int id, id2, status;
+	pid_t pid;
+
+	o.backend = "null";
+	snprintf(dir, sizeof(dir), "%.200s", fpt_tmp_path(""));
+	snprintf(real, sizeof(real), "%sreal", dir);
+	snprintf(alias, sizeof(alias), "%salias", dir);
+	ASSERT_OK(mkdir(real, 0700));
+	ASSERT_OK(symlink("real", alias));
+	ASSERT_NOT_NULL(getcwd(cwd, sizeof(cwd)));
+	ASSERT_OK(chdir(dir));
+	o.name = "real/q";
+	ASSERT_OK(fp_prof_start(&o, &id, &d));
+	ASSERT_OK(chdir("/"));
+	o.name = fpt_tmp_path("alias/q"); /* the same files through the link */
+	ASSERT_EQ(fp_prof_start(&o, &id2, &d), FP_EBUSY);
+	ASSERT(strstr(d.msg, "already writes") != NULL);
+	snprintf(lock, sizeof(lock), "%s/.q.flagprism.lock", real);
+	ASSERT_OK(stat(lock, &st));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		/* another process (a fork inherits the registry, so ask the lock itself): it is
+		 * held, and names this process */
+		int fd = open(lock, O_RDWR);
+		char buf[32] = "";
+
+		_exit(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK &&
+				      read(fd, buf, sizeof(buf) - 1) > 0 &&
+				      atol(buf) == (long)getppid() ?
+			      0 :
+			      1);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	ASSERT_OK(fp_prof_finalize(id, NULL, &d)); /* written where "real/q" was at start */
+	snprintf(lock, sizeof(lock), "%s/q.hatchet", real);
+	ASSERT_OK(stat(lock, &st));
+	snprintf(lock, sizeof(lock), "%s/.q.flagprism.lock", real);
+	ASSERT_NE(stat(lock, &st), 0);    /* the lock file is gone */
+	o.name = fpt_tmp_path("alias/q"); /* and the name is free again */
+	ASSERT_OK(fp_prof_start(&o, &id2, &d));
+	ASSERT_OK(fp_prof_finalize(id2, NULL, &d));
+	o.name = fpt_tmp_path("ends-with-slash/");
+	ASSERT_EQ(fp_prof_start(&o, &id2, &d), FP_EINVAL);
+	ASSERT(strstr(d.msg, "ends with '/'") != NULL);
+	ASSERT_OK(chdir(cwd));
+	fpt_tmp_cleanup();
+}
+
+/* A data file that cannot be written (here a link to /dev/full: "No space left on device") is
+ * not lost: it goes to a rescue directory under $TMPDIR, and the metadata names the real reason
+ * and where the file went; fp_prof_finalize_each() reports every file written. */
+static void collect(void *arg, const char *writer, const char *path)
+{
+	char *buf = arg;
+
+	snprintf(buf + strlen(buf), 1024 - strlen(buf), "%s=%s;", writer, path);
+}
+
+TEST(prof_session_full_disk_rescued)
+{
+	struct fp_prof_options o = {0};
+	struct fp_json_doc *doc;
+	const struct fp_json_value *m, *reasons;
+	char got[1024] = "", link[256], tmpdir[256];
+	const char *reason, *rescued;
+	struct fp_diag d;
+	int id;
+
+	if (access("/dev/full", W_OK) != 0)
+		return;
+	snprintf(tmpdir, sizeof(tmpdir), "%.200s", fpt_tmp_path("tmp"));
+	ASSERT_OK(mkdir(tmpdir, 0700));
+	setenv("TMPDIR", tmpdir, 1);
+	snprintf(link, sizeof(link), "%.200s", fpt_tmp_path("full.hatchet"));
+	ASSERT_OK(symlink("/dev/full", link));
+	o.backend = "null";
+	o.name = fpt_tmp_path("full");
+	ASSERT_OK(fp_prof_start(&o, &id, &d));
+	ASSERT_EQ(fp_prof_finalize_each(id, NULL, collect, got, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "ENOSPC") != NULL);
+	ASSERT(strstr(d.msg, "flagprism-rescue-") != NULL);
+	ASSERT(strstr(got, "hatchet=") != NULL && strstr(got, "flagprism-rescue-") != NULL);
+	ASSERT(strstr(got, "meta=") != NULL);
+	doc = fpt_json_file(fpt_tmp_path("full.meta.json"));
+	m = fp_json_root(doc);
+	ASSERT_EQ(fp_json_type(fp_json_get(m, "incomplete")), FP_JSON_TRUE);
+	reasons = fp_json_get(m, "incomplete_reasons");
+	ASSERT_EQ(fp_json_len(reasons), 1);
+	reason = fp_json_string(fp_json_at(reasons, 0), NULL);
+	ASSERT(strstr(reason, "No space left on device (ENOSPC)") != NULL);
+	ASSERT(strstr(reason, "written to") != NULL);
+	rescued = get_path(m, "outputs", "hatchet") ?
+			  fp_json_string(get_path(m, "outputs", "hatchet"), NULL) :
+			  NULL;
+	ASSERT_NOT_NULL(rescued);
+	ASSERT(strncmp(rescued, tmpdir, strlen(tmpdir)) == 0);
+	fp_json_doc_free(doc);
+	doc = fpt_json_file(rescued); /* the profile, whole */
+	fp_json_doc_free(doc);
+	unsetenv("TMPDIR");
 	fpt_tmp_cleanup();
 }
 

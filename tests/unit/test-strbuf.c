@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for the capped growable buffer: growth, cap, formatting, detach, files, OOM. */
+/* Unit tests for the capped growable buffer: growth, cap, formatting, detach, files (FIFOs and
+ * pipes never waited on without a writer, sidecars regular files only), OOM. */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -283,6 +285,42 @@ TEST(strbuf_read_proc)
 	ASSERT_EQ(fp_strbuf_read_file(&sb, "/proc/self/status", NULL), FP_ELIMIT);
 	ASSERT_UEQ(sb.len, 0);
 	fp_strbuf_release(&sb);
+}
+
+/* A FIFO nobody writes to is refused at once (the open does not wait for a writer); one with a
+ * writer is read to its end; a sidecar read refuses a FIFO before reading. */
+TEST(strbuf_read_fifo_never_waits)
+{
+	struct fp_strbuf sb;
+	struct fp_diag d;
+	char path[256];
+	int wfd, rfd;
+
+	tmp_path(path, sizeof(path), "fifo");
+	unlink(path);
+	ASSERT_OK(mkfifo(path, 0600));
+	fp_strbuf_init(&sb, 0);
+	ASSERT_EQ(fp_strbuf_read_file(&sb, path, &d), FP_EIO);
+	ASSERT_NOT_NULL(strstr(d.msg, "no process wrote to it"));
+	/* with a writer that wrote and closed: the bytes it wrote */
+	rfd = open(path, O_RDONLY | O_NONBLOCK); /* lets the writer open without waiting */
+	ASSERT_GE(rfd, 0);
+	wfd = open(path, O_WRONLY | O_NONBLOCK);
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(write(wfd, "[1]", 3), 3);
+	ASSERT_EQ(fp_strbuf_read_path(&sb, path, FP_STRBUF_READ_REGULAR, &d), FP_EIO);
+	ASSERT_NOT_NULL(strstr(d.msg, "it is a FIFO, not a regular file"));
+	close(wfd);
+	ASSERT_OK(fp_strbuf_read_file(&sb, path, &d));
+	ASSERT_STREQ(sb.buf, "[1]");
+	close(rfd);
+	fp_strbuf_release(&sb);
+	/* a device is refused either way */
+	fp_strbuf_init(&sb, 0);
+	ASSERT_EQ(fp_strbuf_read_path(&sb, "/dev/null", FP_STRBUF_READ_REGULAR, &d), FP_EIO);
+	ASSERT_NOT_NULL(strstr(d.msg, "a character device"));
+	fp_strbuf_release(&sb);
+	ASSERT_OK(unlink(path));
 }
 
 TEST(strbuf_oom)

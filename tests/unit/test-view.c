@@ -343,6 +343,29 @@ TEST(view_metric_parse_specs)
 	fp_calltree_free(t);
 }
 
+/* A metric whose name has a '/' ("bytes/iter", from scope("step", {"bytes/iter": 3})) is that
+ * metric, whole; its share is "bytes/iter/%". */
+TEST(view_metric_name_with_a_slash)
+{
+	struct fp_calltree *t = vt_sample();
+	struct fp_view_metric m;
+	struct fp_diag d;
+	uint32_t id;
+
+	ASSERT_OK(fp_calltree_metric_auto(t, "bytes/iter", 10, &id));
+	ASSERT_OK(fp_calltree_add_metric(t, FP_CALLTREE_ROOT, id, 3));
+	ASSERT_OK(fp_view_metric_parse(t, "bytes/iter", 10, &m, &d));
+	ASSERT_EQ(m.op, FP_VIEW_OP_RAW);
+	ASSERT_EQ(m.src[0], id);
+	ASSERT_STREQ(m.label, "bytes/iter");
+	ASSERT_OK(fp_view_metric_parse(t, "BYTES/ITER/%", 12, &m, &d));
+	ASSERT_EQ(m.op, FP_VIEW_OP_PERCENT);
+	ASSERT_EQ(m.src[0], id);
+	ASSERT_OK(fp_view_metric_parse(t, "time/ms", 7, &m, &d)); /* units still units */
+	ASSERT_EQ(m.op, FP_VIEW_OP_SCALE);
+	fp_calltree_free(t);
+}
+
 TEST(view_metric_math)
 {
 	static const char *const attn[] = {"step", "attn"};

@@ -9,8 +9,10 @@
 #include "view-common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <flagprism/html.h>
 
@@ -27,18 +29,32 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* A JSON file whose first value is an array is a Hatchet profile; an object, a report. */
+/* A JSON file whose first value is an array is a Hatchet profile; an object, a report. Only a
+ * regular file is looked into: the open does not wait on a FIFO, and a FIFO, device or pipe
+ * answers EOF here (the reader that follows refuses it with a message). */
 static int first_byte(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	int c = EOF;
+	unsigned char buf[64];
+	struct stat st;
+	ssize_t n, i;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), c = EOF;
 
-	if (!f)
+	if (fd < 0)
 		return EOF;
-	while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-					 c == 0xEF || c == 0xBB || c == 0xBF))
-		;
-	fclose(f);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return EOF;
+	}
+	while (c == EOF && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r' &&
+			    buf[i] != 0xEF && buf[i] != 0xBB && buf[i] != 0xBF) {
+				c = buf[i];
+				break;
+			}
+		}
+	}
+	close(fd);
 	return c;
 }
 
@@ -111,7 +127,7 @@ static int profile_page(const char *cmd, struct fp_html_page *p, const char *pat
 	snprintf(trace, sizeof(trace), "%s.chrome_trace.json", stem);
 	if (!no_trace && !other && stat(trace, &st) == 0) {
 		fp_strbuf_init(&sb, 0);
-		rc = fp_strbuf_read_file(&sb, trace, &diag);
+		rc = fp_strbuf_read_path(&sb, trace, FP_STRBUF_READ_REGULAR, &diag);
 		if (rc == FP_OK)
 			rc = fp_html_profile_add_trace(p, sb.buf, sb.len, trace, &diag);
 		fp_strbuf_release(&sb);

@@ -3,12 +3,15 @@
  * `flagprism`: the command table and the dispatcher. It handles the global options (--help,
  * --version), `help [COMMAND]` and unknown commands (with a suggestion from the same table),
  * then hands the rest of argv to the command. Commands live one per file (cmd-<name>.c); this
- * file knows nothing about what they do.
+ * file knows nothing about what they do, except that a signal ending any of them removes the
+ * temporary files of the outputs being written (end_on_signal).
  */
 #include "tool.h"
 
+#include <signal.h>
 #include <string.h>
 
+#include <flagprism/outfile.h>
 #include <flagprism/version.h>
 
 static int cmd_help(int argc, char **argv);
@@ -125,11 +128,38 @@ static int finish(int rc)
 	return rc;
 }
 
+/* SIGTERM, SIGINT, SIGHUP: remove the temporary files of the outputs being written (the files
+ * themselves keep what they had), then end as the signal would have ended us. */
+static void end_on_signal(int sig)
+{
+	fp_outfile_remove_temporaries();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void handle_signals(void)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = end_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* a signal the parent ignores (nohup) stays ignored, here and in what we exec */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct fpt_command *c;
 	const char *arg;
 
+	handle_signals();
 	if (argc < 2) {
 		print_global_help(stderr);
 		return FPT_EXIT_USAGE;
