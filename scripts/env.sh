@@ -17,7 +17,7 @@
 FP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FP_REQUIREMENTS="$FP_ROOT/requirements-dev.txt"
 # Modules that must import for an environment to count as ready; keep in step with the file.
-FP_REQUIRED_MODULES="torch triton numpy pytest scikit_build_core cmake ninja hatchet pandas"
+FP_REQUIRED_MODULES="torch triton numpy pytest xdist scikit_build_core cmake ninja hatchet pandas"
 
 # Bold and red only on a terminal, so CI logs stay plain text.
 if [ -t 1 ]; then

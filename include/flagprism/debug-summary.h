@@ -66,15 +66,19 @@ FP_EXTERN void fp_dbg_summary_clear(struct fp_dbg_summary *s);
 /**
  * Set a top-level string field written into summary.json/.txt: "mode" (markers, sanitize,
  * check), "checks", "command", "output_dir", "incomplete" (why the summary is partial: a signal,
- * an exception; NULL clears it), and in a multi-process job "host" and "device" (written in the
- * "distributed" object with the rank). Unknown keys return FP_EINVAL. The value is copied.
+ * an exception; NULL clears it), in a multi-process job "host" and "device" (written in the
+ * "distributed" object with the rank), and in a pytest-xdist worker "worker", its id ("gw0":
+ * the summary is the worker's part of a test session, written as the "worker" object;
+ * fp_dbg_summary_write_parts() merges the parts). Unknown keys return FP_EINVAL. The value is
+ * copied.
  */
 FP_EXTERN int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *value);
 
 /**
- * Set an integer field: "exit_status" (of the program; absent until set), or in a multi-process
+ * Set an integer field: "exit_status" (of the program; absent until set), in a multi-process
  * job "rank", "local_rank", "world_size" (-1: unknown; "distributed" is written once "rank" is
- * set, see fp_ranks_merge_summaries() in <flagprism/ranks.h>). FP_EINVAL otherwise.
+ * set, see fp_ranks_merge_summaries() in <flagprism/ranks.h>), or in a pytest-xdist worker
+ * "worker_count", the session's workers (-1: unknown). FP_EINVAL otherwise.
  */
 FP_EXTERN int fp_dbg_summary_set_int(struct fp_dbg_summary *s, const char *key, int64_t value);
 
@@ -125,6 +129,40 @@ FP_EXTERN int fp_dbg_summary_write_format(struct fp_dbg_summary *s, const char *
  * file renamed into place. FP_OK, FP_EIO (diag names the path and the cause), FP_ENOMEM.
  */
 FP_EXTERN int fp_dbg_summary_write(struct fp_dbg_summary *s, const char *dir, struct fp_diag *diag);
+
+/** What fp_dbg_summary_write_parts() merged. Caller-owned; filled by the call. */
+struct fp_dbg_summary_parts_report {
+	struct fp_dbg_summary_totals totals; /* summed over the parts and the summary itself */
+	size_t parts;                        /* the parts' summaries read */
+	size_t nmissing;                     /* workers that ran without a part */
+	char missing[256];                   /* their ids, "gw1,gw3" ("..." when cut) */
+	size_t incomplete;                   /* parts whose summary says it is incomplete */
+};
+
+/**
+ * Write `dir`/summary.json and `dir`/summary.txt for a program whose work ran in other
+ * processes, the workers of a pytest-xdist session, each of which wrote its part as a summary
+ * with a "worker" object (fp_dbg_summary_set() "worker"): `parts` are those summaries (each a
+ * summary.json or a directory holding one), merged as fp_ranks_merge_summaries() merges ranks
+ * (totals and dropped counts summed, every kernel and finding listed once per part with a
+ * "worker" member, in the workers' natural order), under `s`, the controlling process's own
+ * summary: its mode, checks, command, output directory, exit status (the session's, else the
+ * first non-zero part status) and incomplete reason are the merged summary's, and its own
+ * kernels and findings, when it has any, are listed as worker "controller". `expected` names
+ * the workers that ran (with gw0 .. gw<count - 1> of the parts' "count"): those without a part
+ * are missing, said in "workers": {merged, count, missing, inputs} and in the text, and make
+ * the summary incomplete; a part is never looked for by name, so an earlier session's file is
+ * not taken for a worker that died. `s` itself is not written to `dir`: the merged summary
+ * replaces it. FP_OK; FP_EFORMAT / FP_EVERSION (a part that is not a summary, diag names it and
+ * the place), FP_EINVAL (a part without "worker", two parts of one worker, NULL arguments),
+ * FP_EIO (a part that cannot be read or an output that cannot be written, diag names the path),
+ * FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_dbg_summary_write_parts(struct fp_dbg_summary *s, const char *dir,
+					 const char *const *parts, size_t n,
+					 const char *const *expected, size_t nexpected,
+					 struct fp_dbg_summary_parts_report *rep,
+					 struct fp_diag *diag);
 
 /* fp_dbg_report() flags */
 #define FP_DBG_REPORT_FINDINGS_ONLY 1u /* write per-launch files only when there are findings */

@@ -232,7 +232,8 @@ FP_EXTERN int fp_ranks_merge_traces(const char *const *paths, size_t n,
 /** What a summary merge did. Caller-owned; filled by the call. */
 struct fp_ranks_summary_report {
 	size_t ranks;
-	int64_t world_size;
+	int64_t world_size; /* 0: the inputs were a pytest-xdist session's workers' parts, merged
+			       as fp_dbg_summary_write_parts() says; `missing` names workers */
 	uint64_t kernels, findings; /* listed in the merged summary */
 	size_t nmissing;
 	char missing[256];
@@ -248,7 +249,9 @@ struct fp_ranks_summary_report {
  * exit_status}]}. A summary's rank comes from its "distributed" object, else from its path,
  * else its position. complete is false when a rank's summary is incomplete or a rank is
  * missing; exit_status is the first non-zero rank status (0 when all are 0, null when one is
- * unknown). FP_OK; FP_EFORMAT (diag names the input and place: not JSON, not a summary, a
+ * unknown). Summaries that all have a "worker" object (the parts of a pytest-xdist session,
+ * <flagprism/debug-summary.h>) are merged by worker instead: a "worker" member, "workers"
+ * instead of "ranks", missing workers gw0 .. gw<count - 1> without a part. FP_OK; FP_EFORMAT (diag names the input and place: not JSON, not a summary, a
  * member of the wrong type), FP_EVERSION (a summary version other than 1), FP_EINVAL (two
  * summaries of one rank, disagreeing world sizes), FP_ENOMEM, FP_ELIMIT, FP_EIO.
  */

@@ -326,32 +326,26 @@ static PyObject *debug_summary_write(PyObject *module, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
+/* The totals as debug_summary_totals() returns them; NULL with an exception. */
+static PyObject *totals_dict(const struct fp_dbg_summary_totals *t)
 {
-	struct fp_dbg_summary_totals t;
 	PyObject *d, *by;
-	bool bad;
 	int i;
-	struct fp_dbg_summary *s = summary_arg(sobj, false, &bad);
 
-	(void)module;
-	if (!s)
-		return NULL;
-	fp_dbg_summary_totals(s, &t);
 	d = PyDict_New();
 	by = PyDict_New();
 	if (!d || !by)
 		goto fail_dict;
 	for (i = 0; i < FP_DBG_LAUNCH_NSTATUS; i++)
 		if (fpy_set_item(by, fp_dbg_launch_status_name((enum fp_dbg_launch_status)i),
-				 PyLong_FromUnsignedLongLong(t.by_status[i])))
+				 PyLong_FromUnsignedLongLong(t->by_status[i])))
 			goto fail_dict;
-	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(t.kernels)) ||
-	    fpy_set_item(d, "launches", PyLong_FromUnsignedLongLong(t.launches)) ||
-	    fpy_set_item(d, "findings", PyLong_FromUnsignedLongLong(t.findings)) ||
+	if (fpy_set_item(d, "kernels", PyLong_FromUnsignedLongLong(t->kernels)) ||
+	    fpy_set_item(d, "launches", PyLong_FromUnsignedLongLong(t->launches)) ||
+	    fpy_set_item(d, "findings", PyLong_FromUnsignedLongLong(t->findings)) ||
 	    fpy_set_item(d, "launches_with_findings",
-			 PyLong_FromUnsignedLongLong(t.finding_launches)) ||
-	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t.reports)) ||
+			 PyLong_FromUnsignedLongLong(t->finding_launches)) ||
+	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t->reports)) ||
 	    fpy_set_item(d, "by_status", Py_NewRef(by)))
 		goto fail_dict;
 	Py_DECREF(by);
@@ -360,6 +354,113 @@ fail_dict:
 	Py_XDECREF(by);
 	Py_XDECREF(d);
 	return NULL;
+}
+
+static PyObject *debug_summary_totals(PyObject *module, PyObject *sobj)
+{
+	struct fp_dbg_summary_totals t;
+	bool bad;
+	struct fp_dbg_summary *s = summary_arg(sobj, false, &bad);
+
+	(void)module;
+	if (!s)
+		return NULL;
+	fp_dbg_summary_totals(s, &t);
+	return totals_dict(&t);
+}
+
+/* A list of str as a NULL-terminated array of borrowed UTF-8 strings (freed with PyMem_Free;
+ * the strings live as long as `seq`, which no other thread may see); NULL with an exception. */
+static const char **str_array(PyObject *seq, const char *what, size_t *n)
+{
+	const char **a;
+	Py_ssize_t i, len;
+
+	if (!PyList_Check(seq)) {
+		PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+		return NULL;
+	}
+	len = PyList_GET_SIZE(seq);
+	a = PyMem_Calloc((size_t)len + 1, sizeof(*a));
+	if (!a) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		PyObject *it = PyList_GET_ITEM(seq, i);
+
+		a[i] = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+		if (!a[i]) {
+			if (!PyErr_Occurred())
+				PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+			PyMem_Free(a);
+			return NULL;
+		}
+	}
+	*n = (size_t)len;
+	return a;
+}
+
+PyDoc_STRVAR(
+	debug_summary_write_parts_doc,
+	"debug_summary_write_parts(summary, dir, parts, expected) -> dict\n\n"
+	"Write dir/summary.json and dir/summary.txt: the summaries of a pytest-xdist\n"
+	"session's workers (`parts`: a list of summary.json paths or their directories)\n"
+	"merged under `summary`, the controlling process's own (fp_dbg_summary_write_parts());\n"
+	"`expected`: the ids of the workers that ran (those without a part are missing).\n"
+	"Returns the merged totals (as debug_summary_totals()) plus parts, missing (the\n"
+	"missing workers' ids as text, \"\" for none), nmissing and incomplete.");
+
+static PyObject *debug_summary_write_parts(PyObject *module, PyObject *args)
+{
+	PyObject *sobj, *dir, *plist, *elist, *d = NULL, *pcopy = NULL, *ecopy = NULL;
+	struct fp_dbg_summary_parts_report rep;
+	const char **parts = NULL, **expected = NULL;
+	size_t np = 0, ne = 0;
+	struct fp_dbg_summary *s;
+	struct fp_diag diag;
+	bool bad;
+	int st;
+
+	if (!PyArg_ParseTuple(args, "OO&OO:debug_summary_write_parts", &sobj, PyUnicode_FSConverter,
+			      &dir, &plist, &elist))
+		return NULL;
+	s = summary_arg(sobj, false, &bad);
+	if (!s)
+		goto out;
+	/* copies: the lists' strings must outlive the call, which releases the GIL */
+	pcopy = PySequence_List(plist);
+	ecopy = pcopy ? PySequence_List(elist) : NULL;
+	if (!ecopy)
+		goto out;
+	parts = str_array(pcopy, "parts", &np);
+	if (!parts)
+		goto out;
+	expected = str_array(ecopy, "expected", &ne);
+	if (!expected)
+		goto out;
+	fp_diag_clear(&diag);
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_summary_write_parts(s, PyBytes_AS_STRING(dir), parts, np,
+							       expected, ne, &rep, &diag);
+	Py_END_ALLOW_THREADS if (st)
+	{
+		fpy_raise(module, st, &diag);
+		goto out;
+	}
+	d = totals_dict(&rep.totals);
+	if (d && (fpy_set_item(d, "parts", PyLong_FromSize_t(rep.parts)) ||
+		  fpy_set_item(d, "nmissing", PyLong_FromSize_t(rep.nmissing)) ||
+		  fpy_set_item(d, "missing",
+			       PyUnicode_DecodeUTF8(rep.missing, strlen(rep.missing), "replace")) ||
+		  fpy_set_item(d, "incomplete", PyLong_FromSize_t(rep.incomplete))))
+		Py_CLEAR(d);
+out:
+	PyMem_Free(parts);
+	PyMem_Free(expected);
+	Py_XDECREF(pcopy);
+	Py_XDECREF(ecopy);
+	Py_DECREF(dir);
+	return d;
 }
 
 /* ---- the launch pipeline (<flagprism/debug-pipe.h>) ----------------------------------------- */
@@ -686,7 +787,7 @@ static PyMethodDef debug_methods[] = {
 	 "debug_summary_reserve(summary) -> int: the next launch index, reserved."},
 	{"debug_summary_set", debug_summary_set, METH_VARARGS,
 	 "debug_summary_set(summary, key, value): a top-level field (mode, checks, command,\n"
-	 "output_dir, incomplete: str or None; exit_status: int)."},
+	 "output_dir, incomplete, worker: str or None; exit_status, worker_count: int)."},
 	{"debug_summary_clear", debug_summary_clear, METH_O,
 	 "debug_summary_clear(summary): forget every launch and finding."},
 	{"debug_summary_format", debug_summary_format, METH_VARARGS, debug_summary_format_doc},
@@ -695,6 +796,8 @@ static PyMethodDef debug_methods[] = {
 	{"debug_summary_totals", debug_summary_totals, METH_O,
 	 "debug_summary_totals(summary) -> dict: kernels, launches, by_status, findings,\n"
 	 "launches_with_findings, reports."},
+	{"debug_summary_write_parts", debug_summary_write_parts, METH_VARARGS,
+	 debug_summary_write_parts_doc},
 	{"debug_pipe_new", debug_pipe_new, METH_VARARGS, debug_pipe_new_doc},
 	{"debug_pipe_reserve", debug_pipe_reserve, METH_VARARGS,
 	 "debug_pipe_reserve(pipe, bytes) -> offset, or None when it does not fit the pool\n"

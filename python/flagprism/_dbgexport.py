@@ -117,12 +117,19 @@ def _now() -> tuple[str, str]:
 
 _const_json: dict[tuple[Any, ...], str] = {}  # -> the launch JSON's fields that do not change
 
+#: What report names start with instead of the script's name, or None: the pytest plugin's
+#: test name (after its pytest-xdist worker's id), set through debugger._report_names(), which
+#: also ends the replays whose launch JSON still names the previous one.
+report_tag: list[str | None] = [None]
+
 
 def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
-    """(the launch JSON's constant fields as JSON text without braces, the script's stem)."""
+    """(the launch JSON's constant fields as JSON text without braces, the reports' stem: the
+    script's name, or report_tag, then the kernel's)."""
     argv0 = sys.argv[0] if sys.argv else ""
     cwd = os.getcwd()
-    key = (id(twin), backend, cfg.output_dir, cfg.export_raw_records, argv0, cwd)
+    tag = report_tag[0]
+    key = (id(twin), backend, cfg.output_dir, cfg.export_raw_records, argv0, cwd, tag)
     hit = _const_json.get(key)
     if hit is None or hit[0] is not twin:
         script = os.path.abspath(argv0) if argv0 else ""
@@ -140,8 +147,10 @@ def _constant_part(twin: Any, backend: str, cfg: Any) -> tuple[str, str]:
             "sanitize": bool(twin.extra.get("sanitize", False)),
             "checks": twin.extra.get("checks"),
         }
-        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for (docs/guide/debugger.md).
-        stem = f"{os.path.splitext(os.path.basename(script))[0] or 'python'}_{twin.kernel_name}"
+        # <script>_<kernel>_<timestamp>_run<N>: the report names users search for
+        # (docs/guide/debugger.md, "Reports"); under pytest <test> or <worker>_<test>.
+        name = tag or os.path.splitext(os.path.basename(script))[0] or "python"
+        stem = f"{name}_{twin.kernel_name}"
         if len(_const_json) > 256:
             _const_json.clear()
         hit = (twin, json.dumps(const)[1:-1], stem)

@@ -440,6 +440,42 @@ def write_summary(output_dir: str | os.PathLike[str] | None = None) -> tuple[str
     return os.path.join(out, "summary.json"), os.path.join(out, "summary.txt")
 
 
+def _report_names(tag: str | None) -> None:
+    """Start report names with `tag` instead of the script's name (None: the script's again):
+    the pytest plugin's test names. A replayed launch is made again for the new names."""
+    with _lock:
+        if _dbgexport.report_tag[0] != tag:
+            _dbgexport.report_tag[0] = tag
+            _new_epoch()
+
+
+def _summary_worker(worker: str | None, count: int | None) -> None:
+    """Mark the summary as pytest-xdist worker `worker`'s part of a test session of `count`
+    workers (None: not a worker's)."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    s = _summary_obj()
+    _ext.debug_summary_set(s, "worker", worker)
+    _ext.debug_summary_set(s, "worker_count", -1 if count is None else int(count))
+
+
+def _write_parts(
+    output_dir: str, parts: list[str], expected: list[str]
+) -> tuple[dict[str, Any], str]:
+    """Write output_dir/summary.json and summary.txt: the summaries of a pytest-xdist session's
+    workers (`parts`; `expected`: the workers that ran) merged under this process's own
+    (fp_dbg_summary_write_parts()). Returns the merged totals (debug_summary_totals() plus
+    parts, missing, nmissing, incomplete) and summary.txt's text."""
+    from flagprism import _ext  # type: ignore[attr-defined]
+
+    _dbgexport.drain()
+    _dist.describe_summary(_summary_obj())
+    os.makedirs(output_dir, exist_ok=True)
+    res = _ext.debug_summary_write_parts(_summary_obj(), output_dir, parts, expected)
+    with open(os.path.join(output_dir, "summary.txt"), encoding="utf-8", errors="replace") as f:
+        return res, f.read()
+
+
 def reset_summary() -> None:
     """Forget every launch of the summary (launch indices start at 0 again)."""
     from flagprism import _ext  # type: ignore[attr-defined]
@@ -1434,7 +1470,16 @@ def _stack_skip() -> tuple[str, ...]:
         import flagprism
 
         dirs = [os.path.dirname(os.path.abspath(flagprism.__file__))]
-        for mod in ("triton", "torch", "flag_gems", "runpy", "_pytest", "pluggy"):
+        for mod in (
+            "triton",
+            "torch",
+            "flag_gems",
+            "runpy",
+            "_pytest",
+            "pluggy",
+            "xdist",  # a pytest-xdist worker's test loop
+            "execnet",
+        ):
             m = sys.modules.get(mod)
             if m is not None and getattr(m, "__file__", None):
                 dirs.append(os.path.dirname(os.path.abspath(m.__file__)))
@@ -1513,13 +1558,18 @@ _cli_state: dict[str, Any] = {}
 def _check_output_location(out: str) -> None:
     """Before the program runs: the report directory exists (or is made) and takes files, so a
     read-only or unwritable -o fails now rather than at the first launch."""
+    import errno
+
     from flagprism import _ext
 
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise FileExistsError(
+            errno.EEXIST,
+            f"cannot create the report directory {out}: a file of that name is in the way (EEXIST)",
+        )
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
-        import errno
-
         name = errno.errorcode.get(e.errno or 0, str(e.errno))
         raise OSError(
             e.errno, f"cannot create the report directory {out}: {e.strerror} ({name})"
@@ -1581,6 +1631,8 @@ def _cli_begin(options: dict[str, str]) -> None:
         strict=options.get("strict", "0") == "1",
         findings=0,
         tag=tag,
+        options=dict(options),  # for the workers of a pytest-xdist session (pytest_plugin)
+        xdist=None,
     )
     _write_failures.update(count=0, causes=[])
 
@@ -1597,19 +1649,45 @@ def _cli_end(status: int) -> list[str]:
     tag = _cli_state.get("tag", "flagprism debug")
     s = _summary_obj()
     _ext.debug_summary_set(s, "exit_status", int(status))
+    # pytest -n N: the workers ran the program, each wrote its part (flagprism/pytest_plugin.py);
+    # this process's summary is only the session's settings
+    session = _cli_state.get("xdist")
     totals = _ext.debug_summary_totals(s)
+    text = None
+    lines: list[str] = []
+    if session is not None:
+        _write_failures["count"] += session["write_failures"]
+        _write_failures["causes"].extend(
+            session["causes"][: max(0, 3 - len(_write_failures["causes"]))]
+        )
+        try:
+            totals, text = _write_parts(out, list(session["parts"].values()), session["started"])
+            where = (
+                f"{tag}: summary in {os.path.join(out, 'summary.txt')} (and summary.json), "
+                f"merged from {totals['parts']} pytest-xdist worker part(s) in {out}/<worker>/"
+            )
+        except Exception as e:  # noqa: BLE001 - the parts are still there
+            _write_failures["count"] += 1
+            _write_failures["causes"].append(f"the workers' summaries could not be merged: {e}")
+            _cli_state["summary_failed"] = True
+            where = (
+                f"{tag}: error: the workers' summaries could not be merged into {out}: {e} "
+                f"(each worker's is in {out}/<worker>/summary.json)"
+            )
+    else:
+        try:
+            write_summary(out)
+            where = f"{tag}: summary in {os.path.join(out, 'summary.txt')} (and summary.json)"
+        except Exception as e:  # noqa: BLE001 - still print the summary
+            where = f"{tag}: error: the summary could not be written to {out}: {e}"
+            _cli_state["summary_failed"] = True
     _cli_state["findings"] = int(totals["findings"])
     _cli_state["not_observed"] = int(totals["by_status"]["unobservable"]) + int(
         totals["by_status"]["failed"]
     )
-    lines: list[str] = []
-    try:
-        write_summary(out)
-        where = f"{tag}: summary in {os.path.join(out, 'summary.txt')} (and summary.json)"
-    except Exception as e:  # noqa: BLE001 - still print the summary
-        where = f"{tag}: error: the summary could not be written to {out}: {e}"
-        _cli_state["summary_failed"] = True
-    lines.extend(_ext.debug_summary_format(s, "txt").rstrip("\n").split("\n"))
+    if text is None:
+        text = _ext.debug_summary_format(s, "txt")
+    lines.extend(text.rstrip("\n").split("\n"))
     if totals["launches"] == 0:
         lines.append(f"{tag}: no Triton kernel was launched while the Debugger was active")
     elif int(totals["by_status"]["excluded"]) == int(totals["launches"]) and not _cli_state.get(
@@ -1619,10 +1697,13 @@ def _cli_end(status: int) -> list[str]:
             f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
             "(use --check to check every kernel without markers)"
         )
-    incomplete = [r for r in runs if not r.get("complete", True) and r.get("error") is None]
+    incomplete = len(
+        [r for r in runs if not r.get("complete", True) and r.get("error") is None]
+    ) + (session["incomplete_runs"] if session is not None else 0)
+    _cli_state["incomplete_runs"] = incomplete
     if incomplete:
         lines.append(
-            f"{tag}: warning: {len(incomplete)} launch(es) did not fit their record buffer; what they "
+            f"{tag}: warning: {incomplete} launch(es) did not fit their record buffer; what they "
             "did not record was not checked (raise --record-capacity)"
         )
     if _write_failures["count"]:

@@ -108,6 +108,11 @@ void fp__dbg_artifact_name(const struct fp__dbg_wctx *c, const struct fp_dbg_rec
 			   const char *part, char *buf, size_t size);
 
 struct fp_dbg_summary;
+struct fp_strbuf;
+
+/* The summary's JSON document (summary.json without its final newline), appended to `sb`:
+ * what fp_dbg_summary_write_parts() merges the parts under. FP_OK, FP_ENOMEM, FP_ELIMIT. */
+int fp__dbg_summary_json(struct fp_dbg_summary *s, struct fp_strbuf *sb);
 
 /* How many of a launch's findings the summary would count as descendants of an earlier
  * NaN/Inf origin instead of listing them (0 for a NULL summary). */

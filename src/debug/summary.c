@@ -88,6 +88,10 @@ struct fp_dbg_summary {
 	/* the rank in a multi-process job (-1: not set), written as "distributed" */
 	int64_t rank, local_rank, world_size;
 	char *host, *device;
+	/* the pytest-xdist worker whose part of the program this is (NULL: not one), written as
+	 * "worker"; worker_count: the workers of its session (-1: unknown) */
+	char *worker;
+	int64_t worker_count;
 };
 
 static const char *const status_names[FP_DBG_LAUNCH_NSTATUS] = {
@@ -126,7 +130,7 @@ int fp_dbg_summary_new(struct fp_dbg_summary **out)
 	fp_hashmap_init(&s->reason_ix);
 	fp_hashmap_init(&s->finding_ix);
 	fp_hashmap_init(&s->unobs_ix);
-	s->rank = s->local_rank = s->world_size = -1;
+	s->rank = s->local_rank = s->world_size = s->worker_count = -1;
 	*out = s;
 	return FP_OK;
 
@@ -182,6 +186,7 @@ void fp_dbg_summary_free(struct fp_dbg_summary *s)
 	fp_free(s->incomplete);
 	fp_free(s->host);
 	fp_free(s->device);
+	fp_free(s->worker);
 	pthread_mutex_destroy(&s->lock);
 	fp_free(s);
 }
@@ -222,6 +227,8 @@ int fp_dbg_summary_set(struct fp_dbg_summary *s, const char *key, const char *va
 		dst = &s->host;
 	else if (!strcmp(key, "device"))
 		dst = &s->device;
+	else if (!strcmp(key, "worker"))
+		dst = &s->worker;
 	else
 		return FP_EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -242,6 +249,8 @@ int fp_dbg_summary_set_int(struct fp_dbg_summary *s, const char *key, int64_t va
 		dst = &s->local_rank;
 	else if (!strcmp(key, "world_size"))
 		dst = &s->world_size;
+	else if (!strcmp(key, "worker_count"))
+		dst = &s->worker_count;
 	else if (strcmp(key, "exit_status"))
 		return FP_EINVAL;
 	if (dst && value < -1)
@@ -714,14 +723,26 @@ static void write_distributed(const struct fp_dbg_summary *s, struct fp_jsonw *w
 	fp_jsonw_object_end(w);
 }
 
-static int write_json(struct fp_dbg_summary *s, FILE *f)
+/* "worker": the pytest-xdist worker that ran this part of the program, or null (the summaries
+ * of a session's workers are merged by fp_dbg_summary_write_parts()). */
+static void write_worker(const struct fp_dbg_summary *s, struct fp_jsonw *w)
 {
-	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
-	size_t i, j;
-	int st;
+	fp_jsonw_key(w, "worker");
+	if (!s->worker) {
+		fp_jsonw_null(w);
+		return;
+	}
+	fp_jsonw_object_begin(w);
+	fp_jsonw_kv_string(w, "id", s->worker);
+	kv_num_or_null(w, "count", s->worker_count);
+	fp_jsonw_object_end(w);
+}
 
-	if (!w)
-		return FP_ENOMEM;
+/* The JSON document into `w` (which the caller finishes and frees); the lock is held. */
+static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
+{
+	size_t i, j;
+
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "schema", "flagprism.debug.summary");
 	fp_jsonw_kv_int(w, "version", 1);
@@ -737,6 +758,7 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 	else
 		fp_jsonw_kv_null(w, "exit_status");
 	write_distributed(s, w);
+	write_worker(s, w);
 	fp_jsonw_key(w, "totals");
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_uint(w, "kernels", s->nkernels + s->dropped_kernels);
@@ -863,10 +885,38 @@ static int write_json(struct fp_dbg_summary *s, FILE *f)
 	}
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
+}
+
+static int write_json(struct fp_dbg_summary *s, FILE *f)
+{
+	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
+	int st;
+
+	if (!w)
+		return FP_ENOMEM;
+	write_json_doc(s, w);
 	st = fp_jsonw_finish(w);
 	fp_jsonw_free(w);
 	if (!st)
 		st = fputc('\n', f) == EOF ? FP_EIO : FP_OK;
+	return st;
+}
+
+int fp__dbg_summary_json(struct fp_dbg_summary *s, struct fp_strbuf *sb)
+{
+	struct fp_jsonw *w;
+	int st;
+
+	pthread_mutex_lock(&s->lock);
+	w = fp_jsonw_new_strbuf(sb, FP_JSONW_PRETTY);
+	if (!w) {
+		pthread_mutex_unlock(&s->lock);
+		return FP_ENOMEM;
+	}
+	write_json_doc(s, w);
+	st = fp_jsonw_finish(w);
+	fp_jsonw_free(w);
+	pthread_mutex_unlock(&s->lock);
 	return st;
 }
 
@@ -950,6 +1000,13 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 		if (s->host && s->host[0])
 			fp__tb_printf(t, " on %s", s->host);
 		fp__tb_ch(t, '\n');
+	}
+	if (s->worker) {
+		fp__tb_printf(t, "%s: pytest-xdist worker %s", tag, s->worker);
+		if (s->worker_count > 0)
+			fp__tb_printf(t, " of %" PRId64, s->worker_count);
+		fp__tb_str(t,
+			   " (merged with the other workers' parts into the session's summary)\n");
 	}
 	if (s->incomplete)
 		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, txt(x, s->incomplete));

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -1477,12 +1478,73 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Every report in `dir`, by name. */
-static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *diag)
+/* The report files a page reads: full paths, each once (by the file it names). */
+struct files {
+	char **path, **real;
+	size_t n, cap;
+};
+
+static void files_release(struct files *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		fp_free(f->path[i]);
+		fp_free(f->real[i]);
+	}
+	fp_free(f->path);
+	fp_free(f->real);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Add `path` (a regular file) unless it is already there under any name. */
+static int files_add(struct files *f, const char *path)
+{
+	char real[PATH_MAX];
+	size_t i;
+
+	if (!realpath(path, real))
+		return FP_OK; /* gone since, or a name too long: nothing to read */
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->real[i], real))
+			return FP_OK;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		char **a = fp_reallocarray(f->path, cap, sizeof(*a));
+		char **b;
+
+		if (a)
+			f->path = a;
+		b = a ? fp_reallocarray(f->real, cap, sizeof(*b)) : NULL;
+		if (!b)
+			return FP_ENOMEM;
+		f->real = b;
+		f->cap = cap;
+	}
+	f->path[f->n] = fp_strdup(path);
+	f->real[f->n] = fp_strdup(real);
+	if (!f->path[f->n] || !f->real[f->n]) {
+		fp_free(f->path[f->n]);
+		fp_free(f->real[f->n]);
+		return FP_ENOMEM;
+	}
+	f->n++;
+	return FP_OK;
+}
+
+static bool regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The reports in `dir` (not its subdirectories), in the order of their names. */
+static int collect_dir(struct files *f, const char *dir, struct fp_diag *diag)
 {
 	char **names = NULL, full[4096];
-	size_t n = 0, cap = 0, i, skipped = 0;
+	size_t n = 0, cap = 0, i;
 	struct dirent *de;
-	struct stat st;
 	DIR *d;
 	int rc = FP_OK;
 
@@ -1492,8 +1554,7 @@ static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *dia
 				   strerror(errno));
 	while ((de = readdir(d)) != NULL) {
 		if (!report_name(de->d_name) ||
-		    !fp__html_join(dir, de->d_name, full, sizeof(full)) || stat(full, &st) != 0 ||
-		    !S_ISREG(st.st_mode))
+		    !fp__html_join(dir, de->d_name, full, sizeof(full)) || !regular_file(full))
 			continue;
 		if (n == cap) {
 			char **x;
@@ -1516,22 +1577,9 @@ static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *dia
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < n && !rc; i++) {
-		if (p->st.launches == p->o.max_launches) {
-			skipped = n - i;
-			break;
-		}
 		fp__html_join(dir, names[i], full, sizeof(full));
-		rc = add_report_file(p, full, true, diag);
+		rc = files_add(f, full);
 	}
-	if (!rc && skipped)
-		rc = fp_html_page_note(p,
-				       "%zu more files of %s were not read: at most %zu launches "
-				       "(--max-launches)",
-				       skipped, dir, p->o.max_launches);
-	if (!rc && p->st.launches == 0)
-		rc = fp_diag_set(
-			diag, FP_ENOENT, 0,
-			"no Debugger report (<script>_<kernel>_<time>_run<N>.json) in '%s'", dir);
 out:
 	for (i = 0; i < n; i++)
 		fp_free(names[i]);
@@ -1540,34 +1588,200 @@ out:
 	return rc;
 }
 
+/* Read the collected reports, at most --max-launches of them. */
+static int read_files(struct fp_html_page *p, const struct files *f, const char *where,
+		      struct fp_diag *diag)
+{
+	size_t i;
+	int rc = FP_OK;
+
+	for (i = 0; i < f->n && !rc; i++) {
+		if (p->st.launches == p->o.max_launches) {
+			rc = fp_html_page_note(p,
+					       "%zu more reports of %s were not read: at most %zu "
+					       "launches (--max-launches)",
+					       f->n - i, where, p->o.max_launches);
+			break;
+		}
+		rc = add_report_file(p, f->path[i], true, diag);
+	}
+	return rc;
+}
+
+static int read_dir(struct fp_html_page *p, const char *dir, struct fp_diag *diag)
+{
+	struct files f;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	rc = collect_dir(&f, dir, diag);
+	if (!rc)
+		rc = read_files(p, &f, dir, diag);
+	files_release(&f);
+	if (!rc && p->st.launches == 0)
+		rc = fp_diag_set(
+			diag, FP_ENOENT, 0,
+			"no Debugger report (<script>_<kernel>_<time>_run<N>.json) in '%s'", dir);
+	return rc;
+}
+
 /*
- * A Debugger summary (summary.json, docs/formats/debugger-report-schema.md "Summary"): shown as its own
- * section; the launches it reports are the report files beside it (check mode writes one only
- * for a launch with findings, or every one with --all-reports), read from its directory.
+ * Where a file a summary names is: as written (absolute, or relative to the summary's directory,
+ * then to the working directory), else, for a directory that was moved, its last two components
+ * or its name under the summary's directory ("gw0/<stem>.txt" of a session's merged summary).
+ */
+static bool resolve(const char *sumdir, const char *ref, char *out, size_t cap)
+{
+	const char *b = fp__html_basename(ref), *two = b;
+
+	if (!ref[0])
+		return false;
+	if (ref[0] == '/') {
+		if ((size_t)snprintf(out, cap, "%s", ref) < cap && regular_file(out))
+			return true;
+	} else {
+		if (fp__html_join(sumdir, ref, out, cap) && regular_file(out))
+			return true;
+		if ((size_t)snprintf(out, cap, "%s", ref) < cap && regular_file(out))
+			return true;
+	}
+	if (b > ref + 1) {
+		for (two = b - 2; two > ref && two[-1] != '/'; two--)
+			;
+		if (fp__html_join(sumdir, two, out, cap) && regular_file(out))
+			return true;
+	}
+	return fp__html_join(sumdir, b, out, cap) && regular_file(out);
+}
+
+/* A report a summary names (the text report of a finding, or a JSON report): its JSON report. */
+static int add_named(struct fp_html_page *p, struct files *f, const char *sumdir, const char *ref,
+		     size_t *unfound)
+{
+	char json[4096], path[4096];
+	size_t n = strlen(ref);
+
+	if (n > 4 && !strcmp(ref + n - 4, ".txt")) {
+		if (n - 4 + 6 > sizeof(json))
+			return FP_OK;
+		memcpy(json, ref, n - 4);
+		memcpy(json + n - 4, ".json", 6);
+	} else if (n > 5 && !strcmp(ref + n - 5, ".json") && n < sizeof(json)) {
+		memcpy(json, ref, n + 1);
+	} else {
+		return FP_OK; /* not a report's name */
+	}
+	if (!resolve(sumdir, json, path, sizeof(path))) {
+		if ((*unfound)++ < 8)
+			return fp_html_page_note(p,
+						 "the summary names the report %s, which was not "
+						 "found",
+						 json);
+		return FP_OK;
+	}
+	return files_add(f, path);
+}
+
+/* The string `key` of each object of the array `arr` (or each string of it, when `key` is NULL)
+ * as a named report. */
+static int add_named_in(struct fp_html_page *p, struct files *f, const char *sumdir,
+			const struct fp_json_value *arr, const char *key, size_t *unfound)
+{
+	size_t i;
+	int rc = FP_OK;
+
+	for (i = 0; !rc && i < fp_json_len(arr) && fp_json_type(arr) == FP_JSON_ARRAY; i++) {
+		const struct fp_json_value *e = fp_json_at(arr, i);
+		const char *ref = fp_json_string(key ? get(e, key) : e, NULL);
+
+		if (ref)
+			rc = add_named(p, f, sumdir, ref, unfound);
+	}
+	return rc;
+}
+
+/* The reports beside each merged process's summary ("ranks" or "workers": "inputs"). */
+static int add_parts(struct fp_html_page *p, struct files *f, const char *sumdir,
+		     const struct fp_json_value *root, struct fp_diag *diag)
+{
+	static const char *const objs[] = {"ranks", "workers"};
+	size_t k, i;
+	int rc = FP_OK;
+
+	for (k = 0; !rc && k < FP_ARRAY_SIZE(objs); k++) {
+		const struct fp_json_value *in = get(get(root, objs[k]), "inputs");
+
+		for (i = 0; !rc && fp_json_type(in) == FP_JSON_ARRAY && i < fp_json_len(in); i++) {
+			const char *sum = fp_json_string(get(fp_json_at(in, i), "summary"), NULL);
+			char path[4096], dir[4096];
+
+			if (!sum || !resolve(sumdir, sum, path, sizeof(path)) ||
+			    !fp__html_dirname(path, dir, sizeof(dir)))
+				continue;
+			rc = collect_dir(f, dir, diag);
+			if (rc == FP_EIO) { /* a part's directory that cannot be listed: said */
+				rc = fp_html_page_note(p, "%s", diag ? diag->msg : dir);
+				fp_diag_clear(diag);
+			}
+		}
+	}
+	return rc;
+}
+
+/*
+ * A Debugger summary (summary.json, docs/formats/debugger-report-schema.md "Summary"): shown as
+ * its own section. The launches it reports are the report files beside it (check mode writes
+ * one only for a launch with findings, or every one with --all-reports), those beside the
+ * summaries it merges (a job's ranks, a test session's workers: "ranks" or "workers",
+ * "inputs"), and those it names (each finding's "report"; "launches[].report" and "reports[]"
+ * of other writers), each read once.
  */
 static int read_summary(struct fp_html_page *p, const char *path, struct fp_diag *diag)
 {
+	struct fp_json_doc *doc = NULL;
+	const struct fp_json_value *root = NULL;
 	struct fp_strbuf sb;
+	struct files f;
 	char dir[4096];
+	size_t unfound = 0;
 	int rc;
 
+	memset(&f, 0, sizeof(f));
 	rc = read_text(path, &sb, diag);
 	if (!rc)
 		rc = fp_html_debug_add_summary(p, sb.buf, sb.len, path, diag);
+	if (!rc && fp_json_parse(sb.buf, sb.len, NULL, &doc, NULL) == FP_OK)
+		root = fp_json_root(doc);
 	fp_strbuf_release(&sb);
 	if (rc)
-		return rc;
-	if (!fp__html_dirname(path, dir, sizeof(dir)))
-		return fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", path);
-	rc = read_dir(p, dir, diag);
-	if (rc == FP_ENOENT && p->st.launches == 0) {
-		/* a clean check-mode run writes no per-launch report: the summary is the page */
-		fp_diag_clear(diag);
-		rc = fp_html_page_note(p,
-				       "%s: no per-launch report beside the summary (no launch had "
-				       "findings, or --all-reports was not given)",
-				       path);
+		goto out;
+	if (!fp__html_dirname(path, dir, sizeof(dir))) {
+		rc = fp_diag_set(diag, FP_EINVAL, 0, "path too long: %s", path);
+		goto out;
 	}
+	rc = collect_dir(&f, dir, diag);
+	if (!rc && root)
+		rc = add_parts(p, &f, dir, root, diag);
+	if (!rc && root)
+		rc = add_named_in(p, &f, dir, get(root, "findings"), "report", &unfound);
+	if (!rc && root)
+		rc = add_named_in(p, &f, dir, get(root, "launches"), "report", &unfound);
+	if (!rc && root)
+		rc = add_named_in(p, &f, dir, get(root, "reports"), NULL, &unfound);
+	if (!rc && unfound > 8)
+		rc = fp_html_page_note(p, "%zu more reports the summary names were not found",
+				       unfound - 8);
+	if (!rc)
+		rc = read_files(p, &f, path, diag);
+	if (!rc && p->st.launches == 0)
+		/* a clean check-mode run writes no per-launch report: the summary is the page */
+		rc = fp_html_page_note(p,
+				       "%s: no per-launch report beside the summary or named by it "
+				       "(no launch had findings, or --all-reports was not given)",
+				       path);
+out:
+	files_release(&f);
+	fp_json_doc_free(doc);
 	return rc;
 }
 

@@ -1305,3 +1305,271 @@ TEST(ranks_debug_summary_distributed)
 	free(buf);
 	fp_dbg_summary_free(s);
 }
+
+/* ---- merging the parts of a pytest-xdist session ------------------------------------------------ */
+
+/* A worker's part: kernel "copy" (2 launches) and, with `finding`, its out-of-bounds read at
+ * line 13 (in 1 launch); with `other`, kernel "other" too. */
+static char *worker_text(const char *id, int count, int finding, int other)
+{
+	char *s = NULL;
+
+	ASSERT(asprintf(
+		       &s,
+		       "{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"mode\":\"check\","
+		       "\"checks\":\"bounds\",\"command\":\"pytest --flagprism-check=bounds\","
+		       "\"output_dir\":\"/o/%s\",\"complete\":true,\"incomplete_reason\":null,"
+		       "\"exit_status\":%d,\"distributed\":null,"
+		       "\"worker\":{\"id\":\"%s\",\"count\":%d},"
+		       "\"totals\":{\"kernels\":%d,\"launches\":%d,\"instrumented\":%d,"
+		       "\"findings\":%d,\"launches_with_findings\":%d},"
+		       "\"dropped\":{\"kernels\":0,\"findings\":0},"
+		       "\"kernels\":[{\"name\":\"copy\",\"source_file\":\"/w/c.py\",\"launches\":2,"
+		       "\"instrumented\":1,\"first_launch\":0,\"findings\":%d,\"coverage\":null,"
+		       "\"not_instrumented\":[{\"status\":\"excluded\",\"reason\":\"filter\","
+		       "\"launches\":1,\"first_launch\":1}]}%s],"
+		       "\"findings\":[%s]}",
+		       id, finding, id, count, 1 + other, 2 + other, 1 + other, finding, finding,
+		       finding,
+		       other ? ",{\"name\":\"other\",\"source_file\":\"/w/o.py\",\"launches\":1,"
+			       "\"instrumented\":1,\"first_launch\":2,\"findings\":0,"
+			       "\"coverage\":{\"statements\":1},\"not_instrumented\":[]}" :
+			       "",
+		       finding ?
+			       "{\"kind\":\"out_of_bounds\",\"kernel\":\"copy\",\"file\":\"/w/c.py\","
+			       "\"line\":13,\"subject\":\"x + 1\",\"program\":0,\"launch\":1,"
+			       "\"launches\":1,\"programs\":2,\"instances\":3,"
+			       "\"message\":\"reads past the end\",\"report\":\"/o/r.txt\","
+			       "\"test\":\"t.py::test_x\",\"stack\":[\"/w/t.py:9 test_x\"]}" :
+			       "") > 0);
+	return s;
+}
+
+/* The parts of a session fold into what one process would have written: a kernel and a
+ * finding once, their counts summed, each naming the workers it was seen in; a worker the
+ * session had without a part is missing. */
+TEST(ranks_merge_worker_summaries)
+{
+	char *t[3] = {worker_text("gw10", 12, 1, 0), worker_text("gw0", 12, 1, 1),
+		      worker_text("gw2", 12, 0, 0)};
+	static const char *const names[] = {"s/gw10/summary.json", "s/gw0/summary.json",
+					    "s/gw2/summary.json"};
+	struct fp_ranks_summary_report rep;
+	struct fp_json_doc *doc = NULL;
+	const struct fp_json_value *r, *f, *k, *ni;
+	struct fp_diag d;
+	char *json = NULL, *txt = NULL;
+	int64_t x;
+
+	ASSERT_OK(merge_summaries(t, names, 3, &json, &txt, &rep, &d));
+	ASSERT_EQ(rep.ranks, 3);
+	ASSERT_EQ(rep.world_size, 0); /* workers, not ranks */
+	ASSERT_STREQ(rep.missing, "gw1,gw3,gw4,gw5,gw6,gw7,gw8,gw9,gw11");
+	ASSERT_UEQ(rep.kernels, 2);
+	ASSERT_UEQ(rep.findings, 1);
+	ASSERT_OK(fp_json_parse(json, strlen(json), NULL, &doc, &d));
+	r = fp_json_root(doc);
+	ASSERT_NULL(fp_json_get(r, "ranks"));
+	ASSERT_EQ(fp_json_type(fp_json_get(r, "worker")), FP_JSON_NULL);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_get(r, "workers"), "merged"), NULL),
+		     "gw0,gw2,gw10");
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(r, "workers"), "count"), &x) && x == 12);
+	ASSERT_EQ(fp_json_type(fp_json_get(r, "complete")), FP_JSON_FALSE);
+	ASSERT(strstr(fp_json_string(fp_json_get(r, "incomplete_reason"), NULL),
+		      "missing workers gw1,gw3") != NULL);
+	ASSERT(fp_json_int64(fp_json_get(r, "exit_status"), &x) && x == 1);
+	/* totals: launches summed, kernels and findings folded */
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(r, "totals"), "launches"), &x) && x == 7);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(r, "totals"), "kernels"), &x) && x == 2);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(r, "totals"), "findings"), &x) && x == 1);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_get(r, "totals"), "launches_with_findings"), &x) &&
+	       x == 2);
+	k = fp_json_get(r, "kernels");
+	ASSERT_EQ(fp_json_len(k), 2);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(k, 0), "name"), NULL), "copy");
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(k, 0), "worker"), NULL), "gw0");
+	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_at(k, 0), "workers")), 3);
+	ASSERT_STREQ(fp_json_string(fp_json_at(fp_json_get(fp_json_at(k, 0), "workers"), 2), NULL),
+		     "gw10");
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(k, 0), "launches"), &x) && x == 6);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(k, 0), "instrumented"), &x) && x == 3);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(k, 0), "findings"), &x) && x == 1);
+	ni = fp_json_get(fp_json_at(k, 0), "not_instrumented");
+	ASSERT_EQ(fp_json_len(ni), 1);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(ni, 0), "launches"), &x) && x == 3);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(k, 1), "name"), NULL), "other");
+	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_at(k, 1), "workers")), 1);
+	f = fp_json_get(r, "findings");
+	ASSERT_EQ(fp_json_len(f), 1);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_at(f, 0), "worker"), NULL), "gw0");
+	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_at(f, 0), "workers")), 2);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(f, 0), "launches"), &x) && x == 2);
+	ASSERT(fp_json_int64(fp_json_get(fp_json_at(f, 0), "instances"), &x) && x == 6);
+	ASSERT(strstr(txt, "3 pytest-xdist workers merged (gw0,gw2,gw10; missing: gw1,") != NULL);
+	ASSERT(strstr(txt, "2 kernels, 7 launches") != NULL);
+	ASSERT(strstr(txt, "out_of_bounds in copy at c.py:13, program 0, launch 1 of worker gw0 "
+			   "(in 2 launches, workers gw0,gw10)") != NULL);
+	ASSERT(strstr(txt, "test: t.py::test_x") != NULL);
+	fp_json_doc_free(doc);
+	free(json);
+	free(txt);
+
+	/* a session's part and a rank's summary are not merged together; nor two of one worker */
+	free(t[2]);
+	t[2] = summary_text(0, 1, 0, 1);
+	ASSERT_EQ(merge_summaries(t, names, 3, &json, &txt, &rep, &d), FP_EINVAL);
+	ASSERT(strstr(d.msg,
+		      "worker gw10's part of a test session and s/gw2/summary.json is not") !=
+	       NULL);
+	free(json);
+	free(txt);
+	free(t[2]);
+	t[2] = worker_text("gw0", 12, 0, 0);
+	ASSERT_EQ(merge_summaries(t, names, 3, &json, &txt, &rep, &d), FP_EINVAL);
+	ASSERT(strstr(d.msg, "are both worker gw0") != NULL);
+	free(json);
+	free(txt);
+	free(t[2]);
+	t[2] = strdup("{\"schema\":\"flagprism.debug.summary\",\"version\":1,\"kernels\":[],"
+		      "\"findings\":[],\"worker\":{\"id\":\"\"}}");
+	ASSERT_EQ(merge_summaries(t, names, 3, &json, &txt, &rep, &d), FP_EFORMAT);
+	ASSERT(strstr(d.msg, "\"worker\".\"id\" must be") != NULL);
+	free(json);
+	free(txt);
+	free(t[0]);
+	free(t[1]);
+	free(t[2]);
+}
+
+static int worker_oom_run(void *arg)
+{
+	struct sum_oom *a = arg;
+	static const char *const names[] = {"a", "b"};
+	size_t lens[2] = {strlen(a->t[0]), strlen(a->t[1])};
+	FILE *f = fopen("/dev/null", "w");
+	int rc;
+
+	ASSERT_NOT_NULL(f);
+	rc = fp_ranks_merge_summary_texts((const char *const *)a->t, lens, names, 2, f, f, NULL,
+					  NULL);
+	fclose(f);
+	return rc;
+}
+
+TEST(ranks_merge_worker_summaries_oom)
+{
+	struct sum_oom a;
+
+	a.t[0] = worker_text("gw1", 2, 1, 1);
+	a.t[1] = worker_text("gw0", 2, 1, 0);
+	fpt_oom_sweep(worker_oom_run, &a, 0, 4, NULL);
+	free(a.t[0]);
+	free(a.t[1]);
+}
+
+/* The controlling process merges the parts it was told of under its own summary; a worker it
+ * started without a part is missing, and an earlier session's part is never looked for. */
+TEST(ranks_debug_summary_write_parts)
+{
+	char *t0 = worker_text("gw0", 2, 1, 0), *t2 = worker_text("gw2", 2, 0, 1);
+	static const char *const expected[] = {"gw0", "gw1", "gw2"};
+	struct fp_dbg_summary_parts_report rep;
+	struct fp_dbg_summary *s = NULL;
+	const struct fp_json_value *r;
+	struct fp_json_doc *doc;
+	const char *parts[2];
+	struct fp_diag d;
+	char p0[256], p2[256];
+	int64_t x;
+
+	snprintf(p0, sizeof(p0), "%s", fpt_tmp_path("gw0"));
+	snprintf(p2, sizeof(p2), "%s", fpt_tmp_path("gw2/summary.json"));
+	ASSERT_EQ(mkdir(p0, 0777), 0);
+	ASSERT_EQ(mkdir(fpt_tmp_path("gw2"), 0777), 0);
+	write_file(fpt_tmp_path("gw0/summary.json"), t0);
+	write_file(p2, t2);
+	parts[0] = p0;
+	parts[1] = p2;
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	ASSERT_OK(fp_dbg_summary_set(s, "mode", "check"));
+	ASSERT_OK(fp_dbg_summary_set(s, "command", "flagprism debug --check bounds"));
+	ASSERT_OK(fp_dbg_summary_set(s, "output_dir", "/o"));
+	ASSERT_OK(fp_dbg_summary_set_int(s, "exit_status", 3));
+	ASSERT_OK(fp_dbg_summary_write_parts(s, fpt_tmp_path("all"), parts, 2, expected, 3, &rep,
+					     &d));
+	ASSERT_EQ(rep.parts, 2);
+	ASSERT_EQ(rep.nmissing, 1);
+	ASSERT_STREQ(rep.missing, "gw1");
+	ASSERT_UEQ(rep.totals.launches, 5);
+	ASSERT_UEQ(rep.totals.kernels, 2);
+	ASSERT_UEQ(rep.totals.findings, 1);
+	ASSERT_UEQ(rep.totals.by_status[FP_DBG_LAUNCH_INSTRUMENTED], 3);
+	doc = fpt_json_file(fpt_tmp_path("all/summary.json"));
+	r = fp_json_root(doc);
+	ASSERT_STREQ(fp_json_string(fp_json_get(r, "command"), NULL),
+		     "flagprism debug --check bounds");
+	ASSERT_STREQ(fp_json_string(fp_json_get(r, "output_dir"), NULL), "/o");
+	ASSERT(fp_json_int64(fp_json_get(r, "exit_status"), &x) && x == 3);
+	ASSERT_STREQ(fp_json_string(fp_json_get(fp_json_get(r, "workers"), "missing"), NULL),
+		     "gw1");
+	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_get(r, "workers"), "inputs")), 2);
+	fp_json_doc_free(doc);
+	ASSERT_EQ(access(fpt_tmp_path("all/summary.txt"), F_OK), 0);
+
+	/* every worker died: the summary says so, with nothing merged */
+	ASSERT_OK(fp_dbg_summary_write_parts(s, fpt_tmp_path("none"), NULL, 0, expected, 2, &rep,
+					     &d));
+	ASSERT_STREQ(rep.missing, "gw0,gw1");
+	doc = fpt_json_file(fpt_tmp_path("none/summary.json"));
+	ASSERT(strstr(fp_json_string(fp_json_get(fp_json_root(doc), "incomplete_reason"), NULL),
+		      "missing workers gw0,gw1") != NULL);
+	fp_json_doc_free(doc);
+
+	/* a part that is not a worker's is refused, naming it */
+	write_file(fpt_tmp_path("gw0/summary.json"),
+		   "{\"schema\":\"flagprism.debug.summary\","
+		   "\"version\":1,\"kernels\":[],\"findings\":[]}");
+	ASSERT_EQ(fp_dbg_summary_write_parts(s, fpt_tmp_path("bad"), parts, 1, NULL, 0, &rep, &d),
+		  FP_EINVAL);
+	ASSERT(strstr(d.msg, "is not the summary of a pytest-xdist worker") != NULL);
+	ASSERT_EQ(fp_dbg_summary_write_parts(s, fpt_tmp_path("bad"), NULL, 1, NULL, 0, &rep, &d),
+		  FP_EINVAL);
+	fp_dbg_summary_free(s);
+	free(t0);
+	free(t2);
+	fpt_tmp_cleanup();
+}
+
+struct parts_oom {
+	struct fp_dbg_summary *s;
+	const char *parts[2];
+};
+
+static int parts_oom_run(void *arg)
+{
+	struct parts_oom *a = arg;
+	static const char *const expected[] = {"gw0", "gw1", "gw2"};
+
+	return fp_dbg_summary_write_parts(a->s, fpt_tmp_path("oom"), a->parts, 2, expected, 3, NULL,
+					  NULL);
+}
+
+TEST(ranks_debug_summary_write_parts_oom)
+{
+	char *t0 = worker_text("gw0", 2, 1, 0), *t2 = worker_text("gw2", 2, 1, 1);
+	char p0[256], p2[256];
+	struct parts_oom a;
+
+	snprintf(p0, sizeof(p0), "%s", fpt_tmp_path("p0.json"));
+	snprintf(p2, sizeof(p2), "%s", fpt_tmp_path("p2.json"));
+	write_file(p0, t0);
+	write_file(p2, t2);
+	a.parts[0] = p0;
+	a.parts[1] = p2;
+	ASSERT_OK(fp_dbg_summary_new(&a.s));
+	fpt_oom_sweep(parts_oom_run, &a, 0, 8, NULL);
+	fp_dbg_summary_free(a.s);
+	free(t0);
+	free(t2);
+	fpt_tmp_cleanup();
+}

@@ -173,13 +173,18 @@ int fpt_merge_summaries(char *const *paths, size_t n, const char *out, bool quie
 		return fpt_die("cannot merge the summaries: %s", diag.msg);
 	if (rc != FP_OK)
 		return fpt_die("%s", diag.msg[0] ? diag.msg : fp_strerror(rc));
-	if (rep.nmissing)
+	/* world size 0: the parts of a pytest-xdist session, named by their workers */
+	if (rep.nmissing && rep.world_size == 0)
+		fpt_warn("missing pytest-xdist worker%s %s: no summary given for %s",
+			 rep.nmissing == 1 ? "" : "s", rep.missing,
+			 rep.nmissing == 1 ? "it" : "them");
+	else if (rep.nmissing)
 		fpt_warn("missing rank%s %s of world size %lld: no summary given for %s",
 			 rep.nmissing == 1 ? "" : "s", rep.missing, (long long)rep.world_size,
 			 rep.nmissing == 1 ? "it" : "them");
 	if (rep.incomplete)
-		fpt_warn("%zu rank%s wrote an incomplete summary (see summary.txt)", rep.incomplete,
-			 rep.incomplete == 1 ? "" : "s");
+		fpt_warn("%zu %s%s wrote an incomplete summary (see summary.txt)", rep.incomplete,
+			 rep.world_size == 0 ? "worker" : "rank", rep.incomplete == 1 ? "" : "s");
 	if (!quiet)
 		printf("merged %zu summar%s into %s/summary.json and summary.txt: %llu kernel%s, "
 		       "%llu finding%s\n",
