@@ -113,6 +113,10 @@ struct fp_dbg_summary_totals {
 	uint64_t finding_launches; /* launches with at least one finding */
 	uint64_t reports;          /* per-launch reports written */
 	uint64_t dropped_kernels, dropped_reasons, dropped_findings;
+	/* instrumented launches whose records or dumps did not all fit (marker mode's record
+	 * slots and dump arena; check mode cannot overflow): what they did not record was not
+	 * checked */
+	uint64_t incomplete_launches;
 };
 
 FP_EXTERN void fp_dbg_summary_totals(struct fp_dbg_summary *s, struct fp_dbg_summary_totals *t);

@@ -346,6 +346,8 @@ static PyObject *totals_dict(const struct fp_dbg_summary_totals *t)
 	    fpy_set_item(d, "launches_with_findings",
 			 PyLong_FromUnsignedLongLong(t->finding_launches)) ||
 	    fpy_set_item(d, "reports", PyLong_FromUnsignedLongLong(t->reports)) ||
+	    fpy_set_item(d, "incomplete_launches",
+			 PyLong_FromUnsignedLongLong(t->incomplete_launches)) ||
 	    fpy_set_item(d, "by_status", Py_NewRef(by)))
 		goto fail_dict;
 	Py_DECREF(by);

@@ -184,7 +184,10 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     """One instance where slot S's rule fired: `cnt` elements, its first offending `lane` and
     that lane's `value` (an address, or a float's bits), the lowest/highest offending value
     `lo`/`hi`, at sequence `seq` of this program, in loop iteration `it`. Scalar atomics: one
-    thread of the program runs each."""
+    thread of the program runs each. The first instance and the program list change together
+    under the slot's lock; an instance that can change neither (its program is listed already,
+    or the list is full of lower ones, and an earlier instance is known) takes no lock, so a bug
+    that fires everywhere costs a few atomics per instance, not a queue on one lock."""
     s = ctx + S
     zero = tl.full((), 0, tl.int64)
     one = tl.full((), 1, tl.int64)
@@ -194,28 +197,37 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     tl.atomic_max(s + W_LO, _I64_MAX - lo.to(tl.int64), sem="relaxed")
     tl.atomic_max(s + W_HI, hi.to(tl.int64), sem="relaxed")
     key = (p << 32) + (R._as_i64(seq) & 0xFFFFFFFF) + 1
-    # the first instance and the program list change together: under the slot's lock
-    while tl.atomic_cas(s + W_LOCK, zero, one) == 1:
-        pass
-    cur = tl.atomic_add(s + W_KEY, zero)
-    if (cur == 0) | (key < cur):
-        tl.atomic_xchg(s + W_KEY, key)
-        tl.atomic_xchg(s + W_LANE, lane.to(tl.int64))
-        tl.atomic_xchg(s + W_VALUE, value.to(tl.int64))
-        tl.atomic_xchg(s + W_ITER, R._as_i64(it))
-    k = tl.arange(0, 8)
-    lst = tl.atomic_add(s + W_PROGS + k, tl.zeros((8,), tl.int64))
     me = p + 1
-    if tl.max((lst == me).to(tl.int32), axis=0) == 0:
-        # not listed: take an empty entry, else replace the highest when lower
-        free = tl.min(tl.where(lst == 0, k, 8), axis=0)
-        top = tl.max(lst, axis=0)
-        at = tl.where(free < 8, free, tl.min(tl.where(lst == top, k, 8), axis=0))
-        put = (free < 8) | (me < top)
-        # a scalar exchange (a block one becomes an AMD buffer atomic gfx942 has no exchange for)
-        tl.atomic_xchg(s + W_PROGS + at, me, mask=put)
-        tl.atomic_add(s + W_PMORE, one, mask=(free >= 8), sem="relaxed")
-    tl.atomic_xchg(s + W_LOCK, zero)
+    k = tl.arange(0, 8)
+    cur = tl.atomic_add(s + W_KEY, zero, sem="relaxed")
+    lst = tl.atomic_add(s + W_PROGS + k, tl.zeros((8,), tl.int64), sem="relaxed")
+    listed = tl.max((lst == me).to(tl.int32), axis=0) > 0
+    room = tl.min(tl.where(lst == 0, k, 8), axis=0) < 8
+    # the list only ever holds lower programs over time: one above a full list stays out
+    above = (room == 0) & (me > tl.max(lst, axis=0)) & (listed == 0)
+    tl.atomic_add(s + W_PMORE, one, mask=above, sem="relaxed")
+    if ((cur == 0) | (key < cur)) | ((listed == 0) & (above == 0)):
+        while tl.atomic_cas(s + W_LOCK, zero, one) == 1:
+            pass
+        cur = tl.atomic_add(s + W_KEY, zero)
+        if (cur == 0) | (key < cur):
+            tl.atomic_xchg(s + W_KEY, key)
+            tl.atomic_xchg(s + W_LANE, lane.to(tl.int64))
+            tl.atomic_xchg(s + W_VALUE, value.to(tl.int64))
+            tl.atomic_xchg(s + W_ITER, R._as_i64(it))
+        if above == 0:
+            lst = tl.atomic_add(s + W_PROGS + k, tl.zeros((8,), tl.int64))
+            if tl.max((lst == me).to(tl.int32), axis=0) == 0:
+                # not listed: take an empty entry, else replace the highest when lower
+                free = tl.min(tl.where(lst == 0, k, 8), axis=0)
+                top = tl.max(lst, axis=0)
+                at = tl.where(free < 8, free, tl.min(tl.where(lst == top, k, 8), axis=0))
+                put = (free < 8) | (me < top)
+                # a scalar exchange (a block one becomes an AMD buffer atomic gfx942 has no
+                # exchange for)
+                tl.atomic_xchg(s + W_PROGS + at, me, mask=put)
+                tl.atomic_add(s + W_PMORE, one, mask=(free >= 8), sem="relaxed")
+        tl.atomic_xchg(s + W_LOCK, zero)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1582,7 +1582,8 @@ def _check_output_location(out: str) -> None:
 def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
     --sanitize 0|1, --check LIST|"", --strict 0|1, --all-reports 0|1, --kernel REGEX|"",
-    --launch N[-M]|"", --max-reports N|"", --export-on-error 0|1, --record-capacity N|"")."""
+    --launch N[-M]|"", --max-reports N|"", --export-on-error 0|1, --record-capacity N|"",
+    --check-continue suppress|run)."""
     level = int(options.get("level", "1"))
     addr_level = int(options.get("addr-level", "1"))
     check = options.get("check") or None
@@ -1599,6 +1600,7 @@ def _cli_begin(options: dict[str, str]) -> None:
         max_reports=int(maxr) if maxr else None,
         kernel=options.get("kernel") or None,
         launch=options.get("launch") or None,
+        check_continue=options.get("check-continue") or "suppress",
     )
     out = _config.output_dir  # out/rank<R> in a torchrun job
     clear_exported_runs()
@@ -1697,14 +1699,16 @@ def _cli_end(status: int) -> list[str]:
             f"{tag}: no kernel with fpl.collect_start()/collect_end() markers was launched "
             "(use --check to check every kernel without markers)"
         )
-    incomplete = len(
-        [r for r in runs if not r.get("complete", True) and r.get("error") is None]
-    ) + (session["incomplete_runs"] if session is not None else 0)
+    # the summary counts them (summary.json complete: false, summary.txt INCOMPLETE lines)
+    incomplete = int(totals.get("incomplete_launches", 0))
+    if session is not None:
+        incomplete = max(incomplete, int(session["incomplete_runs"]))
     _cli_state["incomplete_runs"] = incomplete
     if incomplete:
         lines.append(
             f"{tag}: warning: {incomplete} launch(es) did not fit their record buffer; what they "
             "did not record was not checked (raise --record-capacity)"
+            + (": exit status 4 (--strict)" if _cli_state.get("strict") else "")
         )
     if _write_failures["count"]:
         n = _write_failures["count"]
@@ -1743,6 +1747,8 @@ def _cli_exit_status(status: int) -> int:
         return 1  # reports are missing: the run did not give what it was asked for
     if _cli_state.get("sanitize") and _cli_state.get("findings"):
         return EXIT_FINDINGS
-    if _cli_state.get("strict") and _cli_state.get("not_observed"):
+    if _cli_state.get("strict") and (
+        _cli_state.get("not_observed") or _cli_state.get("incomplete_runs")
+    ):
         return EXIT_NOT_OBSERVED
     return status

@@ -82,13 +82,27 @@ static void write_header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 	}
 	fp__tb_printf(t, "level:           %d\n", in->level);
 	fp__tb_printf(t, "addr_level:      %d\n", in->addr_level);
-	fp__tb_printf(t, "record_capacity: %" PRIu64 " records per program\n",
-		      in->slots_per_program);
-	fp__tb_printf(t, "records:         %" PRIu64 " stored", in->record_count);
-	if (in->dump_count)
-		fp__tb_printf(t, ", %" PRIu64 " with a level-2 dump", in->dump_count);
-	fp__tb_ch(t, '\n');
-	fp__tb_printf(t, "overflow:        %" PRIu64 "\n", in->overflow_count);
+	if (in->has_checks) {
+		size_t nk;
+
+		fp_dbg_run_checks(c->run, &nk);
+		fp__tb_printf(
+			t,
+			"checks:          %zu, evaluated on the device per instance (the check "
+			"area cannot overflow)%s\n",
+			nk,
+			in->suppress ? "; lanes out of bounds suppressed" :
+				       "; lanes out of bounds performed (check_continue=run)");
+	}
+	if (in->slots_per_program || !in->has_checks) {
+		fp__tb_printf(t, "record_capacity: %" PRIu64 " records per program\n",
+			      in->slots_per_program);
+		fp__tb_printf(t, "records:         %" PRIu64 " stored", in->record_count);
+		if (in->dump_count)
+			fp__tb_printf(t, ", %" PRIu64 " with a level-2 dump", in->dump_count);
+		fp__tb_ch(t, '\n');
+		fp__tb_printf(t, "overflow:        %" PRIu64 "\n", in->overflow_count);
+	}
 	if (in->flags & FP_DBG_FLAG_DUMP_ARENA)
 		fp__tb_printf(t, "dump arena:      %" PRIu64 " of %" PRIu64 " words used\n",
 			      FP_MIN(in->dump_cursor, in->dump_capacity), in->dump_capacity);

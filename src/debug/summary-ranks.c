@@ -1532,6 +1532,7 @@ static void parts_report(const struct merged *m, struct fp_dbg_summary_parts_rep
 	t->findings = count_of(&m->totals, "findings");
 	t->finding_launches = count_of(&m->totals, "launches_with_findings");
 	t->reports = count_of(&m->totals, "reports");
+	t->incomplete_launches = count_of(&m->totals, "incomplete_launches");
 	t->dropped_kernels = count_of(&m->dropped, "kernels");
 	t->dropped_reasons = count_of(&m->dropped, "reasons");
 	t->dropped_findings = count_of(&m->dropped, "findings");

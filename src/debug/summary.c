@@ -30,7 +30,9 @@ struct skernel {
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
 	uint64_t findings; /* distinct findings of this kernel */
 	uint64_t first_launch;
-	bool has_coverage; /* of its latest instrumented launch */
+	uint64_t incomplete;        /* instrumented launches that did not record everything */
+	uint32_t incomplete_reason; /* interned: why the first of them did not */
+	bool has_coverage;          /* of its latest instrumented launch */
 	struct fp_dbg_coverage coverage;
 };
 
@@ -79,6 +81,7 @@ struct fp_dbg_summary {
 	uint64_t next_index, launches;
 	uint64_t by_status[FP_DBG_LAUNCH_NSTATUS];
 	uint64_t finding_launches, reports;
+	uint64_t incomplete_launches; /* launches whose records or dumps did not all fit */
 	uint64_t dropped_kernels, dropped_reasons, dropped_findings, dropped_frames;
 	/* the program's first NaN and Inf origins (produced, not loaded): index + 1, 0 for none */
 	size_t first_origin[2];
@@ -444,10 +447,39 @@ void fp_dbg_summary_totals(struct fp_dbg_summary *s, struct fp_dbg_summary_total
 	t->dropped_kernels = s->dropped_kernels;
 	t->dropped_reasons = s->dropped_reasons;
 	t->dropped_findings = s->dropped_findings;
+	t->incomplete_launches = s->incomplete_launches;
 	pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- findings ----------------------------------------------------------------------------- */
+
+/*
+ * A launch whose records or dumps did not all fit: counted, and the first one's reason kept
+ * per kernel (summary.json `complete`, summary.txt's INCOMPLETE line, --strict).
+ */
+static int add_incomplete(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run)
+{
+	const struct fp_dbg_run_info *ri = fp_dbg_run_info(run);
+	char why[256];
+	int n = 0;
+
+	if (ri->complete)
+		return FP_OK;
+	s->incomplete_launches++;
+	if (kix == UINT32_MAX || s->kernels[kix].incomplete++)
+		return FP_OK;
+	if (ri->overflow_count)
+		n = snprintf(why, sizeof(why),
+			     "%" PRIu64 " records did not fit the %" PRIu64 " slots per program of "
+			     "its %" PRIu64 " programs (raise record_capacity)",
+			     ri->overflow_count, ri->slots_per_program, ri->programs);
+	if (ri->dump_overflow && n >= 0 && (size_t)n < sizeof(why))
+		snprintf(why + n, sizeof(why) - (size_t)n,
+			 "%s%" PRIu64 " dump words did not fit the dump arena of %" PRIu64
+			 " words (raise dump_capacity)",
+			 n ? "; " : "", ri->dump_overflow, ri->dump_capacity);
+	return intern(s, why, &s->kernels[kix].incomplete_reason);
+}
 
 static int add_coverage(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
 			const struct fp_dbg_launch *l);
@@ -569,6 +601,8 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 	if ((st = kernel_of(s, l->kernel, l->source_file, launch, &kix)))
 		goto out;
 	if (kix != UINT32_MAX && (st = add_coverage(s, kix, run, l)))
+		goto out;
+	if ((st = add_incomplete(s, kix, run)))
 		goto out;
 	if (n == 0)
 		goto out;
@@ -751,8 +785,19 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 	kv_opt(w, "checks", s->checks);
 	kv_opt(w, "command", s->command);
 	kv_opt(w, "output_dir", s->output_dir);
-	fp_jsonw_kv_bool(w, "complete", !s->incomplete);
-	kv_opt(w, "incomplete_reason", s->incomplete);
+	fp_jsonw_kv_bool(w, "complete", !s->incomplete && !s->incomplete_launches);
+	if (s->incomplete || !s->incomplete_launches) {
+		kv_opt(w, "incomplete_reason", s->incomplete);
+	} else {
+		char why[160];
+
+		snprintf(why, sizeof(why),
+			 "%" PRIu64 " launch%s did not record everything; what %s not record was "
+			 "not checked",
+			 s->incomplete_launches, s->incomplete_launches == 1 ? "" : "es",
+			 s->incomplete_launches == 1 ? "it did" : "they did");
+		fp_jsonw_kv_string(w, "incomplete_reason", why);
+	}
 	if (s->has_exit)
 		fp_jsonw_kv_int(w, "exit_status", s->exit_status);
 	else
@@ -768,6 +813,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "findings", s->nfindings + s->dropped_findings);
 	fp_jsonw_kv_uint(w, "launches_with_findings", s->finding_launches);
 	fp_jsonw_kv_uint(w, "reports", s->reports);
+	fp_jsonw_kv_uint(w, "incomplete_launches", s->incomplete_launches);
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "dropped");
 	fp_jsonw_object_begin(w);
@@ -788,6 +834,8 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 		fp_jsonw_kv_uint(w, "instrumented", k->by_status[FP_DBG_LAUNCH_INSTRUMENTED]);
 		fp_jsonw_kv_uint(w, "first_launch", k->first_launch);
 		fp_jsonw_kv_uint(w, "findings", k->findings);
+		fp_jsonw_kv_uint(w, "incomplete_launches", k->incomplete);
+		kv_opt(w, "incomplete_reason", k->incomplete ? str(s, k->incomplete_reason) : NULL);
 		fp_jsonw_key(w, "coverage");
 		if (k->has_coverage) {
 			fp_jsonw_object_begin(w);
@@ -1010,6 +1058,15 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 	}
 	if (s->incomplete)
 		fp__tb_printf(t, "%s: INCOMPLETE: %s\n", tag, txt(x, s->incomplete));
+	for (i = 0; i < s->nkernels; i++)
+		if (s->kernels[i].incomplete)
+			fp__tb_printf(t,
+				      "%s: INCOMPLETE: %s: %" PRIu64
+				      " launch(es) did not record everything, so what they did not "
+				      "record was not checked: %s\n",
+				      tag, txt(x, str(s, s->kernels[i].name)),
+				      s->kernels[i].incomplete,
+				      txt(x, str(s, s->kernels[i].incomplete_reason)));
 	if (s->nkernels) {
 		for (i = 0; i < s->nkernels; i++)
 			width = FP_MAX(width, strlen(str(s, s->kernels[i].name)));

@@ -61,6 +61,73 @@ def gems_ops(t: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: A wider set for the trust tests (at least 30 operators FlagGems serves with Triton kernels,
+#: reductions with infinite identities, padding with -inf, dtype limits among them).
+GEMS_WIDE = (
+    "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid",
+    "tanh", "gelu", "silu", "relu", "softmax", "log_softmax", "layer_norm", "sum", "mean",
+    "max", "min", "amax", "argmax", "cumsum", "mm", "bmm", "addmm", "cross_entropy",
+    "where", "clamp", "pow", "embedding", "cat", "var_mean",
+)
+
+
+def gems_wide_ops(t: dict[str, Any]) -> dict[str, Any]:
+    """The operators of GEMS_WIDE on the inputs of gems_inputs (whatever serves them now)."""
+    import torch
+    import torch.nn.functional as F
+
+    a, b = t["a"], t["b"]
+    pos = a.abs() + 0.5
+    idx = (b.abs() * 97).long() % 1000
+    return {
+        "add": a + b,
+        "sub": a - b,
+        "mul": a * b,
+        "div": a / pos,
+        "neg": -a,
+        "abs": a.abs(),
+        "exp": torch.exp(a),
+        "log": torch.log(pos),
+        "sqrt": torch.sqrt(pos),
+        "rsqrt": torch.rsqrt(pos),
+        "sigmoid": torch.sigmoid(a),
+        "tanh": torch.tanh(a),
+        "gelu": F.gelu(a),
+        "silu": F.silu(a),
+        "relu": F.relu(a),
+        "softmax": torch.softmax(a, dim=-1),
+        "log_softmax": torch.log_softmax(a, dim=-1),
+        "layer_norm": F.layer_norm(a, (a.shape[-1],), t["w"], t["bias"]),
+        "sum": torch.sum(a, dim=-1),
+        "mean": torch.mean(a, dim=0),
+        "max": torch.max(a, dim=-1).values,
+        "min": torch.min(a, dim=-1).values,
+        "amax": torch.amax(a, dim=0),
+        "argmax": torch.argmax(a, dim=-1),
+        "cumsum": torch.cumsum(a[:64], dim=-1),
+        "mm": torch.mm(t["m1"], t["m2"]),
+        "bmm": torch.bmm(t["m1"].view(4, 128, 384), t["m2"].expand(4, 384, 256)),
+        "addmm": torch.addmm(t["m2"][0], t["m1"], t["m2"]),
+        "cross_entropy": F.cross_entropy(a[:512], idx[:512, 0]),
+        "where": torch.where(a > 0, a, b),
+        "clamp": torch.clamp(a, -0.5, 0.5),
+        "pow": torch.pow(pos, 1.5),
+        "embedding": F.embedding(idx[:64, :8], t["m1"]),
+        "cat": torch.cat([a[:100], b[:100]], dim=0),
+        "var_mean": torch.var_mean(a, dim=-1)[0],
+    }
+
+
+def gems_wide_run(t: dict[str, Any]) -> dict[str, Any]:
+    import flag_gems
+    import torch
+
+    with flag_gems.use_gems():
+        out = gems_wide_ops(t)
+    torch.cuda.synchronize()
+    return out
+
+
 def gems_run(t: dict[str, Any]) -> dict[str, Any]:
     import flag_gems
     import torch

@@ -141,10 +141,29 @@ print("not reached")
 """
 
 
-def test_faulting_kernel_is_attributed(tmp_path):
+def test_wild_store_is_suppressed_and_the_program_survives(tmp_path):
+    """A store 1 TiB past its tensor: the check finds it, does not perform it, and the program
+    reaches its end (no illegal-address error ending the CUDA context)."""
     prog = tmp_path / "fault.py"
     prog.write_text(FAULT.format(py=str(HERE.parent / "python")))
     r = subprocess.run(["flagprism", "debug", "--check", "bounds", "-o", str(tmp_path / "out"), str(prog)],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 3 and "before" in r.stdout and "not reached" in r.stdout, r.stderr[-3000:]
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (f,) = [f for f in s["findings"] if f["kernel"] == "wild"]
+    assert f["kind"] == "out_of_bounds", f
+    rep = json.loads(Path(f["report"].replace(".txt", ".json")).read_text())
+    (g,) = rep["findings"]
+    assert g["suppressed"] == g["lanes_out"] == 1024 and g["location"] == "outside_allocations"
+
+
+def test_faulting_kernel_is_attributed(tmp_path):
+    """With --check-continue run the store is performed, as without the Debugger: the fault is
+    named on the faulting launch."""
+    prog = tmp_path / "fault.py"
+    prog.write_text(FAULT.format(py=str(HERE.parent / "python")))
+    r = subprocess.run(["flagprism", "debug", "--check", "bounds", "--check-continue", "run",
+                        "-o", str(tmp_path / "out"), str(prog)],
                        capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode != 0 and "before" in r.stdout and "not reached" not in r.stdout
     s = json.loads((tmp_path / "out" / "summary.json").read_text())

@@ -96,6 +96,33 @@ def test_flaggems_under_sanitize(dbg):
     assert any("LibEntry" in p for p in paths), paths
 
 
+@pytest.mark.parametrize("checks", ["bounds", "bounds,nan,inf,domain"])
+def test_flaggems_wide_clean_under_checks(dbg, checks):
+    """At least 30 FlagGems operators (softmax with -inf padding, max/min with dtype-limit
+    identities, log_softmax, cross entropy among them) under check mode: no finding, results
+    as without the Debugger (bit for bit under bounds; within rounding under value checks, which
+    read every intermediate: docs/guide/debugger.md, "Results under value checks")."""
+    _need("flag_gems")
+    t = wl.gems_inputs()
+    bare = wl.gems_wide_run(t)
+    assert len(wl.GEMS_WIDE) >= 30
+    dbg.activate(check=checks)
+    got = wl.gems_wide_run(t)
+    dbg.deactivate()
+    for k in wl.GEMS_WIDE:
+        if checks == "bounds":
+            assert torch.equal(got[k], bare[k]), k
+        else:
+            torch.testing.assert_close(got[k], bare[k], rtol=1e-5, atol=1e-5, msg=k)
+    s = debugger.summary()
+    tot = s["totals"]
+    assert tot["findings"] == 0, s["text"]
+    assert tot["by_status"]["instrumented"] >= 30, s["text"]
+    assert tot["by_status"]["failed"] == 0, s["text"]
+    names = {k["name"] for k in s["json"]["kernels"] if k["instrumented"]}
+    print(f"\n{checks}: {len(names)} kernels, {tot['by_status']['instrumented']} launches checked")
+
+
 def test_flaggems_use_gems_while_buffers_are_made(dbg):
     """The Debugger's own buffers are made while FlagGems serves torch.zeros: nothing of
     FlagPrism's reaches FlagGems (no recursion; the summary has only the user's launches)."""
@@ -194,6 +221,22 @@ def test_liger_ops_clean_under_sanitize(dbg):
     got = wl.liger_pass(t)
     dbg.deactivate()
     _equal(got, bare)
+    s = debugger.summary()
+    assert s["totals"]["findings"] == 0, s["text"]
+    assert s["totals"]["by_status"]["instrumented"] >= 9, s["text"]
+    assert s["totals"]["by_status"]["failed"] == 0, s["text"]
+
+
+def test_liger_clean_under_every_check(dbg):
+    """Liger-Kernel forward and backward under bounds,nan,inf,domain: no finding."""
+    _need("liger_kernel")
+    t = wl.liger_inputs()
+    bare = wl.liger_pass(t)
+    dbg.activate(check="bounds,nan,inf,domain")
+    got = wl.liger_pass(t)
+    dbg.deactivate()
+    for k in bare:
+        torch.testing.assert_close(got[k], bare[k], rtol=1e-5, atol=1e-5, msg=k)
     s = debugger.summary()
     assert s["totals"]["findings"] == 0, s["text"]
     assert s["totals"]["by_status"]["instrumented"] >= 9, s["text"]

@@ -21,7 +21,7 @@ const char cmd_debug_usage[] =
 	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize | --check LIST]\n"
 	"                [--strict] [--all-reports] [--kernel REGEX] [--launch N[-M]]\n"
 	"                [--max-reports N] [--export-on-error] [--record-capacity N]\n"
-	"                SCRIPT [ARGS...]\n"
+	"                [--check-continue suppress|run] SCRIPT [ARGS...]\n"
 	"flagprism debug [OPTIONS] pytest [PYTEST-ARGS...]";
 
 /* The checks of --check, as docs/cli/flagprism-debug.md lists them. */
@@ -79,6 +79,7 @@ int cmd_debug(int argc, char **argv)
 {
 	long level = 1, addr_level = 1, record_capacity = -1, max_reports = -1;
 	const char *out = "fp_debug", *check = NULL, *kernel = NULL, *launch = NULL;
+	const char *cont = "suppress";
 	bool sanitize = false, strict = false, export_on_error = false, all_reports = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_INT("level", 0, &level, "N",
@@ -113,6 +114,10 @@ int cmd_debug(int argc, char **argv)
 			    "records of one launch (default: sized from the launch); what does not "
 			    "fit is counted as overflow",
 			    0, 1L << 31),
+		FPT_OPT_STRING(
+			"check-continue", 0, &cont, "MODE",
+			"what a lane found out of bounds does: suppress (default: the access "
+			"is not performed) or run (performed, as without the Debugger)"),
 		FPT_OPT_END(),
 	};
 	char level_s[8], addr_s[8], cap_s[24], maxr_s[24];
@@ -133,6 +138,10 @@ int cmd_debug(int argc, char **argv)
 		return rc;
 	if (kernel && !kernel[0])
 		return fpt_usage(argv[0], "option '--kernel' needs a regular expression");
+	if (strcmp(cont, "suppress") && strcmp(cont, "run"))
+		return fpt_usage(argv[0],
+				 "option '--check-continue' needs 'suppress' or 'run', not '%s'",
+				 cont);
 	snprintf(level_s, sizeof(level_s), "%ld", level);
 	snprintf(addr_s, sizeof(addr_s), "%ld", addr_level);
 	cap_s[0] = maxr_s[0] = '\0';
@@ -158,6 +167,7 @@ int cmd_debug(int argc, char **argv)
 	WORD("--max-reports", maxr_s);
 	WORD("--export-on-error", export_on_error ? "1" : "0");
 	WORD("--record-capacity", cap_s);
+	WORD("--check-continue", cont);
 #undef WORD
 	return fpt_python_run_tool(words, n, &argv[1], nargs);
 }
