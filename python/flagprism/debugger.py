@@ -1646,7 +1646,7 @@ def _cli_end(status: int) -> list[str]:
     from flagprism import _ext  # type: ignore[attr-defined]
 
     deactivate()
-    runs = take_exported_runs()
+    take_exported_runs()  # the run dicts are not kept past the command
     out = _cli_state.get("output", "fp_debug")
     tag = _cli_state.get("tag", "flagprism debug")
     s = _summary_obj()
