@@ -7,7 +7,8 @@
 #   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,suite,tests,bench
 #                                       (default build,doctor,tests,bench; suite: the README's
 #                                       test command, scripts/test.sh, beside the GPU tests)
-# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_TESTS_S / FP_BENCH_S / FP_SUITE_S
+# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_GPU_JOBS (pytest-xdist workers),
+# FP_TESTS_S / FP_BENCH_S / FP_SUITE_S
 # (time limits), FP_TEST_HANG_S (pytest prints the stacks of a test running longer), FP_BENCHES
 # (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
 # launch_paths whole"), FP_BENCH_ARGS. Each failing GPU test's traceback is also written as it
@@ -72,7 +73,13 @@ fi
 if has tests; then
 	log "pytest -m gpu ${FP_GPU_TESTS:-tests/gpu}"
 	# shellcheck disable=SC2086
-	timeout -s INT -k 20 "${FP_TESTS_S:-300}" $PY -m pytest -m gpu -v --tb=short --durations=25 -p no:cacheprovider \
+	# FP_GPU_JOBS=N: N pytest-xdist workers sharing the GPU (tests that need the GPU's counters to
+	# themselves run in their own serial call, not under this)
+	jobs=()
+	if [ -n "${FP_GPU_JOBS:-}" ] && $PY -c "import xdist" 2>/dev/null; then
+		jobs=(-n "$FP_GPU_JOBS")
+	fi
+	timeout -s INT -k 20 "${FP_TESTS_S:-300}" $PY -m pytest -m gpu "${jobs[@]}" -v --tb=short --durations=25 -p no:cacheprovider \
 		-rs -o faulthandler_timeout="${FP_TEST_HANG_S:-240}" \
 		--junitxml="$OUT/gpu-tests.xml" ${FP_GPU_TESTS:-tests/gpu} >"$OUT/gpu-tests.log" 2>&1 || status=1
 	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -60
