@@ -711,6 +711,10 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	struct tb text = {0};
 	size_t off = 0;
 	int64_t hdr_small[CK_TABLE_AT + CK_ENTRY_WORDS * 32], *hdr = hdr_small;
+	/* the tensor table the C scan fills on its way (up to 32 parameters; more, or a scan
+	 * left to Python, and the header asks each argument again) */
+	uint64_t tbl[CK_ENTRY_WORDS * 32];
+	bool tbl_ok = false;
 	size_t hdr_words = 8;
 	const char *kname, *file, *sites;
 	Py_ssize_t i, klen, flen, slen;
@@ -781,8 +785,12 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 	sargv[3] = Py_False; /* not the interpreter: only device launches come here */
 	sargv[4] = PyTuple_GET_ITEM(F, F_TENSOR);
 	sargv[5] = PyTuple_GET_ITEM(F, F_CX);
-	sc = fpy_debug_scan_args(sargv, 6);
+	tbl_ok = PyTuple_GET_SIZE(PyTuple_GET_ITEM(F, F_NAMES)) <= 32;
+	if (tbl_ok)
+		memset(tbl, 0, sizeof(tbl));
+	sc = fpy_debug_scan_args(sargv, 6, tbl_ok ? tbl : NULL);
 	if (sc == Py_None) {
+		tbl_ok = false;
 		/* arguments the C scan leaves to Python (duck-typed pointers such as FlagGems'
 		 * StridedBuffer, descriptors): _plans.scan_py, the reference */
 		Py_SETREF(sc, PyObject_CallOneArg(PyTuple_GET_ITEM(F, F_SCAN_PY), bound));
@@ -932,8 +940,13 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 			hdr[10] = PyObject_IsTrue(PyTuple_GET_ITEM(P, P_SUPPRESS)) == 1;
 			hdr[11] = prefix;
 			hdr[12] = hdr[13] = hdr[14] = hdr[15] = 0;
-			/* the tensor table, as debug_tensor_table makes it for the Python path */
-			for (i = 0; i < nparams; i++) {
+			/* the tensor table: the scan's, or as debug_tensor_table makes it for the
+			 * Python path */
+			for (i = 0; tbl_ok && i < nparams; i++)
+				for (k = 0; k < 4; k++)
+					hdr[CK_TABLE_AT + CK_ENTRY_WORDS * i + k] =
+						(int64_t)tbl[CK_ENTRY_WORDS * i + k];
+			for (i = 0; !tbl_ok && i < nparams; i++) {
 				PyObject *v =
 					PyDict_GetItemWithError(bound, PyTuple_GET_ITEM(names, i));
 				uint64_t e[4] = {0, 0, 0, 0};

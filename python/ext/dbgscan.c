@@ -161,9 +161,10 @@ static void w_i64(struct wr *w, long long x)
 	w_str(w, t, fpy_fmt_i64(t, x));
 }
 
-/* Append "[a, b, ...]" of a sequence of ints. 0, or -1 (an error set, or more than SC_MAX_DIMS
+/* Append "[a, b, ...]" of a sequence of ints, keeping them in `vals` (at most SC_MAX_DIMS) and
+ * their count in *nvals when those are given. 0, or -1 (an error set, or more than SC_MAX_DIMS
  * dimensions: then no error, the caller gives up). */
-static int put_ints(struct wr *w, PyObject *seq_obj)
+static int put_ints(struct wr *w, PyObject *seq_obj, int64_t *vals, Py_ssize_t *nvals)
 {
 	PyObject *seq = PySequence_Fast(seq_obj, "not a sequence");
 	Py_ssize_t n, i;
@@ -186,8 +187,12 @@ static int put_ints(struct wr *w, PyObject *seq_obj)
 		if (i)
 			W_LIT(w, ", ");
 		w_i64(w, x);
+		if (vals)
+			vals[i] = x;
 	}
 	W_LIT(w, "]");
+	if (nvals)
+		*nvals = n;
 	Py_DECREF(seq);
 	return 0;
 }
@@ -197,10 +202,13 @@ static int put_ints(struct wr *w, PyObject *seq_obj)
  * entry's changing fields. 1 on success; 0 when it cannot be described here (no error set);
  * -1 with an error set.
  */
-static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part, PyObject **dyn)
+static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part, PyObject **dyn,
+		      uint64_t *entry)
 {
 	/* "shape" and "strides" of up to SC_MAX_DIMS 20-digit numbers each, and three addresses */
 	char buf[160 + 2 * SC_MAX_DIMS * 22];
+	int64_t shp[SC_MAX_DIMS], str[SC_MAX_DIMS];
+	Py_ssize_t nshp = -1, nstr = -2;
 	PyObject *ptr = NULL, *st = NULL, *sptr = NULL, *nb = NULL, *shape = NULL, *strides = NULL;
 	unsigned long long p, sp = 0, n;
 	bool null_ptrs = false, soft = false;
@@ -250,10 +258,10 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	if (!(shape = PyObject_GetAttr(v, s_shape)) || !(strides = call0(v, s_stride)))
 		goto out;
 	W_LIT(&w, "\"shape\": ");
-	if (put_ints(&w, shape))
+	if (put_ints(&w, shape, shp, &nshp))
 		goto fail_scan;
 	W_LIT(&w, ", \"strides\": ");
-	if (put_ints(&w, strides))
+	if (put_ints(&w, strides, str, &nstr))
 		goto fail_scan;
 	if (null_ptrs) {
 		W_LIT(&w, ", \"data_ptr\": null, \"storage_ptr\": null");
@@ -268,6 +276,28 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	W_LIT(&w, "}");
 	if (w.over)
 		goto fail_scan; /* cannot happen: buf holds the longest entry */
+	if (entry && !null_ptrs && nshp == nstr) {
+		/* the tensor-table entry, as fpy_tensor_entry makes it, from what was read above */
+		PyObject *esz = call0(v, s_element_size);
+		unsigned long long es = esz ? PyLong_AsUnsignedLongLong(esz) : 0;
+		struct fp_dbg_arg arg;
+
+		Py_XDECREF(esz);
+		if (es == (unsigned long long)-1 || PyErr_Occurred()) {
+			PyErr_Clear();
+			es = 0;
+		}
+		memset(&arg, 0, sizeof(arg));
+		if (es && es <= UINT32_MAX &&
+		    fp_dbg_arg_set_view(&arg, p, (uint32_t)es, (size_t)nshp, shp, str) == FP_OK) {
+			entry[0] = entry[2] = arg.view_lo;
+			entry[1] = entry[3] = arg.view_hi;
+			if (n <= UINT64_MAX - sp) {
+				entry[2] = sp;
+				entry[3] = sp + n;
+			}
+		}
+	}
 	*dyn = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)w.len);
 	rc = *dyn ? 1 : -1;
 	goto out;
@@ -467,7 +497,17 @@ PyDoc_STRVAR(
 	"tensors have no addresses there). None when an argument is of a kind this does not\n"
 	"describe; an exception an argument's method raised propagates.");
 
+static PyObject *scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table);
+
 static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	(void)module;
+	return scan_args(argv, argc, NULL);
+}
+
+/* debug_scan_args(), filling `table` (4 words per parameter, zeroed by the caller) with each
+ * tensor argument's tensor-table entry when given. */
+static PyObject *scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table)
 {
 	PyObject *names, *kinds, *bound, *tensor_type, *cx_type;
 	PyObject *parts = NULL, *dyn = NULL, *empty = NULL, *ret = NULL;
@@ -475,7 +515,6 @@ static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssi
 	Py_ssize_t n, i;
 	int interp;
 
-	(void)module;
 	if (argc != 6) {
 		PyErr_SetString(PyExc_TypeError, "debug_scan_args takes 6 arguments");
 		return NULL;
@@ -547,7 +586,8 @@ static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssi
 			else
 				d = float_dyn(v);
 		} else if (PyObject_TypeCheck(v, (PyTypeObject *)tensor_type)) {
-			int rc = tensor_arg(v, interp, !kind, &part, &d);
+			int rc = tensor_arg(v, interp, !kind, &part, &d,
+					    table ? table + 4 * i : NULL);
 
 			if (rc < 0)
 				goto fail_v;
@@ -706,9 +746,9 @@ PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc)
 	return debug_bind(NULL, argv, argc);
 }
 
-PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc)
+PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table)
 {
-	return debug_scan_args(NULL, argv, argc);
+	return scan_args(argv, argc, table);
 }
 
 static PyMethodDef dbgscan_methods[] = {
