@@ -268,7 +268,7 @@ _results: list[dict[str, Any]] | None = None
 
 
 def _compiled() -> list[dict[str, Any]]:
-    """The child's results (run once per session: about a minute on 2 cores)."""
+    """The child's results (run once per session: a few seconds on 2 cores)."""
     global _results
     if _results is None:
         env = dict(os.environ)
