@@ -1240,17 +1240,21 @@ def _instrumented(
         _dbgexport.unreserve(entry, plan)
         where = f"; partial records: {partial.get('txt')}" if partial and partial.get("txt") else ""
         if _compile_error(e):
-            # the instrumented kernel did not compile: run the kernel itself, say so
+            # the instrumented kernel did not compile: run the kernel itself, say so (and why,
+            # when the installed Triton itself is the cause: a known-bad row)
+            why = compat.explain_compile_error(e)
             _summary_launch(
                 *_identity(fn),
                 S_FAILED,
                 f"the instrumented kernel failed to compile ({type(e).__name__}: "
-                f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented",
+                f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented"
+                + (f"; {why}" if why else ""),
                 index=index,
             )
             _warn_once(
                 _paths.kernel_name(fn),
-                f"runs unobserved: its instrumented twin failed to compile: {e}",
+                f"runs unobserved: its instrumented twin failed to compile: {e}"
+                + (f"; {why}" if why else ""),
             )
             if call_next is None:
                 raise _NotInstrumented(str(e)) from e
