@@ -26,6 +26,7 @@
 	X(debug)      \
 	X(dbgstack)   \
 	X(dbgscan)    \
+	X(dbgdesc)    \
 	X(dbgfast)    \
 	X(devmem)     \
 	X(prof)       \

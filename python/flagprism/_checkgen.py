@@ -63,8 +63,6 @@ HELPERS = {
     H_CAST: "cast",
 }
 
-#: Every check kind a run may ask for (check mode's --check list).
-KINDS = ("bounds", "nan", "inf", "precision", "domain")
 #: The most check slots of one kernel (its twin and its helpers' twins).
 MAX_SLOTS = 1 << 16
 

@@ -2443,8 +2443,8 @@ def rewrite(
 ) -> Twin:
     """Parse the kernel, check its markers and build the twin's text and tables (no exec).
     sanitize: check mode, the whole body, markers or not, writing only its checks. rules: the
-    findings rules the twin checks (_checkgen.KINDS); suppress: lanes found out of bounds do not
-    perform their access."""
+    checks the twin makes (debugger.CHECKS: the library's registry); suppress: lanes found out
+    of bounds do not perform their access."""
     return _Rewriter(jitfn, level, addr_level, sanitize, rules=rules, suppress=suppress).run()
 
 

@@ -56,27 +56,6 @@ struct ctx {
 	size_t np;
 };
 
-const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind)
-{
-	switch (kind) {
-	case FP_DBG_FINDING_OUT_OF_BOUNDS:
-		return "out_of_bounds";
-	case FP_DBG_FINDING_NAN_ORIGIN:
-		return "nan_origin";
-	case FP_DBG_FINDING_INF_ORIGIN:
-		return "inf_origin";
-	case FP_DBG_FINDING_DIVISION_BY_ZERO:
-		return "division_by_zero";
-	case FP_DBG_FINDING_INVALID_DOMAIN:
-		return "invalid_domain";
-	case FP_DBG_FINDING_PRECISION_LOSS:
-		return "precision_loss";
-	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
-		return "descriptor_extent";
-	}
-	return "unknown";
-}
-
 const char *fp_dbg_oob_where_name(enum fp_dbg_oob_where where)
 {
 	switch (where) {
@@ -386,27 +365,7 @@ static void value_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 	enum fp_dbg_finding_kind kind;
 	struct agg *g;
 
-	switch (k->rule) {
-	case FP_DBG_RULE_NAN:
-	case FP_DBG_RULE_NAN_MEM:
-		kind = FP_DBG_FINDING_NAN_ORIGIN;
-		break;
-	case FP_DBG_RULE_INF:
-	case FP_DBG_RULE_INF_MEM:
-		kind = FP_DBG_FINDING_INF_ORIGIN;
-		break;
-	case FP_DBG_RULE_DIV_ZERO:
-	case FP_DBG_RULE_DIV_TINY:
-		kind = FP_DBG_FINDING_DIVISION_BY_ZERO;
-		break;
-	case FP_DBG_RULE_SQRT_NEGATIVE:
-	case FP_DBG_RULE_LOG_NEGATIVE:
-		kind = FP_DBG_FINDING_INVALID_DOMAIN;
-		break;
-	default:
-		kind = FP_DBG_FINDING_PRECISION_LOSS;
-		break;
-	}
+	kind = fp_dbg_rule_kind(k->rule); /* the registry's (checks.c) */
 	g = add(x, kind, k->statement, k->site);
 	if (!g)
 		return;
