@@ -353,6 +353,13 @@ struct fp_dbg_check_slot {
 	const char *loop_var;       /* the innermost `for` loop's variable around it, or NULL */
 	uint32_t loop_line;         /* that loop's line */
 	enum fp_dtype target_dtype; /* casts: the dtype converted to */
+	/* bounds: the access's lanes outside the views are not performed (the site table's
+	 * "suppressed": only where the rewriter could mask the access itself) */
+	bool suppressed;
+	/* nan/inf of a value a store or atomic writes: the parameters the pointer may derive from
+	 * (the site table's "stores"): where a NaN or Inf it holds went */
+	const char *const *stores;
+	size_t nstores;
 	/* the device's words */
 	uint64_t fired;         /* instances where the rule fired */
 	uint64_t count;         /* elements (lanes) involved, summed over them */
@@ -698,6 +705,10 @@ struct fp_dbg_finding {
 	double value;               /* the first offending element's value */
 	enum fp_dtype target_dtype; /* precision_loss: the dtype converted to */
 	bool from_memory;           /* nan/inf origin at a load: the data already held it */
+	/* from_memory: the parameters the load's pointer may derive from (the site table's
+	 * "cands"; borrowed from the run): whose memory held it */
+	const char *const *cands;
+	size_t ncands;
 	/* nan/inf origin: later values of this launch that held it because a read did, and loads
 	 * of it (not findings of their own) */
 	uint64_t descendants;

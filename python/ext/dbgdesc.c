@@ -71,7 +71,9 @@ static const struct field *fields_of(PyTypeObject *type)
 		return kernel_fields;
 	if (type == fpy_replay_plan_type)
 		return plan_fields;
-	return sizing_fields;
+	if (type == fpy_replay_sizing_type)
+		return sizing_fields;
+	return NULL; /* cannot happen: the types are made once */
 }
 
 static bool is_object(enum kind k)
@@ -149,6 +151,10 @@ static PyObject *desc_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	PyObject *self;
 	Py_ssize_t n = 0;
 
+	if (!fields) {
+		PyErr_Format(PyExc_TypeError, "%s cannot be subclassed", type->tp_name);
+		return NULL;
+	}
 	if (PyTuple_GET_SIZE(args)) {
 		PyErr_Format(PyExc_TypeError, "%s() takes keyword arguments only", type->tp_name);
 		return NULL;
@@ -194,7 +200,7 @@ static int desc_traverse(PyObject *self, visitproc visit, void *arg)
 	const struct field *f;
 
 	Py_VISIT(Py_TYPE(self));
-	for (f = fields_of(Py_TYPE(self)); f->name; f++)
+	for (f = fields_of(Py_TYPE(self)); f && f->name; f++)
 		if (is_object(f->kind))
 			Py_VISIT(*(PyObject **)(void *)((char *)self + f->offset));
 	return 0;
@@ -204,7 +210,7 @@ static int desc_clear(PyObject *self)
 {
 	const struct field *f;
 
-	for (f = fields_of(Py_TYPE(self)); f->name; f++)
+	for (f = fields_of(Py_TYPE(self)); f && f->name; f++)
 		if (is_object(f->kind))
 			Py_CLEAR(*(PyObject **)(void *)((char *)self + f->offset));
 	return 0;
@@ -243,20 +249,19 @@ SPEC(sizing, "ReplaySizing", struct fpy_replay_sizing, sizing_members,
      "_plans.Sizing's `fast`): the compiled twin, its launcher and guards, the launch JSON's\n"
      "and run dict's parts; made by _replay.learn().");
 
+/* Made once per process and kept (a strong reference never given back): a module made again
+ * (a second import after the first was dropped from sys.modules) hands out the same types, so
+ * objects made before keep the field list their type says (fields_of). */
 static int add_type(PyObject *module, PyType_Spec *spec, PyTypeObject **out)
 {
-	PyObject *t = PyType_FromModuleAndSpec(module, spec, NULL);
+	if (!*out) {
+		PyObject *t = PyType_FromSpec(spec);
 
-	if (!t)
-		return -1;
-	if (PyModule_AddObjectRef(module, strrchr(spec->name, '.') + 1, t) < 0) {
-		Py_DECREF(t);
-		return -1;
+		if (!t)
+			return -1;
+		*out = (PyTypeObject *)t;
 	}
-	/* the module keeps the type alive; this pointer is borrowed (one interpreter) */
-	*out = (PyTypeObject *)t;
-	Py_DECREF(t);
-	return 0;
+	return PyModule_AddObjectRef(module, strrchr(spec->name, '.') + 1, (PyObject *)*out);
 }
 
 int fpy_dbgdesc_exec(PyObject *module)

@@ -866,8 +866,17 @@ static int parse_check_slots(struct st_ctx *c, const struct fp_json_value *root,
 		if ((st = str_array(c, fp_json_get(o, "cands"), what, FP_DBG_MAX_PARAMS,
 				    (const char ***)&k->cands, &k->ncands)) ||
 		    (st = str_array(c, fp_json_get(o, "reads"), what, 4096,
-				    (const char ***)&k->reads, &k->nreads)))
+				    (const char ***)&k->reads, &k->nreads)) ||
+		    (st = str_array(c, fp_json_get(o, "stores"), what, FP_DBG_MAX_PARAMS,
+				    (const char ***)&k->stores, &k->nstores)))
 			return st;
+		if ((loop = fp_json_get(o, "suppressed")) && fp_json_type(loop) != FP_JSON_NULL) {
+			if (fp_json_type(loop) != FP_JSON_TRUE &&
+			    fp_json_type(loop) != FP_JSON_FALSE)
+				return st_err(c, FP_EFORMAT, loop,
+					      "%s.suppressed: expected a boolean", what);
+			k->suppressed = fp_json_type(loop) == FP_JSON_TRUE;
+		}
 		loop = fp_json_get(o, "loop");
 		if (loop && fp_json_type(loop) == FP_JSON_OBJECT) {
 			const char *var;
