@@ -135,7 +135,7 @@ def backend_violations(text: str) -> list[str]:
 
 
 def check_sources(root: pathlib.Path) -> list[str]:
-    files = sorted((root / "src" / "backend").glob("*.[ch]"))
+    files = sorted((root / "src" / "backend").rglob("*.[ch]"))
     files += [root / "include" / "flagprism" / n for n in ("backend.h", "sink.h")]
     files += sorted((root / "include" / "flagprism").glob("cupti*.h"))
     errors = []

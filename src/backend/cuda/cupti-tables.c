@@ -9,7 +9,7 @@
  */
 #include "fp-setup.h"
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 
 _Static_assert(sizeof(struct fp_sink_metadata) % sizeof(uint64_t) == 0,
 	       "the metadata ring copies fp_sink_metadata as 64-bit words");

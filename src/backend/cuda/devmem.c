@@ -13,7 +13,7 @@
 
 #include <flagprism/devmem.h>
 
-#include "backend/cupti-internal.h" /* FP__LSAN_DISABLE/ENABLE around dlopen */
+#include "backend/cuda/cupti-internal.h" /* FP__LSAN_DISABLE/ENABLE around dlopen */
 
 typedef void *fp__cuctx;
 

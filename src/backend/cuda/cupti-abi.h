@@ -8,7 +8,7 @@
  * (CUPTI_API_VERSION 130001), which keep the 12.x ones for everything here;
  * tests/unit/test-cupti-abi.c checks every struct offset and constant against the real headers
  * when CMake finds them (FP_CUPTI_HEADERS_DIR). Not a public header; nothing outside
- * src/backend/cupti*.c and its tests includes it.
+ * src/backend/cuda/cupti*.c and its tests includes it.
  */
 #ifndef FP_CUPTI_ABI_H
 #define FP_CUPTI_ABI_H

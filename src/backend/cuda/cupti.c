@@ -30,10 +30,10 @@
 #include <flagprism/cupti.h>
 #include <flagprism/outfile.h>
 
-#include "backend/cupti-internal.h"
-#include "backend/cupti-metrics-internal.h"
-#include "backend/cupti-pcs-internal.h"
-#include "backend/cupti-kest-internal.h"
+#include "backend/cuda/cupti-internal.h"
+#include "backend/cuda/cupti-metrics-internal.h"
+#include "backend/cuda/cupti-pcs-internal.h"
+#include "backend/cuda/cupti-kest-internal.h"
 
 #define MD_SLOTS ((size_t)1 << 14)
 #define NAME_CACHE 512

@@ -16,7 +16,7 @@
 #include <flagprism/cupti.h>
 #include <flagprism/sink.h>
 
-#include "backend/cupti-abi.h"
+#include "backend/cuda/cupti-abi.h"
 
 /*
  * Under AddressSanitizer, LeakSanitizer would blame us for what libcupti allocates in its own
