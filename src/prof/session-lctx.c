@@ -2,7 +2,7 @@
 /*
  * Launch contexts: what the calling thread has open in every session (innermost scope node and
  * state frame per session), interned process-wide to one id so that a launch hook carries one
- * integer and a kernel event that arrives later (CUDA graphs, device activity) is filed where
+ * integer and a kernel event that arrives later (graph replays, device activity) is filed where
  * it was launched. Not the scopes themselves (session-scope.c).
  */
 #include "fp-setup.h"

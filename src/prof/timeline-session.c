@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Intra-kernel timelines in profiling sessions, a feature of the session (its row,
- * fp__prof_feature_timeline, is called by the core: prof-internal.h): a decoded launch (timeline.c) becomes scope
- * nodes under its kernel's node with per-scope statistics, and, for trace sessions, one slice
- * per interval on a per-SM (or per-program) track of the kernel's device. Device timestamps
- * (%globaltimer, or AMD's s_memrealtime which the decoder has converted to ns) are moved onto
- * the host clock when the trace is written, by matching the launch with its kernel event
- * (CUPTI's device start, or the host launch time); host-clock buffers (the interpreter) are
- * already there. Cycles (%clock64, s_memtime) are filed for every device clock. The "intra_kernel" object of the metadata file
- * is written here too. Not here: the decoder, the writers' own layout (chrome-trace.c, meta.c).
+ * fp__prof_feature_timeline, is called by the core: prof-internal.h): a decoded launch
+ * (timeline.c) becomes scope nodes under its kernel's node with per-scope statistics, and, for
+ * trace sessions, one slice per interval on a per-SM (or per-program) track of the kernel's
+ * device. Device timestamps (%globaltimer, or AMD's s_memrealtime which the decoder has
+ * converted to ns) are moved onto the host clock when the trace is written, by matching the
+ * launch with its kernel event (the backend's device start, or the host launch time);
+ * host-clock buffers (the interpreter) are already there. Cycles (%clock64, s_memtime) are filed
+ * for every device clock. The "intra_kernel" object of the metadata file is written here too.
+ * Not here: the decoder, the writers' own layout (chrome-trace.c, meta.c).
  */
 #include "fp-setup.h"
 
