@@ -117,7 +117,7 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 		fp__prof_session_free(s);
 		return rc;
 	}
-	/* backends deliver through the sink; the host backend finds it in the registry */
+	/* backends deliver through the sink; the host backend finds it with fp_backend_sink() */
 	fp_backend_set_sink(fp_prof_sink());
 
 	rc = s->backend->start(&s->sink, diag);
