@@ -2,11 +2,12 @@
 /*
  * The backend registry: the vendor table (one row per vendor folder, FP__VENDORS in
  * backend-internal.h) and a name -> `struct fp_backend_ops` table with the vendors' built-in
- * backends first ("host" and "null") and room for more (CUPTI registers itself when a client
- * asks; an embedding program may add its own). The profiler finds backends here; backends never
- * call the profiler (they deliver through the sink, process-sink.c), so the dependency goes one
- * way. Lookups take a mutex; the ops structs are borrowed. It does not start or stop anything:
- * sessions do that (src/prof/session-start.c, session-write.c).
+ * backends first ("host" and "null") and room for more (a vendor's opt-in backend registers
+ * itself when a client asks; an embedding program may add its own). The profiler finds
+ * backends here; backends never call the profiler (they deliver through the sink,
+ * process-sink.c), so the dependency goes one way. Lookups take a mutex; the ops structs are
+ * borrowed. It does not start or stop anything: sessions do that (src/prof/session-start.c,
+ * session-write.c).
  */
 #include "fp-setup.h"
 
@@ -29,8 +30,9 @@ const struct fp__vendor *fp__vendor_at(size_t i)
 	return i < FP_ARRAY_SIZE(vendors) ? vendors[i] : NULL;
 }
 
-/* Built-in `i` of the vendors' rows, in row order; *n counts the built-ins walked. Built-ins are
- * always there, so the table needs no initialisation call. */
+/* Built-in `i` of the vendors' rows, in row order, or NULL past them; *n counts the built-ins
+ * walked (all of them when it returns NULL). Built-ins are always there, so the table needs no
+ * initialisation call. */
 static const struct fp_backend_ops *builtin(size_t i, size_t *n)
 {
 	size_t v, k;
@@ -80,7 +82,7 @@ int fp_backend_register(const struct fp_backend_ops *ops)
 		return FP_EINVAL;
 	if (fp_backend_find(ops->name))
 		return FP_EBUSY;
-	builtin(SIZE_MAX, &nbuiltin);
+	builtin(SIZE_MAX, &nbuiltin); /* counts them all */
 	pthread_mutex_lock(&backend_lock);
 	if (nextra + nbuiltin >= FP_BACKEND_MAX)
 		rc = FP_ELIMIT;

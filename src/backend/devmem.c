@@ -3,7 +3,7 @@
  * <flagprism/devmem.h> for every vendor: the arguments checked, the first vendor of the vendor
  * table whose driver opens chosen once (and kept), and each call handed to that vendor's
  * device-memory calls (struct fp__devmem_ops, backend-internal.h). The calls themselves, and
- * the driver they go through, are the vendor folder's (cuda/devmem.c). Callers (the Debugger's
+ * the driver they go through, are the vendor folder's (<vendor>/devmem.c). Callers (the Debugger's
  * launch pipeline, the extension) never name a vendor.
  */
 #include "fp-setup.h"
