@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The outputs of a profiling session: the table of writers (one row per output format, each
- * format in its own file), writing one session's file, the reasons a session did not end
- * cleanly, and the finalize of one claimed session (backend flush and stop, the metadata
- * first, the data files, the metadata again). The registry's side of finalize (claiming a
- * session, FP_PROF_ALL, shutdown) is in session.c.
+ * The outputs of a profiling session and its end: the table of writers (made from
+ * FP__PROF_WRITERS in prof-internal.h: one row per output format, each format in its own file),
+ * writing one session's file, the reasons a session did not end cleanly, and finalize: of one
+ * claimed session (backend flush and stop, the metadata first, the data files, the metadata
+ * again), of one or every session (FP_PROF_ALL), and shutdown. Claiming a session is the
+ * registry's (session.c).
  */
 #include "fp-setup.h"
 
@@ -20,10 +21,19 @@
 /* ---- writers and finalize ----------------------------------------------------------------------- */
 
 static const struct fp_writer_ops writers[] = {
-	{"hatchet", ".hatchet", fp__prof_write_hatchet},
-	{"chrome_trace", ".chrome_trace.json", fp__prof_write_chrome_trace},
-	{"meta", ".meta.json", fp__prof_write_meta},
+#define FP__PROF_WRITER_ROW(name, suffix, writer, when) {name, suffix, writer},
+	FP__PROF_WRITERS(FP__PROF_WRITER_ROW)
+#undef FP__PROF_WRITER_ROW
 };
+
+/* When each row is written: FP__PROF_OUT_* (prof-internal.h). */
+static const unsigned char writer_when[] = {
+#define FP__PROF_WRITER_WHEN(name, suffix, writer, when) when,
+	FP__PROF_WRITERS(FP__PROF_WRITER_WHEN)
+#undef FP__PROF_WRITER_WHEN
+};
+
+_Static_assert(FP_ARRAY_SIZE(writers) == FP__PROF_NWRITERS, "a session keeps one output a row");
 
 const struct fp_writer_ops *fp_prof_writer_at(size_t i)
 {
@@ -206,32 +216,52 @@ static void note_failure(struct fp_prof_session *s, const struct fp_diag *d)
 	fp__prof_note_incomplete(s, why);
 }
 
-/* Parse "a,b" into writer rows (meta excluded: always written last). */
+/* The names of the formats that can be named (all but the metadata), for a message. */
+static void format_names(char *buf, size_t size)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < FP_ARRAY_SIZE(writers) && used < size; i++)
+		if (writer_when[i] != FP__PROF_OUT_META)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+						 writers[i].name);
+}
+
+/* Parse "a,b" into writer rows (meta excluded: always written last); none named: the rows
+ * written by default for the session's data. */
 static int pick_formats(struct fp_prof_session *s, const char *format,
 			const struct fp_writer_ops **out, size_t *n, struct fp_diag *diag)
 {
 	const char *p = format;
+	size_t i;
 
 	*n = 0;
 	if (!format || !*format) {
-		out[(*n)++] = fp_prof_writer_find("hatchet");
-		if (s->opt.data == FP_PROF_DATA_TRACE)
-			out[(*n)++] = fp_prof_writer_find("chrome_trace");
+		for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
+			if (writer_when[i] == FP__PROF_OUT_DEFAULT ||
+			    (writer_when[i] == FP__PROF_OUT_TRACE &&
+			     s->opt.data == FP_PROF_DATA_TRACE))
+				out[(*n)++] = &writers[i];
 		return FP_OK;
 	}
 	while (*p) {
 		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p), i;
+		size_t len = e ? (size_t)(e - p) : strlen(p);
 		const struct fp_writer_ops *wr = NULL;
 
 		for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
 			if (strlen(writers[i].name) == len && !memcmp(writers[i].name, p, len) &&
-			    strcmp(writers[i].name, "meta") != 0)
+			    writer_when[i] != FP__PROF_OUT_META)
 				wr = &writers[i];
-		if (!wr)
+		if (!wr) {
+			char names[256];
+
+			format_names(names, sizeof(names));
 			return fp_diag_set(diag, FP_EINVAL, (uint64_t)(p - format),
-					   "unknown output format '%.*s' (hatchet, chrome_trace)",
-					   (int)FP_MIN(len, 64), p);
+					   "unknown output format '%.*s' (%s)",
+					   (int)FP_MIN(len, 64), p, names);
+		}
 		for (i = 0; i < *n; i++)
 			if (out[i] == wr)
 				break;
@@ -242,11 +272,23 @@ static int pick_formats(struct fp_prof_session *s, const char *format,
 	return FP_OK;
 }
 
-int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
-			      void *arg, struct fp_diag *diag)
+/* The metadata's row. */
+static const struct fp_writer_ops *meta_writer(void)
 {
-	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)],
-		*meta = fp_prof_writer_find("meta");
+	size_t i;
+
+	for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
+		if (writer_when[i] == FP__PROF_OUT_META)
+			return &writers[i];
+	return NULL;
+}
+
+/* Finalize a claimed session: backend flush and stop, out of the registry, its files (each
+ * reported to `fn` when not NULL); frees it. */
+static int finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
+			    void *arg, struct fp_diag *diag)
+{
+	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)], *meta = meta_writer();
 	struct fp_prof_stats st;
 	struct fp_diag d;
 	size_t i, n = 0;
@@ -325,4 +367,50 @@ int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_
 		fn(arg, s->written[i], s->written_at[i]);
 	fp__prof_session_free(s);
 	return rc;
+}
+
+/* ---- finalize and shutdown ------------------------------------------------------------------ */
+
+int fp_prof_finalize_each(int session, const char *format, fp_prof_output_fn fn, void *arg,
+			  struct fp_diag *diag)
+{
+	struct fp_prof_session *s;
+	int rc = FP_OK;
+
+	if (session == FP_PROF_ALL) {
+		int ids[FP_PROF_MAX_SESSIONS], n = fp__prof_open_ids(ids), i;
+
+		for (i = 0; i < n; i++) {
+			int r = fp_prof_finalize_each(ids[i], format, fn, arg, rc ? NULL : diag);
+
+			if (r && r != FP_ENOENT && r != FP_ESTATE && !rc)
+				rc = r;
+		}
+		return rc;
+	}
+	s = fp__prof_claim(session, &rc);
+	if (!s)
+		return rc;
+	return finalize_session(s, format, fn, arg, diag);
+}
+
+int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
+{
+	return fp_prof_finalize_each(session, format, NULL, NULL, diag);
+}
+
+void fp_prof_shutdown(void)
+{
+	int ids[FP_PROF_MAX_SESSIONS], n = fp__prof_open_ids(ids), i, rc;
+
+	for (i = 0; i < n; i++) {
+		struct fp_prof_session *s = fp__prof_claim(ids[i], &rc);
+
+		if (!s)
+			continue;
+		fp__prof_note_incomplete(s, "shutdown without finalize");
+		finalize_session(s, NULL, NULL, NULL, NULL);
+	}
+	fp__prof_lctx_release();
+	fp__prof_names_release();
 }
