@@ -44,6 +44,7 @@ enum doc {
 	DOC_REPORT,  /* <stem>.json */
 	DOC_INDEX,   /* tensor_index.json */
 	DOC_SUMMARY, /* summary.json: of one process, merged across ranks, across workers */
+	NDOCS
 };
 
 /*
@@ -97,8 +98,8 @@ static const struct place {
  * The objects at `path` below `v` (see places[]): *objects counts them, *hits those with member
  * `key` (any value, null included). A path through a missing member or a non-object finds none.
  */
-static void visit(const struct fp_json_value *v, const char *path, const char *key,
-		  size_t *objects, size_t *hits)
+static void visit(const struct fp_json_value *v, const char *path, const char *key, size_t *objects,
+		  size_t *hits)
 {
 	char name[64];
 	size_t n = strcspn(path, "."), len, i;
@@ -198,16 +199,17 @@ static void write_outputs(struct outputs *o)
 				       (UINT64_C(5) << 32) | (UINT64_C(1) << 36);
 	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
 				&run, &d));
+	/* x_ptr: 48 bytes in 4 KiB, y_ptr: 48 bytes of its own (as the check area's tensor table) */
 	snprintf(launch, sizeof(launch),
 		 "{\"version\": 1, \"output_dir\": \"%s/out\", \"script\": \"demo\","
 		 " \"kernel\": \"add_kernel\", \"timestamp\": \"t\", \"run\": 0, \"grid\": [3],"
 		 " \"backend\": \"interpreter\", \"source_file\": \"/u/add.py\", \"args\": ["
 		 "{\"name\": \"x_ptr\", \"kind\": \"tensor\", \"shape\": [12], \"strides\": [1],"
-		 " \"data_ptr\": %" PRIu64 ", \"storage_ptr\": %" PRIu64 ", \"storage_nbytes\": 4096,"
-		 " \"element_size\": 4},"
+		 " \"element_size\": 4, \"data_ptr\": %" PRIu64 ", \"storage_ptr\": %" PRIu64 ","
+		 " \"storage_nbytes\": 4096},"
 		 "{\"name\": \"y_ptr\", \"kind\": \"tensor\", \"shape\": [12], \"strides\": [1],"
-		 " \"data_ptr\": %" PRIu64 ", \"storage_ptr\": %" PRIu64 ", \"storage_nbytes\": 48,"
-		 " \"element_size\": 4}]}",
+		 " \"element_size\": 4, \"data_ptr\": %" PRIu64 ", \"storage_ptr\": %" PRIu64 ","
+		 " \"storage_nbytes\": 48}]}",
 		 o->dir, DBGB_X, DBGB_X, DBGB_Y, DBGB_Y);
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	fp_dbg_outputs_init(&o->out);
@@ -288,7 +290,7 @@ static void find(const struct key *k, struct fp_json_doc *docs[][NSUMMARIES], si
 
 TEST(debug_keys_written_where_read)
 {
-	struct fp_json_doc *docs[3][NSUMMARIES] = {{NULL}};
+	struct fp_json_doc *docs[NDOCS][NSUMMARIES] = {{NULL}};
 	struct outputs o;
 	size_t i, j, objects, hits;
 
@@ -313,9 +315,10 @@ TEST(debug_keys_written_where_read)
 	for (i = 0; i < LEN(unwritten); i++) {
 		find(&unwritten[i], docs, &objects, &hits);
 		if (hits)
-			fpt_fail(__FILE__, __LINE__,
-				 "FP_DBG_KEY_%s_%s (\"%s\") is written now: move it to FP_DBG_KEYS()",
-				 unwritten[i].object, unwritten[i].name, unwritten[i].key);
+			fpt_fail(
+				__FILE__, __LINE__,
+				"FP_DBG_KEY_%s_%s (\"%s\") is written now: move it to FP_DBG_KEYS()",
+				unwritten[i].object, unwritten[i].name, unwritten[i].key);
 	}
 	/* every place with a written key's object is in the outputs (no stale path) */
 	for (i = 0; i < LEN(places); i++) {
@@ -330,7 +333,7 @@ TEST(debug_keys_written_where_read)
 		if (used && !objects)
 			fpt_fail(__FILE__, __LINE__, "nothing at %s", places[i].path);
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NDOCS; i++)
 		for (j = 0; j < NSUMMARIES; j++)
 			fp_json_doc_free(docs[i][j]);
 	outputs_release(&o);
@@ -364,16 +367,16 @@ TEST(debug_keys_lists_are_whole)
 		for (i = 0; i < LEN(written) + LEN(unwritten); i++) {
 			char full[128];
 
-			k = i < LEN(written) ? &written[i] :
-							 &unwritten[i - LEN(written)];
+			k = i < LEN(written) ? &written[i] : &unwritten[i - LEN(written)];
 			snprintf(full, sizeof(full), "FP_DBG_KEY_%s_%s", k->object, k->name);
 			found += !strcmp(full, name);
 		}
 		if (found != 1)
-			fpt_fail(__FILE__, __LINE__,
-				 "%s is in %zu entries of FP_DBG_KEYS() and FP_DBG_KEYS_UNWRITTEN() "
-				 "(one expected)",
-				 name, found);
+			fpt_fail(
+				__FILE__, __LINE__,
+				"%s is in %zu entries of FP_DBG_KEYS() and FP_DBG_KEYS_UNWRITTEN() "
+				"(one expected)",
+				name, found);
 	}
 	ASSERT_EQ(defines, LEN(written) + LEN(unwritten));
 	fp_free(text);
