@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/debug-summary.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
@@ -954,7 +955,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 		fp_jsonw_kv_uint(w, "unobserved_dropped", s->dropped_unobserved);
 		fp_jsonw_object_end(w);
 	}
-	fp_jsonw_key(w, "findings");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_FINDINGS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < s->nfindings; i++) {
 		const struct sfinding *e = &s->findings[i];
@@ -978,7 +979,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 			fp_jsonw_kv_uint(w, "descendants", e->descendants);
 		}
 		fp_jsonw_kv_string(w, "message", str(s, e->message));
-		kv_opt(w, "report", str(s, e->report));
+		kv_opt(w, FP_DBG_KEY_SUMMARY_FINDING_REPORT, str(s, e->report));
 		kv_opt(w, "test", str(s, e->test));
 		fp_jsonw_key(w, "stack");
 		fp_jsonw_array_begin(w);
