@@ -198,9 +198,36 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 	fp_diag_clear(&d);
 	rc = write_at(s, wr, stem, stem, &d);
 	if (!rc && diag) {
+		/* where the file went matters more than the whole cause: the cause is cut so that the
+		 * rescued path fits whole (a path longer than the message itself is cut at its
+		 * start, keeping the file's name) */
+		char tail[sizeof(diag->msg)];
+		size_t tl, cap = sizeof(diag->msg);
+
+		tl = (size_t)snprintf(tail, sizeof(tail), "; written to %s%s instead", stem,
+				      wr->suffix);
 		used = strlen(diag->msg);
-		snprintf(diag->msg + used, sizeof(diag->msg) - used, "; written to %s%s instead",
-			 stem, wr->suffix);
+		if (tl >= sizeof(tail)) { /* the path alone does not fit: keep its end */
+			size_t full = strlen(stem) + strlen(wr->suffix), keep = cap - 1 - 24;
+
+			snprintf(tail, sizeof(tail), "; written to ...%s%s instead",
+				 full > keep ? (stem + strlen(stem) - (keep - strlen(wr->suffix))) :
+					       stem,
+				 wr->suffix);
+			tl = strlen(tail);
+			used = 0;
+		} else if (used + tl >= cap) {
+			/* the cause's middle goes (its path, usually): its start says what failed,
+			 * its end the errno */
+			size_t room = cap - 1 - tl, end = room > 8 ? (room - 3) / 3 : 0;
+			size_t start = room >= 3 + end ? room - 3 - end : 0;
+
+			memmove(diag->msg + start + 3, diag->msg + used - end, end);
+			memcpy(diag->msg + start, "...", room >= 3 ? 3 : room);
+			used = room;
+		}
+		memcpy(diag->msg + used, tail, tl < cap - used ? tl + 1 : cap - used);
+		diag->msg[cap - 1] = '\0';
 	}
 	fp_free(stem);
 	return rc;
