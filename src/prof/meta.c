@@ -46,18 +46,13 @@ static void write_open_scopes(struct fp_prof_session *s, struct fp_jsonw *w)
 
 static void write_env(struct fp_prof_session *s, struct fp_jsonw *w)
 {
-	size_t order[FP__MAX_ENV], i, j;
+	size_t i;
 
-	/* Sorted by key, for deterministic files. */
-	for (i = 0; i < s->nenv; i++) {
-		for (j = i; j > 0 && strcmp(s->env_keys[order[j - 1]], s->env_keys[i]) > 0; j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
+	/* The keys are kept sorted (session-meta.c): deterministic files. */
 	fp_jsonw_key(w, "environment");
 	fp_jsonw_object_begin(w);
 	for (i = 0; i < s->nenv; i++)
-		fp_jsonw_kv_string(w, s->env_keys[order[i]], s->env_values[order[i]]);
+		fp_jsonw_kv_string(w, s->env_keys[i], s->env_values[i]);
 	fp_jsonw_object_end(w);
 }
 
@@ -136,6 +131,7 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "ignored_while_inactive", st.ignored_inactive);
 	fp_jsonw_kv_uint(w, "flagprism_internal_launches", st.internal);
 	fp_jsonw_kv_uint(w, "clamped_timestamps", st.clamped_timestamps);
+	fp_jsonw_kv_uint(w, "dropped_metadata", s->env_dropped);
 	fp_jsonw_object_end(w);
 
 	for (i = 0; i < FP__PROF_NFEATURES; i++)

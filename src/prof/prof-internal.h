@@ -111,7 +111,7 @@ enum {
 };
 
 #define FP__MAX_DROP_REASONS 8
-#define FP__MAX_ENV 64
+#define FP__MAX_ENV 16384 /* metadata keys per session (one per kernel estimated, ...) */
 #define FP__INCOMPLETE_LEN 320
 
 /* ---- the writer table: one row per profile format -------------------------------------------- */
@@ -241,9 +241,10 @@ struct fp_prof_session {
 	uint64_t trace_moved; /* slices the trace writer moved to overlap tracks */
 	char *drop_reasons[FP__MAX_DROP_REASONS];
 	size_t ndrop_reasons;
-	char *env_keys[FP__MAX_ENV];
-	char *env_values[FP__MAX_ENV];
-	size_t nenv;
+	char **env_keys; /* sorted by key (bytewise), env_values[i] belongs to env_keys[i] */
+	char **env_values;
+	size_t nenv, env_keys_alloc, env_values_alloc;
+	uint64_t env_dropped;                   /* metadata keys refused: FP__MAX_ENV reached */
 	char incomplete[8][FP__INCOMPLETE_LEN]; /* why the session did not end cleanly */
 	size_t nincomplete;
 	char *written[FP__PROF_NWRITERS];    /* writer names written successfully (static) */

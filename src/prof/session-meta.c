@@ -6,6 +6,7 @@
  */
 #include "fp-setup.h"
 
+#include "core/core-internal.h"
 #include "prof/calltree-internal.h"
 #include "prof/session-internal.h"
 
@@ -16,31 +17,67 @@ struct kv_arg {
 	double value;
 };
 
+/* The index of `key` in the sorted keys, or where it would go (*found false). */
+static size_t env_find(const struct fp_prof_session *s, const char *key, bool *found)
+{
+	size_t lo = 0, hi = s->nenv;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->env_keys[mid], key);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
 static int meta_fn(struct fp_prof_session *s, void *argp)
 {
 	struct kv_arg *a = argp;
-	size_t i;
-	char *v;
+	bool found;
+	size_t i = env_find(s, a->key, &found);
+	char *v, *k;
+	int rc;
 
-	for (i = 0; i < s->nenv; i++)
-		if (!strcmp(s->env_keys[i], a->key))
-			break;
-	if (i == FP__MAX_ENV)
+	if (!found && s->nenv == FP__MAX_ENV) {
+		s->env_dropped++;
 		return FP_ELIMIT;
+	}
 	v = fp_strdup(a->str);
 	if (!v)
 		return FP_ENOMEM;
-	if (i == s->nenv) {
-		s->env_keys[i] = fp_strdup(a->key);
-		if (!s->env_keys[i]) {
-			fp_free(v);
-			return FP_ENOMEM;
-		}
-		s->nenv++;
-	} else {
+	if (found) {
 		fp_free(s->env_values[i]);
+		s->env_values[i] = v;
+		return FP_OK;
 	}
+	k = fp_strdup(a->key);
+	rc = k ? FP_OK : FP_ENOMEM;
+	if (!rc)
+		rc = fp__grow((void **)&s->env_keys, &s->env_keys_alloc, s->nenv + 1,
+			      sizeof(*s->env_keys), FP__MAX_ENV);
+	if (!rc)
+		rc = fp__grow((void **)&s->env_values, &s->env_values_alloc, s->nenv + 1,
+			      sizeof(*s->env_values), FP__MAX_ENV);
+	if (rc) {
+		fp_free(k);
+		fp_free(v);
+		return rc;
+	}
+	/* kept sorted: the metadata file lists them by key, and lookups are a bisection */
+	memmove(s->env_keys + i + 1, s->env_keys + i, (s->nenv - i) * sizeof(*s->env_keys));
+	memmove(s->env_values + i + 1, s->env_values + i, (s->nenv - i) * sizeof(*s->env_values));
+	s->env_keys[i] = k;
 	s->env_values[i] = v;
+	s->nenv++;
 	return FP_OK;
 }
 

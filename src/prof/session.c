@@ -106,6 +106,8 @@ void fp__prof_session_free(struct fp_prof_session *s)
 		fp_free(s->env_keys[i]);
 		fp_free(s->env_values[i]);
 	}
+	fp_free(s->env_keys);
+	fp_free(s->env_values);
 	for (i = 0; i < FP__PROF_NFEATURES; i++)
 		if (s->feature_state[i] && s->features[i]->release)
 			s->features[i]->release(s->feature_state[i]);

@@ -1074,3 +1074,48 @@ TEST(prof_session_oom)
 	fpt_oom_sweep(session_run, NULL, 0, 11, NULL);
 	fpt_tmp_cleanup();
 }
+
+/* Metadata keys: one per kernel estimated, so thousands in a large program; kept sorted in the
+ * file whatever the order they came in; past the cap a key is refused and counted
+ * (lost.dropped_metadata), a known key is still updated. */
+TEST(prof_session_meta_keys)
+{
+	int id = start("mk", FP_PROF_CONTEXT_SHADOW, FP_PROF_DATA_TREE, "host");
+	const struct fp_json_value *env;
+	struct fp_json_doc *doc;
+	char key[32], prev[32] = "";
+	size_t i, n;
+
+	for (i = 0; i < 200; i++) { /* out of order */
+		snprintf(key, sizeof(key), "estimate:k%03zu", (i * 37) % 200);
+		ASSERT_OK(fp_prof_set_meta(id, key, "v"));
+	}
+	ASSERT_OK(fp_prof_set_meta(id, "estimate:k007", "again"));
+	for (i = 200; i < 16384 - 1; i++) { /* the increasing tail fills the table cheaply */
+		snprintf(key, sizeof(key), "z%06zu", i);
+		ASSERT_OK(fp_prof_set_meta(id, key, "v"));
+	}
+	ASSERT_OK(fp_prof_set_meta(id, "zz-last", "v"));
+	ASSERT_EQ(fp_prof_set_meta(id, "zz-one-too-many", "v"), FP_ELIMIT);
+	ASSERT_EQ(fp_prof_set_meta(id, "zz-two-too-many", "v"), FP_ELIMIT);
+	ASSERT_OK(fp_prof_set_meta(id, "estimate:k000", "updated")); /* known keys still update */
+	ASSERT_OK(fp_prof_finalize(id, NULL, NULL));
+	doc = fpt_json_file(fpt_tmp_path("mk.meta.json"));
+	ASSERT_EQ(get_int(fp_json_root(doc), "lost", "dropped_metadata"), 2);
+	env = fp_json_get(fp_json_root(doc), "environment");
+	n = fp_json_len(env);
+	ASSERT_GE(n, 16384);
+	for (i = 0; i < n; i++) {
+		const char *k;
+
+		fp_json_member(env, i, &k, NULL);
+		ASSERT(strcmp(prev, k) < 0);
+		snprintf(prev, sizeof(prev), "%s", k);
+	}
+	ASSERT_STREQ(fp_json_string(fp_json_get(env, "estimate:k007"), NULL), "again");
+	ASSERT_STREQ(fp_json_string(fp_json_get(env, "estimate:k000"), NULL), "updated");
+	ASSERT_NULL(fp_json_get(env, "zz-one-too-many"));
+	fp_json_doc_free(doc);
+	fp_prof_shutdown();
+	fpt_tmp_cleanup();
+}

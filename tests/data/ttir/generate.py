@@ -88,6 +88,10 @@ SAMPLES: dict[str, tuple[Any, dict[str, str], dict[str, Any]]] = {
               {"x_ptr": P32, "i8_ptr": "*i8", "bf_ptr": "*bf16", "f8_ptr": "*fp8e4nv",
                "n": "i32", "BLOCK": "constexpr"},
               {"BLOCK": 256}),
+    "widened": (k.widened_kernel,
+                {"a_ptr": P16, "b_ptr": P16, "c_ptr": P32, "s_ptr": P32,
+                 "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"},
+                {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}),
 }
 
 FUZZ_SEEDS = ("add", "matmul")

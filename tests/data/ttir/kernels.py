@@ -198,3 +198,18 @@ def casts_kernel(x_ptr, i8_ptr, bf_ptr, f8_ptr, n, BLOCK: tl.constexpr):
     tl.store(f8_ptr + offs, f8, mask=mask)
     back = f8.to(tl.float32) + h.to(tl.float32) + q.to(tl.float32)
     tl.store(x_ptr + offs, back, mask=mask)
+
+
+@triton.jit
+def widened_kernel(a_ptr, b_ptr, c_ptr, s_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr):
+    # float16 data computed in float32: a dot on widened operands, and a widened product
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a = tl.load(a_ptr + rm[:, None] * BLOCK_K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BLOCK_N + rn[None, :])
+    c = tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * BLOCK_N + rn[None, :], c)
+    s = a.to(tl.float32) * 2.0
+    tl.store(s_ptr + rm[:, None] * BLOCK_K + rk[None, :], s)
