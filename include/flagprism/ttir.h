@@ -291,6 +291,87 @@ struct fp_ttir_estimate {
 FP_EXTERN int fp_ttir_estimate(const struct fp_ttir *m, const char *func,
 			       struct fp_ttir_estimate *out);
 
+/* ---- facts for advice ------------------------------------------------------------------ */
+
+/*
+ * What `flagprism advise` (include/flagprism/advise.h) reads from a kernel's IR besides the
+ * estimate: the places where a change would act, each with the kernel's own source line (the
+ * outermost frame of the op's location, so code inlined from triton/language names the line
+ * that called it). Counts are per program and use the estimate's multipliers (static loops
+ * multiplied in). Locations' strings are borrowed from the module.
+ */
+struct fp_ttir_facts {
+	struct fp_ttir_loc def; /* the function's def line */
+	uint64_t dot_flops;     /* every dot, as the estimate counts them */
+	/* Dots with a float32 operand converted (arith.extf, tt.fp_to_fp) from a 16- or 8-bit
+	 * float, through layout ops only: tl.dot(a.to(tl.float32), ...) or the broadcast-multiply-
+	 * sum Triton turns into a dot. */
+	uint64_t widened_dots;
+	uint64_t widened_dot_flops;
+	enum fp_ttir_dclass widened_from; /* FP_TTIR_FP16 or FP_TTIR_FP8; NCLASS when none */
+	char precision[16];               /* the first such dot's inputPrecision ("tf32", "ieee",
+					     "tf32x3"), "" when not printed or no text given */
+	struct fp_ttir_loc widened_dot_at;
+	/* float32 multiplies and FMAs whose operand is widened the same way (no dot): FLOPs */
+	uint64_t widened_mul_flops;
+	struct fp_ttir_loc widened_mul_at; /* the op with the most of them */
+	/* The load that moves the most bytes per program (x its multiplier). */
+	uint64_t top_load_bytes;
+	const char *top_load_elem; /* its element type ("f32"), or NULL */
+	struct fp_ttir_loc top_load_at;
+	/* The largest tensor any op produces (numel x element size, once): what a program keeps
+	 * live at least once, the first suspect of register pressure. */
+	uint64_t top_tile_bytes;
+	struct fp_ttir_loc top_tile_at;
+	bool saturated;
+};
+
+/**
+ * The facts of function `func` (NULL: fp_ttir_entry()). `text`/`len` is the IR text the module
+ * was parsed from (for attributes the op table does not keep: a dot's inputPrecision); NULL
+ * leaves `precision` empty. Callees of tt.call are not followed. FP_OK; FP_ENOENT (no such
+ * function), FP_EINVAL, FP_ENOMEM.
+ */
+FP_EXTERN int fp_ttir_facts(const struct fp_ttir *m, const char *func, const char *text, size_t len,
+			    struct fp_ttir_facts *out);
+
+/*
+ * Member names of the facts object (a JSON object the Profiler stores per kernel in its meta
+ * file, docs/formats/profiler-formats.md): fp_ttir_facts_write() spells the IR's, the Python
+ * layer adds the compiled kernel's under FP_TTIR_FACT_COMPILED, the advice reads both.
+ */
+#define FP_TTIR_FACT_DEF "def"
+#define FP_TTIR_FACT_DOT_FLOPS "dot_flops"
+#define FP_TTIR_FACT_WIDENED_DOTS "widened_dots"
+#define FP_TTIR_FACT_WIDENED_DOT_FLOPS "widened_dot_flops"
+#define FP_TTIR_FACT_WIDENED_FROM "widened_from"
+#define FP_TTIR_FACT_PRECISION "precision"
+#define FP_TTIR_FACT_WIDENED_DOT_AT "widened_dot_at"
+#define FP_TTIR_FACT_WIDENED_MUL_FLOPS "widened_mul_flops"
+#define FP_TTIR_FACT_WIDENED_MUL_AT "widened_mul_at"
+#define FP_TTIR_FACT_TOP_LOAD_BYTES "top_load_bytes"
+#define FP_TTIR_FACT_TOP_LOAD_ELEM "top_load_elem"
+#define FP_TTIR_FACT_TOP_LOAD_AT "top_load_at"
+#define FP_TTIR_FACT_TOP_TILE_BYTES "top_tile_bytes"
+#define FP_TTIR_FACT_TOP_TILE_AT "top_tile_at"
+/* a location: {"file": F, "line": L} */
+#define FP_TTIR_FACT_FILE "file"
+#define FP_TTIR_FACT_LINE "line"
+/* the compiled kernel's (Python: CompiledKernel and its metadata) */
+#define FP_TTIR_FACT_COMPILED "compiled"
+#define FP_TTIR_FACT_NUM_WARPS "num_warps"
+#define FP_TTIR_FACT_NUM_STAGES "num_stages"
+#define FP_TTIR_FACT_REGISTERS "registers"     /* per thread */
+#define FP_TTIR_FACT_SPILL_BYTES "spill_bytes" /* local memory per thread */
+#define FP_TTIR_FACT_SHARED_BYTES "shared_bytes"
+/* where the facts ride: after this marker in the meta file's "estimate:<kernel>" note */
+#define FP_TTIR_FACTS_MARK "\nfacts: "
+
+struct fp_jsonw;
+
+/** Write `f` as the facts object (members above; absent facts left out). The writer's status. */
+FP_EXTERN int fp_ttir_facts_write(const struct fp_ttir_facts *f, struct fp_jsonw *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,7 @@
 
 #include <flagprism/backend.h>
 #include <flagprism/inductor.h>
+#include <flagprism/json.h>
 #include <flagprism/prof.h>
 #include <flagprism/status.h>
 #include <flagprism/ttir.h>
@@ -1363,7 +1364,9 @@ PyDoc_STRVAR(ttir_estimate_doc,
 	     "instance (fp_ttir_estimate(), docs/internals/ir-estimates.md): loads, load_bytes,\n"
 	     "masked_loads, stores, store_bytes, masked_stores, atomics, atomic_bytes, dots,\n"
 	     "dot_flops, reductions, scans, per-class elem_ops/flops/special, conversions,\n"
-	     "total_flops, loop counters, 'bytes' (loads + stores + atomics) and 'function'.\n"
+	     "total_flops, loop counters, 'bytes' (loads + stores + atomics) and 'function';\n"
+	     "'facts', the function's facts for `flagprism advise` as a JSON object text\n"
+	     "(fp_ttir_facts(): widened dots, the heaviest load, the largest tensor, lines).\n"
 	     "Raises FormatError naming the line for malformed IR, OSError (ENOENT) for an\n"
 	     "unknown function.");
 
@@ -1372,10 +1375,13 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 	static char *kwlist[] = {"text", "function", NULL};
 	const char *text, *func = NULL, *entry = NULL;
 	struct fp_ttir_estimate est;
+	struct fp_ttir_facts facts;
 	struct fp_ttir *m = NULL;
+	struct fp_strbuf fj;
+	struct fp_jsonw *w;
 	struct fp_diag diag;
 	Py_ssize_t len;
-	PyObject *res = NULL;
+	PyObject *res = NULL, *fs;
 	PyThreadState *ts;
 	int rc;
 
@@ -1384,6 +1390,7 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 		return NULL;
 	fp_diag_clear(&diag);
 	memset(&est, 0, sizeof(est));
+	fp_strbuf_init(&fj, (size_t)1 << 20);
 	/* The str object (and so `text`) stays alive and unchanged through the call. */
 	ts = PyEval_SaveThread();
 	rc = fp_ttir_parse(text, (size_t)len, &m, &diag);
@@ -1395,6 +1402,15 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 			entry = f ? f->name : NULL;
 		}
 	}
+	if (!rc)
+		rc = fp_ttir_facts(m, func, text, (size_t)len, &facts);
+	if (!rc) {
+		w = fp_jsonw_new_strbuf(&fj, 0);
+		rc = w ? fp_ttir_facts_write(&facts, w) : FP_ENOMEM;
+		if (!rc)
+			rc = fp_jsonw_finish(w);
+		fp_jsonw_free(w);
+	}
 	PyEval_RestoreThread(ts);
 	if (rc == FP_ENOENT) {
 		fp_ttir_free(m);
@@ -1403,10 +1419,15 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 	}
 	if (rc) {
 		fp_ttir_free(m);
+		fp_strbuf_release(&fj);
 		return fpy_raise_null(module, rc, &diag);
 	}
 	res = estimate_dict(&est, func ? func : entry);
 	fp_ttir_free(m);
+	fs = res ? PyUnicode_FromStringAndSize(fj.buf ? fj.buf : "", (Py_ssize_t)fj.len) : NULL;
+	fp_strbuf_release(&fj);
+	if (res && fpy_set_item(res, "facts", fs))
+		Py_CLEAR(res);
 	return res;
 }
 

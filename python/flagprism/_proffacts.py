@@ -83,7 +83,8 @@ def _config(cfg: Any) -> dict[str, Any]:
     return {
         str(k): v
         for k, v in kw.items()
-        if isinstance(v, (int, float, str, bool)) and not (isinstance(v, float) and not math.isfinite(v))
+        if isinstance(v, (int, float, str, bool))
+        and not (isinstance(v, float) and not math.isfinite(v))
     }
 
 

@@ -47,7 +47,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from flagprism import _ext, _files, _intercept, _profinductor, compat
+from flagprism import _ext, _files, _intercept, _proffacts, _profinductor, compat
 
 # What the hooks read, without a lock. publish() replaces all of it whenever a session starts,
 # finalizes, activates or deactivates (profiler.py calls it with its lock held).
@@ -307,6 +307,11 @@ def session_ending(s: Any) -> None:
     own notes at each kernel's first launch)."""
     with _lock:
         epoch = _kest_epochs.pop(s.id, None)
+    try:  # what the autotuners measured, for `flagprism advise`
+        for key, value in _proffacts.autotune_notes().items():
+            _ext.prof_set_meta(s.id, key, value)
+    except Exception:  # noqa: BLE001 - notes are extras: the session's files come first
+        pass
     if epoch is None or not s.estimates or _estimates_disabled():
         return
     try:
@@ -331,8 +336,8 @@ def _note_estimate(sessions: tuple[Any, ...], kernel: str, note: str) -> None:
             s.notes[key] = note
             try:
                 _ext.prof_set_meta(s.id, key, note)
-            except OSError:
-                pass  # finalized by another thread meanwhile: a note, never the launch's error
+            except Exception:  # noqa: BLE001 - finalized meanwhile, or the metadata is full
+                pass  # (counted by C in lost.dropped_metadata): a note, never the launch's error
 
 
 def _record(
@@ -390,12 +395,17 @@ def _summary(e: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _estimate_from_ttir(text: str) -> tuple[tuple[float, float] | None, str]:
+def _estimate_from_ttir(text: str, kernel: Any = None) -> tuple[tuple[float, float] | None, str]:
+    """The per-program estimate and the metadata note, which carries the IR's facts for
+    `flagprism advise` (and the compiled kernel's, given its CompiledKernel)."""
     try:
         e = _ext.ttir_estimate(text)
     except Exception as ex:  # noqa: BLE001 - the launch itself is fine: say why, move on
-        return None, f"unavailable: the TTIR could not be parsed: {ex}"
-    return (float(e["bytes"]), float(e["total_flops"])), _summary(e)
+        return None, _proffacts.with_facts(
+            f"unavailable: the TTIR could not be parsed: {ex}", None, kernel
+        )
+    note = _proffacts.with_facts(_summary(e), e.get("facts"), kernel)
+    return (float(e["bytes"]), float(e["total_flops"])), note
 
 
 # ------------------------------------------------------------------------------------------------
@@ -600,7 +610,7 @@ def _gpu_estimate(kernel: Any) -> tuple[tuple[float, float] | None, str]:
     except Exception as e:  # noqa: BLE001
         est, note = None, f"unavailable: the compiled kernel has no TTIR: {e}"
     else:
-        est, note = _estimate_from_ttir(str(text))
+        est, note = _estimate_from_ttir(str(text), kernel)
     with _lock:
         _est_cache[key] = (kernel, est, note)
     return est, note
@@ -732,8 +742,10 @@ def _kernel_loaded(module: Any, function: Any, name: Any, metadata_group: Any, h
                 why = "the kernel's cache group has no TTIR"
             if text is None:
                 est, note = None, f"unavailable: {why}"
-            else:
-                est, note = _estimate_from_ttir(text)
+            else:  # frame 1 is the hook chain's; above it, CompiledKernel._init_handles
+                est, note = _estimate_from_ttir(
+                    text, _proffacts.compiled_kernel_in(sys._getframe(1))
+                )
             with _lock:
                 _est_cache[key] = (None, est, note)
         _kest_learn(function, kname, est, note)

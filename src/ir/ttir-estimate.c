@@ -440,6 +440,58 @@ fail_alloc:
 	return rc;
 }
 
+int fp__ttir_op_mults(const struct fp_ttir *m, size_t fi, uint64_t **out)
+{
+	const struct fp_ttir_func *f;
+	struct fp__ttir_strmap consts = {0};
+	struct fp__ttir_slot *slot;
+	struct fp_ttir_estimate scratch; /* the loop counters region_factor() keeps */
+	uint64_t *mult, *inner;
+	size_t n, i;
+	bool added;
+	int rc = FP_OK;
+
+	if (!m || !out || fi >= m->n_funcs)
+		return FP_EINVAL;
+	*out = NULL;
+	f = &m->funcs[fi];
+	n = f->end_op - f->first_op;
+	mult = fp_calloc(n ? n : 1, sizeof(*mult));
+	inner = fp_calloc(n ? n : 1, sizeof(*inner));
+	if (!mult || !inner) {
+		rc = FP_ENOMEM;
+		goto out;
+	}
+	memset(&scratch, 0, sizeof(scratch));
+	for (i = f->first_op; i < f->end_op && rc == FP_OK; i++) {
+		const struct fp_ttir_op *op = &m->ops[i];
+
+		if ((op->flags & FP_TTIR_OP_CONST_INT) && op->n_results == 1)
+			rc = fp__ttir_strmap_put(&consts, op->results[0].name,
+						 strlen(op->results[0].name), (uint32_t)i, &slot,
+						 &added);
+	}
+	for (i = f->first_op; i < f->end_op && rc == FP_OK; i++) {
+		const struct fp_ttir_op *op = &m->ops[i];
+		uint64_t k = 1;
+
+		if (op->parent != FP_TTIR_NONE && op->parent >= f->first_op && op->parent < i)
+			k = inner[op->parent - f->first_op];
+		mult[i - f->first_op] = k;
+		if (op->flags & FP_TTIR_OP_REGIONS)
+			inner[i - f->first_op] = fp__ttir_sat_mul(
+				k, region_factor(m, &consts, op, &scratch), &scratch.saturated);
+	}
+out:
+	fp__ttir_strmap_release(&consts);
+	fp_free(inner);
+	if (rc)
+		fp_free(mult);
+	else
+		*out = mult;
+	return rc;
+}
+
 int fp_ttir_estimate(const struct fp_ttir *m, const char *func, struct fp_ttir_estimate *out)
 {
 	struct est st;

@@ -32,7 +32,7 @@ static bool is(const char *name, const char *what)
 static bool layout_op(const char *n)
 {
 	static const char *const ops[] = {
-		"tt.trans",	    "tt.broadcast",	  "tt.expand_dims",    "tt.reshape",
+		"tt.trans",           "tt.broadcast",    "tt.expand_dims", "tt.reshape",
 		"ttg.convert_layout", "ttg.local_alloc", "ttg.local_load", "ttg.memdesc_trans",
 	};
 	size_t i;
@@ -117,7 +117,8 @@ static uint64_t mul(const struct ctx *c, uint64_t a, uint64_t b)
 static void dot(const struct ctx *c, const struct fp_ttir_op *op, uint64_t k, const char *text,
 		size_t len, struct fp_ttir_facts *out)
 {
-	const struct fp_ttir_type *a = sig(op, 0), *res = op->n_results ? &op->results[0].type : NULL;
+	const struct fp_ttir_type *a = sig(op, 0),
+				  *res = op->n_results ? &op->results[0].type : NULL;
 	enum fp_ttir_dclass wa, wb;
 	uint64_t flops = 0;
 
@@ -203,7 +204,8 @@ int fp_ttir_facts(const struct fp_ttir *m, const char *func, const char *text, s
 		    fp__ttir_elem_class(res->elem) == FP_TTIR_FP32 && op->n_operands >= 2 &&
 		    (widened_from(&c, op->operands[0]) != FP_TTIR_NCLASS ||
 		     widened_from(&c, op->operands[1]) != FP_TTIR_NCLASS)) {
-			uint64_t f = mul(&c, mul(&c, res->numel, is(op->name, "math.fma") ? 2 : 1), k);
+			uint64_t f =
+				mul(&c, mul(&c, res->numel, is(op->name, "math.fma") ? 2 : 1), k);
 
 			out->widened_mul_flops = fp__ttir_sat_add(out->widened_mul_flops, f, c.sat);
 			if (f > best_mul) {

@@ -74,6 +74,16 @@ size_t fp__ttir_shaped_prefix(const char *s, size_t n);
 bool fp__ttir_access(const struct fp_ttir_type *t, uint64_t *numel, uint32_t *elem_size,
 		     enum fp_ttir_dclass *cls);
 
+/* ---- estimates (ttir-estimate.c), for the other readers of a module (ttir-facts.c) ----- */
+
+/*
+ * How many times each op of function `fi` runs per program, as the estimate counts it (static
+ * scf.for trip counts multiplied in, combine regions by their applications, everything else 1):
+ * *out gets an array of end_op - first_op counts, indexed by op index - first_op (caller frees
+ * with fp_free()). FP_OK, FP_EINVAL, FP_ENOMEM.
+ */
+int fp__ttir_op_mults(const struct fp_ttir *m, size_t fi, uint64_t **out);
+
 /* ---- parser state ------------------------------------------------------------------------ */
 
 enum fp__ttir_loc_kind {

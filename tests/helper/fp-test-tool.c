@@ -7,6 +7,8 @@
  *
  *   fp-test-tool ttir-dump FILE       the op table of a TTIR file, one line per op
  *   fp-test-tool ttir-estimate FILE   per-program estimates of every function with a body
+ *   fp-test-tool ttir-facts FILE      the facts `flagprism advise` reads (fp_ttir_facts()) of
+ *                                     every function with a body, as JSON
  *   fp-test-tool debug-report FORMAT BUFFER SITES LAUNCH
  *                                     decode a Debugger record buffer (binary file) with its site
  *                                     table and launch JSON and print one report format (txt,
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include <flagprism/debug.h>
+#include <flagprism/json.h>
 #include <flagprism/status.h>
 #include <flagprism/ttir.h>
 
@@ -305,6 +308,48 @@ static int cmd_ttir_estimate(int argc, char **argv)
 	return 0;
 }
 
+/* The IR text again, for the attributes fp_ttir_facts() reads from it. */
+static int cmd_ttir_facts(int argc, char **argv)
+{
+	struct fp_ttir_facts f;
+	struct fp_jsonw *w;
+	struct fp_ttir *m;
+	char *text = NULL;
+	size_t len = 0, i;
+	int rc = 0;
+
+	if (argc != 1)
+		return 2;
+	m = load_ttir(argv[0]);
+	if (!m || read_file(argv[0], &text, &len)) {
+		fp_ttir_free(m);
+		return 1;
+	}
+	printf("# ttir-facts %s\n", base_name(argv[0]));
+	for (i = 0; i < fp_ttir_func_count(m) && !rc; i++) {
+		const struct fp_ttir_func *fn = fp_ttir_func_at(m, i);
+
+		if (!fn->has_body)
+			continue;
+		rc = fp_ttir_facts(m, fn->name, text, len, &f);
+		if (rc) {
+			fprintf(stderr, "fp-test-tool: facts %s: %s\n", fn->name, fp_strerror(rc));
+			break;
+		}
+		printf("func @%s%s\n", fn->name, i == fp_ttir_entry(m) ? " (entry)" : "");
+		fflush(stdout);
+		w = fp_jsonw_new_file(stdout, FP_JSONW_PRETTY);
+		rc = w ? fp_ttir_facts_write(&f, w) : FP_ENOMEM;
+		if (!rc)
+			rc = fp_jsonw_finish(w);
+		fp_jsonw_free(w);
+		printf("\n");
+	}
+	free(text);
+	fp_ttir_free(m);
+	return rc ? 1 : 0;
+}
+
 static int cmd_debug_report(int argc, char **argv)
 {
 	struct fp_dbg_findings *findings = NULL;
@@ -345,6 +390,7 @@ out:
 static const struct cmd cmds[] = {
 	{"ttir-dump", cmd_ttir_dump, "FILE"},
 	{"ttir-estimate", cmd_ttir_estimate, "FILE"},
+	{"ttir-facts", cmd_ttir_facts, "FILE"},
 	{"debug-report", cmd_debug_report, "FORMAT BUFFER SITES LAUNCH"},
 };
 

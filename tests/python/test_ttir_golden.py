@@ -2,8 +2,8 @@
 """Golden tests for the TTIR parser and estimator through `fp-test-tool`.
 
 For every checked-in sample tests/data/ttir/<name>.ttir, `fp-test-tool ttir-dump` and
-`fp-test-tool ttir-estimate` must print exactly tests/data/golden/ttir-<name>.dump.txt and
-ttir-<name>.estimate.txt. The tool is taken from $FP_TEST_TOOL (default
+`fp-test-tool ttir-estimate` and `fp-test-tool ttir-facts` must print exactly
+tests/data/golden/ttir-<name>.dump.txt, ttir-<name>.estimate.txt and ttir-<name>.facts.txt. The tool is taken from $FP_TEST_TOOL (default
 build/tests/helper/fp-test-tool); the tests skip when it has not been built. After an intended
 change, regenerate the golden files with FP_UPDATE_GOLDEN=1 and review the diff.
 """
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 GOLDEN = DATA / "golden"
 SAMPLES = sorted((DATA / "ttir").glob("*.ttir"))
-COMMANDS = {"ttir-dump": "dump", "ttir-estimate": "estimate"}
+COMMANDS = {"ttir-dump": "dump", "ttir-estimate": "estimate", "ttir-facts": "facts"}
 
 
 def tool_path() -> Path:

@@ -981,3 +981,68 @@ TEST(ttir_oom_sweep)
 	ASSERT_GT(fail_at, 5);
 	free(text);
 }
+
+/* The facts the advice reads (fp_ttir_facts()): widened dots with their precision and line, the
+ * widened product, the heaviest load and largest tensor; the matmul's fp16 dot is not widened. */
+TEST(ttir_facts)
+{
+	size_t len;
+	char *text = fpt_slurp(fpt_data_path("ttir/widened.ttir"), &len);
+	struct fp_ttir_facts f;
+	struct fp_ttir *m = NULL;
+
+	ASSERT_OK(fp_ttir_parse(text, len, &m, NULL));
+	ASSERT_OK(fp_ttir_facts(m, NULL, text, len, &f));
+	ASSERT_EQ(f.def.line, kline("def widened_kernel"));
+	ASSERT_UEQ(f.widened_dots, 1);
+	ASSERT_UEQ(f.widened_dot_flops, 2ull * 32 * 32 * 32);
+	ASSERT_UEQ(f.dot_flops, f.widened_dot_flops);
+	ASSERT_EQ(f.widened_from, FP_TTIR_FP16);
+	ASSERT_STREQ(f.precision, "ieee"); /* the default, left out of the text */
+	ASSERT_EQ(f.widened_dot_at.line, kline("c = tl.dot(a.to(tl.float32)"));
+	ASSERT_UEQ(f.widened_mul_flops, 32 * 32);
+	ASSERT_EQ(f.widened_mul_at.line, kline("s = a.to(tl.float32) * 2.0"));
+	ASSERT_UEQ(f.top_load_bytes, 32 * 32 * 2);
+	ASSERT_STREQ(f.top_load_elem, "f16");
+	ASSERT(!f.saturated);
+	/* without the text: no precision */
+	ASSERT_OK(fp_ttir_facts(m, NULL, NULL, 0, &f));
+	ASSERT_STREQ(f.precision, "");
+	ASSERT_EQ(fp_ttir_facts(m, "nope", NULL, 0, &f), FP_ENOENT);
+	ASSERT_EQ(fp_ttir_facts(NULL, NULL, NULL, 0, &f), FP_EINVAL);
+	fp_ttir_free(m);
+	free(text);
+
+	m = load("matmul.ttir");
+	ASSERT_OK(fp_ttir_facts(m, NULL, NULL, 0, &f));
+	ASSERT_UEQ(f.widened_dots, 0);
+	ASSERT_UEQ(f.dot_flops, 2097152);
+	ASSERT_UEQ(f.top_load_bytes, 64 * 32 * 2 * 8); /* 8 static trips of the K loop */
+	ASSERT_EQ(f.widened_from, FP_TTIR_NCLASS);
+	fp_ttir_free(m);
+}
+
+TEST(ttir_facts_oom_sweep)
+{
+	size_t len;
+	char *text = fpt_slurp(fpt_data_path("ttir/widened.ttir"), &len);
+	struct fp_ttir_facts f;
+	struct fp_ttir *m = NULL;
+	long fail_at;
+	int rc;
+
+	ASSERT_OK(fp_ttir_parse(text, len, &m, NULL));
+	for (fail_at = 0;; fail_at++) {
+		fpt_oom_install(fail_at);
+		rc = fp_ttir_facts(m, NULL, text, len, &f);
+		fpt_oom_uninstall();
+		if (rc == FP_OK)
+			break;
+		ASSERT_EQ(rc, FP_ENOMEM);
+		ASSERT_LT(fail_at, 10000);
+	}
+	ASSERT_GT(fail_at, 1);
+	ASSERT_UEQ(f.widened_dots, 1);
+	fp_ttir_free(m);
+	free(text);
+}
