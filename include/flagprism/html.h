@@ -149,6 +149,17 @@ FP_EXTERN int fp_html_profile_set(struct fp_html_page *p, struct fp_calltree *t,
 FP_EXTERN int fp_html_profile_add_trace(struct fp_html_page *p, const char *text, size_t len,
 					const char *path, struct fp_diag *diag);
 
+struct fp_advice;
+
+/**
+ * Add the advice on the page's profile (include/flagprism/advise.h): its findings, the rules
+ * that could not run and the plan, shown as the page's "Advice" section. The advice is
+ * borrowed for the call (its JSON is copied). FP_OK, FP_EINVAL (not a profile page, or an
+ * advice set twice), FP_ENOMEM, FP_ELIMIT.
+ */
+FP_EXTERN int fp_html_profile_add_advice(struct fp_html_page *p, const struct fp_advice *a,
+					 struct fp_diag *diag);
+
 /* ---- writing ------------------------------------------------------------------------------- */
 
 /** What a page holds, for the CLI's summary line and tests. */

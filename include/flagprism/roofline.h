@@ -64,6 +64,15 @@ FP_EXTERN int fp_roofline_point(const struct fp_calltree *t, uint32_t node,
 				struct fp_roofline_point *out);
 
 /**
+ * Peak FP32 FLOP/s of the CUDA cores (FFMA, not the tensor cores) of device (type, index) of
+ * tree `t`'s device table: SMs x FP32 lanes per SM x 2 x clock (lanes: 64 on sm_80, 128 on
+ * sm_89, sm_90 and sm_100). NaN when the arch is another or the table lacks num_sms or
+ * clock_rate. A NULL `type` takes the first device type with that index.
+ */
+FP_EXTERN double fp_roofline_fp32_peak(const struct fp_calltree *t, const char *type,
+				       const char *index);
+
+/**
  * A table of the `max_rows` kernel nodes (nodes with a device_id) that take the most time,
  * largest first: name, time, GFLOP/s, GB/s, FLOP/byte, roof, % of roof, bound and sources,
  * after a line per device with its peaks and ridge point. C++ kernel names are shown short

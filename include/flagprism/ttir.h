@@ -302,7 +302,10 @@ FP_EXTERN int fp_ttir_estimate(const struct fp_ttir *m, const char *func,
  */
 struct fp_ttir_facts {
 	struct fp_ttir_loc def; /* the function's def line */
-	uint64_t dot_flops;     /* every dot, as the estimate counts them */
+	/* from fp_ttir_estimate(), so that the advice needs no second note: bytes of loads, stores
+	 * and atomics, load bytes, all FLOPs, float32 elementwise FLOPs */
+	uint64_t bytes, load_bytes, total_flops, fp32_flops;
+	uint64_t dot_flops; /* every dot, as the estimate counts them */
 	/* Dots with a float32 operand converted (arith.extf, tt.fp_to_fp) from a 16- or 8-bit
 	 * float, through layout ops only: tl.dot(a.to(tl.float32), ...) or the broadcast-multiply-
 	 * sum Triton turns into a dot. */
@@ -341,6 +344,10 @@ FP_EXTERN int fp_ttir_facts(const struct fp_ttir *m, const char *func, const cha
  * layer adds the compiled kernel's under FP_TTIR_FACT_COMPILED, the advice reads both.
  */
 #define FP_TTIR_FACT_DEF "def"
+#define FP_TTIR_FACT_BYTES "bytes"
+#define FP_TTIR_FACT_LOAD_BYTES "load_bytes"
+#define FP_TTIR_FACT_TOTAL_FLOPS "total_flops"
+#define FP_TTIR_FACT_FP32_FLOPS "fp32_flops"
 #define FP_TTIR_FACT_DOT_FLOPS "dot_flops"
 #define FP_TTIR_FACT_WIDENED_DOTS "widened_dots"
 #define FP_TTIR_FACT_WIDENED_DOT_FLOPS "widened_dot_flops"

@@ -61,6 +61,7 @@ struct fp_html_page {
 	/* profile: one JSON object (the "profile" member), or empty */
 	struct fp_strbuf profile;
 	long timeline_block; /* block index of the trace's timeline, or -1 */
+	long advice_block;   /* block index of the advice (fp_advice_write_json()), or -1 */
 	char *title;         /* made from the first input when the options give none */
 	struct fp_html_stats st;
 };

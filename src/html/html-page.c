@@ -62,6 +62,7 @@ int fp_html_page_new(enum fp_html_kind kind, const struct fp_html_options *o,
 	fp_strbuf_init(&p->summary, 0);
 	fp_strbuf_init(&p->profile, 0);
 	p->timeline_block = -1;
+	p->advice_block = -1;
 	*out = p;
 	return FP_OK;
 }
@@ -461,6 +462,13 @@ static int main_data(const struct fp_html_page *p, struct fp_strbuf *sb)
 		fp_jsonw_key(w, "timeline");
 		if (p->timeline_block >= 0) {
 			fp__html_block_id((size_t)p->timeline_block, id);
+			fp_jsonw_string(w, id);
+		} else {
+			fp_jsonw_null(w);
+		}
+		fp_jsonw_key(w, "advice");
+		if (p->advice_block >= 0) {
+			fp__html_block_id((size_t)p->advice_block, id);
 			fp_jsonw_string(w, id);
 		} else {
 			fp_jsonw_null(w);

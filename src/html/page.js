@@ -598,7 +598,51 @@
 		if (P.devices && P.devices.length) add(main, devicesSection(P.devices));
 		if (P.roofline) add(main, rooflineSection(P.roofline));
 		else if (P.diff) add(main, section("fp-roofline", "Roofline", h("p", { class: "fp-muted" }, "The roofline places one profile's kernels: open each profile's own page.")));
+		if (D.advice) add(main, adviceSection(block(D.advice)));
 		if (D.timeline) add(main, timelineSection(block(D.timeline)));
+	}
+
+	// ---- advice ---------------------------------------------------------------------------------
+	// The advice of `flagprism advise` (its JSON object): each advised kernel with its findings,
+	// the run's findings, the rules that could not run and the plan.
+	function evidenceText(e) {
+		if (e.text != null) return e.name + " " + e.text;
+		const v = e.unit === "ns" ? fmtUs(e.value / 1e3) : e.unit === "B" ? fmtBytes(e.value) : fmt(e.value) + (e.unit ? " " + e.unit : "");
+		return e.name + " " + v;
+	}
+	function findingCard(A, f) {
+		const card = h("div", { class: "fp-card fp-advice", "data-rule": f.rule });
+		add(card, h("h3", null, h("span", { class: "fp-kind fp-rule" }, f.rule), " ", f.title));
+		if (f.line) add(card, h("p", { class: "fp-muted" }, "at " + f.line.file + ":" + f.line.line + " (" + f.line.source + ")"));
+		if (f.evidence && f.evidence.length)
+			add(card, h("ul", { class: "fp-evidence" }, f.evidence.map((e) => h("li", null, evidenceText(e), h("span", { class: "fp-muted" }, " (" + e.source + ")")))));
+		const s = f.saving || {};
+		add(card, h("p", null, h("b", null, "saving: "), s.ns != null ? fmtUs(s.ns / 1e3) + " (" + fmt(100 * s.share) + "% of " + (s.of || "the run") + "): " + (s.method || "") : (s.method || "not estimated")));
+		if (f.suggestion) add(card, h("p", null, h("b", null, "try: "), f.suggestion));
+		return card;
+	}
+	function adviceSection(A) {
+		const s = h("section", { id: "fp-advice" }, h("h2", null, "Advice"));
+		if (!A) return s;
+		const F = A.findings || [];
+		for (const k of A.kernels || []) {
+			add(s, h("h3", null, "#" + k.rank + " " + k.name + " ", h("span", { class: "fp-muted" }, fmt(100 * k.share) + "% of the kernel time, " + fmtUs(k.time_ns / 1e3) + ", " + fmt(k.launches) + " launches")));
+			const mine = F.filter((f) => f.kernel === k.rank - 1);
+			if (!mine.length) add(s, h("p", { class: "fp-muted" }, "No finding: the rules that ran saw nothing to change."));
+			for (const f of mine) add(s, findingCard(A, f));
+		}
+		const run = F.filter((f) => f.kernel == null);
+		if (run.length) {
+			add(s, h("h3", null, "The run"));
+			for (const f of run) add(s, findingCard(A, f));
+		}
+		const rows = (A.rules || []).map((r) => h("tr", { class: "fp-rule-" + r.status },
+			td(r.name), td(r.status.replace(/_/g, " ")), td(r.ran, 1), td(r.findings, 1), td(r.why || ""), td(r.enable || "")));
+		add(s, h("h3", null, "Rules"), h("div", { class: "fp-scroll" }, table([{ label: "rule" }, { label: "status" }, { label: "ran", num: 1 }, { label: "findings", num: 1 }, { label: "why not" }, { label: "collect with" }], rows, { id: "fp-advice-rules" })));
+		if (A.plan && A.plan.length)
+			add(s, h("h3", null, "Plan"), h("pre", { class: "fp-plan" }, A.plan.map((p) => "# " + p.rules + "\n" + p.command).join("\n")));
+		if (A.notes && A.notes.length) add(s, h("ul", { class: "fp-muted" }, A.notes.map((x) => h("li", null, x))));
+		return s;
 	}
 
 	function col(c, side) { const s = prof.T[side || "a"]; return s ? s[c] : null; }

@@ -162,6 +162,19 @@ int fp_ttir_facts(const struct fp_ttir *m, const char *func, const char *text, s
 	c.f = &m->funcs[fi];
 	c.sat = &out->saturated;
 	out->def = c.f->loc;
+	{
+		struct fp_ttir_estimate e;
+
+		rc = fp_ttir_estimate(m, c.f->name, &e);
+		if (rc)
+			return rc;
+		out->bytes = fp__ttir_sat_add(fp__ttir_sat_add(e.load_bytes, e.store_bytes, c.sat),
+					      e.atomic_bytes, c.sat);
+		out->load_bytes = e.load_bytes;
+		out->total_flops = e.total_flops;
+		out->fp32_flops = e.flops[FP_TTIR_FP32];
+		out->saturated |= e.saturated;
+	}
 	rc = fp__ttir_op_mults(m, fi, &mults);
 	if (rc)
 		return rc;
@@ -248,6 +261,10 @@ int fp_ttir_facts_write(const struct fp_ttir_facts *f, struct fp_jsonw *w)
 		return FP_EINVAL;
 	fp_jsonw_object_begin(w);
 	loc_member(w, FP_TTIR_FACT_DEF, &f->def);
+	fp_jsonw_kv_uint(w, FP_TTIR_FACT_BYTES, f->bytes);
+	fp_jsonw_kv_uint(w, FP_TTIR_FACT_LOAD_BYTES, f->load_bytes);
+	fp_jsonw_kv_uint(w, FP_TTIR_FACT_TOTAL_FLOPS, f->total_flops);
+	fp_jsonw_kv_uint(w, FP_TTIR_FACT_FP32_FLOPS, f->fp32_flops);
 	fp_jsonw_kv_uint(w, FP_TTIR_FACT_DOT_FLOPS, f->dot_flops);
 	if (f->widened_dots) {
 		fp_jsonw_kv_uint(w, FP_TTIR_FACT_WIDENED_DOTS, f->widened_dots);

@@ -129,6 +129,18 @@ static double ffma_peak(const struct fp_calltree *t, const char *type, const cha
 	return sms * lanes * 2 * khz * 1e3;
 }
 
+double fp_roofline_fp32_peak(const struct fp_calltree *t, const char *type, const char *index)
+{
+	struct fp_view_peaks pk;
+
+	if (!t || !index)
+		return NAN;
+	fp_view_peaks_of(t, type, index, &pk);
+	if (!pk.known)
+		return NAN;
+	return ffma_peak(t, type, index, pk.arch);
+}
+
 int fp_roofline_point(const struct fp_calltree *t, uint32_t node, struct fp_roofline_point *out)
 {
 	static const int widths[4] = {8, 16, 32, 64};

@@ -37,7 +37,8 @@ LAYERS: dict[str, set[str]] = {
     "prof": {"core", "backend"},
     "debug": {"core", "ir", "backend"},
     "view": {"core", "prof"},
-    "html": {"core", "prof", "view"},
+    "advise": {"core", "prof", "view"},
+    "html": {"core", "prof", "view", "advise"},
 }
 
 # Objects built outside src/ that belong to a layer (the HTML page compiled into the library).

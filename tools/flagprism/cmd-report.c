@@ -14,13 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <flagprism/advise.h>
 #include <flagprism/html.h>
 
 const char cmd_report_summary[] =
 	"write one self-contained HTML page for a Debugger run or a profile";
 const char cmd_report_usage[] =
 	"flagprism report [-o OUT.html] [--title TEXT] [limits] DEBUG_DIR|summary.json|REPORT.json\n"
-	"flagprism report [-o OUT.html] [-m METRICS] [--diff OTHER] [--no-trace] PROFILE.hatchet";
+	"flagprism report [-o OUT.html] [-m METRICS] [--diff OTHER] [--no-trace] [--no-advice] "
+	"PROFILE.hatchet";
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -95,9 +97,55 @@ static void print_notes(const struct fp_html_page *p)
 		fprintf(stderr, "flagprism: note: %s\n", fp_html_page_note_at(p, i));
 }
 
-/* The profile page: trees, the comparison, the trace beside the profile. */
+/* The advice section (include/flagprism/advise.h) from the tree, the meta file and the trace
+ * text: what cannot be advised is said on the page and on stderr, never a failed page. */
+static int advice(struct fp_html_page *p, struct fp_calltree *t, const char *path, const char *stem,
+		  const struct fp_strbuf *trace, const char *trace_path)
+{
+	struct fp_advise_input in;
+	struct fp_advice *adv = NULL;
+	struct fp_strbuf meta;
+	struct fp_diag diag;
+	char meta_path[FPT_PATH_MAX];
+	struct stat st;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	fp_strbuf_init(&meta, 0);
+	in.main.tree = t;
+	in.main.path = path;
+	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", stem);
+	memset(&diag, 0, sizeof(diag));
+	if (stat(meta_path, &st) == 0 &&
+	    fp_strbuf_read_path(&meta, meta_path, FP_STRBUF_READ_REGULAR, &diag) == FP_OK) {
+		in.main.meta = meta.buf ? meta.buf : "";
+		in.main.meta_len = meta.len;
+		in.main.meta_path = meta_path;
+	}
+	if (trace) {
+		in.main.trace = trace->buf ? trace->buf : "";
+		in.main.trace_len = trace->len;
+		in.main.trace_path = trace_path;
+	}
+	memset(&diag, 0, sizeof(diag));
+	rc = fp_advise_run(&in, NULL, &adv, &diag);
+	if (rc == FP_OK)
+		rc = fp_html_profile_add_advice(p, adv, &diag);
+	fp_advice_free(adv);
+	fp_strbuf_release(&meta);
+	if (rc == FP_ENOMEM)
+		return fpt_die("out of memory advising on %s", path);
+	if (rc != FP_OK) {
+		fpt_warn("the advice is left out: %s", diag.msg[0] ? diag.msg : fp_strerror(rc));
+		fp_html_page_note(p, "advice left out: %s",
+				  diag.msg[0] ? diag.msg : fp_strerror(rc));
+	}
+	return FPT_CONTINUE;
+}
+
+/* The profile page: trees, the comparison, the trace beside the profile, the advice. */
 static int profile_page(const char *cmd, struct fp_html_page *p, const char *path,
-			const char *other_path, bool no_trace)
+			const char *other_path, bool no_trace, bool no_advice)
 {
 	struct fp_view_read_info info, other_info;
 	struct fp_calltree *t = NULL, *other = NULL;
@@ -105,8 +153,10 @@ static int profile_page(const char *cmd, struct fp_html_page *p, const char *pat
 	struct fp_strbuf sb;
 	struct fp_diag diag;
 	struct stat st;
+	bool have_trace = false;
 	int rc;
 
+	fp_strbuf_init(&sb, 0);
 	rc = fpt_load_profile(path, &t, &info);
 	if (rc != FPT_CONTINUE)
 		return rc;
@@ -126,24 +176,31 @@ static int profile_page(const char *cmd, struct fp_html_page *p, const char *pat
 	stem_of(path, stem, sizeof(stem));
 	snprintf(trace, sizeof(trace), "%s.chrome_trace.json", stem);
 	if (!no_trace && !other && stat(trace, &st) == 0) {
-		fp_strbuf_init(&sb, 0);
 		rc = fp_strbuf_read_path(&sb, trace, FP_STRBUF_READ_REGULAR, &diag);
-		if (rc == FP_OK)
+		if (rc == FP_OK) {
+			have_trace = true;
 			rc = fp_html_profile_add_trace(p, sb.buf, sb.len, trace, &diag);
-		fp_strbuf_release(&sb);
+		}
 		if (rc == FP_ENOMEM) {
 			rc = fpt_die("out of memory reading the trace %s", trace);
 			goto out;
 		}
 		if (rc != FP_OK) {
 			/* the tree is still worth a page: say why the timeline is missing */
+			have_trace = false;
 			fpt_warn("the timeline is left out: %s", diag.msg[0] ? diag.msg : trace);
 			fp_html_page_note(p, "timeline left out: %s",
 					  diag.msg[0] ? diag.msg : fp_strerror(rc));
 		}
 	}
+	if (!no_advice && !other) {
+		rc = advice(p, t, path, stem, have_trace ? &sb : NULL, trace);
+		if (rc != FPT_CONTINUE)
+			goto out;
+	}
 	rc = FPT_CONTINUE;
 out:
+	fp_strbuf_release(&sb);
 	fp_calltree_free(other);
 	fp_calltree_free(t);
 	return rc;
@@ -155,7 +212,7 @@ int cmd_report(int argc, char **argv)
 	const char *out_path = NULL, *other_path = NULL;
 	long max_cells = 0, max_nodes = 0, max_findings = 0, max_launches = 0, max_slices = 0,
 	     max_dumps = 0, max_series = 0;
-	bool no_source = false, no_trace = false, quiet = false;
+	bool no_source = false, no_trace = false, no_advice = false, quiet = false;
 	const char *title = NULL, *metrics = NULL;
 	const struct fpt_option opts[] = {
 		FPT_OPT_STRING("output", 'o', &out_path, "OUT",
@@ -167,6 +224,8 @@ int cmd_report(int argc, char **argv)
 			       "profiles: table columns, as `flagprism view -m` takes them"),
 		FPT_OPT_BOOL("no-trace", 0, &no_trace,
 			     "profiles: leave out the timeline of the Chrome trace beside it"),
+		FPT_OPT_BOOL("no-advice", 0, &no_advice,
+			     "profiles: leave out the advice (flagprism advise)"),
 		FPT_OPT_BOOL("no-source", 0, &no_source,
 			     "Debugger: do not read the kernels' source files"),
 		FPT_OPT_INT("max-cells", 0, &max_cells, "N",
@@ -207,11 +266,12 @@ int cmd_report(int argc, char **argv)
 	if (stat(argv[1], &sb) != 0)
 		return fpt_die("cannot open '%s': %s", argv[1], strerror(errno));
 	profile = is_profile(argv[1]);
-	if (!profile && (other_path || metrics || no_trace))
-		return fpt_usage(argv[0],
-				 "options '--diff', '--metrics' and '--no-trace' are for "
-				 "profiles, and '%s' is a Debugger output",
-				 argv[1]);
+	if (!profile && (other_path || metrics || no_trace || no_advice))
+		return fpt_usage(
+			argv[0],
+			"options '--diff', '--metrics', '--no-trace' and '--no-advice' are "
+			"for profiles, and '%s' is a Debugger output",
+			argv[1]);
 	if (profile && no_source)
 		return fpt_usage(argv[0], "option '--no-source' is for Debugger outputs");
 
@@ -244,7 +304,7 @@ int cmd_report(int argc, char **argv)
 		return fpt_status_error(rc, NULL, NULL, "cannot start the page");
 	memset(&diag, 0, sizeof(diag));
 	if (profile) {
-		rc = profile_page(argv[0], p, argv[1], other_path, no_trace);
+		rc = profile_page(argv[0], p, argv[1], other_path, no_trace, no_advice);
 		if (rc != FPT_CONTINUE)
 			goto out;
 	} else {

@@ -34,6 +34,7 @@ static const struct fpt_command commands[] = {
 	 "flagprism merge -o OUT.chrome_trace.json [--align HOW] TRACE.chrome_trace.json...\n"
 	 "flagprism merge -o DIR DEBUG-DIR|summary.json..."},
 	{"report", cmd_report, cmd_report_summary, cmd_report_usage},
+	{"advise", cmd_advise, cmd_advise_summary, cmd_advise_usage},
 	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
 	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},
 	{"help", cmd_help, "show help for flagprism or one of its commands",

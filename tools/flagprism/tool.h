@@ -66,6 +66,8 @@ int cmd_merge(int argc, char **argv);
 int cmd_import_ncu(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 extern const char cmd_report_summary[], cmd_report_usage[];
+int cmd_advise(int argc, char **argv);
+extern const char cmd_advise_summary[], cmd_advise_usage[];
 
 /* ---- messages and exit codes: the only place a failure becomes an exit status ---------------- */
 
