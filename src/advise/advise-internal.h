@@ -219,6 +219,13 @@ struct fp_advice {
 	struct fp_json_doc **docs; /* facts and autotune documents parsed per kernel */
 	size_t ndocs, docs_cap;
 	bool merged; /* the main profile is a merge across ranks */
+	/* the (kernel, launching line) groups launch_bound reported: outside_triton leaves their
+	 * gaps to it */
+	struct fp__adv_site {
+		const char *name, *site;
+		size_t site_len;
+	} lb[FP__ADV_MAX_SITES];
+	size_t nlb;
 };
 
 /* One row of the rule table. Exactly one of kernel_fn / run_fn. */

@@ -950,6 +950,11 @@ void fp__adv_autotune(struct fp_advice *a, size_t rule, struct fp__adv_kernel *k
 	struct fp__adv_finding *f;
 	char b1[32], b2[32];
 
+	for (i = 0; i < kidx(a, k); i++)
+		if (k->autotune && a->kernels[i].autotune && !strcmp(a->kernels[i].name, k->name)) {
+			fp__adv_ran(a, rule); /* said once, on the kernel's heaviest node */
+			return;
+		}
 	if (!k->autotune) {
 		if (!a->src[0].meta)
 			fp__adv_skip(a, rule, FP__NEED_FACTS, 0,
@@ -1003,8 +1008,9 @@ void fp__adv_autotune(struct fp_advice *a, size_t rule, struct fp__adv_kernel *k
 			"another shape) or a pruning model: re-tune for this shape (add the "
 			"arguments that change it to key=) or pin the faster config.";
 	}
-	/* 2: the fastest config is at the edge of a parameter's measured range */
-	{
+	/* 2: the fastest config is at the edge of a parameter's measured range (when the configs
+	 * differ at all: in a flat space the edge is noise) */
+	if (!(timed >= 3 && (worst - best) / best < FP__ADV_TUNE_FLAT)) {
 		const struct fp_json_value *bc = fp_json_get(best_cfg, "config");
 
 		for (i = 0; i < fp_json_len(bc); i++) {

@@ -328,13 +328,18 @@ void fp__adv_launch_bound(struct fp_advice *a, size_t rule)
 				    g->n, shown, b1, b2));
 		if (!f)
 			break;
+		if (a->nlb < FP_ARRAY_SIZE(a->lb)) {
+			a->lb[a->nlb].name = g->name;
+			a->lb[a->nlb].site = g->site;
+			a->lb[a->nlb++].site_len = g->site_len;
+		}
 		if (g->site && fp__adv_split_frame(a, g->site, g->site_len, &file, &line))
 			fp__adv_at(f, file, line, "call path: the launching line");
 		fp__adv_ev_num(a, "launches", (double)g->n, "", "trace");
 		fp__adv_ev_num(a, "median kernel time", md * 1e3, "ns", "trace");
 		fp__adv_ev_num(a, "median gap before a launch", mg * 1e3, "ns", "trace");
-		fp__adv_ev_num(a, "GPU idle share over these launches", 100 * idle / (idle + busy),
-			       "%", "trace");
+		fp__adv_ev_num(a, "idle share over these launches", 100 * idle / (idle + busy), "%",
+			       "trace");
 		fp__adv_saving(a, f, g->saving,
 			       "the gaps before these launches, less 2 us per launch (what a CUDA "
 			       "graph or a fused loop still spends per kernel)");
@@ -433,7 +438,11 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 		}
 		st = &sites[ns - 1];
 		st->launches++;
-		if (!isnan(e->gap)) {
+		for (j = 0; j < a->nlb; j++) /* launch_bound has these gaps */
+			if (!strcmp(a->lb[j].name, e->name) && a->lb[j].site_len == sl &&
+			    (!sl || !memcmp(a->lb[j].site, s, sl)))
+				break;
+		if (!isnan(e->gap) && j == a->nlb) {
 			st->idle_us += e->gap;
 			st->idle_save_ns += FP_MAX(0.0, e->gap * 1e3 - FP__ADV_GRAPH_NS);
 		}
@@ -463,7 +472,7 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 			a, rule, SIZE_MAX, FP__ADV_CAUSE,
 			fp__adv_str(a,
 				    "%s outside Triton kernels (%.3g%% of the traced span) "
-				    "at %.*s: %s in other kernels, %s of GPU idle time "
+				    "at %.*s: %s in other kernels, %s of idle time on the device "
 				    "before its launches",
 				    b1, 100 * t / a->span_us, (int)st->len, st->site, b2, b3));
 		if (!f)
@@ -472,7 +481,8 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 			fp__adv_at(f, file, line, "call path: the launching line");
 		fp__adv_ev_num(a, "launches from the line", (double)st->launches, "", "trace");
 		fp__adv_ev_num(a, "time in other kernels", st->other_us * 1e3, "ns", "trace");
-		fp__adv_ev_num(a, "GPU idle before its launches", st->idle_us * 1e3, "ns", "trace");
+		fp__adv_ev_num(a, "device idle before its launches", st->idle_us * 1e3, "ns",
+			       "trace");
 		fp__adv_ev_num(a, "traced span", a->span_us * 1e3, "ns", "trace");
 		for (j = 0; j < st->nother; j++)
 			names = fp__adv_str(a, "%s%s%s", names, j ? ", " : "", st->other_names[j]);
@@ -481,7 +491,7 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 		fp__adv_saving(
 			a, f, st->idle_save_ns > 0 ? st->idle_save_ns : NAN,
 			st->idle_save_ns > 0 ?
-				"the GPU idle time before the line's launches, less 2 us per "
+				"the device's idle time before the line's launches, less 2 us per "
 				"launch; time in other kernels is not counted (fusing them "
 				"saves part of it)" :
 				"not estimated: time in other kernels (fusing them saves part "
@@ -492,7 +502,7 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 				"and conversions into the Triton kernel (load the original tensor, "
 				"convert with .to() inside), drop .contiguous()/.to()/.clone() "
 				"copies, allocate outputs once outside the loop." :
-				"the GPU waits before this line's launches: host work or a "
+				"the device waits before this line's launches: host work or a "
 				"synchronisation (.item(), .cpu(), .tolist(), print of a tensor, "
 				"torch.cuda.synchronize()) sits in the loop: move it out, batch the "
 				"launches, or capture the loop in a CUDA graph.";

@@ -1085,7 +1085,8 @@ int fp_advise_run(const struct fp_advise_input *in, const struct fp_advise_optio
 		fp_diag_set(diag, rc, 0, "%s", fp_strerror(rc));
 		goto fail_run;
 	}
-	qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
+	if (a->nfindings)
+		qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
 	if (a->findings_dropped)
 		fp__adv_note(a, "%" PRIu64 " findings past the first %u were left out",
 			     a->findings_dropped, FP_ADVISE_MAX_FINDINGS);
