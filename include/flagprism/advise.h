@@ -51,7 +51,8 @@ struct fp_jsonw;
 /** What to advise on. Initialise with fp_advise_options_init(). */
 struct fp_advise_options {
 	size_t max_kernels; /* kernels advised: those taking the most time */
-	double min_share;   /* kernels below this share of the kernel time are not advised */
+	double min_share;   /* kernels below this share of the kernel time are not advised (the
+			       heaviest one always is) */
 	bool full_names;    /* C++ kernel names in full (default: short, as `flagprism view`) */
 };
 

@@ -90,8 +90,9 @@ struct fp__adv_src {
 	uint32_t m_time_max, m_time_rank; /* merged across ranks: "time (ns) (max)", "(max rank)" */
 	uint32_t *stall;                  /* "stalled_<reason>" ids (not the _not_issued twins) */
 	size_t nstall;
-	struct fp_json_doc *meta;           /* NULL: none, or not ours */
-	const struct fp_json_value *env;    /* meta's "environment", or NULL */
+	struct fp_json_doc *meta;        /* NULL: none, or not ours */
+	const struct fp_json_value *env; /* meta's "environment", or NULL */
+	bool notes; /* env holds estimate notes: the session wrote one per Triton kernel */
 	struct fp_json_doc *trace;          /* NULL: none */
 	const char *backend, *context;      /* meta's session (borrowed), or NULL */
 	const char *meta_name, *trace_name; /* how errors name the sidecars (arena) */
@@ -128,7 +129,9 @@ struct fp__adv_kernel {
 	const char *programs_src;
 	const char *site_file; /* the launching Python line (call path), or NULL */
 	uint32_t site_line;
-	bool triton; /* a Triton kernel: it has IR facts, an estimate or Inductor origins */
+	bool triton;  /* a Triton kernel: it has IR facts, an estimate or Inductor origins */
+	bool foreign; /* a library's kernel (PyTorch's, cuBLAS's): a C++ name, or no estimate
+			 note where the session wrote them: the kernel rules do not apply */
 };
 
 /* ---- GPU architectures (advise-gpu.c) --------------------------------------------------------- */
@@ -268,6 +271,8 @@ double fp__adv_metric(const struct fp_advice *a, const struct fp__adv_kernel *k,
 
 /* A number of the facts object (`obj` may be NULL): NaN when absent. */
 double fp__adv_num(const struct fp_json_value *obj, const char *key);
+/* Whether a kernel name is C++'s (mangled, or with a scope): a library's kernel, never Triton's. */
+bool fp__adv_cxx_name(const char *name);
 /* A location member ({"file", "line"}) of the facts: false when absent. */
 bool fp__adv_loc(const struct fp_json_value *obj, const char *key, const char **file,
 		 uint32_t *line);

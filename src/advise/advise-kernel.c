@@ -198,8 +198,15 @@ void fp__adv_roofline(struct fp_advice *a, size_t rule, struct fp__adv_kernel *k
 	}
 	fp__adv_fmt(bw, b1, sizeof(b1));
 	fp__adv_fmt(fl, b2, sizeof(b2));
-	title = fp__adv_str(a, "%s-bound: %s%% of peak DRAM bandwidth, %s%% of peak FLOP/s", bound,
-			    b1, b2);
+	if (!isnan(bw) && !isnan(fl))
+		title = fp__adv_str(a, "%s-bound: %s%% of peak DRAM bandwidth, %s%% of peak FLOP/s",
+				    bound, b1, b2);
+	else if (!isnan(bw))
+		title = fp__adv_str(a, "%s-bound: %s%% of peak DRAM bandwidth", bound, b1);
+	else if (!isnan(fl))
+		title = fp__adv_str(a, "%s-bound: %s%% of peak FLOP/s", bound, b2);
+	else
+		title = fp__adv_str(a, "%s-bound (SM and memory throughput as counted)", bound);
 	f = fp__adv_find(a, rule, kidx(a, k), FP__ADV_POSITION, title);
 	if (!f)
 		return;
@@ -466,6 +473,7 @@ void fp__adv_occupancy_rule(struct fp_advice *a, size_t rule, struct fp__adv_ker
 	double sm = fp__adv_metric(a, k, FP__M_SM_PCT, NULL),
 	       mem = fp__adv_metric(a, k, FP__M_MEM_PCT, NULL);
 	double busy = NAN, saving, fl;
+	const char *busy_src = "counters";
 	struct fp__adv_occ occ;
 	struct fp__adv_finding *f;
 	char b1[32], b2[32];
@@ -503,17 +511,19 @@ void fp__adv_occupancy_rule(struct fp_advice *a, size_t rule, struct fp__adv_ker
 	fp__adv_ran(a, rule);
 	if (!isnan(sm) || !isnan(mem))
 		busy = FP_MAX(isnan(sm) ? 0 : sm, isnan(mem) ? 0 : mem);
-	else if (k->rp_ok && !isnan(k->rp.pct_of_roof))
+	else if (k->rp_ok && !isnan(k->rp.pct_of_roof)) {
 		busy = k->rp.pct_of_roof;
+		busy_src = "roofline";
+	}
 	if (!(occ.occupancy < FP__ADV_OCC_LOW) ||
 	    (strcmp(occ.limiter, "registers") && strcmp(occ.limiter, "shared memory")) ||
 	    busy >= FP__ADV_SOL_HIGH)
 		return;
 	fp__adv_fmt(100 * occ.occupancy, b1, sizeof(b1));
 	title = fp__adv_str(a,
-			    "occupancy limited by %s: %s%% of the SM's warps (%g blocks of %g "
+			    "occupancy limited by %s: %s%% of the SM's warps (%g block%s of %g "
 			    "warps per SM)",
-			    occ.limiter, b1, occ.blocks, warps);
+			    occ.limiter, b1, occ.blocks, occ.blocks == 1 ? "" : "s", warps);
 	f = fp__adv_find(a, rule, kidx(a, k), FP__ADV_CAUSE, title);
 	if (!f)
 		return;
@@ -529,7 +539,7 @@ void fp__adv_occupancy_rule(struct fp_advice *a, size_t rule, struct fp__adv_ker
 	if (!isnan(achieved))
 		fp__adv_ev_num(a, "achieved occupancy", achieved, "%", asrc);
 	if (!isnan(busy))
-		fp__adv_ev_num(a, "busiest unit", busy, "% of peak", "counters or roofline");
+		fp__adv_ev_num(a, "busiest unit", busy, "% of peak", busy_src);
 	fp__adv_ev_text(a, "architecture", k->gpu->name, "device");
 	saving = k->ns * (1 - occ.occupancy / occ.next_occupancy);
 	fl = fp__adv_cap(k, saving);
@@ -804,16 +814,7 @@ void fp__adv_half_math(struct fp_advice *a, size_t rule, struct fp__adv_kernel *
 	uint32_t line;
 	char b1[32];
 
-	if (!k->facts) {
-		if (!k->triton && a->src[0].m_mangled != FP_CALLTREE_NONE) {
-			struct fp_calltree_value v;
-
-			if (fp_calltree_get(a->src[0].t, k->node, a->src[0].m_mangled, &v) ==
-			    FP_OK) {
-				fp__adv_ran(a, rule); /* a C++ kernel: no Triton IR to judge */
-				return;
-			}
-		}
+	if (!k->facts) { /* a library's kernel (no IR to judge) never gets here */
 		fp__adv_skip(a, rule, FP__NEED_FACTS, 0,
 			     "%s: no IR facts (no meta file, estimates off, or not a Triton "
 			     "kernel)",

@@ -25,6 +25,17 @@ static int by_track(const void *x, const void *y)
 	return (p->dur > q->dur) - (p->dur < q->dur);
 }
 
+/* One key per track from the event's pid and tid (numbers as the trace writes them; any
+ * others get a key of their bits, never a conversion out of range). */
+static uint64_t track_key(double pid, double tid)
+{
+	uint64_t p, t;
+
+	memcpy(&p, &pid, sizeof(p));
+	memcpy(&t, &tid, sizeof(t));
+	return p * 0x9e3779b97f4a7c15ull ^ t;
+}
+
 int fp__adv_read_trace(struct fp_advice *a, struct fp_diag *diag)
 {
 	const struct fp_json_value *root = fp_json_root(a->src[0].trace), *evs;
@@ -67,7 +78,7 @@ int fp__adv_read_trace(struct fp_advice *a, struct fp_diag *diag)
 		}
 		fp_json_number(fp_json_get(e, "pid"), &pid);
 		fp_json_number(fp_json_get(e, "tid"), &tid);
-		ev->stream = ((uint64_t)(int64_t)pid << 40) ^ (uint64_t)tid;
+		ev->stream = track_key(pid, tid);
 		args = fp_json_get(e, "args");
 		ev->stack = fp_json_get(args, "call_stack");
 		if (fp_json_type(ev->stack) != FP_JSON_ARRAY)
@@ -274,7 +285,7 @@ void fp__adv_launch_bound(struct fp_advice *a, size_t rule)
 		goto fail_alloc;
 	for (i = 0; i < ng; i++) {
 		struct group *g = &groups[i];
-		double md, mg, idle = 0, busy = 0;
+		double md, mg;
 		size_t ngap = 0;
 
 		g->saving = -1;
@@ -284,17 +295,16 @@ void fp__adv_launch_bound(struct fp_advice *a, size_t rule)
 			const struct fp__adv_event *e = &a->events[it[g->first + j].i];
 
 			dur[j] = e->dur;
-			busy += e->dur;
-			if (!isnan(e->gap)) {
+			if (!isnan(e->gap))
 				gap[ngap++] = e->gap;
-				idle += FP_MAX(0.0, e->gap * 1e3 - FP__ADV_GRAPH_NS);
-			}
 		}
 		md = median(dur, g->n);
 		mg = median(gap, ngap);
 		if (!(mg >= md) || mg * 1e3 <= FP__ADV_GRAPH_NS)
 			continue;
-		g->saving = idle;
+		/* the typical gap, not their sum: a gap that holds a compilation or a
+		 * synchronisation before one launch is not the loop's */
+		g->saving = (double)ngap * (mg * 1e3 - FP__ADV_GRAPH_NS);
 	}
 	qsort(groups, ng, sizeof(*groups), by_saving);
 	for (i = 0; i < ng && i < FP__ADV_MAX_SITES && groups[i].saving >= 0; i++) {
@@ -340,9 +350,11 @@ void fp__adv_launch_bound(struct fp_advice *a, size_t rule)
 		fp__adv_ev_num(a, "median gap before a launch", mg * 1e3, "ns", "trace");
 		fp__adv_ev_num(a, "idle share over these launches", 100 * idle / (idle + busy), "%",
 			       "trace");
-		fp__adv_saving(a, f, g->saving,
-			       "the gaps before these launches, less 2 us per launch (what a CUDA "
-			       "graph or a fused loop still spends per kernel)");
+		fp__adv_saving(
+			a, f, g->saving,
+			"the median gap before a launch, less 2 us (what a CUDA graph or a "
+			"fused loop still spends per kernel), times the launches that follow "
+			"another on their stream");
 		f->suggestion =
 			"launch less often: fuse the loop into one kernel (a loop inside the kernel "
 			"over the items, or a larger grid covering all of them), batch the inputs, "
@@ -385,7 +397,7 @@ static int by_site_time(const void *x, const void *y)
 /* Whether a trace kernel is Triton's: the meta file has its estimate note (every Triton launch
  * of a session with estimates gets one), or it came from Inductor. Without any estimate note in
  * the meta file, only C++ (mangled) kernels count as not Triton's. */
-static bool is_triton(const struct fp_advice *a, const struct fp__adv_event *e, bool notes)
+static bool is_triton(const struct fp_advice *a, const struct fp__adv_event *e)
 {
 	char key[1024];
 
@@ -393,9 +405,7 @@ static bool is_triton(const struct fp_advice *a, const struct fp__adv_event *e, 
 	    snprintf(key, sizeof(key), "estimate:%s", e->name) < (int)sizeof(key) &&
 	    fp_json_get(a->src[0].env, key))
 		return true;
-	if (!notes)
-		return strncmp(e->name, "_Z", 2) != 0 && !strstr(e->name, "::");
-	return false;
+	return !a->src[0].notes && !fp__adv_cxx_name(e->name);
 }
 
 void fp__adv_outside(struct fp_advice *a, size_t rule)
@@ -403,20 +413,12 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 	struct site *sites = NULL;
 	struct item *it = NULL;
 	size_t ns = 0, i, j;
-	bool notes = false;
 
 	if (!a->nevents) {
 		fp__adv_skip(a, rule, FP__NEED_TRACE | FP__NEED_PYTHON, 0,
 			     "no kernel events: the profile has no trace (-d trace -c python)");
 		return;
 	}
-	if (a->src[0].env)
-		for (i = 0; i < fp_json_len(a->src[0].env) && !notes; i++) {
-			const char *key;
-
-			fp_json_member(a->src[0].env, i, &key, NULL);
-			notes = key && !strncmp(key, "estimate:", 9);
-		}
 	fp__adv_ran(a, rule);
 	it = sorted_items(a, by_site_name);
 	sites = fp_calloc(a->nevents, sizeof(*sites));
@@ -446,7 +448,7 @@ void fp__adv_outside(struct fp_advice *a, size_t rule)
 			st->idle_us += e->gap;
 			st->idle_save_ns += FP_MAX(0.0, e->gap * 1e3 - FP__ADV_GRAPH_NS);
 		}
-		if (!is_triton(a, e, notes)) {
+		if (!is_triton(a, e)) {
 			st->other_us += e->dur;
 			for (j = 0; j < st->nother && strcmp(st->other_names[j], e->name); j++)
 				;

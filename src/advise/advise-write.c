@@ -322,7 +322,11 @@ int fp_advice_render(const struct fp_advice *a, FILE *f)
 		for (j = 0, n = 0; j < a->nfindings; j++)
 			if (a->findings[j].kernel == i)
 				finding_text(a, &a->findings[j], ++n, f);
-		if (!n)
+		if (!n && k->foreign)
+			fprintf(f,
+				"  a library's kernel, not Triton's: the kernel rules do not apply "
+				"(the run's findings cover its time)\n");
+		else if (!n)
 			fprintf(f, "  no finding: the rules that ran saw nothing to change\n");
 	}
 	for (j = 0, n = 0; j < a->nfindings; j++) {
@@ -489,6 +493,7 @@ int fp_advice_write_json(const struct fp_advice *a, struct fp_jsonw *w)
 		fp_jsonw_kv_bool(w, "peaks_known", k->pk.known);
 		kv_num(w, "programs", k->programs);
 		fp_jsonw_kv_bool(w, "triton", k->triton);
+		fp_jsonw_kv_bool(w, "library", k->foreign);
 		fp_jsonw_key(w, "findings");
 		fp_jsonw_array_begin(w);
 		for (j = 0; j < a->nfindings; j++)

@@ -480,6 +480,11 @@ double fp__adv_num(const struct fp_json_value *obj, const char *key)
 	return v;
 }
 
+bool fp__adv_cxx_name(const char *name)
+{
+	return !strncmp(name, "_Z", 2) || strstr(name, "::") != NULL;
+}
+
 bool fp__adv_loc(const struct fp_json_value *obj, const char *key, const char **file,
 		 uint32_t *line)
 {
@@ -664,6 +669,7 @@ static int read_meta(struct fp_advice *a, struct fp__adv_src *s, const struct fp
 	const char *fmt;
 	double t0, t1;
 	struct fp_diag d;
+	size_t i;
 	int rc;
 
 	s->wall_ns = NAN;
@@ -690,6 +696,12 @@ static int read_meta(struct fp_advice *a, struct fp__adv_src *s, const struct fp
 	s->env = fp_json_get(root, "environment");
 	if (fp_json_type(s->env) != FP_JSON_OBJECT)
 		s->env = NULL;
+	for (i = 0; s->env && i < fp_json_len(s->env) && !s->notes; i++) {
+		const char *key;
+
+		fp_json_member(s->env, i, &key, NULL);
+		s->notes = key && !strncmp(key, "estimate:", 9);
+	}
 	sess = fp_json_get(root, "session");
 	s->backend = fp_json_string(fp_json_get(sess, "backend"), NULL);
 	s->context = fp_json_string(fp_json_get(sess, "context"), NULL);
@@ -848,8 +860,8 @@ static int pick_kernels(struct fp_advice *a, struct fp_diag *diag)
 		char shown[512];
 		size_t j, len;
 
-		if (c[i].ns < a->o.min_share * a->total_ns)
-			break;
+		if (i && c[i].ns < a->o.min_share * a->total_ns)
+			break; /* the heaviest kernel is advised whatever its share */
 		memset(k, 0, sizeof(*k));
 		k->node = c[i].node;
 		k->ns = c[i].ns;
@@ -889,6 +901,8 @@ static int pick_kernels(struct fp_advice *a, struct fp_diag *diag)
 		k->triton = k->facts || env_value(s, "estimate:", k->name, NULL) ||
 			    !isnan(node_value(s->t, s->m_est_bytes, k->node)) ||
 			    node_string(s->t, s->m_source_nodes, k->node);
+		k->foreign = !k->triton && (node_string(s->t, s->m_mangled, k->node) ||
+					    fp__adv_cxx_name(k->name) || s->notes);
 		a->nkernels++;
 	}
 	rc = a->rc;
@@ -1072,7 +1086,8 @@ int fp_advise_run(const struct fp_advise_input *in, const struct fp_advise_optio
 	for (r = 0; r < nr && !a->rc; r++) {
 		if (rules[r].kernel_fn) {
 			for (i = 0; i < a->nkernels && !a->rc; i++)
-				rules[r].kernel_fn(a, r, &a->kernels[i]);
+				if (!a->kernels[i].foreign)
+					rules[r].kernel_fn(a, r, &a->kernels[i]);
 			if (!a->nkernels)
 				fp__adv_skip(a, r, FP__NEED_TIME, 0,
 					     "the profile has no kernel node with a time");

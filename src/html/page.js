@@ -628,7 +628,7 @@
 		for (const k of A.kernels || []) {
 			add(s, h("h3", null, "#" + k.rank + " " + k.name + " ", h("span", { class: "fp-muted" }, fmt(100 * k.share) + "% of the kernel time, " + fmtUs(k.time_ns / 1e3) + ", " + fmt(k.launches) + " launches")));
 			const mine = F.filter((f) => f.kernel === k.rank - 1);
-			if (!mine.length) add(s, h("p", { class: "fp-muted" }, "No finding: the rules that ran saw nothing to change."));
+			if (!mine.length) add(s, h("p", { class: "fp-muted" }, k.library ? "A library's kernel, not Triton's: the kernel rules do not apply (the run's findings cover its time)." : "No finding: the rules that ran saw nothing to change."));
 			for (const f of mine) add(s, findingCard(A, f));
 		}
 		const run = F.filter((f) => f.kernel == null);

@@ -282,8 +282,9 @@ TEST(advise_roofline_bounds)
 		     85);
 	advise(&r);
 	ASSERT_GE(find(r.adv, "roofline", "stream", &f), 0);
-	ASSERT(strstr(f.title, "memory-bound"));
-	ASSERT_NEAR(f.saving_ns, 0, 1e-6); /* already past 80% of the roof */
+	ASSERT(strstr(f.title, "memory-bound: 85% of peak DRAM bandwidth"));
+	ASSERT(!strstr(f.title, "FLOP/s")); /* no FLOP count: no FLOP/s share said */
+	ASSERT_NEAR(f.saving_ns, 0, 1e-6);  /* already past 80% of the roof */
 	done(&r);
 
 	/* the interpreter: no peaks, the rule says so and asks for a GPU run */
@@ -789,6 +790,24 @@ TEST(advise_launch_bound)
 	done(&r);
 	fp_strbuf_release(&sb);
 
+	/* one long gap (a compilation before the second launch) is not the loop's: the saving
+	 * is the median gap's, 19 times, not the gaps' sum */
+	fp_strbuf_init(&sb, 0);
+	ASSERT_OK(fp_strbuf_addstr(&sb, "{\"traceEvents\":["));
+	launches(&sb, "tiny", "main.py:loop@7", 1, 0, 5, 0, 1);
+	launches(&sb, "tiny", "main.py:loop@7", 19, 100000, 5, 40, 1);
+	ASSERT_OK(fp_strbuf_addstr(&sb, "]}"));
+	r.t = gpu_tree();
+	kernel_at(r.t, "main.py:loop@7", "tiny", "CUDA", 20 * 5e3, 20);
+	r.trace = sb.buf;
+	advise(&r);
+	i = find(r.adv, "launch_bound", "tiny", &f);
+	ASSERT_GE(i, 0);
+	ASSERT_NEAR(evidence(r.adv, i, "median gap before a launch"), 40e3, 1e-6);
+	ASSERT_NEAR(f.saving_ns, 19 * (40e3 - 2e3), 1e-3);
+	done(&r);
+	fp_strbuf_release(&sb);
+
 	/* no trace: could not run */
 	r.t = gpu_tree();
 	kernel(r.t, "big", 1e6, 8);
@@ -833,6 +852,79 @@ TEST(advise_outside_triton)
 	ASSERT(isnan(f.saving_ns)); /* no idle time before them: not estimated */
 	done(&r);
 	fp_strbuf_release(&sb);
+}
+
+/* ---- library kernels and the kernels advised -------------------------------------------------- */
+
+TEST(advise_library_kernels)
+{
+	const char *kv[2] = {"estimate:tri", "per program: ..."};
+	struct fp_view_peaks pk = h100();
+	struct run r = {0};
+	struct fp_advice_finding f;
+	char *text;
+	size_t j;
+	uint32_t k;
+
+	/* a C++ kernel and, where the session wrote estimate notes, a kernel without one: neither
+	 * gets the kernel rules, whatever its counters say (the roofline would fire on both) */
+	r.t = gpu_tree();
+	k = kernel(r.t, "_ZN2at6native18copy_kernelEv", 2e6, 1);
+	fpt_tree_add(r.t, k, "hw:dram__bytes_read.sum", 0.4 * pk.bytes_per_s * 2e-3);
+	k = kernel(r.t, "vectorized_elementwise_kernel", 1.5e6, 1);
+	fpt_tree_add(r.t, k, "hw:dram__bytes_read.sum", 0.4 * pk.bytes_per_s * 1.5e-3);
+	k = kernel(r.t, "tri", 1e6, 1);
+	fpt_tree_add(r.t, k, "hw:dram__bytes_read.sum", 0.4 * pk.bytes_per_s * 1e-3);
+	r.meta = meta_text("cupti", kv, 1, &r.meta_len);
+	advise(&r);
+	for (j = 0; j < fp_advice_finding_count(r.adv); j++) {
+		ASSERT_OK(fp_advice_finding_at(r.adv, j, &f));
+		ASSERT(!f.kernel || !strcmp(f.kernel, "tri"));
+	}
+	ASSERT_GE(find(r.adv, "roofline", "tri", &f), 0);
+	text = render(r.adv, false);
+	ASSERT(strstr(text, "a library's kernel, not Triton's"));
+	free(text);
+	done(&r);
+
+	/* without estimate notes a plain name may be Triton's: it is advised */
+	r.t = gpu_tree();
+	k = kernel(r.t, "vectorized_elementwise_kernel", 1.5e6, 1);
+	fpt_tree_add(r.t, k, "hw:dram__bytes_read.sum", 0.4 * pk.bytes_per_s * 1.5e-3);
+	advise(&r);
+	ASSERT_GE(find(r.adv, "roofline", "vectorized_elementwise_kernel", &f), 0);
+	done(&r);
+}
+
+TEST(advise_heaviest_always_advised)
+{
+	struct fp_advise_options o;
+	struct fp_advise_input in;
+	struct fp_calltree *t = gpu_tree();
+	struct fp_advice *a = NULL;
+	struct fp_diag diag;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	/* 60% and 40%: below a minimum share of 90%, the heaviest is still advised, alone */
+	kernel(t, "first", 6e5, 1);
+	kernel(t, "second", 4e5, 1);
+	memset(&in, 0, sizeof(in));
+	in.main.tree = t;
+	in.main.path = "p.hatchet";
+	fp_advise_options_init(&o);
+	o.min_share = 0.9;
+	ASSERT_OK(fp_advise_run(&in, &o, &a, &diag));
+	f = open_memstream(&buf, &n);
+	ASSERT_NOT_NULL(f);
+	ASSERT_OK(fp_advice_render(a, f));
+	fclose(f);
+	ASSERT(strstr(buf, "#1 first"));
+	ASSERT(!strstr(buf, "second"));
+	free(buf);
+	fp_advice_free(a);
+	fp_calltree_free(t);
 }
 
 /* ---- ranks ------------------------------------------------------------------------------------- */

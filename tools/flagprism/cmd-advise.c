@@ -184,8 +184,8 @@ int cmd_advise(int argc, char **argv)
 		FPT_OPT_INT("top", 0, &top, "N",
 			    "advise on at most N kernels, the heaviest (default 10)", 1, 100000),
 		FPT_OPT_STRING("min-share", 0, &min_share, "FRACTION",
-			       "skip kernels below this share of the kernel time (0.01 or 1%; "
-			       "default 1%)"),
+			       "skip kernels below this share of the kernel time, except the "
+			       "heaviest (0.01 or 1%; default 1%)"),
 		FPT_OPT_BOOL("no-trace", 0, &no_trace,
 			     "do not read the Chrome trace beside the profile"),
 		FPT_OPT_BOOL(
