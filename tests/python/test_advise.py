@@ -306,3 +306,11 @@ def test_report_has_the_advice(cli: Path, tmp_path: Path) -> None:
         text=True,
     )
     assert r.returncode == EXIT_OK and "flagprism-advice" not in page.read_text()
+
+
+def test_gpu_cases_mark_their_lines() -> None:
+    """tests/gpu/_advise_cases.py marks the line each planted cause must be advised on (the GPU
+    acceptance test reads them): every rule it plants has such a line."""
+    text = (REPO / "tests" / "gpu" / "_advise_cases.py").read_text()
+    for rule in ("uncoalesced", "spills", "tail_effect", "half_math", "launch_bound", "stall"):
+        assert f"# planted: {rule}" in text, rule
