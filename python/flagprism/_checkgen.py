@@ -42,6 +42,9 @@ H_BPST = "__fp_cbpst"
 H_DESC = "__fp_cdesc"
 H_DGATHER = "__fp_cdgather"
 H_DEXT = "__fp_cdext"
+H_DLD = "__fp_cdld"
+H_DST = "__fp_cdst"
+H_DAT = "__fp_cdat"
 H_VAL = "__fp_cval"
 H_DIV = "__fp_cdiv"
 H_NEG = "__fp_cneg"
@@ -57,6 +60,9 @@ HELPERS = {
     H_DESC: "desc_access",
     H_DGATHER: "desc_gather",
     H_DEXT: "desc_extent",
+    H_DLD: "desc_load",
+    H_DST: "desc_store",
+    H_DAT: "desc_atomic",
     H_VAL: "value",
     H_DIV: "divisor",
     H_NEG: "negative",
@@ -443,8 +449,9 @@ def desc_access(
     shadow: str,
     offs_text: str,
     gather: tuple[str, str] | None = None,
-) -> None:
-    """The bounds check of a descriptor access (gather: its row indices and column offset)."""
+) -> int:
+    """The bounds check of a descriptor access (gather: its row indices and column offset);
+    returns the slot's word (for Checks.suppressing)."""
     rw = h.rw
     ck = rw.checks
     st = h.statement()
@@ -465,11 +472,45 @@ def desc_access(
             f"{H_DGATHER}({_ctx(rw)}, {w}, {ast.unparse(desc_t)}, {shadow}, {gather[0]}, "
             f"{gather[1]}, {ck.cands(cands)}, {ck.nparams}, {it})"
         )
-        return
+        return w
     h.pre.append(
         f"{H_DESC}({_ctx(rw)}, {w}, {ast.unparse(desc_t)}, {shadow}, {offs_text}, "
         f"{ck.cands(cands)}, {ck.nparams}, {it})"
     )
+    return w
+
+
+def desc_replacement(
+    rw: _Rewriter,
+    call: ast.Call,
+    kind: str,
+    op: str,
+    desc_t: ast.AST,
+    shadow: str,
+    offs_text: str,
+    value: ast.AST | None,
+    pad: str,
+) -> ast.AST | None:
+    """What replaces a descriptor load, store or atomic whose lanes outside the views are
+    suppressed (_checks.desc_load, desc_store, desc_atomic: the block's lanes through pointers),
+    or None where it cannot be (no base known, a value missing)."""
+    from flagprism._rewrite import CTX
+
+    ck = rw.checks
+    cands = ck.cands(rw.bases.of(call))
+    d = ast.unparse(desc_t)
+    if kind == "load":
+        text = f"{H_DLD}({CTX}, {d}, {shadow}, {offs_text}, {pad!r}, {cands}, {ck.nparams})"
+    elif value is None:
+        return None
+    elif kind == "store":
+        text = f"{H_DST}({CTX}, {d}, {shadow}, {offs_text}, {ast.unparse(value)}, {cands}, {ck.nparams})"
+    else:
+        text = (
+            f"{H_DAT}({CTX}, {d}, {shadow}, {offs_text}, {ast.unparse(value)}, {op!r}, "
+            f"{cands}, {ck.nparams})"
+        )
+    return ast.parse(text, mode="eval").body
 
 
 def desc_extent(

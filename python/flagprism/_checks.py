@@ -572,6 +572,87 @@ def desc_gather(
 
 
 @triton.jit
+def _desc_lanes_ok(ctx, desc, dbase, offs, CANDS: tl.constexpr, NP: tl.constexpr):
+    """The pointers of a descriptor block's lanes (its base, shape and strides, as TMA addresses
+    them) and the lanes both inside the descriptor's shape and inside the candidates' views."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    ES: tl.constexpr = R._desc_es(desc)
+    p, act = R._box_lanes(dbase, desc.shape, desc.strides, offs, BS, True)
+    ok = _inside(ctx, p.to(tl.int64), ES, CANDS, NP)
+    return p, act & ok
+
+
+@triton.jit
+def desc_load(ctx, desc, dbase, offs, PAD: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
+    """A descriptor load with its lanes outside the candidates' views suppressed: the block's
+    lanes loaded through pointers, those outside the descriptor's shape or the views reading the
+    padding (zero, or NaN with padding "nan"), as TMA gives the lanes outside the shape. A block
+    of more than 3 dimensions is loaded through the descriptor (checked, not suppressed)."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        x = desc.load(offs)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        if _pad_nan(PAD):
+            x = tl.load(p, mask=m, other=float("nan"))
+        else:
+            x = tl.load(p, mask=m, other=0)
+    return x
+
+
+@triton.jit
+def desc_store(ctx, desc, dbase, offs, value, CANDS: tl.constexpr, NP: tl.constexpr):
+    """A descriptor store with its lanes outside the shape or the candidates' views dropped."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        desc.store(offs, value)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        tl.store(p, value, mask=m)
+
+
+@triton.jit
+def desc_atomic(
+    ctx, desc, dbase, offs, value, OP: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr
+):
+    """A descriptor atomic (add, min, max, and, or, xor) with its lanes outside the shape or the
+    candidates' views dropped."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        _desc_atomic_whole(desc, offs, value, OP)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        if OP == "add":
+            tl.atomic_add(p, value, mask=m)
+        elif OP == "min":
+            tl.atomic_min(p, value, mask=m)
+        elif OP == "max":
+            tl.atomic_max(p, value, mask=m)
+        elif OP == "and":
+            tl.atomic_and(p, value, mask=m)
+        elif OP == "or":
+            tl.atomic_or(p, value, mask=m)
+        else:
+            tl.atomic_xor(p, value, mask=m)
+
+
+@triton.jit
+def _desc_atomic_whole(desc, offs, value, OP: tl.constexpr):
+    if OP == "add":
+        desc.atomic_add(offs, value)
+    elif OP == "min":
+        desc.atomic_min(offs, value)
+    elif OP == "max":
+        desc.atomic_max(offs, value)
+    elif OP == "and":
+        desc.atomic_and(offs, value)
+    elif OP == "or":
+        desc.atomic_or(offs, value)
+    else:
+        desc.atomic_xor(offs, value)
+
+
+@triton.jit
 def desc_extent(ctx, seq, S: tl.constexpr, desc, dbase, CANDS: tl.constexpr, NP: tl.constexpr, it):
     """A descriptor made on the device: the bytes its shape and strides address from its base,
     against the candidates' views (a `descriptor_extent` finding)."""
