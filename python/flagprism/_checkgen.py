@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flagprism import _checks
+from flagprism import _checks, _findsites
 
 if TYPE_CHECKING:  # pragma: no cover
     from flagprism._rewrite import _Hoister, _Rewriter
@@ -74,21 +74,7 @@ MAX_SLOTS = 1 << 16
 
 #: tl functions that keep a plain pointer plain (their first argument, or every argument for
 #: where): an access through their result can take a mask.
-_PLAIN_CALLS = (
-    "multiple_of",
-    "max_contiguous",
-    "max_constancy",
-    "broadcast_to",
-    "broadcast",
-    "reshape",
-    "view",
-    "expand_dims",
-    "permute",
-    "trans",
-    "where",
-    "cast",
-    "load",
-)
+_PLAIN_CALLS = _findsites.SHAPE_CALLS + ("where", "cast", "load")
 
 
 @dataclass
@@ -310,6 +296,20 @@ def _ctx(rw: _Rewriter) -> str:
     return f"{CTX}, {SEQ}"
 
 
+def _bounds_slot(
+    h: _Hoister, call: ast.Call, kind: str, sid: int, subject: str, **info: Any
+) -> tuple[int, str, list[str]]:
+    """A bounds check's slot for access `call` (site `sid`) of the hoister's statement: (its
+    word, the innermost loop variable's text for the helper, the candidate parameters)."""
+    rw = h.rw
+    it, loop = iter_var(rw, h.loops)
+    cands = rw.bases.of(call)
+    w = rw.checks.new(
+        "bounds", h.statement().id, subject, site=sid, access=kind, **info, cands=cands, loop=loop
+    )
+    return w, it, cands
+
+
 def access(
     h: _Hoister,
     call: ast.Call,
@@ -330,19 +330,7 @@ def access(
     called), else None."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        subject,
-        site=sid,
-        access=kind,
-        op=op,
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, subject, op=op)
     ctext = ck.cands(cands)
     sup = ck.suppress and plain_pointer(rw, ptr_node) and h.record_cond is None
     ck.suppressing(w, sup)
@@ -386,19 +374,7 @@ def bp_access(
     bp_replacement; the caller says whether it was: Checks.suppressing), else None."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        subject,
-        site=sid,
-        access=kind,
-        form="block_pointer",
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, subject, form="block_pointer")
     ctext = ck.cands(cands)
     h.pre.append(
         f"{H_BP}({_ctx(rw)}, {w}, {ast.unparse(ptr_t)}, {shadow}, {check_text}, "
@@ -454,19 +430,7 @@ def desc_access(
     returns the slot's word (for Checks.suppressing)."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        desc_name,
-        site=sid,
-        access=kind,
-        form="tensor_descriptor",
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, desc_name, form="tensor_descriptor")
     if gather is not None:
         h.pre.append(
             f"{H_DGATHER}({_ctx(rw)}, {w}, {ast.unparse(desc_t)}, {shadow}, {gather[0]}, "

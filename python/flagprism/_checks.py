@@ -426,6 +426,27 @@ def access_cas(
 
 
 @triton.jit
+def _range_inside(ctx, lo, hi, ES: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
+    """Whether bytes [lo, hi + ES) lie inside one candidate's view (every tensor's where no
+    candidate is known; true where no tensor of the table has a view: nothing to check)."""
+    ok = lo != lo
+    known = tl.full((), 0, tl.int1)
+    for i in tl.static_range(_nt(CANDS)):
+        o, k = _view_ok(ctx, lo, 1, CANDS[i])
+        o2, k2 = _view_ok(ctx, hi, ES, CANDS[i])
+        ok = ok | (o & o2)
+        known = known | k
+    if not known:
+        for j in tl.static_range(NP):
+            o, k = _view_ok(ctx, lo, 1, j)
+            o2, k2 = _view_ok(ctx, hi, ES, j)
+            ok = ok | (o & o2)
+            known = known | k
+        ok = ok | (known == 0)
+    return ok
+
+
+@triton.jit
 def _box_bounds(
     ctx,
     S: tl.constexpr,
@@ -444,20 +465,7 @@ def _box_bounds(
     """Bounds check of the box of a block pointer or descriptor access: in closed form when the
     whole box lies inside a candidate's view, lane by lane otherwise."""
     cnt, fa, la, mn, mx = R._box_summary(bptr.to(tl.int64), shape, strides, offs, BS, CHECK, ES)
-    ok = mn != mn
-    known = tl.full((), 0, tl.int1)
-    for i in tl.static_range(_nt(CANDS)):
-        o, k = _view_ok(ctx, mn, 1, CANDS[i])
-        o2, k2 = _view_ok(ctx, mx, ES, CANDS[i])
-        ok = ok | (o & o2)
-        known = known | k
-    if not known:
-        for j in tl.static_range(NP):
-            o, k = _view_ok(ctx, mn, 1, j)
-            o2, k2 = _view_ok(ctx, mx, ES, j)
-            ok = ok | (o & o2)
-            known = known | k
-        ok = ok | (known == 0)
+    ok = _range_inside(ctx, mn, mx, ES, CANDS, NP)
     if (cnt > 0) & (ok == 0):
         p, act = R._box_lanes(bptr, shape, strides, offs, BS, CHECK)
         _bounds(ctx, S, p.to(tl.int64), act, ES, CANDS, NP, seq, it)
@@ -671,20 +679,7 @@ def desc_extent(ctx, seq, S: tl.constexpr, desc, dbase, CANDS: tl.constexpr, NP:
             lo = lo + tl.minimum(span, 0)
             hi = hi + tl.maximum(span, 0)
             empty = empty | (ext <= 0)
-        ok = lo != lo
-        known = tl.full((), 0, tl.int1)
-        for i in tl.static_range(_nt(CANDS)):
-            o, k = _view_ok(ctx, lo, 1, CANDS[i])
-            o2, k2 = _view_ok(ctx, hi, ES, CANDS[i])
-            ok = ok | (o & o2)
-            known = known | k
-        if not known:
-            for j in tl.static_range(NP):
-                o, k = _view_ok(ctx, lo, 1, j)
-                o2, k2 = _view_ok(ctx, hi, ES, j)
-                ok = ok | (o & o2)
-                known = known | k
-            ok = ok | (known == 0)
+        ok = _range_inside(ctx, lo, hi, ES, CANDS, NP)
         if (empty == 0) & (ok == 0):
             _fire(
                 ctx, S, tl.full((), 1, tl.int32), tl.full((), 0, tl.int32), lo, lo, hi + ES, seq, it

@@ -26,8 +26,9 @@ import triton.language as tl
 
 from flagprism import compat
 
-#: tl functions whose result is a pointer derived from their first argument (or ``base=``).
-_PASS_FIRST = (
+#: tl functions that reshape or annotate a tensor of pointers without changing where they point
+#: (their first argument's).
+SHAPE_CALLS = (
     "multiple_of",
     "max_contiguous",
     "max_constancy",
@@ -38,6 +39,9 @@ _PASS_FIRST = (
     "expand_dims",
     "permute",
     "trans",
+)
+#: tl functions whose result is a pointer derived from their first argument (or ``base=``).
+_PASS_FIRST = SHAPE_CALLS + (
     "advance",
     "make_block_ptr",
     "make_tensor_descriptor",
