@@ -49,6 +49,7 @@ H_VAL = "__fp_cval"
 H_DIV = "__fp_cdiv"
 H_NEG = "__fp_cneg"
 H_CAST = "__fp_ccast"
+H_NN = "__fp_cnn"
 
 #: helper name in the twin -> function of _checks
 HELPERS = {
@@ -67,6 +68,7 @@ HELPERS = {
     H_DIV: "divisor",
     H_NEG: "negative",
     H_CAST: "cast",
+    H_NN: "not_none",
 }
 
 #: The most check slots of one kernel (its twin and its helpers' twins).
@@ -141,6 +143,27 @@ class Checks:
 
 def tuple_text(items: list[str]) -> str:
     return "(" + "".join(f"{t}, " for t in items) + ")"
+
+
+def _none_names(rw: _Rewriter) -> frozenset[str]:
+    """Variables of the function that may hold None (`mask = None` on some path, FlagGems'
+    `mask_c = None` for divisible shapes): compiled Triton cannot put a local None in a tuple
+    (it has no type), so a tuple of reads passes them through _checks.not_none."""
+    got = getattr(rw, "_none_names", None)
+    if got is None:
+        names: set[str] = set()
+        for node in ast.walk(rw.fdef):
+            if isinstance(node, ast.Assign):
+                targets, val = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, val = [node.target], node.value
+            else:
+                continue
+            if any(isinstance(c, ast.Constant) and c.value is None for c in ast.walk(val)):
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        got = frozenset(names)
+        rw._none_names = got
+    return got
 
 
 # ------------------------------------------------------------------------------------------------
@@ -533,9 +556,10 @@ def value(
         si = ck.new("inf" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown, **where)
     if not sn and not si:
         return None
+    maybe = _none_names(rw)
+    safe = [f"{H_NN}({r})" if r in maybe else r for r in reads]
     return (
-        f"{H_VAL}({_ctx(rw)}, {sn}, {si}, {name}, {tuple_text(reads)}, {lit}, "
-        f"{loaded}, {act}, {it})"
+        f"{H_VAL}({_ctx(rw)}, {sn}, {si}, {name}, {tuple_text(safe)}, {lit}, {loaded}, {act}, {it})"
     )
 
 

@@ -199,7 +199,7 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     p = _program()
     tl.atomic_add(s + W_FIRED, one, sem="relaxed")
     tl.atomic_add(s + W_COUNT, cnt.to(tl.int64), sem="relaxed")
-    tl.atomic_max(s + W_LO, _I64_MAX - lo.to(tl.int64), sem="relaxed")
+    tl.atomic_max(s + W_LO, (-lo.to(tl.int64)) + _I64_MAX, sem="relaxed")
     tl.atomic_max(s + W_HI, hi.to(tl.int64), sem="relaxed")
     key = (p << 32) + (R._as_i64(seq) & 0xFFFFFFFF) + 1
     me = p + 1
@@ -269,6 +269,14 @@ def _inside(ctx, a, ES: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
             known = known | k
         ok = ok | (known == 0)
     return ok
+
+
+@triton.jit
+def _mask(x):
+    """Lanes `x` as a mask a load or store takes on every Triton: a comparison of the block
+    (Triton 3.9's interpreter keeps a scalar comparison's data integer when it meets a block, and
+    rejects a mask whose data is not boolean)."""
+    return x != 0
 
 
 @triton.jit
@@ -401,7 +409,7 @@ def access(
     else:
         ok = _bounds(ctx, S, pb.to(tl.int64), act, ES, CANDS, NP, seq, it)
     if SUP:
-        return act & ok
+        return _mask(act & ok)
     else:
         return act
 
@@ -504,7 +512,7 @@ def _bp_lanes_ok(
 ):
     p, act = R._box_lanes(shadow[0], shadow[1], shadow[2], shadow[3], BS, CHECK)
     ok = _inside(ctx, p.to(tl.int64), ES, CANDS, NP)
-    return p, act & ok
+    return p, _mask(act & ok)
 
 
 @constexpr_function
@@ -587,7 +595,7 @@ def _desc_lanes_ok(ctx, desc, dbase, offs, CANDS: tl.constexpr, NP: tl.constexpr
     ES: tl.constexpr = R._desc_es(desc)
     p, act = R._box_lanes(dbase, desc.shape, desc.strides, offs, BS, True)
     ok = _inside(ctx, p.to(tl.int64), ES, CANDS, NP)
-    return p, act & ok
+    return p, _mask(act & ok)
 
 
 @triton.jit
@@ -705,6 +713,16 @@ def _nan_inf_bits(x):
         cp = (xf == _INF).to(tl.int32)
         cm = (xf == -_INF).to(tl.int32)
     return (cn > 0).to(tl.int32) | ((cp > 0).to(tl.int32) << 1) | ((cm > 0).to(tl.int32) << 2)
+
+
+@triton.jit
+def not_none(x):
+    """A read that may be None (a local `mask = None`) as a tuple element: None becomes 0, which
+    says nothing of NaN or Inf."""
+    if R._is_none(x):
+        return 0
+    else:
+        return x
 
 
 @triton.jit

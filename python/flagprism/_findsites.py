@@ -172,11 +172,11 @@ class PointerBases:
             _k, desc = kind
             if desc:
                 f = sub.func
+                # a method of the descriptor (load, store, atomic_*, gather, scatter) is made
+                # from the descriptor; a tl function takes it first
                 ptr = (
                     f.value
-                    if isinstance(f, ast.Attribute)
-                    and f.attr in ("load", "store")
-                    and self.resolve(f.value) is None
+                    if isinstance(f, ast.Attribute) and self.resolve(f.value) is None
                     else (sub.args[0] if sub.args else None)
                 )
             else:

@@ -31,11 +31,28 @@ log() { echo "== +$((SECONDS - t0))s $*"; }
 
 # Third-party kernel libraries the GPU tests run (FlagGems, Liger-Kernel) travel as wheels in
 # .whl/ (the machine reaches no package index); installed without their pinned dependencies.
+# A NumPy wheel there is for the interpreter runs of the differential tests only (Triton 3.6's
+# interpreter needs NumPy < 2.4, known-bad row triton3.6-interpreter-numpy2.4; the GPU tests keep
+# the machine's NumPy): it goes to its own folder, FP_INTERPRETER_PYTHONPATH.
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
 	log "wheels: $(ls .whl | tr '\n' ' ')"
-	$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-		.whl/*.whl >"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
-	export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+	libs=() interp=()
+	for w in .whl/*.whl; do
+		case $(basename "$w") in
+		numpy-*) interp+=("$w") ;;
+		*) libs+=("$w") ;;
+		esac
+	done
+	if [ ${#libs[@]} -gt 0 ]; then
+		$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+			"${libs[@]}" >"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
+		export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+	fi
+	if [ ${#interp[@]} -gt 0 ]; then
+		$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-interp \
+			"${interp[@]}" >>"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
+		export FP_INTERPRETER_PYTHONPATH=/tmp/site-interp
+	fi
 fi
 if has build; then
 	log "build: $PY -m pip install --no-build-isolation --no-deps ."
