@@ -212,7 +212,11 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     above = (room == 0) & (me > tl.max(lst, axis=0)) & (listed == 0)
     tl.atomic_add(s + W_PMORE, one, mask=above, sem="relaxed")
     if ((cur == 0) | (key < cur)) | ((listed == 0) & (above == 0)):
-        while tl.atomic_cas(s + W_LOCK, zero, one) == 1:
+        # the lock is the low half of its word, taken with 32-bit atomics: Triton 3.4 emits a
+        # 64-bit scalar compare-and-swap's result to shared memory from a 32-bit register, which
+        # ptxas rejects
+        lock = (s + W_LOCK).to(tl.pointer_type(tl.int32))
+        while tl.atomic_cas(lock, 0, 1) == 1:
             pass
         cur = tl.atomic_add(s + W_KEY, zero)
         if (cur == 0) | (key < cur):
@@ -232,7 +236,7 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
                 # exchange for)
                 tl.atomic_xchg(s + W_PROGS + at, me, mask=put)
                 tl.atomic_add(s + W_PMORE, one, mask=(free >= 8), sem="relaxed")
-        tl.atomic_xchg(s + W_LOCK, zero)
+        tl.atomic_xchg(lock, 0)
 
 
 # --------------------------------------------------------------------------------------------
