@@ -331,9 +331,8 @@ def test_doctor_without_python_fails(tmp_path: Path) -> None:
     assert r.stdout == ""
 
 
-def test_console_script_keeps_the_users_flagprism_python(tmp_path: Path) -> None:
-    """The package's console script (`python -m flagprism`, the `flagprism` command pip makes)
-    sets FLAGPRISM_PYTHON only when the user has not: a choice that does not work is an error."""
+def test_python_m_flagprism_keeps_the_users_flagprism_python(tmp_path: Path) -> None:
+    """`python -m flagprism` sets FLAGPRISM_PYTHON only when the user has not: a choice that does not work is an error."""
     missing = str(tmp_path / "no-such-python")
     env = {**os.environ, "FLAGPRISM_PYTHON": missing}
     r = subprocess.run(
