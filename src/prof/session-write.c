@@ -152,6 +152,33 @@ static int write_one(struct fp_prof_session *s, const struct fp_writer_ops *wr,
 }
 
 /*
+ * Append "; written to PATH instead" to diag's message. Where the file went matters most: when
+ * both do not fit the message's bytes (long directories), the message before it gives way, its
+ * middle elided ("..."), keeping its start and its end (the reason and its errno name).
+ */
+static void say_rescued(struct fp_diag *diag, const char *stem, const char *suffix)
+{
+	char tail[sizeof(diag->msg)];
+	size_t cap = sizeof(diag->msg), used = strlen(diag->msg), need, keep, front, back;
+
+	snprintf(tail, sizeof(tail), "; written to %s%s instead", stem, suffix);
+	need = strlen(tail);
+	if (used + need >= cap) {
+		keep = cap - 1 - need;
+		if (keep < 16) { /* no room for any of it: the place alone */
+			memmove(diag->msg, tail + 2, need - 1);
+			return;
+		}
+		front = (keep - 3) / 3;
+		back = keep - 3 - front;
+		memmove(diag->msg + front + 3, diag->msg + used - back, back);
+		memcpy(diag->msg + front, "...", 3);
+		used = keep;
+	}
+	memcpy(diag->msg + used, tail, need + 1);
+}
+
+/*
  * Write `wr`'s file into the session's rescue directory (made on first use: a new private
  * directory under $TMPDIR, else /tmp), after it could not be written where it belongs. FP_OK
  * with the rescued path appended to diag's message, or the rescue's failure (diag untouched).
@@ -161,7 +188,7 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 	const char *tmp = getenv("TMPDIR"), *base = strrchr(s->path, '/');
 	struct fp_diag d;
 	char *stem;
-	size_t n, used;
+	size_t n;
 	int rc;
 
 	if (fp_outfile_interrupted())
@@ -187,11 +214,8 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 	snprintf(stem, n, "%s%s", s->rescue_dir, base);
 	fp_diag_clear(&d);
 	rc = write_at(s, wr, stem, stem, &d);
-	if (!rc && diag) {
-		used = strlen(diag->msg);
-		snprintf(diag->msg + used, sizeof(diag->msg) - used, "; written to %s%s instead",
-			 stem, wr->suffix);
-	}
+	if (!rc && diag)
+		say_rescued(diag, stem, wr->suffix);
 	fp_free(stem);
 	return rc;
 }
