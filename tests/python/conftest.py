@@ -60,8 +60,19 @@ def _skip_known_bad(items: list[pytest.Item]) -> None:
                 )
 
 
+#: What Inductor says when it makes Triton kernels for CPU tensors without a CPU backend: the
+#: tests that use `inductor_on_interpreter` run those kernels on Triton's interpreter instead.
+_INDUCTOR_NO_CPU_BACKEND = (
+    "ignore:Could not find an active CPU backend. Generated kernels will not be executable"
+    ":UserWarning"
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _skip_known_bad(items)
+    for item in items:
+        if "inductor_on_interpreter" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.filterwarnings(_INDUCTOR_NO_CPU_BACKEND))
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or _cuda_available():
         return

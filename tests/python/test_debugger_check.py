@@ -328,6 +328,8 @@ def test_cli_check_with_pytest_uses_the_plugin(cli, tmp_path):
     )
     assert r.returncode == 3, r.stdout + r.stderr
     assert "test: test_ck.py::test_overreads" in r.stderr, r.stderr
+    # the package is imported before pytest, which then cannot (and need not) rewrite it
+    assert "PytestAssertRewriteWarning" not in r.stdout + r.stderr, r.stdout
     r = subprocess.run(
         [
             str(cli),
