@@ -73,6 +73,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "inductor_on_interpreter" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.filterwarnings(_INDUCTOR_NO_CPU_BACKEND))
+    # The tests marked slow first (in their order): pytest-xdist hands tests out in this order,
+    # so the long ones start early instead of leaving one worker busy after the others are done.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or _cuda_available():
         return
