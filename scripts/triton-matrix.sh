@@ -123,7 +123,10 @@ for v in $versions; do
 		[ "$rc2" = 5 ] && rc2=0
 		[ "$rc" = 0 ] && rc=$rc2
 	fi
-	line=$(grep -E '^=*.* (passed|failed).* in [0-9.]+s' "$log" | tr -d '=' | paste -sd ';' -)
+	# pytest's closing lines of both parts ("=== 3 failed, 210 passed in 99.1s ===" or, with -q,
+	# without the ='s), not the failure output's
+	line=$(grep -E '^(=+ )?[0-9]+ (passed|failed|error).* in [0-9.]+s' "$log" | tr -d '=' |
+		sed 's/^ *//; s/ *$//' | paste -sd ';' -)
 	PATH="$dir/t$v/bin:$PATH" "$vpy" examples/quickstart.py --out "$dir/t$v/quickstart" \
 		>"$dir/t$v/quickstart.log" 2>&1
 	qrc=$?
