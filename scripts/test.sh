@@ -24,6 +24,9 @@
 #   matrix    the python step and the quickstart again on each Triton in FP_TRITON_MATRIX (e.g.
 #             "3.4.0 3.9.0", as .ci/run sets it), each in its own environment under
 #             .cache/triton-matrix/ (scripts/triton-matrix.sh); skipped when it is empty
+#   ascend    Triton-Ascend's compile tests (tests/python/test_ascend.py) in their own environment
+#             under .cache/ascend/ (scripts/ascend.sh), when FP_ASCEND=1 (.ci/run sets it); skipped,
+#             saying why, when the triton-ascend wheel cannot be fetched
 #   scripts/test.sh --triton-matrix [VERSION...]: only build, install and the matrix, on every
 #             supported Triton (3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0) unless versions are given
 # Every step runs even after one fails (FP_FAIL_FAST=1 stops at the first failure); the exit
@@ -35,7 +38,7 @@ set -uo pipefail
 if [ "${1:-}" = --triton-matrix ]; then
 	shift
 	FP_TRITON_MATRIX=${*:-3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0}
-	FP_SKIP="${FP_SKIP:-} asan fuzz clib python example gpu"
+	FP_SKIP="${FP_SKIP:-} asan fuzz clib python example gpu ascend"
 fi
 
 # shellcheck source=scripts/env.sh
@@ -372,6 +375,15 @@ step_matrix() {
 	FP_BUILD_DIR=$BUILD bash scripts/triton-matrix.sh $FP_TRITON_MATRIX
 }
 
+step_ascend() {
+	if [ "${FP_ASCEND:-0}" != 1 ]; then
+		fp_say "[ascend] skipped: FP_ASCEND is not 1 (scripts/ascend.sh runs it; .ci/run sets it)"
+		return 77
+	fi
+	need_install || return 1
+	FP_BUILD_DIR=$BUILD bash scripts/ascend.sh
+}
+
 fp_env_setup
 run_step format step_format
 run_step build step_build
@@ -383,4 +395,5 @@ run_step python step_python
 run_step example step_example
 run_step gpu step_gpu
 run_step matrix step_matrix
+run_step ascend step_ascend
 summary

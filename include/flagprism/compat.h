@@ -43,12 +43,24 @@ extern "C" {
 #define FP_COMPAT_TRITON_MIN "3.4"
 #define FP_COMPAT_TRITON_BELOW "3.10"
 
+/*
+ * Triton-Ascend (the "triton-ascend" distribution, a Triton of its own with the Ascend compiler
+ * backend; its base is older than FP_COMPAT_TRITON_MIN) is a component of its own, "triton-ascend",
+ * never "triton": the releases FlagPrism's Ascend tests run with are
+ * FP_COMPAT_TRITON_ASCEND_MIN <= version < FP_COMPAT_TRITON_ASCEND_BELOW. What works there is
+ * docs/guide/backends.md's; the rows "triton-ascend3.2-no-tuple-values" (what cannot) and
+ * "triton-ascend-newer-than-tested" bound the range.
+ */
+#define FP_COMPAT_TRITON_ASCEND_MIN "3.2"
+#define FP_COMPAT_TRITON_ASCEND_BELOW "3.3"
+
 /* Ranges one row may have (components that must all be in range together). */
 #define FP_COMPAT_MAX_RANGES 3
 
 /** One component's versions: min <= version < below. A NULL bound is open. */
 struct fp_compat_range {
-	const char *component; /* "triton", "numpy", "torch", "python", ...; NULL ends the list */
+	const char *component; /* "triton", "triton-ascend", "numpy", "torch", "python", ...; NULL
+				  ends the list */
 	const char *min;       /* inclusive lower bound, or NULL */
 	const char *below;     /* exclusive upper bound, or NULL */
 };

@@ -55,6 +55,72 @@ extern "C" {
 #define FP_DBG_REC_COUNTS (1u << 2)
 #define FP_DBG_NO_DUMP UINT64_MAX /* fp_dbg_record_dump_offset(): no dump */
 
+/* ---- sizing a launch's record buffer: the one decision every launch path takes -------------- */
+
+#define FP_DBG_MAX_RECORD_BYTES \
+	(INT64_C(256) << 20)                      /* record slots of a buffer sized from a launch */
+#define FP_DBG_MAX_DUMP_WORDS (INT64_C(16) << 20) /* a dump arena sized from a launch */
+#define FP_DBG_DUMP_WORDS_PER_RECORD 4096         /* arena words wanted per dumping record */
+
+/* What sizes one launch's record buffer. */
+struct fp_dbg_buffer_spec {
+	int64_t programs;                 /* the grid's product (>= 0) */
+	int64_t records_per_program;      /* the sites' executions per program (loop trips) */
+	int64_t dump_records_per_program; /* those of sites that dump */
+	int64_t record_capacity; /* record slots shared by the programs; < 0: from the launch */
+	int64_t dump_capacity;   /* words of the dump arena; < 0: from the launch */
+	uint32_t nsites;         /* the twin's sites (header word 7) */
+	uint32_t nparams;        /* with checks: tensor-table entries (the kernel's parameters) */
+	uint32_t nchecks;        /* check slots; 0: no check area */
+	bool records;            /* the twin writes record slots (false: check mode) */
+	bool dumps;              /* the twin dumps (it has an arena, even of 0 words) */
+	bool suppress;           /* lanes found out of bounds are suppressed (ext word 10) */
+};
+
+/* The buffer fp_dbg_buffer_layout() decides. */
+struct fp_dbg_buffer_layout {
+	int64_t slots;        /* record slots per program (header word 2) */
+	int64_t arena_words;  /* words of the dump arena (header word 6) */
+	int64_t prefix_words; /* where the record slots start: the header and the check area */
+	int64_t total_words;  /* the whole buffer */
+	size_t host_words;    /* words the host writes: the header, and the extended header and the
+			       * tensor table of a twin with checks (check slots start zeroed) */
+};
+
+/**
+ * Size a launch's record buffer: record slots per program (`record_capacity` shared by the
+ * programs, else the sites' needs within FP_DBG_MAX_RECORD_BYTES; none in check mode), the dump
+ * arena (`dump_capacity`, else FP_DBG_DUMP_WORDS_PER_RECORD per dumping record within
+ * FP_DBG_MAX_DUMP_WORDS, at least 1 word), the check area and the total. Both of the Debugger's
+ * launch paths (the Python one and the replayed one) size through this. FP_OK, FP_EINVAL (NULL,
+ * a negative count, nparams over FP_DBG_MAX_PARAMS or nchecks over FP_DBG_MAX_CHECKS) or
+ * FP_ELIMIT (the buffer does not fit in 63 bits of bytes).
+ */
+FP_EXTERN int fp_dbg_buffer_layout(const struct fp_dbg_buffer_spec *spec,
+				   struct fp_dbg_buffer_layout *out);
+
+/**
+ * Write the words the host puts at the start of the buffer (`layout->host_words` of them, into
+ * `words`, which holds `cap`): the header and, with checks, the extended header and a zeroed
+ * tensor table (fp_dbg_table_entry() fills its entries, FP_DBG_ENTRY_WORDS per parameter, from
+ * word 16). FP_OK, FP_EINVAL (NULL) or FP_ELIMIT (`cap` too small).
+ */
+FP_EXTERN int fp_dbg_buffer_header(const struct fp_dbg_buffer_spec *spec,
+				   const struct fp_dbg_buffer_layout *layout, int64_t *words,
+				   size_t cap);
+
+/**
+ * A tensor argument's tensor-table entry (docs/formats/record-format.md, "Tensor table"): its
+ * view's first and past-the-end byte (fp_dbg_arg_set_view() of data_ptr, element_size, shape and
+ * strides), then its storage's [storage_ptr, storage_ptr + storage_bytes) when `has_storage`,
+ * else (or for a storage past 2^64) the view again. The one place an entry is made. FP_OK;
+ * FP_EINVAL or FP_ELIMIT (as fp_dbg_arg_set_view()) leave `out` all zero: not a tensor the
+ * checks know.
+ */
+FP_EXTERN int fp_dbg_table_entry(uint64_t data_ptr, uint32_t element_size, size_t ndim,
+				 const int64_t *shape, const int64_t *strides, bool has_storage,
+				 uint64_t storage_ptr, uint64_t storage_bytes, uint64_t out[4]);
+
 /* Version of the JSON reports written by fp_dbg_write_reports() (field `schema_version`). */
 #define FP_DBG_SCHEMA_VERSION 1
 
@@ -288,6 +354,13 @@ struct fp_dbg_check_slot {
 	const char *loop_var;       /* the innermost `for` loop's variable around it, or NULL */
 	uint32_t loop_line;         /* that loop's line */
 	enum fp_dtype target_dtype; /* casts: the dtype converted to */
+	/* bounds: the access's lanes outside the views are not performed (the site table's
+	 * "suppressed": only where the rewriter could mask the access itself) */
+	bool suppressed;
+	/* nan/inf of a value a store or atomic writes: the parameters the pointer may derive from
+	 * (the site table's "stores"): where a NaN or Inf it holds went */
+	const char *const *stores;
+	size_t nstores;
 	/* the device's words */
 	uint64_t fired;         /* instances where the rule fired */
 	uint64_t count;         /* elements (lanes) involved, summed over them */
@@ -423,6 +496,12 @@ FP_EXTERN size_t fp_dbg_run_params(const struct fp_dbg_run *run, const char *con
 
 /** The name of a rule ("bounds", "nan", ...), "unknown" for others. Static storage. */
 FP_EXTERN const char *fp_dbg_rule_name(enum fp_dbg_rule rule);
+
+/** The rule a site table names (fp_dbg_rule_name()'s inverse); FP_DBG_RULE_UNKNOWN for others. */
+FP_EXTERN enum fp_dbg_rule fp_dbg_rule_find(const char *name);
+
+/** The kind of finding a rule reports; 0 for FP_DBG_RULE_UNKNOWN and values beyond the last. */
+FP_EXTERN enum fp_dbg_finding_kind fp_dbg_rule_kind(enum fp_dbg_rule rule);
 
 /** Number of sites (= header word 7). */
 FP_EXTERN size_t fp_dbg_run_site_count(const struct fp_dbg_run *run);
@@ -627,6 +706,10 @@ struct fp_dbg_finding {
 	double value;               /* the first offending element's value */
 	enum fp_dtype target_dtype; /* precision_loss: the dtype converted to */
 	bool from_memory;           /* nan/inf origin at a load: the data already held it */
+	/* from_memory: the parameters the load's pointer may derive from (the site table's
+	 * "cands"; borrowed from the run): whose memory held it */
+	const char *const *cands;
+	size_t ncands;
 	/* nan/inf origin: later values of this launch that held it because a read did, and loads
 	 * of it (not findings of their own) */
 	uint64_t descendants;
@@ -678,6 +761,37 @@ FP_EXTERN const struct fp_dbg_arg *fp_dbg_findings_args(const struct fp_dbg_find
 /** "out_of_bounds", "nan_origin", "inf_origin", "division_by_zero", "invalid_domain",
  *  "precision_loss", "descriptor_extent", or "unknown". Static storage. */
 FP_EXTERN const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind);
+
+/* ---- the registry of check mode's checks (src/debug/checks.c) ------------------------------ */
+
+/* What a check needs the twin to record (fp_dbg_check_info.records). */
+#define FP_DBG_CHECK_ADDRESSES (1u << 0)   /* the addresses of loads and stores */
+#define FP_DBG_CHECK_VALUES (1u << 1)      /* values (NaN and Inf counts suffice alone) */
+#define FP_DBG_CHECK_FULL_VALUES (1u << 2) /* values with their full summaries */
+
+/* One check a user may ask for (flagprism debug --check, configure(check=...)). */
+struct fp_dbg_check_info {
+	const char *name;    /* "bounds", "nan", ... */
+	unsigned kinds;      /* 1u << each enum fp_dbg_finding_kind it reports */
+	unsigned records;    /* FP_DBG_CHECK_* */
+	const char *summary; /* one line: what it finds */
+};
+
+/** Checks in the registry (their order is the order lists print them in). */
+FP_EXTERN size_t fp_dbg_check_count(void);
+
+/** Check `i`, or NULL past the last. Static storage. */
+FP_EXTERN const struct fp_dbg_check_info *fp_dbg_check_at(size_t i);
+
+/** The check named by name[0..len), or NULL. */
+FP_EXTERN const struct fp_dbg_check_info *fp_dbg_check_find(const char *name, size_t len);
+
+/**
+ * Every check's name joined by `sep` (NULL: ", "), into `buf` of `cap` bytes, NUL-terminated and
+ * cut to fit; returns the length the whole list needs (as snprintf does), so a caller can tell it
+ * was cut. For messages that list the checks.
+ */
+FP_EXTERN size_t fp_dbg_check_names(char *buf, size_t cap, const char *sep);
 
 /** "inside_storage", "other_storage", "outside_allocations" or "none". Static storage. */
 FP_EXTERN const char *fp_dbg_oob_where_name(enum fp_dbg_oob_where where);

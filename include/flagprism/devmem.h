@@ -7,10 +7,11 @@
  * kernel library (FlagGems' torch.zeros is a Triton kernel), which the Debugger would then
  * instrument and the Profiler record as the user's work. These calls launch no kernel.
  *
- * One implementation today, NVIDIA's driver API (libcuda.so.1 through dlopen;
- * FLAGPRISM_CUDA_DRIVER_PATH overrides the path, for tests). Another accelerator adds its own
- * (docs/internals/backend-adaptation.md); callers fall back to the framework, inside
- * flagprism._intercept.internal(), where none exists.
+ * Each vendor lends its own implementation through the library's vendor table
+ * (docs/internals/backend-adaptation.md), and the first vendor whose driver opens serves every
+ * call. Today that is NVIDIA's driver API (libcuda.so.1 through dlopen;
+ * FLAGPRISM_CUDA_DRIVER_PATH overrides the path, for tests). Callers fall back to the framework,
+ * inside flagprism._intercept.internal(), where none opens.
  *
  * Addresses and streams are the driver's (CUdeviceptr, CUstream) as integers; 0 is the default
  * stream. The calls are ordered on `stream` after the work already queued there. Thread-safe.

@@ -69,6 +69,15 @@ enum fp_prof_data {
 	FP_PROF_DATA_TRACE = 1, /* tree plus a timeline: <name>.chrome_trace.json */
 };
 
+/*
+ * The names users write for a context, a kind of data and a launch hook ("shadow", "tree",
+ * "triton"), by enum value (hooks: 0, 1, ...); NULL past the last. Static storage. The one list
+ * the CLI, the extension and the Python API read (src/prof/choices.c).
+ */
+FP_EXTERN const char *fp_prof_context_name(unsigned i);
+FP_EXTERN const char *fp_prof_data_name(unsigned i);
+FP_EXTERN const char *fp_prof_hook_name(unsigned i);
+
 /** Session options. Zero-initialise, then set what you need; strings are copied at start. */
 struct fp_prof_options {
 	const char *name; /* output path without suffix; NULL or "" -> FP_PROF_DEFAULT_NAME */

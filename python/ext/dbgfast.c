@@ -2,17 +2,20 @@
 /*
  * Part `dbgfast`: the Debugger's replayed launch. Once a kernel's launch has gone through the
  * whole Python path (python/flagprism/debugger.py, _instrumented) and left behind what its
- * specialization, sizing and compiled twin decided (python/flagprism/_plans.py, "The replayed
- * launch": the tuples F, P and S), a later launch with the same specialization and sizing is
- * done here in one call: bind and scan the arguments, find the plan and sizing, size and prepare
- * the record buffer in the pipeline's pool, launch the compiled twin through Triton's launcher,
- * describe the launch (its launch JSON and run dict) and hand it to the pipeline. What Python
- * did in about forty steps per launch is one crossing.
+ * specialization, sizing and compiled twin decided (python/flagprism/_replay.py: the typed
+ * descriptions ReplayKernel, ReplayPlan and ReplaySizing of part dbgdesc), a later launch with
+ * the same specialization and sizing is done here in one call, in steps: bind and scan the
+ * arguments (fl_bind_scan), find the plan and sizing (fl_find), size the record buffer and write
+ * its header (fl_size: the library's fp_dbg_buffer_layout, as the Python path sizes it), check
+ * the direct launch's guards (fl_guards), describe the launch (fl_describe: its launch JSON and
+ * run dict), launch the compiled twin through Triton's launcher in the pipeline's pool
+ * (fl_launch) and hand it to the pipeline (fl_submit). What Python did in about forty steps per
+ * launch is one crossing.
  *
  * Everything that is decided beyond this launch's own values comes from Python (templates,
  * constants, the guards' expected values): nothing here decides what a launch means, it only
  * repeats what the Python path did for the same decisions. Where anything differs from what
- * the tuples expect (another specialization or sizing, a changed global, another device, a
+ * the descriptions expect (another specialization or sizing, a changed global, another device, a
  * launch hook that needs the buffer as a tensor, a pool too full), it returns None before doing
  * anything, and the caller takes the Python path.
  *
@@ -31,107 +34,16 @@
 #include <unistd.h>
 
 #include <flagprism/debug-pipe.h>
+#include <flagprism/debug.h>
 #include <flagprism/status.h>
 
 #include "ext.h"
+#include "dbgdesc.h"
 
-/* F: per kernel (_plans.fast_kernel builds it; the order is that function's). */
-enum {
-	F_NAMES,
-	F_INDEX,
-	F_DEFAULTS,
-	F_KNAMES,
-	F_KBYTES,
-	F_TENSOR,
-	F_CX,
-	F_DEVICE,
-	F_SETTINGS,
-	F_GENERATION,
-	F_PLANS,
-	F_PIPE,
-	F_POOL_BASE,
-	F_KERNEL,
-	F_SOURCE,
-	F_SITES,
-	F_CONST,
-	F_STEM,
-	F_ARGV0,
-	F_CWD,
-	F_PENDING,
-	F_RUNS,
-	F_MAX_RUNS,
-	F_KEEP,
-	F_RUN_TYPE,
-	F_COUNTERS,
-	F_ONLY,
-	F_STACK_LIMIT,
-	F_DUMPS,
-	F_RECORD_CAP,
-	F_DUMP_CAP,
-	F_CONSTS,
-	F_SCAN_PY,
-	F_LEN
-};
-
-/* P: per plan (Plan.fast). */
-enum {
-	P_SIZING_PARAMS,
-	P_SIZINGS,
-	P_ARGS_TPL,
-	P_NSITES,
-	P_HAS_DUMPS,
-	P_ORIGINAL,
-	P_NPARAMS,  /* the check area (_launch.buffer_header): tensor-table entries, */
-	P_NCHECKS,  /* check slots, */
-	P_SUPPRESS, /* whether lanes found out of bounds are suppressed, */
-	P_RECORDS,  /* whether the twin writes record slots (marker mode) */
-	P_LEN
-};
-
-/* The check area's layout (python/flagprism/_checks.py; docs/formats/record-format.md). */
-#define CK_TABLE_AT 16
-#define CK_ENTRY_WORDS 4
-#define CK_SLOT_WORDS 32
-#define CK_MAX_PARAMS 4096
-
-/* S: per sizing (Sizing.fast). */
-enum {
-	S_RPP,
-	S_DPP,
-	S_KERNEL,
-	S_RUN,
-	S_FUNCTION,
-	S_PACKED,
-	S_DEVICE,
-	S_GET_DEVICE,
-	S_GET_STREAM,
-	S_GLOBALS,
-	S_KNOBS,
-	S_MODES,
-	S_METADATA_FN,
-	S_SPLIT0,
-	S_SPLIT1,
-	S_MID_A,
-	S_MID_B,
-	S_TAIL,
-	S_RUN_TPL,
-	S_NUM_WARPS,
-	S_REGISTERS,
-	S_PATH,
-	S_LEN
-};
-
-/* _launch's layout constants (F_CONSTS), in this order. */
-enum {
-	C_MAX_RECORD_BYTES,
-	C_RECORD_WORDS,
-	C_HEADER_WORDS,
-	C_MAX_DUMP_WORDS,
-	C_DUMP_WPR,
-	C_MAGIC,
-	C_VERSION,
-	C_LEN
-};
+/* The check area's words before the tensor table, and the parameters whose table entries the
+ * argument scan makes on its way (more: the header asks each argument again). */
+#define TABLE_AT (FP_DBG_HEADER_WORDS + FP_DBG_EXT_WORDS)
+#define SCAN_TABLE_PARAMS 32
 
 static PyObject *s_fast, *s_runtime, *s_compilation, *s_debug, *s_instr, *s_enter, *s_exit,
 	*s_launch_metadata, *s_jit_run, *s_debugger, *s_value, *s_run_index, *s_grid, *s_programs,
@@ -327,21 +239,22 @@ static PyObject *stack_json(PyObject *stack, PyObject *dumps)
 /* The launch JSON                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* What _dbgexport.launch_json() writes for a launch with no error, from F's, P's and S's
+/* What _dbgexport.launch_json() writes for a launch with no error, from the descriptions'
  * templates and this launch's values. 0, or -1 with an exception set. */
-static int launch_json(struct tb *b, PyObject *F, PyObject *P, PyObject *S, const long long g[3],
-		       long long index, long long slots, PyObject *stackj, PyObject *testj,
-		       PyObject *dyn, const char *stamp, const char *iso)
+static int launch_json(struct tb *b, const struct fpy_replay_kernel *K,
+		       const struct fpy_replay_plan *P, const struct fpy_replay_sizing *S,
+		       const long long g[3], long long index, long long slots, PyObject *stackj,
+		       PyObject *testj, PyObject *dyn, const char *stamp, const char *iso)
 {
-	PyObject *tpl = PyTuple_GET_ITEM(P, P_ARGS_TPL);
+	PyObject *tpl = P->args_tpl;
 	Py_ssize_t n, i;
 
-	if (!PyTuple_Check(tpl) || !PyList_Check(dyn)) {
-		PyErr_SetString(PyExc_TypeError, "debug_fast_launch: bad argument templates");
+	if (!PyList_Check(dyn)) {
+		PyErr_SetString(PyExc_TypeError, "debug_fast_launch: bad argument scan");
 		return -1;
 	}
 	TB_LIT(b, "{");
-	if (tb_str(b, PyTuple_GET_ITEM(F, F_CONST)))
+	if (tb_str(b, K->constant_part))
 		return -1;
 	TB_LIT(b, ", \"grid\": [");
 	tb_i64(b, g[0]);
@@ -356,16 +269,16 @@ static int launch_json(struct tb *b, PyObject *F, PyObject *P, PyObject *S, cons
 	TB_LIT(b, ", \"run\": ");
 	tb_i64(b, index);
 	TB_LIT(b, ", ");
-	if (tb_str(b, PyTuple_GET_ITEM(F, F_STEM)))
+	if (tb_str(b, K->stem))
 		return -1;
 	tb_put(b, stamp, strlen(stamp));
 	TB_LIT(b, "_run");
 	tb_i64(b, index);
 	TB_LIT(b, "\"");
-	if (tb_str(b, PyTuple_GET_ITEM(S, S_MID_A)))
+	if (tb_str(b, S->json_mid_a))
 		return -1;
 	tb_i64(b, slots);
-	if (tb_str(b, PyTuple_GET_ITEM(S, S_MID_B)) || tb_str(b, stackj))
+	if (tb_str(b, S->json_mid_b) || tb_str(b, stackj))
 		return -1;
 	TB_LIT(b, ", \"test\": ");
 	if (tb_str(b, testj))
@@ -380,7 +293,7 @@ static int launch_json(struct tb *b, PyObject *F, PyObject *P, PyObject *S, cons
 			return -1;
 	}
 	TB_LIT(b, "]");
-	if (tb_str(b, PyTuple_GET_ITEM(S, S_TAIL)))
+	if (tb_str(b, S->json_tail))
 		return -1;
 	if (b->oom) {
 		PyErr_NoMemory();
@@ -392,16 +305,6 @@ static int launch_json(struct tb *b, PyObject *F, PyObject *P, PyObject *S, cons
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
-
-static int check_tuple(PyObject *o, Py_ssize_t n, const char *what)
-{
-	if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != n) {
-		PyErr_Format(PyExc_TypeError, "debug_fast_launch: %s must be a tuple of %zd", what,
-			     n);
-		return -1;
-	}
-	return 0;
-}
 
 /* An int item as long long; -1 with an exception set when it is not one (or too large). */
 static int get_ll(PyObject *o, long long *out)
@@ -417,13 +320,6 @@ static int get_ll(PyObject *o, long long *out)
 	}
 	*out = v;
 	return 0;
-}
-
-/* None (the setting is unset: *set false) or an int. */
-static int get_opt_ll(PyObject *o, bool *set, long long *out)
-{
-	*set = o != Py_None;
-	return *set ? get_ll(o, out) : 0;
 }
 
 static int bump(PyObject *counters, PyObject *name)
@@ -527,12 +423,11 @@ out:
 
 /* Whether the direct launch of S may be taken now (_plans._direct's checks): 1 yes, 0 no
  * (the Python path), -1 with an exception. *enter, *exit: Triton's launch hooks (new). */
-static int guards(PyObject *S, PyObject *only, PyObject **enter, PyObject **exitp)
+static int guards(const struct fpy_replay_sizing *S, PyObject *only, PyObject **enter,
+		  PyObject **exitp)
 {
 	PyObject *argv[2] = {s_jit_run, s_debugger};
-	PyObject *r, *globals = PyTuple_GET_ITEM(S, S_GLOBALS),
-		     *modes = PyTuple_GET_ITEM(S, S_MODES);
-	PyObject *rt = NULL, *comp = NULL, *m0 = NULL, *m1 = NULL;
+	PyObject *r, *rt = NULL, *comp = NULL, *m0 = NULL, *m1 = NULL;
 	Py_ssize_t i;
 	int ok;
 
@@ -544,19 +439,19 @@ static int guards(PyObject *S, PyObject *only, PyObject **enter, PyObject **exit
 	Py_DECREF(r);
 	if (ok <= 0)
 		return ok;
-	r = PyObject_CallNoArgs(PyTuple_GET_ITEM(S, S_GET_DEVICE));
+	r = PyObject_CallNoArgs(S->get_device);
 	if (!r)
 		return -1;
-	ok = PyObject_RichCompareBool(r, PyTuple_GET_ITEM(S, S_DEVICE), Py_EQ);
+	ok = PyObject_RichCompareBool(r, S->device, Py_EQ);
 	Py_DECREF(r);
 	if (ok <= 0)
 		return ok;
-	if (!PyTuple_Check(globals) || !PyTuple_Check(modes) || PyTuple_GET_SIZE(modes) != 2) {
+	if (PyTuple_GET_SIZE(S->modes) != 2) {
 		PyErr_SetString(PyExc_TypeError, "debug_fast_launch: bad guards");
 		return -1;
 	}
-	for (i = 0; i < PyTuple_GET_SIZE(globals); i++) {
-		PyObject *e = PyTuple_GET_ITEM(globals, i), *cur;
+	for (i = 0; i < PyTuple_GET_SIZE(S->globals); i++) {
+		PyObject *e = PyTuple_GET_ITEM(S->globals, i), *cur;
 
 		if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 3 ||
 		    !PyDict_Check(PyTuple_GET_ITEM(e, 2)))
@@ -571,28 +466,28 @@ static int guards(PyObject *S, PyObject *only, PyObject **enter, PyObject **exit
 			return ok < 0 ? -1 : 0;
 	}
 	/* _plans._modes(): (knobs.runtime.debug, knobs.compilation.instrumentation_mode) */
-	rt = PyObject_GetAttr(PyTuple_GET_ITEM(S, S_KNOBS), s_runtime);
+	rt = PyObject_GetAttr(S->knobs, s_runtime);
 	if (!rt)
 		return -1;
 	ok = -1;
 	if (!(m0 = PyObject_GetAttr(rt, s_debug)))
 		goto out;
-	if (getattr_opt(PyTuple_GET_ITEM(S, S_KNOBS), s_compilation, &comp) < 0)
+	if (getattr_opt(S->knobs, s_compilation, &comp) < 0)
 		goto out;
 	if (comp && getattr_opt(comp, s_instr, &m1) < 0)
 		goto out;
 	if (!m1)
 		m1 = Py_NewRef(Py_None);
-	ok = PyObject_RichCompareBool(m0, PyTuple_GET_ITEM(modes, 0), Py_EQ);
+	ok = PyObject_RichCompareBool(m0, PyTuple_GET_ITEM(S->modes, 0), Py_EQ);
 	if (ok == 1)
-		ok = PyObject_RichCompareBool(m1, PyTuple_GET_ITEM(modes, 1), Py_EQ);
+		ok = PyObject_RichCompareBool(m1, PyTuple_GET_ITEM(S->modes, 1), Py_EQ);
 	if (ok != 1)
 		goto out;
 	if (!(*enter = PyObject_GetAttr(rt, s_enter)) || !(*exitp = PyObject_GetAttr(rt, s_exit))) {
 		ok = -1;
 		goto out;
 	}
-	if (*enter != Py_None && PyObject_IsTrue(PyTuple_GET_ITEM(S, S_METADATA_FN)))
+	if (*enter != Py_None && PyObject_IsTrue(S->metadata_fn))
 		ok = 0; /* the kernel's own launch_metadata reads the buffer as a tensor */
 out:
 	if (ok != 1) {
@@ -607,12 +502,12 @@ out:
 }
 
 /* The run dict (_dbgexport.new_run() for a launch with no error). */
-static PyObject *new_run(PyObject *F, PyObject *S, long long index, const long long g[3],
-			 long long programs, long long slots, long long arena)
+static PyObject *new_run(const struct fpy_replay_kernel *K, const struct fpy_replay_sizing *S,
+			 long long index, const long long g[3], long long programs, long long slots,
+			 long long arena)
 {
-	PyObject *run = PyObject_CallOneArg(PyTuple_GET_ITEM(F, F_RUN_TYPE),
-					    PyTuple_GET_ITEM(S, S_RUN_TPL));
-	PyObject *nw = PyTuple_GET_ITEM(S, S_NUM_WARPS), *regs = PyTuple_GET_ITEM(S, S_REGISTERS);
+	PyObject *run = PyObject_CallOneArg(K->run_type, S->run_template);
+	PyObject *nw = S->num_warps, *regs = S->registers;
 	PyObject *v;
 	int bad = 0;
 
@@ -645,160 +540,144 @@ static PyObject *new_run(PyObject *F, PyObject *S, long long index, const long l
 }
 
 /* _dbgexport's _pending[index] = run and _keep(run, max_runs): 0, or -1 with an exception. */
-static int keep_run(PyObject *F, PyObject *index, PyObject *run)
+static int keep_run(const struct fpy_replay_kernel *K, PyObject *index, PyObject *run)
 {
-	PyObject *runs = PyTuple_GET_ITEM(F, F_RUNS), *kr;
-	long long max_runs;
+	PyObject *kr, *max_runs;
 
-	if (get_ll(PyTuple_GET_ITEM(F, F_MAX_RUNS), &max_runs) ||
-	    PyDict_SetItem(PyTuple_GET_ITEM(F, F_PENDING), index, run))
+	if (PyDict_SetItem(K->pending, index, run))
 		return -1;
-	if (PyList_Check(runs) && PyList_GET_SIZE(runs) < max_runs)
-		return PyList_Append(runs, run);
-	kr = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(F, F_KEEP), run,
-					  PyTuple_GET_ITEM(F, F_MAX_RUNS), NULL);
+	if (PyList_GET_SIZE(K->runs) < K->max_runs)
+		return PyList_Append(K->runs, run);
+	if (!(max_runs = PyLong_FromLongLong(K->max_runs)))
+		return -1;
+	kr = PyObject_CallFunctionObjArgs(K->keep, run, max_runs, NULL);
+	Py_DECREF(max_runs);
 	Py_XDECREF(kr);
 	return kr ? 0 : -1;
 }
 
 /* keep_run() undone for a launch that did not happen (errors are dropped: the caller's
  * exception is the one that matters). */
-static void unkeep_run(PyObject *F, PyObject *index, PyObject *run)
+static void unkeep_run(const struct fpy_replay_kernel *K, PyObject *index, PyObject *run)
 {
-	PyObject *runs = PyTuple_GET_ITEM(F, F_RUNS);
 	Py_ssize_t n;
 
-	if (PyDict_DelItem(PyTuple_GET_ITEM(F, F_PENDING), index))
+	if (PyDict_DelItem(K->pending, index))
 		PyErr_Clear();
-	if (PyList_Check(runs) && (n = PyList_GET_SIZE(runs)) > 0 &&
-	    PyList_GET_ITEM(runs, n - 1) == run && PyList_SetSlice(runs, n - 1, n, NULL))
+	if ((n = PyList_GET_SIZE(K->runs)) > 0 && PyList_GET_ITEM(K->runs, n - 1) == run &&
+	    PyList_SetSlice(K->runs, n - 1, n, NULL))
 		PyErr_Clear();
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The launch                                                                                 */
+/* The launch, in steps                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-PyDoc_STRVAR(
-	debug_fast_launch_doc,
-	"debug_fast_launch(F, args, kwargs, grid, index, test_json, path) -> compiled kernel or\n"
-	"None\n\n"
-	"Launch `index` of a kernel through the plan and sizing an earlier launch of the same\n"
-	"specialization left (F: the kernel's tuple, _plans.fast_kernel; the plan's and sizing's\n"
-	"`fast` tuples): bind and scan the arguments, reserve and prepare the record buffer in the\n"
-	"pipeline's pool, launch the compiled twin, keep the run dict and submit the launch.\n"
-	"test_json: the pytest node id as JSON text (\"null\": none); path: the launch path of a\n"
-	"library in between (FlagGems' LibEntry), None for a plain launch. None, with nothing done, where\n"
-	"the launch needs the Python path; the kernel's own compiled kernel otherwise. A launch that\n"
-	"raises gives its slice back and raises.");
-
-static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
-{
-	PyObject *F, *args, *kwargs, *grid, *testj;
-	PyObject *bargv[5], *sargv[6];
-	PyObject *b = NULL, *sc = NULL, *key = NULL, *opts = NULL, *plan, *P = NULL, *skey = NULL;
-	PyObject *sz, *S = NULL, *enter = NULL, *exitp = NULL, *stream_o = NULL, *stack = NULL;
-	PyObject *stackj = NULL, *run = NULL, *v0 = NULL, *v1 = NULL, *addr = NULL, *md = NULL;
-	PyObject *gt = NULL, *r = NULL, *ret = NULL, *consts;
-	PyObject *bound, *options, *parts, *dyn;
-	long long index, g[3], programs, slots, arena, words, nbytes, rpp, dpp, nsites, pool_base;
-	long long nparams = 0, nchecks = 0, prefix;
-	long long cst[C_LEN], rc_cap = 0, dc_cap = 0, stack_limit;
+/* One replayed launch's state. Each step returns 1 (go on), 0 (take the Python path: nothing
+ * was done that fl_release() does not undo) or -1 (an exception is set). */
+struct fl {
+	PyObject *module;
+	struct fpy_replay_kernel *K; /* borrowed (the caller's argument) */
+	struct fpy_replay_plan *P;   /* held */
+	struct fpy_replay_sizing *S; /* held */
+	PyObject *args, *kwargs, *grid, *index_o, *testj, *path; /* borrowed */
+	long long index;
+	/* fl_bind_scan */
+	PyObject *b, *sc, *bound, *options, *dyn; /* bound .. dyn: borrowed from b and sc */
+	uint64_t table[FP_DBG_ENTRY_WORDS * SCAN_TABLE_PARAMS];
+	bool table_ok;
+	/* fl_size */
+	long long g[3];
+	struct fp_dbg_buffer_spec spec;
+	struct fp_dbg_buffer_layout lay;
+	int64_t hdr_small[TABLE_AT + FP_DBG_ENTRY_WORDS * SCAN_TABLE_PARAMS], *hdr;
+	/* fl_guards */
+	PyObject *enter, *exitp, *stream_o, *v0, *v1;
 	unsigned long long stream;
-	bool rc_set, dc_set, has_dumps, reserved = false, kept = false;
+	/* fl_describe */
+	PyObject *stack, *stackj, *run;
+	struct tb text;
+	const char *kname, *file, *sites;
+	Py_ssize_t slen;
+	bool kept;
+	/* fl_launch, fl_submit */
 	struct fp_dbg_pipe *pipe;
 	struct fp_diag diag;
-	struct tb text = {0};
-	size_t off = 0;
-	int64_t hdr_small[CK_TABLE_AT + CK_ENTRY_WORDS * 32], *hdr = hdr_small;
-	size_t hdr_words = 8;
-	const char *kname, *file, *sites;
-	Py_ssize_t i, klen, flen, slen;
-	int st, k;
+	size_t off;
+	bool reserved;
+	PyObject *addr, *gt, *md, *r;
+};
 
-	if (argc != 7) {
-		PyErr_SetString(PyExc_TypeError, "debug_fast_launch takes 7 arguments");
-		return NULL;
+/* The script and working directory K's launch JSON was made for are those of now
+ * (_replay.current). 1, 0 or -1. */
+static int fl_current(const struct fpy_replay_kernel *K)
+{
+	PyObject *sysargv = PySys_GetObject("argv"), *a0 = NULL; /* borrowed */
+	char cwd[PATH_MAX];
+	int k;
+
+	if (sysargv && PyList_Check(sysargv) && PyList_GET_SIZE(sysargv) > 0)
+		a0 = PyList_GET_ITEM(sysargv, 0);
+	if (a0) {
+		k = PyObject_RichCompareBool(a0, K->argv0, Py_EQ);
+		if (k < 0)
+			return -1;
+	} else {
+		k = PyUnicode_GET_LENGTH(K->argv0) == 0;
 	}
-	F = argv[0];
-	args = argv[1];
-	kwargs = argv[2];
-	grid = argv[3];
-	testj = argv[5];
-	if (check_tuple(F, F_LEN, "F") || get_ll(argv[4], &index))
-		return NULL;
-	consts = PyTuple_GET_ITEM(F, F_CONSTS);
-	if (check_tuple(consts, C_LEN, "F's constants"))
-		return NULL;
-	for (i = 0; i < C_LEN; i++)
-		if (get_ll(PyTuple_GET_ITEM(consts, i), &cst[i]))
-			return NULL;
-	if (get_opt_ll(PyTuple_GET_ITEM(F, F_RECORD_CAP), &rc_set, &rc_cap) ||
-	    get_opt_ll(PyTuple_GET_ITEM(F, F_DUMP_CAP), &dc_set, &dc_cap) ||
-	    get_ll(PyTuple_GET_ITEM(F, F_POOL_BASE), &pool_base) ||
-	    get_ll(PyTuple_GET_ITEM(F, F_STACK_LIMIT), &stack_limit))
-		return NULL;
-	if (!(pipe = fpy_debug_pipe(PyTuple_GET_ITEM(F, F_PIPE))))
-		return NULL;
+	return k && getcwd(cwd, sizeof(cwd)) && strcmp(cwd, PyBytes_AS_STRING(K->cwd)) == 0;
+}
 
-	/* the script and working directory the constant part was made for (_constant_part) */
-	{
-		PyObject *sysargv = PySys_GetObject("argv"), *a0 = NULL; /* borrowed */
-		PyObject *cwd_b = PyTuple_GET_ITEM(F, F_CWD);
-		char cwd[PATH_MAX];
+/* Bind and scan (_plans.bind, _plans.scan), the tensor table on the way. */
+static int fl_bind_scan(struct fl *f)
+{
+	const struct fpy_replay_kernel *K = f->K;
+	PyObject *bargv[5] = {K->names, K->index, K->defaults, f->args, f->kwargs};
+	PyObject *sargv[6];
 
-		if (sysargv && PyList_Check(sysargv) && PyList_GET_SIZE(sysargv) > 0)
-			a0 = PyList_GET_ITEM(sysargv, 0);
-		if (a0) {
-			k = PyObject_RichCompareBool(a0, PyTuple_GET_ITEM(F, F_ARGV0), Py_EQ);
-			if (k < 0)
-				return NULL;
-		} else {
-			k = PyUnicode_Check(PyTuple_GET_ITEM(F, F_ARGV0)) &&
-			    PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(F, F_ARGV0)) == 0;
-		}
-		if (!k || !PyBytes_Check(cwd_b) || !getcwd(cwd, sizeof(cwd)) ||
-		    strcmp(cwd, PyBytes_AS_STRING(cwd_b)) != 0)
-			Py_RETURN_NONE;
-	}
-
-	/* bind and scan (_plans.bind, _plans.scan), then the key (_plans.spec_key) */
-	bargv[0] = PyTuple_GET_ITEM(F, F_NAMES);
-	bargv[1] = PyTuple_GET_ITEM(F, F_INDEX);
-	bargv[2] = PyTuple_GET_ITEM(F, F_DEFAULTS);
-	bargv[3] = args;
-	bargv[4] = kwargs;
-	if (!PyTuple_Check(args) || !PyDict_Check(kwargs))
-		Py_RETURN_NONE;
-	b = fpy_debug_bind(bargv, 5);
-	if (!b || b == Py_None)
-		goto pass;
-	bound = PyTuple_GET_ITEM(b, 0);
-	options = PyTuple_GET_ITEM(b, 1);
-	sargv[0] = PyTuple_GET_ITEM(F, F_KNAMES);
-	sargv[1] = PyTuple_GET_ITEM(F, F_KBYTES);
-	sargv[2] = bound;
+	if (!PyTuple_Check(f->args) || !PyDict_Check(f->kwargs))
+		return 0;
+	f->b = fpy_debug_bind(bargv, 5);
+	if (!f->b || f->b == Py_None)
+		return 0; /* the Python path binds, and raises what Triton's binder raises */
+	f->bound = PyTuple_GET_ITEM(f->b, 0);
+	f->options = PyTuple_GET_ITEM(f->b, 1);
+	sargv[0] = K->knames;
+	sargv[1] = K->kbytes;
+	sargv[2] = f->bound;
 	sargv[3] = Py_False; /* not the interpreter: only device launches come here */
-	sargv[4] = PyTuple_GET_ITEM(F, F_TENSOR);
-	sargv[5] = PyTuple_GET_ITEM(F, F_CX);
-	sc = fpy_debug_scan_args(sargv, 6);
-	if (sc == Py_None) {
+	sargv[4] = K->tensor_type;
+	sargv[5] = K->constexpr_type;
+	f->table_ok = PyTuple_GET_SIZE(K->names) <= SCAN_TABLE_PARAMS;
+	if (f->table_ok)
+		memset(f->table, 0, sizeof(f->table));
+	f->sc = fpy_debug_scan_args(sargv, 6, f->table_ok ? f->table : NULL);
+	if (f->sc == Py_None) {
+		f->table_ok = false;
 		/* arguments the C scan leaves to Python (duck-typed pointers such as FlagGems'
 		 * StridedBuffer, descriptors): _plans.scan_py, the reference */
-		Py_SETREF(sc, PyObject_CallOneArg(PyTuple_GET_ITEM(F, F_SCAN_PY), bound));
+		Py_SETREF(f->sc, PyObject_CallOneArg(K->scan_py, f->bound));
 	}
-	if (!sc || sc == Py_None)
-		goto pass;
-	if (!PyTuple_Check(sc) || PyTuple_GET_SIZE(sc) != 2)
-		goto pass;
-	parts = PyTuple_GET_ITEM(sc, 0);
-	dyn = PyTuple_GET_ITEM(sc, 1);
-	if (PyDict_GET_SIZE(options)) {
-		PyObject *items = PyDict_Items(options);
+	if (!f->sc || !PyTuple_Check(f->sc) || PyTuple_GET_SIZE(f->sc) != 2)
+		return 0; /* an argument neither scan describes: the Python path says why */
+	f->dyn = PyTuple_GET_ITEM(f->sc, 1);
+	return 1;
+}
+
+/* The plan (_plans.spec_key) and sizing (_plans._sizing_key) of this launch, and the launch
+ * route the sizing was learnt on. */
+static int fl_find(struct fl *f)
+{
+	const struct fpy_replay_kernel *K = f->K;
+	PyObject *opts = NULL, *key = NULL, *skey = NULL, *plan, *sz, *fast;
+	int rc = -1, k;
+
+	if (PyDict_GET_SIZE(f->options)) {
+		PyObject *items = PyDict_Items(f->options);
 
 		if (!items || PyList_Sort(items)) {
 			Py_XDECREF(items);
-			goto pass;
+			return 0; /* options that do not sort: the Python path says why */
 		}
 		opts = PyList_AsTuple(items);
 		Py_DECREF(items);
@@ -806,339 +685,365 @@ static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_s
 		opts = PyTuple_New(0);
 	}
 	if (!opts)
-		goto fail_launch;
-	key = PyTuple_Pack(5, PyTuple_GET_ITEM(F, F_DEVICE), parts, opts,
-			   PyTuple_GET_ITEM(F, F_SETTINGS), PyTuple_GET_ITEM(F, F_GENERATION));
+		return -1;
+	key = PyTuple_Pack(5, K->device, PyTuple_GET_ITEM(f->sc, 0), opts, K->settings,
+			   K->generation);
 	if (!key)
-		goto fail_launch;
-	plan = PyDict_GetItemWithError(PyTuple_GET_ITEM(F, F_PLANS), key); /* borrowed */
+		goto out;
+	rc = 0;
+	plan = PyDict_GetItemWithError(K->plans, key); /* borrowed */
 	if (!plan)
-		goto pass; /* a new specialization, or an unhashable key part */
-	P = PyObject_GetAttr(plan, s_fast);
-	if (!P || P == Py_None)
-		goto pass;
-	if (check_tuple(P, P_LEN, "a plan's fast tuple"))
-		goto fail_launch;
-	if (!PyTuple_Check(PyTuple_GET_ITEM(P, P_SIZING_PARAMS)) ||
-	    !PyDict_Check(PyTuple_GET_ITEM(P, P_SIZINGS))) {
-		PyErr_SetString(PyExc_TypeError, "debug_fast_launch: bad plan tuple");
-		goto fail_launch;
+		goto out; /* a new specialization, or an unhashable key part */
+	fast = PyObject_GetAttr(plan, s_fast);
+	if (!fast || !Py_IS_TYPE(fast, fpy_replay_plan_type)) {
+		Py_XDECREF(fast);
+		goto out;
 	}
-	skey = sizing_key(PyTuple_GET_ITEM(P, P_SIZING_PARAMS), bound, PyTuple_GET_ITEM(F, F_CX));
+	f->P = (struct fpy_replay_plan *)fast;
+	skey = sizing_key(f->P->sizing_params, f->bound, K->constexpr_type);
 	if (!skey)
-		goto pass;
-	sz = PyDict_GetItemWithError(PyTuple_GET_ITEM(P, P_SIZINGS), skey); /* borrowed */
+		goto out;
+	sz = PyDict_GetItemWithError(f->P->sizings, skey); /* borrowed */
 	if (!sz)
-		goto pass;
-	S = PyObject_GetAttr(sz, s_fast);
-	if (!S || S == Py_None)
-		goto pass;
-	if (check_tuple(S, S_LEN, "a sizing's fast tuple"))
-		goto fail_launch;
-	/* the launch path the sizing's launch JSON names */
-	{
-		PyObject *want = PyTuple_GET_ITEM(S, S_PATH), *path = argv[6];
-
-		if (want != path) {
-			if (want == Py_None || path == Py_None)
-				goto pass;
-			k = PyObject_RichCompareBool(want, path, Py_EQ);
-			if (k < 0)
-				goto fail_launch;
-			if (!k)
-				goto pass;
+		goto out;
+	fast = PyObject_GetAttr(sz, s_fast);
+	if (!fast || !Py_IS_TYPE(fast, fpy_replay_sizing_type)) {
+		Py_XDECREF(fast);
+		goto out;
+	}
+	f->S = (struct fpy_replay_sizing *)fast;
+	if (f->S->path != f->path) {
+		if (f->S->path == Py_None || f->path == Py_None)
+			goto out;
+		k = PyObject_RichCompareBool(f->S->path, f->path, Py_EQ);
+		if (k <= 0) {
+			rc = k;
+			goto out;
 		}
 	}
-
-	/* the grid and the record buffer's size and header (_plans.prepare, _launch.header) */
-	st = eval_grid(grid, bound, g);
-	if (st < 0)
-		goto fail_launch;
-	if (st > 0)
-		goto pass;
-	if (get_ll(PyTuple_GET_ITEM(S, S_RPP), &rpp) || get_ll(PyTuple_GET_ITEM(S, S_DPP), &dpp) ||
-	    get_ll(PyTuple_GET_ITEM(P, P_NSITES), &nsites) ||
-	    get_ll(PyTuple_GET_ITEM(P, P_NPARAMS), &nparams) ||
-	    get_ll(PyTuple_GET_ITEM(P, P_NCHECKS), &nchecks))
-		goto fail_launch;
-	has_dumps = PyObject_IsTrue(PyTuple_GET_ITEM(P, P_HAS_DUMPS)) == 1;
-	if (nchecks < 0 || nparams < 0 || nparams > CK_MAX_PARAMS || nchecks > (1LL << 20) ||
-	    (nchecks && nparams != PyTuple_GET_SIZE(PyTuple_GET_ITEM(F, F_NAMES))))
-		goto pass;
-	prefix = nchecks ? CK_TABLE_AT + CK_ENTRY_WORDS * nparams + CK_SLOT_WORDS * nchecks :
-			   cst[C_HEADER_WORDS];
-	if (g[0] < 0 || g[1] < 0 || g[2] < 0 || __builtin_mul_overflow(g[0], g[1], &programs) ||
-	    __builtin_mul_overflow(programs, g[2], &programs))
-		goto pass;
-	{
-		long long per = programs > 1 ? programs : 1;
-
-		if (PyObject_IsTrue(PyTuple_GET_ITEM(P, P_RECORDS)) != 1) {
-			slots = 0; /* check mode: only the check area */
-		} else if (rc_set) {
-			slots = rc_cap / per;
-		} else {
-			long long cap = cst[C_MAX_RECORD_BYTES] / (cst[C_RECORD_WORDS] * 8 * per);
-
-			slots = rpp < cap ? rpp : cap;
-		}
-		if (slots < 0)
-			slots = 0;
-		if (!has_dumps) {
-			arena = 0;
-		} else if (dc_set) {
-			arena = dc_cap > 0 ? dc_cap : 0;
-		} else {
-			long long want;
-
-			if (__builtin_mul_overflow(programs, dpp, &want) ||
-			    __builtin_mul_overflow(want, cst[C_DUMP_WPR], &want))
-				want = cst[C_MAX_DUMP_WORDS];
-			arena = want < cst[C_MAX_DUMP_WORDS] ? want : cst[C_MAX_DUMP_WORDS];
-			if (arena < 1)
-				arena = 1;
-		}
-		if (__builtin_mul_overflow(programs, slots, &words) ||
-		    __builtin_mul_overflow(words, cst[C_RECORD_WORDS], &words) ||
-		    __builtin_add_overflow(words, prefix + arena, &words) ||
-		    __builtin_mul_overflow(words, 8LL, &nbytes))
-			goto pass;
-		if (nchecks) {
-			hdr_words = CK_TABLE_AT + CK_ENTRY_WORDS * (size_t)nparams;
-			if (hdr_words > sizeof(hdr_small) / sizeof(hdr_small[0])) {
-				hdr = PyMem_Malloc(hdr_words * sizeof(*hdr));
-				if (!hdr) {
-					hdr = hdr_small;
-					PyErr_NoMemory();
-					goto fail_launch;
-				}
-			}
-		}
-		hdr[0] = cst[C_MAGIC];
-		hdr[1] = cst[C_VERSION] | (cst[C_RECORD_WORDS] << 16) |
-			 (cst[C_HEADER_WORDS] << 32) |
-			 ((long long)((has_dumps ? 1 : 0) | (nchecks ? 2 : 0)) << 48);
-		hdr[2] = slots;
-		hdr[3] = programs;
-		hdr[4] = 0;
-		hdr[5] = 0;
-		hdr[6] = arena;
-		hdr[7] = nsites;
-		if (nchecks) {
-			PyObject *names = PyTuple_GET_ITEM(F, F_NAMES);
-
-			hdr[8] = nparams;
-			hdr[9] = nchecks;
-			hdr[10] = PyObject_IsTrue(PyTuple_GET_ITEM(P, P_SUPPRESS)) == 1;
-			hdr[11] = prefix;
-			hdr[12] = hdr[13] = hdr[14] = hdr[15] = 0;
-			/* the tensor table, as debug_tensor_table makes it for the Python path */
-			for (i = 0; i < nparams; i++) {
-				PyObject *v =
-					PyDict_GetItemWithError(bound, PyTuple_GET_ITEM(names, i));
-				uint64_t e[4] = {0, 0, 0, 0};
-
-				if (!v && PyErr_Occurred())
-					goto fail_launch;
-				if (v && fpy_tensor_entry(v, false, e) < 0)
-					goto fail_launch;
-				for (k = 0; k < 4; k++)
-					hdr[CK_TABLE_AT + CK_ENTRY_WORDS * i + k] = (int64_t)e[k];
-			}
-		}
-	}
-
-	/* the direct launch's checks, and its stream (Triton's, the pipeline's too) */
-	st = guards(S, PyTuple_GET_ITEM(F, F_ONLY), &enter, &exitp);
-	if (st < 0)
-		goto fail_launch;
-	if (st == 0)
-		goto pass;
-	stream_o = PyObject_CallOneArg(PyTuple_GET_ITEM(S, S_GET_STREAM),
-				       PyTuple_GET_ITEM(S, S_DEVICE));
-	if (!stream_o)
-		goto fail_launch;
-	stream = PyLong_AsUnsignedLongLongMask(stream_o);
-	if (stream == (unsigned long long)-1 && PyErr_Occurred())
-		goto fail_launch;
-	v0 = PyObject_CallOneArg(PyTuple_GET_ITEM(S, S_SPLIT0), bound);
-	v1 = v0 ? PyObject_CallOneArg(PyTuple_GET_ITEM(S, S_SPLIT1), bound) : NULL;
-	if (!v1)
-		goto fail_launch;
-	if (!PyTuple_Check(v0) || !PyTuple_Check(v1))
-		goto pass;
-
-	/* the launch's description, made before the launch: after it, only the hand-over is left */
-	stack = fpy_debug_stack((long)stack_limit);
-	if (!stack)
-		goto fail_launch;
-	stackj = stack_json(stack, PyTuple_GET_ITEM(F, F_DUMPS));
-	if (!stackj || clock_now())
-		goto fail_launch;
-	if (launch_json(&text, F, P, S, g, index, slots, stackj, testj, dyn, clock_stamp,
-			clock_iso))
-		goto fail_launch;
-	run = new_run(F, S, index, g, programs, slots, arena);
-	kname = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(F, F_KERNEL), &klen);
-	file = kname ? PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(F, F_SOURCE), &flen) : NULL;
-	sites = file ? PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(F, F_SITES), &slen) : NULL;
-	if (!run || !sites)
-		goto fail_launch;
-	/* kept for take_exported_runs() and joined with its result later (_dbgexport.submit):
-	 * before the hand-over, which lets other threads run; taken back if the launch fails */
-	if (keep_run(F, argv[4], run))
-		goto fail_launch;
-	kept = true;
-
-	/* the record buffer: a slice of the pool, zeroed, its header written, on the stream */
-	st = fpy_debug_pipe_reserve_prepare(pipe, (size_t)nbytes, hdr, hdr_words * sizeof(*hdr),
-					    stream, &off, &diag);
-	if (st == FP_ELIMIT)
-		goto pass; /* its own buffer: the Python path */
-	if (st) {
-		fpy_raise(module, st, &diag);
-		goto fail_launch;
-	}
-	reserved = true;
-
-	/* the launch: what _plans._direct does */
-	addr = PyLong_FromLongLong(pool_base + (long long)off);
-	gt = Py_BuildValue("(LLL)", g[0], g[1], g[2]);
-	if (!addr || !gt)
-		goto fail_launch;
-	{
-		Py_ssize_t n0 = PyTuple_GET_SIZE(v0), n1 = PyTuple_GET_SIZE(v1), nv = n0 + 1 + n1;
-		Py_ssize_t nargs = 9 + nv;
-		PyObject *small[64], **vec = small;
-		PyObject *kernel = PyTuple_GET_ITEM(S, S_KERNEL);
-
-		if (nargs + 3 > (Py_ssize_t)(sizeof(small) / sizeof(small[0]))) {
-			vec = PyMem_New(PyObject *, (size_t)(nargs + 3));
-			if (!vec) {
-				PyErr_NoMemory();
-				goto fail_launch;
-			}
-		}
-		/* the metadata call's arguments: (self), grid, stream, *vals */
-		for (i = 0; i < n0; i++)
-			vec[9 + i] = PyTuple_GET_ITEM(v0, i);
-		vec[9 + n0] = addr;
-		for (i = 0; i < n1; i++)
-			vec[10 + n0 + i] = PyTuple_GET_ITEM(v1, i);
-		if (enter != Py_None) {
-			vec[6] = kernel;
-			vec[7] = gt;
-			vec[8] = stream_o;
-			md = PyObject_VectorcallMethod(
-				s_launch_metadata, vec + 6,
-				(size_t)(3 + nv) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-		} else {
-			md = Py_NewRef(Py_None);
-		}
-		if (md) {
-			PyObject *gx[3] = {PyTuple_GET_ITEM(gt, 0), PyTuple_GET_ITEM(gt, 1),
-					   PyTuple_GET_ITEM(gt, 2)};
-
-			vec[0] = gx[0];
-			vec[1] = gx[1];
-			vec[2] = gx[2];
-			vec[3] = stream_o;
-			vec[4] = PyTuple_GET_ITEM(S, S_FUNCTION);
-			vec[5] = PyTuple_GET_ITEM(S, S_PACKED);
-			vec[6] = md;
-			vec[7] = enter;
-			vec[8] = exitp;
-			r = PyObject_Vectorcall(PyTuple_GET_ITEM(S, S_RUN), vec, (size_t)nargs,
-						NULL);
-		}
-		if (vec != small)
-			PyMem_Free(vec);
-		if (!r)
-			goto fail_launch;
-	}
-
-	{
-		struct fp_dbg_pipe_job job = {.kernel = kname,
-					      .source_file = file,
-					      .site_table = sites,
-					      .site_len = (size_t)slen,
-					      .launch_json = text.p,
-					      .launch_len = text.len,
-					      .launch_index = (uint64_t)index};
-
-		fp_diag_clear(&diag);
-		reserved = false; /* submit owns the slice now, also when it fails */
-		kept = false;     /* and the run is the launch's, as on the Python path */
-		Py_BEGIN_ALLOW_THREADS st =
-			fp_dbg_pipe_submit(pipe, off, (size_t)nbytes, stream, &job, &diag);
-		Py_END_ALLOW_THREADS if (st)
-		{
-			fpy_raise(module, st, &diag);
-			goto fail_launch;
-		}
-	}
-	{
-		PyObject *counters = PyTuple_GET_ITEM(F, F_COUNTERS);
-
-		/* the launch happened: a counter that cannot be raised is not an error of it */
-		for (i = 0; i < (Py_ssize_t)N_COUNTERS; i++) {
-			if (i == 2 && PyTuple_GET_ITEM(S, S_REGISTERS) == Py_None)
-				continue; /* registers_reused: only where a decision was made */
-			if (bump(counters, s_counters[i]))
-				PyErr_Clear();
-		}
-	}
-	ret = Py_NewRef(PyTuple_GET_ITEM(P, P_ORIGINAL));
-	goto out;
-
-pass:
-	PyErr_Clear();
-	ret = Py_NewRef(Py_None);
-	goto out;
-fail_launch:
-	ret = NULL;
+	rc = 1;
 out:
-	if (reserved || kept) {
+	Py_XDECREF(opts);
+	Py_XDECREF(key);
+	Py_XDECREF(skey);
+	return rc;
+}
+
+/* The grid, the record buffer's layout (fp_dbg_buffer_layout, as _launch.buffer_layout sizes
+ * it) and the words the host writes first, the tensor table included. */
+static int fl_size(struct fl *f)
+{
+	const struct fpy_replay_kernel *K = f->K;
+	const struct fpy_replay_plan *P = f->P;
+	struct fp_dbg_buffer_spec *spec = &f->spec;
+	Py_ssize_t i;
+	int st, k;
+
+	st = eval_grid(f->grid, f->bound, f->g);
+	if (st)
+		return st < 0 ? -1 : 0;
+	memset(spec, 0, sizeof(*spec));
+	if (f->g[0] < 0 || f->g[1] < 0 || f->g[2] < 0 ||
+	    __builtin_mul_overflow(f->g[0], f->g[1], &spec->programs) ||
+	    __builtin_mul_overflow(spec->programs, f->g[2], &spec->programs) || P->nsites < 0 ||
+	    P->nsites > UINT32_MAX || P->nparams < 0 || P->nchecks < 0 ||
+	    (P->nchecks && P->nparams != PyTuple_GET_SIZE(K->names)))
+		return 0;
+	spec->records_per_program = f->S->records_per_program;
+	spec->dump_records_per_program = f->S->dump_records_per_program;
+	spec->record_capacity = K->record_capacity;
+	spec->dump_capacity = K->dump_capacity;
+	spec->nsites = (uint32_t)P->nsites;
+	spec->nparams = P->nparams <= FP_DBG_MAX_PARAMS ? (uint32_t)P->nparams : UINT32_MAX;
+	spec->nchecks = P->nchecks <= FP_DBG_MAX_CHECKS ? (uint32_t)P->nchecks : UINT32_MAX;
+	spec->records = P->records;
+	spec->dumps = P->has_dumps;
+	spec->suppress = P->suppress;
+	if (fp_dbg_buffer_layout(spec, &f->lay))
+		return 0; /* out of range: the Python path says why */
+	if (f->lay.host_words > sizeof(f->hdr_small) / sizeof(f->hdr_small[0])) {
+		f->hdr = PyMem_Calloc(f->lay.host_words, sizeof(*f->hdr));
+		if (!f->hdr) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	if (fp_dbg_buffer_header(spec, &f->lay, f->hdr, f->lay.host_words))
+		return 0;
+	/* the tensor table: the scan's, or as the Python path makes it */
+	for (i = 0; f->table_ok && i < P->nparams; i++)
+		for (k = 0; k < FP_DBG_ENTRY_WORDS; k++)
+			f->hdr[TABLE_AT + FP_DBG_ENTRY_WORDS * i + k] =
+				(int64_t)f->table[FP_DBG_ENTRY_WORDS * i + k];
+	for (i = 0; !f->table_ok && i < P->nparams; i++) {
+		PyObject *v = PyDict_GetItemWithError(f->bound, PyTuple_GET_ITEM(K->names, i));
+		uint64_t e[4] = {0, 0, 0, 0};
+
+		if (!v && PyErr_Occurred())
+			return -1;
+		if (v && fpy_tensor_entry(v, false, e) < 0)
+			return -1;
+		for (k = 0; k < FP_DBG_ENTRY_WORDS; k++)
+			f->hdr[TABLE_AT + FP_DBG_ENTRY_WORDS * i + k] = (int64_t)e[k];
+	}
+	return 1;
+}
+
+/* The direct launch's guards, its stream (Triton's, the pipeline's too) and the launcher's
+ * arguments around the record buffer. */
+static int fl_guards(struct fl *f)
+{
+	const struct fpy_replay_sizing *S = f->S;
+	int st = guards(S, f->K->only, &f->enter, &f->exitp);
+
+	if (st <= 0)
+		return st;
+	f->stream_o = PyObject_CallOneArg(S->get_stream, S->device);
+	if (!f->stream_o)
+		return -1;
+	f->stream = PyLong_AsUnsignedLongLongMask(f->stream_o);
+	if (f->stream == (unsigned long long)-1 && PyErr_Occurred())
+		return -1;
+	f->v0 = PyObject_CallOneArg(S->split0, f->bound);
+	f->v1 = f->v0 ? PyObject_CallOneArg(S->split1, f->bound) : NULL;
+	if (!f->v1)
+		return -1;
+	return PyTuple_Check(f->v0) && PyTuple_Check(f->v1);
+}
+
+/* The launch's description, made before the launch (after it, only the hand-over is left): the
+ * launch JSON and the run dict, kept for take_exported_runs() and joined with its result later
+ * (_dbgexport.submit); taken back if the launch fails. */
+static int fl_describe(struct fl *f)
+{
+	const struct fpy_replay_kernel *K = f->K;
+	Py_ssize_t klen, flen;
+
+	f->stack = fpy_debug_stack((long)K->stack_limit);
+	if (!f->stack)
+		return -1;
+	f->stackj = stack_json(f->stack, K->dumps);
+	if (!f->stackj || clock_now())
+		return -1;
+	if (launch_json(&f->text, K, f->P, f->S, f->g, f->index, f->lay.slots, f->stackj, f->testj,
+			f->dyn, clock_stamp, clock_iso))
+		return -1;
+	f->run = new_run(K, f->S, f->index, f->g, f->spec.programs, f->lay.slots,
+			 f->lay.arena_words);
+	f->kname = PyUnicode_AsUTF8AndSize(K->kernel_name, &klen);
+	f->file = f->kname ? PyUnicode_AsUTF8AndSize(K->source_file, &flen) : NULL;
+	f->sites = f->file ? PyUnicode_AsUTF8AndSize(K->site_table, &f->slen) : NULL;
+	if (!f->run || !f->sites)
+		return -1;
+	if (keep_run(K, f->index_o, f->run))
+		return -1;
+	f->kept = true;
+	return 1;
+}
+
+/* The record buffer (a slice of the pool, zeroed, its header written, on the stream), then the
+ * launch as _plans._direct does it. */
+static int fl_launch(struct fl *f)
+{
+	const struct fpy_replay_sizing *S = f->S;
+	Py_ssize_t n0 = PyTuple_GET_SIZE(f->v0), n1 = PyTuple_GET_SIZE(f->v1), nv = n0 + 1 + n1;
+	Py_ssize_t nargs = 9 + nv, i;
+	PyObject *small[64], **vec = small;
+	int st;
+
+	st = fpy_debug_pipe_reserve_prepare(f->pipe, (size_t)f->lay.total_words * 8, f->hdr,
+					    f->lay.host_words * sizeof(*f->hdr), f->stream, &f->off,
+					    &f->diag);
+	if (st == FP_ELIMIT)
+		return 0; /* its own buffer: the Python path */
+	if (st) {
+		fpy_raise(f->module, st, &f->diag);
+		return -1;
+	}
+	f->reserved = true;
+	f->addr = PyLong_FromLongLong(f->K->pool_base + (long long)f->off);
+	f->gt = Py_BuildValue("(LLL)", f->g[0], f->g[1], f->g[2]);
+	if (!f->addr || !f->gt)
+		return -1;
+	if (nargs + 3 > (Py_ssize_t)(sizeof(small) / sizeof(small[0]))) {
+		vec = PyMem_New(PyObject *, (size_t)(nargs + 3));
+		if (!vec) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	/* the metadata call's arguments: (self), grid, stream, *vals */
+	for (i = 0; i < n0; i++)
+		vec[9 + i] = PyTuple_GET_ITEM(f->v0, i);
+	vec[9 + n0] = f->addr;
+	for (i = 0; i < n1; i++)
+		vec[10 + n0 + i] = PyTuple_GET_ITEM(f->v1, i);
+	if (f->enter != Py_None) {
+		vec[6] = S->kernel;
+		vec[7] = f->gt;
+		vec[8] = f->stream_o;
+		f->md = PyObject_VectorcallMethod(s_launch_metadata, vec + 6,
+						  (size_t)(3 + nv) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+						  NULL);
+	} else {
+		f->md = Py_NewRef(Py_None);
+	}
+	if (f->md) {
+		vec[0] = PyTuple_GET_ITEM(f->gt, 0);
+		vec[1] = PyTuple_GET_ITEM(f->gt, 1);
+		vec[2] = PyTuple_GET_ITEM(f->gt, 2);
+		vec[3] = f->stream_o;
+		vec[4] = S->function;
+		vec[5] = S->packed_metadata;
+		vec[6] = f->md;
+		vec[7] = f->enter;
+		vec[8] = f->exitp;
+		f->r = PyObject_Vectorcall(S->run, vec, (size_t)nargs, NULL);
+	}
+	if (vec != small)
+		PyMem_Free(vec);
+	return f->r ? 1 : -1;
+}
+
+/* The hand-over to the pipeline, and the counters the launch adds to. */
+static int fl_submit(struct fl *f)
+{
+	struct fp_dbg_pipe_job job = {.kernel = f->kname,
+				      .source_file = f->file,
+				      .site_table = f->sites,
+				      .site_len = (size_t)f->slen,
+				      .launch_json = f->text.p,
+				      .launch_len = f->text.len,
+				      .launch_index = (uint64_t)f->index};
+	size_t i;
+	int st;
+
+	fp_diag_clear(&f->diag);
+	f->reserved = false; /* submit owns the slice now, also when it fails */
+	f->kept = false;     /* and the run is the launch's, as on the Python path */
+	Py_BEGIN_ALLOW_THREADS st = fp_dbg_pipe_submit(
+		f->pipe, f->off, (size_t)f->lay.total_words * 8, f->stream, &job, &f->diag);
+	Py_END_ALLOW_THREADS if (st)
+	{
+		fpy_raise(f->module, st, &f->diag);
+		return -1;
+	}
+	/* the launch happened: a counter that cannot be raised is not an error of it */
+	for (i = 0; i < N_COUNTERS; i++) {
+		if (i == 2 && f->S->registers == Py_None)
+			continue; /* registers_reused: only where a decision was made */
+		if (bump(f->K->counters, s_counters[i]))
+			PyErr_Clear();
+	}
+	return 1;
+}
+
+/* Everything a launch holds, given back; a slice reserved and a run kept are taken back when
+ * the launch did not reach the pipeline (keeping the exception being raised). */
+static void fl_release(struct fl *f)
+{
+	if (f->reserved || f->kept) {
 		PyObject *et, *ev, *tb;
 
 		PyErr_Fetch(&et, &ev, &tb);
-		if (reserved)
-			fp_dbg_pipe_unreserve(pipe, off);
-		if (kept)
-			unkeep_run(F, argv[4], run);
+		if (f->reserved)
+			fp_dbg_pipe_unreserve(f->pipe, f->off);
+		if (f->kept)
+			unkeep_run(f->K, f->index_o, f->run);
 		PyErr_Restore(et, ev, tb);
 	}
-	PyMem_Free(text.p);
-	if (hdr != hdr_small)
-		PyMem_Free(hdr);
-	Py_XDECREF(b);
-	Py_XDECREF(sc);
-	Py_XDECREF(opts);
-	Py_XDECREF(key);
-	Py_XDECREF(P);
-	Py_XDECREF(skey);
-	Py_XDECREF(S);
-	Py_XDECREF(enter);
-	Py_XDECREF(exitp);
-	Py_XDECREF(stream_o);
-	Py_XDECREF(stack);
-	Py_XDECREF(stackj);
-	Py_XDECREF(run);
-	Py_XDECREF(v0);
-	Py_XDECREF(v1);
-	Py_XDECREF(addr);
-	Py_XDECREF(md);
-	Py_XDECREF(gt);
-	Py_XDECREF(r);
+	PyMem_Free(f->text.p);
+	if (f->hdr != f->hdr_small)
+		PyMem_Free(f->hdr);
+	Py_XDECREF(f->b);
+	Py_XDECREF(f->sc);
+	Py_XDECREF((PyObject *)f->P);
+	Py_XDECREF((PyObject *)f->S);
+	Py_XDECREF(f->enter);
+	Py_XDECREF(f->exitp);
+	Py_XDECREF(f->stream_o);
+	Py_XDECREF(f->v0);
+	Py_XDECREF(f->v1);
+	Py_XDECREF(f->stack);
+	Py_XDECREF(f->stackj);
+	Py_XDECREF(f->run);
+	Py_XDECREF(f->addr);
+	Py_XDECREF(f->gt);
+	Py_XDECREF(f->md);
+	Py_XDECREF(f->r);
+}
+
+PyDoc_STRVAR(
+	debug_fast_launch_doc,
+	"debug_fast_launch(kernel, args, kwargs, grid, index, test_json, path) -> compiled kernel\n"
+	"or None\n\n"
+	"Launch `index` of a kernel through the plan and sizing an earlier launch of the same\n"
+	"specialization left (kernel: its ReplayKernel; the plan's and sizing's `fast`: their\n"
+	"ReplayPlan and ReplaySizing): bind and scan the arguments, reserve and prepare the record\n"
+	"buffer in the pipeline's pool, launch the compiled twin, keep the run dict and submit the\n"
+	"launch. test_json: the pytest node id as JSON text (\"null\": none); path: the launch\n"
+	"route's token (_replay.route_token), None for a plain launch. None, with nothing done,\n"
+	"where the launch needs the Python path; the kernel's own compiled kernel otherwise. A\n"
+	"launch that raises gives its slice back and raises.");
+
+static PyObject *debug_fast_launch(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	struct fl f;
+	PyObject *ret = NULL;
+	int st;
+
+	if (argc != 7 || !Py_IS_TYPE(argv[0], fpy_replay_kernel_type)) {
+		PyErr_SetString(
+			PyExc_TypeError,
+			"debug_fast_launch(kernel: ReplayKernel, args, kwargs, grid, index, "
+			"test_json, path)");
+		return NULL;
+	}
+	memset(&f, 0, sizeof(f));
+	f.module = module;
+	f.K = (struct fpy_replay_kernel *)argv[0];
+	f.args = argv[1];
+	f.kwargs = argv[2];
+	f.grid = argv[3];
+	f.index_o = argv[4];
+	f.testj = argv[5];
+	f.path = argv[6];
+	f.hdr = f.hdr_small;
+	if (get_ll(f.index_o, &f.index) || !(f.pipe = fpy_debug_pipe(f.K->pipe)))
+		return NULL;
+	st = fl_current(f.K);
+	if (st > 0)
+		st = fl_bind_scan(&f);
+	if (st > 0)
+		st = fl_find(&f);
+	if (st > 0)
+		st = fl_size(&f);
+	if (st > 0)
+		st = fl_guards(&f);
+	if (st > 0)
+		st = fl_describe(&f);
+	if (st > 0)
+		st = fl_launch(&f);
+	if (st > 0)
+		st = fl_submit(&f);
+	if (st > 0) {
+		ret = Py_NewRef(f.P->original);
+	} else if (st == 0) {
+		/* the Python path: whatever was tried is dropped (it will be tried there again) */
+		PyErr_Clear();
+		ret = Py_NewRef(Py_None);
+	}
+	fl_release(&f);
 	return ret;
 }
 
 PyDoc_STRVAR(
 	debug_fast_launch_json_doc,
-	"debug_fast_launch_json(F, P, S, grid, index, slots, stack_json, test_json, dyn,\n"
-	"                       second) -> str\n\n"
-	"The launch JSON debug_fast_launch() writes for those values (the clock at `second`);\n"
-	"for tests, which compare it with _dbgexport.launch_json().");
+	"debug_fast_launch_json(kernel, plan, sizing, grid, index, slots, stack_json, test_json,\n"
+	"                       dyn, second) -> str\n\n"
+	"The launch JSON debug_fast_launch() writes for those values (the clock at `second`;\n"
+	"kernel, plan, sizing: ReplayKernel, ReplayPlan, ReplaySizing); for tests, which compare\n"
+	"it with _dbgexport.launch_json().");
 
 static PyObject *debug_fast_launch_json(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
@@ -1149,13 +1054,16 @@ static PyObject *debug_fast_launch_json(PyObject *module, PyObject *const *argv,
 	Py_ssize_t i;
 
 	(void)module;
-	if (argc != 10) {
-		PyErr_SetString(PyExc_TypeError, "debug_fast_launch_json takes 10 arguments");
+	if (argc != 10 || !Py_IS_TYPE(argv[0], fpy_replay_kernel_type) ||
+	    !Py_IS_TYPE(argv[1], fpy_replay_plan_type) ||
+	    !Py_IS_TYPE(argv[2], fpy_replay_sizing_type) || !PyTuple_Check(argv[3]) ||
+	    PyTuple_GET_SIZE(argv[3]) != 3) {
+		PyErr_SetString(
+			PyExc_TypeError,
+			"debug_fast_launch_json(kernel, plan, sizing, grid: 3-tuple, index, "
+			"slots, stack_json, test_json, dyn, second)");
 		return NULL;
 	}
-	if (check_tuple(argv[0], F_LEN, "F") || check_tuple(argv[1], P_LEN, "P") ||
-	    check_tuple(argv[2], S_LEN, "S") || check_tuple(argv[3], 3, "grid"))
-		return NULL;
 	for (i = 0; i < 3; i++)
 		if (get_ll(PyTuple_GET_ITEM(argv[3], i), &g[i]))
 			return NULL;
@@ -1165,8 +1073,9 @@ static PyObject *debug_fast_launch_json(PyObject *module, PyObject *const *argv,
 		PyErr_SetString(PyExc_ValueError, "debug_fast_launch_json: bad second");
 		return NULL;
 	}
-	if (launch_json(&text, argv[0], argv[1], argv[2], g, index, slots, argv[6], argv[7],
-			argv[8], stamp, iso)) {
+	if (launch_json(&text, (struct fpy_replay_kernel *)argv[0],
+			(struct fpy_replay_plan *)argv[1], (struct fpy_replay_sizing *)argv[2], g,
+			index, slots, argv[6], argv[7], argv[8], stamp, iso)) {
 		PyMem_Free(text.p);
 		return NULL;
 	}

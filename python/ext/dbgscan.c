@@ -161,9 +161,10 @@ static void w_i64(struct wr *w, long long x)
 	w_str(w, t, fpy_fmt_i64(t, x));
 }
 
-/* Append "[a, b, ...]" of a sequence of ints. 0, or -1 (an error set, or more than SC_MAX_DIMS
+/* Append "[a, b, ...]" of a sequence of ints, keeping them in `vals` (at most SC_MAX_DIMS) and
+ * their count in *nvals when those are given. 0, or -1 (an error set, or more than SC_MAX_DIMS
  * dimensions: then no error, the caller gives up). */
-static int put_ints(struct wr *w, PyObject *seq_obj)
+static int put_ints(struct wr *w, PyObject *seq_obj, int64_t *vals, Py_ssize_t *nvals)
 {
 	PyObject *seq = PySequence_Fast(seq_obj, "not a sequence");
 	Py_ssize_t n, i;
@@ -186,8 +187,12 @@ static int put_ints(struct wr *w, PyObject *seq_obj)
 		if (i)
 			W_LIT(w, ", ");
 		w_i64(w, x);
+		if (vals)
+			vals[i] = x;
 	}
 	W_LIT(w, "]");
+	if (nvals)
+		*nvals = n;
 	Py_DECREF(seq);
 	return 0;
 }
@@ -197,10 +202,13 @@ static int put_ints(struct wr *w, PyObject *seq_obj)
  * entry's changing fields. 1 on success; 0 when it cannot be described here (no error set);
  * -1 with an error set.
  */
-static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part, PyObject **dyn)
+static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part, PyObject **dyn,
+		      uint64_t *entry)
 {
 	/* "shape" and "strides" of up to SC_MAX_DIMS 20-digit numbers each, and three addresses */
 	char buf[160 + 2 * SC_MAX_DIMS * 22];
+	int64_t shp[SC_MAX_DIMS], str[SC_MAX_DIMS];
+	Py_ssize_t nshp = -1, nstr = -2;
 	PyObject *ptr = NULL, *st = NULL, *sptr = NULL, *nb = NULL, *shape = NULL, *strides = NULL;
 	unsigned long long p, sp = 0, n;
 	bool null_ptrs = false, soft = false;
@@ -250,10 +258,10 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	if (!(shape = PyObject_GetAttr(v, s_shape)) || !(strides = call0(v, s_stride)))
 		goto out;
 	W_LIT(&w, "\"shape\": ");
-	if (put_ints(&w, shape))
+	if (put_ints(&w, shape, shp, &nshp))
 		goto fail_scan;
 	W_LIT(&w, ", \"strides\": ");
-	if (put_ints(&w, strides))
+	if (put_ints(&w, strides, str, &nstr))
 		goto fail_scan;
 	if (null_ptrs) {
 		W_LIT(&w, ", \"data_ptr\": null, \"storage_ptr\": null");
@@ -268,6 +276,21 @@ static int tensor_arg(PyObject *v, bool interp, bool want_part, PyObject **part,
 	W_LIT(&w, "}");
 	if (w.over)
 		goto fail_scan; /* cannot happen: buf holds the longest entry */
+	if (entry && !null_ptrs && nshp == nstr) {
+		/* the tensor-table entry, from what was read above (fp_dbg_table_entry, as
+		 * fpy_tensor_entry makes it) */
+		PyObject *esz = call0(v, s_element_size);
+		unsigned long long es = esz ? PyLong_AsUnsignedLongLong(esz) : 0;
+
+		Py_XDECREF(esz);
+		if (es == (unsigned long long)-1 || PyErr_Occurred()) {
+			PyErr_Clear();
+			es = 0;
+		}
+		if (es && es <= UINT32_MAX)
+			(void)fp_dbg_table_entry(p, (uint32_t)es, (size_t)nshp, shp, str, true, sp,
+						 n, entry);
+	}
 	*dyn = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)w.len);
 	rc = *dyn ? 1 : -1;
 	goto out;
@@ -339,9 +362,9 @@ static int get_u64(PyObject *obj, PyObject *name, bool method, unsigned long lon
 int fpy_tensor_entry(PyObject *v, bool interp, uint64_t out[4])
 {
 	int64_t shape[SC_MAX_DIMS], strides[SC_MAX_DIMS];
-	unsigned long long ptr, es, sptr, snb;
-	struct fp_dbg_arg arg;
-	PyObject *t, *st, *shp, *str;
+	unsigned long long ptr, es, sptr = 0, snb = 0;
+	PyObject *st, *shp, *str;
+	bool has_storage;
 	Py_ssize_t nd, ns;
 
 	out[0] = out[1] = out[2] = out[3] = 0;
@@ -388,73 +411,131 @@ int fpy_tensor_entry(PyObject *v, bool interp, uint64_t out[4])
 	PyErr_Clear();
 	if (nd < 0 || ns != nd || es > UINT32_MAX)
 		return 0;
-	memset(&arg, 0, sizeof(arg));
-	if (fp_dbg_arg_set_view(&arg, ptr, (uint32_t)es, (size_t)nd, shape, strides) != FP_OK)
-		return 0;
-	out[0] = arg.view_lo;
-	out[1] = arg.view_hi;
-	out[2] = arg.view_lo;
-	out[3] = arg.view_hi;
-	t = call0(v, s_untyped_storage);
-	if (!t) {
-		PyErr_Clear();
-		return 1; /* no storage to read: the view stands for it */
-	}
-	st = t;
-	if (!get_u64(st, s_data_ptr, true, &sptr) && !get_u64(st, s_nbytes, true, &snb) &&
-	    snb <= UINT64_MAX - sptr) {
-		out[2] = sptr;
-		out[3] = sptr + snb;
-	}
-	Py_DECREF(st);
-	return 1;
+	st = call0(v, s_untyped_storage);
+	if (!st)
+		PyErr_Clear(); /* no storage to read: the view stands for it */
+	if (st && (get_u64(st, s_data_ptr, true, &sptr) || get_u64(st, s_nbytes, true, &snb)))
+		Py_CLEAR(st);
+	has_storage = st != NULL;
+	Py_XDECREF(st);
+	return fp_dbg_table_entry(ptr, (uint32_t)es, (size_t)nd, shape, strides, has_storage,
+				  has_storage ? sptr : 0, has_storage ? snb : 0, out) == FP_OK;
 }
 
 PyDoc_STRVAR(
-	debug_tensor_table_doc,
-	"debug_tensor_table(values, interp) -> bytes\n\n"
-	"The record buffer's tensor table for a launch (docs/formats/record-format.md, \"Tensor\n"
-	"table\"): for each kernel parameter's value, in signature order, four little-endian\n"
-	"uint64 words: the view's first and past-the-end byte and its storage's (the\n"
-	"allocation); zeros for a value that is not a tensor with addresses here (interp: a\n"
-	"device tensor on the interpreter). A host TensorDescriptor stands for its base.");
+	debug_buffer_layout_doc,
+	"debug_buffer_layout(programs, records_per_program, dump_records_per_program,\n"
+	"    record_capacity, dump_capacity, nsites, nparams, nchecks, records, dumps, suppress,\n"
+	"    values=(), interp=False) -> (slots, arena_words, total_words, header)\n\n"
+	"A launch's record buffer as fp_dbg_buffer_layout() sizes it (the replayed launch sizes\n"
+	"through the same function): record slots per program, the dump arena's words, the whole\n"
+	"buffer's words, and the words the host writes first (a list of ints: the header and, with\n"
+	"checks, the extended header and the tensor table made from `values`, each parameter's\n"
+	"value in signature order; a value that is not a tensor with addresses here, or a device\n"
+	"tensor on the interpreter (interp), has a zero entry; a host TensorDescriptor stands for\n"
+	"its base). record_capacity, dump_capacity: None to size from the launch. ValueError for\n"
+	"counts out of range; MemoryError for a buffer that cannot be addressed.");
 
-static PyObject *debug_tensor_table(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+static PyObject *debug_buffer_layout(PyObject *module, PyObject *args, PyObject *kw)
 {
-	PyObject *vals, *out;
-	Py_ssize_t n, i;
-	uint64_t *w;
-	int interp;
+	static char *kwlist[] = {"programs",
+				 "records_per_program",
+				 "dump_records_per_program",
+				 "record_capacity",
+				 "dump_capacity",
+				 "nsites",
+				 "nparams",
+				 "nchecks",
+				 "records",
+				 "dumps",
+				 "suppress",
+				 "values",
+				 "interp",
+				 NULL};
+	struct fp_dbg_buffer_spec spec;
+	struct fp_dbg_buffer_layout lay;
+	PyObject *rcap, *dcap, *vals = NULL, *hdr = NULL, *ret = NULL;
+	long long programs, rpp, dpp;
+	unsigned int nsites, nparams, nchecks;
+	int records, dumps, suppress, interp = 0, st;
+	int64_t *words = NULL;
+	size_t i;
 
 	(void)module;
-	if (argc != 2 || !PyTuple_Check(argv[0])) {
-		PyErr_SetString(PyExc_TypeError, "debug_tensor_table(values: tuple, interp)");
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLOOIIIppp|O!p:debug_buffer_layout", kwlist,
+					 &programs, &rpp, &dpp, &rcap, &dcap, &nsites, &nparams,
+					 &nchecks, &records, &dumps, &suppress, &PyTuple_Type,
+					 &vals, &interp))
+		return NULL;
+	memset(&spec, 0, sizeof(spec));
+	spec.programs = programs;
+	spec.records_per_program = rpp;
+	spec.dump_records_per_program = dpp;
+	spec.record_capacity = -1;
+	spec.dump_capacity = -1;
+	if ((rcap != Py_None && (spec.record_capacity = PyLong_AsLongLong(rcap)) == -1 &&
+	     PyErr_Occurred()) ||
+	    (dcap != Py_None && (spec.dump_capacity = PyLong_AsLongLong(dcap)) == -1 &&
+	     PyErr_Occurred()))
+		return NULL;
+	/* a capacity below 0 means nothing fits: as 0 (None alone sizes from the launch) */
+	if (rcap != Py_None && spec.record_capacity < 0)
+		spec.record_capacity = 0;
+	if (dcap != Py_None && spec.dump_capacity < 0)
+		spec.dump_capacity = 0;
+	spec.nsites = nsites;
+	spec.nparams = nparams;
+	spec.nchecks = nchecks;
+	spec.records = records;
+	spec.dumps = dumps;
+	spec.suppress = suppress;
+	st = fp_dbg_buffer_layout(&spec, &lay);
+	if (st == FP_ELIMIT) {
+		PyErr_Format(
+			PyExc_MemoryError,
+			"a record buffer of %lld programs x %lld records does not fit in 2^63 bytes",
+			programs, rpp);
 		return NULL;
 	}
-	if ((interp = PyObject_IsTrue(argv[1])) < 0)
-		return NULL;
-	vals = argv[0];
-	n = PyTuple_GET_SIZE(vals);
-	if (n > (PY_SSIZE_T_MAX / 32)) {
-		PyErr_SetString(PyExc_OverflowError, "debug_tensor_table: too many values");
+	if (st) {
+		PyErr_Format(PyExc_ValueError, "debug_buffer_layout: %s", fp_strerror(st));
 		return NULL;
 	}
-	out = PyBytes_FromStringAndSize(NULL, n * 32);
-	if (!out)
+	if (nchecks && vals && PyTuple_GET_SIZE(vals) != (Py_ssize_t)nparams) {
+		PyErr_Format(PyExc_ValueError, "debug_buffer_layout: %zd values for %u parameters",
+			     PyTuple_GET_SIZE(vals), nparams);
 		return NULL;
-	w = (uint64_t *)(void *)PyBytes_AS_STRING(out);
-	for (i = 0; i < n; i++) {
+	}
+	words = PyMem_Calloc(lay.host_words, sizeof(*words));
+	if (!words)
+		return PyErr_NoMemory();
+	if (fp_dbg_buffer_header(&spec, &lay, words, lay.host_words))
+		goto out;
+	for (i = 0; nchecks && vals && i < nparams; i++) {
 		uint64_t e[4];
 		int k;
 
-		if (fpy_tensor_entry(PyTuple_GET_ITEM(vals, i), interp != 0, e) < 0) {
-			Py_DECREF(out);
-			return NULL;
-		}
+		if (fpy_tensor_entry(PyTuple_GET_ITEM(vals, (Py_ssize_t)i), interp != 0, e) < 0)
+			goto out;
 		for (k = 0; k < 4; k++)
-			fpy_put_le64((unsigned char *)&w[i * 4 + k], e[k]);
+			words[FP_DBG_HEADER_WORDS + FP_DBG_EXT_WORDS + FP_DBG_ENTRY_WORDS * i + k] =
+				(int64_t)e[k];
 	}
-	return out;
+	if (!(hdr = PyList_New((Py_ssize_t)lay.host_words)))
+		goto out;
+	for (i = 0; i < lay.host_words; i++) {
+		PyObject *x = PyLong_FromLongLong(words[i]);
+
+		if (!x)
+			goto out;
+		PyList_SET_ITEM(hdr, (Py_ssize_t)i, x);
+	}
+	ret = Py_BuildValue("(LLLO)", (long long)lay.slots, (long long)lay.arena_words,
+			    (long long)lay.total_words, hdr);
+out:
+	Py_XDECREF(hdr);
+	PyMem_Free(words);
+	return ret;
 }
 
 PyDoc_STRVAR(
@@ -467,7 +548,17 @@ PyDoc_STRVAR(
 	"tensors have no addresses there). None when an argument is of a kind this does not\n"
 	"describe; an exception an argument's method raised propagates.");
 
+static PyObject *scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table);
+
 static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+	(void)module;
+	return scan_args(argv, argc, NULL);
+}
+
+/* debug_scan_args(), filling `table` (4 words per parameter, zeroed by the caller) with each
+ * tensor argument's tensor-table entry when given. */
+static PyObject *scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table)
 {
 	PyObject *names, *kinds, *bound, *tensor_type, *cx_type;
 	PyObject *parts = NULL, *dyn = NULL, *empty = NULL, *ret = NULL;
@@ -475,7 +566,6 @@ static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssi
 	Py_ssize_t n, i;
 	int interp;
 
-	(void)module;
 	if (argc != 6) {
 		PyErr_SetString(PyExc_TypeError, "debug_scan_args takes 6 arguments");
 		return NULL;
@@ -547,7 +637,8 @@ static PyObject *debug_scan_args(PyObject *module, PyObject *const *argv, Py_ssi
 			else
 				d = float_dyn(v);
 		} else if (PyObject_TypeCheck(v, (PyTypeObject *)tensor_type)) {
-			int rc = tensor_arg(v, interp, !kind, &part, &d);
+			int rc = tensor_arg(v, interp, !kind, &part, &d,
+					    table ? table + 4 * i : NULL);
 
 			if (rc < 0)
 				goto fail_v;
@@ -706,17 +797,17 @@ PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc)
 	return debug_bind(NULL, argv, argc);
 }
 
-PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc)
+PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table)
 {
-	return debug_scan_args(NULL, argv, argc);
+	return scan_args(argv, argc, table);
 }
 
 static PyMethodDef dbgscan_methods[] = {
 	{"debug_bind", (PyCFunction)(void (*)(void))debug_bind, METH_FASTCALL, debug_bind_doc},
 	{"debug_scan_args", (PyCFunction)(void (*)(void))debug_scan_args, METH_FASTCALL,
 	 debug_scan_args_doc},
-	{"debug_tensor_table", (PyCFunction)(void (*)(void))debug_tensor_table, METH_FASTCALL,
-	 debug_tensor_table_doc},
+	{"debug_buffer_layout", (PyCFunction)(void (*)(void))debug_buffer_layout,
+	 METH_VARARGS | METH_KEYWORDS, debug_buffer_layout_doc},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -779,7 +779,58 @@ static PyObject *debug_pipe_release_spare(PyObject *module, PyObject *unused)
 	return PyLong_FromSize_t(fp_dbg_pipe_release_spare());
 }
 
+PyDoc_STRVAR(
+	debug_checks_doc,
+	"debug_checks() -> list of dict\n\n"
+	"The library's registry of check mode's checks (fp_dbg_check_at), in order: per check\n"
+	"its name, the kinds of findings it reports, what it needs the twin to record\n"
+	"(addresses; values; full_values: value summaries, not NaN/Inf counts alone) and a\n"
+	"one-line summary. The one list the CLI, the Python API and the pytest plugin read.");
+
+static PyObject *debug_checks(PyObject *module, PyObject *unused)
+{
+	PyObject *out = PyList_New(0);
+	size_t i;
+
+	(void)module;
+	(void)unused;
+	for (i = 0; out && fp_dbg_check_at(i); i++) {
+		const struct fp_dbg_check_info *ck = fp_dbg_check_at(i);
+		PyObject *kinds = PyList_New(0), *d = NULL;
+		unsigned k;
+
+		for (k = 0; kinds && k < 32; k++) {
+			PyObject *name;
+
+			if (!(ck->kinds & (1u << k)))
+				continue;
+			name = PyUnicode_FromString(
+				fp_dbg_finding_kind_name((enum fp_dbg_finding_kind)k));
+			if (!name || PyList_Append(kinds, name)) {
+				Py_XDECREF(name);
+				Py_CLEAR(kinds);
+				break;
+			}
+			Py_DECREF(name);
+		}
+		if (kinds)
+			d = Py_BuildValue(
+				"{s:s,s:N,s:O,s:O,s:O,s:s}", "name", ck->name, "kinds", kinds,
+				"addresses",
+				(ck->records & FP_DBG_CHECK_ADDRESSES) ? Py_True : Py_False,
+				"values", (ck->records & FP_DBG_CHECK_VALUES) ? Py_True : Py_False,
+				"full_values",
+				(ck->records & FP_DBG_CHECK_FULL_VALUES) ? Py_True : Py_False,
+				"summary", ck->summary);
+		if (!d || PyList_Append(out, d))
+			Py_CLEAR(out);
+		Py_XDECREF(d);
+	}
+	return out;
+}
+
 static PyMethodDef debug_methods[] = {
+	{"debug_checks", debug_checks, METH_NOARGS, debug_checks_doc},
 	{"debug_report", (PyCFunction)(void (*)(void))debug_report, METH_VARARGS | METH_KEYWORDS,
 	 debug_report_doc},
 	{"debug_summary_new", debug_summary_new, METH_NOARGS, debug_summary_new_doc},

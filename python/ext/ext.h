@@ -26,6 +26,7 @@
 	X(debug)      \
 	X(dbgstack)   \
 	X(dbgscan)    \
+	X(dbgdesc)    \
 	X(dbgfast)    \
 	X(devmem)     \
 	X(prof)       \
@@ -185,7 +186,9 @@ int fpy_prof_metadata_read(PyObject *dict, struct fp_sink_metadata *md);
  * the pipeline of a debug_pipe_new() capsule (part `debug`; NULL with TypeError set).
  */
 PyObject *fpy_debug_bind(PyObject *const *argv, Py_ssize_t argc);
-PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc);
+/* debug_scan_args(); `table` (NULL, or 4 zeroed words per parameter) gets the tensor-table
+ * entries of the tensor arguments it describes (fpy_tensor_entry's, from the same reads). */
+PyObject *fpy_debug_scan_args(PyObject *const *argv, Py_ssize_t argc, uint64_t *table);
 /*
  * One entry of the record buffer's tensor table for a kernel argument `v`: its view's and its
  * storage's byte ranges (out[0..3]); 1 for a tensor with addresses, 0 when it is not one (the

@@ -501,16 +501,53 @@ static PyObject *prof_frames(PyObject *module, PyObject *args)
 
 /* ---- sessions ---------------------------------------------------------------------------------- */
 
-static int parse_choice(const char *what, const char *value, const char *const *names, int n)
+/* The index of `value` among the library's names (name_at: fp_prof_context_name, ...), or -1
+ * with ValueError naming them. */
+static int parse_choice(const char *what, const char *value, const char *(*name_at)(unsigned))
 {
-	int i;
+	unsigned i;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(value, names[i]) == 0)
-			return i;
-	PyErr_Format(PyExc_ValueError, "%s must be one of %s, %s; not '%s'", what, names[0],
-		     names[1], value);
+	for (i = 0; name_at(i); i++)
+		if (strcmp(value, name_at(i)) == 0)
+			return (int)i;
+	PyErr_Format(PyExc_ValueError, "%s must be one of %s, %s; not '%s'", what, name_at(0),
+		     name_at(1), value);
 	return -1;
+}
+
+PyDoc_STRVAR(prof_choices_doc,
+	     "prof_choices() -> dict\n\n"
+	     "The names a session's choices take, from the library (src/prof/choices.c):\n"
+	     "{'context': (...), 'data': (...), 'hook': (...)}, each in enum order.");
+
+static PyObject *prof_choices(PyObject *module, PyObject *unused)
+{
+	const char *(*const fns[3])(unsigned) = {fp_prof_context_name, fp_prof_data_name,
+						 fp_prof_hook_name};
+	static const char *const keys[3] = {"context", "data", "hook"};
+	PyObject *out = PyDict_New();
+	unsigned k, i;
+
+	(void)module;
+	(void)unused;
+	for (k = 0; out && k < 3; k++) {
+		PyObject *t = PyTuple_New(0);
+
+		for (i = 0; t && fns[k](i); i++) {
+			PyObject *name = PyUnicode_FromString(fns[k](i));
+
+			if (!name || _PyTuple_Resize(&t, (Py_ssize_t)i + 1)) {
+				Py_XDECREF(name);
+				Py_CLEAR(t);
+				break;
+			}
+			PyTuple_SET_ITEM(t, (Py_ssize_t)i, name);
+		}
+		if (!t || PyDict_SetItemString(out, keys[k], t))
+			Py_CLEAR(out);
+		Py_XDECREF(t);
+	}
+	return out;
 }
 
 PyDoc_STRVAR(prof_start_doc,
@@ -535,8 +572,6 @@ static PyObject *prof_start(PyObject *module, PyObject *args, PyObject *kwargs)
 				 "max_nodes",
 				 "max_depth",
 				 NULL};
-	static const char *const contexts[] = {"shadow", "python"};
-	static const char *const datas[] = {"tree", "trace"};
 	const char *name = NULL, *context = "shadow", *data = "tree", *backend = NULL, *hook = NULL;
 	unsigned long long max_trace = 0, max_pending = 0, max_nodes = 0;
 	unsigned int max_scope = 0, max_threads = 0, max_depth = 0;
@@ -549,16 +584,16 @@ static PyObject *prof_start(PyObject *module, PyObject *args, PyObject *kwargs)
 					 &context, &data, &backend, &hook, &max_trace, &max_pending,
 					 &max_scope, &max_threads, &max_nodes, &max_depth))
 		return NULL;
-	c = parse_choice("context", context, contexts, 2);
+	c = parse_choice("context", context, fp_prof_context_name);
 	if (c < 0)
 		return NULL;
-	d = parse_choice("data", data, datas, 2);
+	d = parse_choice("data", data, fp_prof_data_name);
 	if (d < 0)
 		return NULL;
 	memset(&opt, 0, sizeof(opt));
 	opt.name = name;
-	opt.context = c ? FP_PROF_CONTEXT_PYTHON : FP_PROF_CONTEXT_SHADOW;
-	opt.data = d ? FP_PROF_DATA_TRACE : FP_PROF_DATA_TREE;
+	opt.context = (enum fp_prof_context)c;
+	opt.data = (enum fp_prof_data)d;
 	opt.backend = backend;
 	opt.hook = hook;
 	opt.max_trace_events = max_trace;
@@ -1381,6 +1416,7 @@ static PyObject *ttir_estimate(PyObject *module, PyObject *args, PyObject *kwarg
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
 static PyMethodDef prof_methods[] = {
+	{"prof_choices", prof_choices, METH_NOARGS, prof_choices_doc},
 	{"prof_start", FN(prof_start), KW, prof_start_doc},
 	{"prof_finalize", FN(prof_finalize), KW, prof_finalize_doc},
 	{"prof_activate", prof_activate, METH_O, prof_activate_doc},

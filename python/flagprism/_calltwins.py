@@ -177,7 +177,7 @@ def twin_helper_call(
         why = f"helpers nested more than {MAX_DEPTH} deep"
     if why is None and len(shared.frames) >= MAX_FRAMES:
         why = f"more than {MAX_FRAMES} helper call sites in one kernel"
-    if why is None and any(f.jitfn is helper for f in rw.frame_stack()):
+    if why is None and _calls_itself(rw, helper):
         why = "a recursive call"
     if why is not None:
         rw._unobserved_helper(
@@ -294,3 +294,14 @@ def load_subtwins(subtwins: list[SubTwin], helpers: dict[str, Any]) -> dict[str,
         sub.jit._fp_twin = True
         built[sub.name] = sub.jit
     return built
+
+
+def _calls_itself(rw: Any, helper: Any) -> bool:
+    """Whether `helper` is the function `rw` rewrites or one of those calling it (the kernel and
+    the helpers between): a call of it would recurse."""
+    r = rw
+    while r is not None:
+        if r.jitfn is helper:
+            return True
+        r = getattr(r, "parent_rw", None)
+    return False

@@ -63,8 +63,6 @@ HELPERS = {
     H_CAST: "cast",
 }
 
-#: Every check kind a run may ask for (check mode's --check list).
-KINDS = ("bounds", "nan", "inf", "precision", "domain")
 #: The most check slots of one kernel (its twin and its helpers' twins).
 MAX_SLOTS = 1 << 16
 
@@ -127,6 +125,15 @@ class Checks:
         s = Slot(len(self.slots), rule, statement, subject, {k: v for k, v in info.items() if v})
         self.slots.append(s)
         return _checks.slot_word(self.nparams, s.index)
+
+    def suppressing(self, word: int, yes: bool = True) -> None:
+        """Say in the site table that the access of the slot at `word` (new()'s) has its lanes
+        outside the views suppressed (the report then says they were not performed), or not."""
+        s = self.slots[_checks.slot_index(self.nparams, word)]
+        if yes:
+            s.info["suppressed"] = True
+        else:
+            s.info.pop("suppressed", None)
 
     def cands(self, names: list[str]) -> str:
         """The candidate kernel parameters as a tuple literal of tensor-table indices."""
@@ -332,6 +339,7 @@ def access(
     )
     ctext = ck.cands(cands)
     sup = ck.suppress and plain_pointer(rw, ptr_node) and h.record_cond is None
+    ck.suppressing(w, sup)
     if op == "cas":
         t = f"__fpu_k{rw.ntemps}"
         rw.ntemps += 1
@@ -366,10 +374,10 @@ def bp_access(
     subject: str,
     shadow: str,
     check_text: str,
-) -> str | None:
-    """The bounds check of a block-pointer load/store, emitted before it. Returns the
-    candidates' tuple text when the access is to be suppressed (see bp_replacement), else
-    None."""
+) -> tuple[int, str | None]:
+    """The bounds check of a block-pointer load/store, emitted before it. Returns the slot's
+    word and the candidates' tuple text when the access is to be suppressed (see
+    bp_replacement; the caller says whether it was: Checks.suppressing), else None."""
     rw = h.rw
     ck = rw.checks
     st = h.statement()
@@ -391,8 +399,8 @@ def bp_access(
         f"{ctext}, {ck.nparams}, {it})"
     )
     if not ck.suppress or h.record_cond is not None:
-        return None
-    return ctext
+        return w, None
+    return w, ctext
 
 
 def bp_replacement(
@@ -498,9 +506,14 @@ def value(
     loaded: bool = False,
     act: str = "None",
     site: int | None = None,
+    cands: list[str] | None = None,
+    stores: list[str] | None = None,
 ) -> str | None:
     """The NaN/Inf check of value `name` (a variable or temporary): the call, or None when
-    neither rule is on."""
+    neither rule is on. cands (loaded values): the parameters the load's pointer derives from,
+    which tell whose memory held a NaN (a later launch's NaN descends from an earlier origin
+    only through the memory that origin's launch wrote). stores (a value a store or atomic
+    writes): the parameters its pointer derives from, where a NaN it holds goes."""
     ck = rw.checks
     if ck is None or rw.reg_level < 1:
         return None
@@ -508,10 +521,11 @@ def value(
     sn = si = 0
     suffix = "_mem" if loaded else ""
     shown = [r for r in reads if not r.startswith("__fp")]
+    where = {"cands": cands} if loaded else {"stores": stores}
     if "nan" in ck.rules:
-        sn = ck.new("nan" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown)
+        sn = ck.new("nan" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown, **where)
     if "inf" in ck.rules:
-        si = ck.new("inf" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown)
+        si = ck.new("inf" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown, **where)
     if not sn and not si:
         return None
     return (

@@ -82,6 +82,11 @@ def slot_word(nparams: int, slot: int) -> int:
     return TABLE_AT + ENTRY_WORDS * nparams + SLOT_WORDS * slot
 
 
+def slot_index(nparams: int, word: int) -> int:
+    """The check slot (0-based) at word offset `word` (slot_word's inverse)."""
+    return (word - TABLE_AT - ENTRY_WORDS * nparams) // SLOT_WORDS
+
+
 def records_at(nparams: int, nslots: int) -> int:
     """Word offset of the record slots after the check area."""
     return TABLE_AT + ENTRY_WORDS * nparams + SLOT_WORDS * nslots

@@ -533,7 +533,7 @@ def stream_of(buf: Any) -> int:
 def allocator(
     entry: Any, stream: int | None = None
 ) -> Callable[[int, list[int], Any], tuple[Any, int | None]]:
-    """alloc() for _launch.prepare: on a device, a slice of the pipeline's pool, zeroed and given
+    """alloc() for _plans.prepare: on a device, a slice of the pipeline's pool, zeroed and given
     its header on `stream` (None: the device's current stream); on the host (or when it does
     not fit), a buffer of its own (a host buffer is copied into a slice after the launch)."""
     key = (id(entry), stream)
@@ -634,4 +634,4 @@ def header_bytes(words: list[int]) -> bytes:
     return struct.pack(f"<{len(words)}q", *words)
 
 
-_HDR8 = struct.Struct("<8q")  # the record buffer's header (_launch.header)
+_HDR8 = struct.Struct("<8q")  # the record buffer's header (_launch.buffer_layout)

@@ -25,23 +25,13 @@ from typing import Any
 from flagprism import _devbuf
 from flagprism._rewrite import CTX, Twin
 
-MAGIC = 0x0031764742445046
-VERSION = 1
-RECORD_WORDS = 8
-HEADER_WORDS = 8
-#: Layout flags (header word 1, bits 48-63): a dump arena; a check area (extended header, tensor
-#: table and check slots between the header and the record slots).
-FLAG_DUMP_ARENA = 1
-FLAG_CHECKS = 2
+HEADER_WORDS = 8  # the record buffer's header (read_header)
 
 #: Iterations assumed for a loop whose trip count is not known on the host.
 LOOP_TRIPS = 64
-#: Largest record area allocated by default (bytes); record_capacity may ask for more.
-MAX_RECORD_BYTES = 256 << 20
-#: Dump words assumed per level-2 record when sizing the dump arena by default.
-DUMP_WORDS_PER_RECORD = 4096
-#: Largest dump arena allocated by default (words); dump_capacity may ask for more.
-MAX_DUMP_WORDS = 16 << 20
+#: The record area's default cap (bytes), the dump words wanted per dumping record and the dump
+#: arena's default cap (words) are the library's (FP_DBG_MAX_RECORD_BYTES and its neighbours in
+#: include/flagprism/debug.h): buffer_layout() sizes through it.
 
 
 class PoolSlice:
@@ -300,122 +290,49 @@ def runs_per_program(trips: dict[int, int | None], loops: tuple[int, ...]) -> in
     return mult
 
 
-def records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
+def sites_per_program(twin: Twin, bound: dict[str, Any]) -> tuple[int, int]:
+    """(records, dump records) one program of this launch would write: each site's executions,
+    loop trips evaluated on the host (loop_trips)."""
     trips = loop_trips(twin, bound)
-    return sum(runs_per_program(trips, site.loops) for site in twin.sites)
+    rpp = sum(runs_per_program(trips, s.loops) for s in twin.sites)
+    dpp = (
+        sum(runs_per_program(trips, s.loops) for s in twin.sites if s.dumps)
+        if twin.has_dumps
+        else 0
+    )
+    return rpp, dpp
 
 
-def dump_records_per_program(twin: Twin, bound: dict[str, Any]) -> int:
-    trips = loop_trips(twin, bound)
-    return sum(runs_per_program(trips, site.loops) for site in twin.sites if site.dumps)
-
-
-def slots_from(records_per_prog: int, programs: int, record_capacity: int | None) -> int:
-    """Record slots per program: record_capacity shared by the programs, or what the sites need
-    (records_per_prog) within MAX_RECORD_BYTES."""
-    if record_capacity is not None:
-        return max(0, int(record_capacity) // max(programs, 1))
-    cap = MAX_RECORD_BYTES // (RECORD_WORDS * 8 * max(programs, 1))
-    return max(0, min(records_per_prog, cap))
-
-
-def arena_from(
-    has_dumps: bool, dump_records_per_prog: int, programs: int, dump_capacity: int | None
-) -> int:
-    """Words of the dump arena (0 for a twin that dumps nothing)."""
-    if not has_dumps:
-        return 0
-    if dump_capacity is not None:
-        return max(0, int(dump_capacity))
-    want = programs * dump_records_per_prog * DUMP_WORDS_PER_RECORD
-    return max(1, min(want, MAX_DUMP_WORDS))
-
-
-def slots_for(twin: Twin, bound: dict[str, Any], programs: int, record_capacity: int | None) -> int:
-    if not twin.records:
-        return 0  # check mode: the checks fold into the check area, nothing per program
-    if record_capacity is not None:
-        return slots_from(0, programs, record_capacity)
-    return slots_from(records_per_program(twin, bound), programs, None)
-
-
-def arena_for(twin: Twin, bound: dict[str, Any], programs: int, dump_capacity: int | None) -> int:
-    if not twin.has_dumps or dump_capacity is not None:
-        return arena_from(twin.has_dumps, 0, programs, dump_capacity)
-    return arena_from(True, dump_records_per_program(twin, bound), programs, None)
-
-
-def prefix_words(nparams: int, nchecks: int) -> int:
-    """Words before the record slots: the header, and with checks the check area."""
-    if not nchecks:
-        return HEADER_WORDS
-    from flagprism import _checks
-
-    return _checks.records_at(nparams, nchecks)
-
-
-def header(
-    slots: int,
+def buffer_layout(
+    twin: Twin,
     programs: int,
-    arena_words: int,
-    nsites: int,
-    has_arena: bool | None = None,
-    nparams: int = 0,
-    nchecks: int = 0,
-    suppress: bool = False,
-    table: bytes = b"",
-) -> list[int]:
-    """The words the host writes at the start of a record buffer: the header and, for a twin
-    with checks, the extended header and the tensor table (`table`: debug_tensor_table's bytes,
-    4 words per parameter; the check slots after it start zeroed)."""
-    # A twin that dumps has an arena even of 0 words (dump_capacity=0): its dump helper still
-    # advances the cursor, and the decoder counts what did not fit as dump overflow.
-    flags = FLAG_DUMP_ARENA if (arena_words > 0 if has_arena is None else has_arena) else 0
-    if nchecks:
-        flags |= FLAG_CHECKS
-    layout = VERSION | (RECORD_WORDS << 16) | (HEADER_WORDS << 32) | (flags << 48)
-    words = [MAGIC, layout, slots, programs, 0, 0, arena_words, nsites]
-    if nchecks:
-        words += [nparams, nchecks, 1 if suppress else 0, prefix_words(nparams, nchecks)]
-        words += [0, 0, 0, 0]
-        ent = list(struct.unpack(f"<{4 * nparams}Q", table)) if table else [0] * (4 * nparams)
-        if len(ent) != 4 * nparams:
-            raise ValueError(f"tensor table of {len(ent)} words for {nparams} parameters")
-        words += ent
-    return words
-
-
-def tensor_table(twin: Twin, bound: dict[str, Any], backend: str) -> bytes:
-    """The launch's tensor table (the views and storages of its tensor arguments, by parameter:
-    what the twin's bounds checks compare with), made by the extension as the C launch path
-    makes it."""
-    if not twin.has_checks:
-        return b""
+    per_program: tuple[int, int],
+    bound: dict[str, Any],
+    backend: str,
+    record_capacity: int | None,
+    dump_capacity: int | None,
+) -> tuple[int, int, int, list[int]]:
+    """(record slots per program, dump arena words, total words, the words the host writes first)
+    of a launch's record buffer, as the library sizes it (fp_dbg_buffer_layout: the replayed
+    launch, python/ext/dbgfast.c, sizes through the same function). per_program:
+    sites_per_program(); the tensor table is made from the launch's arguments (`bound`)."""
     from flagprism import _ext
 
-    vals = tuple(bound.get(p) for p in twin.checks.params)
-    return _ext.debug_tensor_table(vals, backend == "interpreter")
-
-
-def buffer_header(
-    twin: Twin, slots: int, programs: int, arena: int, bound: dict[str, Any], backend: str
-) -> tuple[int, list[int]]:
-    """(total words, header words) of a launch's record buffer: one layout for every launch
-    path (_launch.prepare, _plans.prepare; python/ext/dbgfast.c repeats it)."""
-    nparams, nchecks = twin.nparams, twin.nchecks
-    words = prefix_words(nparams, nchecks) + programs * slots * RECORD_WORDS + arena
-    hdr = header(
-        slots,
-        programs,
-        arena,
-        len(twin.sites),
-        has_arena=twin.has_dumps,
-        nparams=nparams,
-        nchecks=nchecks,
+    return _ext.debug_buffer_layout(
+        programs=programs,
+        records_per_program=per_program[0],
+        dump_records_per_program=per_program[1],
+        record_capacity=record_capacity,
+        dump_capacity=dump_capacity,
+        nsites=len(twin.sites),
+        nparams=twin.nparams,
+        nchecks=twin.nchecks,
+        records=bool(twin.records),
+        dumps=bool(twin.has_dumps),
         suppress=bool(twin.extra.get("suppress", False)),
-        table=tensor_table(twin, bound, backend),
+        values=tuple(bound.get(p) for p in twin.checks.params) if twin.nchecks else (),
+        interp=backend == "interpreter",
     )
-    return words, hdr
 
 
 def backend_of(jitfn: Any) -> str:
@@ -507,57 +424,6 @@ def host_descriptors(twin: Twin, bound: dict[str, Any]) -> dict[str, Any]:
         for p in getattr(twin, "desc_params", [])
         if _is_host_descriptor(bound.get(p))
     }
-
-
-def prepare(
-    twin: Twin,
-    jitfn: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    grid: Any,
-    record_capacity: int | None,
-    dump_capacity: int | None,
-    twin_num_warps: str | int = "auto",
-    alloc: Any = None,
-) -> Launch:
-    """Bind, size and allocate one launch, and decide the twin's warps (twin_num_warps: the
-    Debugger's setting, see _warps.decide). alloc(words, header, device) -> (buffer, pool
-    offset or None) allocates the record buffer (default: a buffer of its own). Computes
-    everything afresh: the Debugger's launches take _plans.prepare, which caches what this
-    computes per specialization."""
-    from flagprism import _warps
-
-    bound, options = bind(jitfn, args, kwargs)
-    g = eval_grid(grid, bound)
-    programs = g[0] * g[1] * g[2]
-    slots = slots_for(twin, bound, programs, record_capacity)
-    arena = arena_for(twin, bound, programs, dump_capacity)
-    backend = backend_of(jitfn)
-    dev = buffer_device(backend)
-    words, hdr = buffer_header(twin, slots, programs, arena, bound, backend)
-    buf, offset = allocate(words, hdr, dev, record_capacity, dump_capacity, alloc)
-    nw = _warps.decide(
-        jitfn,
-        options.get("num_warps"),
-        _host_env(twin, bound, 1 << 62),
-        twin_num_warps,
-        maxnreg=options.get("maxnreg"),
-        pointers=frozenset(k for k, v in bound.items() if hasattr(v, "data_ptr")),
-    )
-    return Launch(
-        bound=bound,
-        grid=g,
-        programs=programs,
-        slots=slots,
-        arena_words=arena,
-        buffer=buf,
-        backend=backend,
-        num_warps=nw,
-        num_warps_given=options.get("num_warps") is not None,
-        buffer_device=dev,
-        pipe_offset=offset,
-        extra=host_descriptors(twin, bound),
-    )
 
 
 def _is_host_descriptor(v: Any) -> bool:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The fast path of an instrumented launch: what depends only on the kernel, the launch's
 specialization, the configuration and the checks is worked out once and cached
-(docs/guide/debugger.md, "The launch fast path").
+(docs/internals/debugger.md, "The launch fast path").
 
 A launch is bound by a binder made once per kernel (its parameter names and defaults) and keyed
 by its *specialization*: per parameter, a tensor's dtype and whether its address is 16-byte
@@ -21,9 +21,11 @@ A *plan* per key holds what the key decides:
   values are read.
 
 A launch the key cannot describe (tuple or string arguments, objects of other classes, a keyword
-the binder cannot place) takes the slow path, ``_launch.prepare``, which works everything out
-afresh; so does the first launch of each key. ``counters`` (``debugger.stats()["launch"]``)
-say how often each happened.
+the binder cannot place) takes the slow path: bound by Triton's own binder and sized afresh,
+without a plan; the first launch of each key is sized afresh too. Both size the record buffer
+as the replayed launch does (``_launch.buffer_layout``: the library's
+``fp_dbg_buffer_layout``). ``counters`` (``debugger.stats()["launch"]``) say how often each
+happened.
 
 Not here: the rewriting (``_rewrite.py``), the sizing rules (``_launch.py``), the warp and
 register decisions (``_warps.py``, ``_regs.py``), the launch JSON's other fields
@@ -524,8 +526,8 @@ def prepare(
     dev: Any,
     alloc: Any = None,
 ) -> tuple[_launch.Launch, Plan | None, Sizing | None]:
-    """_launch.prepare through the twin's plans: (the launch, its plan and sizing, or None and
-    None for a launch that took the slow path). cfg: the Debugger's configuration; dev: the
+    """Bind, size and allocate one launch through the twin's plans: (the launch, its plan and
+    sizing, or None and None for a launch that took the slow path). cfg: the Debugger's configuration; dev: the
     device of the record buffer (_launch.buffer_device)."""
     info = kernel_info(jitfn)
     b = bind(info, args, kwargs)
@@ -541,26 +543,14 @@ def prepare(
         if why not in slow_reasons and len(slow_reasons) >= MAX_SLOW_REASONS:
             why = "other"
         slow_reasons[why] = slow_reasons.get(why, 0) + 1
-        return (
-            _launch.prepare(
-                twin,
-                jitfn,
-                args,
-                kwargs,
-                grid,
-                cfg.record_capacity,
-                cfg.dump_capacity,
-                twin_num_warps=cfg.twin_num_warps,
-                alloc=alloc,
-            ),
-            None,
-            None,
-        )
+        # Triton's own binder (raises as the launch would); everything worked out afresh
+        bound, options = _launch.bind(jitfn, args, kwargs)
+        sz = _size(twin, jitfn, bound, options, cfg)
+        return _finish(twin, info, bound, options, grid, sz, cfg, dev, alloc), None, None
     plans = twin.extra.get("plans")
     if plans is None:
         plans = twin.extra["plans"] = {}
     plan = plans.get(key)
-    dyn = sc[1]
     if plan is None:
         if len(plans) >= MAX_PLANS:
             counters["plans_dropped"] += len(plans)
@@ -584,19 +574,37 @@ def prepare(
         counters["sizings_built"] += 1
     else:
         counters["sizing_hits"] += 1
+    launch = _finish(twin, info, bound, options, grid, sz, cfg, dev, alloc)
+    launch.args_dyn = sc[1]
+    return launch, plan, sz
+
+
+def _finish(
+    twin: Any,
+    info: KernelInfo,
+    bound: dict[str, Any],
+    options: dict[str, Any],
+    grid: Any,
+    sz: Sizing,
+    cfg: Any,
+    dev: Any,
+    alloc: Any,
+) -> _launch.Launch:
+    """The launch of a sizing: its grid, its record buffer (sized by the library, as the replayed
+    launch sizes it) allocated with its header, and the twin's extra arguments."""
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
-    slots = (
-        _launch.slots_from(sz.records_per_program, programs, cfg.record_capacity)
-        if twin.records
-        else 0
+    slots, arena, words, hdr = _launch.buffer_layout(
+        twin,
+        programs,
+        (sz.records_per_program, sz.dump_records_per_program),
+        bound,
+        info.backend,
+        cfg.record_capacity,
+        cfg.dump_capacity,
     )
-    arena = _launch.arena_from(
-        plan.has_dumps, sz.dump_records_per_program, programs, cfg.dump_capacity
-    )
-    words, hdr = _launch.buffer_header(twin, slots, programs, arena, bound, info.backend)
     buf, offset = _launch.allocate(words, hdr, dev, cfg.record_capacity, cfg.dump_capacity, alloc)
-    launch = _launch.Launch(
+    return _launch.Launch(
         bound=bound,
         grid=g,
         programs=programs,
@@ -610,8 +618,6 @@ def prepare(
         pipe_offset=offset,
         extra=_launch.host_descriptors(twin, bound) if twin.desc_params else {},
     )
-    launch.args_dyn = dyn
-    return launch, plan, sz
 
 
 def _size(
@@ -619,13 +625,7 @@ def _size(
 ) -> Sizing:
     from flagprism import _warps
 
-    trips = _launch.loop_trips(twin, bound)
-    rpp = sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites)
-    dpp = (
-        sum(_launch.runs_per_program(trips, s.loops) for s in twin.sites if s.dumps)
-        if twin.has_dumps
-        else 0
-    )
+    rpp, dpp = _launch.sites_per_program(twin, bound)
     nw = _warps.decide(
         jitfn,
         options.get("num_warps"),

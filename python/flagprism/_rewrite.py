@@ -536,9 +536,17 @@ class _Rewriter(RewriterBase):
                         ast.BinOp(left=node.target, op=node.op, right=node.value)
                     )
                 elif isinstance(node, (ast.For, ast.With, ast.NamedExpr)):
-                    for n in ast.walk(node.target if isinstance(node, ast.NamedExpr) else node):
-                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                            out.setdefault(n.id, []).append(None)
+                    # only the names the statement itself binds: its body's own assignments
+                    # are nodes of their own (walking the whole loop would take every name
+                    # its body assigns for a loop target)
+                    if isinstance(node, ast.With):
+                        targets = [i.optional_vars for i in node.items if i.optional_vars]
+                    else:
+                        targets = [node.target]
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                                out.setdefault(n.id, []).append(None)
             self._assigned = out
         got = self._assigned.get(name)
         if got is None:
@@ -1115,6 +1123,7 @@ class _Rewriter(RewriterBase):
                         loaded=True,
                         act=hoister.top_load,
                         site=sid,
+                        cands=hoister.load_info[1],
                     )
                 else:
                     chk = _checkgen.value(
@@ -1711,6 +1720,10 @@ class _Hoister:
         ] = []  # checks by reference for the statement's first value site
         # `x = tl.load(...)`: the lanes the load reads (the mask it uses), for x's loaded check
         self.top_load: str | None = None
+        #: id(load call) -> its text as the user wrote it (a loaded value's check names it)
+        self.load_texts: dict[int, str] = {}
+        #: the last load _loaded() saw: (its text, the parameters its pointer derives from)
+        self.load_info: tuple[str, list[str]] = ("", [])
         self._atomic_near: bool | None = None
 
     def run(self) -> None:
@@ -1930,6 +1943,8 @@ class _Hoister:
         dump_addr = 1 if self.rw.reg_addr >= 2 else 0
         dump_val = 1 if self.rw.reg_level >= 2 else 0
         kcode = {"load": 2, "store": 3, "atomic": 4}[kind]
+        if kind == "load":  # the user's text, before its arguments become temporaries
+            self.load_texts[id(call)] = ast.unparse(call)
         if desc:
             self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
             if kind == "load":
@@ -2078,7 +2093,9 @@ class _Hoister:
                 )
         if want_value and value_t is not None:
             sid = rw._new_site(st, "value", value_text, self.reads, self.loops, dump_val == 1)
-            self._value_check(st, ast.unparse(value_t), value_text, v_visited, sid)
+            self._value_check(
+                st, ast.unparse(value_t), value_text, v_visited, sid, stores=rw.bases.of(call)
+            )
             if rw.records:
                 words = (
                     rw.vcache.get(value_t.id)
@@ -2155,16 +2172,31 @@ class _Hoister:
     # -- values the NaN/Inf checks look at ------------------------------------------------------
 
     def _value_check(
-        self, st: Statement, name: str, subject: str, node: ast.AST | None, site: int | None
+        self,
+        st: Statement,
+        name: str,
+        subject: str,
+        node: ast.AST | None,
+        site: int | None,
+        stores: list[str] | None = None,
     ) -> None:
         """The NaN/Inf check of a value computed by expression `node` (already visited: its loads
-        and helper calls are temporaries) and held by `name`, emitted before the statement."""
+        and helper calls are temporaries) and held by `name`, emitted before the statement.
+        stores: for a value a store or atomic writes, the parameters its pointer derives from."""
         rw = self.rw
         if not _checkgen.values_on(rw):
             return
         reads = _checkgen.value_reads(rw, self.orig, node)
         chk = _checkgen.value(
-            rw, st.id, name, subject, reads, _checkgen.inf_signs(self.orig), self.loops, site=site
+            rw,
+            st.id,
+            name,
+            subject,
+            reads,
+            _checkgen.inf_signs(self.orig),
+            self.loops,
+            site=site,
+            stores=stores,
         )
         if chk:
             self.pre.append(chk)
@@ -2181,13 +2213,21 @@ class _Hoister:
             )
         return self._atomic_near
 
-    def _loaded(self, call: ast.Call, st: Statement, act: str) -> ast.AST | None:
+    def _loaded(
+        self, call: ast.AST, st: Statement, act: str, orig: ast.Call | None = None
+    ) -> ast.AST | None:
         """A load's value for the NaN/Inf checks: `x = tl.load(...)` is checked as loaded where
         the statement assigns it (_simple); a load inside an expression becomes a temporary
-        (what the statement then reads), checked as loaded. Returns what replaces the call."""
+        (what the statement then reads), checked as loaded. Returns what replaces the call.
+        orig: the user's load call where `call` replaces it (a block pointer's suppressed
+        access): the check names the user's text and the tensors the pointer derives from."""
         rw = self.rw
         if not _checkgen.values_on(rw) or self._no_hoist():
             return None
+        src = orig if orig is not None else call
+        text = self.load_texts.get(id(src)) or ast.unparse(src)
+        cands = rw.bases.of(src) if isinstance(src, ast.Call) else []
+        self.load_info = (text, cands)
         w = self.stmt
         if (
             isinstance(w, ast.Assign)
@@ -2201,22 +2241,29 @@ class _Hoister:
         rw.ntemps += 1
         self.pre.append(f"{t} = {ast.unparse(call)}")
         chk = _checkgen.value(
-            rw, st.id, t, ast.unparse(call), [], 0, self.loops, loaded=True, act=act
+            rw, st.id, t, text, [], 0, self.loops, loaded=True, act=act, cands=cands
         )
         if chk:
             self.pre.append(chk)
         return ast.Name(id=t, ctx=ast.Load())
 
     def _store_value(
-        self, st: Statement, text: str, node: ast.AST, put: Callable[[ast.AST], None], dump_val: int
+        self,
+        st: Statement,
+        text: str,
+        node: ast.AST,
+        put: Callable[[ast.AST], None],
+        dump_val: int,
+        stores: list[str],
     ) -> None:
-        """A value site for the value a store or atomic writes (not for a literal)."""
+        """A value site for the value a store or atomic writes (not for a literal); stores: the
+        parameters the access's pointer derives from."""
         if isinstance(node, ast.Constant):
             return
         vt = self._temp(node, "v")
         put(vt)
         sid = self.rw._new_site(st, "value", text, self.reads, self.loops, dump_val == 1)
-        self._value_check(st, ast.unparse(vt), text, node, sid)
+        self._value_check(st, ast.unparse(vt), text, node, sid, stores=stores)
         if self.rw.records:
             self.pre.append(
                 f"{SEQ} = {H_VALUE}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {ast.unparse(vt)}, "
@@ -2256,6 +2303,7 @@ class _Hoister:
         )
         st = self.statement()
         sup_cands = None
+        bp_word = -1
         if self.addr_on:
             sid = self.rw._new_site(st, kind, ptr_name, self.reads, self.loops, dump_addr == 1)
             self.rw._note_access(self, sid, call)
@@ -2264,7 +2312,7 @@ class _Hoister:
             if kind == "load":
                 info["padding"] = pad_text
             if _checkgen.bounds_on(self.rw):
-                sup_cands = _checkgen.bp_access(
+                bp_word, sup_cands = _checkgen.bp_access(
                     self, call, kind, sid, ptr_t, ptr_name, shadow, check_text
                 )
             if self.rw.records:
@@ -2275,7 +2323,14 @@ class _Hoister:
         if want_value and kind == "store":
             v = get("value")
             if v is not None:
-                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
+                self._store_value(
+                    st,
+                    ast.unparse(v),
+                    v,
+                    lambda n: put("value", n),
+                    dump_val,
+                    self.rw.bases.of(call),
+                )
         replacement = None
         if sup_cands is not None:
             replacement = _checkgen.bp_replacement(
@@ -2288,8 +2343,11 @@ class _Hoister:
                 get("value") if kind == "store" else None,
                 sup_cands,
             )
+            self.rw.checks.suppressing(bp_word, replacement is not None)
         if kind == "load":
-            got = self._loaded(replacement if replacement is not None else call, st, "None")
+            got = self._loaded(
+                replacement if replacement is not None else call, st, "None", orig=call
+            )
             return got if got is not None else replacement
         return replacement
 
@@ -2419,7 +2477,14 @@ class _Hoister:
         if want_value:
             v = get("value")
             if v is not None:
-                self._store_value(st, ast.unparse(v), v, lambda n: put("value", n), dump_val)
+                self._store_value(
+                    st,
+                    ast.unparse(v),
+                    v,
+                    lambda n: put("value", n),
+                    dump_val,
+                    self.rw.bases.of(call),
+                )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -2443,8 +2508,8 @@ def rewrite(
 ) -> Twin:
     """Parse the kernel, check its markers and build the twin's text and tables (no exec).
     sanitize: check mode, the whole body, markers or not, writing only its checks. rules: the
-    findings rules the twin checks (_checkgen.KINDS); suppress: lanes found out of bounds do not
-    perform their access."""
+    checks the twin makes (debugger.CHECKS: the library's registry); suppress: lanes found out
+    of bounds do not perform their access."""
     return _Rewriter(jitfn, level, addr_level, sanitize, rules=rules, suppress=suppress).run()
 
 

@@ -691,6 +691,13 @@ def _flavour(fn: Any) -> str:
             f"whose s_memrealtime rate is known), not for {arch!r} "
             "(docs/internals/backend-adaptation.md)"
         )
+    if backend == "npu":
+        return (
+            "unsupported:intra-kernel timelines need a device timer read, and Triton-Ascend has "
+            "none to offer: tl.extra.ascend has no clock and inline assembly "
+            "(tl.inline_asm_elementwise) crashes triton-adapter-opt's lowering to Linalg "
+            "(checked: triton-ascend 3.2.0; docs/guide/backends.md)"
+        )
     return (
         f"unsupported:intra-kernel timelines are not implemented for the {backend!r} backend "
         "(docs/internals/backend-adaptation.md: a timer read is needed)"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""How many warps the Debugger's twin runs with (docs/guide/debugger.md, "Warps of the twin").
+"""How many warps the Debugger's twin runs with (docs/internals/debugger.md, "Warps of the twin").
 
 The record reductions of a twin are a fixed cost per warp (butterflies, the cross-warp stage,
 the record stores), so a twin runs faster with fewer warps per program, each thread holding more

@@ -38,9 +38,12 @@ from typing import Any
 
 from flagprism import _ext
 
-#: Distribution names that provide a component, first match wins.
+#: Distribution names that provide a component, first match wins. "triton" is upstream Triton
+#: (and builds of it); where the installed ``triton`` package is Triton-Ascend's (triton_vendor()),
+#: it is the component "triton-ascend" instead, with its own rows and range.
 _DISTRIBUTIONS = {
     "triton": ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-nightly"),
+    "triton-ascend": ("triton-ascend",),
     "torch": ("torch",),
     "numpy": ("numpy",),
 }
@@ -85,7 +88,13 @@ def issues() -> list[Issue]:
 def _version_of(component: str) -> str | None:
     if component == "python":
         return ".".join(str(p) for p in sys.version_info[:3])
-    mod = sys.modules.get(component)
+    module = component
+    if component in ("triton", "triton-ascend"):
+        # one `triton` package, two components: which one it is comes from what it ships
+        if (triton_vendor() == "ascend") != (component == "triton-ascend"):
+            return None
+        module = "triton"
+    mod = sys.modules.get(module)
     v = getattr(mod, "__version__", None) if mod is not None else None
     if isinstance(v, str):
         return v
@@ -134,6 +143,9 @@ def skip_reason(feature: str, mode: str | None = None) -> str | None:
 #: Ids of the table's rows that bound the supported Triton range (src/core/compat.c).
 ROW_TRITON_OLD = "triton-older-than-supported"
 ROW_TRITON_NEW = "triton-newer-than-supported"
+#: Ids of the rows that bound the Triton-Ascend releases FlagPrism is tested with.
+ROW_ASCEND_NEW = "triton-ascend-newer-than-tested"
+ROW_ASCEND_TUPLES = "triton-ascend3.2-no-tuple-values"
 
 
 def supported_triton() -> tuple[str, str]:
@@ -145,9 +157,40 @@ def supported_triton() -> tuple[str, str]:
     return str(lo), str(hi)
 
 
+def ascend_tested() -> tuple[str, str]:
+    """(min, below): the Triton-Ascend releases FlagPrism's Ascend tests run with
+    (tests/python/test_ascend.py, docs/guide/backends.md), as the C library's rows say."""
+    rows = {r["id"]: r for r in _ext.compat_issues()}
+    lo = rows[ROW_ASCEND_TUPLES]["when"][0][1]
+    hi = rows[ROW_ASCEND_NEW]["when"][0][1]
+    return str(lo), str(hi)
+
+
+def triton_vendor() -> str | None:
+    """'ascend' when the installed ``triton`` package is Triton-Ascend's (it ships the ``ascend``
+    compiler backend: probed, not read from a version string), else None (upstream Triton or a
+    build of it, or no Triton)."""
+
+    def probe() -> str | None:
+        # looked for on disk, without importing Triton (the known-bad table is asked before)
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec("triton")
+        except (ImportError, ValueError):
+            return None
+        for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+            if os.path.isfile(os.path.join(loc, "backends", "ascend", "compiler.py")):
+                return "ascend"
+        return None
+
+    return _probe("triton_vendor", probe)
+
+
 def triton_supported(version: str | None = None) -> bool | None:
     """Whether Triton `version` (default: the installed one) is in the supported range; None when
-    there is no Triton or its version has no leading number."""
+    there is no upstream Triton (none, or Triton-Ascend's: triton_vendor()) or its version has no
+    leading number."""
     v = version if version is not None else _version_of("triton")
     if not v or not v[0].isdigit():
         return None
@@ -181,12 +224,14 @@ def _constexpr_function_shim(fn: Callable[..., Any]) -> Callable[..., Any]:
     from triton.language.core import _unwrap_if_constexpr, constexpr
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, _semantic: Any = None, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, _semantic: Any = None, _builder: Any = None, **kwargs: Any) -> Any:
         res = fn(
             *[_unwrap_if_constexpr(a) for a in args],
             **{k: _unwrap_if_constexpr(v) for k, v in kwargs.items()},
         )
-        return res if _semantic is None else constexpr(res)
+        # the code generator passes its semantic (3.4) or, before 3.4 (Triton-Ascend's 3.2), its
+        # IR builder: either way the call is being compiled
+        return res if _semantic is None and _builder is None else constexpr(res)
 
     wrapper.__triton_builtin__ = True  # type: ignore[attr-defined]
     return wrapper
@@ -242,13 +287,15 @@ def interpreted_options(fn: Any) -> dict[str, Any]:
 
 class _SlotChain:
     """A hook chain (add/remove, like Triton's ``knobs.HookChain``) over a knob that holds one
-    callable (Triton 3.4's ``launch_enter_hook``/``launch_exit_hook``). While it has hooks, the
+    callable (Triton 3.4's ``launch_enter_hook``/``launch_exit_hook``; before 3.4, as in
+    Triton-Ascend 3.2, class attributes of ``CompiledKernel``). While it has hooks, the
     knob holds its dispatcher, which calls whatever the knob held before first (last for a
     reversed chain, as exit hooks are); when the last hook goes, the previous value is put back,
     unless someone replaced the dispatcher meanwhile (then theirs stays)."""
 
-    def __init__(self, name: str, reversed_: bool) -> None:
+    def __init__(self, name: str, reversed_: bool, holder: Callable[[], Any] | None = None) -> None:
         self.name = name
+        self.holder = holder
         self.reversed = reversed_
         self.calls: list[Callable[..., Any]] = []
         self.prev: Any = None
@@ -257,6 +304,8 @@ class _SlotChain:
         self.lock = threading.Lock()
 
     def _runtime(self) -> Any:
+        if self.holder is not None:
+            return self.holder()
         from triton import knobs
 
         return knobs.runtime
@@ -301,14 +350,35 @@ class _SlotChain:
 _slot_chains: dict[str, _SlotChain] = {}
 
 
+def _compiled_kernel_class() -> Any:
+    from triton.compiler.compiler import CompiledKernel
+
+    return CompiledKernel
+
+
 def hook_chain(name: str) -> Any:
     """Triton's hook chain ``knobs.runtime.<name>`` (an object with ``add``/``remove``: 3.5+),
-    a _SlotChain over it where the knob holds a single callable (3.4), or None where the knob
-    does not exist (``kernel_load_end_hook`` before 3.5) or Triton has no knobs."""
+    a _SlotChain over it where the knob holds a single callable (3.4), a _SlotChain over the
+    class attribute ``CompiledKernel.<name>`` where Triton has no knobs (before 3.4: Triton-Ascend
+    3.2, whose launchers read ``CompiledKernel.launch_enter_hook``/``launch_exit_hook``), or
+    None where the hook does not exist (``kernel_load_end_hook`` before 3.5) or there is no
+    Triton."""
     try:
         from triton import knobs
     except Exception:  # noqa: BLE001 - no Triton, or one without knobs
-        return None
+        try:
+            ck = _compiled_kernel_class()
+        except Exception:  # noqa: BLE001 - no Triton
+            return None
+        if name not in vars(ck):
+            return None
+        with _probe_lock:
+            chain = _slot_chains.get(name)
+            if chain is None:
+                chain = _slot_chains[name] = _SlotChain(
+                    name, reversed_=name.endswith("exit_hook"), holder=_compiled_kernel_class
+                )
+            return chain
     rt = knobs.runtime
     cur = getattr(rt, name, _MISSING)
     if cur is _MISSING:
@@ -323,7 +393,8 @@ def hook_chain(name: str) -> Any:
 
 
 def hook_chains_native() -> bool:
-    """Triton's launch hooks are add/remove chains (3.5+), not single callables (3.4)."""
+    """Triton's launch hooks are add/remove chains (3.5+), not single callables (3.4, and the
+    class attributes of Triton-Ascend 3.2)."""
     chain = hook_chain("launch_enter_hook")
     return chain is not None and not isinstance(chain, _SlotChain)
 
@@ -356,7 +427,59 @@ def backends() -> tuple[str, ...]:
     return _probe("backends", probe)
 
 
+def ast_source(fn: Any, signature: dict[str, str], constexprs: dict[str, Any]) -> Any:
+    """``triton.compiler.ASTSource`` for `fn`: `signature` names every parameter's type
+    ("constexpr" for those in `constexprs`). Triton 3.3+ takes the constexprs as ``constexprs=``
+    with them in the signature; before (Triton-Ascend 3.2), as ``constants=`` without them."""
+    from triton.compiler import ASTSource
+
+    params = _probe(
+        "ast_source_constexprs", lambda: "constexprs" in inspect.signature(ASTSource).parameters
+    )
+    if params:
+        return ASTSource(fn=fn, signature=dict(signature), constexprs=dict(constexprs))
+    sig = {k: v for k, v in signature.items() if k not in constexprs and v != "constexpr"}
+    return ASTSource(fn=fn, signature=sig, constants=dict(constexprs))
+
+
 # --- the language ---------------------------------------------------------------------------------
+
+
+def tuple_values() -> bool:
+    """The language has tuples as values (Triton 3.3+: ``tl.tuple``): passed to and returned
+    from @jit functions, indexed there, constexpr tuples too. FlagPrism's device helpers use them
+    (record words, block-pointer shapes, check candidates), so without them (Triton-Ascend 3.2,
+    Triton 3.2's language) no twin compiles: known-bad row triton-ascend3.2-no-tuple-values."""
+
+    def probe() -> bool:
+        import triton.language as tl
+
+        return isinstance(getattr(tl.core, "tuple", None), type)
+
+    return _probe("tuple_values", probe)
+
+
+#: What a twin's compile error says where the language is Triton-Ascend 3.2's (checked): tuple
+#: values missing, and its own `|`/`&`/`^` rejecting a Python int on the left (`W | x`).
+NO_TUPLE_MESSAGES = (
+    "unsupported tensor index: constexpr",
+    "'constexpr' object is not subscriptable",
+    "'int' object has no attribute 'type'",
+)
+
+
+def explain_compile_error(e: BaseException) -> str | None:
+    """The known-bad row behind an instrumented kernel's compile error, when the installed Triton
+    itself is the cause (its language lacks what the device helpers use), or None."""
+    if tuple_values():
+        return None
+    row = {r.id: r for r in issues()}.get(ROW_ASCEND_TUPLES)
+    if triton_vendor() == "ascend" and row is not None:
+        return row.message()
+    return (
+        "this Triton's language has no tuple values (Triton 3.3+), which FlagPrism's device "
+        "helpers use: instrumented kernels cannot compile with it"
+    )
 
 
 class _ProbeSemantic:
@@ -653,7 +776,9 @@ def triton_features() -> dict[str, Any]:
     return {
         "triton": getattr(triton, "__version__", None),
         "supported_range": f">= {lo}, < {hi}",
-        "supported": triton_supported(getattr(triton, "__version__", None)),
+        "supported": (
+            None if triton_vendor() else triton_supported(getattr(triton, "__version__", None))
+        ),
         "backends": list(backends()),
         "constexpr_function": "flagprism" if cf is _constexpr_function_shim else "triton",
         "interpreter_run_method": interpreter_run_is_method(),
@@ -668,6 +793,9 @@ def triton_features() -> dict[str, Any]:
                 ).parameters
             ),
         ),
+        "vendor": triton_vendor(),
+        "ascend_tested": ">= {}, < {}".format(*ascend_tested()),
+        "tuple_values": tuple_values(),
         "block_pointers": block_pointers(),
         "block_pointer_objects": block_pointer_objects(),
         "reshape_can_reorder": reshape_can_reorder(),
@@ -683,11 +811,14 @@ def triton_features() -> dict[str, Any]:
 
 __all__ = [
     "Issue",
+    "ascend_tested",
+    "ast_source",
     "backends",
     "block_pointer_objects",
     "block_pointers",
     "constexpr_function",
     "current_mode",
+    "explain_compile_error",
     "explain_interpreter_error",
     "hook_chain",
     "hook_chains_native",
@@ -705,5 +836,7 @@ __all__ = [
     "supported_triton",
     "triton_features",
     "triton_supported",
+    "triton_vendor",
+    "tuple_values",
     "unpatched",
 ]

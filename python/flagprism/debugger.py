@@ -61,8 +61,21 @@ __all__ = [
 ]
 
 
-#: The checks of check mode (docs/guide/debugger.md, "Check mode"); "bounds" is what sanitize does.
-CHECKS = ("bounds", "nan", "inf", "precision", "domain")
+def _check_registry() -> dict[str, dict[str, Any]]:
+    """The library's registry of checks (fp_dbg_check_at, through flagprism._ext.debug_checks):
+    name -> its finding kinds and what it needs recorded. Empty without the extension."""
+    try:
+        from flagprism import _ext  # type: ignore[attr-defined]
+
+        return {c["name"]: c for c in _ext.debug_checks()}
+    except (ImportError, AttributeError):
+        return {}
+
+
+_CHECK_INFO = _check_registry()
+#: The checks of check mode (docs/guide/debugger.md, "Check mode"), in the library's order;
+#: "bounds" is what sanitize does.
+CHECKS = tuple(_CHECK_INFO)
 #: Default bytes of the launch pipeline's pool per device (record buffers of launches in flight).
 POOL_BYTES = 256 << 20
 
@@ -305,6 +318,10 @@ def _check_checks(check: Any) -> frozenset[str]:
     if check is None:
         return frozenset()
     items = [c.strip() for c in check.split(",")] if isinstance(check, str) else list(check)
+    if not CHECKS:
+        raise RuntimeError(
+            "flagprism: check mode needs the native extension flagprism._ext, which did not import"
+        )
     bad = [c for c in items if c not in CHECKS]
     if bad or not items:
         raise ValueError(f"check must name one or more of {', '.join(CHECKS)}, got {check!r}")
@@ -665,22 +682,22 @@ def _jit_run(call_next: Any, self: Any, *args: Any, grid: Any, warmup: bool, **k
             _account(self, why[0], why[1], index=index)
             return call_next(self, *args, grid=grid, warmup=warmup, **kwargs)
         if _report_fn is _ext_report:
-            F = _replay.lookup(self, _epoch)
-            if F is None:
+            K = _replay.lookup(self, _epoch)
+            if K is None:
                 dev = _replay.stale_device(self)
                 if dev is not None:
-                    F = _refresh_replay(self, dev)
-            if F is not None:  # the route's token only then: an autotuner's is its config's text
+                    K = _refresh_replay(self, dev)
+            if K is not None:  # the route's token only then: an autotuner's is its config's text
                 token = _replay.route_token(route, _config_text)
                 if token is not _replay.NO:
-                    ret = _replayed(self, F, args, kwargs, grid, index, token)
+                    ret = _replayed(self, K, args, kwargs, grid, index, token)
                     if ret is not None:
                         return ret
         return _instrumented(self, args, kwargs, grid, call_next, route, index)
 
 
 def _refresh_replay(fn: Any, dev: Any) -> Any:
-    """F of a kernel replayed before the Debugger changed (_replay.refresh), for the twin,
+    """The ReplayKernel of a kernel replayed before the Debugger changed (_replay.refresh), for the twin,
     configuration and pipeline of now (dev: _replay.stale_device(fn)); None: its next launch
     takes the Python path."""
     twin, _why = _twin_or_reason(fn)
@@ -693,13 +710,13 @@ def _refresh_replay(fn: Any, dev: Any) -> Any:
 
 
 def _replayed(
-    fn: Any, F: Any, args: Any, kwargs: Any, grid: Any, index: int, token: str | None
+    fn: Any, K: Any, args: Any, kwargs: Any, grid: Any, index: int, token: str | None
 ) -> Any:
-    """Launch `index` replayed (_replay): the kernel's own compiled kernel, or None when it
+    """Launch `index` replayed (_replay; K: the kernel's ReplayKernel): the kernel's own compiled kernel, or None when it
     must take the Python path (nothing was done). A launch that raises is accounted for as the
     Python path does."""
     try:
-        return _replay.run(F, args, kwargs, grid, index, _current_test(), token)
+        return _replay.run(K, args, kwargs, grid, index, _current_test(), token)
     except Exception as e:
         hint = _note_triton_error(e)
         _summary_launch(
@@ -1052,12 +1069,12 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
         # check mode: the whole body, recording only what the checks need (docs/guide/debugger.md,
         # "Check mode"): addresses for bounds; values for the others, NaN/Inf counts only when
         # nothing else is asked of them
-        values = bool(_checks & {"nan", "inf", "precision", "domain"})
-        counts = values and not (_checks & {"precision", "domain"})
+        values = any(_CHECK_INFO[c]["values"] for c in _checks)
+        counts = values and not any(_CHECK_INFO[c]["full_values"] for c in _checks)
         twin = _rewrite.build(
             fn,
             1 if values else 0,
-            1 if "bounds" in _checks else 0,
+            1 if any(_CHECK_INFO[c]["addresses"] for c in _checks) else 0,
             _helpers(fn, flavour, counts),
             sanitize=True,
             rules=_checks,
@@ -1240,17 +1257,21 @@ def _instrumented(
         _dbgexport.unreserve(entry, plan)
         where = f"; partial records: {partial.get('txt')}" if partial and partial.get("txt") else ""
         if _compile_error(e):
-            # the instrumented kernel did not compile: run the kernel itself, say so
+            # the instrumented kernel did not compile: run the kernel itself, say so (and why,
+            # when the installed Triton itself is the cause: a known-bad row)
+            why = compat.explain_compile_error(e)
             _summary_launch(
                 *_identity(fn),
                 S_FAILED,
                 f"the instrumented kernel failed to compile ({type(e).__name__}: "
-                f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented",
+                f"{str(e).splitlines()[0][:200] if str(e) else ''}); the kernel ran uninstrumented"
+                + (f"; {why}" if why else ""),
                 index=index,
             )
             _warn_once(
                 _paths.kernel_name(fn),
-                f"runs unobserved: its instrumented twin failed to compile: {e}",
+                f"runs unobserved: its instrumented twin failed to compile: {e}"
+                + (f"; {why}" if why else ""),
             )
             if call_next is None:
                 raise _NotInstrumented(str(e)) from e
@@ -1304,8 +1325,8 @@ def _learn_replay(
     if _report_fn is not _ext_report:
         return
     if sizing.fast is not None and fast.fast is not None:
-        F = _replay.lookup(fn, _epoch)
-        if F is not None and _replay.current(F):
+        K = _replay.lookup(fn, _epoch)
+        if K is not None and _replay.current(K):
             return  # learnt already
     _replay.learn(
         fn,

@@ -59,9 +59,12 @@ MAX_TIMELINE_CAPACITY = 1 << 24
 #: ones are counted and dropped.
 _MAX_SCOPE_DEPTH = 256
 
-CONTEXTS = ("shadow", "python")
-DATA = ("tree", "trace")
-HOOKS = ("triton",)
+#: The names a session's context, data and launch hook take: the library's
+#: (fp_prof_context_name and its neighbours, src/prof/choices.c).
+_CHOICES = _ext.prof_choices()
+CONTEXTS: tuple[str, ...] = _CHOICES["context"]
+DATA: tuple[str, ...] = _CHOICES["data"]
+HOOKS: tuple[str, ...] = _CHOICES["hook"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

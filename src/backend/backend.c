@@ -1,48 +1,61 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The backend registry: a name -> `struct fp_backend_ops` table with the built-in "host" and
- * "null" backends first and room for more (CUPTI registers itself; an embedding program may add
- * its own), and the process's sink that the profiler hands over before its first session. The
- * profiler finds backends here; backends never call the profiler (they deliver through the sink),
- * so the dependency goes one way. Lookups take a mutex; the ops structs are borrowed. It does not
- * start or stop anything: sessions do that (src/prof/session.c, session-write.c).
+ * The backend registry: the vendor table (one row per vendor folder, FP__VENDORS in
+ * backend-internal.h) and a name -> `struct fp_backend_ops` table with the vendors' built-in
+ * backends first ("host" and "null") and room for more (a vendor's opt-in backend registers
+ * itself when a client asks; an embedding program may add its own). The profiler finds
+ * backends here; backends never call the profiler (they deliver through the sink,
+ * process-sink.c), so the dependency goes one way. Lookups take a mutex; the ops structs are
+ * borrowed. It does not start or stop anything: sessions do that (src/prof/session-start.c,
+ * session-write.c).
  */
 #include "fp-setup.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 
-#include <flagprism/backend.h>
+#include "backend/backend-internal.h"
+
+static const struct fp__vendor *const vendors[] = {
+#define FP__VENDOR_ROW(name) &fp__vendor_##name,
+	FP__VENDORS(FP__VENDOR_ROW)
+#undef FP__VENDOR_ROW
+};
 
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct fp_backend_ops *extra[FP_BACKEND_MAX];
 static size_t nextra;
-static _Atomic(const struct fp_sink *) process_sink;
 
-/* Built-ins are always there, so the table needs no initialisation call. */
-static const struct fp_backend_ops *builtin(size_t i)
+const struct fp__vendor *fp__vendor_at(size_t i)
 {
-	switch (i) {
-	case 0:
-		return fp_backend_host();
-	case 1:
-		return fp_backend_null();
-	default:
-		return NULL;
-	}
+	return i < FP_ARRAY_SIZE(vendors) ? vendors[i] : NULL;
 }
 
-#define NBUILTIN 2
+/* Built-in `i` of the vendors' rows, in row order, or NULL past them; *n counts the built-ins
+ * walked (all of them when it returns NULL). Built-ins are always there, so the table needs no
+ * initialisation call. */
+static const struct fp_backend_ops *builtin(size_t i, size_t *n)
+{
+	size_t v, k;
+
+	*n = 0;
+	for (v = 0; v < FP_ARRAY_SIZE(vendors); v++)
+		for (k = 0; vendors[v]->backends && vendors[v]->backends[k]; k++, ++*n)
+			if (*n == i)
+				return vendors[v]->backends[k]();
+	return NULL;
+}
 
 const struct fp_backend_ops *fp_backend_at(size_t i)
 {
-	const struct fp_backend_ops *ops = NULL;
+	const struct fp_backend_ops *ops;
+	size_t nbuiltin;
 
-	if (i < NBUILTIN)
-		return builtin(i);
+	ops = builtin(i, &nbuiltin);
+	if (ops)
+		return ops;
 	pthread_mutex_lock(&backend_lock);
-	if (i - NBUILTIN < nextra)
-		ops = extra[i - NBUILTIN];
+	if (i - nbuiltin < nextra)
+		ops = extra[i - nbuiltin];
 	pthread_mutex_unlock(&backend_lock);
 	return ops;
 }
@@ -62,27 +75,19 @@ const struct fp_backend_ops *fp_backend_find(const char *name)
 
 int fp_backend_register(const struct fp_backend_ops *ops)
 {
+	size_t nbuiltin;
 	int rc = FP_OK;
 
 	if (!ops || !ops->name || !*ops->name || !ops->start || !ops->stop || !ops->flush)
 		return FP_EINVAL;
 	if (fp_backend_find(ops->name))
 		return FP_EBUSY;
+	builtin(SIZE_MAX, &nbuiltin); /* counts them all */
 	pthread_mutex_lock(&backend_lock);
-	if (nextra + NBUILTIN >= FP_BACKEND_MAX)
+	if (nextra + nbuiltin >= FP_BACKEND_MAX)
 		rc = FP_ELIMIT;
 	else
 		extra[nextra++] = ops;
 	pthread_mutex_unlock(&backend_lock);
 	return rc;
-}
-
-const struct fp_sink *fp_backend_sink(void)
-{
-	return atomic_load(&process_sink);
-}
-
-void fp_backend_set_sink(const struct fp_sink *sink)
-{
-	atomic_store(&process_sink, sink);
 }

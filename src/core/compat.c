@@ -77,6 +77,46 @@ static const struct fp_compat_issue issues[] = {
 			"observes the same way, or Triton 3.8 or older",
 	},
 	{
+		/*
+		 * Checked with triton-ascend 3.2.0 (tests/python/test_ascend.py): its language is
+		 * Triton 3.2's, without tuple values (Triton 3.3's tl.tuple), and every twin fails in
+		 * the code generator ("unsupported tensor index: constexpr[0]" where a helper indexes
+		 * the record words it was passed, "'constexpr' object is not subscriptable" where a
+		 * check indexes its candidates); the kernels themselves compile to Linalg. Its
+		 * interpreter fails too, earlier: Triton-Ascend's patched `|`/`&`/`^` reject a Python
+		 * int on the left ("'int' object has no attribute 'type'"), and past that its builder
+		 * lacks operations the helpers use (get_int1_ty).
+		 */
+		.id = "triton-ascend3.2-no-tuple-values",
+		.modes = FP_COMPAT_ANY,
+		.when = {{"triton-ascend", FP_COMPAT_TRITON_ASCEND_MIN,
+			  FP_COMPAT_TRITON_ASCEND_BELOW}},
+		.feature = "tuple-values",
+		.breaks =
+			"Triton-Ascend 3.2's language (Triton 3.2) cannot pass tuples to @jit "
+			"functions or index them there, which FlagPrism's device helpers do (Triton "
+			"3.3+), and its bitwise operators reject a Python int on the left, so the "
+			"Debugger's instrumented kernels do not compile and the kernels run unobserved",
+		.workaround = "debug the kernel with upstream Triton " FP_COMPAT_TRITON_MIN
+			      " up to " FP_COMPAT_TRITON_BELOW
+			      " on its interpreter (TRITON_INTERPRET=1) or on an NVIDIA GPU; what "
+			      "works on Ascend is in docs/guide/backends.md",
+	},
+	{
+		/* The tested range's upper end: later Triton-Ascend releases were never tried. */
+		.id = "triton-ascend-newer-than-tested",
+		.modes = FP_COMPAT_ANY,
+		.when = {{"triton-ascend", FP_COMPAT_TRITON_ASCEND_BELOW, NULL}},
+		.feature = "triton-ascend",
+		.breaks =
+			"FlagPrism's Ascend tests run with Triton-Ascend " FP_COMPAT_TRITON_ASCEND_MIN
+			" only, and this newer release has not been tried: its language and compiler "
+			"stages may differ in ways FlagPrism does not handle yet",
+		.workaround =
+			"run tests/python/test_ascend.py with it (scripts/ascend.sh) and report "
+			"what fails",
+	},
+	{
 		/* Checked: NumPy 2.4.6 and 2.5.2 fail, 2.3.5 works (Triton 3.6.0). */
 		.id = "triton3.6-interpreter-numpy2.4",
 		.modes = FP_COMPAT_INTERPRETER,

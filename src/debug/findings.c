@@ -20,6 +20,7 @@
 #include <flagprism/strbuf.h>
 
 #include "debug/debug-internal.h"
+#include "debug/report-internal.h"
 
 #define MAX_ARGS 4096u /* tensor arguments of one launch */
 
@@ -55,27 +56,6 @@ struct ctx {
 	const struct fp_dbg_table_entry *table;
 	size_t np;
 };
-
-const char *fp_dbg_finding_kind_name(enum fp_dbg_finding_kind kind)
-{
-	switch (kind) {
-	case FP_DBG_FINDING_OUT_OF_BOUNDS:
-		return "out_of_bounds";
-	case FP_DBG_FINDING_NAN_ORIGIN:
-		return "nan_origin";
-	case FP_DBG_FINDING_INF_ORIGIN:
-		return "inf_origin";
-	case FP_DBG_FINDING_DIVISION_BY_ZERO:
-		return "division_by_zero";
-	case FP_DBG_FINDING_INVALID_DOMAIN:
-		return "invalid_domain";
-	case FP_DBG_FINDING_PRECISION_LOSS:
-		return "precision_loss";
-	case FP_DBG_FINDING_DESCRIPTOR_EXTENT:
-		return "descriptor_extent";
-	}
-	return "unknown";
-}
 
 const char *fp_dbg_oob_where_name(enum fp_dbg_oob_where where)
 {
@@ -293,12 +273,48 @@ static uint64_t view_distance(const struct fp_dbg_table_entry *e, uint64_t a)
  * tensors' nearest, or with none known the nearest tensor of the launch), how far, and where its
  * first offending address lies.
  */
+/*
+ * Where address `a` lies for an access through parameter `ref` (its allocation [slo, shi)):
+ * inside that allocation; else in another parameter's view, then (outside the reference's own
+ * allocation only) another's allocation, which slices of one buffer share; else outside every
+ * allocation the launch knows. *other: that other parameter's index, or SIZE_MAX.
+ */
+static enum fp_dbg_oob_where locate(const struct ctx *x, size_t ref, uint64_t slo, uint64_t shi,
+				    uint64_t a, size_t *other)
+{
+	enum fp_dbg_oob_where where =
+		a >= slo && a < shi ? FP_DBG_OOB_INSIDE_STORAGE : FP_DBG_OOB_OUTSIDE;
+	size_t i, j;
+
+	*other = SIZE_MAX;
+	for (j = 0;
+	     x->table && j < (where == FP_DBG_OOB_INSIDE_STORAGE ? 1u : 2u) && *other == SIZE_MAX;
+	     j++)
+		for (i = 0; i < x->np && *other == SIZE_MAX; i++) {
+			uint64_t lo, hi;
+
+			if (i == ref || !has_view(&x->table[i]))
+				continue;
+			if (j == 0) {
+				lo = x->table[i].view_lo;
+				hi = x->table[i].view_hi;
+			} else {
+				entry_storage(&x->table[i], &lo, &hi);
+			}
+			if (a >= lo && a < hi)
+				*other = i;
+		}
+	if (where != FP_DBG_OOB_INSIDE_STORAGE && *other != SIZE_MAX)
+		where = FP_DBG_OOB_OTHER_STORAGE;
+	return where;
+}
+
 static void bounds_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 {
 	const struct fp_dbg_run *run = x->run;
-	size_t ref = SIZE_MAX, other = SIZE_MAX, i, j;
+	size_t ref = SIZE_MAX, other = SIZE_MAX, i;
 	uint64_t best = UINT64_MAX, a = k->first_value, slo, shi;
-	enum fp_dbg_oob_where where = FP_DBG_OOB_OUTSIDE;
+	enum fp_dbg_oob_where where;
 	const struct fp_dbg_table_entry *r;
 	bool known = false;
 	struct agg *g;
@@ -324,27 +340,11 @@ static void bounds_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 		return; /* no tensor to compare with: the device found nothing to check against */
 	r = &x->table[ref];
 	entry_storage(r, &slo, &shi);
-	if (a >= slo && a < shi)
-		where = FP_DBG_OOB_INSIDE_STORAGE;
-	/* another tensor of the launch the address lies in: its view first, then (outside the
-	 * reference's own allocation only) its storage, which slices of one buffer share */
-	for (j = 0; j < (where == FP_DBG_OOB_INSIDE_STORAGE ? 1u : 2u) && other == SIZE_MAX; j++)
-		for (i = 0; i < x->np && other == SIZE_MAX; i++) {
-			uint64_t lo, hi;
-
-			if (i == ref || !has_view(&x->table[i]))
-				continue;
-			if (j == 0) {
-				lo = x->table[i].view_lo;
-				hi = x->table[i].view_hi;
-			} else {
-				entry_storage(&x->table[i], &lo, &hi);
-			}
-			if (a >= lo && a < hi)
-				other = i;
-		}
-	if (where != FP_DBG_OOB_INSIDE_STORAGE && other != SIZE_MAX)
-		where = FP_DBG_OOB_OTHER_STORAGE;
+	if (k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT && k->has_range)
+		/* the slot holds the descriptor's range (its first value is its base, inside the
+		 * view): the address that matters is its first byte outside the view */
+		a = k->hi > r->view_hi ? FP_MAX(r->view_hi, k->lo) : k->lo;
+	where = locate(x, ref, slo, shi, a, &other);
 	g = add(x,
 		k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT ? FP_DBG_FINDING_DESCRIPTOR_EXTENT :
 							   FP_DBG_FINDING_OUT_OF_BOUNDS,
@@ -357,9 +357,6 @@ static void bounds_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 	g->f.other_param = other != SIZE_MAX ? x->pnames[other] : NULL;
 	g->f.where = where;
 	g->f.address = a;
-	if (k->rule == FP_DBG_RULE_DESCRIPTOR_EXTENT && k->has_range)
-		/* the slot holds the descriptor's range: its first byte outside the view */
-		g->f.address = k->hi > r->view_hi ? FP_MAX(r->view_hi, k->lo) : k->lo;
 	g->f.view_lo = r->view_lo;
 	g->f.view_hi = r->view_hi;
 	g->f.storage_lo = slo;
@@ -370,7 +367,8 @@ static void bounds_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 	}
 	g->f.lanes_known = true;
 	g->f.lanes_out = k->count;
-	g->f.suppressed = run->info.suppress && k->rule == FP_DBG_RULE_BOUNDS ? k->count : 0;
+	g->f.suppressed =
+		run->info.suppress && k->suppressed && k->rule == FP_DBG_RULE_BOUNDS ? k->count : 0;
 }
 
 static double bits_double(uint64_t b)
@@ -386,27 +384,7 @@ static void value_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 	enum fp_dbg_finding_kind kind;
 	struct agg *g;
 
-	switch (k->rule) {
-	case FP_DBG_RULE_NAN:
-	case FP_DBG_RULE_NAN_MEM:
-		kind = FP_DBG_FINDING_NAN_ORIGIN;
-		break;
-	case FP_DBG_RULE_INF:
-	case FP_DBG_RULE_INF_MEM:
-		kind = FP_DBG_FINDING_INF_ORIGIN;
-		break;
-	case FP_DBG_RULE_DIV_ZERO:
-	case FP_DBG_RULE_DIV_TINY:
-		kind = FP_DBG_FINDING_DIVISION_BY_ZERO;
-		break;
-	case FP_DBG_RULE_SQRT_NEGATIVE:
-	case FP_DBG_RULE_LOG_NEGATIVE:
-		kind = FP_DBG_FINDING_INVALID_DOMAIN;
-		break;
-	default:
-		kind = FP_DBG_FINDING_PRECISION_LOSS;
-		break;
-	}
+	kind = fp_dbg_rule_kind(k->rule); /* the registry's (checks.c) */
 	g = add(x, kind, k->statement, k->site);
 	if (!g)
 		return;
@@ -415,19 +393,74 @@ static void value_finding(struct ctx *x, const struct fp_dbg_check_slot *k)
 	g->f.value = bits_double(k->first_value);
 	g->f.target_dtype = k->target_dtype;
 	g->f.from_memory = k->rule == FP_DBG_RULE_NAN_MEM || k->rule == FP_DBG_RULE_INF_MEM;
+	if (g->f.from_memory) {
+		g->f.cands = k->cands;
+		g->f.ncands = k->ncands;
+	}
+}
+
+size_t fp__dbg_param_storages(const struct fp_dbg_run *run, const char *const *names, size_t n,
+			      struct fp__dbg_range *out, size_t cap)
+{
+	const char *const *pnames;
+	const struct fp_dbg_table_entry *table;
+	size_t np = fp_dbg_run_params(run, &pnames, &table), i, j, k, got = 0;
+
+	for (i = 0; table && i < n; i++)
+		for (j = 0; j < np; j++) {
+			const struct fp_dbg_table_entry *e = &table[j];
+
+			if (strcmp(pnames[j], names[i]) || e->storage_lo >= e->storage_hi)
+				continue;
+			for (k = 0; k < got; k++)
+				if (out[k].lo == e->storage_lo && out[k].hi == e->storage_hi)
+					break;
+			if (k == got && got < cap)
+				out[got++] = (struct fp__dbg_range){e->storage_lo, e->storage_hi};
+		}
+	return got;
+}
+
+size_t fp__dbg_written(const struct fp_dbg_run *run, bool inf, struct fp__dbg_range *out,
+		       size_t cap)
+{
+	size_t nk, i, got = 0;
+	const struct fp_dbg_check_slot *ks = fp_dbg_run_checks(run, &nk);
+	enum fp_dbg_rule rule = inf ? FP_DBG_RULE_INF : FP_DBG_RULE_NAN;
+
+	for (i = 0; i < nk && got < cap; i++)
+		if (ks[i].rule == rule && ks[i].nstores && (ks[i].fired || ks[i].descended))
+			got += fp__dbg_param_storages(run, ks[i].stores, ks[i].nstores, out + got,
+						      cap - got);
+	return got;
+}
+
+bool fp__dbg_overlap(const struct fp__dbg_range *a, size_t na, const struct fp__dbg_range *b,
+		     size_t nb)
+{
+	size_t i, j;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			if (a[i].lo < b[j].hi && b[j].lo < a[i].hi)
+				return true;
+	return false;
 }
 
 /*
  * NaN/Inf descent inside the launch: values that held one because a read did are counted on
- * the slot that saw them (descended); a load from memory that held one while the launch also
- * made one (a store of it, read back) descends from that origin: counted there, not a finding
- * of its own (docs/guide/debugger.md, "NaN and Inf origin").
+ * the slot that saw them (descended); a load from memory that held one where this launch wrote
+ * one before (a store of it into the same allocation, read back) descends from the launch's
+ * origin: counted there, not a finding of its own. A load of memory the launch wrote no NaN
+ * into (the data already held it) stays a finding (docs/guide/debugger.md, "NaN and Inf
+ * origin").
  */
 static void descent(struct ctx *x)
 {
 	struct fp_dbg_findings *fs = x->fs;
-	size_t i, j, nk, kind;
+	size_t i, j, nk, kind, nw;
 	const struct fp_dbg_check_slot *ks = fp_dbg_run_checks(x->run, &nk);
+	struct fp__dbg_range wrote[FP__DBG_MAX_RANGES];
 
 	for (kind = 0; kind < 2; kind++) {
 		enum fp_dbg_finding_kind fk =
@@ -450,10 +483,17 @@ static void descent(struct ctx *x)
 		for (j = 0; j < nk; j++)
 			if (ks[j].rule == rule)
 				o->f.descendants += ks[j].descended;
+		nw = fp__dbg_written(x->run, kind != 0, wrote, FP__DBG_MAX_RANGES);
 		for (j = 0; j < fs->n; j++) {
 			struct agg *m = &fs->items[j];
+			struct fp__dbg_range from[FP__DBG_MAX_RANGES];
+			size_t nf;
 
 			if (m->dropped || !m->f.from_memory || m->f.kind != fk)
+				continue;
+			nf = fp__dbg_param_storages(x->run, m->f.cands, m->f.ncands, from,
+						    FP__DBG_MAX_RANGES);
+			if (!fp__dbg_overlap(from, nf, wrote, nw))
 				continue;
 			m->dropped = true;
 			o->f.descendants += m->f.instance_count;
@@ -496,8 +536,8 @@ static void check_host_descriptors(struct ctx *x)
 
 	for (j = 0; j < fs->nargs && !x->err; j++) {
 		const struct fp_dbg_arg *a = &fs->args[j];
-		uint64_t slo, shi, before, past;
-		size_t si = SIZE_MAX;
+		uint64_t slo, shi, before, past, addr;
+		size_t si = SIZE_MAX, ref, other;
 		struct agg *g;
 
 		if (!a->descriptor || inside(a->view_lo, a->view_hi, a->desc_lo, a->desc_hi) ||
@@ -525,6 +565,8 @@ static void check_host_descriptors(struct ctx *x)
 		if (!g)
 			return;
 		storage_of(a, &slo, &shi);
+		/* the first byte outside the view (past its end, else before its start) */
+		addr = past ? FP_MAX(a->view_hi, a->desc_lo) : a->desc_lo;
 		g->f.program = 0;
 		g->f.instance_count = 1;
 		g->f.programs[0] = 0; /* checked once, at launch: shown at the first program */
@@ -532,13 +574,14 @@ static void check_host_descriptors(struct ctx *x)
 		g->f.program_count = 1;
 		g->f.param = a->name;
 		g->f.param_known = true;
-		g->f.where = inside(slo, shi, a->desc_lo, a->desc_hi) ? FP_DBG_OOB_INSIDE_STORAGE :
-									FP_DBG_OOB_OUTSIDE;
+		ref = param_index(x, a->name);
+		g->f.where = locate(x, ref, slo, shi, addr, &other);
+		g->f.other_param = other != SIZE_MAX ? x->pnames[other] : NULL;
 		g->f.view_lo = a->view_lo;
 		g->f.view_hi = a->view_hi;
 		g->f.storage_lo = slo;
 		g->f.storage_hi = shi;
-		g->f.address = past ? a->desc_hi - 1 : a->desc_lo;
+		g->f.address = addr;
 		g->f.bytes_before = before;
 		g->f.bytes_past = past;
 		g->f.subject = a->name;
@@ -921,6 +964,14 @@ void fp_dbg_findings_keep(struct fp_dbg_findings *f, unsigned kinds)
 		if (kinds & (1u << f->out[i].kind))
 			f->out[n++] = f->out[i];
 	f->nout = n;
+}
+
+void fp__dbg_findings_remove(struct fp_dbg_findings *f, size_t i)
+{
+	if (!f || !f->out || i >= f->nout)
+		return;
+	memmove(&f->out[i], &f->out[i + 1], (f->nout - i - 1) * sizeof(*f->out));
+	f->nout--;
 }
 
 size_t fp_dbg_findings_count(const struct fp_dbg_findings *f)

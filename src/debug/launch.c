@@ -220,25 +220,15 @@ static int parse_stack(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 	return FP_OK;
 }
 
-/* Optional "checks": the checks of check mode ("bounds", "nan", "inf", "precision",
- * "domain"), as the kinds of findings they report; null or absent: every kind. */
+/* Optional "checks": the checks of check mode (the registry's names, fp_dbg_check_find()), as
+ * the kinds of findings they report; null or absent: every kind. */
 static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root,
 			struct fp_dbg_launch *l)
 {
-	static const struct {
-		const char *name;
-		unsigned kinds;
-	} map[] = {
-		{"bounds",
-		 (1u << FP_DBG_FINDING_OUT_OF_BOUNDS) | (1u << FP_DBG_FINDING_DESCRIPTOR_EXTENT)},
-		{"nan", 1u << FP_DBG_FINDING_NAN_ORIGIN},
-		{"inf", 1u << FP_DBG_FINDING_INF_ORIGIN},
-		{"precision", 1u << FP_DBG_FINDING_PRECISION_LOSS},
-		{"domain",
-		 (1u << FP_DBG_FINDING_DIVISION_BY_ZERO) | (1u << FP_DBG_FINDING_INVALID_DOMAIN)},
-	};
 	const struct fp_json_value *a = fp_json_get(root, "checks"), *v;
-	size_t i, j, n;
+	const struct fp_dbg_check_info *ck;
+	char names[128];
+	size_t i, n, len;
 	const char *name;
 
 	if (!a || fp_json_type(a) == FP_JSON_NULL)
@@ -249,17 +239,14 @@ static int parse_checks(struct fp__dbg_jctx *c, const struct fp_json_value *root
 	n = fp_json_len(a);
 	for (i = 0; i < n; i++) {
 		v = fp_json_at(a, i);
-		name = fp_json_string(v, NULL);
-		for (j = 0; name && j < FP_ARRAY_SIZE(map); j++)
-			if (!strcmp(name, map[j].name))
-				break;
-		if (!name || j == FP_ARRAY_SIZE(map))
-			return fp__dbg_launch_err(
-				c, FP_EFORMAT, v,
-				"\"checks[%zu]\" must be one of bounds, nan, inf, "
-				"precision, domain",
-				i);
-		l->check_kinds |= map[j].kinds;
+		name = fp_json_string(v, &len);
+		ck = name ? fp_dbg_check_find(name, len) : NULL;
+		if (!ck) {
+			fp_dbg_check_names(names, sizeof(names), ", ");
+			return fp__dbg_launch_err(c, FP_EFORMAT, v,
+						  "\"checks[%zu]\" must be one of %s", i, names);
+		}
+		l->check_kinds |= ck->kinds;
 	}
 	return FP_OK;
 }

@@ -5,7 +5,7 @@
  * background thread that waits for each launch's read back, decodes it, writes its reports and
  * accounts for it in the summary. Everything is bounded: the pool's bytes, the slices and jobs in
  * flight (FP__PIPE_MAX_INFLIGHT), the results kept. Not here: the record format (decode.c), the
- * reports (report/), the driver calls (backend/devmem-cuda.c).
+ * reports (report/), moving the bytes (<flagprism/devmem.h>: the vendor's driver, src/backend/).
  */
 #include "fp-setup.h"
 

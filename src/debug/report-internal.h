@@ -114,17 +114,48 @@ struct fp_strbuf;
  * what fp_dbg_summary_write_parts() merges the parts under. FP_OK, FP_ENOMEM, FP_ELIMIT. */
 int fp__dbg_summary_json(struct fp_dbg_summary *s, struct fp_strbuf *sb);
 
-/* How many of a launch's findings the summary would count as descendants of an earlier
- * NaN/Inf origin instead of listing them (0 for a NULL summary). */
-size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
-				   const struct fp_dbg_findings *fs, uint64_t launch);
+/*
+ * Memory NaN and Inf travel through: a load from memory that held one descends from an origin
+ * only if that origin's launch wrote one into the same allocation (docs/guide/debugger.md, "NaN
+ * and Inf origin"). Ranges are allocations [lo, hi) from a run's tensor table.
+ */
+struct fp__dbg_range {
+	uint64_t lo, hi;
+};
+#define FP__DBG_MAX_RANGES 64u /* per query; more are left out (the link is then not made) */
+
+/* The allocations of the named parameters (tensor-table storages, zero entries skipped,
+ * duplicates once) into out[cap]; returns how many. */
+size_t fp__dbg_param_storages(const struct fp_dbg_run *run, const char *const *names, size_t n,
+			      struct fp__dbg_range *out, size_t cap);
+
+/* The allocations this run's stores and atomics wrote a NaN (inf false) or an Inf (inf true)
+ * into: the "stores" parameters of the value checks of stored values that held one (born there
+ * or descended). */
+size_t fp__dbg_written(const struct fp_dbg_run *run, bool inf, struct fp__dbg_range *out,
+		       size_t cap);
+
+/* Whether any range of a overlaps any of b. */
+bool fp__dbg_overlap(const struct fp__dbg_range *a, size_t na, const struct fp__dbg_range *b,
+		     size_t nb);
+
+/* Fold a launch's NaN/Inf findings at loads of memory an earlier launch wrote one into (a
+ * store of the summary's ranges) into that launch's origin: counted there as descendants and
+ * removed from `fs`. folded[inf]: the origin (findings index + 1) this launch's NaN (0) or Inf
+ * (1) descended from, 0 for none. No-op (zeros) for a NULL summary. */
+void fp__dbg_summary_fold(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
+			  struct fp_dbg_findings *fs, uint64_t launch, size_t folded[2]);
 
 /* Add a launch's findings to a summary, under launch `launch` and its report path (NULL: no
- * report file was written). Counts the report. No-op for a NULL summary. */
+ * report file was written), and where its stores put NaN and Inf (folded: from
+ * fp__dbg_summary_fold). Counts the report. No-op for a NULL summary. */
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
 					const struct fp_dbg_launch *l,
 					const struct fp_dbg_findings *fs, uint64_t launch,
-					const char *report);
+					const char *report, const size_t folded[2]);
+
+/* Remove finding `i` from `fs` (the later ones move up). */
+void fp__dbg_findings_remove(struct fp_dbg_findings *fs, size_t i);
 
 /*
  * Where `line` of `frame` is: "line 12" in the kernel's body, "attn.py:43 _inner -> attn.py:12"

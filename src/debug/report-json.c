@@ -5,12 +5,14 @@
  * order, each with its results (value summaries) and memory accesses (address summaries), every
  * instance in program-then-execution order; then the `findings` (src/debug/findings.c; a
  * sanitize run lists findings only, with an empty `statements` list). Everything goes through
- * the streaming JSON writer; addresses are JSON integers. The text twin is report-txt.c.
+ * the streaming JSON writer; addresses are JSON integers. Members a reader relies on are
+ * spelled by <flagprism/debug-keys.h>, the others here. The text twin is report-txt.c.
  */
 #include "fp-setup.h"
 
 #include <math.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/json.h>
 #include <flagprism/version.h>
 
@@ -36,6 +38,9 @@ struct ib {
 	size_t n;
 	char b[1024];
 };
+
+/* `"key":`, to join with the text around it */
+#define QK(key) "\"" key "\":"
 
 static void ib_str(struct ib *x, const char *s)
 {
@@ -84,13 +89,13 @@ static void ib_program(struct ib *x, const struct fp_dbg_launch *l, uint64_t p, 
 	uint64_t xyz[3];
 
 	fp__dbg_program_xyz(l, p, xyz);
-	ib_str(x, "{\"program\":[");
+	ib_str(x, "{" QK(FP_DBG_KEY_INSTANCE_PROGRAM) "[");
 	ib_u64(x, xyz[0]);
 	x->b[x->n++] = ',';
 	ib_u64(x, xyz[1]);
 	x->b[x->n++] = ',';
 	ib_u64(x, xyz[2]);
-	ib_str(x, "],\"execution\":");
+	ib_str(x, "]," QK(FP_DBG_KEY_INSTANCE_EXECUTION));
 	ib_u64(x, exec);
 }
 
@@ -101,34 +106,34 @@ static void value_summary(struct ib *x, const struct fp_dbg_record *r)
 
 	fp_dbg_record_value_summary(r, &v);
 	has = v.finite_count > 0 && !v.counts_only;
-	ib_str(x, ",\"summary\":{\"element_count\":");
+	ib_str(x, "," QK(FP_DBG_KEY_INSTANCE_SUMMARY) "{" QK(FP_DBG_KEY_VALUE_ELEMENT_COUNT));
 	ib_u64(x, v.element_count);
-	ib_str(x, ",\"nan_count\":");
+	ib_str(x, "," QK(FP_DBG_KEY_VALUE_NAN_COUNT));
 	ib_u64(x, v.nan_count);
-	ib_str(x, ",\"inf_count\":");
+	ib_str(x, "," QK(FP_DBG_KEY_VALUE_INF_COUNT));
 	ib_u64(x, v.inf_count);
-	ib_str(x, ",\"zero_count\":");
+	ib_str(x, "," QK(FP_DBG_KEY_VALUE_ZERO_COUNT));
 	ib_u64(x, v.zero_count);
-	ib_str(x, ",\"mean\":");
+	ib_str(x, "," QK(FP_DBG_KEY_VALUE_MEAN));
 	ib_num(x, v.mean, has);
 	if (!v.is_float && has) {
-		ib_str(x, ",\"min\":");
+		ib_str(x, "," QK(FP_DBG_KEY_VALUE_MIN));
 		if (v.is_unsigned)
 			ib_u64(x, (uint64_t)v.imin);
 		else
 			ib_i64(x, v.imin);
-		ib_str(x, ",\"max\":");
+		ib_str(x, "," QK(FP_DBG_KEY_VALUE_MAX));
 		if (v.is_unsigned)
 			ib_u64(x, (uint64_t)v.imax);
 		else
 			ib_i64(x, v.imax);
 	} else {
-		ib_str(x, ",\"min\":");
+		ib_str(x, "," QK(FP_DBG_KEY_VALUE_MIN));
 		ib_num(x, v.min, has);
-		ib_str(x, ",\"max\":");
+		ib_str(x, "," QK(FP_DBG_KEY_VALUE_MAX));
 		ib_num(x, v.max, has);
 	}
-	ib_str(x, ",\"l2_norm\":");
+	ib_str(x, "," QK("l2_norm"));
 	ib_num(x, v.l2_norm, true);
 	x->b[x->n++] = '}';
 }
@@ -167,20 +172,21 @@ static void addr_summary(struct ib *x, const struct fp_dbg_site *s, const struct
 	const char *effect = outside_effect(s);
 
 	fp_dbg_record_addr_summary(r, &a);
-	addr_field(x, ",\"address_summary\":{\"first_addr\":", a.first_addr, a.has_addresses);
-	addr_field(x, ",\"last_addr\":", a.last_addr, a.has_addresses);
-	addr_field(x, ",\"min_addr\":", a.min_addr, a.has_addresses);
-	addr_field(x, ",\"max_addr\":", a.max_addr, a.has_addresses);
-	addr_field(x, ",\"active_lane_count\":", a.active_lane_count, true);
-	addr_field(x, ",\"lane_count\":", a.lanes, true);
-	addr_field(x, ",\"address_span_bytes\":", a.address_span_bytes, true);
-	ib_str(x, ",\"status\":\"");
+	addr_field(x, "," QK(FP_DBG_KEY_INSTANCE_ADDRESS_SUMMARY) "{" QK("first_addr"),
+		   a.first_addr, a.has_addresses);
+	addr_field(x, "," QK("last_addr"), a.last_addr, a.has_addresses);
+	addr_field(x, "," QK(FP_DBG_KEY_ADDRESS_MIN_ADDR), a.min_addr, a.has_addresses);
+	addr_field(x, "," QK(FP_DBG_KEY_ADDRESS_MAX_ADDR), a.max_addr, a.has_addresses);
+	addr_field(x, "," QK(FP_DBG_KEY_ADDRESS_ACTIVE_LANE_COUNT), a.active_lane_count, true);
+	addr_field(x, "," QK(FP_DBG_KEY_ADDRESS_LANE_COUNT), a.lanes, true);
+	addr_field(x, "," QK(FP_DBG_KEY_ADDRESS_SPAN_BYTES), a.address_span_bytes, true);
+	ib_str(x, "," QK("status") "\"");
 	ib_str(x, fp_dbg_addr_status_name(a.status));
 	ib_str(x, "\"");
 	if (effect && a.status == FP_DBG_ADDR_COMPLETE) {
-		addr_field(x, ",\"lanes_outside_shape\":",
+		addr_field(x, "," QK("lanes_outside_shape"),
 			   a.lanes - FP_MIN(a.active_lane_count, a.lanes), true);
-		ib_str(x, ",\"outside_shape\":\"");
+		ib_str(x, "," QK("outside_shape") "\"");
 		ib_str(x, effect);
 		ib_str(x, "\"");
 	}
@@ -195,15 +201,15 @@ static void artifacts_of(struct ib *x, const struct fp__dbg_wctx *c, const struc
 		return;
 	if (fp_dbg_record_kind(r) == FP_DBG_KIND_VALUE) {
 		fp__dbg_artifact_name(c, r, "value", name, sizeof(name));
-		ib_str(x, ",\"artifact\":\"");
+		ib_str(x, "," QK("artifact") "\"");
 		ib_str(x, name);
 		x->b[x->n++] = '"';
 	} else {
 		fp__dbg_artifact_name(c, r, "addr", name, sizeof(name));
-		ib_str(x, ",\"artifact\":\"");
+		ib_str(x, "," QK("artifact") "\"");
 		ib_str(x, name);
 		fp__dbg_artifact_name(c, r, "mask", name, sizeof(name));
-		ib_str(x, "\",\"mask_artifact\":\"");
+		ib_str(x, "\"," QK("mask_artifact") "\"");
 		ib_str(x, name);
 		x->b[x->n++] = '"';
 	}
@@ -233,27 +239,27 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 
 	r = fp_dbg_run_records(c->run, si, &n);
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_uint(w, "site", s->id);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_SITE_ID, s->id);
 	if (s->kind != FP_DBG_KIND_VALUE) {
-		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
+		fp_jsonw_kv_string(w, FP_DBG_KEY_SITE_ACCESS, fp_dbg_kind_name(s->kind));
 		if (s->op[0])
 			fp_jsonw_kv_string(w, "op", s->op);
 		fp_jsonw_kv_string(w, "form", s->form[0] ? s->form : "pointer");
 		if (s->padding[0])
 			fp_jsonw_kv_string(w, "padding", s->padding);
 	}
-	fp_jsonw_kv_string(w, "name", s->name);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_SITE_NAME, s->name);
 	if (n) {
-		fp_jsonw_kv_string(w, "dtype", fp_dtype_name(s->dtype));
-		fp_jsonw_key(w, "shape");
+		fp_jsonw_kv_string(w, FP_DBG_KEY_SITE_DTYPE, fp_dtype_name(s->dtype));
+		fp_jsonw_key(w, FP_DBG_KEY_SITE_SHAPE);
 		shape(w, s);
 		if (s->flattened)
-			fp_jsonw_kv_uint(w, "rank", s->ndim);
+			fp_jsonw_kv_uint(w, FP_DBG_KEY_SITE_RANK, s->ndim);
 	} else {
-		fp_jsonw_kv_null(w, "dtype");
-		fp_jsonw_kv_null(w, "shape");
+		fp_jsonw_kv_null(w, FP_DBG_KEY_SITE_DTYPE);
+		fp_jsonw_kv_null(w, FP_DBG_KEY_SITE_SHAPE);
 	}
-	fp_jsonw_kv_uint(w, "instance_count", n);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_SITE_INSTANCE_COUNT, n);
 	/* false after a record overflow: dropped records are counted per run, not per site */
 	fp_jsonw_kv_bool(w, "instances_complete", !fp_dbg_run_info(c->run)->overflow_count);
 	if (n)
@@ -263,7 +269,7 @@ static void site(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t si)
 				   fp_dbg_run_info(c->run)->overflow_count ?
 					   "records dropped (overflow)" :
 					   "not executed");
-	fp_jsonw_key(w, "instances");
+	fp_jsonw_key(w, FP_DBG_KEY_SITE_INSTANCES);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n; i++)
 		instance(w, c, s, &r[i]);
@@ -291,7 +297,7 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 {
 	size_t i, j;
 
-	fp_jsonw_key(w, "reads");
+	fp_jsonw_key(w, FP_DBG_KEY_STATEMENT_READS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < st->nsites; i++) {
 		const struct fp_dbg_site *s = fp_dbg_run_site(c->run, st->sites[i]);
@@ -299,7 +305,7 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 		for (j = 0; j < s->nreads; j++) {
 			fp_jsonw_object_begin(w);
 			fp_jsonw_kv_uint(w, "site", s->id);
-			fp_jsonw_kv_string(w, "name", s->reads[j].name);
+			fp_jsonw_kv_string(w, FP_DBG_KEY_READ_NAME, s->reads[j].name);
 			if (s->reads[j].frame != st->frame ||
 			    strcmp(s->reads[j].var, s->reads[j].name)) {
 				/* a helper's parameter: the caller's variable it stands for */
@@ -307,10 +313,10 @@ static void reads(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 				fp_jsonw_kv_string(w, "var", s->reads[j].var);
 			}
 			if (s->reads[j].statement == UINT32_MAX)
-				fp_jsonw_kv_null(w, "line");
+				fp_jsonw_kv_null(w, FP_DBG_KEY_READ_LINE);
 			else
 				fp_jsonw_kv_uint(
-					w, "line",
+					w, FP_DBG_KEY_READ_LINE,
 					fp_dbg_run_statement(c->run, s->reads[j].statement)->line);
 			fp_jsonw_object_end(w);
 		}
@@ -325,16 +331,16 @@ static void statement(struct fp_jsonw *w, const struct fp__dbg_wctx *c, size_t i
 	int pass;
 
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_uint(w, "id", st->id);
-	fp_jsonw_kv_uint(w, "line", st->line);
-	fp_jsonw_kv_uint(w, "col", st->col);
-	fp_jsonw_kv_uint(w, "end_line", st->end_line);
-	fp_jsonw_kv_uint(w, "loop_depth", st->loop_depth);
-	fp_jsonw_kv_string(w, "source", st->source);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_STATEMENT_ID, st->id);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_STATEMENT_LINE, st->line);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_STATEMENT_COL, st->col);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_STATEMENT_END_LINE, st->end_line);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_STATEMENT_LOOP_DEPTH, st->loop_depth);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_STATEMENT_SOURCE, st->source);
 	where(w, c, st->frame);
 	reads(w, c, st);
 	for (pass = 0; pass < 2; pass++) { /* results, then memory */
-		fp_jsonw_key(w, pass ? "memory" : "results");
+		fp_jsonw_key(w, pass ? FP_DBG_KEY_STATEMENT_MEMORY : FP_DBG_KEY_STATEMENT_RESULTS);
 		fp_jsonw_array_begin(w);
 		for (i = 0; i < st->nsites; i++) {
 			const struct fp_dbg_site *s = fp_dbg_run_site(c->run, st->sites[i]);
@@ -353,23 +359,23 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	const struct fp_dbg_launch *l = c->launch;
 	unsigned i;
 
-	fp_jsonw_kv_int(w, "schema_version", FP_DBG_SCHEMA_VERSION);
+	fp_jsonw_kv_int(w, FP_DBG_KEY_REPORT_SCHEMA_VERSION, FP_DBG_SCHEMA_VERSION);
 	fp_jsonw_key(w, "generator");
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "name", "flagprism");
 	fp_jsonw_kv_string(w, "version", fp_version_string());
 	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "kernel");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_KERNEL);
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_string(w, "name", l->kernel);
-	fp_jsonw_key(w, "grid");
+	fp_jsonw_kv_string(w, FP_DBG_KEY_KERNEL_NAME, l->kernel);
+	fp_jsonw_key(w, FP_DBG_KEY_KERNEL_GRID);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < 3; i++)
 		fp_jsonw_uint(w, l->grid[i]);
 	fp_jsonw_array_end(w);
 	fp_jsonw_kv_uint(w, "programs", in->programs);
-	fp_jsonw_kv_string(w, "backend", l->backend);
-	fp_jsonw_kv_string(w, "source_file", l->source_file);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_KERNEL_BACKEND, l->backend);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_KERNEL_SOURCE_FILE, l->source_file);
 	fp_jsonw_key(w, "num_warps");
 	if (l->nw_kernel) {
 		fp_jsonw_object_begin(w);
@@ -407,22 +413,22 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 		fp_jsonw_null(w);
 	}
 	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "config");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_CONFIG);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_int(w, "level", in->level);
 	fp_jsonw_kv_int(w, "addr_level", in->addr_level);
 	fp_jsonw_kv_uint(w, "record_capacity", in->slots_per_program);
 	fp_jsonw_kv_uint(w, "dump_capacity_words", in->dump_capacity);
-	fp_jsonw_kv_bool(w, "sanitize", l->findings_only);
+	fp_jsonw_kv_bool(w, FP_DBG_KEY_CONFIG_SANITIZE, l->findings_only);
 	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "run");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_RUN);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "script", l->script);
 	fp_jsonw_kv_string(w, "timestamp", l->timestamp);
 	fp_jsonw_kv_int(w, "index", l->run_index);
 	fp_jsonw_kv_string(w, "stem", l->stem);
 	fp_jsonw_object_end(w);
-	fp_jsonw_kv_bool(w, "complete", in->complete && !l->error);
+	fp_jsonw_kv_bool(w, FP_DBG_KEY_REPORT_COMPLETE, in->complete && !l->error);
 	if (l->error)
 		fp_jsonw_kv_string(w, "partial_reason", l->error);
 	else if (!in->complete)
@@ -459,21 +465,21 @@ static void header(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 		fp_jsonw_string(w, l->stack[si]);
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
-	fp_jsonw_kv_uint(w, "overflow_count", in->overflow_count);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_REPORT_OVERFLOW_COUNT, in->overflow_count);
 	fp_jsonw_kv_uint(w, "full_programs", in->full_programs);
-	fp_jsonw_kv_uint(w, "dump_overflow_words", in->dump_overflow);
-	fp_jsonw_kv_uint(w, "record_count", in->record_count);
-	fp_jsonw_kv_uint(w, "dump_count", in->dump_count);
-	fp_jsonw_key(w, "artifacts");
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_REPORT_DUMP_OVERFLOW_WORDS, in->dump_overflow);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_REPORT_RECORD_COUNT, in->record_count);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_REPORT_DUMP_COUNT, in->dump_count);
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_ARTIFACTS);
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_bool(w, "written", c->link_artifacts);
+	fp_jsonw_kv_bool(w, FP_DBG_KEY_ARTIFACTS_WRITTEN, c->link_artifacts);
 	if (c->link_artifacts) {
 		char dir[600];
 
 		snprintf(dir, sizeof(dir), "%s_artifacts", l->stem);
-		fp_jsonw_kv_string(w, "dir", dir);
+		fp_jsonw_kv_string(w, FP_DBG_KEY_ARTIFACTS_DIR, dir);
 	} else {
-		fp_jsonw_kv_null(w, "dir");
+		fp_jsonw_kv_null(w, FP_DBG_KEY_ARTIFACTS_DIR);
 	}
 	if (c->want_artifacts && !in->complete)
 		fp_jsonw_kv_string(w, "refused",
@@ -493,17 +499,17 @@ static void args(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	size_t i, n;
 	const struct fp_dbg_arg *a = fp_dbg_findings_args(c->findings, &n);
 
-	fp_jsonw_key(w, "args");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_ARGS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; a && i < n; i++) {
 		fp_jsonw_object_begin(w);
-		fp_jsonw_kv_string(w, "name", a[i].name);
-		fp_jsonw_kv_uint(w, "element_size", a[i].element_size);
-		range(w, "view", a[i].view_lo, a[i].view_hi);
+		fp_jsonw_kv_string(w, FP_DBG_KEY_ARG_NAME, a[i].name);
+		fp_jsonw_kv_uint(w, FP_DBG_KEY_ARG_ELEMENT_SIZE, a[i].element_size);
+		range(w, FP_DBG_KEY_ARG_VIEW, a[i].view_lo, a[i].view_hi);
 		if (a[i].storage_hi > a[i].storage_lo)
-			range(w, "storage", a[i].storage_lo, a[i].storage_hi);
+			range(w, FP_DBG_KEY_ARG_STORAGE, a[i].storage_lo, a[i].storage_hi);
 		else
-			fp_jsonw_kv_null(w, "storage");
+			fp_jsonw_kv_null(w, FP_DBG_KEY_ARG_STORAGE);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
@@ -525,8 +531,8 @@ static void range(struct fp_jsonw *w, const char *key, uint64_t lo, uint64_t hi)
 {
 	fp_jsonw_key(w, key);
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_uint(w, "start", lo);
-	fp_jsonw_kv_uint(w, "end", hi);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_RANGE_START, lo);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_RANGE_END, hi);
 	fp_jsonw_kv_uint(w, "bytes", hi - lo);
 	fp_jsonw_object_end(w);
 }
@@ -540,15 +546,15 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	size_t i;
 
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_string(w, "kind", fp_dbg_finding_kind_name(f->kind));
-	fp_jsonw_kv_string(w, "statement", st->source);
-	fp_jsonw_kv_uint(w, "statement_id", st->id);
-	fp_jsonw_kv_uint(w, "line", st->line);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_FINDING_KIND, fp_dbg_finding_kind_name(f->kind));
+	fp_jsonw_kv_string(w, FP_DBG_KEY_FINDING_STATEMENT, st->source);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_FINDING_STATEMENT_ID, st->id);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_FINDING_LINE, st->line);
 	where(w, c, st->frame);
 	if (s)
-		fp_jsonw_kv_uint(w, "site", s->id);
+		fp_jsonw_kv_uint(w, FP_DBG_KEY_FINDING_SITE, s->id);
 	else
-		fp_jsonw_kv_null(w, "site");
+		fp_jsonw_kv_null(w, FP_DBG_KEY_FINDING_SITE);
 	fp_jsonw_kv_string(w, "subject", f->subject);
 	fp_jsonw_key(w, "program");
 	program_array(w, c->launch, f->program);
@@ -574,13 +580,13 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 	fp_jsonw_kv_uint(w, "program_count", f->program_count);
 	fp_jsonw_kv_bool(w, "programs_more", f->programs_more);
 	fp_jsonw_kv_uint(w, "instance_count", f->instance_count);
-	fp_jsonw_kv_string(w, "message", f->message);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_FINDING_MESSAGE, f->message);
 	if (f->kind == FP_DBG_FINDING_OUT_OF_BOUNDS ||
 	    f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT) {
 		fp_jsonw_kv_string(w, "access", s ? fp_dbg_kind_name(s->kind) : "load");
 		if (s && s->op[0])
 			fp_jsonw_kv_string(w, "op", s->op);
-		fp_jsonw_kv_string(w, "param", f->param);
+		fp_jsonw_kv_string(w, FP_DBG_KEY_FINDING_PARAM, f->param);
 		fp_jsonw_kv_bool(w, "param_known", f->param_known);
 		fp_jsonw_kv_string(w, "location", fp_dbg_oob_where_name(f->where));
 		if (f->other_param)
@@ -596,8 +602,8 @@ static void finding(struct fp_jsonw *w, const struct fp__dbg_wctx *c,
 		else
 			fp_jsonw_kv_null(w, "lanes_out");
 		fp_jsonw_kv_uint(w, "suppressed", f->suppressed);
-		range(w, "view", f->view_lo, f->view_hi);
-		range(w, "storage", f->storage_lo, f->storage_hi);
+		range(w, FP_DBG_KEY_FINDING_VIEW, f->view_lo, f->view_hi);
+		range(w, FP_DBG_KEY_FINDING_STORAGE, f->storage_lo, f->storage_hi);
 	} else {
 		fp_jsonw_kv_uint(w, "count", f->count);
 		fp_jsonw_kv_bool(w, "count_is_lower_bound", f->count_is_lower_bound);
@@ -649,7 +655,7 @@ static void coverage(struct fp_jsonw *w, const struct fp__dbg_wctx *c)
 	size_t i, n = fp_dbg_run_unobserved_count(c->run);
 
 	fp_dbg_run_coverage(c->run, &cov);
-	fp_jsonw_key(w, "coverage");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_COVERAGE);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_uint(w, "memory_sites", cov.memory_sites);
 	fp_jsonw_kv_uint(w, "memory_sites_observed", cov.memory_sites_observed);
@@ -705,12 +711,12 @@ int fp__dbg_write_json(const struct fp__dbg_wctx *c, FILE *f)
 	args(w, c);
 	coverage(w, c);
 	frames(w, c);
-	fp_jsonw_key(w, "statements");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_STATEMENTS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < n && !c->launch->findings_only; i++)
 		statement(w, c, i);
 	fp_jsonw_array_end(w);
-	fp_jsonw_key(w, "findings");
+	fp_jsonw_key(w, FP_DBG_KEY_REPORT_FINDINGS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < fp_dbg_findings_count(c->findings); i++)
 		finding(w, c, fp_dbg_findings_at(c->findings, i));

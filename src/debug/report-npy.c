@@ -11,6 +11,7 @@
 
 #include <errno.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
 
@@ -171,27 +172,28 @@ static void index_entry(struct art *a, const struct fp_dbg_record *r, const char
 
 	fp__dbg_program_xyz(a->c->launch, r->program, xyz);
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_string(w, "file", file);
-	fp_jsonw_kv_uint(w, "site", s->id);
-	fp_jsonw_kv_uint(w, "statement_line", fp_dbg_run_statement(a->c->run, s->statement)->line);
-	fp_jsonw_kv_string(w, "name", s->name);
-	fp_jsonw_kv_string(w, "kind", kind);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_DUMP_FILE, file);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_DUMP_SITE, s->id);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_DUMP_STATEMENT_LINE,
+			 fp_dbg_run_statement(a->c->run, s->statement)->line);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_DUMP_NAME, s->name);
+	fp_jsonw_kv_string(w, FP_DBG_KEY_DUMP_KIND, kind);
 	if (s->kind == FP_DBG_KIND_VALUE)
-		fp_jsonw_kv_null(w, "access");
+		fp_jsonw_kv_null(w, FP_DBG_KEY_DUMP_ACCESS);
 	else
-		fp_jsonw_kv_string(w, "access", fp_dbg_kind_name(s->kind));
-	fp_jsonw_key(w, "program");
+		fp_jsonw_kv_string(w, FP_DBG_KEY_DUMP_ACCESS, fp_dbg_kind_name(s->kind));
+	fp_jsonw_key(w, FP_DBG_KEY_DUMP_PROGRAM);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < 3; i++)
 		fp_jsonw_uint(w, xyz[i]);
 	fp_jsonw_array_end(w);
-	fp_jsonw_kv_uint(w, "execution", r->execution);
+	fp_jsonw_kv_uint(w, FP_DBG_KEY_DUMP_EXECUTION, r->execution);
 	/* what numpy.load() gives back: bfloat16 and float8 arrive widened to float32 */
 	fp_jsonw_kv_string(
-		w, "dtype",
+		w, FP_DBG_KEY_DUMP_DTYPE,
 		fp_dtype_name(written == FP_DTYPE_BFLOAT16 ? FP_DTYPE_FLOAT32 : written));
-	fp_jsonw_kv_string(w, "source_dtype", fp_dtype_name(source));
-	fp_jsonw_key(w, "shape");
+	fp_jsonw_kv_string(w, FP_DBG_KEY_DUMP_SOURCE_DTYPE, fp_dtype_name(source));
+	fp_jsonw_key(w, FP_DBG_KEY_DUMP_SHAPE);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < ndim; i++)
 		fp_jsonw_uint(w, shape[i]);
@@ -279,7 +281,7 @@ int fp__dbg_write_artifacts(const struct fp__dbg_wctx *c, const char *dir, size_
 	fp_jsonw_kv_int(a.index, "schema_version", FP_DBG_SCHEMA_VERSION);
 	fp_jsonw_kv_string(a.index, "kernel", c->launch->kernel);
 	fp_jsonw_kv_string(a.index, "stem", c->launch->stem);
-	fp_jsonw_key(a.index, "artifacts");
+	fp_jsonw_key(a.index, FP_DBG_KEY_INDEX_ARTIFACTS);
 	fp_jsonw_array_begin(a.index);
 	for (i = 0; i < nsites && !st; i++) {
 		const struct fp_dbg_record *r = fp_dbg_run_records(c->run, i, &n);

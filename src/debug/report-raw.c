@@ -5,7 +5,8 @@
  * (program, then slot) with all 8 words in hex and every field decoded per
  * docs/formats/record-format.md. It is for checking the device side bit by bit, so it shows what was
  * stored, not what the reports derive from it (no means, no references); closed-form records
- * (flags bit 1) appear as the decoder expanded them, with the flag cleared.
+ * (flags bit 1) appear as the decoder expanded them, with the flag cleared. The check area, when
+ * there is one, comes right after the header: the tensor table and every check slot's words.
  */
 #include "fp-setup.h"
 
@@ -65,6 +66,64 @@ static void header(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
 	}
 	fp__tb_printf(t, "stored records: %" PRIu64 " (unused slots are all zero and not listed)\n",
 		      in->record_count);
+}
+
+/* The check area as decoded: the tensor table and every check slot (fired or not). */
+static void check_area(struct fp__tbuf *t, const struct fp__dbg_wctx *c)
+{
+	const struct fp_dbg_table_entry *tab;
+	const struct fp_dbg_check_slot *k;
+	const char *const *names;
+	size_t np, nk, i, j;
+
+	if (!c->info->has_checks)
+		return;
+	np = fp_dbg_run_params(c->run, &names, &tab);
+	k = fp_dbg_run_checks(c->run, &nk);
+	fp__tb_printf(t, "check area: %zu tensor-table entries, %zu check slots, %s\n", np, nk,
+		      c->info->suppress ? "lanes out of bounds suppressed" :
+					  "lanes out of bounds performed");
+	for (i = 0; tab && i < np; i++) {
+		fp__tb_printf(t, "  table %zu %s  view ", i, names[i]);
+		fp__tb_hex(t, tab[i].view_lo);
+		fp__tb_str(t, "..");
+		fp__tb_hex(t, tab[i].view_hi);
+		fp__tb_str(t, "  storage ");
+		fp__tb_hex(t, tab[i].storage_lo);
+		fp__tb_str(t, "..");
+		fp__tb_hex(t, tab[i].storage_hi);
+		fp__tb_ch(t, '\n');
+	}
+	for (i = 0; i < nk && !t->err; i++) {
+		fp__tb_printf(t,
+			      "  slot %zu %s statement=%u fired=%" PRIu64 " count=%" PRIu64
+			      " descended=%" PRIu64,
+			      i, fp_dbg_rule_name(k[i].rule), k[i].statement, k[i].fired,
+			      k[i].count, k[i].descended);
+		if (k[i].has_range) {
+			fp__tb_str(t, " lo=");
+			fp__tb_hex(t, k[i].lo);
+			fp__tb_str(t, " hi=");
+			fp__tb_hex(t, k[i].hi);
+		}
+		if (k[i].has_first) {
+			fp__tb_printf(t, " first=(program %" PRIu64 ", seq %u, lane %" PRIu64 ")",
+				      k[i].first_program, k[i].first_seq, k[i].first_lane);
+			fp__tb_str(t, " value=");
+			fp__tb_hex(t, k[i].first_value);
+			fp__tb_printf(t, " iter=%" PRId64, k[i].first_iter);
+		}
+		if (k[i].nprograms) {
+			fp__tb_str(t, " programs=");
+			for (j = 0; j < k[i].nprograms; j++)
+				fp__tb_printf(t, "%s%" PRIu64, j ? "," : "", k[i].programs[j]);
+			if (k[i].programs_more)
+				fp__tb_str(t, ",...");
+		}
+		if (k[i].unobservable)
+			fp__tb_str(t, " unobservable");
+		fp__tb_ch(t, '\n');
+	}
 }
 
 static void word(struct fp__tbuf *t, unsigned i, uint64_t v)
@@ -196,6 +255,7 @@ int fp__dbg_write_raw(const struct fp__dbg_wctx *c, FILE *f)
 	qsort(v, total, sizeof(*v), cmp_rec); /* back to buffer order */
 	fp__tb_init(t, f);
 	header(t, c);
+	check_area(t, c);
 	for (i = 0; i < total && !t->err; i++)
 		record(t, v[i]);
 	st = fp__tb_flush(t);

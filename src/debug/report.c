@@ -297,7 +297,7 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	struct fp_dbg_launch *l = NULL;
 	struct fp_dbg_findings *fs = NULL;
 	struct fp__dbg_wctx c;
-	size_t n;
+	size_t n, folded[2];
 	int st, st2;
 
 	if (!run || !launch_json || !out)
@@ -316,20 +316,21 @@ int fp_dbg_report(const struct fp_dbg_run *run, const char *launch_json, size_t 
 	}
 	if (l->error)
 		out->complete = false;
+	/* NaN/Inf this launch loaded from memory an earlier launch wrote one into are that
+	 * launch's origin's descendants: counted there, not findings of this launch */
+	fp__dbg_summary_fold(summary, run, fs, launch_index, folded);
 	n = fp_dbg_findings_count(fs);
 	if (nfindings)
 		*nfindings = n;
 	st = FP_OK;
-	/* findings-only: a launch whose findings all descend from an earlier NaN/Inf origin (it
-	 * loaded a NaN an earlier launch made) writes no files: the summary counts them there */
 	if (!(flags & FP_DBG_REPORT_NO_FILES) &&
-	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || !out->complete ||
-	     n > fp__dbg_summary_descendants(summary, l, fs, launch_index))) {
+	    (!(flags & FP_DBG_REPORT_FINDINGS_ONLY) || !out->complete || n > 0)) {
 		wctx_init(&c, run, l, fs, diag);
 		st = write_all(&c, out);
 	}
 	/* the findings count even when a report could not be written */
-	st2 = fp__dbg_summary_add_launch_findings(summary, run, l, fs, launch_index, out->txt);
+	st2 = fp__dbg_summary_add_launch_findings(summary, run, l, fs, launch_index, out->txt,
+						  folded);
 	fp_dbg_findings_free(fs);
 	fp_dbg_launch_free(l);
 	if (!st && st2)

@@ -766,67 +766,6 @@ static int parse_frames(struct st_ctx *c, const struct fp_json_value *root)
 	return FP_OK;
 }
 
-static enum fp_dbg_rule rule_of(const char *s)
-{
-	static const char *const names[] = {
-		"",
-		"bounds",
-		"descriptor_extent",
-		"nan",
-		"inf",
-		"nan_mem",
-		"inf_mem",
-		"division_by_zero",
-		"division_by_tiny",
-		"sqrt_negative",
-		"log_negative",
-		"cast_overflow",
-		"cast_flush",
-		"cast_subnormal",
-	};
-	size_t i;
-
-	for (i = 1; i < FP_ARRAY_SIZE(names); i++)
-		if (!strcmp(names[i], s))
-			return (enum fp_dbg_rule)i;
-	return FP_DBG_RULE_UNKNOWN;
-}
-
-const char *fp_dbg_rule_name(enum fp_dbg_rule rule)
-{
-	switch (rule) {
-	case FP_DBG_RULE_BOUNDS:
-		return "bounds";
-	case FP_DBG_RULE_DESCRIPTOR_EXTENT:
-		return "descriptor_extent";
-	case FP_DBG_RULE_NAN:
-		return "nan";
-	case FP_DBG_RULE_INF:
-		return "inf";
-	case FP_DBG_RULE_NAN_MEM:
-		return "nan_mem";
-	case FP_DBG_RULE_INF_MEM:
-		return "inf_mem";
-	case FP_DBG_RULE_DIV_ZERO:
-		return "division_by_zero";
-	case FP_DBG_RULE_DIV_TINY:
-		return "division_by_tiny";
-	case FP_DBG_RULE_SQRT_NEGATIVE:
-		return "sqrt_negative";
-	case FP_DBG_RULE_LOG_NEGATIVE:
-		return "log_negative";
-	case FP_DBG_RULE_CAST_OVERFLOW:
-		return "cast_overflow";
-	case FP_DBG_RULE_CAST_FLUSH:
-		return "cast_flush";
-	case FP_DBG_RULE_CAST_SUBNORMAL:
-		return "cast_subnormal";
-	case FP_DBG_RULE_UNKNOWN:
-		break;
-	}
-	return "unknown";
-}
-
 /* An optional array of strings into the arena; *n = 0 and *out = NULL when absent or null. */
 static int str_array(struct st_ctx *c, const struct fp_json_value *v, const char *what, size_t max,
 		     const char ***out, size_t *n)
@@ -912,7 +851,7 @@ static int parse_check_slots(struct st_ctx *c, const struct fp_json_value *root,
 		    (st = get_str(c, o, what, "subject", false, &k->subject)) ||
 		    (st = get_str(c, o, what, "target_dtype", false, &dt)))
 			return st;
-		k->rule = rule_of(rule);
+		k->rule = fp_dbg_rule_find(rule);
 		if (k->rule == FP_DBG_RULE_UNKNOWN)
 			return st_err(c, FP_EFORMAT, fp_json_get(o, "rule"),
 				      "%s.rule: unknown rule \"%s\"", what, rule);
@@ -927,8 +866,17 @@ static int parse_check_slots(struct st_ctx *c, const struct fp_json_value *root,
 		if ((st = str_array(c, fp_json_get(o, "cands"), what, FP_DBG_MAX_PARAMS,
 				    (const char ***)&k->cands, &k->ncands)) ||
 		    (st = str_array(c, fp_json_get(o, "reads"), what, 4096,
-				    (const char ***)&k->reads, &k->nreads)))
+				    (const char ***)&k->reads, &k->nreads)) ||
+		    (st = str_array(c, fp_json_get(o, "stores"), what, FP_DBG_MAX_PARAMS,
+				    (const char ***)&k->stores, &k->nstores)))
 			return st;
+		if ((loop = fp_json_get(o, "suppressed")) && fp_json_type(loop) != FP_JSON_NULL) {
+			if (fp_json_type(loop) != FP_JSON_TRUE &&
+			    fp_json_type(loop) != FP_JSON_FALSE)
+				return st_err(c, FP_EFORMAT, loop,
+					      "%s.suppressed: expected a boolean", what);
+			k->suppressed = fp_json_type(loop) == FP_JSON_TRUE;
+		}
 		loop = fp_json_get(o, "loop");
 		if (loop && fp_json_type(loop) == FP_JSON_OBJECT) {
 			const char *var;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/debug-summary.h>
 #include <flagprism/json.h>
 #include <flagprism/ranks.h>
@@ -127,7 +128,7 @@ static int read_one(struct sin *in, size_t pos, struct fp_diag *diag)
 		return fp__json_error(diag, FP_EVERSION, in->name, in->doc, v,
 				      "summary version %" PRId64 " (this FlagPrism reads 1)", x);
 	in->kernels = fp_json_get(r, "kernels");
-	in->findings = fp_json_get(r, "findings");
+	in->findings = fp_json_get(r, FP_DBG_KEY_SUMMARY_FINDINGS);
 	if (fp_json_type(in->kernels) != FP_JSON_ARRAY ||
 	    fp_json_type(in->findings) != FP_JSON_ARRAY)
 		return fp__json_error(diag, FP_EFORMAT, in->name, in->doc, r,
@@ -325,12 +326,12 @@ static int write_json(const struct merged *m, FILE *f)
 	else
 		fp_jsonw_kv_int(w, "exit_status", exit_status);
 	fp_jsonw_kv_null(w, "distributed");
-	fp_jsonw_key(w, "ranks");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_RANKS);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "merged", m->ranks_text);
 	fp_jsonw_kv_int(w, "world_size", m->world);
 	fp_jsonw_kv_string(w, "missing", m->missing_text);
-	fp_jsonw_key(w, "inputs");
+	fp_jsonw_key(w, FP_DBG_KEY_MERGE_INPUTS);
 	fp_jsonw_array_begin(w);
 	for (k = 0; k < m->n; k++) {
 		const struct sin *in = &m->in[m->order[k]];
@@ -341,7 +342,7 @@ static int write_json(const struct merged *m, FILE *f)
 			fp_jsonw_kv_string(w, "host", in->host);
 		else
 			fp_jsonw_kv_null(w, "host");
-		fp_jsonw_kv_string(w, "summary", in->name);
+		fp_jsonw_kv_string(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY, in->name);
 		fp_jsonw_kv_bool(w, "complete", in->complete);
 		if (in->reason)
 			fp_jsonw_kv_string(w, "incomplete_reason", in->reason);
@@ -374,7 +375,7 @@ static int write_json(const struct merged *m, FILE *f)
 			rc = write_with_rank(w, fp_json_at(in->kernels, i), in->rank);
 	}
 	fp_jsonw_array_end(w);
-	fp_jsonw_key(w, "findings");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_FINDINGS);
 	fp_jsonw_array_begin(w);
 	for (k = 0; !rc && k < m->n; k++) {
 		const struct sin *in = &m->in[m->order[k]];
@@ -489,8 +490,9 @@ static int write_txt(const struct merged *m, FILE *f)
 				if (fp_json_string(fp_json_at(st, j), NULL))
 					fprintf(f, "      %s %s\n", j ? "  " : "at",
 						fp_json_string(fp_json_at(st, j), NULL));
-			if (str_of(e, "report", NULL))
-				fprintf(f, "      report: %s\n", str_of(e, "report", ""));
+			if (str_of(e, FP_DBG_KEY_SUMMARY_FINDING_REPORT, NULL))
+				fprintf(f, "      report: %s\n",
+					str_of(e, FP_DBG_KEY_SUMMARY_FINDING_REPORT, ""));
 		}
 	}
 	return ferror(f) ? FP_EIO : FP_OK;
@@ -899,7 +901,7 @@ static int write_json_workers(const struct merged *m, FILE *f)
 	/* the workers of one process of a job share its rank */
 	kv_copy_or_null(w, "distributed", fp_json_get(meta->root, "distributed"));
 	fp_jsonw_kv_null(w, "worker");
-	fp_jsonw_key(w, "workers");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_WORKERS);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_string(w, "merged", m->ranks_text);
 	if (m->wcount > 0)
@@ -907,7 +909,7 @@ static int write_json_workers(const struct merged *m, FILE *f)
 	else
 		fp_jsonw_kv_null(w, "count");
 	fp_jsonw_kv_string(w, "missing", m->missing_text);
-	fp_jsonw_key(w, "inputs");
+	fp_jsonw_key(w, FP_DBG_KEY_MERGE_INPUTS);
 	fp_jsonw_array_begin(w);
 	for (k = 0; k < nparts(m); k++) {
 		const struct sin *in = part(m, k);
@@ -915,9 +917,9 @@ static int write_json_workers(const struct merged *m, FILE *f)
 		fp_jsonw_object_begin(w);
 		fp_jsonw_kv_string(w, "worker", part_name(m, in));
 		if (in == m->base)
-			fp_jsonw_kv_null(w, "summary");
+			fp_jsonw_kv_null(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY);
 		else
-			fp_jsonw_kv_string(w, "summary", in->name);
+			fp_jsonw_kv_string(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY, in->name);
 		fp_jsonw_kv_bool(w, "complete", in->complete);
 		if (in->reason)
 			fp_jsonw_kv_string(w, "incomplete_reason", in->reason);
@@ -946,7 +948,7 @@ static int write_json_workers(const struct merged *m, FILE *f)
 	for (i = 0; !rc && i < m->kernels.ng; i++)
 		rc = write_group(w, m, &m->kernels, &m->kernels.g[i], true);
 	fp_jsonw_array_end(w);
-	fp_jsonw_key(w, "findings");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_FINDINGS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; !rc && i < m->findings.ng; i++)
 		rc = write_group(w, m, &m->findings, &m->findings.g[i], false);
@@ -1039,8 +1041,9 @@ static int write_txt_workers(const struct merged *m, FILE *f)
 			if (fp_json_string(fp_json_at(st, j), NULL))
 				fprintf(f, "      %s %s\n", j ? "  " : "at",
 					fp_json_string(fp_json_at(st, j), NULL));
-		if (str_of(e, "report", NULL))
-			fprintf(f, "      report: %s\n", str_of(e, "report", ""));
+		if (str_of(e, FP_DBG_KEY_SUMMARY_FINDING_REPORT, NULL))
+			fprintf(f, "      report: %s\n",
+				str_of(e, FP_DBG_KEY_SUMMARY_FINDING_REPORT, ""));
 	}
 	return ferror(f) ? FP_EIO : FP_OK;
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/debug-summary.h>
 #include <flagprism/json.h>
 #include <flagprism/outfile.h>
@@ -52,7 +53,7 @@ struct sfinding {
 	uint32_t kernel; /* index into kernels */
 	uint32_t kind;   /* enum fp_dbg_finding_kind */
 	uint32_t line;
-	uint32_t where; /* enum fp_dbg_oob_where: a different consequence is another finding */
+	uint32_t place; /* enum fp_dbg_oob_where: a different consequence is another finding */
 	uint32_t file, subject, message, report, param, test, source; /* interned ("" = 0) */
 	uint32_t stack0, nstack;  /* interned frames, consecutive entries in `frames` */
 	uint64_t program, launch; /* first instance */
@@ -84,8 +85,16 @@ struct fp_dbg_summary {
 	uint64_t finding_launches, reports;
 	uint64_t incomplete_launches; /* launches whose records or dumps did not all fit */
 	uint64_t dropped_kernels, dropped_reasons, dropped_findings, dropped_frames;
-	/* the program's first NaN and Inf origins (produced, not loaded): index + 1, 0 for none */
-	size_t first_origin[2];
+	/* where NaN (inf 0) and Inf (inf 1) went: the allocations a launch's stores wrote one into,
+	 * with the origin it descends from (findings index + 1); a later load from one of them
+	 * descends from that origin (fp__dbg_summary_fold) */
+	struct srange {
+		uint64_t lo, hi, launch;
+		size_t origin;
+		bool inf;
+	} *ranges;
+	size_t nranges, rgcap;
+	uint64_t dropped_ranges;
 	char *mode, *checks, *command, *output_dir, *incomplete;
 	bool has_exit;
 	int64_t exit_status;
@@ -110,6 +119,7 @@ const char *fp_dbg_launch_status_name(enum fp_dbg_launch_status st)
 /* The interner caps its own memory; 64 MiB of distinct strings is far beyond any real run. */
 #define SUMMARY_STRING_BYTES (64u << 20)
 #define SUMMARY_MAX_FRAMES (1u << 20)
+#define SUMMARY_MAX_RANGES (1u << 16) /* allocations NaN/Inf were written into, kept */
 
 int fp_dbg_summary_new(struct fp_dbg_summary **out)
 {
@@ -157,7 +167,8 @@ static void clear_locked(struct fp_dbg_summary *s)
 	memset(s->by_status, 0, sizeof(s->by_status));
 	s->finding_launches = s->reports = 0;
 	s->dropped_kernels = s->dropped_reasons = s->dropped_findings = s->dropped_frames = 0;
-	s->first_origin[0] = s->first_origin[1] = 0;
+	s->nranges = 0;
+	s->dropped_ranges = 0;
 }
 
 void fp_dbg_summary_clear(struct fp_dbg_summary *s)
@@ -182,6 +193,7 @@ void fp_dbg_summary_free(struct fp_dbg_summary *s)
 	fp_free(s->kernels);
 	fp_free(s->reasons);
 	fp_free(s->findings);
+	fp_free(s->ranges);
 	fp_free(s->frames);
 	fp_free(s->mode);
 	fp_free(s->checks);
@@ -532,38 +544,31 @@ static int describe(struct fp_dbg_summary *s, struct sfinding *e, const struct f
 	return add_frames(s, l, &e->stack0, &e->nstack);
 }
 
+/* Add one finding (merged with an earlier one of the same kernel, kind, line, subject and place);
+ * *where: its index + 1 (0 when it could not be kept). */
 static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
 		       const struct fp_dbg_launch *l, const struct fp_dbg_finding *f,
-		       uint64_t launch, const char *report)
+		       uint64_t launch, const char *report, size_t *where)
 {
 	const struct fp_dbg_statement *stmt = fp_dbg_run_statement(run, f->statement);
-	uint32_t line = stmt ? stmt->line : 0, subj, where = (uint32_t)f->where;
+	uint32_t line = stmt ? stmt->line : 0, subj, place = (uint32_t)f->where;
 	uint64_t key, v;
 	struct sfinding *e;
 	int st;
 
+	*where = 0;
 	if ((st = intern(s, f->subject ? f->subject : "", &subj)))
 		return st;
-	/* A NaN (or Inf) a later launch loads descends from the program's first origin: it is
-	 * counted there, not repeated (launches come in launch order). */
-	if ((f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) &&
-	    f->from_memory) {
-		size_t o = s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN];
-
-		if (o && s->findings[o - 1].launch < launch) {
-			s->findings[o - 1].descendants++;
-			return FP_OK;
-		}
-	}
 	key = fp_hash_u64(((uint64_t)kix << 32) ^ ((uint64_t)f->kind << 24) ^ line ^
-			  ((uint64_t)subj << 40) ^ ((uint64_t)where << 20));
+			  ((uint64_t)subj << 40) ^ ((uint64_t)place << 20));
 	while (fp_hashmap_get(&s->finding_ix, key, &v)) {
 		e = &s->findings[v];
 		if (e->kernel == kix && e->kind == (uint32_t)f->kind && e->line == line &&
-		    e->subject == subj && e->where == where) {
+		    e->subject == subj && e->place == place) {
 			e->launches++;
 			e->programs += f->program_count;
 			e->instances += f->instance_count;
+			*where = (size_t)v + 1;
 			if (launch < e->launch)
 				return describe(s, e, run, l, f, stmt, launch, report);
 			return FP_OK;
@@ -584,28 +589,49 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 	e->kind = (uint32_t)f->kind;
 	e->line = line;
 	e->subject = subj;
-	e->where = where;
+	e->place = place;
 	e->launches = 1;
 	e->programs = f->program_count;
 	e->instances = f->instance_count;
 	e->from_memory = f->from_memory;
-	if ((f->kind == FP_DBG_FINDING_NAN_ORIGIN || f->kind == FP_DBG_FINDING_INF_ORIGIN) &&
-	    !f->from_memory && !s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN])
-		s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN] = s->nfindings + 1;
 	if ((st = describe(s, e, run, l, f, stmt, launch, report)))
 		return st;
 	s->nfindings++;
+	*where = s->nfindings;
 	s->kernels[kix].findings++;
+	return FP_OK;
+}
+
+/* Where this launch's stores put NaN (inf false) or Inf: its allocations, under `origin`. */
+static int add_ranges(struct fp_dbg_summary *s, const struct fp_dbg_run *run, bool inf,
+		      size_t origin, uint64_t launch)
+{
+	struct fp__dbg_range w[FP__DBG_MAX_RANGES];
+	size_t n = fp__dbg_written(run, inf, w, FP__DBG_MAX_RANGES), i;
+	int st;
+
+	for (i = 0; i < n; i++) {
+		st = grow((void **)&s->ranges, &s->rgcap, s->nranges + 1, sizeof(*s->ranges),
+			  SUMMARY_MAX_RANGES);
+		if (st == FP_ELIMIT) {
+			s->dropped_ranges += n - i; /* later loads of them stay findings */
+			return FP_OK;
+		}
+		if (st)
+			return st;
+		s->ranges[s->nranges++] = (struct srange){w[i].lo, w[i].hi, launch, origin, inf};
+	}
 	return FP_OK;
 }
 
 int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
 					const struct fp_dbg_launch *l,
 					const struct fp_dbg_findings *fs, uint64_t launch,
-					const char *report)
+					const char *report, const size_t folded[2])
 {
-	size_t i, n = fp_dbg_findings_count(fs);
-	uint32_t kix;
+	size_t i, n = fp_dbg_findings_count(fs), origin[2] = {folded[0], folded[1]};
+	bool own[2] = {false, false};
+	uint32_t kix = UINT32_MAX;
 	int st = FP_OK;
 
 	if (!s)
@@ -626,34 +652,64 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 		s->dropped_findings += n;
 		goto out;
 	}
-	for (i = 0; i < n && !st; i++)
-		st = add_finding(s, kix, run, l, fp_dbg_findings_at(fs, i), launch, report);
+	for (i = 0; i < n && !st; i++) {
+		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
+		size_t at, inf;
+
+		st = add_finding(s, kix, run, l, f, launch, report, &at);
+		if (f->kind != FP_DBG_FINDING_NAN_ORIGIN && f->kind != FP_DBG_FINDING_INF_ORIGIN)
+			continue;
+		/* what this launch's NaN/Inf descend from: its own origin first, else the
+		 * memory it loaded one from */
+		inf = f->kind == FP_DBG_FINDING_INF_ORIGIN;
+		if (at && (!origin[inf] || (own[inf] == false && !f->from_memory))) {
+			origin[inf] = at;
+			own[inf] = !f->from_memory;
+		}
+	}
 out:
+	for (i = 0; i < 2 && !st; i++)
+		if (origin[i] && kix != UINT32_MAX)
+			st = add_ranges(s, run, i != 0, origin[i], launch);
 	pthread_mutex_unlock(&s->lock);
 	return st;
 }
 
-size_t fp__dbg_summary_descendants(struct fp_dbg_summary *s, const struct fp_dbg_launch *l,
-				   const struct fp_dbg_findings *fs, uint64_t launch)
+void fp__dbg_summary_fold(struct fp_dbg_summary *s, const struct fp_dbg_run *run,
+			  struct fp_dbg_findings *fs, uint64_t launch, size_t folded[2])
 {
-	size_t i, n = fp_dbg_findings_count(fs), d = 0;
+	size_t i, j;
 
+	folded[0] = folded[1] = 0;
 	if (!s)
-		return 0;
+		return;
 	pthread_mutex_lock(&s->lock);
-	for (i = 0; i < n; i++) {
+	for (i = fp_dbg_findings_count(fs); i-- > 0;) {
 		const struct fp_dbg_finding *f = fp_dbg_findings_at(fs, i);
-		size_t o;
+		struct fp__dbg_range from[FP__DBG_MAX_RANGES];
+		size_t nf;
+		bool inf;
 
 		if (!f->from_memory ||
 		    (f->kind != FP_DBG_FINDING_NAN_ORIGIN && f->kind != FP_DBG_FINDING_INF_ORIGIN))
 			continue;
-		o = s->first_origin[f->kind == FP_DBG_FINDING_INF_ORIGIN];
-		if (o && s->findings[o - 1].launch < launch)
-			d++;
+		inf = f->kind == FP_DBG_FINDING_INF_ORIGIN;
+		nf = fp__dbg_param_storages(run, f->cands, f->ncands, from, FP__DBG_MAX_RANGES);
+		/* the earliest write into that memory by an earlier launch */
+		for (j = 0; j < s->nranges; j++) {
+			const struct srange *r = &s->ranges[j];
+			struct fp__dbg_range one = {r->lo, r->hi};
+
+			if (r->inf != inf || r->launch >= launch ||
+			    !fp__dbg_overlap(from, nf, &one, 1))
+				continue;
+			s->findings[r->origin - 1].descendants++;
+			folded[inf] = r->origin;
+			fp__dbg_findings_remove(fs, i);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
-	return d;
 }
 
 /* ---- coverage ----------------------------------------------------------------------------- */
@@ -836,6 +892,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "reasons", s->dropped_reasons);
 	fp_jsonw_kv_uint(w, "findings", s->dropped_findings);
 	fp_jsonw_kv_uint(w, "stack_frames", s->dropped_frames);
+	fp_jsonw_kv_uint(w, "nan_links", s->dropped_ranges);
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
@@ -913,7 +970,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 		fp_jsonw_kv_uint(w, "unobserved_dropped", s->dropped_unobserved);
 		fp_jsonw_object_end(w);
 	}
-	fp_jsonw_key(w, "findings");
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_FINDINGS);
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < s->nfindings; i++) {
 		const struct sfinding *e = &s->findings[i];
@@ -937,7 +994,7 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 			fp_jsonw_kv_uint(w, "descendants", e->descendants);
 		}
 		fp_jsonw_kv_string(w, "message", str(s, e->message));
-		kv_opt(w, "report", str(s, e->report));
+		kv_opt(w, FP_DBG_KEY_SUMMARY_FINDING_REPORT, str(s, e->report));
 		kv_opt(w, "test", str(s, e->test));
 		fp_jsonw_key(w, "stack");
 		fp_jsonw_array_begin(w);

@@ -7,8 +7,9 @@
  * the grid has more programs than the page's cell budget) for the heatmaps, and per execution for
  * statements in loops; it places each memory access against the tensor argument it addresses,
  * finds the kernel's source lines, copies findings and coverage. Heatmaps and series go into
- * their own lazily parsed blocks. It does not decode record buffers (the reports are its input)
- * and it does not render (the page's script does).
+ * their own lazily parsed blocks. It asks for the reports' members only by the names the
+ * writers use (<flagprism/debug-keys.h>). It does not decode record buffers (the reports are
+ * its input) and it does not render (the page's script does).
  */
 #include "fp-setup.h"
 
@@ -18,6 +19,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
+#include <flagprism/debug-keys.h>
 #include <flagprism/dtype.h>
 #include <flagprism/json.h>
 
@@ -322,8 +324,8 @@ static void write_source(struct rep *r, struct fp_jsonw *w, const char *file)
 
 static bool range_of(const struct fp_json_value *o, double *lo, double *hi)
 {
-	return fp_json_number(get(o, "start"), lo) && fp_json_number(get(o, "end"), hi) &&
-	       *lo <= *hi;
+	return fp_json_number(get(o, FP_DBG_KEY_RANGE_START), lo) &&
+	       fp_json_number(get(o, FP_DBG_KEY_RANGE_END), hi) && *lo <= *hi;
 }
 
 static struct arg *arg_find(struct rep *r, const char *name)
@@ -340,8 +342,8 @@ static struct arg *arg_find(struct rep *r, const char *name)
  * storages out-of-bounds findings name. */
 static int read_args(struct rep *r)
 {
-	const struct fp_json_value *args = get(r->root, "args"), *a, *f;
-	const struct fp_json_value *findings = get(r->root, "findings");
+	const struct fp_json_value *args = get(r->root, FP_DBG_KEY_REPORT_ARGS), *a, *f;
+	const struct fp_json_value *findings = get(r->root, FP_DBG_KEY_REPORT_FINDINGS);
 	size_t i, n;
 	struct arg *x;
 	const char *name;
@@ -351,7 +353,7 @@ static int read_args(struct rep *r)
 		n = fp_json_len(args);
 		for (i = 0; i < n; i++) {
 			a = fp_json_at(args, i);
-			name = fp_json_string(get(a, "name"), NULL);
+			name = fp_json_string(get(a, FP_DBG_KEY_ARG_NAME), NULL);
 			if (!name)
 				return bad(r, a, "args[%zu]: no 'name' string", i);
 			if (r->nargs == MAX_ARGS) {
@@ -361,16 +363,16 @@ static int read_args(struct rep *r)
 			x = &r->args[r->nargs];
 			memset(x, 0, sizeof(*x));
 			snprintf(x->name, sizeof(x->name), "%s", name);
-			if (!range_of(get(a, "view"), &x->view_lo, &x->view_hi))
+			if (!range_of(get(a, FP_DBG_KEY_ARG_VIEW), &x->view_lo, &x->view_hi))
 				return bad(r, a, "args[%zu]: 'view' needs numbers 'start' <= 'end'",
 					   i);
-			if (fp_json_type(get(a, "storage")) != FP_JSON_NULL &&
-			    !range_of(get(a, "storage"), &x->st_lo, &x->st_hi))
+			if (fp_json_type(get(a, FP_DBG_KEY_ARG_STORAGE)) != FP_JSON_NULL &&
+			    !range_of(get(a, FP_DBG_KEY_ARG_STORAGE), &x->st_lo, &x->st_hi))
 				return bad(r, a,
 					   "args[%zu]: 'storage' needs numbers 'start' <= 'end' or "
 					   "null",
 					   i);
-			fp_json_number(get(a, "element_size"), &x->esize);
+			fp_json_number(get(a, FP_DBG_KEY_ARG_ELEMENT_SIZE), &x->esize);
 			r->nargs++;
 		}
 		return FP_OK;
@@ -378,16 +380,16 @@ static int read_args(struct rep *r)
 	n = fp_json_len(findings);
 	for (i = 0; i < n && r->nargs < MAX_ARGS; i++) {
 		f = fp_json_at(findings, i);
-		name = fp_json_string(get(f, "param"), NULL);
+		name = fp_json_string(get(f, FP_DBG_KEY_FINDING_PARAM), NULL);
 		if (!name || arg_find(r, name) ||
-		    strcmp(str_or(get(f, "kind"), ""), "out_of_bounds") != 0)
+		    strcmp(str_or(get(f, FP_DBG_KEY_FINDING_KIND), ""), "out_of_bounds") != 0)
 			continue;
 		x = &r->args[r->nargs];
 		memset(x, 0, sizeof(*x));
 		snprintf(x->name, sizeof(x->name), "%s", name);
-		if (!range_of(get(f, "view"), &x->view_lo, &x->view_hi))
+		if (!range_of(get(f, FP_DBG_KEY_FINDING_VIEW), &x->view_lo, &x->view_hi))
 			continue;
-		range_of(get(f, "storage"), &x->st_lo, &x->st_hi);
+		range_of(get(f, FP_DBG_KEY_FINDING_STORAGE), &x->st_lo, &x->st_hi);
 		r->nargs++;
 	}
 	return FP_OK;
@@ -523,12 +525,13 @@ static int write_finding(struct rep *r, const struct fp_json_value *f)
 	}
 	/* the line of the kernel's file, else the statement's own text */
 	fp_jsonw_key(w, "source_line");
-	fp_json_int64(get(f, "line"), &line);
+	fp_json_int64(get(f, FP_DBG_KEY_FINDING_LINE), &line);
 	s = line > 0 ? line_text(r, (uint64_t)line, &len) : NULL;
 	if (s)
 		fp_jsonw_string_n(w, s + indent_of(s, len), len - indent_of(s, len));
 	else
-		fp__html_copy_json(w, get(f, "statement"), 0, 0, COPY_STR, &r->cut);
+		fp__html_copy_json(w, get(f, FP_DBG_KEY_FINDING_STATEMENT), 0, 0, COPY_STR,
+				   &r->cut);
 	fp_jsonw_object_end(w);
 	rc = fp_jsonw_finish(w);
 	fp_jsonw_free(w);
@@ -537,7 +540,7 @@ static int write_finding(struct rep *r, const struct fp_json_value *f)
 
 static int read_findings(struct rep *r)
 {
-	const struct fp_json_value *fs = get(r->root, "findings"), *f;
+	const struct fp_json_value *fs = get(r->root, FP_DBG_KEY_REPORT_FINDINGS), *f;
 	struct fp_html_page *p = r->p;
 	size_t i, n;
 	int64_t sid, site;
@@ -551,15 +554,15 @@ static int read_findings(struct rep *r)
 	n = fp_json_len(fs);
 	for (i = 0; i < n; i++) {
 		f = fp_json_at(fs, i);
-		kind = fp_json_string(get(f, "kind"), NULL);
+		kind = fp_json_string(get(f, FP_DBG_KEY_FINDING_KIND), NULL);
 		if (fp_json_type(f) != FP_JSON_OBJECT || !kind ||
-		    !fp_json_string(get(f, "message"), NULL))
+		    !fp_json_string(get(f, FP_DBG_KEY_FINDING_MESSAGE), NULL))
 			return bad(r, f, "findings[%zu]: needs strings 'kind' and 'message'", i);
 		p->st.findings_total++;
 		r->nfindings++;
 		site = -1;
-		fp_json_int64(get(f, "site"), &site);
-		s = fp_json_string(get(f, "param"), NULL);
+		fp_json_int64(get(f, FP_DBG_KEY_FINDING_SITE), &site);
+		s = fp_json_string(get(f, FP_DBG_KEY_FINDING_PARAM), NULL);
 		if (s && strcmp(kind, "out_of_bounds") == 0 && r->noobs < MAX_OOB_SITES) {
 			r->oobs[r->noobs].site = site;
 			snprintf(r->oobs[r->noobs].param, sizeof(r->oobs[0].param), "%s", s);
@@ -570,7 +573,8 @@ static int read_findings(struct rep *r)
 		rc = write_finding(r, f);
 		if (rc)
 			return rc;
-		if (fp_json_int64(get(f, "statement_id"), &sid) && r->nsfs < MAX_STMT_FINDINGS) {
+		if (fp_json_int64(get(f, FP_DBG_KEY_FINDING_STATEMENT_ID), &sid) &&
+		    r->nsfs < MAX_STMT_FINDINGS) {
 			struct sf *x = fp_reallocarray(r->sfs, r->nsfs + 1, sizeof(*x));
 
 			if (!x)
@@ -695,7 +699,7 @@ struct site_in {
 static int read_instance(struct rep *r, const struct site_in *s, const struct fp_json_value *inst,
 			 size_t k, uint64_t xyz[3], uint64_t *exec, double *x)
 {
-	const struct fp_json_value *prog = get(inst, "program"), *sm;
+	const struct fp_json_value *prog = get(inst, FP_DBG_KEY_INSTANCE_PROGRAM), *sm;
 	uint64_t el, nan, inf, zero, act, lanes;
 	double lo, hi, span, mean;
 	bool pl, ph, pm;
@@ -711,19 +715,19 @@ static int read_instance(struct rep *r, const struct site_in *s, const struct fp
 				   "statements[%zu].%s[%zu].instances[%zu]: program id %zu is not "
 				   "an integer in [0, %" PRIu64 ") (the grid)",
 				   s->si, s->list, s->ri, k, d, r->grid[d]);
-	if (!u64_of(get(inst, "execution"), exec) || *exec > UINT32_MAX)
+	if (!u64_of(get(inst, FP_DBG_KEY_INSTANCE_EXECUTION), exec) || *exec > UINT32_MAX)
 		return bad(r, inst,
 			   "statements[%zu].%s[%zu].instances[%zu]: 'execution' must be an "
 			   "integer >= 0",
 			   s->si, s->list, s->ri, k);
 	if (s->access) {
-		sm = get(inst, "address_summary");
-		if (!u64_of(get(sm, "active_lane_count"), &act) ||
-		    !u64_of(get(sm, "lane_count"), &lanes) ||
-		    !fp_json_number(get(sm, "address_span_bytes"), &span) ||
-		    !num_or_null(get(sm, "min_addr"), &lo, &pl) ||
-		    !num_or_null(get(sm, "max_addr"), &hi, &ph) || act > lanes || pl != ph ||
-		    (pl && lo > hi) || span < 0)
+		sm = get(inst, FP_DBG_KEY_INSTANCE_ADDRESS_SUMMARY);
+		if (!u64_of(get(sm, FP_DBG_KEY_ADDRESS_ACTIVE_LANE_COUNT), &act) ||
+		    !u64_of(get(sm, FP_DBG_KEY_ADDRESS_LANE_COUNT), &lanes) ||
+		    !fp_json_number(get(sm, FP_DBG_KEY_ADDRESS_SPAN_BYTES), &span) ||
+		    !num_or_null(get(sm, FP_DBG_KEY_ADDRESS_MIN_ADDR), &lo, &pl) ||
+		    !num_or_null(get(sm, FP_DBG_KEY_ADDRESS_MAX_ADDR), &hi, &ph) || act > lanes ||
+		    pl != ph || (pl && lo > hi) || span < 0)
 			return bad(
 				r, sm ? sm : inst,
 				"statements[%zu].%s[%zu].instances[%zu]: 'address_summary' needs "
@@ -737,13 +741,15 @@ static int read_instance(struct rep *r, const struct site_in *s, const struct fp
 		x[A_HI] = ph ? hi : NAN;
 		return FP_OK;
 	}
-	sm = get(inst, "summary");
-	if (!u64_of(get(sm, "element_count"), &el) || !u64_of(get(sm, "nan_count"), &nan) ||
-	    !u64_of(get(sm, "inf_count"), &inf) || !u64_of(get(sm, "zero_count"), &zero) ||
-	    nan > el || inf > el - nan || zero > el - nan - inf ||
-	    !num_or_null(get(sm, "min"), &x[V_MIN], &pl) ||
-	    !num_or_null(get(sm, "max"), &x[V_MAX], &ph) ||
-	    !num_or_null(get(sm, "mean"), &mean, &pm) || pl != ph || (pl && x[V_MIN] > x[V_MAX]))
+	sm = get(inst, FP_DBG_KEY_INSTANCE_SUMMARY);
+	if (!u64_of(get(sm, FP_DBG_KEY_VALUE_ELEMENT_COUNT), &el) ||
+	    !u64_of(get(sm, FP_DBG_KEY_VALUE_NAN_COUNT), &nan) ||
+	    !u64_of(get(sm, FP_DBG_KEY_VALUE_INF_COUNT), &inf) ||
+	    !u64_of(get(sm, FP_DBG_KEY_VALUE_ZERO_COUNT), &zero) || nan > el || inf > el - nan ||
+	    zero > el - nan - inf || !num_or_null(get(sm, FP_DBG_KEY_VALUE_MIN), &x[V_MIN], &pl) ||
+	    !num_or_null(get(sm, FP_DBG_KEY_VALUE_MAX), &x[V_MAX], &ph) ||
+	    !num_or_null(get(sm, FP_DBG_KEY_VALUE_MEAN), &mean, &pm) || pl != ph ||
+	    (pl && x[V_MIN] > x[V_MAX]))
 		return bad(r, sm ? sm : inst,
 			   "statements[%zu].%s[%zu].instances[%zu]: 'summary' needs element, nan, "
 			   "inf and zero counts (nan + inf + zero <= elements) and min <= max "
@@ -795,7 +801,7 @@ static int cells_json(struct fp_strbuf *sb, const struct agg *a, bool access)
 /* Write one site: its aggregate inline, its cells and series into a block. */
 static int site(struct rep *r, struct fp_jsonw *w, const struct site_in *s)
 {
-	const struct fp_json_value *o = s->obj, *insts = get(o, "instances"), *inst;
+	const struct fp_json_value *o = s->obj, *insts = get(o, FP_DBG_KEY_SITE_INSTANCES), *inst;
 	size_t k, n = fp_json_len(insts), nser = 0, cell;
 	uint64_t xyz[3], exec, maxexec = 0, sid, ic;
 	struct agg cells, ser, all;
@@ -807,15 +813,15 @@ static int site(struct rep *r, struct fp_jsonw *w, const struct site_in *s)
 	size_t block;
 	int rc;
 
-	if (fp_json_type(o) != FP_JSON_OBJECT || !u64_of(get(o, "site"), &sid))
+	if (fp_json_type(o) != FP_JSON_OBJECT || !u64_of(get(o, FP_DBG_KEY_SITE_ID), &sid))
 		return bad(r, o, "statements[%zu].%s[%zu]: needs an integer 'site'", s->si, s->list,
 			   s->ri);
 	if (fp_json_type(insts) != FP_JSON_ARRAY && fp_json_type(insts) != FP_JSON_NULL)
 		return bad(r, insts, "statements[%zu].%s[%zu]: 'instances' must be an array", s->si,
 			   s->list, s->ri);
-	name = fp_json_string(get(o, "name"), NULL);
-	dtype = fp_json_string(get(o, "dtype"), NULL);
-	access = fp_json_string(get(o, "access"), NULL);
+	name = fp_json_string(get(o, FP_DBG_KEY_SITE_NAME), NULL);
+	dtype = fp_json_string(get(o, FP_DBG_KEY_SITE_DTYPE), NULL);
+	access = fp_json_string(get(o, FP_DBG_KEY_SITE_ACCESS), NULL);
 	/* pass 1: check every instance, find the executions */
 	for (k = 0; k < n; k++) {
 		rc = read_instance(r, s, fp_json_at(insts, k), k, xyz, &exec, x);
@@ -887,13 +893,13 @@ static int site(struct rep *r, struct fp_jsonw *w, const struct site_in *s)
 	fp_jsonw_kv_string(w, "name", name);
 	fp_jsonw_kv_string(w, "dtype", dtype);
 	fp_jsonw_key(w, "shape");
-	fp__html_copy_json(w, get(o, "shape"), 1, 8, 64, &r->cut);
-	if (get(o, "rank")) {
+	fp__html_copy_json(w, get(o, FP_DBG_KEY_SITE_SHAPE), 1, 8, 64, &r->cut);
+	if (get(o, FP_DBG_KEY_SITE_RANK)) {
 		fp_jsonw_key(w, "rank");
-		fp__html_copy_json(w, get(o, "rank"), 0, 0, 64, &r->cut);
+		fp__html_copy_json(w, get(o, FP_DBG_KEY_SITE_RANK), 0, 0, 64, &r->cut);
 	}
 	fp_jsonw_kv_uint(w, "instance_count",
-			 u64_of(get(o, "instance_count"), &ic) ? ic : (uint64_t)n);
+			 u64_of(get(o, FP_DBG_KEY_SITE_INSTANCE_COUNT), &ic) ? ic : (uint64_t)n);
 	fp_jsonw_kv_uint(w, "instances", n);
 	fp_jsonw_kv_uint(w, "executions", n ? maxexec + 1 : 0);
 	fp_jsonw_kv_uint(w, "series", nser);
@@ -955,32 +961,37 @@ static int statement(struct rep *r, struct fp_jsonw *w, const struct fp_json_val
 	size_t i, j, n;
 	int rc;
 
-	if (fp_json_type(st) != FP_JSON_OBJECT || !fp_json_int64(get(st, "line"), &line) ||
-	    line < 1 || !fp_json_string(get(st, "source"), NULL))
+	if (fp_json_type(st) != FP_JSON_OBJECT ||
+	    !fp_json_int64(get(st, FP_DBG_KEY_STATEMENT_LINE), &line) || line < 1 ||
+	    !fp_json_string(get(st, FP_DBG_KEY_STATEMENT_SOURCE), NULL))
 		return bad(r, st, "statements[%zu]: needs 'line' (>= 1) and 'source'", si);
-	fp_json_int64(get(st, "id"), &id);
-	lists[0] = get(st, "results");
-	lists[1] = get(st, "memory");
+	fp_json_int64(get(st, FP_DBG_KEY_STATEMENT_ID), &id);
+	lists[0] = get(st, FP_DBG_KEY_STATEMENT_RESULTS);
+	lists[1] = get(st, FP_DBG_KEY_STATEMENT_MEMORY);
 	fp_jsonw_object_begin(w);
 	fp_jsonw_kv_int(w, "id", id);
 	fp_jsonw_kv_int(w, "line", line);
 	for (i = 0; i < 3; i++) {
-		static const char *const keys[] = {"col", "end_line", "loop_depth"};
+		static const struct fp__html_member keys[] = {
+			{"col", FP_DBG_KEY_STATEMENT_COL},
+			{"end_line", FP_DBG_KEY_STATEMENT_END_LINE},
+			{"loop_depth", FP_DBG_KEY_STATEMENT_LOOP_DEPTH}};
 
-		fp_jsonw_key(w, keys[i]);
-		fp__html_copy_json(w, get(st, keys[i]), 0, 0, 64, &r->cut);
+		fp_jsonw_key(w, keys[i].page);
+		fp__html_copy_json(w, get(st, keys[i].input), 0, 0, 64, &r->cut);
 	}
 	fp_jsonw_key(w, "source");
-	fp__html_copy_json(w, get(st, "source"), 0, 0, COPY_STR, &r->cut);
+	fp__html_copy_json(w, get(st, FP_DBG_KEY_STATEMENT_SOURCE), 0, 0, COPY_STR, &r->cut);
 	fp_jsonw_key(w, "reads");
 	fp_jsonw_array_begin(w);
-	rd = get(st, "reads");
+	rd = get(st, FP_DBG_KEY_STATEMENT_READS);
 	for (i = 0; i < fp_json_len(rd) && i < 64; i++) {
-		const char *nm = fp_json_string(get(fp_json_at(rd, i), "name"), NULL);
+		const char *nm = fp_json_string(get(fp_json_at(rd, i), FP_DBG_KEY_READ_NAME), NULL);
 
 		/* each site lists what it reads: a name read by two sites is shown once */
 		for (j = 0; nm && j < i; j++) {
-			const char *prev = fp_json_string(get(fp_json_at(rd, j), "name"), NULL);
+			const char *prev =
+				fp_json_string(get(fp_json_at(rd, j), FP_DBG_KEY_READ_NAME), NULL);
 
 			if (prev && strcmp(prev, nm) == 0)
 				break;
@@ -989,9 +1000,11 @@ static int statement(struct rep *r, struct fp_jsonw *w, const struct fp_json_val
 			continue;
 		fp_jsonw_object_begin(w);
 		fp_jsonw_key(w, "name");
-		fp__html_copy_json(w, get(fp_json_at(rd, i), "name"), 0, 0, 256, &r->cut);
+		fp__html_copy_json(w, get(fp_json_at(rd, i), FP_DBG_KEY_READ_NAME), 0, 0, 256,
+				   &r->cut);
 		fp_jsonw_key(w, "line");
-		fp__html_copy_json(w, get(fp_json_at(rd, i), "line"), 0, 0, 64, &r->cut);
+		fp__html_copy_json(w, get(fp_json_at(rd, i), FP_DBG_KEY_READ_LINE), 0, 0, 64,
+				   &r->cut);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
@@ -1061,7 +1074,8 @@ static void plan_cells(struct rep *r)
 
 static void write_launch_summary(struct rep *r, struct fp_jsonw *w, size_t block)
 {
-	const struct fp_json_value *k = get(r->root, "kernel"), *run = get(r->root, "run");
+	const struct fp_json_value *k = get(r->root, FP_DBG_KEY_REPORT_KERNEL),
+				   *run = get(r->root, FP_DBG_KEY_REPORT_RUN);
 	char id[FP__HTML_BLOCK_ID];
 	size_t i;
 
@@ -1076,14 +1090,16 @@ static void write_launch_summary(struct rep *r, struct fp_jsonw *w, size_t block
 	fp_jsonw_array_end(w);
 	fp_jsonw_kv_uint(w, "programs", r->programs);
 	fp_jsonw_key(w, "backend");
-	fp__html_copy_json(w, get(k, "backend"), 0, 0, 64, &r->cut);
+	fp__html_copy_json(w, get(k, FP_DBG_KEY_KERNEL_BACKEND), 0, 0, 64, &r->cut);
 	fp_jsonw_kv_string(w, "file", r->path ? fp__html_basename(r->path) : NULL);
 	fp_jsonw_key(w, "run");
 	fp__html_copy_json(w, run, 1, 16, 512, &r->cut);
 	fp_jsonw_key(w, "complete");
-	fp__html_copy_json(w, get(r->root, "complete"), 0, 0, 0, &r->cut);
+	fp__html_copy_json(w, get(r->root, FP_DBG_KEY_REPORT_COMPLETE), 0, 0, 0, &r->cut);
 	fp_jsonw_key(w, "sanitize");
-	fp__html_copy_json(w, get(get(r->root, "config"), "sanitize"), 0, 0, 0, &r->cut);
+	fp__html_copy_json(w,
+			   get(get(r->root, FP_DBG_KEY_REPORT_CONFIG), FP_DBG_KEY_CONFIG_SANITIZE),
+			   0, 0, 0, &r->cut);
 	fp_jsonw_kv_uint(w, "findings", r->nfindings);
 	fp_jsonw_kv_uint(w, "statements", r->nstatements);
 	fp_jsonw_kv_uint(w, "sites", r->nsites);
@@ -1093,12 +1109,18 @@ static void write_launch_summary(struct rep *r, struct fp_jsonw *w, size_t block
 
 static int launch_block(struct rep *r, struct fp_strbuf *sb)
 {
-	static const char *const copied[] = {
-		"kernel",       "config",         "run",
-		"complete",     "overflow_count", "dump_overflow_words",
-		"record_count", "dump_count",     "artifacts",
-		"coverage"};
-	const struct fp_json_value *sts = get(r->root, "statements"), *art;
+	static const struct fp__html_member copied[] = {
+		{"kernel", FP_DBG_KEY_REPORT_KERNEL},
+		{"config", FP_DBG_KEY_REPORT_CONFIG},
+		{"run", FP_DBG_KEY_REPORT_RUN},
+		{"complete", FP_DBG_KEY_REPORT_COMPLETE},
+		{"overflow_count", FP_DBG_KEY_REPORT_OVERFLOW_COUNT},
+		{"dump_overflow_words", FP_DBG_KEY_REPORT_DUMP_OVERFLOW_WORDS},
+		{"record_count", FP_DBG_KEY_REPORT_RECORD_COUNT},
+		{"dump_count", FP_DBG_KEY_REPORT_DUMP_COUNT},
+		{"artifacts", FP_DBG_KEY_REPORT_ARTIFACTS},
+		{"coverage", FP_DBG_KEY_REPORT_COVERAGE}};
+	const struct fp_json_value *sts = get(r->root, FP_DBG_KEY_REPORT_STATEMENTS), *art;
 	struct fp_jsonw *w = fp_jsonw_new_strbuf(sb, 0);
 	char adir[4096];
 	size_t i, n;
@@ -1108,9 +1130,9 @@ static int launch_block(struct rep *r, struct fp_strbuf *sb)
 		return FP_ENOMEM;
 	fp_jsonw_object_begin(w);
 	for (i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		fp_jsonw_key(w, copied[i]);
-		fp__html_copy_json(w, get(r->root, copied[i]), COPY_DEPTH, COPY_ITEMS, COPY_STR,
-				   &r->cut);
+		fp_jsonw_key(w, copied[i].page);
+		fp__html_copy_json(w, get(r->root, copied[i].input), COPY_DEPTH, COPY_ITEMS,
+				   COPY_STR, &r->cut);
 	}
 	write_args(r, w);
 	fp_jsonw_key(w, "cells");
@@ -1120,7 +1142,10 @@ static int launch_block(struct rep *r, struct fp_strbuf *sb)
 	fp_jsonw_kv_uint(w, "bx", r->bx);
 	fp_jsonw_kv_uint(w, "by", r->by);
 	fp_jsonw_object_end(w);
-	write_source(r, w, str_or(get(get(r->root, "kernel"), "source_file"), NULL));
+	write_source(
+		r, w,
+		str_or(get(get(r->root, FP_DBG_KEY_REPORT_KERNEL), FP_DBG_KEY_KERNEL_SOURCE_FILE),
+		       NULL));
 	fp_jsonw_key(w, "statements");
 	fp_jsonw_array_begin(w);
 	n = fp_json_len(sts);
@@ -1128,12 +1153,12 @@ static int launch_block(struct rep *r, struct fp_strbuf *sb)
 		rc = statement(r, w, fp_json_at(sts, i), i);
 	fp_jsonw_array_end(w);
 	fp_jsonw_key(w, "dumps");
-	art = get(r->root, "artifacts");
+	art = get(r->root, FP_DBG_KEY_REPORT_ARTIFACTS);
 	{
-		const char *d = fp_json_string(get(art, "dir"), NULL);
+		const char *d = fp_json_string(get(art, FP_DBG_KEY_ARTIFACTS_DIR), NULL);
 		bool written = false;
 
-		fp_json_bool(get(art, "written"), &written);
+		fp_json_bool(get(art, FP_DBG_KEY_ARTIFACTS_WRITTEN), &written);
 		if (!rc && written && d && r->path && fp__html_join(r->dir, d, adir, sizeof(adir)))
 			rc = fp__html_dumps(r->p, w, adir, r->kernel);
 		else
@@ -1187,23 +1212,23 @@ static int check_root(struct rep *r)
 
 	if (fp_json_type(r->root) != FP_JSON_OBJECT)
 		return bad(r, r->root, "a Debugger report is a JSON object");
-	if (!fp_json_int64(get(r->root, "schema_version"), &ver))
+	if (!fp_json_int64(get(r->root, FP_DBG_KEY_REPORT_SCHEMA_VERSION), &ver))
 		return bad(r, r->root, "not a Debugger report: no integer 'schema_version'");
 	if (ver != 1) {
-		bad(r, get(r->root, "schema_version"),
+		bad(r, get(r->root, FP_DBG_KEY_REPORT_SCHEMA_VERSION),
 		    "schema_version %" PRId64 " is not supported (this version reads 1)", ver);
 		if (r->diag)
 			r->diag->status = FP_EVERSION;
 		return FP_EVERSION;
 	}
-	sts = get(r->root, "statements");
+	sts = get(r->root, FP_DBG_KEY_REPORT_STATEMENTS);
 	if (fp_json_type(sts) != FP_JSON_ARRAY)
 		return bad(r, r->root, "not a Debugger report: no 'statements' array");
-	k = get(r->root, "kernel");
-	r->kernel = fp_json_string(get(k, "name"), NULL);
+	k = get(r->root, FP_DBG_KEY_REPORT_KERNEL);
+	r->kernel = fp_json_string(get(k, FP_DBG_KEY_KERNEL_NAME), NULL);
 	if (fp_json_type(k) != FP_JSON_OBJECT || !r->kernel)
 		return bad(r, k, "'kernel' must be an object with a 'name' string");
-	g = get(k, "grid");
+	g = get(k, FP_DBG_KEY_KERNEL_GRID);
 	n = fp_json_len(g);
 	if (fp_json_type(g) != FP_JSON_ARRAY || n < 1 || n > 3)
 		return bad(r, g ? g : k, "kernel.grid must be an array of 1 to 3 integers");
@@ -1225,9 +1250,9 @@ static int check_root(struct rep *r)
 		int64_t l = 0, e = 0;
 		const struct fp_json_value *st = fp_json_at(sts, i);
 
-		if (!fp_json_int64(get(st, "line"), &l) || l < 1)
+		if (!fp_json_int64(get(st, FP_DBG_KEY_STATEMENT_LINE), &l) || l < 1)
 			continue;
-		if (!fp_json_int64(get(st, "end_line"), &e) || e < l)
+		if (!fp_json_int64(get(st, FP_DBG_KEY_STATEMENT_END_LINE), &e) || e < l)
 			e = l;
 		if (r->stmt_first < 0 || l < r->stmt_first)
 			r->stmt_first = l;
@@ -1268,7 +1293,9 @@ static int add_doc(struct fp_html_page *p, const struct fp_json_doc *doc, const 
 	if (rc)
 		goto fail_r;
 	plan_cells(r);
-	rc = load_source(r, str_or(get(get(r->root, "kernel"), "source_file"), NULL));
+	rc = load_source(r, str_or(get(get(r->root, FP_DBG_KEY_REPORT_KERNEL),
+				       FP_DBG_KEY_KERNEL_SOURCE_FILE),
+				   NULL));
 	if (rc)
 		goto fail_restore;
 	source_window(r);
@@ -1447,8 +1474,9 @@ static int add_report_file(struct fp_html_page *p, const char *path, bool skip_o
 		return rc;
 	}
 	root = fp_json_root(doc);
-	if (skip_others && (fp_json_type(root) != FP_JSON_OBJECT || !get(root, "statements") ||
-			    !get(root, "schema_version"))) {
+	if (skip_others &&
+	    (fp_json_type(root) != FP_JSON_OBJECT || !get(root, FP_DBG_KEY_REPORT_STATEMENTS) ||
+	     !get(root, FP_DBG_KEY_REPORT_SCHEMA_VERSION))) {
 		rc = fp_html_page_note(p, "skipped %s: not a Debugger report", path);
 	} else {
 		rc = add_doc(p, doc, path, diag);
@@ -1704,15 +1732,16 @@ static int add_named_in(struct fp_html_page *p, struct files *f, const char *sum
 static int add_parts(struct fp_html_page *p, struct files *f, const char *sumdir,
 		     const struct fp_json_value *root, struct fp_diag *diag)
 {
-	static const char *const objs[] = {"ranks", "workers"};
+	static const char *const objs[] = {FP_DBG_KEY_SUMMARY_RANKS, FP_DBG_KEY_SUMMARY_WORKERS};
 	size_t k, i;
 	int rc = FP_OK;
 
 	for (k = 0; !rc && k < FP_ARRAY_SIZE(objs); k++) {
-		const struct fp_json_value *in = get(get(root, objs[k]), "inputs");
+		const struct fp_json_value *in = get(get(root, objs[k]), FP_DBG_KEY_MERGE_INPUTS);
 
 		for (i = 0; !rc && fp_json_type(in) == FP_JSON_ARRAY && i < fp_json_len(in); i++) {
-			const char *sum = fp_json_string(get(fp_json_at(in, i), "summary"), NULL);
+			const char *sum = fp_json_string(
+				get(fp_json_at(in, i), FP_DBG_KEY_MERGE_INPUT_SUMMARY), NULL);
 			char path[4096], dir[4096];
 
 			if (!sum || !resolve(sumdir, sum, path, sizeof(path)) ||
@@ -1763,11 +1792,14 @@ static int read_summary(struct fp_html_page *p, const char *path, struct fp_diag
 	if (!rc && root)
 		rc = add_parts(p, &f, dir, root, diag);
 	if (!rc && root)
-		rc = add_named_in(p, &f, dir, get(root, "findings"), "report", &unfound);
+		rc = add_named_in(p, &f, dir, get(root, FP_DBG_KEY_SUMMARY_FINDINGS),
+				  FP_DBG_KEY_SUMMARY_FINDING_REPORT, &unfound);
 	if (!rc && root)
-		rc = add_named_in(p, &f, dir, get(root, "launches"), "report", &unfound);
+		rc = add_named_in(p, &f, dir, get(root, FP_DBG_KEY_SUMMARY_LAUNCHES),
+				  FP_DBG_KEY_SUMMARY_LAUNCH_REPORT, &unfound);
 	if (!rc && root)
-		rc = add_named_in(p, &f, dir, get(root, "reports"), NULL, &unfound);
+		rc = add_named_in(p, &f, dir, get(root, FP_DBG_KEY_SUMMARY_REPORTS), NULL,
+				  &unfound);
 	if (!rc && unfound > 8)
 		rc = fp_html_page_note(p, "%zu more reports the summary names were not found",
 				       unfound - 8);

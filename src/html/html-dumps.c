@@ -11,6 +11,8 @@
 
 #include <math.h>
 
+#include <flagprism/debug-keys.h>
+
 #include "core/npy-internal.h"
 #include "html/html-internal.h"
 
@@ -70,10 +72,19 @@ static bool plain_name(const char *s)
 static void one_dump(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 		     const struct fp_json_value *e, const char *launch_name)
 {
-	static const char *const copied[] = {"file",  "site",         "statement_line", "name",
-					     "kind",  "access",       "program",        "execution",
-					     "dtype", "source_dtype", "shape"};
-	const char *file = fp_json_string(fp_json_get(e, "file"), NULL);
+	static const struct fp__html_member copied[] = {
+		{"file", FP_DBG_KEY_DUMP_FILE},
+		{"site", FP_DBG_KEY_DUMP_SITE},
+		{"statement_line", FP_DBG_KEY_DUMP_STATEMENT_LINE},
+		{"name", FP_DBG_KEY_DUMP_NAME},
+		{"kind", FP_DBG_KEY_DUMP_KIND},
+		{"access", FP_DBG_KEY_DUMP_ACCESS},
+		{"program", FP_DBG_KEY_DUMP_PROGRAM},
+		{"execution", FP_DBG_KEY_DUMP_EXECUTION},
+		{"dtype", FP_DBG_KEY_DUMP_DTYPE},
+		{"source_dtype", FP_DBG_KEY_DUMP_SOURCE_DTYPE},
+		{"shape", FP_DBG_KEY_DUMP_SHAPE}};
+	const char *file = fp_json_string(fp_json_get(e, FP_DBG_KEY_DUMP_FILE), NULL);
 	char path[4096], err[320] = "";
 	struct fp_strbuf sb;
 	struct fp_npy_view a;
@@ -93,8 +104,8 @@ static void one_dump(struct fp_html_page *p, struct fp_jsonw *w, const char *dir
 		snprintf(err, sizeof(err), "%s: %s", file, d.msg);
 	fp_jsonw_object_begin(w);
 	for (i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		fp_jsonw_key(w, copied[i]);
-		fp__html_copy_json(w, fp_json_get(e, copied[i]), 2, 8, 256, NULL);
+		fp_jsonw_key(w, copied[i].page);
+		fp__html_copy_json(w, fp_json_get(e, copied[i].input), 2, 8, 256, NULL);
 	}
 	if (err[0]) {
 		fp_jsonw_kv_string(w, "error", err);
@@ -139,7 +150,7 @@ int fp__html_dumps(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 	if (!rc)
 		rc = fp_json_parse(sb.buf, sb.len, NULL, &doc, &d);
 	fp_strbuf_release(&sb);
-	list = fp_json_get(fp_json_root(doc), "artifacts");
+	list = fp_json_get(fp_json_root(doc), FP_DBG_KEY_INDEX_ARTIFACTS);
 	if (!rc && fp_json_type(list) != FP_JSON_ARRAY)
 		rc = fp_diag_set(&d, FP_EFORMAT, 0, "no 'artifacts' array");
 	if (rc) {
@@ -155,15 +166,16 @@ int fp__html_dumps(struct fp_html_page *p, struct fp_jsonw *w, const char *dir,
 	n = fp_json_len(list);
 	for (i = 0; i < n; i++) {
 		e = fp_json_at(list, i);
-		kind = fp_json_string(fp_json_get(e, "kind"), NULL);
+		kind = fp_json_string(fp_json_get(e, FP_DBG_KEY_DUMP_KIND), NULL);
 		if (kind && strcmp(kind, "mask") == 0)
 			continue; /* a mask goes with its address dump: not a histogram of its own */
 		if (shown == p->o.max_dumps) {
 			size_t more = 0, j;
 
 			for (j = i; j < n; j++) {
-				kind = fp_json_string(fp_json_get(fp_json_at(list, j), "kind"),
-						      NULL);
+				kind = fp_json_string(
+					fp_json_get(fp_json_at(list, j), FP_DBG_KEY_DUMP_KIND),
+					NULL);
 				more += !kind || strcmp(kind, "mask") != 0;
 			}
 			fp_html_page_note(p, "%s: %zu more dumps are not shown (--max-dumps %zu)",

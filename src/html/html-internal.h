@@ -86,6 +86,16 @@ int fp__html_title_default(struct fp_html_page *p, const char *fmt, ...) FP__HTM
 int fp__html_copy_json(struct fp_jsonw *w, const struct fp_json_value *v, unsigned depth,
 		       size_t max_items, size_t max_str, uint64_t *cut);
 
+/*
+ * A member copied from an input into the page's data: its name in the page's data
+ * (docs/internals/report-page.md) and in the input (for the Debugger's outputs, a
+ * <flagprism/debug-keys.h> name). Today they are spelled alike; keeping both lets either
+ * format rename a member without the other following.
+ */
+struct fp__html_member {
+	const char *page, *input;
+};
+
 /* "%.6g" of a finite double into sb, or "null". Returns the strbuf's status. */
 int fp__html_num(struct fp_strbuf *sb, double v);
 

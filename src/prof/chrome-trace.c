@@ -7,9 +7,11 @@
  * (pid, tid, start, longer first) so the file is deterministic. Viewers need the slices of one
  * track to nest strictly; a slice that partially overlaps another on its stream (kernels may, on
  * a GPU) moves to an extra track of that stream, "stream N (overlap k)", instead of being drawn
- * wrong or dropped. Collectives get tracks of their own (comm.c records them): a thread's
- * torch.distributed calls on "thread N collectives", a collective library's kernels on "stream N
- * communication", apart from compute. It does not write flow arrows or counters;
+ * wrong or dropped. Collectives get tracks of their own (comm.c records them and marks its
+ * kernels' tracks): a thread's torch.distributed calls on "thread N collectives", a collective
+ * library's kernels on "stream N communication", apart from compute. The session's features
+ * prepare the records first and add to "otherData" (their rows' trace hooks). It does not
+ * write flow arrows or counters;
  * docs/formats/profiler-formats.md has the layout.
  */
 #include "fp-setup.h"
@@ -304,6 +306,18 @@ static int assign_lanes(struct fp_prof_session *s, struct key *keys, size_t n)
 	return FP_OK;
 }
 
+/* The bits the session's features add to the track of a kernel slice on `node`. */
+static uint64_t kernel_track(struct fp_prof_session *s, uint32_t node)
+{
+	uint64_t bits = 0;
+	size_t i;
+
+	for (i = 0; i < FP__PROF_NFEATURES; i++)
+		if (s->features[i]->trace_kernel_track)
+			bits |= s->features[i]->trace_kernel_track(s, node);
+	return bits;
+}
+
 /* A collective's arguments: its bytes, communicator and kind (from its node). `*ranks` caches
  * the id of the "comm_ranks (pty)" metric (FP_CALLTREE_NONE until looked up). */
 static void write_comm_args(struct fp_prof_session *s, const struct fp__trace_rec *r,
@@ -333,7 +347,9 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	size_t i, stack_alloc = 0;
 	int rc = FP_OK;
 
-	fp__prof_tl_align(s);
+	for (i = 0; i < FP__PROF_NFEATURES; i++)
+		if (s->features[i]->trace_begin)
+			s->features[i]->trace_begin(s);
 	if (s->ntrace) {
 		keys = fp_reallocarray(NULL, s->ntrace, sizeof(*keys));
 		if (!keys)
@@ -350,8 +366,8 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 			      r->kind == FP__TRACE_COMM   ? FP__TRACK_COMM | r->tid :
 			      r->kind == FP__TRACE_ISCOPE ? r->correlation :
 							    r->stream;
-		if (r->kind == FP__TRACE_KERNEL && fp__prof_comm_kernel_node(s, r->node))
-			keys[i].tid |= FP__TRACK_COMM;
+		if (r->kind == FP__TRACE_KERNEL)
+			keys[i].tid |= kernel_track(s, r->node);
 		keys[i].begin = b;
 		keys[i].neg_dur = UINT64_MAX - (e - b);
 		keys[i].track = keys[i].tid;
@@ -385,7 +401,9 @@ int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_string(w, "clock", "CLOCK_MONOTONIC");
 	fp_jsonw_kv_uint(w, "origin_monotonic_ns", s->origin_ns);
 	fp_jsonw_kv_uint(w, "dropped_records", s->st.dropped_trace);
-	fp__prof_rank_write_trace(s, w);
+	for (i = 0; i < FP__PROF_NFEATURES; i++)
+		if (s->features[i]->trace_other_data)
+			s->features[i]->trace_other_data(s, w);
 	fp_jsonw_object_end(w);
 	fp_jsonw_key(w, "traceEvents");
 	fp_jsonw_array_begin(w);

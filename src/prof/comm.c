@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Collectives in sessions (<flagprism/comm.h>): recognising a collective library's kernels by
- * name and filing them under one group node per kind, and the collective scopes the Python
- * layer opens around torch.distributed calls (their metrics and trace slices). The scope stack
- * itself is session-scope.c's; this file only adds what makes a scope a collective. Not here: the
- * hooks (python/flagprism/_dist.py) and the trace layout (chrome-trace.c draws what this file
- * records).
+ * Collectives in sessions (<flagprism/comm.h>), a feature of the session (its row,
+ * fp__prof_feature_comm, is called by the core: prof-internal.h): recognising a collective
+ * library's kernels by name and filing them under one group node per kind, and the collective
+ * scopes the Python layer opens around torch.distributed calls (their metrics and trace slices).
+ * The scope stack itself is session-scope.c's; this file only adds what makes a scope a
+ * collective. Not here: the hooks (python/flagprism/_dist.py) and the trace layout
+ * (chrome-trace.c draws what this file records; this file puts a collective library's kernels
+ * on their own tracks).
  */
 #include "fp-setup.h"
 
@@ -40,11 +42,17 @@ static const char *const comm_metric_names[CM_NSLOTS] = {
 	[CM_KIND] = M_KIND,   [CM_RANKS] = M_RANKS, [CM_GROUP] = M_GROUP,
 };
 
-struct fp__comm_state {
+struct comm_state {
 	struct fp_hashmap kinds;  /* kernel name id -> group frame + 1; 0: not a collective */
 	struct fp_hashmap scopes; /* node id -> 1 for nodes of collective scopes */
 	uint32_t metric[CM_NSLOTS];
 };
+
+/* What a collective scope keeps in its stack entry's data[]: the call's bytes, and its
+ * communicator size with SCOPE_ASYNC for an asynchronous call. */
+#define SCOPE_BYTES 0
+#define SCOPE_GROUP 1
+#define SCOPE_ASYNC ((uint64_t)1 << 32)
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
@@ -104,12 +112,12 @@ bool fp_comm_kernel_parse(const char *name, size_t len, struct fp_comm_kernel *o
 
 /* ---- per-session state (session lock held) --------------------------------------------------- */
 
-static int state(struct fp_prof_session *s, struct fp__comm_state **out)
+static int state(struct fp_prof_session *s, struct comm_state **out)
 {
 	size_t i;
 
-	if (!s->comm) {
-		struct fp__comm_state *c = fp_calloc(1, sizeof(*c));
+	if (!s->feature_state[FP__PROF_F_COMM]) {
+		struct comm_state *c = fp_calloc(1, sizeof(*c));
 
 		if (!c)
 			return FP_ENOMEM;
@@ -117,23 +125,22 @@ static int state(struct fp_prof_session *s, struct fp__comm_state **out)
 		fp_hashmap_init(&c->scopes);
 		for (i = 0; i < CM_NSLOTS; i++)
 			c->metric[i] = FP_CALLTREE_NONE;
-		s->comm = c;
+		s->feature_state[FP__PROF_F_COMM] = c;
 	}
-	*out = s->comm;
+	*out = s->feature_state[FP__PROF_F_COMM];
 	return FP_OK;
 }
 
-void fp__prof_comm_release(struct fp_prof_session *s)
+static void comm_release(void *state)
 {
-	if (!s->comm)
-		return;
-	fp_hashmap_release(&s->comm->kinds);
-	fp_hashmap_release(&s->comm->scopes);
-	fp_free(s->comm);
-	s->comm = NULL;
+	struct comm_state *c = state;
+
+	fp_hashmap_release(&c->kinds);
+	fp_hashmap_release(&c->scopes);
+	fp_free(c);
 }
 
-static int metric(struct fp_prof_session *s, struct fp__comm_state *c, int slot, uint32_t *id)
+static int metric(struct fp_prof_session *s, struct comm_state *c, int slot, uint32_t *id)
 {
 	int rc;
 
@@ -149,8 +156,7 @@ static int metric(struct fp_prof_session *s, struct fp__comm_state *c, int slot,
 	return FP_OK;
 }
 
-static int add(struct fp_prof_session *s, struct fp__comm_state *c, uint32_t node, int slot,
-	       double v)
+static int add(struct fp_prof_session *s, struct comm_state *c, uint32_t node, int slot, double v)
 {
 	uint32_t m;
 	int rc = metric(s, c, slot, &m);
@@ -158,7 +164,7 @@ static int add(struct fp_prof_session *s, struct fp__comm_state *c, uint32_t nod
 	return rc ? rc : fp_calltree_add_metric(s->tree, node, m, v);
 }
 
-static int set_str(struct fp_prof_session *s, struct fp__comm_state *c, uint32_t node, int slot,
+static int set_str(struct fp_prof_session *s, struct comm_state *c, uint32_t node, int slot,
 		   const char *v)
 {
 	uint32_t m;
@@ -167,9 +173,13 @@ static int set_str(struct fp_prof_session *s, struct fp__comm_state *c, uint32_t
 	return rc ? rc : fp_calltree_set_string(s->tree, node, m, v, strnlen(v, 4096));
 }
 
-int fp__prof_comm_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base, uint32_t *out)
+/* The node a kernel (process-wide name id) is filed under, given the node `base` its launch
+ * context gives: `base` itself, or for a collective library's kernel launched outside a
+ * collective scope, its group "nccl:<Kind>" below `base`. */
+static int comm_kernel_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base,
+			    uint32_t *out)
 {
-	struct fp__comm_state *c;
+	struct comm_state *c = s->feature_state[FP__PROF_F_COMM];
 	struct fp_comm_kernel k;
 	uint64_t v;
 	const char *name;
@@ -178,7 +188,7 @@ int fp__prof_comm_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base
 
 	*out = base;
 	/* The common case first: a session that saw no collective scope and this kernel before. */
-	if (s->comm && fp_hashmap_get(&s->comm->kinds, kernel, &v)) {
+	if (c && fp_hashmap_get(&c->kinds, kernel, &v)) {
 		if (!v)
 			return FP_OK;
 	} else {
@@ -206,21 +216,20 @@ int fp__prof_comm_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base
 			return FP_OK;
 	}
 	/* Launched inside a torch.distributed collective: that scope already is its group. */
-	if (base != FP_CALLTREE_ROOT && fp_hashmap_get(&s->comm->scopes, base, NULL))
+	if (base != FP_CALLTREE_ROOT && fp_hashmap_get(&c->scopes, base, NULL))
 		return FP_OK;
 	return fp_calltree_child(s->tree, base, (uint32_t)(v - 1), out);
 }
 
-int fp__prof_comm_opened(struct fp_prof_session *s, struct fp__prof_scope *sc,
-			 const struct fp_comm_call *call)
+/* A collective scope was just pushed (sc is its stack entry): metrics of its node. */
+static int comm_scope_opened(struct fp_prof_session *s, struct fp__prof_scope *sc, const void *arg)
 {
-	struct fp__comm_state *c;
+	const struct fp_comm_call *call = arg;
+	struct comm_state *c;
 	int rc;
 
-	sc->comm_bytes = call->bytes;
-	sc->comm_group = call->group_size;
-	if (call->flags & FP_COMM_ASYNC)
-		sc->flags |= FP__PROF_SCOPE_COMM_ASYNC;
+	sc->data[SCOPE_BYTES] = call->bytes;
+	sc->data[SCOPE_GROUP] = call->group_size | (call->flags & FP_COMM_ASYNC ? SCOPE_ASYNC : 0);
 	rc = state(s, &c);
 	if (!rc)
 		rc = fp_hashmap_put(&c->scopes, sc->node, 1);
@@ -244,10 +253,11 @@ int fp__prof_comm_opened(struct fp_prof_session *s, struct fp__prof_scope *sc,
 	return FP_OK;
 }
 
-int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct fp__prof_scope *sc,
-			 uint64_t now)
+/* A collective scope was just popped on thread `tid` at `now`: its time and trace slice. */
+static int comm_scope_closed(struct fp_prof_session *s, uint32_t tid,
+			     const struct fp__prof_scope *sc, uint64_t now)
 {
-	struct fp__comm_state *c;
+	struct comm_state *c;
 	uint64_t end = now >= sc->begin ? now : sc->begin;
 	int rc = state(s, &c);
 
@@ -257,13 +267,13 @@ int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct f
 		struct fp__trace_rec r = {
 			.begin = sc->begin,
 			.end = end,
-			.correlation = sc->comm_bytes,
+			.correlation = sc->data[SCOPE_BYTES],
 			.node = sc->node,
 			.kind = FP__TRACE_COMM,
 			.device_type = FP_PROF_NO_NAME,
 			.tid = tid,
-			.grid = {sc->comm_group, (sc->flags & FP__PROF_SCOPE_COMM_ASYNC) ? 1u : 0u,
-				 0},
+			.grid = {(uint32_t)sc->data[SCOPE_GROUP],
+				 (sc->data[SCOPE_GROUP] & SCOPE_ASYNC) ? 1u : 0u, 0},
 		};
 
 		rc = fp__prof_trace_add(s, &r);
@@ -271,13 +281,24 @@ int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct f
 	return rc;
 }
 
-bool fp__prof_comm_kernel_node(struct fp_prof_session *s, uint32_t node)
+/* A collective library's kernels are drawn on their stream's communication track. */
+static uint64_t comm_kernel_track(struct fp_prof_session *s, uint32_t node)
 {
 	size_t len;
 	const char *name = fp_calltree_node_name(s->tree, node, &len);
 
-	return name && fp_comm_kernel_parse(name, len, NULL);
+	return name && fp_comm_kernel_parse(name, len, NULL) ? FP__TRACK_COMM : 0;
 }
+
+const struct fp__prof_feature fp__prof_feature_comm = {
+	.name = "comm",
+	.release = comm_release,
+	.kernel_base = comm_kernel_base,
+	.scope_opened = comm_scope_opened,
+	.scope_closed = comm_scope_closed,
+	.scope_noun = "collective",
+	.trace_kernel_track = comm_kernel_track,
+};
 
 /* ---- public entry points --------------------------------------------------------------------- */
 
@@ -291,10 +312,10 @@ int fp_comm_enter(int session, const struct fp_comm_call *c)
 	n = snprintf(name, sizeof(name), "%s:%s", c->backend, c->op);
 	if (n < 0 || (size_t)n >= sizeof(name))
 		return FP_EINVAL;
-	return fp__prof_scope_enter_comm(session, name, (size_t)n, c);
+	return fp__prof_scope_enter_feature(session, name, (size_t)n, &fp__prof_feature_comm, c);
 }
 
 int fp_comm_exit(int session, struct fp_diag *diag)
 {
-	return fp__prof_scope_exit_comm(session, diag);
+	return fp__prof_scope_exit_feature(session, &fp__prof_feature_comm, diag);
 }

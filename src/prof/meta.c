@@ -3,8 +3,9 @@
  * The metadata writer (`<name>.meta.json`): versions, session options, devices, the environment
  * the Python layer reported, what was recorded and, above all, what was lost and why (dropped
  * records, unmatched events, unfinished scopes) and whether the session ended cleanly. Written
- * last at finalize so that it can list the files that were actually written. The profile data
- * itself is in the Hatchet and trace files, not here.
+ * last at finalize so that it can list the files that were actually written; each feature of
+ * the session adds its members (intra-kernel timelines, the rank's identity: their rows'
+ * write_meta). The profile data itself is in the Hatchet and trace files, not here.
  */
 #include "fp-setup.h"
 
@@ -137,8 +138,9 @@ int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "clamped_timestamps", st.clamped_timestamps);
 	fp_jsonw_object_end(w);
 
-	fp__prof_tl_write_meta(s, w);
-	fp__prof_rank_write_meta(s, w);
+	for (i = 0; i < FP__PROF_NFEATURES; i++)
+		if (s->features[i]->write_meta)
+			s->features[i]->write_meta(s, w);
 	fp_jsonw_kv_bool(w, "incomplete", s->nincomplete > 0);
 	fp_jsonw_key(w, "incomplete_reasons");
 	fp_jsonw_array_begin(w);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The profiler session's private layout and the helpers its files share (session*.c, names.c,
- * the writers). Not a public header: clients see include/flagprism/prof.h.
+ * the writers, the features), with the two tables the session core is extended through: the
+ * writer table (one row per profile format) and the feature table (one row per feature that
+ * adds to a session: collectives, ranks, intra-kernel timelines). Not a public header: clients
+ * see include/flagprism/prof.h.
  */
 #ifndef FP_PROF_INTERNAL_H
 #define FP_PROF_INTERNAL_H
@@ -32,18 +35,16 @@ void fp__prof_names_release(void);
 
 /* ---- session*.c: the session (session-internal.h has what only those files share) ------- */
 
+struct fp__prof_feature;
+
 struct fp__prof_scope {
 	uint32_t frame; /* tree frame id */
 	uint32_t node;  /* ROOT / scopes... up to this one */
 	uint64_t begin;
-	unsigned flags;
-	uint32_t comm_group; /* collective scopes (comm.c): communicator size */
-	uint64_t comm_bytes; /* collective scopes: the call's bytes */
+	unsigned flags;                         /* FP_PROF_SCOPE_CPU_TIME */
+	const struct fp__prof_feature *feature; /* the feature that opened it, or NULL */
+	uint64_t data[2];                       /* what that feature keeps with it */
 };
-
-/* fp__prof_scope.flags bit of a collective scope (comm.c); beside FP_PROF_SCOPE_CPU_TIME. */
-#define FP__PROF_SCOPE_COMM (1u << 30)
-#define FP__PROF_SCOPE_COMM_ASYNC (1u << 29)
 
 struct fp__prof_thread {
 	uint32_t tid; /* process-wide thread index, 1-based */
@@ -113,6 +114,96 @@ enum {
 #define FP__MAX_ENV 64
 #define FP__INCOMPLETE_LEN 320
 
+/* ---- the writer table: one row per profile format -------------------------------------------- */
+
+/*
+ * X(name, suffix, writer, when) for each format a session writes, in the order of the writer
+ * table (fp_prof_writer_at(), made in session-write.c). A session keeps room for one output of
+ * each (FP__PROF_NWRITERS), so a new format is its writer's file and one row here. `when`:
+ * FP__PROF_OUT_DEFAULT is written when no format is named, FP__PROF_OUT_TRACE also when the
+ * session records a trace, FP__PROF_OUT_META always, first and last (it lists the others), and
+ * is never named.
+ */
+#define FP__PROF_WRITERS(X)                                                                      \
+	X("hatchet", ".hatchet", fp__prof_write_hatchet, FP__PROF_OUT_DEFAULT)                   \
+	X("chrome_trace", ".chrome_trace.json", fp__prof_write_chrome_trace, FP__PROF_OUT_TRACE) \
+	X("meta", ".meta.json", fp__prof_write_meta, FP__PROF_OUT_META)
+
+enum {
+	FP__PROF_OUT_DEFAULT = 1,
+	FP__PROF_OUT_TRACE,
+	FP__PROF_OUT_META
+};
+
+#define FP__PROF_WRITER_ONE(name, suffix, writer, when) 1 +
+#define FP__PROF_NWRITERS (FP__PROF_WRITERS(FP__PROF_WRITER_ONE) 0)
+
+#define FP__PROF_WRITER_DECL(name, suffix, writer, when) \
+	int writer(struct fp_prof_session *s, struct fp_jsonw *w);
+FP__PROF_WRITERS(FP__PROF_WRITER_DECL)
+#undef FP__PROF_WRITER_DECL
+
+/* ---- the feature table: what collectives, ranks and timelines add to a session --------------- */
+
+/*
+ * X(ID, name) for each feature, in the order the core calls them (the order of the members they
+ * write): its row is fp__prof_feature_<name>, defined in its own file, and its state is
+ * s->feature_state[FP__PROF_F_<ID>]. The core calls features only through their rows, so a
+ * new feature is its file and one row here.
+ */
+#define FP__PROF_FEATURES(X)                            \
+	X(TIMELINE, timeline) /* timeline-session.c */  \
+	X(COMM, comm)         /* comm.c: collectives */ \
+	X(RANKS, ranks)       /* ranks.c: the rank's identity */
+
+enum {
+#define FP__PROF_FEATURE_ID(id, name) FP__PROF_F_##id,
+	FP__PROF_FEATURES(FP__PROF_FEATURE_ID)
+#undef FP__PROF_FEATURE_ID
+	FP__PROF_NFEATURES
+};
+
+/*
+ * One feature's row: what the session core calls at fixed points of a session's life, always
+ * with the session's lock held or the session its caller's alone (finalize). Every member may
+ * be NULL. The state a feature keeps per session is its own (s->feature_state[]); the core only
+ * hands it to release().
+ */
+struct fp__prof_feature {
+	const char *name; /* "timeline", "comm", "ranks" */
+	/* Free the feature's state (the session is being freed). */
+	void (*release)(void *state);
+	/*
+	 * Where a kernel (process-wide name id) is filed: given the node `base` its launch context
+	 * gives, the node it goes under (`base`, or a node below it). Called for every kernel filed.
+	 */
+	int (*kernel_base)(struct fp_prof_session *s, uint32_t kernel, uint32_t base,
+			   uint32_t *out);
+	/*
+	 * A scope the feature opened (fp__prof_scope_enter_feature(), whose `arg` this is) was just
+	 * pushed: `sc` is its stack entry, its data[] the feature's. An error pops it again.
+	 */
+	int (*scope_opened)(struct fp_prof_session *s, struct fp__prof_scope *sc, const void *arg);
+	/* Such a scope was popped on thread `tid` at `now` in an active session: its metrics and
+	 * trace slice, instead of a plain scope's. An error is counted as failed. */
+	int (*scope_closed)(struct fp_prof_session *s, uint32_t tid,
+			    const struct fp__prof_scope *sc, uint64_t now);
+	const char *scope_noun; /* what its scopes are called in messages: "collective" */
+	/* Members of the metadata file's top-level object (meta.c). */
+	int (*write_meta)(struct fp_prof_session *s, struct fp_jsonw *w);
+	/* Before the trace writer reads the trace records (chrome-trace.c), once per file. */
+	void (*trace_begin)(struct fp_prof_session *s);
+	/* Members of the trace's "otherData" object. */
+	int (*trace_other_data)(struct fp_prof_session *s, struct fp_jsonw *w);
+	/* Bits added to the track of a kernel slice filed on `node` (FP__TRACK_COMM), or 0. */
+	uint64_t (*trace_kernel_track)(struct fp_prof_session *s, uint32_t node);
+};
+
+#define FP__PROF_FEATURE_DECL(id, name) \
+	extern const struct fp__prof_feature fp__prof_feature_##name;
+FP__PROF_FEATURES(FP__PROF_FEATURE_DECL)
+#undef FP__PROF_FEATURE_DECL
+
 struct fp_prof_session {
 	pthread_mutex_t lock;
 	int id;
@@ -155,16 +246,16 @@ struct fp_prof_session {
 	size_t nenv;
 	char incomplete[8][FP__INCOMPLETE_LEN]; /* why the session did not end cleanly */
 	size_t nincomplete;
-	char *written[4];    /* writer names written successfully (static strings) */
-	char *written_at[4]; /* where each went: name + suffix, or a rescue path (owned) */
+	char *written[FP__PROF_NWRITERS];    /* writer names written successfully (static) */
+	char *written_at[FP__PROF_NWRITERS]; /* where each went: name + suffix, or a rescue path */
 	size_t nwritten;
 	char *path;       /* the name with its directory resolved at start: what is written */
 	char *lock_path;  /* the advisory lock on the name across processes (session.c) */
 	int lock_fd;      /* -1: no lock held */
 	char *rescue_dir; /* where outputs that could not be written went, or NULL */
-	struct fp__tl_state *tl;     /* intra-kernel timelines (timeline-session.c), NULL if none */
-	struct fp__comm_state *comm; /* collective kernels and scopes (comm.c), NULL if none */
-	struct fp__rank_state *rank; /* the rank's identity (ranks.c), NULL outside a job */
+	const struct fp__prof_feature *const
+		*features;                       /* FP__PROF_NFEATURES rows (session-start.c) */
+	void *feature_state[FP__PROF_NFEATURES]; /* each feature's own, NULL until it makes one */
 };
 
 /* The session of a sink handle (sink.c), NULL for NULL. */
@@ -211,47 +302,17 @@ int fp__prof_attach_ranges(struct fp_calltree *t, const struct fp_sink_metrics *
 int fp__prof_pc_reasons(struct fp_calltree *t, const char *const *reasons, size_t n);
 int fp__prof_pc_file(struct fp_calltree *t, const struct fp_sink_pc_sample *v);
 
-/* ---- timeline-session.c --------------------------------------------------------------------- */
+/* ---- features (session-scope.c) ----------------------------------------------------------- */
 
-struct fp__tl_state;
-void fp__prof_tl_release(struct fp_prof_session *s);
-/* Move device-clock slices onto the host clock (once per launch); before writing the trace. */
-void fp__prof_tl_align(struct fp_prof_session *s);
-/* The metadata's "intra_kernel" member (nothing without timelines). */
-int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
-
-/* ---- comm.c: collectives -------------------------------------------------------------------- */
-
-struct fp__comm_state;
-struct fp_comm_call;
-void fp__prof_comm_release(struct fp_prof_session *s);
-/* The node a kernel (process-wide name id) is filed under, given the node `base` its launch
- * context gives: `base` itself, or for a collective library's kernel launched outside a
- * collective scope, its group "nccl:<Kind>" below `base`. Session lock held. */
-int fp__prof_comm_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base, uint32_t *out);
-/* A collective scope was just pushed (sc is its stack entry): metrics of its node. */
-int fp__prof_comm_opened(struct fp_prof_session *s, struct fp__prof_scope *sc,
-			 const struct fp_comm_call *c);
-/* A collective scope was just popped on thread `tid` at `now`: its time and trace slice. */
-int fp__prof_comm_closed(struct fp_prof_session *s, uint32_t tid, const struct fp__prof_scope *sc,
-			 uint64_t now);
-/* True when a trace record's node is a collective library's kernel (the trace writer). */
-bool fp__prof_comm_kernel_node(struct fp_prof_session *s, uint32_t node);
-
-/* session-scope.c, for comm.c: open a collective scope named `name` (fp__prof_comm_opened() runs on
- * each targeted session), and close the innermost scope only if it is one. */
-int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
-			      const struct fp_comm_call *c);
-int fp__prof_scope_exit_comm(int session, struct fp_diag *diag);
-
-/* ---- ranks.c: the rank's identity ------------------------------------------------------------ */
-
-struct fp__rank_state;
-void fp__prof_rank_release(struct fp_prof_session *s);
-/* The metadata's "distributed" member (nothing outside a job). */
-int fp__prof_rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
-/* The trace's otherData members for the trace merger (nothing outside a job). */
-int fp__prof_rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w);
+/*
+ * Open a scope that feature `f` owns, named `name` (f->scope_opened() runs on each targeted
+ * session with `arg`), and close the innermost scope only if `f` owns it (FP_ESTATE otherwise,
+ * diag naming the scope). The scope is counted and nested like any other.
+ */
+int fp__prof_scope_enter_feature(int session, const char *name, size_t len,
+				 const struct fp__prof_feature *f, const void *arg);
+int fp__prof_scope_exit_feature(int session, const struct fp__prof_feature *f,
+				struct fp_diag *diag);
 
 /* ---- writers -------------------------------------------------------------------------------- */
 
@@ -263,10 +324,6 @@ int fp__prof_write_number(struct fp_jsonw *w, double v);
 #define FP__SAVE_DASH_STDOUT FP_CALLTREE_SAVE_DASH_STDOUT
 int fp__prof_save_json(const char *path, unsigned flags, int (*fn)(void *arg, struct fp_jsonw *w),
 		       void *arg, struct fp_diag *diag);
-
-int fp__prof_write_hatchet(struct fp_prof_session *s, struct fp_jsonw *w);
-int fp__prof_write_chrome_trace(struct fp_prof_session *s, struct fp_jsonw *w);
-int fp__prof_write_meta(struct fp_prof_session *s, struct fp_jsonw *w);
 
 /* Write "<us>.<3-digit ns>" for a duration in ns, exact (no double rounding). */
 int fp__prof_write_us(struct fp_jsonw *w, uint64_t ns);

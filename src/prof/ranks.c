@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Ranks of a multi-process job (<flagprism/ranks.h>): the rank's identity kept with a profiling
- * session (written to its metadata and trace), reading that identity back from a meta file, and
+ * session (a feature of the session, fp__prof_feature_ranks: written to its metadata and trace
+ * through the row's hooks), reading that identity back from a meta file, and
  * the merge of the ranks' profiles with per-rank statistics per node (mean/min/max from
  * fp_calltree_merge(), plus the sum and the rank of the max). The names each rank writes to
  * (core/ranks-names.c), the trace merge (ranks-trace.c), the summary merge
@@ -28,7 +29,7 @@
 
 /* ---- a session's identity -------------------------------------------------------------------- */
 
-struct fp__rank_state {
+struct rank_state {
 	int64_t rank, local_rank, world_size, local_world_size;
 	char *host, *device, *backend, *boot_id;
 	bool has_barrier;
@@ -43,7 +44,7 @@ void fp_ranks_info_init(struct fp_ranks_info *ri)
 	ri->rank = ri->local_rank = ri->world_size = ri->local_world_size = -1;
 }
 
-static void rank_state_free(struct fp__rank_state *r)
+static void rank_state_free(struct rank_state *r)
 {
 	if (!r)
 		return;
@@ -54,10 +55,9 @@ static void rank_state_free(struct fp__rank_state *r)
 	fp_free(r);
 }
 
-void fp__prof_rank_release(struct fp_prof_session *s)
+static void rank_release(void *state)
 {
-	rank_state_free(s->rank);
-	s->rank = NULL;
+	rank_state_free(state);
 }
 
 static int copy_opt(char **dst, const char *src)
@@ -72,7 +72,7 @@ static int copy_opt(char **dst, const char *src)
 static int attach_fn(struct fp_prof_session *s, void *arg)
 {
 	const struct fp_ranks_info *ri = arg;
-	struct fp__rank_state *r = fp_calloc(1, sizeof(*r));
+	struct rank_state *r = fp_calloc(1, sizeof(*r));
 
 	if (!r)
 		return FP_ENOMEM;
@@ -88,8 +88,8 @@ static int attach_fn(struct fp_prof_session *s, void *arg)
 		rank_state_free(r);
 		return FP_ENOMEM;
 	}
-	rank_state_free(s->rank);
-	s->rank = r;
+	rank_state_free(s->feature_state[FP__PROF_F_RANKS]);
+	s->feature_state[FP__PROF_F_RANKS] = r;
 	return FP_OK;
 }
 
@@ -117,9 +117,10 @@ static void kv_str(struct fp_jsonw *w, const char *k, const char *v)
 		fp_jsonw_kv_null(w, k);
 }
 
-int fp__prof_rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
+/* The metadata's "distributed" member (nothing outside a job). */
+static int rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 {
-	const struct fp__rank_state *r = s->rank;
+	const struct rank_state *r = s->feature_state[FP__PROF_F_RANKS];
 
 	if (!r)
 		return FP_OK;
@@ -145,9 +146,10 @@ int fp__prof_rank_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	return fp_jsonw_object_end(w);
 }
 
-int fp__prof_rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w)
+/* The trace's otherData members for the trace merger (nothing outside a job). */
+static int rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 {
-	const struct fp__rank_state *r = s->rank;
+	const struct rank_state *r = s->feature_state[FP__PROF_F_RANKS];
 
 	if (!r)
 		return FP_OK;
@@ -164,6 +166,13 @@ int fp__prof_rank_write_trace(struct fp_prof_session *s, struct fp_jsonw *w)
 	}
 	return FP_OK;
 }
+
+const struct fp__prof_feature fp__prof_feature_ranks = {
+	.name = "ranks",
+	.release = rank_release,
+	.write_meta = rank_write_meta,
+	.trace_other_data = rank_write_trace,
+};
 
 /* ---- reading an identity back ------------------------------------------------------------------ */
 

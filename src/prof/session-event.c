@@ -178,6 +178,18 @@ int fp__prof_kernel_node(struct fp_prof_session *s, uint32_t base, uint32_t kern
 	return rc ? rc : fp_calltree_set_string(s->tree, *node, m, mangled, len);
 }
 
+int fp__prof_kernel_base(struct fp_prof_session *s, uint32_t kernel, uint32_t base, uint32_t *out)
+{
+	size_t i;
+	int rc = FP_OK;
+
+	*out = base;
+	for (i = 0; !rc && i < FP__PROF_NFEATURES; i++)
+		if (s->features[i]->kernel_base)
+			rc = s->features[i]->kernel_base(s, kernel, *out, out);
+	return rc;
+}
+
 /* The node a launch on the calling thread belongs to. */
 static int sess_launch_node(struct fp_prof_session *s, const struct fp_sink_launch *l,
 			    bool use_thread, uint32_t *node)
@@ -198,7 +210,7 @@ static int sess_launch_node(struct fp_prof_session *s, const struct fp_sink_laun
 		if (rc)
 			return rc;
 	}
-	rc = fp__prof_comm_base(s, l->kernel, base, &base);
+	rc = fp__prof_kernel_base(s, l->kernel, base, &base);
 	if (rc)
 		return rc;
 	return fp__prof_kernel_node(s, base, l->kernel, node);

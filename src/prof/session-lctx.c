@@ -2,7 +2,7 @@
 /*
  * Launch contexts: what the calling thread has open in every session (innermost scope node and
  * state frame per session), interned process-wide to one id so that a launch hook carries one
- * integer and a kernel event that arrives later (CUDA graphs, device activity) is filed where
+ * integer and a kernel event that arrives later (graph replays, device activity) is filed where
  * it was launched. Not the scopes themselves (session-scope.c).
  */
 #include "fp-setup.h"
@@ -206,7 +206,7 @@ static int lctx_node(struct fp_prof_session *s, const struct fp_sink_event *ev, 
 	if (!rc && ist != FP_CALLTREE_NONE) /* the state right above the kernel */
 		rc = fp_calltree_child(s->tree, cur, ist, &cur);
 	if (!rc)
-		rc = fp__prof_comm_base(s, ev->kernel, cur, &cur);
+		rc = fp__prof_kernel_base(s, ev->kernel, cur, &cur);
 	if (!rc)
 		rc = fp__prof_kernel_node(s, cur, ev->kernel, out);
 	return rc;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scopes and states of a profiling session: the per-thread scope stacks that user code opens
- * and closes (fp_prof_scope_enter/exit, collectives' scopes for comm.c), metrics recorded on a
- * scope, and the state frame a thread is in. Each change refreshes the thread's launch context
- * (session-lctx.c). Not event intake (session-event.c).
+ * and closes (fp_prof_scope_enter/exit, and the scopes a feature owns, such as collectives,
+ * which its row's hooks complete), metrics recorded on a scope, and the state frame a thread is
+ * in. Each change refreshes the thread's launch context (session-lctx.c). Not event intake
+ * (session-event.c).
  */
 #include "fp-setup.h"
 
@@ -20,9 +21,9 @@ struct scope_arg {
 	struct fp_diag *diag;
 	bool diag_set;
 	double value;
-	const struct fp_comm_call *comm; /* entering a collective scope (comm.c) */
-	bool comm_only;                  /* exiting: only a collective scope may be closed */
-	int dropped;                     /* entering: sessions where it was too deep */
+	const struct fp__prof_feature *feature; /* entering: its owner; exiting: only its scope */
+	const void *feature_arg;                /* entering: for feature->scope_opened() */
+	int dropped;                            /* entering: sessions where it was too deep */
 };
 
 static int scope_enter_fn(struct fp_prof_session *s, void *argp)
@@ -63,9 +64,10 @@ static int scope_enter_fn(struct fp_prof_session *s, void *argp)
 	th->stack[th->depth].node = node;
 	th->stack[th->depth].begin = a->now;
 	th->stack[th->depth].flags = a->flags;
+	th->stack[th->depth].feature = a->feature;
 	th->depth++;
-	if (a->comm) {
-		rc = fp__prof_comm_opened(s, &th->stack[th->depth - 1], a->comm);
+	if (a->feature && a->feature->scope_opened) {
+		rc = a->feature->scope_opened(s, &th->stack[th->depth - 1], a->feature_arg);
 		if (rc)
 			th->depth--;
 	}
@@ -85,16 +87,18 @@ int fp_prof_scope_enter(int session, const char *name, size_t len, unsigned flag
 	return rc ? rc : a.dropped;
 }
 
-int fp__prof_scope_enter_comm(int session, const char *name, size_t len,
-			      const struct fp_comm_call *c)
+int fp__prof_scope_enter_feature(int session, const char *name, size_t len,
+				 const struct fp__prof_feature *f, const void *arg)
 {
-	struct scope_arg a = {.name = name, .len = len, .flags = FP__PROF_SCOPE_COMM, .comm = c};
+	struct scope_arg a = {.name = name, .len = len, .feature = f, .feature_arg = arg};
 	int rc;
 
+	if (!f || (!name && len))
+		return FP_EINVAL;
 	a.now = fp_prof_clock_ns();
 	rc = fp__prof_for_sessions(session, scope_enter_fn, &a);
 	fp__prof_lctx_refresh();
-	return rc; /* a collective too deep is counted like any scope */
+	return rc; /* a feature's scope too deep is counted like any scope */
 }
 
 static int scope_exit_fn(struct fp_prof_session *s, void *argp)
@@ -113,16 +117,16 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 		return FP_OK;
 	}
 	top = th->stack[th->depth - 1];
-	if (a->comm_only && !(top.flags & FP__PROF_SCOPE_COMM)) {
+	if (a->feature && top.feature != a->feature) {
 		size_t tlen;
 		const char *tname = fp_calltree_frame_name(s->tree, top.frame, &tlen);
+		const char *noun = a->feature->scope_noun ? a->feature->scope_noun : "feature";
 
 		if (!a->diag_set) {
 			a->diag_set = true;
 			fp_diag_set(a->diag, FP_ESTATE, 0,
-				    "collective exit: the innermost open scope '%.*s' is not a "
-				    "collective",
-				    (int)FP_MIN(tlen, 100), tname);
+				    "%s exit: the innermost open scope '%.*s' is not a %s", noun,
+				    (int)FP_MIN(tlen, 100), tname, noun);
 		}
 		return FP_ESTATE;
 	}
@@ -148,8 +152,8 @@ static int scope_exit_fn(struct fp_prof_session *s, void *argp)
 		return FP_OK;
 	}
 	s->st.scopes++;
-	if (top.flags & FP__PROF_SCOPE_COMM) {
-		if (fp__prof_comm_closed(s, th->tid, &top, a->now))
+	if (top.feature && top.feature->scope_closed) {
+		if (top.feature->scope_closed(s, th->tid, &top, a->now))
 			s->st.failed++;
 		return FP_OK;
 	}
@@ -186,11 +190,13 @@ int fp_prof_scope_exit(int session, const char *name, size_t len, struct fp_diag
 	return rc;
 }
 
-int fp__prof_scope_exit_comm(int session, struct fp_diag *diag)
+int fp__prof_scope_exit_feature(int session, const struct fp__prof_feature *f, struct fp_diag *diag)
 {
-	struct scope_arg a = {.diag = diag, .comm_only = true};
+	struct scope_arg a = {.diag = diag, .feature = f};
 	int rc;
 
+	if (!f)
+		return FP_EINVAL;
 	a.now = fp_prof_clock_ns();
 	rc = fp__prof_for_sessions(session, scope_exit_fn, &a);
 	fp__prof_lctx_refresh();

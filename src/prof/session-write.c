@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The outputs of a profiling session: the table of writers (one row per output format, each
- * format in its own file), writing one session's file, the reasons a session did not end
- * cleanly, and the finalize of one claimed session (backend flush and stop, the metadata
- * first, the data files, the metadata again). The registry's side of finalize (claiming a
- * session, FP_PROF_ALL, shutdown) is in session.c.
+ * The outputs of a profiling session and its end: the table of writers (made from
+ * FP__PROF_WRITERS in prof-internal.h: one row per output format, each format in its own file),
+ * writing one session's file, the reasons a session did not end cleanly, and finalize: of one
+ * claimed session (backend flush and stop, the metadata first, the data files, the metadata
+ * again), of one or every session (FP_PROF_ALL), and shutdown. Claiming a session is the
+ * registry's (session.c).
  */
 #include "fp-setup.h"
 
@@ -20,10 +21,19 @@
 /* ---- writers and finalize ----------------------------------------------------------------------- */
 
 static const struct fp_writer_ops writers[] = {
-	{"hatchet", ".hatchet", fp__prof_write_hatchet},
-	{"chrome_trace", ".chrome_trace.json", fp__prof_write_chrome_trace},
-	{"meta", ".meta.json", fp__prof_write_meta},
+#define FP__PROF_WRITER_ROW(name, suffix, writer, when) {name, suffix, writer},
+	FP__PROF_WRITERS(FP__PROF_WRITER_ROW)
+#undef FP__PROF_WRITER_ROW
 };
+
+/* When each row is written: FP__PROF_OUT_* (prof-internal.h). */
+static const unsigned char writer_when[] = {
+#define FP__PROF_WRITER_WHEN(name, suffix, writer, when) when,
+	FP__PROF_WRITERS(FP__PROF_WRITER_WHEN)
+#undef FP__PROF_WRITER_WHEN
+};
+
+_Static_assert(FP_ARRAY_SIZE(writers) == FP__PROF_NWRITERS, "a session keeps one output a row");
 
 const struct fp_writer_ops *fp_prof_writer_at(size_t i)
 {
@@ -152,33 +162,6 @@ static int write_one(struct fp_prof_session *s, const struct fp_writer_ops *wr,
 }
 
 /*
- * Append "; written to PATH instead" to diag's message. Where the file went matters most: when
- * both do not fit the message's bytes (long directories), the message before it gives way, its
- * middle elided ("..."), keeping its start and its end (the reason and its errno name).
- */
-static void say_rescued(struct fp_diag *diag, const char *stem, const char *suffix)
-{
-	char tail[sizeof(diag->msg)];
-	size_t cap = sizeof(diag->msg), used = strlen(diag->msg), need, keep, front, back;
-
-	snprintf(tail, sizeof(tail), "; written to %s%s instead", stem, suffix);
-	need = strlen(tail);
-	if (used + need >= cap) {
-		keep = cap - 1 - need;
-		if (keep < 16) { /* no room for any of it: the place alone */
-			memmove(diag->msg, tail + 2, need - 1);
-			return;
-		}
-		front = (keep - 3) / 3;
-		back = keep - 3 - front;
-		memmove(diag->msg + front + 3, diag->msg + used - back, back);
-		memcpy(diag->msg + front, "...", 3);
-		used = keep;
-	}
-	memcpy(diag->msg + used, tail, need + 1);
-}
-
-/*
  * Write `wr`'s file into the session's rescue directory (made on first use: a new private
  * directory under $TMPDIR, else /tmp), after it could not be written where it belongs. FP_OK
  * with the rescued path appended to diag's message, or the rescue's failure (diag untouched).
@@ -188,7 +171,7 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 	const char *tmp = getenv("TMPDIR"), *base = strrchr(s->path, '/');
 	struct fp_diag d;
 	char *stem;
-	size_t n;
+	size_t n, used;
 	int rc;
 
 	if (fp_outfile_interrupted())
@@ -214,8 +197,38 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 	snprintf(stem, n, "%s%s", s->rescue_dir, base);
 	fp_diag_clear(&d);
 	rc = write_at(s, wr, stem, stem, &d);
-	if (!rc && diag)
-		say_rescued(diag, stem, wr->suffix);
+	if (!rc && diag) {
+		/* where the file went matters more than the whole cause: the cause is cut so that the
+		 * rescued path fits whole (a path longer than the message itself is cut at its
+		 * start, keeping the file's name) */
+		char tail[sizeof(diag->msg)];
+		size_t tl, cap = sizeof(diag->msg);
+
+		tl = (size_t)snprintf(tail, sizeof(tail), "; written to %s%s instead", stem,
+				      wr->suffix);
+		used = strlen(diag->msg);
+		if (tl >= sizeof(tail)) { /* the path alone does not fit: keep its end */
+			size_t full = strlen(stem) + strlen(wr->suffix), keep = cap - 1 - 24;
+
+			snprintf(tail, sizeof(tail), "; written to ...%s%s instead",
+				 full > keep ? (stem + strlen(stem) - (keep - strlen(wr->suffix))) :
+					       stem,
+				 wr->suffix);
+			tl = strlen(tail);
+			used = 0;
+		} else if (used + tl >= cap) {
+			/* the cause's middle goes (its path, usually): its start says what failed,
+			 * its end the errno */
+			size_t room = cap - 1 - tl, end = room > 8 ? (room - 3) / 3 : 0;
+			size_t start = room >= 3 + end ? room - 3 - end : 0;
+
+			memmove(diag->msg + start + 3, diag->msg + used - end, end);
+			memcpy(diag->msg + start, "...", room >= 3 ? 3 : room);
+			used = room;
+		}
+		memcpy(diag->msg + used, tail, tl < cap - used ? tl + 1 : cap - used);
+		diag->msg[cap - 1] = '\0';
+	}
 	fp_free(stem);
 	return rc;
 }
@@ -230,32 +243,52 @@ static void note_failure(struct fp_prof_session *s, const struct fp_diag *d)
 	fp__prof_note_incomplete(s, why);
 }
 
-/* Parse "a,b" into writer rows (meta excluded: always written last). */
+/* The names of the formats that can be named (all but the metadata), for a message. */
+static void format_names(char *buf, size_t size)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < FP_ARRAY_SIZE(writers) && used < size; i++)
+		if (writer_when[i] != FP__PROF_OUT_META)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+						 writers[i].name);
+}
+
+/* Parse "a,b" into writer rows (meta excluded: always written last); none named: the rows
+ * written by default for the session's data. */
 static int pick_formats(struct fp_prof_session *s, const char *format,
 			const struct fp_writer_ops **out, size_t *n, struct fp_diag *diag)
 {
 	const char *p = format;
+	size_t i;
 
 	*n = 0;
 	if (!format || !*format) {
-		out[(*n)++] = fp_prof_writer_find("hatchet");
-		if (s->opt.data == FP_PROF_DATA_TRACE)
-			out[(*n)++] = fp_prof_writer_find("chrome_trace");
+		for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
+			if (writer_when[i] == FP__PROF_OUT_DEFAULT ||
+			    (writer_when[i] == FP__PROF_OUT_TRACE &&
+			     s->opt.data == FP_PROF_DATA_TRACE))
+				out[(*n)++] = &writers[i];
 		return FP_OK;
 	}
 	while (*p) {
 		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p), i;
+		size_t len = e ? (size_t)(e - p) : strlen(p);
 		const struct fp_writer_ops *wr = NULL;
 
 		for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
 			if (strlen(writers[i].name) == len && !memcmp(writers[i].name, p, len) &&
-			    strcmp(writers[i].name, "meta") != 0)
+			    writer_when[i] != FP__PROF_OUT_META)
 				wr = &writers[i];
-		if (!wr)
+		if (!wr) {
+			char names[256];
+
+			format_names(names, sizeof(names));
 			return fp_diag_set(diag, FP_EINVAL, (uint64_t)(p - format),
-					   "unknown output format '%.*s' (hatchet, chrome_trace)",
-					   (int)FP_MIN(len, 64), p);
+					   "unknown output format '%.*s' (%s)",
+					   (int)FP_MIN(len, 64), p, names);
+		}
 		for (i = 0; i < *n; i++)
 			if (out[i] == wr)
 				break;
@@ -266,11 +299,23 @@ static int pick_formats(struct fp_prof_session *s, const char *format,
 	return FP_OK;
 }
 
-int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
-			      void *arg, struct fp_diag *diag)
+/* The metadata's row. */
+static const struct fp_writer_ops *meta_writer(void)
 {
-	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)],
-		*meta = fp_prof_writer_find("meta");
+	size_t i;
+
+	for (i = 0; i < FP_ARRAY_SIZE(writers); i++)
+		if (writer_when[i] == FP__PROF_OUT_META)
+			return &writers[i];
+	return NULL;
+}
+
+/* Finalize a claimed session: backend flush and stop, out of the registry, its files (each
+ * reported to `fn` when not NULL); frees it. */
+static int finalize_session(struct fp_prof_session *s, const char *format, fp_prof_output_fn fn,
+			    void *arg, struct fp_diag *diag)
+{
+	const struct fp_writer_ops *fmts[FP_ARRAY_SIZE(writers)], *meta = meta_writer();
 	struct fp_prof_stats st;
 	struct fp_diag d;
 	size_t i, n = 0;
@@ -349,4 +394,50 @@ int fp__prof_finalize_session(struct fp_prof_session *s, const char *format, fp_
 		fn(arg, s->written[i], s->written_at[i]);
 	fp__prof_session_free(s);
 	return rc;
+}
+
+/* ---- finalize and shutdown ------------------------------------------------------------------ */
+
+int fp_prof_finalize_each(int session, const char *format, fp_prof_output_fn fn, void *arg,
+			  struct fp_diag *diag)
+{
+	struct fp_prof_session *s;
+	int rc = FP_OK;
+
+	if (session == FP_PROF_ALL) {
+		int ids[FP_PROF_MAX_SESSIONS], n = fp__prof_open_ids(ids), i;
+
+		for (i = 0; i < n; i++) {
+			int r = fp_prof_finalize_each(ids[i], format, fn, arg, rc ? NULL : diag);
+
+			if (r && r != FP_ENOENT && r != FP_ESTATE && !rc)
+				rc = r;
+		}
+		return rc;
+	}
+	s = fp__prof_claim(session, &rc);
+	if (!s)
+		return rc;
+	return finalize_session(s, format, fn, arg, diag);
+}
+
+int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
+{
+	return fp_prof_finalize_each(session, format, NULL, NULL, diag);
+}
+
+void fp_prof_shutdown(void)
+{
+	int ids[FP_PROF_MAX_SESSIONS], n = fp__prof_open_ids(ids), i, rc;
+
+	for (i = 0; i < n; i++) {
+		struct fp_prof_session *s = fp__prof_claim(ids[i], &rc);
+
+		if (!s)
+			continue;
+		fp__prof_note_incomplete(s, "shutdown without finalize");
+		finalize_session(s, NULL, NULL, NULL, NULL);
+	}
+	fp__prof_lctx_release();
+	fp__prof_names_release();
 }

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Profiling sessions: the registry of open sessions and their lifecycle (start, activation,
- * FlagPrism's own launches, finalize and shutdown of every session), the process's clocks,
- * thread indexes and correlation ids, and the visit of one or every session under its lock
- * (fp__prof_for_sessions) that the other session files build on. What a session does with
- * events, scopes, metadata and its output files lives beside it (session-internal.h lists the
- * files); writers and backends live in their own files.
+ * The registry of profiling sessions: the table of open sessions (a new session put in, made
+ * active or taken out, claimed by the one finalize that wins), the visit of one or every session
+ * under its lock (fp__prof_for_sessions) that every other session file builds on, activation,
+ * FlagPrism's own launches, a session's allocation and release, and the process's clocks, thread
+ * indexes and correlation ids. Starting a session is session-start.c's, finalizing and shutdown
+ * session-write.c's; what a session does with events, scopes and metadata lives beside it
+ * (session-internal.h lists the files). This file calls none of them, nor any feature: a
+ * session's features are reached through its table (prof-internal.h).
  *
- * A session's name is resolved at start (its directory made absolute, links and ".." followed)
- * and locked against other processes with an advisory lock file beside the outputs, so that
- * neither a later chdir nor another path to the same place nor another process can make two
- * sessions write the same files.
+ * A session's name is locked against other processes here, as it is registered: an advisory
+ * lock file beside the outputs, so that neither another path to the same place nor another
+ * process can make two sessions write the same files.
  *
  * Locking: the registry lock, then a session's lock, then the names lock (names.c); never the
  * other way round. Calls for FP_PROF_ALL hold the registry lock while they visit the sessions,
@@ -21,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include <flagprism/outfile.h>
-#include <flagprism/strbuf.h>
 
 #include "prof/calltree-internal.h"
 #include "prof/session-internal.h"
@@ -77,7 +76,7 @@ uint64_t fp_prof_correlation_next(void)
 	return (uint64_t)atomic_fetch_add(&next_correlation, 1);
 }
 
-/* ---- session lifecycle ---------------------------------------------------------------------- */
+/* ---- a session's allocation -------------------------------------------------------------- */
 
 void fp__prof_session_free(struct fp_prof_session *s)
 {
@@ -107,9 +106,9 @@ void fp__prof_session_free(struct fp_prof_session *s)
 		fp_free(s->env_keys[i]);
 		fp_free(s->env_values[i]);
 	}
-	fp__prof_tl_release(s);
-	fp__prof_comm_release(s);
-	fp__prof_rank_release(s);
+	for (i = 0; i < FP__PROF_NFEATURES; i++)
+		if (s->feature_state[i] && s->features[i]->release)
+			s->features[i]->release(s->feature_state[i]);
 	for (i = 0; i < s->nwritten; i++)
 		fp_free(s->written_at[i]);
 	if (s->lock_fd >= 0) {
@@ -128,8 +127,9 @@ void fp__prof_session_free(struct fp_prof_session *s)
 	fp_free(s);
 }
 
-static int session_new(const struct fp_prof_options *opt, struct fp_prof_session **out,
-		       struct fp_diag *diag)
+int fp__prof_session_new(const struct fp_prof_options *opt, const struct fp_sink *sink,
+			 const struct fp__prof_feature *const *features,
+			 struct fp_prof_session **out, struct fp_diag *diag)
 {
 	static const struct fp_prof_options defaults;
 	const struct fp_backend_ops *backend;
@@ -163,7 +163,8 @@ static int session_new(const struct fp_prof_options *opt, struct fp_prof_session
 	s->opt = *opt;
 	s->backend = backend;
 	s->opt.backend = backend->name;
-	s->sink.sink = fp_prof_sink();
+	s->sink.sink = sink;
+	s->features = features;
 	s->name = fp_strdup(opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
 	if (!s->name)
 		goto fail_alloc;
@@ -197,49 +198,7 @@ fail_alloc:
 	return FP_ENOMEM;
 }
 
-/*
- * The name with its directory resolved: realpath() of the directory part (".", for a bare
- * name) and the last component as given. FP_OK and *out (fp_free), FP_EINVAL (a name ending in
- * '/'), FP_EIO (the directory cannot be resolved: diag names the errno), FP_ENOMEM.
- */
-static int resolve_name(const char *name, char **out, struct fp_diag *diag)
-{
-	const char *slash = strrchr(name, '/'), *base = slash ? slash + 1 : name;
-	char dir[PATH_MAX], real[PATH_MAX];
-	struct fp_strbuf sb;
-	size_t n;
-	int rc;
-
-	if (!*base)
-		return fp_diag_set(diag, FP_EINVAL, 0,
-				   "the profile name '%.200s' ends with '/': it names a directory, "
-				   "not the start of a file name",
-				   name);
-	n = slash ? (slash == name ? 1 : (size_t)(slash - name)) : 1;
-	if (n >= sizeof(dir))
-		return fp_diag_set(diag, FP_EINVAL, 0,
-				   "the profile name is too long (ENAMETOOLONG)");
-	if (slash)
-		memcpy(dir, name, n);
-	else
-		dir[0] = '.';
-	dir[n] = '\0';
-	if (!realpath(dir, real))
-		return fp_diag_set(diag, FP_EIO, 0, "%.200s: cannot use the directory: %s (%s)",
-				   name, strerror(errno), fp_errno_name(errno));
-	fp_strbuf_init(&sb, 0);
-	rc = fp_strbuf_addstr(&sb, real);
-	if (!rc && strcmp(real, "/") != 0)
-		rc = fp_strbuf_addch(&sb, '/');
-	if (!rc)
-		rc = fp_strbuf_addstr(&sb, base);
-	if (!rc)
-		*out = fp_strbuf_detach(&sb, NULL);
-	if (!rc && !*out)
-		rc = FP_ENOMEM;
-	fp_strbuf_release(&sb);
-	return rc ? fp_diag_set(diag, rc, 0, "out of memory") : FP_OK;
-}
+/* ---- the name's lock --------------------------------------------------------------------------- */
 
 /* The pid written in a lock file, or 0. */
 static long lock_owner(int fd)
@@ -320,33 +279,7 @@ static int lock_name(struct fp_prof_session *s, struct fp_diag *diag)
 	return FP_OK;
 }
 
-/*
- * Whether the session's files can be written, checked before anything runs: the directory of
- * `name` takes a new file and the longest file name (name plus the longest writer suffix) fits
- * the file system. A failure at finalize would otherwise come after the whole program ran.
- */
-static int check_outputs(const char *name, struct fp_diag *diag)
-{
-	const char *longest = "";
-	struct fp_strbuf path;
-	size_t i;
-	int rc;
-
-	for (i = 0; fp_prof_writer_at(i); i++)
-		if (strlen(fp_prof_writer_at(i)->suffix) > strlen(longest))
-			longest = fp_prof_writer_at(i)->suffix;
-	fp_strbuf_init(&path, 0);
-	rc = fp_strbuf_addstr(&path, name);
-	if (!rc)
-		rc = fp_strbuf_addstr(&path, longest);
-	if (rc) {
-		fp_strbuf_release(&path);
-		return fp_diag_set(diag, rc, 0, "out of memory");
-	}
-	rc = fp_outfile_check(path.buf, diag);
-	fp_strbuf_release(&path);
-	return rc;
-}
+/* ---- the registry ------------------------------------------------------------------------------ */
 
 /* Registry lock held. */
 static struct fp_prof_session *find_locked(int id)
@@ -359,38 +292,22 @@ static struct fp_prof_session *find_locked(int id)
 	return NULL;
 }
 
-int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_diag *diag)
+int fp__prof_register(struct fp_prof_session *s, struct fp_diag *diag)
 {
-	struct fp_prof_session *s = NULL;
 	size_t i = 0, n;
 	int rc;
 
-	if (!session)
-		return FP_EINVAL;
-	rc = session_new(opt, &s, diag);
-	if (rc)
-		return rc;
-	rc = resolve_name(s->name, &s->path, diag);
-	if (!rc)
-		rc = check_outputs(s->path, diag);
-	if (rc) {
-		fp__prof_session_free(s);
-		return rc;
-	}
-	/* Registered inactive first, so the backend's start can already address it by id. */
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < FP_PROF_MAX_SESSIONS; i++) {
 		if (sessions[i] && !strcmp(sessions[i]->path, s->path)) {
 			int other = sessions[i]->id;
 
 			pthread_mutex_unlock(&reg_lock);
-			fp__prof_session_free(s);
 			return fp_diag_set(
 				diag, FP_EBUSY, 0,
 				"profiling session %d already writes '%.120s': finalize it "
 				"first or give this session another name",
-				other,
-				opt && opt->name && *opt->name ? opt->name : FP_PROF_DEFAULT_NAME);
+				other, s->name);
 		}
 	}
 	for (n = 0; n < FP_PROF_MAX_SESSIONS; n++) {
@@ -400,14 +317,12 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	}
 	if (n == FP_PROF_MAX_SESSIONS) {
 		pthread_mutex_unlock(&reg_lock);
-		fp__prof_session_free(s);
 		return fp_diag_set(diag, FP_ELIMIT, 0, "%d profiling sessions are already open",
 				   FP_PROF_MAX_SESSIONS);
 	}
 	rc = lock_name(s, diag);
 	if (rc) {
 		pthread_mutex_unlock(&reg_lock);
-		fp__prof_session_free(s);
 		return rc;
 	}
 	s->id = next_session_id++;
@@ -416,16 +331,16 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	s->finalizing = true; /* not visible to FP_PROF_ALL callers until started */
 	sessions[i] = s;
 	pthread_mutex_unlock(&reg_lock);
-	/* backends deliver through the sink; the host backend finds it in the registry */
-	fp_backend_set_sink(fp_prof_sink());
+	return FP_OK;
+}
 
-	rc = s->backend->start(&s->sink, diag);
+void fp__prof_register_end(struct fp_prof_session *s, int rc)
+{
 	pthread_mutex_lock(&reg_lock);
 	if (rc) {
-		sessions[i] = NULL;
+		sessions[s->slot] = NULL;
 		pthread_mutex_unlock(&reg_lock);
-		fp__prof_session_free(s);
-		return rc;
+		return;
 	}
 	pthread_mutex_lock(&s->lock);
 	s->finalizing = false;
@@ -433,8 +348,6 @@ int fp_prof_start(const struct fp_prof_options *opt, int *session, struct fp_dia
 	atomic_fetch_or(&active_mask, (uint64_t)1 << s->slot);
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_unlock(&reg_lock);
-	*session = s->id;
-	return FP_OK;
 }
 
 struct fp_prof_session *fp_prof_session_get(int id)
@@ -582,10 +495,6 @@ int fp_prof_deactivate(int session)
 	return fp__prof_for_sessions(session, set_active, &on);
 }
 
-/*
- * Take a finalized session out of the registry: inactive, its end time taken. The caller has
- * claimed it (finalizing set), so it is the caller's alone from here.
- */
 void fp__prof_unregister(struct fp_prof_session *s)
 {
 	size_t i;
@@ -599,8 +508,7 @@ void fp__prof_unregister(struct fp_prof_session *s)
 	s->end_unix_ns = unix_ns();
 }
 
-/* Take a session out of reach of finalize/shutdown races: first caller wins. */
-static struct fp_prof_session *claim(int id, int *rc)
+struct fp_prof_session *fp__prof_claim(int id, int *rc)
 {
 	struct fp_prof_session *s;
 
@@ -624,7 +532,7 @@ static struct fp_prof_session *claim(int id, int *rc)
 	return s;
 }
 
-static int open_ids(int *ids)
+int fp__prof_open_ids(int *ids)
 {
 	size_t i;
 	int n = 0;
@@ -635,48 +543,4 @@ static int open_ids(int *ids)
 			ids[n++] = sessions[i]->id;
 	pthread_mutex_unlock(&reg_lock);
 	return n;
-}
-
-int fp_prof_finalize_each(int session, const char *format, fp_prof_output_fn fn, void *arg,
-			  struct fp_diag *diag)
-{
-	struct fp_prof_session *s;
-	int rc = FP_OK;
-
-	if (session == FP_PROF_ALL) {
-		int ids[FP_PROF_MAX_SESSIONS], n = open_ids(ids), i;
-
-		for (i = 0; i < n; i++) {
-			int r = fp_prof_finalize_each(ids[i], format, fn, arg, rc ? NULL : diag);
-
-			if (r && r != FP_ENOENT && r != FP_ESTATE && !rc)
-				rc = r;
-		}
-		return rc;
-	}
-	s = claim(session, &rc);
-	if (!s)
-		return rc;
-	return fp__prof_finalize_session(s, format, fn, arg, diag);
-}
-
-int fp_prof_finalize(int session, const char *format, struct fp_diag *diag)
-{
-	return fp_prof_finalize_each(session, format, NULL, NULL, diag);
-}
-
-void fp_prof_shutdown(void)
-{
-	int ids[FP_PROF_MAX_SESSIONS], n = open_ids(ids), i, rc;
-
-	for (i = 0; i < n; i++) {
-		struct fp_prof_session *s = claim(ids[i], &rc);
-
-		if (!s)
-			continue;
-		fp__prof_note_incomplete(s, "shutdown without finalize");
-		fp__prof_finalize_session(s, NULL, NULL, NULL, NULL);
-	}
-	fp__prof_lctx_release();
-	fp__prof_names_release();
 }

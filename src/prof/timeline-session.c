@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Intra-kernel timelines in profiling sessions: a decoded launch (timeline.c) becomes scope
- * nodes under its kernel's node with per-scope statistics, and, for trace sessions, one slice
- * per interval on a per-SM (or per-program) track of the kernel's device. Device timestamps
- * (%globaltimer, or AMD's s_memrealtime which the decoder has converted to ns) are moved onto
- * the host clock when the trace is written, by matching the launch with its kernel event
- * (CUPTI's device start, or the host launch time); host-clock buffers (the interpreter) are
- * already there. Cycles (%clock64, s_memtime) are filed for every device clock. The "intra_kernel" object of the metadata file
- * is written here too. Not here: the decoder, the writers' own layout (chrome-trace.c, meta.c).
+ * Intra-kernel timelines in profiling sessions, a feature of the session (its row,
+ * fp__prof_feature_timeline, is called by the core: prof-internal.h): a decoded launch
+ * (timeline.c) becomes scope nodes under its kernel's node with per-scope statistics, and, for
+ * trace sessions, one slice per interval on a per-SM (or per-program) track of the kernel's
+ * device. Device timestamps (%globaltimer, or AMD's s_memrealtime which the decoder has
+ * converted to ns) are moved onto the host clock when the trace is written, by matching the
+ * launch with its kernel event (the backend's device start, or the host launch time);
+ * host-clock buffers (the interpreter) are already there. Cycles (%clock64, s_memtime) are filed
+ * for every device clock. The "intra_kernel" object of the metadata file is written here too.
+ * Not here: the decoder, the writers' own layout (chrome-trace.c, meta.c).
  */
 #include "fp-setup.h"
 
@@ -27,7 +29,7 @@ struct tl_launch {
 	bool applied;
 };
 
-struct fp__tl_state {
+struct tl_state {
 	struct tl_launch *v;
 	size_t n, alloc;
 	uint64_t launches, intervals, overflow, overflowed_programs, missing, unclosed, truncated;
@@ -38,17 +40,15 @@ struct fp__tl_state {
 	uint64_t more_warnings;
 };
 
-void fp__prof_tl_release(struct fp_prof_session *s)
+static void tl_release(void *state)
 {
+	struct tl_state *tl = state;
 	size_t i;
 
-	if (!s->tl)
-		return;
-	for (i = 0; i < s->tl->nwarn; i++)
-		fp_free(s->tl->warnings[i]);
-	fp_free(s->tl->v);
-	fp_free(s->tl);
-	s->tl = NULL;
+	for (i = 0; i < tl->nwarn; i++)
+		fp_free(tl->warnings[i]);
+	fp_free(tl->v);
+	fp_free(tl);
 }
 
 static int metric_add(struct fp_prof_session *s, uint32_t node, const char *name, double v)
@@ -70,7 +70,7 @@ static double metric_self(struct fp_prof_session *s, uint32_t node, const char *
 	return v.self;
 }
 
-static void note_warning(struct fp__tl_state *tl, const char *kernel, size_t klen,
+static void note_warning(struct tl_state *tl, const char *kernel, size_t klen,
 			 const struct fp_prof_tl_scope *sc)
 {
 	struct fp_strbuf sb;
@@ -136,9 +136,9 @@ static int scope_node(struct fp_prof_session *s, const struct add_arg *a, uint32
 
 static int tl_state(struct fp_prof_session *s)
 {
-	if (!s->tl) {
-		s->tl = fp_calloc(1, sizeof(*s->tl));
-		if (!s->tl)
+	if (!s->feature_state[FP__PROF_F_TIMELINE]) {
+		s->feature_state[FP__PROF_F_TIMELINE] = fp_calloc(1, sizeof(struct tl_state));
+		if (!s->feature_state[FP__PROF_F_TIMELINE])
 			return FP_ENOMEM;
 	}
 	return FP_OK;
@@ -149,7 +149,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 	const struct add_arg *a = argp;
 	const struct fp_timeline_info *info = fp_timeline_get_info(a->t);
 	const struct fp_timeline_interval *iv;
-	struct fp__tl_state *tl;
+	struct tl_state *tl;
 	uint32_t kernel, *nodes = NULL, sc;
 	size_t niv, i, klen = 0;
 	const char *kname;
@@ -165,7 +165,7 @@ static int add_fn(struct fp_prof_session *s, void *argp)
 		s->st.failed++;
 		return FP_OK;
 	}
-	tl = s->tl;
+	tl = s->feature_state[FP__PROF_F_TIMELINE];
 	tl->launches++;
 	tl->overflow += info->overflow;
 	tl->overflowed_programs += info->overflowed_programs;
@@ -340,9 +340,10 @@ static bool find_kernel(struct fp_prof_session *s, const struct tl_launch *L, ui
 	return found;
 }
 
-void fp__prof_tl_align(struct fp_prof_session *s)
+/* Move device-clock slices onto the host clock (once per launch): before the trace is written. */
+static void tl_align(struct fp_prof_session *s)
 {
-	struct fp__tl_state *tl = s->tl;
+	struct tl_state *tl = s->feature_state[FP__PROF_F_TIMELINE];
 	int64_t *shift;
 	size_t i, k;
 
@@ -381,9 +382,10 @@ void fp__prof_tl_align(struct fp_prof_session *s)
 	fp_free(shift);
 }
 
-int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
+/* The metadata's "intra_kernel" member (nothing without timelines). */
+static int tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 {
-	struct fp__tl_state *tl = s->tl;
+	struct tl_state *tl = s->feature_state[FP__PROF_F_TIMELINE];
 	size_t i;
 
 	if (!tl)
@@ -411,3 +413,10 @@ int fp__prof_tl_write_meta(struct fp_prof_session *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "warnings_not_listed", tl->more_warnings);
 	return fp_jsonw_object_end(w);
 }
+
+const struct fp__prof_feature fp__prof_feature_timeline = {
+	.name = "timeline",
+	.release = tl_release,
+	.write_meta = tl_write_meta,
+	.trace_begin = tl_align,
+};

@@ -5,10 +5,17 @@
 Each folder of ``src/`` is a layer. From the library's object files (``nm``: the symbols each
 object defines and the ones it needs) this builds the graph "folder A calls folder B" and fails
 when an edge is not in ``LAYERS`` below, or when the graph has a cycle. It also reads the
-sources of ``src/backend/`` and the headers a backend sees: a vendor adapter delivers through the
-sink (``<flagprism/sink.h>``) and never includes the profiler's headers (``<flagprism/prof.h>``,
-``<flagprism/calltree.h>``, ``"prof/..."``) nor names ``fp_prof_*``, ``fp__prof_*`` or
-``fp_calltree_*`` outside comments. ``--graph`` prints the graph the objects show.
+sources of ``src/backend/`` (its vendor folders included) and the headers a backend sees: a
+vendor adapter delivers through the sink (``<flagprism/sink.h>``) and never includes the
+profiler's headers (``<flagprism/prof.h>``, ``<flagprism/calltree.h>``, ``"prof/..."``) nor names
+``fp_prof_*``, ``fp__prof_*`` or ``fp_calltree_*`` outside comments. ``--graph`` prints the
+graph the objects show.
+
+A vendor folder (``src/backend/<vendor>/``: ``cuda/``, ``host/``) is reached by the rest of the
+library only through its row of the vendor table: no object outside the folder needs a symbol it
+defines other than ``fp__vendor_<vendor>``, and no source outside it includes its headers. Its
+public API (``include/flagprism/cupti.h``...) is for clients, not for the library's other
+folders.
 
 A test of the build (run by ctest, tests/abi/CMakeLists.txt); not a tool for users. ``--selftest``
 checks the cycle finder and the source scanner on small inputs.
@@ -46,6 +53,16 @@ BACKEND_NAMES = re.compile(
     r"FP_CALLTREE_\w+)\b"
 )
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def vendor_of(obj: pathlib.Path) -> str | None:
+    """The vendor folder an object file was compiled from (src/backend/<vendor>/), or None."""
+    parts = obj.parts
+    if "src" in parts:
+        i = len(parts) - 1 - parts[::-1].index("src")
+        if i + 3 < len(parts) and parts[i + 1] == "backend":
+            return parts[i + 2]
+    return None
 
 
 def layer_of(obj: pathlib.Path) -> str | None:
@@ -99,6 +116,34 @@ def edges(
     return out, unknown
 
 
+def vendor_violations(nm: str, objects: list[pathlib.Path]) -> list[str]:
+    """Objects outside a vendor folder that name what it defines, other than its row."""
+    owner: dict[str, str] = {}
+    needs: list[tuple[pathlib.Path, set[str]]] = []
+    for obj in objects:
+        defined, needed = symbols(nm, obj)
+        vendor = vendor_of(obj)
+        if vendor:
+            for s in defined:
+                owner[s] = vendor
+        needs.append((obj, needed))
+    return vendor_calls(owner, [(vendor_of(o), o.name, n) for o, n in needs])
+
+
+def vendor_calls(owner: dict[str, str], needs: list[tuple[str | None, str, set[str]]]) -> list[str]:
+    """owner: symbol -> vendor folder; needs: (the object's vendor or None, its name, symbols)."""
+    errors = []
+    for vendor, name, needed in needs:
+        for s in sorted(needed):
+            v = owner.get(s)
+            if v and v != vendor and s != f"fp__vendor_{v}":
+                errors.append(
+                    f"{name} names {s} of src/backend/{v}/: outside its folder a vendor is "
+                    f"reached only through its row fp__vendor_{v} (backend-internal.h)"
+                )
+    return errors
+
+
 def cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One cycle of the graph as a path [a, b, ..., a], or None."""
     state: dict[str, int] = {}
@@ -134,8 +179,18 @@ def backend_violations(text: str) -> list[str]:
     return bad
 
 
+_VENDOR_INCLUDE = re.compile(r'#\s*include\s*"backend/([^/"]+)/[^"]*"')
+
+
+def vendor_includes(text: str, own: str | None) -> list[str]:
+    """Includes of a vendor folder's headers in a source outside that folder."""
+    code = _COMMENT.sub(" ", text)
+    return [m.group(0) for m in _VENDOR_INCLUDE.finditer(code) if m.group(1) != own]
+
+
 def check_sources(root: pathlib.Path) -> list[str]:
-    files = sorted((root / "src" / "backend").glob("*.[ch]"))
+    src = root / "src"
+    files = sorted((src / "backend").rglob("*.[ch]"))
     files += [root / "include" / "flagprism" / n for n in ("backend.h", "sink.h")]
     files += sorted((root / "include" / "flagprism").glob("cupti*.h"))
     errors = []
@@ -143,6 +198,14 @@ def check_sources(root: pathlib.Path) -> list[str]:
         for what in backend_violations(f.read_text(encoding="utf-8")):
             errors.append(
                 f"{f.relative_to(root)}: a backend delivers through the sink; it may not use {what}"
+            )
+    for f in sorted(src.rglob("*.[ch]")):
+        rel = f.relative_to(src).parts
+        own = rel[1] if len(rel) > 2 and rel[0] == "backend" else None
+        for what in vendor_includes(f.read_text(encoding="utf-8"), own):
+            errors.append(
+                f"{f.relative_to(root)}: {what}: a vendor folder's headers are its own "
+                "(the rest of the library reaches it through its row, backend-internal.h)"
             )
     return errors
 
@@ -159,6 +222,19 @@ def selftest() -> int:
     assert backend_violations("/* fp_prof_clock_ns() */ s->sink->clock_ns();") == []
     assert backend_violations("x = fp_calltree_child(t);") == ["fp_calltree_child"]
     assert layer_of(pathlib.Path("b/CMakeFiles/o.dir/src/prof/sink.c.o")) == "prof"
+    assert layer_of(pathlib.Path("b/o.dir/src/backend/cuda/cupti.c.o")) == "backend"
+    assert vendor_of(pathlib.Path("b/o.dir/src/backend/cuda/cupti.c.o")) == "cuda"
+    assert vendor_of(pathlib.Path("b/o.dir/src/backend/devmem.c.o")) is None
+    assert vendor_of(pathlib.Path("b/o.dir/src/prof/sink.c.o")) is None
+    owner = {"fp__vendor_cuda": "cuda", "fp_devmem_cuda_zero": "cuda", "fp__cu_open": "cuda"}
+    assert vendor_calls(owner, [(None, "devmem.c.o", {"fp__vendor_cuda"})]) == []
+    assert vendor_calls(owner, [("cuda", "devmem.c.o", {"fp__cu_open"})]) == []
+    assert len(vendor_calls(owner, [(None, "pipe.c.o", {"fp_devmem_cuda_zero"})])) == 1
+    assert vendor_includes('#include "backend/cuda/cuda-internal.h"', None) == [
+        '#include "backend/cuda/cuda-internal.h"'
+    ]
+    assert vendor_includes('#include "backend/cuda/cuda-internal.h"', "cuda") == []
+    assert vendor_includes('#include "backend/backend-internal.h"', None) == []
     assert (
         layer_of(pathlib.Path("b/CMakeFiles/o.dir/generated/html-assets.c.o"))
         == GENERATED["html-assets.c"]
@@ -181,6 +257,7 @@ def main() -> int:
     if args.root:
         errors += check_sources(args.root)
     found, unknown = edges(args.nm, args.objects)
+    errors += vendor_violations(args.nm, args.objects)
     for obj in unknown:
         errors.append(f"{obj}: not compiled from a folder of src/ (add the folder to LAYERS)")
     graph: dict[str, set[str]] = {layer: set() for layer in LAYERS}
@@ -206,7 +283,7 @@ def main() -> int:
     if not errors:
         print(
             f"check-layers: {len(args.objects)} objects, {len(found)} cross-folder edges, "
-            "no cycle, backends deliver through the sink"
+            "no cycle, backends deliver through the sink, vendors are reached through their rows"
         )
     return 1 if errors else 0
 

@@ -20,7 +20,7 @@
  * takes a small program instead. Byte 1 picks the session's context and data options; then each
  * op byte is followed by its operands:
  *   0, 1  a kernel record (kind KERNEL or CONCURRENT_KERNEL) built at the real CUPTI offsets
- *         (src/backend/cupti-abi.h, checked against CUPTI's headers by unit.cupti_abi_headers)
+ *         (src/backend/cuda/cupti-abi.h, checked against CUPTI's headers by unit.cupti_abi_headers)
  *         from 17 operand bytes: start offset (3), duration (2), signed grid and block (2 x 3),
  *         correlation, graph node, device, stream, registers, kernel name (1 each);
  *   2     a record of another kind (not read: the walk reports it and resumes after it, as the
@@ -51,7 +51,7 @@
 #include <flagprism/status.h>
 #include <flagprism/strbuf.h>
 
-#include "backend/cupti-abi.h"
+#include "backend/cuda/cupti-abi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 """In-process hardware metrics (``profiler.start(metrics=...)``, CUPTI range profiler) on a
 real GPU, and `flagprism profile --ncu` with the real Nsight Compute.
 
-* The C re-declaration of CUPTI 13.0's profiling ABI (src/backend/cupti-profiler-abi.h) compiles
+* The C re-declaration of CUPTI 13.0's profiling ABI (src/backend/cuda/cupti-profiler-abi.h) compiles
   against this machine's headers (tests/unit/cupti-profiler-abi-check.h: static assertions).
 * A 2^29-element float32 vector add must move 6 GiB: DRAM bytes read + written within 2% of it
   (read alone within 2% of 4 GiB), and bytes / gpu__time_duration a bandwidth between 25% and

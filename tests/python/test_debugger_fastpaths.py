@@ -33,7 +33,7 @@ import triton.language as tl  # noqa: E402
 
 import flagprism.debugger as debugger  # noqa: E402
 import flagprism.language as fpl  # noqa: E402
-from flagprism import _launch  # noqa: E402
+from flagprism import _ext  # noqa: E402
 from flagprism import _records as R  # noqa: E402
 
 F32 = 12
@@ -95,7 +95,20 @@ def probe_affine(
 
 def _buffer(slots: int, nsites: int) -> torch.Tensor:
     buf = torch.zeros(8 + slots * 8, dtype=torch.int64)
-    buf[:8] = torch.tensor(_launch.header(slots, 1, 0, nsites), dtype=torch.int64)
+    hdr = _ext.debug_buffer_layout(
+        programs=1,
+        records_per_program=slots,
+        dump_records_per_program=0,
+        record_capacity=None,
+        dump_capacity=None,
+        nsites=nsites,
+        nparams=0,
+        nchecks=0,
+        records=True,
+        dumps=False,
+        suppress=False,
+    )[3]
+    buf[:8] = torch.tensor(hdr, dtype=torch.int64)
     return buf
 
 

@@ -181,8 +181,9 @@ def test_sizing_follows_the_values_loop_bounds_read(fresh, kmod):
     for n_cols in seen:
         x = torch.randn(4, n_cols)
         bound = {"x_ptr": x, "out_ptr": out, "n_cols": n_cols, "stride": n_cols, "BLOCK": 32}
-        rpp.append(_launch.records_per_program(twin, bound))
-        assert _launch.slots_for(twin, bound, 4, None) == 0
+        per = _launch.sites_per_program(twin, bound)
+        rpp.append(per[0])
+        assert _launch.buffer_layout(twin, 4, per, bound, "interpreter", None, None)[0] == 0
     assert rpp[0] < rpp[1] and rpp[0] == rpp[2] and rpp[3] < rpp[0]
     assert all(r["slots_per_program"] == 0 and r["complete"] for r in runs)
 
@@ -688,3 +689,55 @@ def test_direct_launch_passes_a_pool_slice_as_its_address(monkeypatch):
         else:
             assert got == base + 64
         rt.launch_enter_hook = None
+
+
+def _layout(**kw: Any) -> tuple[int, int, int, list[int]]:
+    from flagprism import _ext
+
+    args = dict(
+        programs=4,
+        records_per_program=10,
+        dump_records_per_program=0,
+        record_capacity=None,
+        dump_capacity=None,
+        nsites=3,
+        nparams=0,
+        nchecks=0,
+        records=True,
+        dumps=False,
+        suppress=False,
+    )
+    args.update(kw)
+    return _ext.debug_buffer_layout(**args)
+
+
+def test_the_buffer_layout_is_the_library_s():
+    """Both launch paths size the record buffer through fp_dbg_buffer_layout (the replayed one
+    in C, the Python one through debug_buffer_layout): slots, arena, total words and the header
+    with the tensor table made from the launch's values."""
+    slots, arena, words, hdr = _layout()
+    assert (slots, arena, words) == (10, 0, 8 + 4 * 10 * 8)
+    assert hdr[:4] == [0x0031764742445046, 1 | (8 << 16) | (8 << 32), 10, 4] and len(hdr) == 8
+    assert _layout(record_capacity=7)[0] == 1 and _layout(record_capacity=-5)[0] == 0
+    assert _layout(records=False, record_capacity=100)[0] == 0  # check mode: no slots
+    assert _layout(dumps=True, dump_records_per_program=2)[1] == 4 * 2 * 4096
+    assert _layout(dumps=True)[1] == 1 and _layout(dumps=True, dump_capacity=0)[1] == 0
+    # the check area: extended header, then one entry per parameter from its value
+    x = torch.arange(12, dtype=torch.float32)
+    view = x[2:10:2]
+    vals = (view, 7, None)
+    slots, arena, words, hdr = _layout(nparams=3, nchecks=2, suppress=True, values=vals)
+    assert words == 16 + 4 * 3 + 32 * 2 + 4 * 10 * 8 and len(hdr) == 16 + 4 * 3
+    assert hdr[8:12] == [3, 2, 1, 16 + 4 * 3 + 32 * 2] and hdr[12:16] == [0, 0, 0, 0]
+    lo = view.data_ptr()
+    assert hdr[16:20] == [lo, lo + (3 * 2 + 1) * 4, x.data_ptr(), x.data_ptr() + 48]
+    assert hdr[20:28] == [0] * 8  # an int and None: no entry
+    # on the interpreter a device tensor has no address the checks could compare with
+    meta = torch.empty(4, device="meta")
+    assert _layout(nparams=1, nchecks=1, values=(meta,), interp=True)[3][16:20] == [0] * 4
+    with pytest.raises(ValueError, match="2 values for 3 parameters"):
+        _layout(nparams=3, nchecks=1, values=(x, x))
+    with pytest.raises(ValueError, match="debug_buffer_layout"):
+        _layout(programs=-1)
+    with pytest.raises(MemoryError, match="does not fit"):
+        _layout(programs=1 << 40, record_capacity=(1 << 63) - 1)

@@ -152,7 +152,7 @@ def setup(tmp_path, monkeypatch, request):
     g = _launch.eval_grid(grid, bound)
     programs = g[0] * g[1] * g[2]
     # check mode: no record slots (the checks fold into the check area)
-    slots = _launch.slots_from(sizing.records_per_program, programs, None) if twin.records else 0
+    slots = _launch.buffer_layout(twin, programs, (3, 0), bound, "cuda", None, None)[0]
     launch = _launch.Launch(
         bound=bound,
         grid=g,
@@ -170,13 +170,13 @@ def setup(tmp_path, monkeypatch, request):
     plan.original = "ORIGINAL"
     ttir = (None, "sanitize run: no op log")
     assert _replay.learn(fn, twin, launch, plan, sizing, cfg, entry, kernel, {}, ttir, 7)
-    F = _replay.lookup(fn, 7)
-    assert F is not None
+    K = _replay.lookup(fn, 7)
+    assert K is not None
     yield SimpleNamespace(
         fn=fn,
         twin=twin,
         cfg=cfg,
-        F=F,
+        K=K,
         plan=plan,
         sizing=sizing,
         launch=launch,
@@ -201,6 +201,13 @@ def setup(tmp_path, monkeypatch, request):
     sys.modules.pop("rp_kernels", None)
 
 
+def _replace(desc, **changes):  # noqa: ANN001, ANN003, ANN202
+    """A copy of a Replay* description with some fields changed (they are read-only)."""
+    t = type(desc)
+    names = [n for n in dir(t) if type(getattr(t, n)).__name__ == "member_descriptor"]
+    return t(**{n: changes.get(n, getattr(desc, n)) for n in names})
+
+
 def _scan_args(fn, x, y):  # noqa: ANN001, ANN202
     info = _plans.kernel_info(fn)
     bound, _opts = _plans.bind(info, (x, y, 64, 2.0), {"BLOCK": 32})
@@ -214,7 +221,7 @@ def test_arguments_the_c_scan_leaves_to_python_are_replayed(setup, monkeypatch):
     replayed launch: the launch is replayed, and its launch JSON describes the argument as the
     Python path does."""
     s = setup
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 5, None) == "ORIGINAL"
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 5, None) == "ORIGINAL"
     assert s.kernel.calls[-1][9] is s.args[0]
     want, got = _both_jsons(s, monkeypatch, 5, {}, (), None)
     assert got == want and json.loads(got)["args"][0]["data_ptr"] == s.args[0].data_ptr()
@@ -242,7 +249,7 @@ def _both_jsons(s, monkeypatch, index, route, stack, test, config_text=None):  #
         args=_plans.args_json(s.plan, s.fn, s.launch),
     )
     got = _ext.debug_fast_launch_json(
-        s.F,
+        s.K,
         s.plan.fast,
         s.sizing.fast,
         s.launch.grid,
@@ -293,6 +300,24 @@ def test_launch_json_equals_the_python_path(setup, monkeypatch):
         json.loads(got)
 
 
+def test_a_stem_the_launch_json_escapes_is_replayed(setup, monkeypatch):
+    """Under pytest the reports' stem is the test's name (pytest-xdist: the worker's too), with
+    brackets, quotes or non-ASCII characters: such launches are replayed, and the replayed
+    launch JSON escapes the stem as the Python path's does."""
+    s = setup
+    monkeypatch.setattr(_dbgexport, "report_tag", ['gw1_test_x[a-"b"\u00e9\\c]'])
+    entry = (s.pool, s.pipe, (1 << 20, False, None))
+    s.sizing.fast = None
+    args = (s.fn, s.twin, s.launch, s.plan, s.sizing, s.cfg, entry, s.kernel, {}, s.ttir, 8)
+    assert _replay.learn(*args)
+    s.K = _replay.lookup(s.fn, 8)
+    assert s.K is not None and '\\"b\\"' in s.K.stem
+    want, got = _both_jsons(s, monkeypatch, 6, {}, ("a.py:1 f",), None)
+    assert got == want
+    assert json.loads(got)["stem"].startswith('gw1_test_x[a-"b"\u00e9\\c]_scale_')
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 6, None) == "ORIGINAL"
+
+
 def test_replayed_launch_does_what_the_python_path_does(setup):
     """A replayed launch calls the compiled twin's launcher with the record buffer's address in
     the pool, keeps the run dict the Python path keeps, hands the launch to the pipeline (whose
@@ -300,7 +325,7 @@ def test_replayed_launch_does_what_the_python_path_does(setup):
     own compiled kernel."""
     s = setup
     before = dict(_plans.counters)
-    ret = _replay.run(s.F, s.args, s.kwargs, s.grid, 9, None)
+    ret = _replay.run(s.K, s.args, s.kwargs, s.grid, 9, None)
     assert ret == "ORIGINAL"
     assert len(s.kernel.calls) == 1
     call = s.kernel.calls[0]
@@ -343,29 +368,29 @@ def test_replay_declines_what_it_was_not_taught(setup):
 
     x, y, n, alpha = s.args
     other = (x.double(), y, n, alpha)  # another dtype: another specialization
-    assert _replay.run(s.F, other, s.kwargs, s.grid, 1, None) is None
+    assert _replay.run(s.K, other, s.kwargs, s.grid, 1, None) is None
     nothing_done()
-    assert _replay.run(s.F, s.args, {"BLOCK": 64}, s.grid, 1, None) is None  # another plan
+    assert _replay.run(s.K, s.args, {"BLOCK": 64}, s.grid, 1, None) is None  # another plan
     nothing_done()
     for bad in (lambda meta: ("x",), lambda meta: (2.0,), lambda meta: 2.5, lambda meta: ()):
-        assert _replay.run(s.F, s.args, s.kwargs, bad, 1, None) is None  # the Python path's
+        assert _replay.run(s.K, s.args, s.kwargs, bad, 1, None) is None  # the Python path's
     nothing_done()
     s.gdict["SCALE"] = 3
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 1, None) is None
     nothing_done()
     s.gdict["SCALE"] = 2
     s.knobs.runtime.debug = True  # Triton would compile a debug kernel
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 1, None) is None
     nothing_done()
     s.knobs.runtime.debug = False
     s.knobs.runtime.launch_enter_hook = enter = object()
-    s.sizing.fast = s.sizing.fast[:12] + (True,) + s.sizing.fast[13:]  # metadata_fn
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
+    s.sizing.fast = _replace(s.sizing.fast, metadata_fn=True)
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 1, None) is None
     nothing_done()
     # a launch hook without the kernel's own metadata function: Triton's metadata is made
-    s.sizing.fast = s.sizing.fast[:12] + (False,) + s.sizing.fast[13:]
+    s.sizing.fast = _replace(s.sizing.fast, metadata_fn=False)
     np = pytest.importorskip("numpy")
-    assert _replay.run(s.F, s.args, s.kwargs, lambda meta: (np.int64(2),), 1, None) == "ORIGINAL"
+    assert _replay.run(s.K, s.args, s.kwargs, lambda meta: (np.int64(2),), 1, None) == "ORIGINAL"
     call = s.kernel.calls[-1]
     assert call[6] == {"grid": (2, 1, 1), "stream": 0, "n": 6} and call[7] is enter
 
@@ -394,11 +419,11 @@ def test_a_route_is_replayed_on_its_own_route(setup, monkeypatch, route):
     assert not _learn(s, None, route, config_text)  # no pipeline: nothing to replay into
     entry = (s.pool, s.pipe, (1 << 20, False, None))
     assert _learn(s, entry, route, config_text)
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None) is None
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 2, None) is None
     other = "triton.autotune\nBLOCK: 64, num_warps: 4"
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, other) is None
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 2, None, other) is None
     assert s.kernel.calls == [] and _dbgexport._pending == {}
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 2, None, token) == "ORIGINAL"
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 2, None, token) == "ORIGINAL"
     want, got = _both_jsons(s, monkeypatch, 3, route, ("a.py:1 f",), None, config_text(route))
     assert got == want and f'"launch_path": "{route["path"]}"' in got
     if "role" in route:
@@ -412,24 +437,24 @@ def test_replayed_launch_that_raises_gives_everything_back(setup):
     s = setup
     s.kernel.fail = True
     with pytest.raises(RuntimeError, match="the launcher failed"):
-        _replay.run(s.F, s.args, s.kwargs, s.grid, 3, None)
+        _replay.run(s.K, s.args, s.kwargs, s.grid, 3, None)
     assert _dbgexport._pending == {} and _dbgexport._runs == []
     assert _ext.debug_pipe_stats(s.pipe)["in_flight_bytes"] == 0
 
 
 def test_a_new_working_directory_is_learnt_again(setup, monkeypatch, tmp_path):
     """After a chdir the launch JSON's constant part (the script, the output directory) is no
-    longer what F holds: the extension declines, and the next launch through Python makes F
-    again for the directory of now."""
+    longer what the kernel's ReplayKernel holds: the extension declines, and the next launch
+    through Python makes it again for the directory of now."""
     s = setup
     monkeypatch.chdir(tmp_path)
-    assert not _replay.current(s.F)
-    assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1, None) is None
+    assert not _replay.current(s.K)
+    assert _replay.run(s.K, s.args, s.kwargs, s.grid, 1, None) is None
     entry = (s.pool, s.pipe, (1 << 20, False, None))
     assert _learn(s, entry)
-    F = _replay.lookup(s.fn, 7)
-    assert F is not s.F and _replay.current(F)
-    assert _replay.run(F, s.args, s.kwargs, s.grid, 1, None) == "ORIGINAL"
+    K = _replay.lookup(s.fn, 7)
+    assert K is not s.K and _replay.current(K)
+    assert _replay.run(K, s.args, s.kwargs, s.grid, 1, None) == "ORIGINAL"
 
 
 def test_no_replay_without_the_extension_s_call(setup, monkeypatch):
@@ -445,7 +470,7 @@ def test_no_replay_without_the_extension_s_call(setup, monkeypatch):
 
 
 def test_replay_is_forgotten_when_the_debugger_changes(setup):
-    """configure(), activate() and a new pipeline end the kernel's F: the next launch makes it
+    """configure(), activate() and a new pipeline end the kernel's ReplayKernel: the next launch makes it
     again for the Debugger of now (or takes the Python path and learns again)."""
     s = setup
     assert _replay.lookup(s.fn, 7) is not None
@@ -454,16 +479,16 @@ def test_replay_is_forgotten_when_the_debugger_changes(setup):
     _dbgexport._last_pipe[0] = ("another pipeline",)
     assert _replay.lookup(s.fn, 7) is None
     _dbgexport._last_pipe[0] = old
-    # a pipeline that closes is not kept alive by what was learnt; the kernel's F is made again
+    # a pipeline that closes is not kept alive by what was learnt; the ReplayKernel is made again
     # for the next pipeline without a launch through Python (its plans and sizings kept theirs)
     for hook in _dbgexport.on_close:
         hook()
     assert all(h[1] is None and h[3] is None for h in _replay.kernels.values())
     assert _replay.lookup(s.fn, 7) is None and _replay.stale_device(s.fn) == torch.device("cpu")
     entry = (s.pool, s.pipe, (1 << 20, False, None))
-    F = _replay.refresh(s.fn, s.twin, s.cfg, entry, 9)
-    assert F is not None and _replay.lookup(s.fn, 9) is F
-    assert _replay.run(F, s.args, s.kwargs, s.grid, 4, None) == "ORIGINAL"
+    K = _replay.refresh(s.fn, s.twin, s.cfg, entry, 9)
+    assert K is not None and _replay.lookup(s.fn, 9) is K
+    assert _replay.run(K, s.args, s.kwargs, s.grid, 4, None) == "ORIGINAL"
     assert _replay.refresh(s.fn, None, s.cfg, None, 10) is None  # no twin: forgotten
     assert _replay.stale_device(s.fn) is None
     epoch = debugger._epoch
@@ -485,7 +510,7 @@ def test_replayed_launches_from_several_threads(setup):
     def worker(t: int) -> None:
         try:
             for i in range(50):
-                assert _replay.run(s.F, s.args, s.kwargs, s.grid, 1000 * t + i, None) == "ORIGINAL"
+                assert _replay.run(s.K, s.args, s.kwargs, s.grid, 1000 * t + i, None) == "ORIGINAL"
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 

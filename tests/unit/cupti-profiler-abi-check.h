@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Compile-time check of src/backend/cupti-profiler-abi.h (our C re-declaration of CUPTI 13.0's
+ * Compile-time check of src/backend/cuda/cupti-profiler-abi.h (our C re-declaration of CUPTI 13.0's
  * range profiler and profiler host API) against NVIDIA's headers: every struct's size and the
  * offset of every field we set or read, the *_STRUCT_SIZE values we pass, enum values and error
  * codes. Needs the 13.0 CUPTI headers, cuda.h, and tests/unit/abi-stub first on the include
@@ -20,7 +20,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_profiler_host.h>
 
-#include "backend/cupti-profiler-abi.h"
+#include "backend/cuda/cupti-profiler-abi.h"
 
 #define FPA_SAME(ours, theirs, of, tf)                                                      \
 	_Static_assert(offsetof(struct ours, of) == offsetof(theirs, tf), #theirs "." #tf); \

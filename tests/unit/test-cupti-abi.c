@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Checks src/backend/cupti-abi.h, our hand-written copy of the CUPTI ABI, against NVIDIA's own
+ * Checks src/backend/cuda/cupti-abi.h, our hand-written copy of the CUPTI ABI, against NVIDIA's own
  * headers when CMake found them (FP_CUPTI_HEADERS_DIR; Triton's wheel ships them): struct
  * offsets, record offsets, enum values and callback ids, as static assertions, so a mismatch
  * fails the build of this file. Without headers only the internal consistency of the record
@@ -14,7 +14,7 @@
 #include <cupti.h>
 #endif
 
-#include "backend/cupti-abi.h"
+#include "backend/cuda/cupti-abi.h"
 #include "test.h"
 
 #ifdef FP_HAVE_CUPTI_HEADERS

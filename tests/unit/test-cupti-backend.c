@@ -24,9 +24,9 @@
 #include <flagprism/cupti.h>
 #include <flagprism/prof.h>
 
-#include "backend/cupti-internal.h"
-#include "backend/cupti-kest-internal.h"
-#include "backend/cupti-metrics-internal.h"
+#include "backend/cuda/cupti-internal.h"
+#include "backend/cuda/cupti-kest-internal.h"
+#include "backend/cuda/cupti-metrics-internal.h"
 #include "fake-cupti/fake-bind.h"
 #include "fake-cupti/fake-cupti.h"
 #include "test.h"

@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <flagprism/backend.h>
 #include <flagprism/calltree.h>
@@ -23,8 +24,9 @@ static int open_session(enum fp_prof_context ctx)
 	char name[64];
 	int id = -1;
 
-	/* Open sessions never share a name (their files would overwrite each other's). */
-	snprintf(name, sizeof(name), "/tmp/fp-cupti-lctx-%u", n++);
+	/* Open sessions never share a name (their files would overwrite each other's), also those of
+	 * the other tests ctest runs at the same time (a name another process holds is refused). */
+	snprintf(name, sizeof(name), "/tmp/fp-cupti-lctx-%ld-%u", (long)getpid(), n++);
 	o.name = name;
 	o.backend = "null";
 	o.context = ctx;

@@ -19,7 +19,7 @@
 #include <flagprism/cupti.h>
 #include <flagprism/prof.h>
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 #include "fake-cupti/fake-bind.h"
 #include "fake-cupti/fake-cupti.h"
 #include "fake-cupti/fake-cupti-profiler.h"

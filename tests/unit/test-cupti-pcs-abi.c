@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Checks src/backend/cupti-pcs-abi.h, our hand-written copy of CUPTI's PC-sampling ABI, against
+ * Checks src/backend/cuda/cupti-pcs-abi.h, our hand-written copy of CUPTI's PC-sampling ABI, against
  * NVIDIA's cupti_pcsampling.h when CMake found it (FP_CUPTI13_HEADERS_DIR, else
  * FP_CUPTI_HEADERS_DIR; cuda.h from the same search as the profiler ABI check): sizes, offsets,
  * the ...ParamsSize values and the enum constants, as static assertions, so a mismatch fails the
@@ -17,7 +17,7 @@
 #endif
 #endif
 
-#include "backend/cupti-pcs-abi.h"
+#include "backend/cuda/cupti-pcs-abi.h"
 #include "test.h"
 
 #ifdef FP_HAVE_CUPTI_PCS_HEADERS

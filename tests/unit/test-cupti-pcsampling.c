@@ -27,8 +27,8 @@
 #endif
 #endif
 
-#include "backend/cupti-internal.h"
-#include "backend/cupti-pcs-abi.h"
+#include "backend/cuda/cupti-internal.h"
+#include "backend/cuda/cupti-pcs-abi.h"
 #include "fake-cupti/fake-bind.h"
 #include "fake-cupti/fake-cupti-pcs.h"
 #include "fake-cupti/fake-cupti.h"

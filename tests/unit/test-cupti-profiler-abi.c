@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * src/backend/cupti-profiler-abi.h against NVIDIA's CUDA 13.0 profiling headers, when CMake
+ * src/backend/cuda/cupti-profiler-abi.h against NVIDIA's CUDA 13.0 profiling headers, when CMake
  * found them (FP_CUPTI13_HEADERS_DIR): the static assertions of cupti-profiler-abi-check.h fail
  * the build of this file on any mismatch. Without the headers only our own declarations'
  * internal facts are tested (sizes match the field lists on LP64).
@@ -12,7 +12,7 @@
 #include "cupti-profiler-abi-check.h"
 #endif
 
-#include "backend/cupti-profiler-abi.h"
+#include "backend/cuda/cupti-profiler-abi.h"
 #include "test.h"
 
 TEST(cupti_profiler_abi_layouts)

@@ -9,7 +9,7 @@
 
 #include <flagprism/status.h>
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 #include "fake-cupti/fake-cupti-record.h"
 #include "test.h"
 

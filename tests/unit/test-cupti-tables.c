@@ -10,7 +10,7 @@
 
 #include <flagprism/status.h>
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 #include "test.h"
 
 TEST(cupti_tables_corr_basic)

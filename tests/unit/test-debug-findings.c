@@ -411,9 +411,9 @@ static const char LANES_SITES[] =
 	" \"params\": [\"x_ptr\"],"
 	" \"check_slots\": ["
 	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"x_ptr + o\","
-	"  \"site\": 1, \"cands\": [\"x_ptr\"]},"
+	"  \"site\": 1, \"cands\": [\"x_ptr\"], \"suppressed\": true},"
 	" {\"slot\": 1, \"rule\": \"bounds\", \"statement\": 1, \"subject\": \"x_ptr + o\","
-	"  \"site\": 2, \"cands\": [\"x_ptr\"]},"
+	"  \"site\": 2, \"cands\": [\"x_ptr\"], \"suppressed\": true},"
 	" {\"slot\": 2, \"rule\": \"descriptor_extent\", \"statement\": 2, \"subject\": \"x_ptr\","
 	"  \"site\": 3, \"cands\": [\"x_ptr\"]}]}";
 
@@ -577,7 +577,7 @@ static const char LOOP_SITES[] =
 	" \"params\": [\"p\"],"
 	" \"check_slots\": ["
 	" {\"slot\": 0, \"rule\": \"bounds\", \"statement\": 0, \"subject\": \"p + i\", \"site\": 1,"
-	"  \"cands\": [\"p\"], \"loop\": {\"var\": \"i\", \"line\": 7}},"
+	"  \"cands\": [\"p\"], \"loop\": {\"var\": \"i\", \"line\": 7}, \"suppressed\": true},"
 	" {\"slot\": 1, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"v\", \"site\": 2,"
 	"  \"loop\": {\"var\": \"i\", \"line\": 7}},"
 	" {\"slot\": 2, \"rule\": \"division_by_zero\", \"statement\": 1, \"subject\": \"v\","
@@ -728,7 +728,8 @@ static const char ORIGIN_SITES[] =
 	" {\"id\": 2, \"line\": 12, \"source\": \"z = w / v\"},"
 	" {\"id\": 3, \"line\": 13, \"source\": \"u = z + 1\"},"
 	" {\"id\": 4, \"line\": 14, \"source\": \"t = tl.load(q)\"},"
-	" {\"id\": 5, \"line\": 15, \"source\": \"s = a * b\"}],"
+	" {\"id\": 5, \"line\": 15, \"source\": \"s = a * b\"},"
+	" {\"id\": 6, \"line\": 16, \"source\": \"tl.store(p, u)\"}],"
 	" \"sites\": ["
 	" {\"id\": 1, \"statement\": 0, \"kind\": \"load\", \"name\": \"p\"},"
 	" {\"id\": 2, \"statement\": 0, \"kind\": \"value\", \"name\": \"x\"},"
@@ -737,11 +738,14 @@ static const char ORIGIN_SITES[] =
 	" {\"id\": 5, \"statement\": 3, \"kind\": \"value\", \"name\": \"u\", \"reads\": [\"z\"]},"
 	" {\"id\": 6, \"statement\": 4, \"kind\": \"load\", \"name\": \"q\"},"
 	" {\"id\": 7, \"statement\": 4, \"kind\": \"value\", \"name\": \"t\"},"
-	" {\"id\": 8, \"statement\": 5, \"kind\": \"value\", \"name\": \"s\"}],"
+	" {\"id\": 8, \"statement\": 5, \"kind\": \"value\", \"name\": \"s\"},"
+	" {\"id\": 9, \"statement\": 6, \"kind\": \"value\", \"name\": \"u\"}],"
 	" \"params\": [\"p\", \"q\"],"
 	" \"check_slots\": ["
-	" {\"slot\": 0, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2},"
-	" {\"slot\": 1, \"rule\": \"inf_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2},"
+	" {\"slot\": 0, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2,"
+	"  \"cands\": [\"p\"]},"
+	" {\"slot\": 1, \"rule\": \"inf_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 2,"
+	"  \"cands\": [\"p\"]},"
 	" {\"slot\": 2, \"rule\": \"nan\", \"statement\": 1, \"subject\": \"y\", \"site\": 3,"
 	"  \"reads\": [\"x\"]},"
 	" {\"slot\": 3, \"rule\": \"nan\", \"statement\": 2, \"subject\": \"z\", \"site\": 4,"
@@ -750,10 +754,23 @@ static const char ORIGIN_SITES[] =
 	"  \"reads\": [\"w\", \"v\"]},"
 	" {\"slot\": 5, \"rule\": \"nan\", \"statement\": 3, \"subject\": \"u\", \"site\": 5,"
 	"  \"reads\": [\"z\"]},"
-	" {\"slot\": 6, \"rule\": \"nan_mem\", \"statement\": 4, \"subject\": \"t\", \"site\": 7},"
-	" {\"slot\": 7, \"rule\": \"inf\", \"statement\": 5, \"subject\": \"s\", \"site\": 8}]}";
+	" {\"slot\": 6, \"rule\": \"nan_mem\", \"statement\": 4, \"subject\": \"t\", \"site\": 7,"
+	"  \"cands\": [\"q\"]},"
+	" {\"slot\": 7, \"rule\": \"inf\", \"statement\": 5, \"subject\": \"s\", \"site\": 8},"
+	" {\"slot\": 8, \"rule\": \"nan\", \"statement\": 6, \"subject\": \"u\", \"site\": 9,"
+	"  \"reads\": [\"u\"], \"stores\": [\"p\", \"q\"]},"
+	" {\"slot\": 9, \"rule\": \"inf\", \"statement\": 6, \"subject\": \"u\", \"site\": 9,"
+	"  \"reads\": [\"u\"], \"stores\": [\"p\"]}]}";
 
-#define ORIGIN_NC 8
+#define ORIGIN_NC 10
+
+/* p and q: two allocations (a load descends from this launch's origin only from one the launch
+ * wrote NaN or Inf into) */
+static void origin_tables(struct dbgb *b)
+{
+	dbgb_table(b, 0, 0x1000, 0x1100, 0x1000, 0x2000);
+	dbgb_table(b, 1, 0x3000, 0x3100, 0x3000, 0x4000);
+}
 
 TEST(debug_findings_origin_from_memory)
 {
@@ -763,7 +780,8 @@ TEST(debug_findings_origin_from_memory)
 	const struct fp_dbg_finding *f;
 
 	/* only the load found NaN (programs 0 and 2); what y and u read from it descends */
-	dbgb_init_checks(&b, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_init_checks(&b, 0, 3, 9, false, 0, 2, ORIGIN_NC, false);
+	origin_tables(&b);
 	dbgb_fire_value(&b, 0, 2, 0, 2, 0, NAN, 0);
 	dbgb_fire_value(&b, 0, 0, 0, 1, 3, NAN, 0);
 	dbgb_descend(&b, 2, 3);
@@ -799,7 +817,8 @@ TEST(debug_findings_origin_computed)
 	struct fp_dbg_findings *fs;
 	const struct fp_dbg_finding *f;
 
-	dbgb_init_checks(&b, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_init_checks(&b, 0, 3, 9, false, 0, 2, ORIGIN_NC, false);
+	origin_tables(&b);
 	/* z = w / v makes NaN in program 1 (lane 1) and Inf in program 2 (lane 3) */
 	dbgb_fire_value(&b, 3, 1, 0, 1, 1, NAN, 0);
 	dbgb_fire_value(&b, 4, 2, 0, 2, 3, -INFINITY, 0);
@@ -809,8 +828,11 @@ TEST(debug_findings_origin_computed)
 	dbgb_descend(&b, 2, 1);
 	dbgb_descend(&b, 5, 1);
 	dbgb_descend(&b, 5, 1);
-	/* loads of NaN (x in program 0, t in programs 0 and 1) and of Inf (x in program 1):
-	 * stores of what the launch made, read back: they descend from the origins */
+	/* u, holding both, is stored into p and q (NaN) and p (Inf) */
+	dbgb_descend(&b, 8, 1);
+	dbgb_descend(&b, 9, 1);
+	/* loads of NaN (x in program 0 from p, t in programs 0 and 1 from q) and of Inf (x in
+	 * program 1): stores of what the launch made, read back: they descend from the origins */
 	dbgb_fire_value(&b, 0, 0, 0, 1, 0, NAN, 0);
 	dbgb_fire_value(&b, 6, 0, 0, 4, 0, NAN, 0);
 	dbgb_fire_value(&b, 6, 1, 0, 4, 0, NAN, 0);
@@ -828,11 +850,11 @@ TEST(debug_findings_origin_computed)
 	ASSERT_UEQ(f->count, 1);
 	ASSERT(isnan(f->value));
 	/* y's 3 and u's 2 descended instances, the loads' 1 + 2 instances */
-	ASSERT_UEQ(f->descendants, 8);
+	ASSERT_UEQ(f->descendants, 9);
 	ASSERT_STREQ(f->message,
 		     "`z` holds NaN (1 element where it was born) while no value the statement "
 		     "reads (w, v) held NaN (infinities it reads make NaN in inf - inf, 0 * inf "
-		     "and inf / inf): the NaN is produced here; 8 later values or loads descend "
+		     "and inf / inf): the NaN is produced here; 9 later values or loads descend "
 		     "from it.");
 
 	f = fp_dbg_findings_at(fs, 1);
@@ -842,12 +864,12 @@ TEST(debug_findings_origin_computed)
 	ASSERT_UEQ(f->program, 2);
 	ASSERT_UEQ(f->count, 2);
 	ASSERT_DEQ(f->value, -INFINITY);
-	ASSERT_UEQ(f->descendants, 1); /* x's load */
+	ASSERT_UEQ(f->descendants, 2); /* the stored u, x's load */
 	expect_msg(f,
 		   "`z` holds Inf (2 elements where it was born) while no value the statement "
 		   "reads (w, v) held an infinity of that sign, and it writes none itself (an "
 		   "overflow, a division by zero or a narrowing cast): the Inf is produced here; "
-		   "1 later value or load descends from it.");
+		   "2 later values or loads descend from it.");
 	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 10));
 	ASSERT_NULL(at_line(fs, run, FP_DBG_FINDING_NAN_ORIGIN, 14));
 	fp_dbg_findings_free(fs);
@@ -855,18 +877,41 @@ TEST(debug_findings_origin_computed)
 	dbgb_free(&b);
 
 	/* an origin reading nothing observed, without descendants */
-	dbgb_init_checks(&b, 0, 1, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_init_checks(&b, 0, 1, 9, false, 0, 2, ORIGIN_NC, false);
+	origin_tables(&b);
 	dbgb_fire_value(&b, 7, 0, 0, 1, 0, INFINITY, 0);
-	dbgb_fire_value(&b, 1, 0, 0, 1, 0, -INFINITY, 0); /* loaded Inf: descends from s */
+	/* an Inf loaded from p, which this launch wrote no Inf into: the data held it */
+	dbgb_fire_value(&b, 1, 0, 0, 1, 0, -INFINITY, 0);
+	run = decode(&b, ORIGIN_SITES);
+	fs = findings(run);
+	ASSERT_EQ(fp_dbg_findings_count(fs), 2);
+	f = at_line(fs, run, FP_DBG_FINDING_INF_ORIGIN, 15);
+	ASSERT_NOT_NULL(f);
+	ASSERT_STREQ(f->subject, "s");
+	ASSERT_UEQ(f->descendants, 0);
+	expect_msg(f, "`s` holds Inf (1 element where it was born) while nothing the statement "
+		      "reads held an infinity of that sign");
+	f = at_line(fs, run, FP_DBG_FINDING_INF_ORIGIN, 10);
+	ASSERT_NOT_NULL(f);
+	ASSERT(f->from_memory);
+	ASSERT_EQ(f->ncands, 1);
+	ASSERT_STREQ(f->cands[0], "p");
+	fp_dbg_findings_free(fs);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+
+	/* the same, where the launch stored an Inf into p: the load reads it back, it descends */
+	dbgb_init_checks(&b, 0, 1, 9, false, 0, 2, ORIGIN_NC, false);
+	origin_tables(&b);
+	dbgb_fire_value(&b, 7, 0, 0, 1, 0, INFINITY, 0);
+	dbgb_descend(&b, 9, 1);
+	dbgb_fire_value(&b, 1, 0, 0, 1, 0, -INFINITY, 0);
 	run = decode(&b, ORIGIN_SITES);
 	fs = findings(run);
 	ASSERT_EQ(fp_dbg_findings_count(fs), 1);
 	f = fp_dbg_findings_at(fs, 0);
-	ASSERT_EQ(f->kind, FP_DBG_FINDING_INF_ORIGIN);
 	ASSERT_STREQ(f->subject, "s");
-	ASSERT_UEQ(f->descendants, 1);
-	expect_msg(f, "`s` holds Inf (1 element where it was born) while nothing the statement "
-		      "reads held an infinity of that sign");
+	ASSERT_UEQ(f->descendants, 2); /* the store's value and the load */
 	fp_dbg_findings_free(fs);
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
@@ -1141,7 +1186,7 @@ static void desc_check(const struct fp_dbg_run *run, bool store_fired)
 	ASSERT_UEQ(f->view_hi, 8192 + 64);
 	ASSERT_UEQ(f->bytes_past, 32);
 	ASSERT_UEQ(f->bytes_before, 0);
-	ASSERT_UEQ(f->address, 8192 + 96 - 1);
+	ASSERT_UEQ(f->address, 8192 + 64); /* the first byte outside the view */
 	ASSERT_UEQ(f->instance_count, 1);
 	ASSERT_EQ(f->nprograms, 1); /* checked at launch: shown at program 0 */
 	ASSERT_EQ(f->execution, FP_DBG_EXECUTION_UNKNOWN);
@@ -1151,7 +1196,7 @@ static void desc_check(const struct fp_dbg_run *run, bool store_fired)
 		     "bytes): its shape and strides are larger than the tensor, and a TMA load or "
 		     "store inside the descriptor's shape is not checked against the tensor, so it "
 		     "silently reads or overwrites neighbouring data of the same allocation (first "
-		     "address outside 0x205f).");
+		     "address outside 0x2040).");
 	if (store_fired) {
 		f = at_line(fs, run, FP_DBG_FINDING_OUT_OF_BOUNDS, 5);
 		ASSERT_NOT_NULL(f);
@@ -1533,7 +1578,8 @@ TEST(debug_findings_oom)
 	size_t i;
 
 	oob_run(&b1, true);
-	dbgb_init_checks(&b2, 0, 3, 8, false, 0, 2, ORIGIN_NC, false);
+	dbgb_init_checks(&b2, 0, 3, 9, false, 0, 2, ORIGIN_NC, false);
+	origin_tables(&b2);
 	dbgb_fire_value(&b2, 3, 1, 0, 1, 1, NAN, 0);
 	dbgb_fire_value(&b2, 0, 0, 0, 1, 0, NAN, 0);
 	dbgb_fire_value(&b2, 4, 2, 0, 2, 3, INFINITY, 0);

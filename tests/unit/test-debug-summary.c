@@ -860,34 +860,66 @@ TEST(debug_findings_kept_by_checks)
 }
 
 /*
- * A NaN made by one launch and loaded from memory by a later one: the later launch's
- * from-memory finding is counted under the first launch's origin (summary `descendants`), not
- * listed again; within one launch the same fold happens in the findings (findings.c).
+ * NaN descent across launches goes through memory: launch 0 makes a NaN (y = x * 2) and stores
+ * it into y_ptr's allocation; launch 1 loads x from that allocation: its from-memory NaN is
+ * counted under launch 0's origin (summary `descendants`), listed nowhere, in its own report
+ * neither; launch 2 loads a NaN from another allocation, which no launch wrote one into: a
+ * finding of its own, although an origin came before. Within one launch the same rule holds
+ * (findings.c).
  */
+static const char DESCENT_SITES[] =
+	"{\"version\": 1, \"kernel\": \"add_kernel\", \"statements\": ["
+	" {\"id\": 0, \"line\": 12, \"source\": \"x = tl.load(x_ptr + offs)\"},"
+	" {\"id\": 1, \"line\": 14, \"source\": \"y = x * 2\"},"
+	" {\"id\": 2, \"line\": 15, \"source\": \"tl.store(y_ptr + offs, y)\"}],"
+	" \"sites\": ["
+	" {\"id\": 1, \"statement\": 0, \"kind\": \"value\", \"name\": \"x\"},"
+	" {\"id\": 2, \"statement\": 1, \"kind\": \"value\", \"name\": \"y\", \"reads\": [\"x\"]},"
+	" {\"id\": 3, \"statement\": 2, \"kind\": \"value\", \"name\": \"y\", \"reads\": [\"y\"]}],"
+	" \"params\": [\"x_ptr\", \"y_ptr\"], \"check_slots\": ["
+	" {\"slot\": 0, \"rule\": \"nan_mem\", \"statement\": 0, \"subject\": \"x\", \"site\": 1,"
+	"  \"cands\": [\"x_ptr\"]},"
+	" {\"slot\": 1, \"rule\": \"nan\", \"statement\": 1, \"subject\": \"y\", \"site\": 2,"
+	"  \"reads\": [\"x\"]},"
+	" {\"slot\": 2, \"rule\": \"nan\", \"statement\": 2, \"subject\": \"y\", \"site\": 3,"
+	"  \"reads\": [\"y\"], \"stores\": [\"y_ptr\"]}]}";
+
+/* A launch of DESCENT_SITES with x_ptr in allocation [x_lo, x_lo + 4096); `origin`: y = x * 2
+ * makes a NaN, stored into y_ptr's allocation (0x80000); else x's load finds one. */
+static struct fp_dbg_run *descent_run(struct dbgb *b, uint64_t x_lo, bool origin)
+{
+	struct fp_dbg_run *run = NULL;
+
+	dbgb_init_checks(b, 0, 3, 3, false, 0, 2, 3, false);
+	dbgb_table(b, 0, x_lo, x_lo + 64, x_lo, x_lo + 4096);
+	dbgb_table(b, 1, 0x80000, 0x80040, 0x80000, 0x81000);
+	if (origin) {
+		dbgb_fire_value(b, 1, 1, 2, 1, 3, NAN, 0);
+		dbgb_descend(b, 2, 1);
+	} else {
+		dbgb_fire_value(b, 0, 0, 1, 1, 3, NAN, 0);
+	}
+	ASSERT_OK(fp_dbg_decode(b->w, dbgb_bytes(b), DESCENT_SITES, strlen(DESCENT_SITES), &run,
+				NULL));
+	return run;
+}
+
 TEST(debug_summary_descendants_across_launches)
 {
-	struct dbgb a, b;
-	struct fp_dbg_run *ra = NULL, *rb = NULL;
+	struct dbgb a, b, c;
+	struct fp_dbg_run *ra, *rb, *rc;
 	struct fp_dbg_summary *s;
 	struct fp_dbg_outputs out;
 	struct fp_json_doc *doc;
-	const struct fp_json_value *fs, *f0;
+	const struct fp_json_value *fs, *f0, *f1;
 	char path[512];
 	size_t nf = 0;
 	const char *lj;
 
 	make_tmpdir();
-	/* launch 0: y = x * 2 makes the NaN (slot 2 fired; nothing loaded one) */
-	dbgb_fixture_checks(&a, false, 0);
-	memset(dbgb_check(&a, 1), 0, 32 * 8);
-	memset(dbgb_check(&a, 2), 0, 32 * 8);
-	dbgb_fire_value(&a, 2, 1, 2, 1, 3, NAN, 0);
-	/* launch 1: x loads it (the fixture as it is) */
-	dbgb_fixture_checks(&b, false, 0);
-	ASSERT_OK(fp_dbg_decode(a.w, dbgb_bytes(&a), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
-				&ra, NULL));
-	ASSERT_OK(fp_dbg_decode(b.w, dbgb_bytes(&b), DBGB_SITES_CHECKS, strlen(DBGB_SITES_CHECKS),
-				&rb, NULL));
+	ra = descent_run(&a, 0x10000, true);
+	rb = descent_run(&b, 0x80000, false); /* reads what launch 0 stored */
+	rc = descent_run(&c, 0x40000, false); /* memory nobody wrote NaN into */
 	ASSERT_OK(fp_dbg_summary_new(&s));
 	lj = launch_json(0, "");
 	fp_dbg_outputs_init(&out);
@@ -896,25 +928,42 @@ TEST(debug_summary_descendants_across_launches)
 	fp_dbg_outputs_release(&out);
 	lj = launch_json(1, "");
 	ASSERT_OK(fp_dbg_report(rb, lj, strlen(lj), s, 1, 0, &out, &nf, NULL));
-	ASSERT_EQ(nf, 1); /* the launch's own report still has it */
+	ASSERT_EQ(nf, 0); /* its report (written: every report asked for) lists no finding */
+	ASSERT_NOT_NULL(out.json);
+	doc = read_json(out.json);
+	ASSERT_EQ(fp_json_len(fp_json_get(fp_json_root(doc), "findings")), 0);
+	fp_json_doc_free(doc);
+	fp_dbg_outputs_release(&out);
+	lj = launch_json(2, "");
+	ASSERT_OK(fp_dbg_report(rc, lj, strlen(lj), s, 2, FP_DBG_REPORT_FINDINGS_ONLY, &out, &nf,
+				NULL));
+	ASSERT_EQ(nf, 1);
+	ASSERT_NOT_NULL(out.json);
 	fp_dbg_outputs_release(&out);
 	ASSERT_OK(fp_dbg_summary_write(s, tmpdir, NULL));
 	snprintf(path, sizeof(path), "%s/summary.json", tmpdir);
 	doc = read_json(path);
 	fs = fp_json_get(fp_json_root(doc), "findings");
-	ASSERT_EQ(fp_json_len(fs), 1);
+	ASSERT_EQ(fp_json_len(fs), 2);
 	f0 = fp_json_at(fs, 0);
 	ASSERT_STREQ(jstr(f0, "kind"), "nan_origin");
 	ASSERT_EQ(u64(f0, "line"), 14);
 	ASSERT_EQ(u64(f0, "launch"), 0);
-	ASSERT_EQ(u64(f0, "program"), 1);
 	ASSERT(fp_json_type(fp_json_get(f0, "from_memory")) == FP_JSON_FALSE);
 	ASSERT_EQ(u64(f0, "descendants"), 1);
+	f1 = fp_json_at(fs, 1);
+	ASSERT_EQ(u64(f1, "line"), 12);
+	ASSERT_EQ(u64(f1, "launch"), 2);
+	ASSERT(fp_json_type(fp_json_get(f1, "from_memory")) == FP_JSON_TRUE);
+	ASSERT_EQ(u64(f1, "descendants"), 0);
+	ASSERT_EQ(u64(fp_json_get(fp_json_root(doc), "dropped"), "nan_links"), 0);
 	fp_json_doc_free(doc);
 	fp_dbg_summary_free(s);
 	fp_dbg_run_free(ra);
 	fp_dbg_run_free(rb);
+	fp_dbg_run_free(rc);
 	dbgb_free(&a);
 	dbgb_free(&b);
+	dbgb_free(&c);
 	remove_tree(tmpdir);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests for the CUPTI PC-sampling collector (src/backend/cupti-pcsampling.c): the
+ * Unit tests for the CUPTI PC-sampling collector (src/backend/cuda/cupti-pcsampling.c): the
  * aggregator and its attribution to Triton source lines (through the profiler's filing rules,
  * src/prof/sink.c, on a bare tree), on a real cubin (tests/data/cubin/,
  * hot_loop's loop body is lines 27-28 of make_cubins.py), and the CUPTI driver's call sequence
@@ -15,7 +15,7 @@
 #include <flagprism/prof.h>
 #include <flagprism/status.h>
 
-#include "backend/cupti-pcs-internal.h"
+#include "backend/cuda/cupti-pcs-internal.h"
 #include "ir/cubin-lines-internal.h"
 #include "prof/prof-internal.h"
 #include "test.h"

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <flagprism/debug.h>
+
 const char cmd_debug_summary[] = "run a Python script or pytest under the Debugger";
 const char cmd_debug_usage[] =
 	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize | --check LIST]\n"
@@ -24,33 +26,30 @@ const char cmd_debug_usage[] =
 	"                [--check-continue suppress|run] SCRIPT [ARGS...]\n"
 	"flagprism debug [OPTIONS] pytest [PYTEST-ARGS...]";
 
-/* The checks of --check, as docs/cli/flagprism-debug.md lists them. */
-static const char *const checks[] = {"bounds", "nan", "inf", "precision", "domain"};
-
-/* A comma list of known checks, each once: 0, or the usage error's exit status. */
+/* A comma list of known checks (the library's registry, fp_dbg_check_find()), each once: 0, or
+ * the usage error's exit status. */
 static int check_list(const char *cmd, const char *list)
 {
-	char word[32], seen[(sizeof(checks) / sizeof(checks[0]))] = {0};
+	char word[32], names[128], seen[64] = {0};
+	const struct fp_dbg_check_info *ck;
 	const char *p = list, *end;
 	size_t n, i;
 
+	fp_dbg_check_names(names, sizeof(names), ",");
 	if (!list[0])
-		return fpt_usage(cmd,
-				 "option '--check' needs a list (bounds,nan,inf,precision,domain)");
+		return fpt_usage(cmd, "option '--check' needs a list (%s)", names);
 	for (;;) {
 		end = strchr(p, ',');
 		n = end ? (size_t)(end - p) : strlen(p);
-		for (i = 0; i < (sizeof(checks) / sizeof(checks[0])); i++)
-			if (n == strlen(checks[i]) && !strncmp(p, checks[i], n))
-				break;
+		ck = fp_dbg_check_find(p, n);
 		snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), p);
-		if (i == (sizeof(checks) / sizeof(checks[0])))
-			return fpt_usage(
-				cmd,
-				"unknown check '%s' in '--check' (bounds, nan, inf, precision, "
-				"domain)",
-				word);
-		if (seen[i]++)
+		if (!ck) {
+			fp_dbg_check_names(names, sizeof(names), ", ");
+			return fpt_usage(cmd, "unknown check '%s' in '--check' (%s)", word, names);
+		}
+		for (i = 0; fp_dbg_check_at(i) != ck; i++)
+			;
+		if (i < sizeof(seen) && seen[i]++)
 			return fpt_usage(cmd, "check '%s' given twice in '--check'", word);
 		if (!end)
 			return 0;

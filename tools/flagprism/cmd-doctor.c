@@ -66,6 +66,8 @@ static const char probe_script[] =
 	"    tdir = os.path.dirname(os.path.abspath(triton.__file__))\n"
 	"    out('triton.version', triton.__version__)\n"
 	"    out('triton.dir', tdir)\n"
+	"    if os.path.isfile(os.path.join(tdir, 'backends', 'ascend', 'compiler.py')):\n"
+	"        out('triton.vendor', 'ascend')\n"
 	"except BaseException as e:\n"
 	"    out('triton.version', why(e, ('triton',)))\n"
 	"try:\n"
@@ -203,14 +205,29 @@ static const char *pkg_error(const char *v)
 	return v && strncmp(v, "error:", 6) == 0 ? v + 6 + (v[6] == ' ') : NULL;
 }
 
-/* Whether an installed Triton version is in the supported range (include/flagprism/compat.h):
- * 1 in it, 0 outside it, -1 unknown (not installed, or no leading number). */
-static int triton_in_range(const char *v)
+/* The installed triton package is Triton-Ascend's (it ships the ascend backend): its version is
+ * the component "triton-ascend", with a tested range of its own (include/flagprism/compat.h). */
+static bool triton_is_ascend(const struct doctor *d)
+{
+	const char *v = pv(d, "triton.vendor");
+
+	return v && strcmp(v, "ascend") == 0;
+}
+
+/* Whether an installed Triton version is in the supported range (include/flagprism/compat.h), or
+ * Triton-Ascend's in its tested range: 1 in it, 0 outside it, -1 unknown (not installed, or no
+ * leading number). */
+static int triton_in_range(const struct doctor *d, const char *v)
 {
 	int c;
 
 	if (!pkg_ok(v) || fp_compat_version_cmp(v, v, &c) != 0)
 		return -1;
+	if (triton_is_ascend(d))
+		return fp_compat_version_in(v, FP_COMPAT_TRITON_ASCEND_MIN,
+					    FP_COMPAT_TRITON_ASCEND_BELOW) ?
+			       1 :
+			       0;
 	return fp_compat_version_in(v, FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW) ? 1 : 0;
 }
 
@@ -334,6 +351,7 @@ static size_t known_issues(const struct doctor *d, unsigned modes,
 		const char *component, *key;
 	} keys[] = {{"python", "python.version"},
 		    {"triton", "triton.version"},
+		    {"triton-ascend", "triton.version"},
 		    {"numpy", "numpy.version"},
 		    {"torch", "torch.version"}};
 	struct fp_compat_have have[FPT_ARRAY_SIZE(keys)];
@@ -344,6 +362,11 @@ static size_t known_issues(const struct doctor *d, unsigned modes,
 
 		have[i].component = keys[i].component;
 		have[i].version = pkg_ok(v) ? v : NULL;
+		/* one triton package: upstream's rows or Triton-Ascend's, never both */
+		if (strcmp(keys[i].component, "triton") == 0 && triton_is_ascend(d))
+			have[i].version = NULL;
+		if (strcmp(keys[i].component, "triton-ascend") == 0 && !triton_is_ascend(d))
+			have[i].version = NULL;
 	}
 	return fp_compat_check(have, FPT_ARRAY_SIZE(have), modes, out, cap);
 }
@@ -582,18 +605,25 @@ static void print_text(const struct doctor *d)
 	row("triton", "%s", or_unknown(pv(d, "triton.version")));
 	if (pv(d, "triton.dir"))
 		row("", "in %s", pv(d, "triton.dir"));
-	switch (triton_in_range(pv(d, "triton.version"))) {
-	case 1:
-		row("", "supported (FlagPrism supports Triton >= %s, < %s)", FP_COMPAT_TRITON_MIN,
-		    FP_COMPAT_TRITON_BELOW);
-		break;
-	case 0:
-		row("", "NOT in the supported range (Triton >= %s, < %s): see the verdicts",
-		    FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW);
-		break;
-	default:
-		break;
-	}
+	if (triton_is_ascend(d))
+		row("",
+		    "Triton-Ascend: %s (FlagPrism's Ascend tests use >= %s, < %s; what works "
+		    "there: docs/guide/backends.md)",
+		    triton_in_range(d, pv(d, "triton.version")) == 1 ? "tested" : "NOT tested",
+		    FP_COMPAT_TRITON_ASCEND_MIN, FP_COMPAT_TRITON_ASCEND_BELOW);
+	else
+		switch (triton_in_range(d, pv(d, "triton.version"))) {
+		case 1:
+			row("", "supported (FlagPrism supports Triton >= %s, < %s)",
+			    FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW);
+			break;
+		case 0:
+			row("", "NOT in the supported range (Triton >= %s, < %s): see the verdicts",
+			    FP_COMPAT_TRITON_MIN, FP_COMPAT_TRITON_BELOW);
+			break;
+		default:
+			break;
+		}
 	row("triton interpreter", "%s", or_unknown(pv(d, "triton.interpreter")));
 	row("torch", "%s", or_unknown(pv(d, "torch.version")));
 	row("numpy", "%s", or_unknown(pv(d, "numpy.version")));
@@ -666,16 +696,25 @@ static void json_pkg(struct fp_jsonw *w, const struct doctor *d, const char *nam
 	if (strcmp(name, "flagprism") == 0)
 		fp_jsonw_kv_string(w, "path", pv(d, "flagprism.path"));
 	if (strcmp(name, "triton") == 0) {
-		int in = triton_in_range(v);
+		bool ascend = triton_is_ascend(d);
+		int in = triton_in_range(d, v);
 
 		fp_jsonw_kv_string(w, "dir", pv(d, "triton.dir"));
+		fp_jsonw_kv_string(w, "vendor", ascend ? "ascend" : NULL);
+		/* upstream Triton's range; Triton-Ascend has its tested range instead */
 		fp_jsonw_key(w, "supported");
-		if (in < 0)
+		if (in < 0 || ascend)
 			fp_jsonw_null(w);
 		else
 			fp_jsonw_bool(w, in == 1);
 		fp_jsonw_kv_string(w, "supported_range",
 				   ">= " FP_COMPAT_TRITON_MIN ", < " FP_COMPAT_TRITON_BELOW);
+		if (ascend) {
+			fp_jsonw_kv_bool(w, "ascend_tested", in == 1);
+			fp_jsonw_kv_string(w, "ascend_tested_range",
+					   ">= " FP_COMPAT_TRITON_ASCEND_MIN
+					   ", < " FP_COMPAT_TRITON_ASCEND_BELOW);
+		}
 	}
 	fp_jsonw_object_end(w);
 }

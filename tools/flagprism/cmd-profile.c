@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <flagprism/alloc.h>
+#include <flagprism/prof.h>
 
 #include "import-ncu.h"
 #include "merge-ranks.h"
@@ -31,28 +32,28 @@ const char cmd_profile_usage[] =
 	"                  SCRIPT [ARGS...]\n"
 	"flagprism profile --mode pcsampling [--sampling-period N] [OPTIONS] SCRIPT [ARGS...]";
 
-/* FPT_CONTINUE when `value` is one of `choices` (NULL-terminated), else a usage error. */
+/* FPT_CONTINUE when `value` is one of the library's names (name_at(0), name_at(1), ... until
+ * NULL: fp_prof_context_name and its neighbours), else a usage error. */
 static int check_choice(const char *cmd, const char *opt, const char *value,
-			const char *const *choices)
+			const char *(*name_at)(unsigned))
 {
-	const char *best = NULL;
-	unsigned bestd = ~0u, d;
-	size_t i;
+	const char *best = NULL, *c;
+	unsigned bestd = ~0u, d, i;
 
-	for (i = 0; choices[i]; i++) {
-		if (strcmp(value, choices[i]) == 0)
+	for (i = 0; (c = name_at(i)); i++) {
+		if (strcmp(value, c) == 0)
 			return FPT_CONTINUE;
-		d = fpt_edit_distance(value, choices[i]);
+		d = fpt_edit_distance(value, c);
 		if (d < bestd) {
 			bestd = d;
-			best = choices[i];
+			best = c;
 		}
 	}
 	if (best && fpt_close_enough(value, best, bestd))
 		return fpt_usage(cmd, "option '%s' does not take '%s' (did you mean '%s'?)", opt,
 				 value, best);
-	return fpt_usage(cmd, "option '%s' takes %s%s%s, not '%s'", opt, choices[0],
-			 choices[1] ? " or " : "", choices[1] ? choices[1] : "", value);
+	return fpt_usage(cmd, "option '%s' takes %s%s%s, not '%s'", opt, name_at(0),
+			 name_at(1) ? " or " : "", name_at(1) ? name_at(1) : "", value);
 }
 
 /*
@@ -144,9 +145,6 @@ out:
 
 int cmd_profile(int argc, char **argv)
 {
-	static const char *const contexts[] = {"shadow", "python", NULL};
-	static const char *const datas[] = {"tree", "trace", NULL};
-	static const char *const hooks[] = {"triton", NULL};
 	const char *name = "flagprism", *context = "shadow", *data = "tree", *backend = NULL;
 	const char *hook = NULL, *metrics = NULL, *ncu_path = NULL, *ncu_metrics = NULL;
 	const char *ncu_args = NULL, *mode = NULL, *period = NULL;
@@ -192,11 +190,11 @@ int cmd_profile(int argc, char **argv)
 		return fpt_usage(argv[0], "missing the script to run (or 'pytest')");
 	if (!name[0])
 		return fpt_usage(argv[0], "option '--name' needs a non-empty path");
-	rc = check_choice(argv[0], "--context", context, contexts);
+	rc = check_choice(argv[0], "--context", context, fp_prof_context_name);
 	if (rc == FPT_CONTINUE)
-		rc = check_choice(argv[0], "--data", data, datas);
+		rc = check_choice(argv[0], "--data", data, fp_prof_data_name);
 	if (rc == FPT_CONTINUE && hook)
-		rc = check_choice(argv[0], "--hook", hook, hooks);
+		rc = check_choice(argv[0], "--hook", hook, fp_prof_hook_name);
 	if (rc != FPT_CONTINUE)
 		return rc;
 	if (backend && !backend[0])

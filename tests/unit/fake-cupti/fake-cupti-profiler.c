@@ -3,11 +3,11 @@
  * The range profiler and profiler host API of libfakecupti.so (CUDA 13.0's
  * cupti_range_profiler.h, cupti_profiler_host.h, cupti_target.h and the two calls of
  * cupti_profiler_target.h it still needs), so the hardware-metrics collector
- * (src/backend/cupti-metrics.c) runs its whole flow in CI: initialize, chip name, counter
+ * (src/backend/cuda/cupti-metrics.c) runs its whole flow in CI: initialize, chip name, counter
  * availability, host object, metric properties, configuration and pass count, enable, counter
  * data image, set config, start/stop, decode, range count, evaluate, disable, deinitialize. The
  * params structs are declared here from the headers' field lists, independently of
- * src/backend/cupti-profiler-abi.h. Tests play the GPU with the fake_prof_* controls
+ * src/backend/cuda/cupti-profiler-abi.h. Tests play the GPU with the fake_prof_* controls
  * (fake-cupti-profiler.h): ranges with values, dropped ranges, unsupported metric names, an
  * error from any named call, and what becomes of kernel activity records while the profiler
  * runs (by default they lose their times, as CUPTI 13.0's do on the H200; or they are not

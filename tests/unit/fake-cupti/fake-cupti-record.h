@@ -2,7 +2,7 @@
 /*
  * CUPTI's kernel activity record, CUpti_ActivityKernel10 (CUDA 13.0), declared from the header's
  * field list for the test double and the record tests. Deliberately independent of
- * src/backend/cupti-abi.h: the backend's offsets are checked against this layout (and, where
+ * src/backend/cuda/cupti-abi.h: the backend's offsets are checked against this layout (and, where
  * NVIDIA's headers are present, against theirs). Kernel9 (12.x) is its first 208 bytes.
  */
 #ifndef FAKE_CUPTI_RECORD_H

@@ -8,7 +8,7 @@
  * control functions of fake-cupti.h. Kernel records are written in CUpti_ActivityKernel10's
  * layout (216 bytes) or, when the reported version is older than 13.0, Kernel9's first 208
  * bytes; the layout is declared here from the CUPTI header's field list, independently of
- * src/backend/cupti-abi.h, so the two check each other. Compile-time variants: FAKE_NO_FLUSH
+ * src/backend/cuda/cupti-abi.h, so the two check each other. Compile-time variants: FAKE_NO_FLUSH
  * leaves out cuptiActivityFlushAll (the missing-symbol test), FAKE_OLD leaves out
  * cuptiSubscribe_v2 and the timestamp callback and reports API version 26 (CUDA 12.8).
  * Not part of FlagPrism and not thread-safe against its own reset.

@@ -5,12 +5,13 @@
  * (fp_prof_clock_ns()) around the interpreted launch and calls fp_host_launch(); this file turns
  * that into a fixed-size event and hands it, with the launch, to the process's sink
  * (include/flagprism/sink.h), which files it under the calling thread's context. There is nothing
- * to buffer, so flush and stop have nothing to do. It does not time GPU kernels (that is CUPTI's
- * job) and does not read Python frames (the extension's).
+ * to buffer, so flush and stop have nothing to do. The folder's row of the vendor table lists it
+ * and the null backend (null.c) as the registry's built-ins. It does not time device kernels
+ * (that is a vendor's backend's job) and does not read Python frames (the extension's).
  */
 #include "fp-setup.h"
 
-#include <flagprism/backend.h>
+#include "backend/backend-internal.h"
 
 static int host_start(struct fp_sink_session *s, struct fp_diag *diag)
 {
@@ -74,3 +75,14 @@ int fp_host_launch(int session, const struct fp_sink_launch *l, uint64_t begin_n
 	ev.correlation = sink->correlation_next();
 	return sink->launch_timed(session, l, &ev);
 }
+
+/* ---- the folder's row of the vendor table ---------------------------------------------------- */
+
+/* Always in the registry, first: fp_backend_at(0) and (1). */
+static const fp__backend_get_fn host_backends[] = {fp_backend_host, fp_backend_null, NULL};
+
+const struct fp__vendor fp__vendor_host = {
+	.name = "host",
+	.backends = host_backends,
+	.devmem = NULL, /* the interpreter's buffers are host memory: the Python layer moves them */
+};

@@ -16,30 +16,8 @@
 #include <flagprism/cupti.h>
 #include <flagprism/sink.h>
 
-#include "backend/cupti-abi.h"
-
-/*
- * Under AddressSanitizer, LeakSanitizer would blame us for what libcupti allocates in its own
- * constructors (its static C++ runtime keeps a pool that becomes unreachable once the probe
- * unloads the library). That memory is the vendor's, so the probe's and the backend's calls into
- * libcupti that allocate are bracketed with these.
- */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FP__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(FP__ASAN)
-#define FP__ASAN 1
-#endif
-#ifdef FP__ASAN
-#include <sanitizer/lsan_interface.h>
-#define FP__LSAN_DISABLE() __lsan_disable()
-#define FP__LSAN_ENABLE() __lsan_enable()
-#else
-#define FP__LSAN_DISABLE() ((void)0)
-#define FP__LSAN_ENABLE() ((void)0)
-#endif
+#include "backend/backend-internal.h" /* FP__LSAN_DISABLE/ENABLE */
+#include "backend/cuda/cupti-abi.h"
 
 /* ---- cupti-records.c: activity records ------------------------------------------------------ */
 
@@ -86,13 +64,14 @@ int fp__cupti_walk(const uint8_t *buf, size_t valid, const struct fp__cupti_layo
 		   fp_cupti_record_fn fn, void *arg, struct fp__cupti_walk_stats *st,
 		   struct fp_diag *diag);
 
-/* ---- cupti.c ------------------------------------------------------------------------------------ */
+/* ---- cupti-tables.c: the sink ---------------------------------------------------------------- */
 
 /*
- * The profiler's sink (include/flagprism/sink.h), kept by the first start (it is one table per
- * process): the launch and resource callbacks capture the launch context through it, names are
- * interned through it, and records are timed on its clock. NULL before the first start; set
- * once, before any callback is registered.
+ * The profiler's sink (include/flagprism/sink.h), kept by cupti.c's first start (it is one table
+ * per process): the launch and resource callbacks capture the launch context through it, names
+ * are interned through it, and records are timed on its clock. NULL before the first start; set
+ * once, before any callback is registered. Defined with the tables, below every file that reads
+ * it.
  */
 extern const struct fp_sink *fp__cupti_sink;
 

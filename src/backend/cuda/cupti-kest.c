@@ -23,8 +23,8 @@
 
 #include <flagprism/cupti.h>
 
-#include "backend/cupti-kest-internal.h"
-#include "backend/cupti-metrics-internal.h" /* FP__CUPTI_MD_PER_PROGRAM */
+#include "backend/cuda/cupti-kest-internal.h"
+#include "backend/cuda/cupti-metrics-internal.h" /* FP__CUPTI_MD_PER_PROGRAM */
 
 #define SLOTS FP_CUPTI_KEST_SLOTS
 #define MAX_KERNELS (SLOTS / 2) /* keeps probes short */

@@ -15,7 +15,7 @@
 
 #include <flagprism/cupti.h>
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 
 /* CUptiResult cuptiGetVersion(uint32_t *version); CUptiResult is an int-sized enum, 0 = OK. */
 typedef int (*cupti_get_version_fn)(uint32_t *version);

@@ -27,8 +27,8 @@
 #endif
 #endif
 
-#include "backend/cupti-internal.h" /* fp__cupti_sink */
-#include "backend/cupti-pcs-internal.h"
+#include "backend/cuda/cupti-internal.h" /* fp__cupti_sink */
+#include "backend/cuda/cupti-pcs-internal.h"
 #include "ir/cubin-lines-internal.h"
 
 #define NO_SLOT UINT32_MAX

@@ -7,7 +7,7 @@
  * whose first field is its size; we pass the size up to the last field we know, as the
  * headers' *_STRUCT_SIZE macros do. tests/unit/test-cupti-profiler-abi.c checks sizes, offsets
  * and enum values against NVIDIA's headers when CMake finds 13.0 ones (FP_CUPTI13_HEADERS_DIR).
- * Not a public header; only src/backend/cupti-metrics.c and its tests include it.
+ * Not a public header; only src/backend/cuda/cupti-metrics.c and its tests include it.
  */
 #ifndef FP_CUPTI_PROFILER_ABI_H
 #define FP_CUPTI_PROFILER_ABI_H

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/cupti-abi.h"
+#include "backend/cuda/cupti-abi.h"
 
 #define FP__CUPTI_STALL_REASON_STRING_SIZE 128
 #define FP__CUPTI_ERROR_OUT_OF_MEMORY 8

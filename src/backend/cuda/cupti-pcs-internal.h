@@ -17,7 +17,7 @@
 #include <flagprism/sink.h>
 #include <flagprism/status.h>
 
-#include "backend/cupti-pcs-abi.h"
+#include "backend/cuda/cupti-pcs-abi.h"
 
 #define FP__PCS_MAX_REASONS 256u
 #define FP__PCS_MAX_CUBINS 4096u

@@ -5,14 +5,17 @@
  * node table (a mutex: written only by resource callbacks during capture, instantiation and
  * destruction) and the activity-buffer pool (lock-free, used by CUPTI's buffer callbacks). All
  * memory is allocated by the init functions; the hot-path functions never allocate, lock or
- * format. They know nothing of CUPTI itself: cupti.c drives them.
+ * format. They know nothing of CUPTI itself: cupti.c drives them. The sink every file of the
+ * backend delivers through (fp__cupti_sink, set by cupti.c) is kept here too.
  */
 #include "fp-setup.h"
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 
 _Static_assert(sizeof(struct fp_sink_metadata) % sizeof(uint64_t) == 0,
 	       "the metadata ring copies fp_sink_metadata as 64-bit words");
+
+const struct fp_sink *fp__cupti_sink;
 
 static bool pow2(size_t n)
 {

@@ -8,13 +8,15 @@
  * (CUPTI_API_VERSION 130001), which keep the 12.x ones for everything here;
  * tests/unit/test-cupti-abi.c checks every struct offset and constant against the real headers
  * when CMake finds them (FP_CUPTI_HEADERS_DIR). Not a public header; nothing outside
- * src/backend/cupti*.c and its tests includes it.
+ * src/backend/cuda/cupti*.c and its tests includes it.
  */
 #ifndef FP_CUPTI_ABI_H
 #define FP_CUPTI_ABI_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "backend/cuda/cuda-abi.h"
 
 /* CUptiResult: an int-sized enum. */
 #define FP__CUPTI_SUCCESS 0
@@ -90,13 +92,8 @@
 #define FP__CUPTI_SUBSCRIBER_NAME_MAX_LEN 53
 #define FP__CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN 64
 
-/* Opaque CUDA / CUPTI handles. */
+/* Opaque CUPTI handles (the CUDA driver's are in cuda-abi.h). */
 typedef void *fp__cupti_subscriber; /* CUpti_SubscriberHandle */
-typedef void *fp__cu_context;       /* CUcontext */
-typedef void *fp__cu_stream;        /* CUstream */
-typedef void *fp__cu_graph;         /* CUgraph */
-typedef void *fp__cu_graph_node;    /* CUgraphNode */
-typedef void *fp__cu_graph_exec;    /* CUgraphExec */
 
 /* CUpti_CallbackData: the cbdata of the driver and runtime API domains. */
 struct fp__cupti_cbdata {
@@ -193,31 +190,6 @@ typedef uint64_t (*fp__cupti_timestamp_fn)(void);
 #define FP__CUPTI_FN_TYPE(req, name, params) typedef int(*fp__cupti_##name##_fn) params;
 FP__CUPTI_FUNCS(FP__CUPTI_FN_TYPE)
 #undef FP__CUPTI_FN_TYPE
-
-/*
- * The CUDA driver calls used for the device table and the final synchronize, loaded from
- * libcuda.so.1 (FLAGPRISM_CUDA_DRIVER_PATH overrides, for tests). All optional: without them
- * the device table stays empty and the caller must synchronize before finalizing.
- */
-#define FP__CU_FUNCS(X)                                          \
-	X(cuInit, (unsigned flags))                              \
-	X(cuDeviceGetCount, (int *count))                        \
-	X(cuDeviceGet, (int *dev, int ordinal))                  \
-	X(cuDeviceGetAttribute, (int *value, int attr, int dev)) \
-	X(cuCtxGetCurrent, (fp__cu_context * ctx))               \
-	X(cuCtxSynchronize, (void))
-
-#define FP__CU_FN_TYPE(name, params) typedef int(*fp__cu_##name##_fn) params;
-FP__CU_FUNCS(FP__CU_FN_TYPE)
-#undef FP__CU_FN_TYPE
-
-/* CUdevice_attribute values of the device table (Proton's keys). */
-#define FP__CU_ATTR_MULTIPROCESSOR_COUNT 16
-#define FP__CU_ATTR_CLOCK_RATE 13
-#define FP__CU_ATTR_MEMORY_CLOCK_RATE 36
-#define FP__CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH 37
-#define FP__CU_ATTR_COMPUTE_CAPABILITY_MAJOR 75
-#define FP__CU_ATTR_COMPUTE_CAPABILITY_MINOR 76
 
 /*
  * CUpti_ActivityKernel10 (13.0), CUpti_ActivityKernel9 (12.x): packed, 8-byte aligned. Both

@@ -9,7 +9,7 @@
  */
 #include "fp-setup.h"
 
-#include "backend/cupti-internal.h"
+#include "backend/cuda/cupti-internal.h"
 
 int fp__cupti_layout_init(struct fp__cupti_layout *l, uint32_t api_version)
 {

@@ -38,10 +38,10 @@
 #include <flagprism/outfile.h>
 #include <flagprism/sink.h>
 
-#include "backend/cupti-abi.h"
-#include "backend/cupti-internal.h" /* fp__cupti_sink */
-#include "backend/cupti-metrics-internal.h"
-#include "backend/cupti-profiler-abi.h"
+#include "backend/cuda/cupti-abi.h"
+#include "backend/cuda/cupti-internal.h" /* fp__cupti_sink */
+#include "backend/cuda/cupti-metrics-internal.h"
+#include "backend/cuda/cupti-profiler-abi.h"
 
 #define LAUNCH_CAP_FACTOR 2 /* launches kept per session: ranges x this */
 #define NAME_CACHE 64

@@ -30,10 +30,11 @@
 #include <flagprism/cupti.h>
 #include <flagprism/outfile.h>
 
-#include "backend/cupti-internal.h"
-#include "backend/cupti-metrics-internal.h"
-#include "backend/cupti-pcs-internal.h"
-#include "backend/cupti-kest-internal.h"
+#include "backend/cuda/cuda-internal.h"
+#include "backend/cuda/cupti-internal.h"
+#include "backend/cuda/cupti-metrics-internal.h"
+#include "backend/cuda/cupti-pcs-internal.h"
+#include "backend/cuda/cupti-kest-internal.h"
 
 #define MD_SLOTS ((size_t)1 << 14)
 #define NAME_CACHE 512
@@ -49,12 +50,6 @@
 struct cupti_fns {
 #define X(req, name, params) fp__cupti_##name##_fn name;
 	FP__CUPTI_FUNCS(X)
-#undef X
-};
-
-struct cu_fns {
-#define X(name, params) fp__cu_##name##_fn name;
-	FP__CU_FUNCS(X)
 #undef X
 };
 
@@ -124,10 +119,7 @@ struct state {
 	uint32_t api_version;
 	struct fp__cupti_layout layout;
 	char path[FP_CUPTI_PATH_MAX];
-	void *cuda;
-	struct cu_fns cu;
-	bool cuda_tried, cuda_ok;
-	char cuda_error[256]; /* why the driver is not usable */
+	const struct fp__cu_driver *cu; /* the CUDA driver (driver.c), once a start found it */
 	/* CUPTI set-up, done once per process */
 	bool subscribed, callbacks_registered, ts_callback, zeroed, resource_callbacks;
 	fp__cupti_subscriber sub;
@@ -149,7 +141,6 @@ struct state {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t deliver_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct config cfg;
-const struct fp_sink *fp__cupti_sink;
 static struct state st;
 static atomic_bool enabled;
 /* Bumped at every enable: a thread whose nest depth is from an older enable starts afresh (an
@@ -821,51 +812,14 @@ fail_load:
  * fails with unhelpful errors (CUPTI_ERROR_UNKNOWN from cuptiSubscribe), so start checks here
  * first and says what is missing.
  */
-static bool load_cuda(void)
+static int load_cuda(struct fp_diag *diag)
 {
-	const char *path, *e;
-	void *h, *p;
-	int rc;
+	const char *why = "";
 
-	if (st.cuda_tried)
-		return st.cuda_ok;
-	st.cuda_tried = true;
-	path = secure_getenv("FLAGPRISM_CUDA_DRIVER_PATH");
-	if (!path || !*path)
-		path = "libcuda.so.1";
-	FP__LSAN_DISABLE();
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (!h)
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	FP__LSAN_ENABLE();
-	if (!h) {
-		e = dlerror();
-		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s", e ? e : path);
-		return false;
-	}
-#define X(name, params)                                                                      \
-	p = sym(h, #name);                                                                   \
-	if (!p) {                                                                            \
-		snprintf(st.cuda_error, sizeof(st.cuda_error), "%s has no %s", path, #name); \
-		goto fail_load;                                                              \
-	}                                                                                    \
-	memcpy(&st.cu.name, &p, sizeof(p));
-	FP__CU_FUNCS(X)
-#undef X
-	st.cuda = h;
-	rc = st.cu.cuInit(0);
-	st.cuda_ok = rc == 0;
-	if (!st.cuda_ok)
-		snprintf(st.cuda_error, sizeof(st.cuda_error),
-			 "cuInit(0) failed with CUDA error %d (no GPU visible, or driver too old)",
-			 rc);
-	return st.cuda_ok;
-fail_load:
-	memset(&st.cu, 0, sizeof(st.cu));
-	FP__LSAN_DISABLE();
-	dlclose(h);
-	FP__LSAN_ENABLE();
-	return false;
+	if (!st.cu && fp__cu_driver_open(&st.cu, &why) != FP_OK)
+		return fp_diag_set(diag, FP_ENOTSUP, 0,
+				   "the CUPTI backend cannot run: no usable CUDA driver (%s)", why);
+	return FP_OK;
 }
 
 static size_t env_size(const char *name, size_t dflt)
@@ -1119,29 +1073,29 @@ static void device_table(struct fp_sink_session *s)
 {
 	int n = 0, i;
 
-	if (!st.cuda_ok || st.cu.cuDeviceGetCount(&n) != 0)
+	if (!st.cu || st.cu->cuDeviceGetCount(&n) != 0)
 		return;
 	for (i = 0; i < n && i < MAX_DEVICES; i++) {
 		int dev, major = 0, minor = 0, v;
 		char idx[16], arch[24];
 
-		if (st.cu.cuDeviceGet(&dev, i) != 0)
+		if (st.cu->cuDeviceGet(&dev, i) != 0)
 			continue;
 		snprintf(idx, sizeof(idx), "%d", i);
-		if (!st.cu.cuDeviceGetAttribute(&major, FP__CU_ATTR_COMPUTE_CAPABILITY_MAJOR,
-						dev) &&
-		    !st.cu.cuDeviceGetAttribute(&minor, FP__CU_ATTR_COMPUTE_CAPABILITY_MINOR,
-						dev)) {
+		if (!st.cu->cuDeviceGetAttribute(&major, FP__CU_ATTR_COMPUTE_CAPABILITY_MAJOR,
+						 dev) &&
+		    !st.cu->cuDeviceGetAttribute(&minor, FP__CU_ATTR_COMPUTE_CAPABILITY_MINOR,
+						 dev)) {
 			snprintf(arch, sizeof(arch), "%d%d", major, minor);
 			s->sink->set_device_str(s, "CUDA", idx, "arch", arch);
 		}
-		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH, dev))
+		if (!st.cu->cuDeviceGetAttribute(&v, FP__CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH, dev))
 			s->sink->set_device(s, "CUDA", idx, "bus_width", v);
-		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_CLOCK_RATE, dev))
+		if (!st.cu->cuDeviceGetAttribute(&v, FP__CU_ATTR_CLOCK_RATE, dev))
 			s->sink->set_device(s, "CUDA", idx, "clock_rate", v);
-		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_MEMORY_CLOCK_RATE, dev))
+		if (!st.cu->cuDeviceGetAttribute(&v, FP__CU_ATTR_MEMORY_CLOCK_RATE, dev))
 			s->sink->set_device(s, "CUDA", idx, "memory_clock_rate", v);
-		if (!st.cu.cuDeviceGetAttribute(&v, FP__CU_ATTR_MULTIPROCESSOR_COUNT, dev))
+		if (!st.cu->cuDeviceGetAttribute(&v, FP__CU_ATTR_MULTIPROCESSOR_COUNT, dev))
 			s->sink->set_device(s, "CUDA", idx, "num_sms", v);
 	}
 }
@@ -1158,10 +1112,8 @@ static int cupti_start(struct fp_sink_session *s, struct fp_diag *diag)
 	if (!fp__cupti_sink)
 		fp__cupti_sink = s->sink;
 	rc = load_cupti(diag);
-	if (!rc && !load_cuda())
-		rc = fp_diag_set(diag, FP_ENOTSUP, 0,
-				 "the CUPTI backend cannot run: no usable CUDA driver (%s)",
-				 st.cuda_error);
+	if (!rc)
+		rc = load_cuda(diag);
 	if (!rc)
 		rc = make_tables(diag);
 	if (!rc && st.nsess >= FP_ARRAY_SIZE(st.sess))
@@ -1169,12 +1121,12 @@ static int cupti_start(struct fp_sink_session *s, struct fp_diag *diag)
 	if (!rc && !atomic_load(&enabled))
 		rc = enable(diag);
 	if (!rc) {
-		rc = fp__cupti_metrics_start(s, st.lib, st.cuda, diag);
+		rc = fp__cupti_metrics_start(s, st.lib, st.cu->lib, diag);
 		if (rc && !st.nsess)
 			disable();
 	}
 	if (!rc) {
-		rc = fp__cupti_pcs_start(s, st.lib, st.cuda, diag);
+		rc = fp__cupti_pcs_start(s, st.lib, st.cu->lib, diag);
 		if (rc) {
 			fp__cupti_metrics_stop(s, st.lib);
 			if (!st.nsess)
@@ -1200,8 +1152,8 @@ static int cupti_flush(struct fp_sink_session *s)
 	pthread_mutex_lock(&lock);
 	if (st.lib && atomic_load(&enabled)) {
 		/* Records of running kernels would come back without timestamps. */
-		if (st.cuda_ok && st.cu.cuCtxGetCurrent(&ctx) == 0 && ctx)
-			st.cu.cuCtxSynchronize();
+		if (st.cu && st.cu->cuCtxGetCurrent(&ctx) == 0 && ctx)
+			st.cu->cuCtxSynchronize();
 		if (st.f.cuptiActivityFlushAll(FP__CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) !=
 		    FP__CUPTI_SUCCESS)
 			rc = FP_EVENDOR;
@@ -1408,11 +1360,7 @@ void fp__cupti_reset(void)
 		dlclose(st.lib);
 		FP__LSAN_ENABLE();
 	}
-	if (st.cuda) {
-		FP__LSAN_DISABLE();
-		dlclose(st.cuda);
-		FP__LSAN_ENABLE();
-	}
+	fp__cu_driver_reset();
 	if (st.tables) {
 		fp__cupti_pool_release(&st.pool);
 		fp__cupti_graphs_release(&st.graphs);
