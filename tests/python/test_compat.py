@@ -135,6 +135,7 @@ def _doctor(
     )
 
 
+@pytest.mark.slow
 def test_doctor_says_the_known_problem(cli: Path, tmp_path: Path) -> None:
     import triton
 
@@ -179,6 +180,7 @@ def test_supported_triton_range_is_declared_alike() -> None:
     assert compat.triton_supported("nightly") is None
 
 
+@pytest.mark.slow
 def test_doctor_says_whether_triton_is_supported(cli: Path, tmp_path: Path) -> None:
     r = _doctor(cli, tmp_path, "2.3.5", "--json")
     d = json.loads(r.stdout)["packages"]["triton"]
