@@ -125,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
                 s = res["instances"][0]["summary"]
                 print(f"  line {stmt['line']:>3} {res['name']:<5} {res['dtype']:<8} program 0: "
                       f"min {s['min']} max {s['max']} nan {s['nan_count']} inf {s['inf_count']}")
+        pad = triton.next_power_of_2(args.cols) - args.cols
+        if pad:
+            # The summaries cover every lane of the block, the masked-off ones too.
+            print(f"  (inf {pad} in x and z: the block has {pad + args.cols} lanes for {args.cols} "
+                  f"columns; the masked load fills the {pad} past the row's end with other=-inf, "
+                  "which exp() turns into 0, so they do not change the softmax)")
         print(f"  reports: {run['txt']}\n           {run['json']}\n           {run['op_log_txt']}")
 
     # 2. Profiler: kernels under user scopes, with launch metadata and IR estimates.

@@ -110,17 +110,61 @@ PY
 )"
 }
 
+# What an install of the package is made from: every file of the sources that go into the wheel
+# (C sources and headers, the CLI, the extension, the Python package, the build files), and the
+# interpreter it is installed for. Hashing them takes a few milliseconds.
+fp_install_stamp() {
+	(
+		cd "$FP_ROOT" &&
+			find CMakeLists.txt pyproject.toml README.md cmake include src tools python \
+				-type f ! -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+		"$FP_PY" -c 'import sys; print(sys.executable, sys.prefix, sys.version)'
+	) | sha256sum | cut -d' ' -f1
+}
+
 # Build the CPython extension and the CLI with scikit-build-core and install the package into
 # FP_PY's environment. The build tree is kept in build-py/ (see pyproject.toml), so a re-install
 # after a small change is quick. No downloads: build isolation and dependencies are off.
+# Skipped when nothing it is made from changed since the last install into this environment and
+# that install is still there (the stamp is build-py/.installed-<hash of the interpreter's path>);
+# FP_REINSTALL=1 installs anyway.
 fp_install_package() {
+	local stamp stamp_file
+	stamp=$(fp_install_stamp)
+	stamp_file="$FP_ROOT/build-py/.installed-$(printf '%s' "$FP_PY" | sha256sum | cut -c1-16)"
+	if [ "${FP_REINSTALL:-0}" != 1 ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ] &&
+		"$FP_PY" -c 'import flagprism as f; print("    installed", f.__version__, "at", f.__path__[0])' \
+			2>/dev/null; then
+		fp_note "the flagprism package is up to date with the sources: not rebuilt (FP_REINSTALL=1 forces it)"
+		return 0
+	fi
 	fp_say "building and installing the flagprism package"
 	fp_note "pip install --no-build-isolation --no-deps ."
+	rm -f "$stamp_file"
 	"$FP_PY" -m pip install --no-build-isolation --no-deps ${FP_PIP_QUIET:+--quiet} "$FP_ROOT" ||
 		fp_die "installing the flagprism package failed"
 	"$FP_PY" -c 'import flagprism as f; print("    installed", f.__version__, "at", f.__path__[0])' ||
 		fp_die "the package installed but 'import flagprism' fails"
+	mkdir -p "$FP_ROOT/build-py" && printf '%s\n' "$stamp" >"$stamp_file"
 }
+
+# The browser the HTML report's tests open its pages in (tests/python/_browser.py finds it the
+# same way): $FP_CHROMIUM, else the first of chromium, chromium-browser, google-chrome,
+# google-chrome-stable on PATH. Prints its path; false when there is none.
+fp_find_chromium() {
+	local name
+	if [ -n "${FP_CHROMIUM:-}" ]; then
+		command -v "$FP_CHROMIUM"
+		return
+	fi
+	for name in chromium chromium-browser google-chrome google-chrome-stable; do
+		command -v "$name" && return 0
+	done
+	return 1
+}
+
+# How to get that browser, for the notes of setup.sh and test.sh.
+FP_CHROMIUM_HOW="apt-get install chromium (Debian, Ubuntu), or FP_CHROMIUM=/path/to/chrome"
 
 # Does clang build and link a libFuzzer target? (clang needs compiler-rt's libFuzzer.)
 fp_have_libfuzzer() {

@@ -6,15 +6,21 @@
 #             scripts/check-format.sh
 #   build     -Werror build (library, CLI, extension, unit tests, benchmarks) in build/ + ctest
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ + ctest
-#   fuzz      scripts/fuzz-smoke.sh for FP_FUZZ_SECONDS (default 20) when clang has libFuzzer
+#   fuzz      scripts/fuzz-smoke.sh when clang has libFuzzer: each target for its seconds in
+#             tests/fuzz/smoke-seconds (FP_FUZZ_SECONDS: all alike), one per core at once
 #   clib      the C library as C users get it, built with a second compiler (clang when build/
 #             is gcc's, else gcc): -Werror Release build + ctest, cmake --install, examples/c
 #             against the installed package (find_package and pkg-config), add_subdirectory
-#   install   pip install --no-build-isolation --no-deps . into the environment
-#   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1); the
-#             HTML report's pages in headless Chromium when there is one (it says when not)
+#   install   pip install --no-build-isolation --no-deps . into the environment (skipped when no
+#             source changed since the last install: scripts/env.sh, fp_install_package)
+#   python    pytest tests/python -m "not gpu" on the Triton interpreter (TRITON_INTERPRET=1), in
+#             FP_PYTEST_JOBS pytest-xdist workers (default auto: one per core), then the tests
+#             marked serial alone; the HTML report's pages in headless Chromium when there is one
+#             (it says when not, and the summary says so again)
 #   example   examples/quickstart.py
-#   gpu       pytest tests/gpu -m gpu, only where PyTorch sees a CUDA GPU
+#   gpu       pytest tests/gpu -m gpu, only where PyTorch sees a CUDA GPU: the tests that can share
+#             the GPU in FP_GPU_JOBS workers (default: half the cores, 2 to 8), then those
+#             marked exclusive_gpu (hardware counters, PC sampling, timings) one after another
 #   matrix    the python step and the quickstart again on each Triton in FP_TRITON_MATRIX (e.g.
 #             "3.4.0 3.9.0", as .ci/run sets it), each in its own environment under
 #             .cache/triton-matrix/ (scripts/triton-matrix.sh); skipped when it is empty
@@ -25,7 +31,8 @@
 #             supported Triton (3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0) unless versions are given
 # Every step runs even after one fails (FP_FAIL_FAST=1 stops at the first failure); the exit
 # status is non-zero when any step failed. Knobs: FP_BUILD_DIR, FP_ASAN_BUILD_DIR, FP_JOBS,
-# FP_FUZZ_SECONDS, FP_SKIP="asan fuzz ..." (steps to leave out), and those of scripts/env.sh.
+# FP_PYTEST_JOBS, FP_GPU_JOBS, FP_FUZZ_SECONDS, FP_SKIP="asan fuzz ..." (steps to leave out), and
+# those of scripts/env.sh.
 set -uo pipefail
 
 if [ "${1:-}" = --triton-matrix ]; then
@@ -41,11 +48,11 @@ cd "$FP_ROOT"
 BUILD=${FP_BUILD_DIR:-build}
 ASAN_BUILD=${FP_ASAN_BUILD_DIR:-build-asan}
 JOBS=${FP_JOBS:-$(nproc 2>/dev/null || echo 2)}
-export FP_FUZZ_SECONDS=${FP_FUZZ_SECONDS:-20}
 
 passed=()
 failed=()
 skipped=()
+notes=()
 installed=0
 
 # run_step NAME FUNCTION: runs FUNCTION; 0 passed, 77 skipped (it says why), anything else failed.
@@ -83,6 +90,10 @@ summary() {
 	fp_note "passed:  ${passed[*]:-none}"
 	fp_note "failed:  ${failed[*]:-none}"
 	fp_note "skipped: ${skipped[*]:-none}"
+	local n
+	for n in "${notes[@]}"; do
+		fp_note "note:    $n"
+	done
 	# The plain closing line CI reads; it counts steps, each of which ran its own test suite.
 	printf 'test.sh: %d passed, %d failed, %d skipped\n' \
 		"${#passed[@]}" "${#failed[@]}" "${#skipped[@]}"
@@ -178,8 +189,8 @@ step_fuzz() {
 		fp_note "(.ci/run installs clang's libFuzzer with apt-get)"
 		return 77
 	fi
-	fp_say "[fuzz] scripts/fuzz-smoke.sh, $FP_FUZZ_SECONDS s"
-	bash scripts/fuzz-smoke.sh
+	fp_say "[fuzz] scripts/fuzz-smoke.sh, ${FP_FUZZ_SECONDS:-the seconds of tests/fuzz/smoke-seconds} per target, $JOBS at once"
+	FP_FUZZ_JOBS=${FP_FUZZ_JOBS:-$JOBS} bash scripts/fuzz-smoke.sh
 }
 
 # The compiler the clib step uses: the other of gcc and clang than build/'s, or FP_CLIB_CC.
@@ -226,22 +237,40 @@ step_install() {
 	(fp_install_package) && installed=1
 }
 
-# pytest_expecting DIR ARGS...: pytest that fails when it collects no test (exit 5) although
-# the directory has test files; returns 77 (skipped) when it has none.
-pytest_expecting() {
-	local dir=$1 rc
-	shift
+# pytest_groups DIR MARKS SERIAL_MARK JOBS ARGS...: the tests of DIR selected by MARKS that are
+# not marked SERIAL_MARK in JOBS pytest-xdist workers (--dist loadgroup: an xdist_group stays on
+# one worker; one process when JOBS is 0 or 1, or when
+# pytest-xdist is missing), then those marked SERIAL_MARK in one process, after the others, so
+# that nothing else runs beside them. Fails when either part fails or when neither collects a
+# test; a part that selects no test is fine.
+pytest_groups() {
+	local dir=$1 marks=$2 serial=$3 jobs=$4 rc1 rc2
+	shift 4
+	local workers=()
+	if [ "$jobs" != 0 ] && [ "$jobs" != 1 ]; then
+		if fp_imports "$FP_PY" xdist; then
+			workers=(-n "$jobs" --dist loadgroup)
+		else
+			fp_note "pytest-xdist is not installed: the tests run in one process"
+		fi
+	fi
 	if ! compgen -G "$dir/test_*.py" >/dev/null; then
 		fp_say "skipped: no test files in $dir"
 		return 77
 	fi
-	"$FP_PY" -m pytest "$dir" "$@"
-	rc=$?
-	if [ "$rc" -eq 5 ]; then
+	fp_note "pytest $dir -m '$marks and not $serial' ${workers[*]}"
+	"$FP_PY" -m pytest "$dir" -m "($marks) and not $serial" "${workers[@]}" "$@"
+	rc1=$?
+	fp_note "pytest $dir -m '$marks and $serial' (one at a time, nothing beside them)"
+	"$FP_PY" -m pytest "$dir" -m "($marks) and $serial" "$@"
+	rc2=$?
+	if [ "$rc1" -eq 5 ] && [ "$rc2" -eq 5 ]; then
 		printf 'pytest collected no test in %s, which has test files: treated as a failure\n' "$dir"
 		return 1
 	fi
-	return "$rc"
+	[ "$rc1" -eq 5 ] && rc1=0
+	[ "$rc2" -eq 5 ] && rc2=0
+	[ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]
 }
 
 test_env() {
@@ -277,20 +306,38 @@ need_install() {
 	fi
 }
 
-# Say, before pytest runs, whether the HTML report's browser tests can run (never a silent skip).
+# Say, before pytest runs, whether the HTML report's browser tests can run (never a silent skip),
+# and remember it for the summary.
 browser_note() {
-	local exe=${FP_CHROMIUM:-}
-	if [ -z "$exe" ]; then
-		exe=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-	fi
-	if [ -n "$exe" ]; then
+	local exe
+	if exe=$(fp_find_chromium); then
 		fp_note "browser tests (tests/python/test_report.py): $("$exe" --version 2>/dev/null | head -n1)"
 	elif [ "${FP_REQUIRE_BROWSER:-0}" = 1 ]; then
 		fp_note "browser tests: FP_REQUIRE_BROWSER=1 but no chromium: they will FAIL"
 	else
 		fp_note "browser tests (tests/python/test_report.py) will be SKIPPED: no chromium on PATH"
-		fp_note "(apt-get install chromium, or set FP_CHROMIUM; .ci/run installs it)"
+		fp_note "($FP_CHROMIUM_HOW; .ci/run installs it)"
+		notes+=("the HTML report's pages were not rendered in a browser (no Chromium): $FP_CHROMIUM_HOW, then run scripts/test.sh again")
 	fi
+}
+
+# Workers for the interpreter suite: FP_PYTEST_JOBS, default auto (one per core).
+python_jobs() {
+	echo "${FP_PYTEST_JOBS:-auto}"
+}
+
+# Workers sharing the GPU: FP_GPU_JOBS, default half the cores, at least 2 and at most 8 (each
+# worker holds a CUDA context and its tensors; each compiles its kernels on the cores).
+gpu_jobs() {
+	local n
+	if [ -n "${FP_GPU_JOBS:-}" ]; then
+		echo "$FP_GPU_JOBS"
+		return
+	fi
+	n=$(($(nproc 2>/dev/null || echo 2) / 2))
+	[ "$n" -lt 2 ] && n=2
+	[ "$n" -gt 8 ] && n=8
+	echo "$n"
 }
 
 step_python() {
@@ -298,7 +345,7 @@ step_python() {
 	fp_say "[python] pytest tests/python -m 'not gpu' on the Triton interpreter"
 	browser_note
 	test_env
-	TRITON_INTERPRET=1 pytest_expecting tests/python -m "not gpu"
+	TRITON_INTERPRET=1 pytest_groups tests/python "not gpu" serial "$(python_jobs)"
 }
 
 step_example() {
@@ -315,7 +362,7 @@ step_gpu() {
 	need_install || return 1
 	fp_say "[gpu] pytest tests/gpu -m gpu"
 	test_env
-	(unset TRITON_INTERPRET && pytest_expecting tests/gpu -m gpu)
+	(unset TRITON_INTERPRET && pytest_groups tests/gpu gpu exclusive_gpu "$(gpu_jobs)")
 }
 
 step_matrix() {

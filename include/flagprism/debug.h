@@ -229,7 +229,8 @@ struct fp_dbg_unobserved {
  * The coverage account of a run (docs/guide/debugger.md, "Coverage"): memory sites are the loads,
  * stores, atomics and descriptor accesses of the observed code (helpers included, once per call
  * site), observed ones those with an address site; statements are the statements with something
- * to observe at the run's levels, observed ones those with a site.
+ * to observe at the run's levels, observed ones those with a site (a statement whose accesses
+ * are all unobserved entries counts once, as not observed).
  */
 struct fp_dbg_coverage {
 	uint64_t memory_sites;

@@ -5,6 +5,11 @@ The work is done by libflagprism (C); this package is the Python face of it. The
 classes below are created by the native extension ``flagprism._ext``: every failure reported by
 the library arrives as one of them, or as MemoryError, ValueError or OSError, with the attributes
 ``status``, ``status_name``, ``detail``, ``offset``, ``line`` and ``column``.
+
+PYTEST_DONT_REWRITE: pytest rewrites the asserts of a plugin's package (this one's pytest plugin
+is ``flagprism.pytest_plugin``), and warns when the package was imported before it could, which
+``flagprism debug ... pytest`` always does (the Debugger is active before pytest starts). The
+package asserts nothing a test reads, so there is nothing to rewrite.
 """
 
 from flagprism import _ext

@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flagprism import _checks
+from flagprism import _checks, _findsites
 
 if TYPE_CHECKING:  # pragma: no cover
     from flagprism._rewrite import _Hoister, _Rewriter
@@ -42,10 +42,14 @@ H_BPST = "__fp_cbpst"
 H_DESC = "__fp_cdesc"
 H_DGATHER = "__fp_cdgather"
 H_DEXT = "__fp_cdext"
+H_DLD = "__fp_cdld"
+H_DST = "__fp_cdst"
+H_DAT = "__fp_cdat"
 H_VAL = "__fp_cval"
 H_DIV = "__fp_cdiv"
 H_NEG = "__fp_cneg"
 H_CAST = "__fp_ccast"
+H_NN = "__fp_cnn"
 
 #: helper name in the twin -> function of _checks
 HELPERS = {
@@ -57,10 +61,14 @@ HELPERS = {
     H_DESC: "desc_access",
     H_DGATHER: "desc_gather",
     H_DEXT: "desc_extent",
+    H_DLD: "desc_load",
+    H_DST: "desc_store",
+    H_DAT: "desc_atomic",
     H_VAL: "value",
     H_DIV: "divisor",
     H_NEG: "negative",
     H_CAST: "cast",
+    H_NN: "not_none",
 }
 
 #: The most check slots of one kernel (its twin and its helpers' twins).
@@ -68,21 +76,7 @@ MAX_SLOTS = 1 << 16
 
 #: tl functions that keep a plain pointer plain (their first argument, or every argument for
 #: where): an access through their result can take a mask.
-_PLAIN_CALLS = (
-    "multiple_of",
-    "max_contiguous",
-    "max_constancy",
-    "broadcast_to",
-    "broadcast",
-    "reshape",
-    "view",
-    "expand_dims",
-    "permute",
-    "trans",
-    "where",
-    "cast",
-    "load",
-)
+_PLAIN_CALLS = _findsites.SHAPE_CALLS + ("where", "cast", "load")
 
 
 @dataclass
@@ -149,6 +143,27 @@ class Checks:
 
 def tuple_text(items: list[str]) -> str:
     return "(" + "".join(f"{t}, " for t in items) + ")"
+
+
+def _none_names(rw: _Rewriter) -> frozenset[str]:
+    """Variables of the function that may hold None (`mask = None` on some path, FlagGems'
+    `mask_c = None` for divisible shapes): compiled Triton cannot put a local None in a tuple
+    (it has no type), so a tuple of reads passes them through _checks.not_none."""
+    got = getattr(rw, "_none_names", None)
+    if got is None:
+        names: set[str] = set()
+        for node in ast.walk(rw.fdef):
+            if isinstance(node, ast.Assign):
+                targets, val = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, val = [node.target], node.value
+            else:
+                continue
+            if any(isinstance(c, ast.Constant) and c.value is None for c in ast.walk(val)):
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        got = frozenset(names)
+        rw._none_names = got
+    return got
 
 
 # ------------------------------------------------------------------------------------------------
@@ -304,6 +319,20 @@ def _ctx(rw: _Rewriter) -> str:
     return f"{CTX}, {SEQ}"
 
 
+def _bounds_slot(
+    h: _Hoister, call: ast.Call, kind: str, sid: int, subject: str, **info: Any
+) -> tuple[int, str, list[str]]:
+    """A bounds check's slot for access `call` (site `sid`) of the hoister's statement: (its
+    word, the innermost loop variable's text for the helper, the candidate parameters)."""
+    rw = h.rw
+    it, loop = iter_var(rw, h.loops)
+    cands = rw.bases.of(call)
+    w = rw.checks.new(
+        "bounds", h.statement().id, subject, site=sid, access=kind, **info, cands=cands, loop=loop
+    )
+    return w, it, cands
+
+
 def access(
     h: _Hoister,
     call: ast.Call,
@@ -324,19 +353,7 @@ def access(
     called), else None."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        subject,
-        site=sid,
-        access=kind,
-        op=op,
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, subject, op=op)
     ctext = ck.cands(cands)
     sup = ck.suppress and plain_pointer(rw, ptr_node) and h.record_cond is None
     ck.suppressing(w, sup)
@@ -380,19 +397,7 @@ def bp_access(
     bp_replacement; the caller says whether it was: Checks.suppressing), else None."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        subject,
-        site=sid,
-        access=kind,
-        form="block_pointer",
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, subject, form="block_pointer")
     ctext = ck.cands(cands)
     h.pre.append(
         f"{H_BP}({_ctx(rw)}, {w}, {ast.unparse(ptr_t)}, {shadow}, {check_text}, "
@@ -443,33 +448,56 @@ def desc_access(
     shadow: str,
     offs_text: str,
     gather: tuple[str, str] | None = None,
-) -> None:
-    """The bounds check of a descriptor access (gather: its row indices and column offset)."""
+) -> int:
+    """The bounds check of a descriptor access (gather: its row indices and column offset);
+    returns the slot's word (for Checks.suppressing)."""
     rw = h.rw
     ck = rw.checks
-    st = h.statement()
-    it, loop = iter_var(rw, h.loops)
-    cands = rw.bases.of(call)
-    w = ck.new(
-        "bounds",
-        st.id,
-        desc_name,
-        site=sid,
-        access=kind,
-        form="tensor_descriptor",
-        cands=cands,
-        loop=loop,
-    )
+    w, it, cands = _bounds_slot(h, call, kind, sid, desc_name, form="tensor_descriptor")
     if gather is not None:
         h.pre.append(
             f"{H_DGATHER}({_ctx(rw)}, {w}, {ast.unparse(desc_t)}, {shadow}, {gather[0]}, "
             f"{gather[1]}, {ck.cands(cands)}, {ck.nparams}, {it})"
         )
-        return
+        return w
     h.pre.append(
         f"{H_DESC}({_ctx(rw)}, {w}, {ast.unparse(desc_t)}, {shadow}, {offs_text}, "
         f"{ck.cands(cands)}, {ck.nparams}, {it})"
     )
+    return w
+
+
+def desc_replacement(
+    rw: _Rewriter,
+    call: ast.Call,
+    kind: str,
+    op: str,
+    desc_t: ast.AST,
+    shadow: str,
+    offs_text: str,
+    value: ast.AST | None,
+    pad: str,
+) -> ast.AST | None:
+    """What replaces a descriptor load, store or atomic whose lanes outside the views are
+    suppressed (_checks.desc_load, desc_store, desc_atomic: the block's lanes through pointers),
+    or None where it cannot be (no base known, a value missing)."""
+    from flagprism._rewrite import CTX
+
+    ck = rw.checks
+    cands = ck.cands(rw.bases.of(call))
+    d = ast.unparse(desc_t)
+    if kind == "load":
+        text = f"{H_DLD}({CTX}, {d}, {shadow}, {offs_text}, {pad!r}, {cands}, {ck.nparams})"
+    elif value is None:
+        return None
+    elif kind == "store":
+        text = f"{H_DST}({CTX}, {d}, {shadow}, {offs_text}, {ast.unparse(value)}, {cands}, {ck.nparams})"
+    else:
+        text = (
+            f"{H_DAT}({CTX}, {d}, {shadow}, {offs_text}, {ast.unparse(value)}, {op!r}, "
+            f"{cands}, {ck.nparams})"
+        )
+    return ast.parse(text, mode="eval").body
 
 
 def desc_extent(
@@ -528,9 +556,10 @@ def value(
         si = ck.new("inf" + suffix, stmt_id, subject, site=site, loop=loop, reads=shown, **where)
     if not sn and not si:
         return None
+    maybe = _none_names(rw)
+    safe = [f"{H_NN}({r})" if r in maybe else r for r in reads]
     return (
-        f"{H_VAL}({_ctx(rw)}, {sn}, {si}, {name}, {tuple_text(reads)}, {lit}, "
-        f"{loaded}, {act}, {it})"
+        f"{H_VAL}({_ctx(rw)}, {sn}, {si}, {name}, {tuple_text(safe)}, {lit}, {loaded}, {act}, {it})"
     )
 
 

@@ -199,7 +199,7 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     p = _program()
     tl.atomic_add(s + W_FIRED, one, sem="relaxed")
     tl.atomic_add(s + W_COUNT, cnt.to(tl.int64), sem="relaxed")
-    tl.atomic_max(s + W_LO, _I64_MAX - lo.to(tl.int64), sem="relaxed")
+    tl.atomic_max(s + W_LO, (-lo.to(tl.int64)) + _I64_MAX, sem="relaxed")
     tl.atomic_max(s + W_HI, hi.to(tl.int64), sem="relaxed")
     key = (p << 32) + (R._as_i64(seq) & 0xFFFFFFFF) + 1
     me = p + 1
@@ -212,7 +212,11 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
     above = (room == 0) & (me > tl.max(lst, axis=0)) & (listed == 0)
     tl.atomic_add(s + W_PMORE, one, mask=above, sem="relaxed")
     if ((cur == 0) | (key < cur)) | ((listed == 0) & (above == 0)):
-        while tl.atomic_cas(s + W_LOCK, zero, one) == 1:
+        # the lock is the low half of its word, taken with 32-bit atomics: Triton 3.4 emits a
+        # 64-bit scalar compare-and-swap's result to shared memory from a 32-bit register, which
+        # ptxas rejects
+        lock = (s + W_LOCK).to(tl.pointer_type(tl.int32))
+        while tl.atomic_cas(lock, 0, 1) == 1:
             pass
         cur = tl.atomic_add(s + W_KEY, zero)
         if (cur == 0) | (key < cur):
@@ -232,7 +236,7 @@ def _fire(ctx, S: tl.constexpr, cnt, lane, value, lo, hi, seq, it):
                 # exchange for)
                 tl.atomic_xchg(s + W_PROGS + at, me, mask=put)
                 tl.atomic_add(s + W_PMORE, one, mask=(free >= 8), sem="relaxed")
-        tl.atomic_xchg(s + W_LOCK, zero)
+        tl.atomic_xchg(lock, 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,6 +273,14 @@ def _inside(ctx, a, ES: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
             known = known | k
         ok = ok | (known == 0)
     return ok
+
+
+@triton.jit
+def _mask(x):
+    """Lanes `x` as a mask a load or store takes on every Triton: a comparison of the block
+    (Triton 3.9's interpreter keeps a scalar comparison's data integer when it meets a block, and
+    rejects a mask whose data is not boolean)."""
+    return x != 0
 
 
 @triton.jit
@@ -401,7 +413,7 @@ def access(
     else:
         ok = _bounds(ctx, S, pb.to(tl.int64), act, ES, CANDS, NP, seq, it)
     if SUP:
-        return act & ok
+        return _mask(act & ok)
     else:
         return act
 
@@ -426,6 +438,27 @@ def access_cas(
 
 
 @triton.jit
+def _range_inside(ctx, lo, hi, ES: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
+    """Whether bytes [lo, hi + ES) lie inside one candidate's view (every tensor's where no
+    candidate is known; true where no tensor of the table has a view: nothing to check)."""
+    ok = lo != lo
+    known = tl.full((), 0, tl.int1)
+    for i in tl.static_range(_nt(CANDS)):
+        o, k = _view_ok(ctx, lo, 1, CANDS[i])
+        o2, k2 = _view_ok(ctx, hi, ES, CANDS[i])
+        ok = ok | (o & o2)
+        known = known | k
+    if not known:
+        for j in tl.static_range(NP):
+            o, k = _view_ok(ctx, lo, 1, j)
+            o2, k2 = _view_ok(ctx, hi, ES, j)
+            ok = ok | (o & o2)
+            known = known | k
+        ok = ok | (known == 0)
+    return ok
+
+
+@triton.jit
 def _box_bounds(
     ctx,
     S: tl.constexpr,
@@ -444,20 +477,7 @@ def _box_bounds(
     """Bounds check of the box of a block pointer or descriptor access: in closed form when the
     whole box lies inside a candidate's view, lane by lane otherwise."""
     cnt, fa, la, mn, mx = R._box_summary(bptr.to(tl.int64), shape, strides, offs, BS, CHECK, ES)
-    ok = mn != mn
-    known = tl.full((), 0, tl.int1)
-    for i in tl.static_range(_nt(CANDS)):
-        o, k = _view_ok(ctx, mn, 1, CANDS[i])
-        o2, k2 = _view_ok(ctx, mx, ES, CANDS[i])
-        ok = ok | (o & o2)
-        known = known | k
-    if not known:
-        for j in tl.static_range(NP):
-            o, k = _view_ok(ctx, mn, 1, j)
-            o2, k2 = _view_ok(ctx, mx, ES, j)
-            ok = ok | (o & o2)
-            known = known | k
-        ok = ok | (known == 0)
+    ok = _range_inside(ctx, mn, mx, ES, CANDS, NP)
     if (cnt > 0) & (ok == 0):
         p, act = R._box_lanes(bptr, shape, strides, offs, BS, CHECK)
         _bounds(ctx, S, p.to(tl.int64), act, ES, CANDS, NP, seq, it)
@@ -496,7 +516,7 @@ def _bp_lanes_ok(
 ):
     p, act = R._box_lanes(shadow[0], shadow[1], shadow[2], shadow[3], BS, CHECK)
     ok = _inside(ctx, p.to(tl.int64), ES, CANDS, NP)
-    return p, act & ok
+    return p, _mask(act & ok)
 
 
 @constexpr_function
@@ -572,6 +592,87 @@ def desc_gather(
 
 
 @triton.jit
+def _desc_lanes_ok(ctx, desc, dbase, offs, CANDS: tl.constexpr, NP: tl.constexpr):
+    """The pointers of a descriptor block's lanes (its base, shape and strides, as TMA addresses
+    them) and the lanes both inside the descriptor's shape and inside the candidates' views."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    ES: tl.constexpr = R._desc_es(desc)
+    p, act = R._box_lanes(dbase, desc.shape, desc.strides, offs, BS, True)
+    ok = _inside(ctx, p.to(tl.int64), ES, CANDS, NP)
+    return p, _mask(act & ok)
+
+
+@triton.jit
+def desc_load(ctx, desc, dbase, offs, PAD: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr):
+    """A descriptor load with its lanes outside the candidates' views suppressed: the block's
+    lanes loaded through pointers, those outside the descriptor's shape or the views reading the
+    padding (zero, or NaN with padding "nan"), as TMA gives the lanes outside the shape. A block
+    of more than 3 dimensions is loaded through the descriptor (checked, not suppressed)."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        x = desc.load(offs)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        if _pad_nan(PAD):
+            x = tl.load(p, mask=m, other=float("nan"))
+        else:
+            x = tl.load(p, mask=m, other=0)
+    return x
+
+
+@triton.jit
+def desc_store(ctx, desc, dbase, offs, value, CANDS: tl.constexpr, NP: tl.constexpr):
+    """A descriptor store with its lanes outside the shape or the candidates' views dropped."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        desc.store(offs, value)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        tl.store(p, value, mask=m)
+
+
+@triton.jit
+def desc_atomic(
+    ctx, desc, dbase, offs, value, OP: tl.constexpr, CANDS: tl.constexpr, NP: tl.constexpr
+):
+    """A descriptor atomic (add, min, max, and, or, xor) with its lanes outside the shape or the
+    candidates' views dropped."""
+    BS: tl.constexpr = R._desc_block_shape(desc)
+    if _nt(BS) > 3:
+        _desc_atomic_whole(desc, offs, value, OP)
+    else:
+        p, m = _desc_lanes_ok(ctx, desc, dbase, offs, CANDS, NP)
+        if OP == "add":
+            tl.atomic_add(p, value, mask=m)
+        elif OP == "min":
+            tl.atomic_min(p, value, mask=m)
+        elif OP == "max":
+            tl.atomic_max(p, value, mask=m)
+        elif OP == "and":
+            tl.atomic_and(p, value, mask=m)
+        elif OP == "or":
+            tl.atomic_or(p, value, mask=m)
+        else:
+            tl.atomic_xor(p, value, mask=m)
+
+
+@triton.jit
+def _desc_atomic_whole(desc, offs, value, OP: tl.constexpr):
+    if OP == "add":
+        desc.atomic_add(offs, value)
+    elif OP == "min":
+        desc.atomic_min(offs, value)
+    elif OP == "max":
+        desc.atomic_max(offs, value)
+    elif OP == "and":
+        desc.atomic_and(offs, value)
+    elif OP == "or":
+        desc.atomic_or(offs, value)
+    else:
+        desc.atomic_xor(offs, value)
+
+
+@triton.jit
 def desc_extent(ctx, seq, S: tl.constexpr, desc, dbase, CANDS: tl.constexpr, NP: tl.constexpr, it):
     """A descriptor made on the device: the bytes its shape and strides address from its base,
     against the candidates' views (a `descriptor_extent` finding)."""
@@ -590,20 +691,7 @@ def desc_extent(ctx, seq, S: tl.constexpr, desc, dbase, CANDS: tl.constexpr, NP:
             lo = lo + tl.minimum(span, 0)
             hi = hi + tl.maximum(span, 0)
             empty = empty | (ext <= 0)
-        ok = lo != lo
-        known = tl.full((), 0, tl.int1)
-        for i in tl.static_range(_nt(CANDS)):
-            o, k = _view_ok(ctx, lo, 1, CANDS[i])
-            o2, k2 = _view_ok(ctx, hi, ES, CANDS[i])
-            ok = ok | (o & o2)
-            known = known | k
-        if not known:
-            for j in tl.static_range(NP):
-                o, k = _view_ok(ctx, lo, 1, j)
-                o2, k2 = _view_ok(ctx, hi, ES, j)
-                ok = ok | (o & o2)
-                known = known | k
-            ok = ok | (known == 0)
+        ok = _range_inside(ctx, lo, hi, ES, CANDS, NP)
         if (empty == 0) & (ok == 0):
             _fire(
                 ctx, S, tl.full((), 1, tl.int32), tl.full((), 0, tl.int32), lo, lo, hi + ES, seq, it
@@ -629,6 +717,16 @@ def _nan_inf_bits(x):
         cp = (xf == _INF).to(tl.int32)
         cm = (xf == -_INF).to(tl.int32)
     return (cn > 0).to(tl.int32) | ((cp > 0).to(tl.int32) << 1) | ((cm > 0).to(tl.int32) << 2)
+
+
+@triton.jit
+def not_none(x):
+    """A read that may be None (a local `mask = None`) as a tuple element: None becomes 0, which
+    says nothing of NaN or Inf."""
+    if R._is_none(x):
+        return 0
+    else:
+        return x
 
 
 @triton.jit

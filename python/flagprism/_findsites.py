@@ -26,8 +26,9 @@ import triton.language as tl
 
 from flagprism import compat
 
-#: tl functions whose result is a pointer derived from their first argument (or ``base=``).
-_PASS_FIRST = (
+#: tl functions that reshape or annotate a tensor of pointers without changing where they point
+#: (their first argument's).
+SHAPE_CALLS = (
     "multiple_of",
     "max_contiguous",
     "max_constancy",
@@ -38,6 +39,9 @@ _PASS_FIRST = (
     "expand_dims",
     "permute",
     "trans",
+)
+#: tl functions whose result is a pointer derived from their first argument (or ``base=``).
+_PASS_FIRST = SHAPE_CALLS + (
     "advance",
     "make_block_ptr",
     "make_tensor_descriptor",
@@ -168,11 +172,11 @@ class PointerBases:
             _k, desc = kind
             if desc:
                 f = sub.func
+                # a method of the descriptor (load, store, atomic_*, gather, scatter) is made
+                # from the descriptor; a tl function takes it first
                 ptr = (
                     f.value
-                    if isinstance(f, ast.Attribute)
-                    and f.attr in ("load", "store")
-                    and self.resolve(f.value) is None
+                    if isinstance(f, ast.Attribute) and self.resolve(f.value) is None
                     else (sub.args[0] if sub.args else None)
                 )
             else:

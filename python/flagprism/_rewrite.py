@@ -1946,10 +1946,13 @@ class _Hoister:
         if kind == "load":  # the user's text, before its arguments become temporaries
             self.load_texts[id(call)] = ast.unparse(call)
         if desc:
-            self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
+            rep = self._desc_access(call, kind, kcode, want_value, dump_val, dump_addr)
             if kind == "load":
-                return self._loaded(call, self.statement(), "None")
-            return None
+                got = self._loaded(
+                    rep if rep is not None else call, self.statement(), "None", orig=call
+                )
+                return got if got is not None else rep
+            return rep
         op = self.rw.atomic_op(call) if kind == "atomic" else ""
         if kind == "atomic":
             params = _CAS_PARAMS if op == "cas" else _ATOMIC_PARAMS
@@ -2353,11 +2356,12 @@ class _Hoister:
 
     def _desc_access(
         self, call: ast.Call, kind: str, kcode: int, want_value: bool, dump_val: int, dump_addr: int
-    ) -> None:
+    ) -> ast.AST | None:
         """A tensor-descriptor access: desc.load/store/atomic_*/gather/scatter(...) or
         tl.load_tensor_descriptor / tl.store_tensor_descriptor. With the descriptor's base (its
         shadow) the record is the closed-form summary of the block (TMA semantics); without it,
-        a record saying the addresses are not observable."""
+        a record saying the addresses are not observable. Returns what replaces the call when its
+        lanes outside the views are suppressed (checks), else None."""
         func = call.func
         method = ""
         if (
@@ -2405,6 +2409,7 @@ class _Hoister:
         desc_name = ast.unparse(desc_node)
         desc_t = self._temp(desc_node, "d")
         set_desc(desc_t)
+        replacement: ast.AST | None = None
         shadow = None
         if isinstance(desc_node, ast.Name) and self.rw.forms.kind_of(desc_node.id) == "desc":
             shadow = self.rw.forms.shadow_of(desc_node.id)
@@ -2468,7 +2473,28 @@ class _Hoister:
                     put("offsets", ot)
                     offs_text = ast.unparse(ot)
                 if _checkgen.bounds_on(self.rw):
-                    _checkgen.desc_access(self, call, kind, sid, desc_t, desc_name, sh, offs_text)
+                    w = _checkgen.desc_access(
+                        self, call, kind, sid, desc_t, desc_name, sh, offs_text
+                    )
+                    # lanes outside the views suppressed: the access through the block's lanes
+                    if (
+                        shadow is not None
+                        and self.rw.checks.suppress
+                        and self.record_cond is None
+                        and (kind != "atomic" or op in ("add", "min", "max", "and", "or", "xor"))
+                    ):
+                        replacement = _checkgen.desc_replacement(
+                            self.rw,
+                            call,
+                            kind,
+                            op,
+                            desc_t,
+                            sh,
+                            offs_text,
+                            get("value") if kind != "load" else None,
+                            info.get("padding") or "",
+                        )
+                        self.rw.checks.suppressing(w, replacement is not None)
                 if self.rw.records:
                     self.pre.append(
                         f"{SEQ} = {H_DESCADDR}({CTX}, {BASE}, {SLOTS}, {SEQ}, {sid}, {kcode}, "
@@ -2485,6 +2511,10 @@ class _Hoister:
                     dump_val,
                     self.rw.bases.of(call),
                 )
+                if replacement is not None and kind != "load":
+                    # the stored value is now a temporary: the replacement takes it too
+                    replacement.args[4] = get("value")  # type: ignore[attr-defined]
+        return replacement
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The ``flagprism`` console command: hands over to the C binary shipped in the package.
+"""``python -m flagprism``: hands over to the C binary shipped in the package.
 
-The CLI is the C program ``flagprism/_bin/flagprism``; this module only finds it, tells it which
-Python to use for commands that need one (``FLAGPRISM_PYTHON``, unless the user set it), and
-replaces the current process with it, so exit codes, signals and output are the binary's own.
+The CLI is the C program. pip installs it as the environment's ``flagprism`` command (its
+``bin/``, no Python involved: the program finds the Python beside itself) and as
+``flagprism/_bin/flagprism``, which this module finds, tells which Python to use for commands that
+need one (``FLAGPRISM_PYTHON``: the interpreter running this module, unless the user set it), and
+replaces the current process with, so exit codes, signals and output are the binary's own.
 """
 
 from __future__ import annotations

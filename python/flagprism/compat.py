@@ -578,6 +578,16 @@ INT_MASK_WORKAROUND = (
 )
 
 
+#: Where a launch of Triton 3.6's interpreter fails on a loop bound under NumPy 2.4+.
+NUMPY_SCALAR_MESSAGE = "only 0-dimensional arrays can be converted to Python scalars"
+NUMPY_SCALAR_WORKAROUND = (
+    "Triton's interpreter turns a loop bound it loaded (`for i in range(n)`, `range(0, K, BLOCK)`) "
+    "into a Python int in a way NumPy 2.4 and later reject (installed: NumPy {}): install "
+    "`numpy<2.4` where the interpreter runs, or run the kernel on a GPU "
+    "[triton3.6-interpreter-numpy2.4]"
+)
+
+
 def explain_interpreter_error(e: BaseException) -> str | None:
     """The workaround for an error a launch on the interpreter raised that comes from the
     installed Triton itself rather than from the kernel, or None."""
@@ -587,6 +597,13 @@ def explain_interpreter_error(e: BaseException) -> str | None:
         text += f" {cause!r}"
     if INT_MASK_MESSAGE in text and not interpreter_int_masks():
         return INT_MASK_WORKAROUND
+    if NUMPY_SCALAR_MESSAGE in text:
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - the interpreter needs NumPy
+            return None
+        if tuple(int(x) for x in np.__version__.split(".")[:2] if x.isdigit()) >= (2, 4):
+            return NUMPY_SCALAR_WORKAROUND.format(np.__version__)
     return None
 
 

@@ -114,6 +114,44 @@ const char *fp_dbg_addr_status_reason(uint32_t status)
 	}
 }
 
+/*
+ * Whether unobserved memory entry `i` is an access of a statement counted already: an observed
+ * statement at its line, an unobserved statement entry at its line or with its reason (a helper
+ * left as written: its accesses are lines of the helper, the statement is the call), or an
+ * earlier memory entry at its line.
+ */
+static bool statement_counted(const struct fp_dbg_run *run, size_t i)
+{
+	const struct fp_dbg_unobserved *m = &run->unobserved[i];
+	size_t j;
+
+	for (j = 0; j < run->nstmts; j++) {
+		const struct fp_dbg_statement *st = &run->stmts[j];
+
+		if (st->frame == m->frame && m->line >= st->line && m->line <= st->end_line)
+			return true;
+	}
+	for (j = 0; j < run->nunobserved; j++) {
+		const struct fp_dbg_unobserved *u = &run->unobserved[j];
+
+		if (u->frame != m->frame)
+			continue;
+		if (u->what == FP_DBG_UNOBSERVED_STATEMENT &&
+		    (u->line == m->line ||
+		     (u->reason && m->reason && !strcmp(u->reason, m->reason))))
+			return true;
+		if (u->what == FP_DBG_UNOBSERVED_MEMORY && j < i && u->line == m->line)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Statements count those with an observed site and those listed unobserved; a statement whose
+ * only unobserved part is its accesses (a load in an `elif` header or under `and`/`or`) is listed
+ * by its accesses alone, and counts once as a statement not observed all the same (at level 0 a
+ * statement is one with a memory access: docs/guide/debugger.md, "Coverage").
+ */
 void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *out)
 {
 	size_t i;
@@ -131,9 +169,12 @@ void fp_dbg_run_coverage(const struct fp_dbg_run *run, struct fp_dbg_coverage *o
 	out->statements_observed = run->nstmts;
 	out->statements = out->statements_observed;
 	for (i = 0; i < run->nunobserved; i++) {
-		if (run->unobserved[i].what == FP_DBG_UNOBSERVED_MEMORY)
-			out->memory_sites++;
-		else
+		if (run->unobserved[i].what != FP_DBG_UNOBSERVED_MEMORY) {
+			out->statements++;
+			continue;
+		}
+		out->memory_sites++;
+		if (!statement_counted(run, i))
 			out->statements++;
 	}
 }

@@ -277,6 +277,37 @@ static void kv_copy_or_null(struct fp_jsonw *w, const char *k, const struct fp_j
 		fp_jsonw_null(w);
 }
 
+/* An input's own state: complete, why not, its exit status (null where unknown). */
+static void write_status(struct fp_jsonw *w, const struct sin *in)
+{
+	fp_jsonw_kv_bool(w, "complete", in->complete);
+	if (in->reason)
+		fp_jsonw_kv_string(w, "incomplete_reason", in->reason);
+	else
+		fp_jsonw_kv_null(w, "incomplete_reason");
+	if (in->has_exit)
+		fp_jsonw_kv_int(w, "exit_status", in->exit_status);
+	else
+		fp_jsonw_kv_null(w, "exit_status");
+}
+
+/* The summed "totals" and "dropped" of the inputs. */
+static void write_counts(struct fp_jsonw *w, const struct merged *m)
+{
+	size_t i;
+
+	fp_jsonw_key(w, "totals");
+	fp_jsonw_object_begin(w);
+	for (i = 0; i < m->totals.n; i++)
+		fp_jsonw_kv_uint(w, m->totals.key[i], m->totals.v[i]);
+	fp_jsonw_object_end(w);
+	fp_jsonw_key(w, "dropped");
+	fp_jsonw_object_begin(w);
+	for (i = 0; i < m->dropped.n; i++)
+		fp_jsonw_kv_uint(w, m->dropped.key[i], m->dropped.v[i]);
+	fp_jsonw_object_end(w);
+}
+
 static int write_json(const struct merged *m, FILE *f)
 {
 	struct fp_jsonw *w = fp_jsonw_new_file(f, FP_JSONW_PRETTY);
@@ -343,29 +374,12 @@ static int write_json(const struct merged *m, FILE *f)
 		else
 			fp_jsonw_kv_null(w, "host");
 		fp_jsonw_kv_string(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY, in->name);
-		fp_jsonw_kv_bool(w, "complete", in->complete);
-		if (in->reason)
-			fp_jsonw_kv_string(w, "incomplete_reason", in->reason);
-		else
-			fp_jsonw_kv_null(w, "incomplete_reason");
-		if (in->has_exit)
-			fp_jsonw_kv_int(w, "exit_status", in->exit_status);
-		else
-			fp_jsonw_kv_null(w, "exit_status");
+		write_status(w, in);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "totals");
-	fp_jsonw_object_begin(w);
-	for (i = 0; i < m->totals.n; i++)
-		fp_jsonw_kv_uint(w, m->totals.key[i], m->totals.v[i]);
-	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "dropped");
-	fp_jsonw_object_begin(w);
-	for (i = 0; i < m->dropped.n; i++)
-		fp_jsonw_kv_uint(w, m->dropped.key[i], m->dropped.v[i]);
-	fp_jsonw_object_end(w);
+	write_counts(w, m);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
 	for (k = 0; !rc && k < m->n; k++) {
@@ -920,29 +934,12 @@ static int write_json_workers(const struct merged *m, FILE *f)
 			fp_jsonw_kv_null(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY);
 		else
 			fp_jsonw_kv_string(w, FP_DBG_KEY_MERGE_INPUT_SUMMARY, in->name);
-		fp_jsonw_kv_bool(w, "complete", in->complete);
-		if (in->reason)
-			fp_jsonw_kv_string(w, "incomplete_reason", in->reason);
-		else
-			fp_jsonw_kv_null(w, "incomplete_reason");
-		if (in->has_exit)
-			fp_jsonw_kv_int(w, "exit_status", in->exit_status);
-		else
-			fp_jsonw_kv_null(w, "exit_status");
+		write_status(w, in);
 		fp_jsonw_object_end(w);
 	}
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "totals");
-	fp_jsonw_object_begin(w);
-	for (i = 0; i < m->totals.n; i++)
-		fp_jsonw_kv_uint(w, m->totals.key[i], m->totals.v[i]);
-	fp_jsonw_object_end(w);
-	fp_jsonw_key(w, "dropped");
-	fp_jsonw_object_begin(w);
-	for (i = 0; i < m->dropped.n; i++)
-		fp_jsonw_kv_uint(w, m->dropped.key[i], m->dropped.v[i]);
-	fp_jsonw_object_end(w);
+	write_counts(w, m);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
 	for (i = 0; !rc && i < m->kernels.ng; i++)

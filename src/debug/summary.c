@@ -53,6 +53,7 @@ struct sfinding {
 	uint32_t kernel; /* index into kernels */
 	uint32_t kind;   /* enum fp_dbg_finding_kind */
 	uint32_t line;
+	uint32_t place; /* enum fp_dbg_oob_where: a different consequence is another finding */
 	uint32_t file, subject, message, report, param, test, source; /* interned ("" = 0) */
 	uint32_t stack0, nstack;  /* interned frames, consecutive entries in `frames` */
 	uint64_t program, launch; /* first instance */
@@ -519,14 +520,38 @@ static int add_frames(struct fp_dbg_summary *s, const struct fp_dbg_launch *l, u
 	return FP_OK;
 }
 
-/* Add one finding (merged with an earlier one of the same kernel, kind, line and subject);
+/*
+ * What a summary entry says of its first instance (the earliest launch where it happened): the
+ * program, the message, the report, the test and the stack all come from that one launch, so
+ * that a launch reported late (launches end out of order on several threads) does not leave
+ * another launch's message under the first one's number.
+ */
+static int describe(struct fp_dbg_summary *s, struct sfinding *e, const struct fp_dbg_run *run,
+		    const struct fp_dbg_launch *l, const struct fp_dbg_finding *f,
+		    const struct fp_dbg_statement *stmt, uint64_t launch, const char *report)
+{
+	int st;
+
+	e->program = f->program;
+	e->launch = launch;
+	/* a finding inside a helper is a line of the helper's file */
+	if ((st = intern(s, stmt ? fp__dbg_frame_file(run, l, stmt->frame) : l->source_file,
+			 &e->file)) ||
+	    (st = intern(s, f->message, &e->message)) || (st = intern(s, report, &e->report)) ||
+	    (st = intern(s, f->param, &e->param)) || (st = intern(s, l->test, &e->test)) ||
+	    (st = intern(s, stmt ? stmt->source : NULL, &e->source)))
+		return st;
+	return add_frames(s, l, &e->stack0, &e->nstack);
+}
+
+/* Add one finding (merged with an earlier one of the same kernel, kind, line, subject and place);
  * *where: its index + 1 (0 when it could not be kept). */
 static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
 		       const struct fp_dbg_launch *l, const struct fp_dbg_finding *f,
 		       uint64_t launch, const char *report, size_t *where)
 {
 	const struct fp_dbg_statement *stmt = fp_dbg_run_statement(run, f->statement);
-	uint32_t line = stmt ? stmt->line : 0, subj, sid;
+	uint32_t line = stmt ? stmt->line : 0, subj, place = (uint32_t)f->where;
 	uint64_t key, v;
 	struct sfinding *e;
 	int st;
@@ -535,19 +560,17 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 	if ((st = intern(s, f->subject ? f->subject : "", &subj)))
 		return st;
 	key = fp_hash_u64(((uint64_t)kix << 32) ^ ((uint64_t)f->kind << 24) ^ line ^
-			  ((uint64_t)subj << 40));
+			  ((uint64_t)subj << 40) ^ ((uint64_t)place << 20));
 	while (fp_hashmap_get(&s->finding_ix, key, &v)) {
 		e = &s->findings[v];
 		if (e->kernel == kix && e->kind == (uint32_t)f->kind && e->line == line &&
-		    e->subject == subj) {
+		    e->subject == subj && e->place == place) {
 			e->launches++;
 			e->programs += f->program_count;
 			e->instances += f->instance_count;
-			if (launch < e->launch) {
-				e->launch = launch;
-				e->program = f->program;
-			}
 			*where = (size_t)v + 1;
+			if (launch < e->launch)
+				return describe(s, e, run, l, f, stmt, launch, report);
 			return FP_OK;
 		}
 		key++;
@@ -566,21 +589,13 @@ static int add_finding(struct fp_dbg_summary *s, uint32_t kix, const struct fp_d
 	e->kind = (uint32_t)f->kind;
 	e->line = line;
 	e->subject = subj;
-	e->program = f->program;
-	e->launch = launch;
+	e->place = place;
 	e->launches = 1;
 	e->programs = f->program_count;
 	e->instances = f->instance_count;
 	e->from_memory = f->from_memory;
-	/* a finding inside a helper is a line of the helper's file */
-	if ((st = intern(s, stmt ? fp__dbg_frame_file(run, l, stmt->frame) : l->source_file,
-			 &e->file)) ||
-	    (st = intern(s, f->message, &e->message)) || (st = intern(s, report, &e->report)) ||
-	    (st = intern(s, f->param, &e->param)) || (st = intern(s, l->test, &e->test)) ||
-	    (st = intern(s, stmt ? stmt->source : NULL, &sid)) ||
-	    (st = add_frames(s, l, &e->stack0, &e->nstack)))
+	if ((st = describe(s, e, run, l, f, stmt, launch, report)))
 		return st;
-	e->source = sid;
 	s->nfindings++;
 	*where = s->nfindings;
 	s->kernels[kix].findings++;

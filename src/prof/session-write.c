@@ -218,9 +218,10 @@ static int rescue(struct fp_prof_session *s, const struct fp_writer_ops *wr, str
 			used = 0;
 		} else if (used + tl >= cap) {
 			/* the cause's middle goes (its path, usually): its start says what failed,
-			 * its end the errno */
-			size_t room = cap - 1 - tl, end = room > 8 ? (room - 3) / 3 : 0;
-			size_t start = room >= 3 + end ? room - 3 - end : 0;
+			 * its end why, with the errno; the end is longer ("no process is reading
+			 * this FIFO (ENXIO)" must fit beside a long path) */
+			size_t room = cap - 1 - tl, start = room > 8 ? (room - 3) / 3 : 0;
+			size_t end = room >= 3 + start ? room - 3 - start : 0;
 
 			memmove(diag->msg + start + 3, diag->msg + used - end, end);
 			memcpy(diag->msg + start, "...", room >= 3 ? 3 : room);

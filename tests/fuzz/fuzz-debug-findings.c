@@ -68,9 +68,10 @@ static const char *const site_tables[4] = {
 	"{\"slot\":1,\"rule\":\"descriptor_extent\",\"statement\":0,\"subject\":\"x_ptr\","
 	"\"cands\":[\"x_ptr\",\"z_ptr\"]},"
 	"{\"slot\":2,\"rule\":\"nan\",\"statement\":0,\"subject\":\"z\",\"site\":1,"
-	"\"reads\":[\"d\"]},"
+	"\"reads\":[\"d\"],\"stores\":[\"z_ptr\",\"x_ptr\"]},"
 	"{\"slot\":3,\"rule\":\"inf\",\"statement\":0,\"subject\":\"z\",\"site\":1},"
-	"{\"slot\":4,\"rule\":\"nan_mem\",\"statement\":0,\"subject\":\"tl.load(x_ptr)\"},"
+	"{\"slot\":4,\"rule\":\"nan_mem\",\"statement\":0,\"subject\":\"tl.load(x_ptr)\","
+	"\"cands\":[\"x_ptr\"]},"
 	"{\"slot\":5,\"rule\":\"inf_mem\",\"statement\":0,\"subject\":\"tl.load(x_ptr)\"},"
 	"{\"slot\":6,\"rule\":\"division_by_zero\",\"statement\":0,\"subject\":\"d\"},"
 	"{\"slot\":7,\"rule\":\"division_by_tiny\",\"statement\":0,\"subject\":\"d\"},"
@@ -100,13 +101,13 @@ static const char *const site_tables[4] = {
 	"{\"id\":4,\"statement\":4,\"kind\":\"atomic\",\"name\":\"q + o\",\"op\":\"add\"}],"
 	"\"params\":[\"a\",\"h\",\"p\"],\"check_slots\":["
 	"{\"slot\":0,\"rule\":\"bounds\",\"statement\":0,\"subject\":\"bp\",\"site\":1,"
-	"\"cands\":[\"a\"],\"form\":\"block_pointer\"},"
+	"\"cands\":[\"a\"],\"form\":\"block_pointer\",\"suppressed\":true},"
 	"{\"slot\":1,\"rule\":\"descriptor_extent\",\"statement\":1,\"subject\":\"a\","
 	"\"site\":2,\"cands\":[\"a\"]},"
 	"{\"slot\":2,\"rule\":\"bounds\",\"statement\":2,\"subject\":\"hd\",\"site\":3,"
 	"\"cands\":[\"h\"]},"
 	"{\"slot\":3,\"rule\":\"bounds\",\"statement\":4,\"subject\":\"q + o\",\"site\":4,"
-	"\"access\":\"atomic\",\"op\":\"add\",\"cands\":[\"p\",\"a\"]}]}",
+	"\"access\":\"atomic\",\"op\":\"add\",\"cands\":[\"p\",\"a\"],\"suppressed\":true}]}",
 };
 
 /*
@@ -159,6 +160,10 @@ static void check_findings(const struct fp_dbg_run *run, const struct fp_dbg_fin
 			CHECK(!f->descendants && !f->from_memory);
 		if (f->from_memory)
 			CHECK(!f->descendants);
+		/* the loads' parameters travel with a from-memory finding, and only with one */
+		CHECK(f->from_memory ? (f->ncands == 0) == (f->cands == NULL) : !f->ncands);
+		if (f->kind == FP_DBG_FINDING_DESCRIPTOR_EXTENT)
+			CHECK(!f->suppressed); /* an extent is not an access: nothing to suppress */
 	}
 }
 

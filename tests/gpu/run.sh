@@ -7,8 +7,9 @@
 #   bash tests/gpu/run.sh [STEPS]      STEPS: comma list of build,ctest,doctor,suite,tests,bench
 #                                       (default build,doctor,tests,bench; suite: the README's
 #                                       test command, scripts/test.sh, beside the GPU tests)
-# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_GPU_JOBS (pytest-xdist workers),
-# FP_TESTS_S / FP_BENCH_S / FP_SUITE_S
+# Knobs: FP_GPU_TESTS (pytest paths, default tests/gpu), FP_GPU_JOBS (pytest-xdist workers for
+# the tests that can share the GPU; the exclusive_gpu ones then run alone), FP_TESTS_S /
+# FP_TESTS_EXCLUSIVE_S (the exclusive part) / FP_BENCH_S / FP_SUITE_S
 # (time limits), FP_TEST_HANG_S (pytest prints the stacks of a test running longer), FP_BENCHES
 # (which bench scripts, default "debugger profiler sanitize metrics timeline pcsampling
 # launch_paths whole"), FP_BENCH_ARGS. Each failing GPU test's traceback is also written as it
@@ -31,11 +32,28 @@ log() { echo "== +$((SECONDS - t0))s $*"; }
 
 # Third-party kernel libraries the GPU tests run (FlagGems, Liger-Kernel) travel as wheels in
 # .whl/ (the machine reaches no package index); installed without their pinned dependencies.
+# A NumPy wheel there is for the interpreter runs of the differential tests only (Triton 3.6's
+# interpreter needs NumPy < 2.4, known-bad row triton3.6-interpreter-numpy2.4; the GPU tests keep
+# the machine's NumPy): it goes to its own folder, FP_INTERPRETER_PYTHONPATH.
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
 	log "wheels: $(ls .whl | tr '\n' ' ')"
-	$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-		.whl/*.whl >"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
-	export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+	libs=() interp=()
+	for w in .whl/*.whl; do
+		case $(basename "$w") in
+		numpy-*) interp+=("$w") ;;
+		*) libs+=("$w") ;;
+		esac
+	done
+	if [ ${#libs[@]} -gt 0 ]; then
+		$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+			"${libs[@]}" >"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
+		export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+	fi
+	if [ ${#interp[@]} -gt 0 ]; then
+		$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site-interp \
+			"${interp[@]}" >>"$OUT/wheels.log" 2>&1 || { echo "wheel install failed"; tail -5 "$OUT/wheels.log"; }
+		export FP_INTERPRETER_PYTHONPATH=/tmp/site-interp
+	fi
 fi
 if has build; then
 	log "build: $PY -m pip install --no-build-isolation --no-deps ."
@@ -71,18 +89,31 @@ if has suite; then
 	suite_pid=$!
 fi
 if has tests; then
-	log "pytest -m gpu ${FP_GPU_TESTS:-tests/gpu}"
-	# shellcheck disable=SC2086
-	# FP_GPU_JOBS=N: N pytest-xdist workers sharing the GPU (tests that need the GPU's counters to
-	# themselves run in their own serial call, not under this)
-	jobs=()
+	# FP_GPU_JOBS=N: N pytest-xdist workers share the GPU for the tests that can (-m "gpu and not
+	# exclusive_gpu", --dist loadgroup keeps an xdist_group on one worker); then the tests marked
+	# exclusive_gpu (hardware counters, PC sampling, ncu, timings) run one at a time, nothing
+	# beside them, as scripts/test.sh's gpu step runs them. Without FP_GPU_JOBS: one process.
+	pytest_gpu() { # NAME LIMIT MARKS [ARGS...]: logs NAME.log, junit NAME.xml
+		local name=$1 limit=$2 marks=$3
+		shift 3
+		log "pytest -m '$marks' $* ${FP_GPU_TESTS:-tests/gpu}"
+		# shellcheck disable=SC2086
+		timeout -s INT -k 20 "$limit" $PY -m pytest -m "$marks" "$@" -v --tb=short --durations=25 \
+			-p no:cacheprovider -rs -o faulthandler_timeout="${FP_TEST_HANG_S:-240}" \
+			--junitxml="$OUT/$name.xml" ${FP_GPU_TESTS:-tests/gpu} >"$OUT/$name.log" 2>&1
+		local rc=$?
+		[ "$rc" = 5 ] && rc=0 # this part selected no test
+		grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/$name.log" | tail -60
+		return $rc
+	}
 	if [ -n "${FP_GPU_JOBS:-}" ] && $PY -c "import xdist" 2>/dev/null; then
-		jobs=(-n "$FP_GPU_JOBS")
+		pytest_gpu gpu-tests "${FP_TESTS_S:-300}" "gpu and not exclusive_gpu" \
+			-n "$FP_GPU_JOBS" --dist loadgroup || status=1
+		pytest_gpu gpu-tests-exclusive "${FP_TESTS_EXCLUSIVE_S:-300}" "gpu and exclusive_gpu" ||
+			status=1
+	else
+		pytest_gpu gpu-tests "${FP_TESTS_S:-300}" gpu || status=1
 	fi
-	timeout -s INT -k 20 "${FP_TESTS_S:-300}" $PY -m pytest -m gpu "${jobs[@]}" -v --tb=short --durations=25 -p no:cacheprovider \
-		-rs -o faulthandler_timeout="${FP_TEST_HANG_S:-240}" \
-		--junitxml="$OUT/gpu-tests.xml" ${FP_GPU_TESTS:-tests/gpu} >"$OUT/gpu-tests.log" 2>&1 || status=1
-	grep -E "passed|failed|FAILED|ERROR|SKIPPED" "$OUT/gpu-tests.log" | tail -60
 fi
 if has bench; then
 	for b in ${FP_BENCHES:-debugger profiler sanitize metrics timeline pcsampling launch_paths whole}; do

@@ -93,6 +93,19 @@ def interpreted(tmp_path_factory):
     """The whole corpus on the interpreter, in a child process (CPU only)."""
     out = tmp_path_factory.mktemp("corpus_interp") / "findings.json"
     env = dict(os.environ, TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="")
+    # FP_INTERPRETER_PYTHONPATH: packages for the interpreter's process only (tests/gpu/run.sh
+    # puts NumPy < 2.4 there: Triton 3.6's interpreter fails on loops with loaded bounds under
+    # NumPy 2.4, known-bad row triton3.6-interpreter-numpy2.4; the GPU keeps the machine's NumPy)
+    extra = os.environ.get("FP_INTERPRETER_PYTHONPATH")
+    if extra:
+        env["PYTHONPATH"] = extra + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    probe = subprocess.run([sys.executable, "-c", "import numpy, triton; print(numpy.__version__, triton.__version__)"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    np_v, tr_v = probe.stdout.split()
+    assert not (tr_v.startswith("3.6.") and tuple(int(x) for x in np_v.split(".")[:2]) >= (2, 4)), (
+        f"the interpreter half needs NumPy < 2.4 with Triton {tr_v} (has {np_v}; known-bad row "
+        "triton3.6-interpreter-numpy2.4): put a NumPy 2.3 wheel in .whl/ (tests/gpu/run.sh) or "
+        "name a folder holding one in FP_INTERPRETER_PYTHONPATH")
     proc = subprocess.run([sys.executable, str(HERE / "_corpus_child.py"), str(out)], env=env, capture_output=True,
                           text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-4000:]

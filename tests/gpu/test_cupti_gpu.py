@@ -194,6 +194,7 @@ def _events_and_cupti(out: str, launch: Any, name: str, runs: int = 40) -> tuple
     return statistics.median(events), statistics.median(us_to_ns(e["dur"]) for e in ks)
 
 
+@pytest.mark.exclusive_gpu  # durations within 2%: nothing else may run on the GPU
 @pytest.mark.parametrize("n", [3 << 23, 1 << 25, 1 << 26])
 def test_kernel_times_match_cuda_events(tmp_path: Path, n: int) -> None:
     """CUPTI's kernel duration agrees with CUDA events (medians within 2%) for kernels >= 50 us.
@@ -237,6 +238,7 @@ torch.cuda.synchronize()
 '''
 
 
+@pytest.mark.exclusive_gpu  # durations within a few percent, and ncu takes the counters
 @pytest.mark.parametrize("n", [1 << 26, 1 << 27])
 def test_kernel_times_match_ncu(tmp_path: Path, n: int) -> None:
     """CUPTI's kernel durations agree with ncu's gpu__time_duration.sum for the same kernel

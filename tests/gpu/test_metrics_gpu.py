@@ -41,7 +41,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-pytestmark = pytest.mark.gpu
+# The range profiler counts what the whole GPU does during a kernel: nothing else may run.
+pytestmark = [pytest.mark.gpu, pytest.mark.exclusive_gpu]
 
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and TRITON_INTERPRET unset)", allow_module_level=True)

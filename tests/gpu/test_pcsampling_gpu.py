@@ -34,7 +34,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-pytestmark = pytest.mark.gpu
+# PC sampling takes the GPU's counters (one user at a time).
+pytestmark = [pytest.mark.gpu, pytest.mark.exclusive_gpu]
 
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and TRITON_INTERPRET unset)", allow_module_level=True)

@@ -16,6 +16,7 @@ $FP_GPU_RESULTS_DIR/report_gpu.json for docs/benchmarks.md.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -88,9 +89,12 @@ def _save(what: dict[str, Any]) -> None:
     d = os.environ.get("FP_GPU_RESULTS_DIR")
     if d:
         p = Path(d) / "report_gpu.json"
-        old = json.loads(p.read_text()) if p.exists() else {}
-        old.update(what)
-        p.write_text(json.dumps(old, indent=1, sort_keys=True))
+        # both tests add to it, perhaps from two pytest-xdist workers at once
+        with open(Path(d) / ".report_gpu.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            old = json.loads(p.read_text()) if p.exists() else {}
+            old.update(what)
+            p.write_text(json.dumps(old, indent=1, sort_keys=True))
 
 
 def _report(*args: str) -> float:

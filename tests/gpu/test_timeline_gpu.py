@@ -30,7 +30,9 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
-pytestmark = pytest.mark.gpu
+# Scope times compared with each other and with the kernel's: another process's kernels on the
+# GPU would change them.
+pytestmark = [pytest.mark.gpu, pytest.mark.exclusive_gpu]
 
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and TRITON_INTERPRET unset)", allow_module_level=True)

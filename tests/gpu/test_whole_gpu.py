@@ -29,7 +29,8 @@ sys.path.insert(0, str(HERE.parent / "python"))
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
-pytestmark = pytest.mark.gpu
+# One worker runs them all (pytest-xdist --dist loadgroup): they gather whole_gpu.json together.
+pytestmark = [pytest.mark.gpu, pytest.mark.xdist_group("whole_gpu")]
 
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and TRITON_INTERPRET unset)", allow_module_level=True)

@@ -60,8 +60,22 @@ def _skip_known_bad(items: list[pytest.Item]) -> None:
                 )
 
 
+#: What Inductor says when it makes Triton kernels for CPU tensors without a CPU backend: the
+#: tests that use `inductor_on_interpreter` run those kernels on Triton's interpreter instead.
+_INDUCTOR_NO_CPU_BACKEND = (
+    "ignore:Could not find an active CPU backend. Generated kernels will not be executable"
+    ":UserWarning"
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _skip_known_bad(items)
+    for item in items:
+        if "inductor_on_interpreter" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.filterwarnings(_INDUCTOR_NO_CPU_BACKEND))
+    # The tests marked slow first (in their order): pytest-xdist hands tests out in this order,
+    # so the long ones start early instead of leaving one worker busy after the others are done.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or _cuda_available():
         return

@@ -87,6 +87,114 @@ def test_every_command_has_help() -> None:
         assert run("help", name).stdout == r.stdout
 
 
+# An option as a synopsis writes it: after a space, a '[' that follows a space, or a '|'
+# ("N[-M]" and "DEBUG-DIR" hold no option).
+_SYN_OPTION = re.compile(r"(?:(?<=\s)|(?<=\s\[)|(?<=^\[)|(?<=\|)|^)(--?[A-Za-z][\w-]*)")
+_HELP_OPTION = re.compile(r"^  (-\w)?(?:, )?(--[\w-]+)?(?:=\S+)?(?:\s{2,}(.*))?$")
+
+
+def _forms(lines: list[str]) -> list[str]:
+    """Synopsis forms: a line that starts at column 0 begins one, an indented line continues it;
+    whitespace normalised."""
+    forms: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        if line[0].isspace() and forms:
+            forms[-1] += " " + line.strip()
+        else:
+            forms.append(line.strip())
+    return [" ".join(f.split()) for f in forms]
+
+
+def _help_forms(text: str) -> list[str]:
+    """The usage forms `--help` prints: "usage: ...", "   or: ...", continuation lines."""
+    lines = []
+    for line in text.split("\n\n", 1)[0].splitlines():
+        if line.startswith(("usage: ", "   or: ")):
+            lines.append(line[7:])
+        else:
+            lines.append(" " + line)
+    return _forms(lines)
+
+
+def _doc_forms(page: Path) -> list[str]:
+    text = page.read_text()
+    m = re.search(r"^## Synopsis\n+```\n(.*?)^```", text, re.S | re.M)
+    assert m, f"{page}: no Synopsis block"
+    return _forms(m.group(1).splitlines())
+
+
+def _help_options(text: str) -> dict[str, str]:
+    """{spelling: its row's help text} for every option of the Options table, both spellings."""
+    out: dict[str, str] = {}
+    lines = text.split("\nOptions:\n", 1)[1].splitlines()
+    for i, line in enumerate(lines):
+        m = _HELP_OPTION.match(line)
+        if m and (m.group(1) or m.group(2)):
+            # a label too long for the column has its help on the next line
+            help_text = m.group(3) if m.group(3) is not None else lines[i + 1].strip()
+            for spelling in (m.group(1), m.group(2)):
+                if spelling:
+                    out[spelling] = help_text
+    return out
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "flagprism",
+        "profile",
+        "debug",
+        "doctor",
+        "version",
+        "view",
+        "diff",
+        "merge",
+        "report",
+        "import-ncu",
+        "advise",
+    ],
+)
+def test_help_synopsis_is_the_docs_synopsis(name: str, repo_root: Path) -> None:
+    """Each command's `--help` prints the synopsis of its page in docs/cli/ (the forms that start
+    with `flagprism COMMAND`, wrapped alike), and every option of its Options table is in that
+    synopsis (aliases, whose help says "the same as", apart), and nothing else is."""
+    assert set(commands()) - {"help"} <= {
+        "profile",
+        "debug",
+        "doctor",
+        "version",
+        "view",
+        "diff",
+        "merge",
+        "report",
+        "import-ncu",
+        "advise",
+    }, "a new command: add it to this test's list"
+    if name == "flagprism":
+        page, r = repo_root / "docs/cli/flagprism.md", run("--help")
+        prefix = "flagprism ["
+    else:
+        page, r = repo_root / f"docs/cli/flagprism-{name}.md", run(name, "--help")
+        prefix = f"flagprism {name} "
+    assert r.returncode == EXIT_OK, r.stderr
+    helps, docs = _help_forms(r.stdout), _doc_forms(page)
+    assert helps == [f for f in docs if f.startswith(prefix)], (helps, docs)
+    if name == "flagprism":
+        return
+    options = _help_options(r.stdout)
+    named = {o for form in helps for o in _SYN_OPTION.findall(form)}
+    assert named <= set(options), f"{page.name}'s synopsis names options --help does not have"
+    rows: dict[str, set[str]] = {}
+    for spelling, text in options.items():
+        rows.setdefault(text, set()).add(spelling)
+    for text, spellings in rows.items():
+        if spellings & {"-h", "--help"} or text.startswith("the same as"):
+            continue
+        assert spellings & named, f"{page.name}'s synopsis leaves out {sorted(spellings)}"
+
+
 def test_unknown_command_suggests() -> None:
     r = run("doctr")
     assert r.returncode == EXIT_USAGE
@@ -225,9 +333,8 @@ def test_doctor_without_python_fails(tmp_path: Path) -> None:
     assert r.stdout == ""
 
 
-def test_console_script_keeps_the_users_flagprism_python(tmp_path: Path) -> None:
-    """The package's console script (`python -m flagprism`, the `flagprism` command pip makes)
-    sets FLAGPRISM_PYTHON only when the user has not: a choice that does not work is an error."""
+def test_python_m_flagprism_keeps_the_users_flagprism_python(tmp_path: Path) -> None:
+    """`python -m flagprism` sets FLAGPRISM_PYTHON only when the user has not: a choice that does not work is an error."""
     missing = str(tmp_path / "no-such-python")
     env = {**os.environ, "FLAGPRISM_PYTHON": missing}
     r = subprocess.run(

@@ -135,6 +135,7 @@ def _doctor(
     )
 
 
+@pytest.mark.slow
 def test_doctor_says_the_known_problem(cli: Path, tmp_path: Path) -> None:
     import triton
 
@@ -179,6 +180,7 @@ def test_supported_triton_range_is_declared_alike() -> None:
     assert compat.triton_supported("nightly") is None
 
 
+@pytest.mark.slow
 def test_doctor_says_whether_triton_is_supported(cli: Path, tmp_path: Path) -> None:
     r = _doctor(cli, tmp_path, "2.3.5", "--json")
     d = json.loads(r.stdout)["packages"]["triton"]
@@ -241,3 +243,23 @@ def test_launch_hook_chain_on_this_triton(name: str) -> None:
     if callable(before):
         before(object())
     assert seen == []
+
+
+def test_numpy_scalar_failure_of_the_interpreter_is_explained(monkeypatch):
+    """Triton 3.6's interpreter under NumPy 2.4+ fails on loaded loop bounds with NumPy's own
+    message; the launch's error then names the known-bad row and the workaround, and under an
+    older NumPy (where the message means something else) it says nothing."""
+    import numpy as np
+
+    from flagprism import compat
+
+    cause = TypeError("only 0-dimensional arrays can be converted to Python scalars")
+    err = RuntimeError(repr(cause))
+    err.__cause__ = cause
+    monkeypatch.setattr(np, "__version__", "2.4.1")
+    hint = compat.explain_interpreter_error(err)
+    assert hint is not None and "numpy<2.4" in hint and "NumPy 2.4.1" in hint
+    assert hint.endswith("[triton3.6-interpreter-numpy2.4]")
+    monkeypatch.setattr(np, "__version__", "2.3.5")
+    assert compat.explain_interpreter_error(err) is None
+    assert compat.explain_interpreter_error(RuntimeError("unrelated")) is None

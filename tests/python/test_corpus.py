@@ -371,3 +371,20 @@ def _tuples(found):
                 x[k] = tuple(x[k])
         out.append(x)
     return out
+
+
+def test_descriptor_methods_name_the_tensor_they_were_made_from():
+    """A descriptor's atomic_add (GPU only on Triton 3.6: its interpreter has no descriptor
+    atomics) is checked against the tensor the descriptor was made from, as its load and store
+    are: the bounds slot of `c_desc.atomic_add(...)` names c_ptr, so a lane past C inside the
+    workspace it lies in is reported against C (`param_known`), not the nearest tensor."""
+    from corpus import gemm
+
+    from flagprism import _rewrite
+
+    fn = gemm.matmul_splitk_desc_kernel
+    twin = _rewrite.build(
+        fn, 0, 1, debugger._helpers(fn, "fused", False), sanitize=True, rules=frozenset({"bounds"})
+    )
+    bounds = {s.subject: s.info.get("cands") for s in twin.checks.slots if s.rule == "bounds"}
+    assert bounds == {"a_desc": ["a_ptr"], "b_desc": ["b_ptr"], "c_desc": ["c_ptr"]}, bounds

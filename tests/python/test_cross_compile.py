@@ -4,7 +4,8 @@ compile for: CUDA sm_90 (warp size 32) always, and AMD gfx942 and gfx90a (wavefr
 where the wheel ships the AMD backend (flagprism.compat.backends()).
 
 The set: add, softmax, matmul with a K loop, a @jit helper, block pointers (where the Triton
-has them: compat.block_pointers()), and a device-side tensor descriptor, each at level 2 with
+has them: compat.block_pointers()), a device-side tensor descriptor, and a mask that is a local
+None (FlagGems' bmm for divisible shapes), each at level 2 with
 address records and every findings check, in sanitize mode, and in check mode with every
 check. The device helpers are plain triton.language, so the
 same twin must compile for either warp size; only the timeline twin reads vendor clocks, and it
@@ -42,6 +43,7 @@ _NAMES = (
     "helper_kernel",
     "block_ptr_kernel",
     "dev_desc_kernel",
+    "none_mask_kernel",
 )
 _BY_NAME = {c[1]: c for c in CASES + WHOLE_CASES}
 #: (module, kernel, argument types, constexprs, needs): `needs` names a compat probe.

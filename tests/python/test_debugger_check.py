@@ -260,6 +260,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_pytest_plugin_names_and_fails_the_test(tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     (tmp_path / "test_ck.py").write_text(TESTS)
@@ -303,6 +304,7 @@ def test_pytest_plugin_names_and_fails_the_test(tmp_path):
     assert r.returncode != 0 and "--flagprism-fail needs --flagprism-check" in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_check_with_pytest_uses_the_plugin(cli, tmp_path):
     (tmp_path / "ck_kernels.py").write_text(KERNELS)
     (tmp_path / "test_ck.py").write_text(TESTS)
@@ -328,6 +330,8 @@ def test_cli_check_with_pytest_uses_the_plugin(cli, tmp_path):
     )
     assert r.returncode == 3, r.stdout + r.stderr
     assert "test: test_ck.py::test_overreads" in r.stderr, r.stderr
+    # the package is imported before pytest, which then cannot (and need not) rewrite it
+    assert "PytestAssertRewriteWarning" not in r.stdout + r.stderr, r.stdout
     r = subprocess.run(
         [
             str(cli),

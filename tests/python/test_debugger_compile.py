@@ -196,6 +196,12 @@ WHOLE_CASES = [
     ),
     ("whole", "desc_atomic_kernel", {"a_ptr": "*fp32", "M": 64, "N": 32}, {"BM": 16, "BN": 32}),
     (
+        "whole",
+        "none_mask_kernel",
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 64},
+        {"EVEN": True, "BLOCK": 64},
+    ),
+    (
         "tutorial_style",
         "attn_fwd_kernel",
         _ATTN,

@@ -86,6 +86,9 @@ def setup(tmp_path, monkeypatch, request):
     (request.param true: its first argument a duck-typed pointer)."""
     (tmp_path / "rp_kernels.py").write_text(KERNEL)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # a script's name, as a program has: a pytest-xdist worker runs as `python -c`, whose "-c"
+    # makes report names the launch JSON must escape, which the replay leaves to the Python path
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "prog.py"), *sys.argv[1:]])
     import rp_kernels  # noqa: PLC0415
 
     debugger.deactivate()

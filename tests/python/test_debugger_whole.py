@@ -583,6 +583,7 @@ def _source_line(fn_name: str, needle: str) -> int:
         for n in TUTORIAL
     ],
 )
+@pytest.mark.slow
 def test_tutorial_kernels_correct_and_planted(dbg, name, sanitize):
     make, expect = TUTORIAL[name]
     launch, check = make(False)

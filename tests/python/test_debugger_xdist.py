@@ -38,7 +38,13 @@ if os.environ.get("TRITON_INTERPRET") != "1":
 
 import flagprism.debugger as debugger  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not debugger.is_available(), reason="flagprism._ext is not built")
+pytestmark = [
+    pytest.mark.skipif(not debugger.is_available(), reason="flagprism._ext is not built"),
+    # the module's tests read one `session` (a serial run and a run with -n 2 of a test package,
+    # half a minute): one pytest-xdist worker runs them all, so it is made once
+    pytest.mark.xdist_group("debugger_xdist_session"),
+    pytest.mark.slow,
+]
 
 KERNELS = textwrap.dedent("""\
     import torch

@@ -156,11 +156,29 @@ def test_ext_python_m_flagprism_version(cli: Path, installed_cli: Path) -> None:
         assert via_python.stdout == direct.stdout
 
 
-def test_ext_console_script_version() -> None:
-    script = Path(sys.executable).parent / "flagprism"
-    if not script.exists():
-        pytest.skip(f"no console script next to {sys.executable}")
-    out = run([script, "--version"])
+def _installed_command() -> Path:
+    """The `flagprism` command the package installed into its environment's scripts directory
+    (bin/), found through the installed distribution's file list (RECORD)."""
+    from importlib.metadata import distribution
+
+    dist = distribution("flagprism")
+    hits = [
+        f for f in dist.files or [] if f.name == "flagprism" and f.parent.name in ("bin", "scripts")
+    ]
+    assert len(hits) == 1, f"the installed flagprism has no single command in bin/: {hits}"
+    return Path(dist.locate_file(hits[0])).resolve()
+
+
+def test_ext_installed_command_is_the_native_binary(installed_cli: Path) -> None:
+    """`flagprism` on the environment's PATH is the C program itself (no Python start-up for
+    commands that need no Python), byte for byte the one in the package (`python -m flagprism`
+    runs that), and it runs."""
+    command = _installed_command()
+    head = command.read_bytes()[:4]
+    assert head == b"\x7fELF", f"{command} is not an ELF executable (starts {head!r})"
+    assert os.access(command, os.X_OK), command
+    assert command.read_bytes() == installed_cli.read_bytes()
+    out = run([command, "--version"])
     assert out.returncode == 0, out.stderr
     assert _ext.version() in out.stdout
 

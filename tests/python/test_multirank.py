@@ -334,6 +334,7 @@ dist.all_reduce(t)  # rank 0 waits for rank 1, which never comes: the group's ti
 """
 
 
+@pytest.mark.slow
 def test_hang_in_a_collective_still_writes(cli: Path, tmp_path: Path) -> None:
     (tmp_path / "hang.py").write_text(HANG)
     r = torchrun(2, "--no-python", str(cli), "profile", "-n", "out/prof", "hang.py", cwd=tmp_path)

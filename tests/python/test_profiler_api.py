@@ -217,6 +217,22 @@ def test_deactivate_activate(work_dir: Path) -> None:
     assert meta("b")["lost"]["exits_without_enter"] == 0
 
 
+def test_deactivated_session_counts_scope_exits_as_ignored(work_dir: Path) -> None:
+    """A scope that closes while its session is paused is dropped and counted in
+    lost.ignored_while_inactive (docs/formats/profiler-formats.md), like a launch made then."""
+    x = torch.rand(2048)
+    profiler.start("c", estimates=False)
+    with profiler.scope("closes_while_off"):
+        pk.add(x, x)
+        profiler.deactivate()
+        pk.add(x, x)  # ignored: 1
+    # the scope's exit: ignored: 2
+    profiler.activate()
+    profiler.finalize()
+    assert meta("c")["lost"]["ignored_while_inactive"] == 2
+    assert meta("c")["counts"]["kernels"] == 1
+
+
 def test_profile_decorator(work_dir: Path) -> None:
     x = torch.rand(1024)
 

@@ -260,6 +260,7 @@ MANY_SCOPES = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.serial  # times the end after SIGTERM (5 s): nothing else may load the machine
 def test_sigterm_while_writing_to_a_stalled_reader(cli: Path, tmp_path: Path) -> None:
     """The trace goes to a FIFO whose reader never reads: the writing waits. SIGTERM ends it
     within a second: what was complete (the Hatchet file) stays, the FIFO is not replaced, the

@@ -211,7 +211,7 @@ def test_python_context_and_scopes_land_on_the_kernels_node(tmp_path: Path) -> N
     assert {c["frame"]["name"] for c in k["children"]} == {"load", "store"}
 
 
-def test_no_session_no_twin_and_no_patch() -> None:
+def test_no_session_no_twin_and_no_patch(tmp_path: Path) -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     _timeline.forget()
@@ -225,7 +225,7 @@ def test_no_session_no_twin_and_no_patch() -> None:
     assert not _timeline._twin_cache and InterpretedFunction.__dict__.get("run") is run_before
     # a session without instrumentation does not instrument either (the profiler itself may
     # intercept launches: the timelines' interceptor is not among them)
-    sid = profiler.start("/tmp/fp-tl-noinst", backend="host")
+    sid = profiler.start(str(tmp_path / "noinst"), backend="host")
     try:
         assert "timeline" not in _intercept.names("interp.run")
         tk.calls_kernel[(2,)](x, y, 100, 64)
@@ -234,7 +234,7 @@ def test_no_session_no_twin_and_no_patch() -> None:
         profiler.finalize(sid)
     assert InterpretedFunction.__dict__.get("run") is run_before
     # instrumentation intercepts launches only while its session is open
-    sid = profiler.start("/tmp/fp-tl-inst", backend="instrumentation")
+    sid = profiler.start(str(tmp_path / "inst"), backend="instrumentation")
     assert "timeline" in _intercept.names("interp.run")
     assert InterpretedFunction.__dict__.get("run") is not run_before
     profiler.finalize(sid)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <flagprism/alloc.h>
+#include <flagprism/debug-summary.h>
 #include <flagprism/debug.h>
 #include <flagprism/json.h>
 
@@ -1425,6 +1426,116 @@ TEST(debug_findings_report)
 	dbgb_free(&b);
 	snprintf(lj, sizeof(lj), "rm -rf '%s'", dir);
 	ASSERT_EQ(system(lj), 0);
+}
+
+/* ---- in the whole-program summary ------------------------------------------------------------ */
+
+/* Report `run` as launch `index` (launch JSON test name `test`) into `s`; no files. */
+static void summary_add(struct fp_dbg_summary *s, const struct fp_dbg_run *run, uint64_t index,
+			const char *test)
+{
+	struct fp_dbg_outputs out;
+	char lj[512];
+
+	snprintf(lj, sizeof(lj),
+		 "{\"output_dir\": \"/nonexistent\", \"stem\": \"s\", \"grid\": [2],"
+		 " \"sanitize\": true, \"source_file\": \"/u/k.py\", \"kernel\": \"k\","
+		 " \"test\": \"%s\"}",
+		 test);
+	fp_dbg_outputs_init(&out);
+	ASSERT_OK(fp_dbg_report(run, lj, strlen(lj), s, index, FP_DBG_REPORT_NO_FILES, &out, NULL,
+				NULL));
+	fp_dbg_outputs_release(&out);
+}
+
+/* The summary as parsed JSON (free the doc). */
+static struct fp_json_doc *summary_findings(struct fp_dbg_summary *s)
+{
+	struct fp_json_doc *doc = NULL;
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+
+	ASSERT_NOT_NULL(f);
+	ASSERT_OK(fp_dbg_summary_write_format(s, "json", f, NULL));
+	ASSERT_EQ(fclose(f), 0);
+	ASSERT_OK(fp_json_parse(text, n, NULL, &doc, NULL));
+	free(text);
+	return doc;
+}
+
+static const struct fp_json_value *summary_at_line(const struct fp_json_doc *doc, uint64_t line,
+						   const char *needle)
+{
+	const struct fp_json_value *fs = fp_json_get(fp_json_root(doc), "findings");
+	size_t i;
+	uint64_t l;
+
+	for (i = 0; i < fp_json_len(fs); i++) {
+		const struct fp_json_value *f = fp_json_at(fs, i);
+
+		if (fp_json_uint64(fp_json_get(f, "line"), &l) && l == line &&
+		    strstr(fp_json_string(fp_json_get(f, "message"), NULL), needle))
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * One access out of bounds in two launches: in launch 1 past the end of x inside its allocation,
+ * in launch 2 outside every allocation (x's allocation is only its view there). The summary
+ * keeps them apart, each with its own message; and a launch reported after a later one (launches
+ * end out of order on several threads) describes the finding: program, message and test all
+ * from the earliest launch, never one launch's words under another's number.
+ */
+TEST(debug_findings_summary_first_launch_and_consequence)
+{
+	struct dbgb inside, outside;
+	struct fp_dbg_run *ri, *ro;
+	struct fp_dbg_summary *s;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *f;
+	uint64_t u;
+
+	oob_run(&inside, false);
+	oob_run(&outside, false);
+	dbgb_table(&outside, 0, 0x1000, 0x1100, 0x1000, 0x1100);
+	ri = decode(&inside, OOB_SITES);
+	ro = decode(&outside, OOB_SITES);
+
+	/* launch 2 (outside) is reported first, then launch 1 (inside), then launch 0 (outside) */
+	ASSERT_OK(fp_dbg_summary_new(&s));
+	summary_add(s, ro, 2, "t.py::two");
+	summary_add(s, ri, 1, "t.py::one");
+	summary_add(s, ro, 0, "t.py::zero");
+	doc = summary_findings(s);
+	f = summary_at_line(doc, 12, "It stays inside the same allocation");
+	ASSERT_NOT_NULL(f);
+	ASSERT(fp_json_uint64(fp_json_get(f, "launch"), &u) && u == 1);
+	ASSERT(fp_json_uint64(fp_json_get(f, "launches"), &u) && u == 1);
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "test"), NULL), "t.py::one");
+	ASSERT_NOT_NULL(summary_at_line(doc, 12, "")); /* and one more at line 12, no other: */
+	{
+		const struct fp_json_value *fs = fp_json_get(fp_json_root(doc), "findings");
+		size_t i, at12 = 0;
+
+		for (i = 0; i < fp_json_len(fs); i++)
+			at12 += fp_json_uint64(fp_json_get(fp_json_at(fs, i), "line"), &u) &&
+				u == 12;
+		ASSERT_EQ(at12, 2);
+	}
+	f = summary_at_line(doc, 12, "It leaves every allocation the launch knows of");
+	ASSERT_NOT_NULL(f);
+	ASSERT(fp_json_uint64(fp_json_get(f, "launch"), &u) && u == 0);
+	ASSERT(fp_json_uint64(fp_json_get(f, "launches"), &u) && u == 2);
+	ASSERT(fp_json_uint64(fp_json_get(f, "program"), &u) && u == 0);
+	ASSERT_STREQ(fp_json_string(fp_json_get(f, "test"), NULL), "t.py::zero");
+	fp_json_doc_free(doc);
+	fp_dbg_summary_free(s);
+	fp_dbg_run_free(ri);
+	fp_dbg_run_free(ro);
+	dbgb_free(&inside);
+	dbgb_free(&outside);
 }
 
 /* ---- out of memory ------------------------------------------------------------------------- */

@@ -386,7 +386,10 @@ TEST(debug_frames_atomic_out_of_bounds)
 	free(sites);
 }
 
-/* Coverage: 2 memory sites (atomic, store) + 1 unobserved memory entry; 8 statements + 1. */
+/*
+ * Coverage: 2 memory sites (atomic, store) + 1 unobserved memory entry; 8 statements + 2: the
+ * unobserved statement, and line 30, whose only access (a header's load) is not observed.
+ */
 TEST(debug_frames_coverage)
 {
 	struct dbgb b;
@@ -399,7 +402,7 @@ TEST(debug_frames_coverage)
 	fp_dbg_run_coverage(run, &c);
 	ASSERT_UEQ(c.memory_sites, 3);
 	ASSERT_UEQ(c.memory_sites_observed, 2);
-	ASSERT_UEQ(c.statements, 9);
+	ASSERT_UEQ(c.statements, 10);
 	ASSERT_UEQ(c.statements_observed, 8);
 	ASSERT_EQ(fp_dbg_run_site_unobservable(run, 3), FP_DBG_ADDR_COMPLETE);
 	ASSERT_EQ(fp_dbg_run_site_unobservable(run, 0), FP_DBG_ADDR_COMPLETE); /* a value site */
@@ -407,6 +410,46 @@ TEST(debug_frames_coverage)
 	fp_dbg_run_free(run);
 	dbgb_free(&b);
 	free(sites);
+}
+
+/*
+ * A statement whose accesses alone are unobserved counts once as a statement not observed: an
+ * `elif` header's load (line 30), two loads under `and` in one statement (line 31); an access
+ * not observed in an observed statement (line 18) and the accesses of a helper left as written
+ * (its lines are the helper's; the call, line 40, is the statement) add no statement.
+ */
+TEST(debug_frames_coverage_statements_of_unobserved_accesses)
+{
+	static const char list[] =
+		"[{\"what\": \"memory\", \"line\": 30, \"source\": \"tl.load(p)\", \"reason\": \"elif\"},"
+		" {\"what\": \"memory\", \"line\": 31, \"source\": \"tl.load(p)\", \"reason\": \"boolop\"},"
+		" {\"what\": \"memory\", \"line\": 31, \"source\": \"tl.load(q)\", \"reason\": \"boolop\"},"
+		" {\"what\": \"memory\", \"line\": 18, \"source\": \"tl.load(r)\", \"reason\": \"cond\"},"
+		" {\"what\": \"statement\", \"line\": 40, \"source\": \"g(x)\", \"reason\": \"helper g\"},"
+		" {\"what\": \"memory\", \"line\": 3, \"source\": \"tl.load(s)\", \"reason\": \"helper g\"}]";
+	const char *at = strstr(FRAME_SITES, "\"unobserved\"");
+	size_t n = (size_t)(at - FRAME_SITES);
+	char *base, *sites;
+	struct dbgb b;
+	struct fp_dbg_run *run;
+	struct fp_dbg_coverage c;
+
+	base = malloc(n + sizeof(list) + 32);
+	ASSERT_NOT_NULL(base);
+	memcpy(base, FRAME_SITES, n);
+	snprintf(base + n, sizeof(list) + 32, "\"unobserved\": %s}", list);
+	sites = dbgb_sites_with(base, FRAME_CHECKS);
+	frame_run(&b, false);
+	run = decode_sites(&b, sites);
+	fp_dbg_run_coverage(run, &c);
+	ASSERT_UEQ(c.memory_sites, 2 + 5);
+	ASSERT_UEQ(c.memory_sites_observed, 2);
+	ASSERT_UEQ(c.statements, 8 + 3);
+	ASSERT_UEQ(c.statements_observed, 8);
+	fp_dbg_run_free(run);
+	dbgb_free(&b);
+	free(sites);
+	free(base);
 }
 
 /*
@@ -595,7 +638,7 @@ TEST(debug_frames_reports)
 	ASSERT_NOT_NULL(f);
 	ASSERT_OK(fp_dbg_write_format(run, l, fs, "txt", f, NULL));
 	fclose(f);
-	ASSERT(strstr(buf, "COVERAGE: 2 of 3 memory sites, 8 of 9 statements observed"));
+	ASSERT(strstr(buf, "COVERAGE: 2 of 3 memory sites, 8 of 10 statements observed"));
 	ASSERT(strstr(buf, "\nk.py:20 helper -> h.py:7 inner -> h.py:3:4  q = r * 2\n"));
 	ASSERT(strstr(buf, "nan_origin at k.py:20 helper -> h.py:6: r = x / d"));
 	ASSERT(strstr(buf, "not observed (statement) at k.py:20 helper -> h.py:9: f(x)"));

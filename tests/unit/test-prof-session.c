@@ -930,6 +930,49 @@ TEST(prof_session_full_disk_rescued)
 	fpt_tmp_cleanup();
 }
 
+/* An output directory with a long path, replaced by a file while the program ran, and a long
+ * $TMPDIR: the message (256 bytes) still names where the file was rescued to, whole, and why the
+ * original could not be written (its errno name); the middle of the rest gives way. */
+TEST(prof_session_rescued_path_survives_a_long_message)
+{
+	struct fp_prof_options o = {0};
+	char dir[512], tmpdir[512], name[600], rescued[600], *end;
+	struct fp_diag d;
+	int id, fd;
+
+	snprintf(dir, sizeof(dir), "%.200s",
+		 fpt_tmp_path("a-directory-name-long-enough-to-matter"));
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir),
+		 "/another-level-of-directories-as-pytest-makes-them-for-each-worker");
+	ASSERT_OK(mkdir(fpt_tmp_path("a-directory-name-long-enough-to-matter"), 0700));
+	ASSERT_OK(mkdir(dir, 0700));
+	snprintf(tmpdir, sizeof(tmpdir), "%.200s",
+		 fpt_tmp_path("a-temporary-directory-with-a-long-name"));
+	ASSERT_OK(mkdir(tmpdir, 0700));
+	setenv("TMPDIR", tmpdir, 1);
+	snprintf(name, sizeof(name), "%s/p", dir);
+	o.backend = "null";
+	o.name = name;
+	ASSERT_OK(fp_prof_start(&o, &id, &d));
+	snprintf(rescued, sizeof(rescued), "rm -rf '%s'", dir); /* and its lock file */
+	ASSERT_EQ(system(rescued), 0);
+	fd = open(dir, O_WRONLY | O_CREAT | O_EXCL, 0600); /* a file where the directory was */
+	ASSERT_GE(fd, 0);
+	close(fd);
+	ASSERT_EQ(fp_prof_finalize(id, NULL, &d), FP_EIO);
+	ASSERT(strstr(d.msg, "(ENOTDIR)") != NULL);
+	end = strstr(d.msg, "; written to ");
+	ASSERT_NOT_NULL(end);
+	snprintf(rescued, sizeof(rescued), "%s", end + strlen("; written to "));
+	ASSERT(strstr(rescued, " instead") != NULL);
+	*strstr(rescued, " instead") = '\0';
+	ASSERT(strncmp(rescued, tmpdir, strlen(tmpdir)) == 0);
+	ASSERT_OK(access(rescued, R_OK)); /* the path is whole: the file is there */
+	unlink(dir);
+	unsetenv("TMPDIR");
+	fpt_tmp_cleanup();
+}
+
 /* A process killed while finalize writes (here by a file size limit, SIGXFSZ, in the middle of
  * the Chrome trace) leaves a metadata file that says so: it is written first, marked. */
 TEST(prof_session_killed_while_writing_leaves_meta_marked)

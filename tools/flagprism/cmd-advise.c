@@ -17,9 +17,10 @@
 
 const char cmd_advise_summary[] =
 	"ranked advice on what to change in the kernels that take a profile's time";
-const char cmd_advise_usage[] = "flagprism advise [-o ADVICE.json] [--with PROFILE]... [--top N] "
-				"[--min-share FRACTION] [--no-trace] [-q] PROFILE\n"
-				"flagprism advise --plan [--with PROFILE]... PROFILE";
+const char cmd_advise_usage[] =
+	"flagprism advise [-o ADVICE.json] [--with PROFILE]... [--top N] [--min-share FRACTION]\n"
+	"                 [--no-trace] [--full-names] [-q] PROFILE\n"
+	"flagprism advise --plan [--with PROFILE]... PROFILE";
 
 struct input {
 	const char *path;

@@ -25,11 +25,12 @@
 
 const char cmd_profile_summary[] = "run a Python script or pytest under the profiler";
 const char cmd_profile_usage[] =
-	"flagprism profile [-n NAME] [-c CONTEXT] [-d DATA] [-b BACKEND] [-k HOOK] [-m METRICS] "
-	"SCRIPT [ARGS...]\n"
+	"flagprism profile [-n NAME] [-c CONTEXT] [-d DATA] [-b BACKEND] [-k HOOK] [-m METRICS]\n"
+	"                  SCRIPT [ARGS...]\n"
 	"flagprism profile [OPTIONS] pytest [PYTEST-ARGS...]\n"
-	"flagprism profile --mode pcsampling [--sampling-period N] [OPTIONS] SCRIPT [ARGS...]\n"
-	"flagprism profile --ncu [--ncu-metrics LIST] [--ncu-args ARGS] [OPTIONS] SCRIPT [ARGS...]";
+	"flagprism profile --ncu [--ncu-metrics LIST] [--ncu-args ARGS] [--ncu-path NCU] [OPTIONS]\n"
+	"                  SCRIPT [ARGS...]\n"
+	"flagprism profile --mode pcsampling [--sampling-period N] [OPTIONS] SCRIPT [ARGS...]";
 
 /* FPT_CONTINUE when `value` is one of the library's names (name_at(0), name_at(1), ... until
  * NULL: fp_prof_context_name and its neighbours), else a usage error. */

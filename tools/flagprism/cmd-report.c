@@ -20,9 +20,11 @@
 const char cmd_report_summary[] =
 	"write one self-contained HTML page for a Debugger run or a profile";
 const char cmd_report_usage[] =
-	"flagprism report [-o OUT.html] [--title TEXT] [limits] DEBUG_DIR|summary.json|REPORT.json\n"
-	"flagprism report [-o OUT.html] [-m METRICS] [--diff OTHER] [--no-trace] [--no-advice] "
-	"PROFILE.hatchet";
+	"flagprism report [-o OUT.html] [--title TEXT] [--no-source] [--max-cells N] [--max-series N]\n"
+	"                 [--max-findings N] [--max-launches N] [--max-dumps N] [-q]\n"
+	"                 DEBUG_DIR | summary.json | REPORT.json\n"
+	"flagprism report [-o OUT.html] [--title TEXT] [-m METRICS] [--diff OTHER] [--no-trace]\n"
+	"                 [--no-advice] [--max-nodes N] [--max-slices N] [-q] PROFILE.hatchet";
 
 static bool ends_with(const char *s, const char *suffix)
 {

@@ -24,19 +24,24 @@ static const struct fpt_command commands[] = {
 	 "flagprism doctor [--json] [--timeout SECONDS]"},
 	{"version", cmd_version, "print the version of flagprism", "flagprism version [--json]"},
 	{"view", cmd_view, "show a profile's call tree with raw and derived metrics",
-	 "flagprism view [-l] [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX] "
-	 "[-f FORMAT] [--print-sorted] [--roofline] [--ranks] [--diff OTHER] FILE"},
+	 "flagprism view [-l] [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX]\n"
+	 "               [-f FORMAT] [-s value|name] [--print-sorted] [--keep-launch-metadata]\n"
+	 "               [--full-names] [--roofline] [--ranks] [--diff OTHER] FILE"},
 	{"diff", cmd_diff, "compare two profiles node by node (B - A)",
-	 "flagprism diff [view options] [-o OUT] A B"},
+	 "flagprism diff [-m METRICS] [-d DEPTH] [-t THRESHOLD] [-i REGEX] [-e REGEX] [-f FORMAT]\n"
+	 "               [-s value|name] [--print-sorted] [--keep-launch-metadata] [--full-names] A B\n"
+	 "flagprism diff -o OUT [--pretty] A B"},
 	{"merge", cmd_merge,
 	 "merge the profiles, traces or Debugger summaries of several processes or ranks",
-	 "flagprism merge -o OUT [--op mean|sum] [--world-size N] PROFILE...\n"
-	 "flagprism merge -o OUT.chrome_trace.json [--align HOW] TRACE.chrome_trace.json...\n"
-	 "flagprism merge -o DIR DEBUG-DIR|summary.json..."},
+	 "flagprism merge -o OUT [--op mean|sum] [--world-size N] [--pretty] [-q] PROFILE...\n"
+	 "flagprism merge -o OUT.chrome_trace.json [--align HOW] [--world-size N] [--pretty] [-q] "
+	 "TRACE...\n"
+	 "flagprism merge -o DIR [-q] DEBUG-DIR|summary.json..."},
 	{"report", cmd_report, cmd_report_summary, cmd_report_usage},
 	{"advise", cmd_advise, cmd_advise_summary, cmd_advise_usage},
 	{"import-ncu", cmd_import_ncu, "attach Nsight Compute metrics (ncu --csv) to a profile",
-	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet] [options]"},
+	 "flagprism import-ncu REPORT.csv --into PROFILE.hatchet [-o OUT.hatchet]\n"
+	 "                     [--trace TRACE.json | --no-trace] [--vendor-json FILE] [--json] [-q]"},
 	{"help", cmd_help, "show help for flagprism or one of its commands",
 	 "flagprism help [COMMAND]"},
 };

@@ -36,7 +36,10 @@ void fpt_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Print `usage` as "usage: line1\n   or: line2...". */
+/*
+ * Print `usage` as "usage: line1\n   or: line2...". A line that starts with a space continues the
+ * form above it (a synopsis wrapped as docs/cli/ wraps it) and keeps its indentation.
+ */
 static void print_usage_lines(FILE *f, const char *usage)
 {
 	const char *p = usage, *nl;
@@ -46,7 +49,7 @@ static void print_usage_lines(FILE *f, const char *usage)
 		nl = strchr(p, '\n');
 		if (!nl)
 			nl = p + strlen(p);
-		fprintf(f, "%s%.*s\n", lead, (int)(nl - p), p);
+		fprintf(f, "%s%.*s\n", *p == ' ' ? "       " : lead, (int)(nl - p), p);
 		lead = "   or: ";
 		p = *nl ? nl + 1 : nl;
 	}

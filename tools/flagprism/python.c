@@ -123,14 +123,21 @@ int fpt_python_find(struct fpt_python *py)
 		return FP_ENOENT;
 	}
 
-	/* An installed flagprism sits in the same bin/ as its environment's python3... */
+	/*
+	 * An installed flagprism is the environment's own command, in the same bin/ as its
+	 * python3 (or python: some environments have only that name); a link to it elsewhere
+	 * (~/.local/bin) resolves to it through /proc/self/exe...
+	 */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0 && (size_t)n < sizeof(exe) - 1) {
+		static const char *const names[] = {"python3", "python"};
+		size_t i;
+
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
-		if (slash) {
-			len = snprintf(py->path, sizeof(py->path), "%.*s/python3",
-				       (int)(slash - exe), exe);
+		for (i = 0; slash && i < FPT_ARRAY_SIZE(names); i++) {
+			len = snprintf(py->path, sizeof(py->path), "%.*s/%s", (int)(slash - exe),
+				       exe, names[i]);
 			if (len > 0 && (size_t)len < sizeof(py->path) &&
 			    is_executable_file(py->path)) {
 				py->origin = "next to flagprism";

@@ -287,7 +287,6 @@ def _desc_expect(s: Setup) -> list[Expect]:
             other_param="b_ptr",
             past=1472,
             lanes=384,
-            suppressed=0,  # a descriptor access: checked, not masked
             addr=1536,
             program=(0, 0, 0),
             programs=4,
@@ -387,7 +386,6 @@ def _tma_expect(s: Setup) -> list[Expect]:
             other_param="b_desc",
             past=1536,
             lanes=768,
-            suppressed=0,  # a descriptor access: checked, not masked
             addr=2560,
             program=(1, 0, 0),
             programs=1,
@@ -483,7 +481,6 @@ def _skd_expect(s: Setup) -> list[Expect]:
             location="inside_storage",
             past=1536,
             lanes=768,
-            suppressed=0,  # a descriptor access: checked, not masked
             addr=2560,
             program=(0, 0, 0),
             programs=2,

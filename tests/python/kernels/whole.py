@@ -77,6 +77,20 @@ def hist_kernel(x_ptr, bins_ptr, n, NB: tl.constexpr, BLOCK: tl.constexpr, RANGE
     fpl.collect_end()
 
 
+@triton.jit
+def none_mask_kernel(x_ptr, out_ptr, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+    """FlagGems' bmm style: a mask that is None for divisible shapes, read by the store."""
+    fpl.collect_start()
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        mask = None
+    else:
+        mask = offs < n
+    v = tl.load(x_ptr + offs, mask)
+    tl.store(out_ptr + offs, v * 2.0, mask)
+    fpl.collect_end()
+
+
 # -- tensor descriptors: host (TensorDescriptor) and device (tl.make_tensor_descriptor) ---------
 
 
