@@ -102,7 +102,7 @@ struct fp__adv_src {
 /* A kernel of the trace: one "X" event of category "kernel". */
 struct fp__adv_event {
 	double ts, dur;                    /* microseconds, as the trace gives them */
-	uint64_t stream;                   /* pid << 32 ^ tid: one track */
+	uint64_t stream;                   /* one key per track (pid, tid): track_key() */
 	const char *name;                  /* borrowed from the trace document */
 	const struct fp_json_value *stack; /* args.call_stack, or NULL */
 	double programs;                   /* product of args.grid, NaN when absent */

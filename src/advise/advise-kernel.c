@@ -611,7 +611,10 @@ void fp__adv_tail(struct fp_advice *a, size_t rule, struct fp__adv_kernel *k)
 		waves = p / (sms * bps);
 		full = ceil(waves);
 		idle = (full - waves) / full;
-		if (full > 4 || idle < FP__ADV_TAIL)
+		/* less than one wave of at least one program per SM idles no SM (the scheduler
+		 * spreads them): lower occupancy, the occupancy rule's business; past 4 waves
+		 * the tail is a small part */
+		if (full < 2 || full > 4 || idle < FP__ADV_TAIL)
 			return;
 	}
 	if (small && idle < FP__ADV_TAIL)

@@ -61,7 +61,8 @@ static const struct fp__adv_rule rules[] = {
 	  "kernel",
 	  "programs per launch (trace grid, ncu or the IR estimate), SM count (device table or "
 	  "ncu), blocks per SM (occupancy)",
-	  "fewer programs than SMs, or a partial last wave idling SMs for >= 20% of the launch",
+	  "fewer programs than SMs, or a partial last wave after 1 to 3 full ones idling SMs for "
+	  ">= 20% of the launch",
 	  "Nsight Compute's launch statistics (waves per SM, tail effect)",
 	  "a GPU run with -d trace (grids) or --ncu"},
 	 fp__adv_tail,

@@ -516,6 +516,10 @@ TEST(advise_tail_effect)
 		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"blocks\",\"pid\":1000,"
 		"\"tid\":1,\"ts\":0,\"dur\":1000,\"args\":{\"call_stack\":[\"main.py:run@10\"],"
 		"\"grid\":[2500,1,1]}}]}";
+	static const char trace_under_a_wave[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"blocks\",\"pid\":1000,"
+		"\"tid\":1,\"ts\":0,\"dur\":1000,\"args\":{\"call_stack\":[\"main.py:run@10\"],"
+		"\"grid\":[1000,1,1]}}]}";
 	const char *kv[2];
 	struct run r = {0};
 	struct fp_advice_finding f;
@@ -551,6 +555,17 @@ TEST(advise_tail_effect)
 	ASSERT_NEAR(evidence(r.adv, i, "blocks per SM"), 16, 0);
 	ASSERT_NEAR(evidence(r.adv, i, "waves"), 2500 / (SMS * 16), 1e-12);
 	ASSERT_NEAR(f.saving_ns, 1e6 * (1 - 2500 / (SMS * 16) / 2), 1);
+	done(&r);
+
+	/* 1000 programs, under one wave of 2112 but more than the SMs: every SM has programs,
+	 * none idles (lower occupancy is not a tail) */
+	r.t = gpu_tree();
+	kernel(r.t, "blocks", 1e6, 1);
+	r.trace = trace_under_a_wave;
+	r.meta = meta_text("cupti", kv, 1, &r.meta_len);
+	advise(&r);
+	ASSERT_EQ(find(r.adv, "tail_effect", NULL, &f), -1);
+	ASSERT_EQ(status(r.adv, "tail_effect").ran, 1);
 	done(&r);
 	free(n);
 
