@@ -4,7 +4,8 @@ slow version with one planted cause and a fixed version that applies the advice:
 (uncoalesced) load, an oversized block that spills, a reduction launched with too few programs
 (tail effect), a float32 GEMM computed from float16 inputs without tl.dot on them, a launch-bound
 loop of tiny kernels, and a pipelined loop run with num_stages=1 where the loads stall. The line
-each rule must name carries a comment `# planted: <rule>`.
+each rule must name carries a comment `# planted: <rule>` (either of the two loads of the
+unpipelined loop, whose stalls PC sampling may put on one or the other).
 
 Run as a script under `flagprism profile`: `python _advise_cases.py CASE VARIANT` runs the
 variant (slow or fixed) of CASE a fixed number of times after a warm-up. Kernels must live in a
@@ -24,40 +25,41 @@ import triton.language as tl
 N = 4096  # square matrices: 64 MiB of float32, larger than the L2 of an H100/H200
 
 
-# ---- uncoalesced: a column sum read across rows, and read along them ------------------------------
+# ---- uncoalesced: column sums read down the columns, and along the rows of the transpose ---------
 
 
 @triton.jit
-def colsum_strided(x_ptr, out_ptr, n, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    # each program sums BLOCK_C columns; its threads walk a column (stride n): uncoalesced
-    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
-    acc = tl.zeros((BLOCK_C,), dtype=tl.float32)
+def colsum_strided(x_ptr, out_ptr, n: tl.constexpr, BLOCK_R: tl.constexpr):
+    # one program per column; its lanes read a column, n floats apart: one 32-byte sector per
+    # 4-byte float. n is a constexpr so that the IR's estimate counts every step of the loop (a
+    # loop with runtime bounds counts once, and the fixed version would then read "too few"
+    # bytes for its sectors)
+    col = tl.program_id(0)
+    acc = tl.zeros((BLOCK_R,), dtype=tl.float32)
     for r0 in range(0, n, BLOCK_R):
         rows = r0 + tl.arange(0, BLOCK_R)
-        x = tl.load(x_ptr + cols[:, None] * n + rows[None, :])  # planted: uncoalesced
-        acc += tl.sum(x, axis=1)
-    tl.store(out_ptr + cols, acc)
+        acc += tl.load(x_ptr + rows * n + col)  # planted: uncoalesced
+    tl.store(out_ptr + col, tl.sum(acc, axis=0))
 
 
 @triton.jit
-def colsum_contig(x_ptr, out_ptr, n, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    # the fix: the tile's stride-1 axis (the row index of a transposed view) is the last one
-    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
-    acc = tl.zeros((BLOCK_C,), dtype=tl.float32)
+def colsum_contig(x_ptr, out_ptr, n: tl.constexpr, BLOCK_R: tl.constexpr):
+    # the fix: the same sums read along the rows of the transpose (stride 1 across the lanes)
+    col = tl.program_id(0)
+    acc = tl.zeros((BLOCK_R,), dtype=tl.float32)
     for r0 in range(0, n, BLOCK_R):
         rows = r0 + tl.arange(0, BLOCK_R)
-        x = tl.load(x_ptr + rows[:, None] * n + cols[None, :])
-        acc += tl.sum(x, axis=0)
-    tl.store(out_ptr + cols, acc)
+        acc += tl.load(x_ptr + col * n + rows)
+    tl.store(out_ptr + col, tl.sum(acc, axis=0))
 
 
 def uncoalesced(variant: str) -> Callable[[], Any]:
-    # slow: the rows of x^T are x's columns, read across; fixed: the same sums of xt = x^T
+    # slow: x's columns read in place; fixed: the same sums from xt = x^T, whose rows they are
     x = torch.randn(N, N, device="cuda")
     xt = x.t().contiguous()
     out = torch.empty(N, device="cuda")
     kern, src = (colsum_strided, x) if variant == "slow" else (colsum_contig, xt)
-    return lambda: kern[(N // 64,)](src, out, N, BLOCK_R=64, BLOCK_C=64)
+    return lambda: kern[(N,)](src, out, N, BLOCK_R=256)
 
 
 # ---- spills: a program that holds a huge tile ---------------------------------------------------------
@@ -184,7 +186,7 @@ def dot_loop(a_ptr, b_ptr, c_ptr, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in tl.range(0, n, BK, num_stages=STAGES):
         a = tl.load(a_ptr + rm[:, None] * n + (k + rk)[None, :])  # planted: stall
-        b = tl.load(b_ptr + (k + rk)[:, None] * n + rn[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * n + rn[None, :])  # planted: stall
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * n + rn[None, :], acc)
 
