@@ -143,6 +143,7 @@
 #define FP_DBG_KEY_SUMMARY_FINDINGS "findings"
 #define FP_DBG_KEY_SUMMARY_RANKS "ranks"
 #define FP_DBG_KEY_SUMMARY_WORKERS "workers"
+#define FP_DBG_KEY_SUMMARY_INCOMPLETE "incomplete"
 
 /* SUMMARY_FINDING: an element of the summary's "findings" ("report": the launch's text report) */
 #define FP_DBG_KEY_SUMMARY_FINDING_REPORT "report"
@@ -257,6 +258,7 @@
 	X(SUMMARY, FINDINGS)           \
 	X(SUMMARY, RANKS)              \
 	X(SUMMARY, WORKERS)            \
+	X(SUMMARY, INCOMPLETE)         \
 	X(SUMMARY_FINDING, REPORT)     \
 	X(MERGE, INPUTS)               \
 	X(MERGE_INPUT, SUMMARY)

@@ -248,24 +248,61 @@ struct merged {
 	struct fold kernels, findings; /* the parts' folded (workers only) */
 };
 
-static int write_with_rank(struct fp_jsonw *w, const struct fp_json_value *obj, int64_t rank)
+/* Object `obj` with its input's tag first: "rank" (an integer) or, where `worker` is not NULL,
+ * "worker" (a string); a member of the same name in `obj` is replaced. */
+static int write_tagged(struct fp_jsonw *w, const struct fp_json_value *obj, int64_t rank,
+			const char *worker)
 {
-	size_t i;
+	const char *tag = worker ? "worker" : "rank";
+	size_t i, tl = strlen(tag);
 	int rc = FP_OK;
 
 	fp_jsonw_object_begin(w);
-	fp_jsonw_kv_int(w, "rank", rank);
+	if (worker)
+		fp_jsonw_kv_string(w, tag, worker);
+	else
+		fp_jsonw_kv_int(w, tag, rank);
 	for (i = 0; !rc && i < fp_json_len(obj); i++) {
 		const char *key;
 		size_t kl;
 		const struct fp_json_value *v = fp_json_member(obj, i, &key, &kl);
 
-		if (kl == 4 && !memcmp(key, "rank", 4))
+		if (kl == tl && !memcmp(key, tag, tl))
 			continue;
 		fp_jsonw_key_n(w, key, kl);
 		rc = fp__jsonw_value(w, v);
 	}
 	return rc ? rc : fp_jsonw_object_end(w);
+}
+
+static int write_with_rank(struct fp_jsonw *w, const struct fp_json_value *obj, int64_t rank)
+{
+	return write_tagged(w, obj, rank, NULL);
+}
+
+/* Every input's incomplete launches (its summary's "incomplete"), each with its rank or worker;
+ * the controlling process's (workers) first. */
+static int write_incomplete(struct fp_jsonw *w, const struct merged *m)
+{
+	size_t k, i;
+	int rc = FP_OK;
+
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_INCOMPLETE);
+	fp_jsonw_array_begin(w);
+	for (k = 0; !rc && k <= m->n; k++) {
+		const struct sin *in = k == 0 ? m->base : &m->in[m->order[k - 1]];
+		const struct fp_json_value *a;
+
+		if (!in)
+			continue;
+		a = fp_json_get(in->root, FP_DBG_KEY_SUMMARY_INCOMPLETE);
+		for (i = 0; !rc && fp_json_type(a) == FP_JSON_ARRAY && i < fp_json_len(a); i++)
+			if (fp_json_type(fp_json_at(a, i)) == FP_JSON_OBJECT)
+				rc = in == m->base ? fp__jsonw_value(w, fp_json_at(a, i)) :
+						     write_tagged(w, fp_json_at(a, i), in->rank,
+								  in->worker);
+	}
+	return rc ? rc : fp_jsonw_array_end(w);
 }
 
 static void kv_copy_or_null(struct fp_jsonw *w, const char *k, const struct fp_json_value *v)
@@ -380,6 +417,7 @@ static int write_json(const struct merged *m, FILE *f)
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	write_counts(w, m);
+	rc = write_incomplete(w, m);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
 	for (k = 0; !rc && k < m->n; k++) {
@@ -940,6 +978,7 @@ static int write_json_workers(const struct merged *m, FILE *f)
 	fp_jsonw_array_end(w);
 	fp_jsonw_object_end(w);
 	write_counts(w, m);
+	rc = write_incomplete(w, m);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
 	for (i = 0; !rc && i < m->kernels.ng; i++)

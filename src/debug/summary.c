@@ -42,6 +42,13 @@ struct sunobserved {
 	uint32_t kernel, file, line, source, reason;
 };
 
+/* One launch that did not record everything: its kernel, index, report and why (interned). */
+struct sincomplete {
+	uint32_t kernel; /* index into kernels */
+	uint32_t report, reason;
+	uint64_t launch;
+};
+
 struct sreason {
 	uint32_t kernel; /* index into kernels */
 	uint32_t reason; /* interned */
@@ -78,6 +85,9 @@ struct fp_dbg_summary {
 	size_t nframes, frcap;
 	struct sunobserved *unobs;
 	size_t nunobs, ucap;
+	struct sincomplete *incs; /* the incomplete launches, the first SUMMARY_MAX_INCOMPLETE */
+	size_t nincs, icap;
+	uint64_t dropped_incomplete;
 	struct fp_hashmap unobs_ix;
 	uint64_t dropped_unobserved;
 	uint64_t next_index, launches;
@@ -120,6 +130,7 @@ const char *fp_dbg_launch_status_name(enum fp_dbg_launch_status st)
 #define SUMMARY_STRING_BYTES (64u << 20)
 #define SUMMARY_MAX_FRAMES (1u << 20)
 #define SUMMARY_MAX_RANGES (1u << 16) /* allocations NaN/Inf were written into, kept */
+#define SUMMARY_MAX_INCOMPLETE 1024u  /* incomplete launches listed one by one */
 
 int fp_dbg_summary_new(struct fp_dbg_summary **out)
 {
@@ -163,6 +174,8 @@ static void clear_locked(struct fp_dbg_summary *s)
 	fp_hashmap_clear(&s->unobs_ix);
 	s->nkernels = s->nreasons = s->nfindings = s->nframes = s->nunobs = 0;
 	s->dropped_unobserved = 0;
+	s->nincs = 0;
+	s->dropped_incomplete = 0;
 	s->next_index = s->launches = 0;
 	memset(s->by_status, 0, sizeof(s->by_status));
 	s->finding_launches = s->reports = 0;
@@ -189,6 +202,7 @@ void fp_dbg_summary_free(struct fp_dbg_summary *s)
 	fp_hashmap_release(&s->finding_ix);
 	fp_hashmap_release(&s->unobs_ix);
 	fp_free(s->unobs);
+	fp_free(s->incs);
 	fp_intern_free(s->strs);
 	fp_free(s->kernels);
 	fp_free(s->reasons);
@@ -467,20 +481,25 @@ void fp_dbg_summary_totals(struct fp_dbg_summary *s, struct fp_dbg_summary_total
 /* ---- findings ----------------------------------------------------------------------------- */
 
 /*
- * A launch whose records or dumps did not all fit: counted, and the first one's reason kept
- * per kernel (summary.json `complete`, summary.txt's INCOMPLETE line, --strict).
+ * A launch whose records or dumps did not all fit: counted, listed with its own reason (the
+ * first SUMMARY_MAX_INCOMPLETE; the rest counted in dropped.incomplete_launches), and the first
+ * one's reason kept per kernel (summary.json `complete` and `incomplete`, summary.txt's
+ * INCOMPLETE lines, --strict).
  */
-static int add_incomplete(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run)
+static int add_incomplete(struct fp_dbg_summary *s, uint32_t kix, const struct fp_dbg_run *run,
+			  uint64_t launch, const char *report)
 {
 	const struct fp_dbg_run_info *ri = fp_dbg_run_info(run);
+	struct sincomplete *e;
 	char why[256];
-	int n = 0;
+	int n = 0, st;
 
 	if (ri->complete)
 		return FP_OK;
 	s->incomplete_launches++;
-	if (kix == UINT32_MAX || s->kernels[kix].incomplete++)
+	if (kix == UINT32_MAX)
 		return FP_OK;
+	why[0] = '\0';
 	if (ri->overflow_count)
 		n = snprintf(why, sizeof(why),
 			     "%" PRIu64 " records did not fit the %" PRIu64 " slots per program of "
@@ -491,6 +510,23 @@ static int add_incomplete(struct fp_dbg_summary *s, uint32_t kix, const struct f
 			 "%s%" PRIu64 " dump words did not fit the dump arena of %" PRIu64
 			 " words (raise dump_capacity)",
 			 n ? "; " : "", ri->dump_overflow, ri->dump_capacity);
+	if (!why[0])
+		snprintf(why, sizeof(why), "it did not record everything");
+	st = grow((void **)&s->incs, &s->icap, s->nincs + 1, sizeof(*s->incs),
+		  SUMMARY_MAX_INCOMPLETE);
+	if (st == FP_ELIMIT) {
+		s->dropped_incomplete++;
+	} else if (st) {
+		return st;
+	} else {
+		e = &s->incs[s->nincs];
+		*e = (struct sincomplete){.kernel = kix, .launch = launch};
+		if ((st = intern(s, why, &e->reason)) || (st = intern(s, report, &e->report)))
+			return st;
+		s->nincs++;
+	}
+	if (s->kernels[kix].incomplete++)
+		return FP_OK;
 	return intern(s, why, &s->kernels[kix].incomplete_reason);
 }
 
@@ -643,7 +679,7 @@ int fp__dbg_summary_add_launch_findings(struct fp_dbg_summary *s, const struct f
 		goto out;
 	if (kix != UINT32_MAX && (st = add_coverage(s, kix, run, l)))
 		goto out;
-	if ((st = add_incomplete(s, kix, run)))
+	if ((st = add_incomplete(s, kix, run, launch, report)))
 		goto out;
 	if (n == 0)
 		goto out;
@@ -893,7 +929,22 @@ static void write_json_doc(struct fp_dbg_summary *s, struct fp_jsonw *w)
 	fp_jsonw_kv_uint(w, "findings", s->dropped_findings);
 	fp_jsonw_kv_uint(w, "stack_frames", s->dropped_frames);
 	fp_jsonw_kv_uint(w, "nan_links", s->dropped_ranges);
+	fp_jsonw_kv_uint(w, "incomplete_launches", s->dropped_incomplete);
 	fp_jsonw_object_end(w);
+	/* every launch that did not record everything, with its own reason */
+	fp_jsonw_key(w, FP_DBG_KEY_SUMMARY_INCOMPLETE);
+	fp_jsonw_array_begin(w);
+	for (i = 0; i < s->nincs; i++) {
+		const struct sincomplete *e = &s->incs[i];
+
+		fp_jsonw_object_begin(w);
+		fp_jsonw_kv_string(w, "kernel", str(s, s->kernels[e->kernel].name));
+		fp_jsonw_kv_uint(w, "launch", e->launch);
+		kv_opt(w, "report", str(s, e->report));
+		fp_jsonw_kv_string(w, "reason", str(s, e->reason));
+		fp_jsonw_object_end(w);
+	}
+	fp_jsonw_array_end(w);
 	fp_jsonw_key(w, "kernels");
 	fp_jsonw_array_begin(w);
 	for (i = 0; i < s->nkernels; i++) {
@@ -1139,6 +1190,19 @@ static int write_txt(struct fp_dbg_summary *s, FILE *f)
 				      tag, txt(x, str(s, s->kernels[i].name)),
 				      s->kernels[i].incomplete,
 				      txt(x, str(s, s->kernels[i].incomplete_reason)));
+	for (i = 0; i < s->nincs && i < 8; i++) {
+		const struct sincomplete *e = &s->incs[i];
+
+		fp__tb_printf(t, "    incomplete: %s launch %" PRIu64 "%s%s: %s\n",
+			      txt(x, str(s, s->kernels[e->kernel].name)), e->launch,
+			      str(s, e->report)[0] ? ", report " : "",
+			      str(s, e->report)[0] ? txt(x, str(s, e->report)) : "",
+			      txt(x, str(s, e->reason)));
+	}
+	if (s->nincs + s->dropped_incomplete > 8)
+		fp__tb_printf(t,
+			      "    ... and %" PRIu64 " more incomplete launches (summary.json)\n",
+			      (uint64_t)s->nincs + s->dropped_incomplete - 8);
 	if (s->nkernels) {
 		for (i = 0; i < s->nkernels; i++)
 			width = FP_MAX(width, strlen(str(s, s->kernels[i].name)));

@@ -253,3 +253,31 @@ def test_a_buffer_that_does_not_fit_names_its_size_and_settings():
         r"\(record_capacity=5, dump_capacity=None",
     ):
         _launch.alloc_buffer(1 << 50, torch.device("cpu"), "record_capacity=5, dump_capacity=None")
+
+
+def test_summary_lists_each_incomplete_launch_with_its_reason(dbg):
+    """Two launches whose records did not all fit: the summary is incomplete, and its
+    "incomplete" list names each launch (kernel, launch index, report) with its own reason, as
+    the text summary does; a complete launch is not listed."""
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], record_capacity=12)
+    dbg.activate()
+    x = torch.randn(256)
+    out = torch.empty(256)
+    vector_add.add_kernel[(4,)](x, x, out, 256, BLOCK=64)
+    vector_add.add_kernel[(2,)](x, x, out, 128, BLOCK=64)
+    dbg.deactivate()
+    dbg.configure(output_dir=dbg.get_config()["output_dir"], record_capacity=100000)
+    dbg.activate()
+    vector_add.add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+    dbg.deactivate()
+    s = dbg.summary()
+    j = s["json"]
+    assert j["complete"] is False and j["totals"]["incomplete_launches"] == 2, s["text"]
+    inc = j["incomplete"]
+    assert [e["kernel"] for e in inc] == ["add_kernel", "add_kernel"], inc
+    assert inc[0]["launch"] < inc[1]["launch"]
+    assert "did not fit the 3 slots per program of its 4 programs" in inc[0]["reason"], inc
+    assert "did not fit the 6 slots per program of its 2 programs" in inc[1]["reason"], inc
+    assert all(e["report"] for e in inc), inc
+    assert j["dropped"]["incomplete_launches"] == 0
+    assert f"incomplete: add_kernel launch {inc[1]['launch']}" in s["text"], s["text"]

@@ -1215,6 +1215,41 @@ TEST(ranks_merge_summaries)
 	free(t[2]);
 }
 
+/* Each rank's incomplete launches reach the merged summary, each with its rank. */
+TEST(ranks_merge_summaries_incomplete_launches)
+{
+	char *t[2] = {summary_text(1, 2, 0, 1), summary_text(0, 2, 0, 1)};
+	static const char *const names[] = {"d/rank1/summary.json", "d/rank0/summary.json"};
+	static const char list[] = "\"incomplete\":[{\"kernel\":\"copy\",\"launch\":1,"
+				   "\"report\":\"r.txt\",\"reason\":\"records did not fit\"}],";
+	struct fp_ranks_summary_report rep;
+	struct fp_json_doc *doc;
+	const struct fp_json_value *inc, *e;
+	char *json = NULL, *txt = NULL, *p, *with;
+	struct fp_diag d;
+	int64_t x;
+
+	/* rank 1 lists one launch (before its "kernels"); rank 0 has no list (an older writer) */
+	p = strstr(t[0], "\"kernels\":");
+	ASSERT_NOT_NULL(p);
+	ASSERT(asprintf(&with, "%.*s%s%s", (int)(p - t[0]), t[0], list, p) > 0);
+	free(t[0]);
+	t[0] = with;
+	ASSERT_OK(merge_summaries(t, names, 2, &json, &txt, &rep, &d));
+	ASSERT_OK(fp_json_parse(json, strlen(json), NULL, &doc, &d));
+	inc = fp_json_get(fp_json_root(doc), "incomplete");
+	ASSERT_EQ(fp_json_len(inc), 1);
+	e = fp_json_at(inc, 0);
+	ASSERT(fp_json_int64(fp_json_get(e, "rank"), &x) && x == 1);
+	ASSERT_STREQ(fp_json_string(fp_json_get(e, "kernel"), NULL), "copy");
+	ASSERT_STREQ(fp_json_string(fp_json_get(e, "reason"), NULL), "records did not fit");
+	fp_json_doc_free(doc);
+	free(json);
+	free(txt);
+	free(t[0]);
+	free(t[1]);
+}
+
 struct sum_oom {
 	char *t[2];
 };
