@@ -259,6 +259,7 @@ def test_summary_lists_each_incomplete_launch_with_its_reason(dbg):
     """Two launches whose records did not all fit: the summary is incomplete, and its
     "incomplete" list names each launch (kernel, launch index, report) with its own reason, as
     the text summary does; a complete launch is not listed."""
+    dbg.reset_summary()  # the summary is the process's: earlier tests' launches are in it
     dbg.configure(output_dir=dbg.get_config()["output_dir"], record_capacity=12)
     dbg.activate()
     x = torch.randn(256)
