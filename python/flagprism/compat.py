@@ -578,14 +578,10 @@ INT_MASK_WORKAROUND = (
 )
 
 
-#: Where a launch of Triton 3.6's interpreter fails on a loop bound under NumPy 2.4+.
+#: Where a launch of Triton 3.6's interpreter fails on a loop bound under NumPy 2.4+ (the row
+#: of the known-bad table that says so, which decides whether it applies here).
 NUMPY_SCALAR_MESSAGE = "only 0-dimensional arrays can be converted to Python scalars"
-NUMPY_SCALAR_WORKAROUND = (
-    "Triton's interpreter turns a loop bound it loaded (`for i in range(n)`, `range(0, K, BLOCK)`) "
-    "into a Python int in a way NumPy 2.4 and later reject (installed: NumPy {}): install "
-    "`numpy<2.4` where the interpreter runs, or run the kernel on a GPU "
-    "[triton3.6-interpreter-numpy2.4]"
-)
+ROW_NUMPY_SCALARS = "triton3.6-interpreter-numpy2.4"
 
 
 def explain_interpreter_error(e: BaseException) -> str | None:
@@ -598,12 +594,10 @@ def explain_interpreter_error(e: BaseException) -> str | None:
     if INT_MASK_MESSAGE in text and not interpreter_int_masks():
         return INT_MASK_WORKAROUND
     if NUMPY_SCALAR_MESSAGE in text:
-        try:
-            import numpy as np
-        except ImportError:  # pragma: no cover - the interpreter needs NumPy
-            return None
-        if tuple(int(x) for x in np.__version__.split(".")[:2] if x.isdigit()) >= (2, 4):
-            return NUMPY_SCALAR_WORKAROUND.format(np.__version__)
+        found = installed_versions()
+        for issue in known_issues("interpreter", found):
+            if issue.id == ROW_NUMPY_SCALARS:
+                return issue.message(found)
     return None
 
 

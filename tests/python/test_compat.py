@@ -247,19 +247,22 @@ def test_launch_hook_chain_on_this_triton(name: str) -> None:
 
 def test_numpy_scalar_failure_of_the_interpreter_is_explained(monkeypatch):
     """Triton 3.6's interpreter under NumPy 2.4+ fails on loaded loop bounds with NumPy's own
-    message; the launch's error then names the known-bad row and the workaround, and under an
-    older NumPy (where the message means something else) it says nothing."""
-    import numpy as np
-
+    message; the launch's error then gets the known-bad row's words (what breaks, the installed
+    versions, the workaround), where the row applies to the installed versions, and nothing
+    otherwise (an older NumPy, another Triton, another message)."""
     from flagprism import compat
 
     cause = TypeError("only 0-dimensional arrays can be converted to Python scalars")
     err = RuntimeError(repr(cause))
     err.__cause__ = cause
-    monkeypatch.setattr(np, "__version__", "2.4.1")
+    versions = {"triton": "3.6.0", "numpy": "2.4.1"}
+    monkeypatch.setattr(compat, "installed_versions", lambda: dict(versions))
     hint = compat.explain_interpreter_error(err)
-    assert hint is not None and "numpy<2.4" in hint and "NumPy 2.4.1" in hint
+    assert hint is not None and "numpy<2.4" in hint and "numpy 2.4.1" in hint, hint
     assert hint.endswith("[triton3.6-interpreter-numpy2.4]")
-    monkeypatch.setattr(np, "__version__", "2.3.5")
+    versions["numpy"] = "2.3.5"
     assert compat.explain_interpreter_error(err) is None
+    versions.update(numpy="2.4.1", triton="3.8.0")
+    assert compat.explain_interpreter_error(err) is None
+    versions["triton"] = "3.6.0"
     assert compat.explain_interpreter_error(RuntimeError("unrelated")) is None
