@@ -340,6 +340,8 @@ def run_template(twin: Any, plan: _launch.Launch, ret: Any) -> dict[str, Any]:
             "findings": _UNLOADED,
             "coverage": _UNLOADED,
             "sanitize": bool(twin.extra.get("sanitize", False)),
+            # float sums in float64 per element (activate(exact_sums=True)), else float32 per block
+            "exact_sums": bool(twin.extra.get("exact_sums", False)),
             "complete": None,
             "num_warps": None,
             # what the compiled twin really ran with (None on the interpreter)

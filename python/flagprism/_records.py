@@ -13,12 +13,15 @@ Two flavours of each reducer exist. ``*_fused`` is the GPU form, built for instr
 statistic goes into the cheapest reduction the compiler has for it. A single-operation 32-bit
 integer reduction is one ``redux.sync`` per warp on NVIDIA, so counts, integer min/max, float
 min/max (as order-preserving int32 keys) and the first/last active lane (as lane<<16|half keys)
-are such reductions; float64 sums share one tuple reduction. Float blocks are summarised as if
-every element were finite, and recomputed with masking when the float64 sum says otherwise;
+are such reductions; sums share one tuple reduction. Float blocks of float32 and narrower are
+summed in float32 (converted to float64 once per record; ``*_exact`` entry points sum every
+element in float64, for exact_sums) and summarised as if every element were finite, then
+recomputed with masking, in float64, when the sums say otherwise (NaN, Inf, float32 overflow or
+underflow: _sums32_ok);
 address blocks assume one high address half and are recomputed in 64 bits when the lanes
 straddle a 4 GiB boundary. ``*_np`` uses ``tl.sum``/``tl.min``/``tl.max``, which the Triton
 interpreter maps to vectorised NumPy (its generic ``tl.reduce`` path calls Python once per
-element). Both produce the same record words, up to the rounding order of float64 sums.
+element). Both produce the same record words, up to the rounding order of the sums.
 
 Two more savings need the rewriter: an access ``base + offsets`` with a scalar ``base`` is
 summarised from its int32 offsets, and that summary is shared by later accesses through the
@@ -587,23 +590,94 @@ def _float_fast(xf):
     return ok, cz.to(tl.int64), s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
 
 
+#: Below this largest magnitude a block's float32 sum of squares is recomputed in float64: a
+#: square under float32's smallest normal (2**-126) keeps only part of its bits, at most 2**-150
+#: off, so n of them are off by n * 2**-150, which against a sum of squares of at least
+#: amax**2 = 2**-100 stays under 2**-26 for blocks of up to 2**24 elements (docs/guide/debugger.md,
+#: "Accuracy").
+_TINY32 = tl.constexpr(2.0**-50)
+
+
 @triton.jit
-def _float_stats(x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr):
+def _sums32_ok(s, q, amax):
+    """The float32 sum s and sum of squares q of a block whose finite elements reach amax in
+    magnitude are trustworthy: both finite (no NaN or Inf, no overflow: a square overflows for
+    |x| > 1.8e19) and no square lost to underflow (amax 0: every element is zero, exactly summed)."""
+    return (tl.abs(s) < _INF) & (q < _INF) & ((amax >= _TINY32) | (amax == 0))
+
+
+@triton.jit
+def _float_fast32(xf):
+    """_float_fast with float32 sums: one tuple reduction of 32-bit values (the sum and sum of
+    squares as Triton's tl.sum makes them: each thread's elements in turn, then a tree across
+    threads), each converted to float64 once. ok is false when some element is NaN or Inf, or
+    when a sum overflowed or a square underflowed (_sums32_ok); the caller then recomputes the
+    record in float64 (_float_slow), as for NaN and Inf."""
+    xa = _any_order(xf)
+    s, q, fmn, fmx, cz = tl.reduce((xa, xa * xa, xa, xa, (xa == 0).to(tl.int32)), 0, _vcomb_fast)
+    ok = _sums32_ok(s, q, tl.maximum(-fmn, fmx))
+    mnw = fmn.to(tl.float64).to(tl.int64, bitcast=True)
+    mxw = fmx.to(tl.float64).to(tl.int64, bitcast=True)
+    sd = s.to(tl.float64).to(tl.int64, bitcast=True)
+    qd = q.to(tl.float64).to(tl.int64, bitcast=True)
+    return ok, cz.to(tl.int64), sd, qd, mnw, mxw
+
+
+@triton.jit
+def _float_masked32(xf):
+    """_float_masked (interpreter flavour) with float32 sums of the finite elements, converted to
+    float64 once; recomputed in float64 when _sums32_ok says the float32 ones cannot be trusted."""
+    fin = tl.abs(xf) < _INF
+    isnan = xf != xf
+    isinf = (~fin) & (~isnan)
+    v = tl.where(fin, xf, 0)
+    mn = _rmin(tl.where(fin, xf, _INF))
+    mx = _rmax(tl.where(fin, xf, -_INF))
+    cn = _rsum(isnan.to(tl.int32)).to(tl.int64)
+    ci = _rsum(isinf.to(tl.int32)).to(tl.int64)
+    cz = _rsum((xf == 0).to(tl.int32)).to(tl.int64)
+    s32 = _rsum(v)
+    q32 = _rsum(v * v)
+    s = s32.to(tl.float64)
+    q = q32.to(tl.float64)
+    # no finite element: mn is +Inf and both sums are 0 (exact)
+    if not _sums32_ok(s32, q32, tl.where(mn == _INF, 0.0, tl.maximum(-mn, mx))):
+        vd = v.to(tl.float64)
+        s = _rsum(vd)
+        q = _rsum(vd * vd)
+    mnw = mn.to(tl.float64).to(tl.int64, bitcast=True)
+    mxw = mx.to(tl.float64).to(tl.int64, bitcast=True)
+    return cn, ci, cz, s.to(tl.int64, bitcast=True), q.to(tl.int64, bitcast=True), mnw, mxw
+
+
+@triton.jit
+def _float_stats(
+    x, FL: tl.constexpr, BLOCK: tl.constexpr, FUSED: tl.constexpr, EXACT: tl.constexpr = False
+):
+    """Words of a float block's or scalar's statistics. The sums of a block of float32 or narrower
+    are float32 reductions converted to float64 once (docs/guide/debugger.md, "Accuracy"), unless
+    EXACT (exact_sums: every element converted to float64 and summed in float64, as before);
+    float64 blocks are always summed in float64. Counts, min and max are exact either way."""
     if FL == 1:
         xf = x.to(tl.float32)
     else:
         xf = x
     if BLOCK:
         if FUSED and not _is_fp64(xf):
-            ok, cz, s, q, mnw, mxw = _float_fast(xf)
+            if EXACT:
+                ok, cz, s, q, mnw, mxw = _float_fast(xf)
+            else:
+                ok, cz, s, q, mnw, mxw = _float_fast32(xf)
             zero = tl.full((), 0, tl.int64)
             cn = zero
             ci = zero
             if not ok:
-                # Rare (NaN or Inf present).
+                # Rare (NaN or Inf present; without EXACT also a float32 sum out of range).
                 cn, ci, cz, s, q, mnw, mxw = _float_slow(xf)
-        else:
+        elif EXACT or _is_fp64(xf):
             cn, ci, cz, s, q, mnw, mxw = _float_masked(xf, FUSED)
+        else:
+            cn, ci, cz, s, q, mnw, mxw = _float_masked32(xf)
     else:
         fin = tl.abs(xf) < _INF
         isnan = xf != xf
@@ -770,10 +844,18 @@ def _float_counts(x, FL: tl.constexpr, BLOCK: tl.constexpr):
 
 @triton.jit
 def _value_words(
-    ctx, slots, n, x, DUMP: tl.constexpr, FUSED: tl.constexpr, COUNTS: tl.constexpr = False
+    ctx,
+    slots,
+    n,
+    x,
+    DUMP: tl.constexpr,
+    FUSED: tl.constexpr,
+    COUNTS: tl.constexpr = False,
+    EXACT: tl.constexpr = False,
 ):
     """Words 2-7 of the value record of block or scalar x (record-format.md). COUNTS: a
-    counts-only record (NaN and Inf counts; words 3-7 zero but for "no dump")."""
+    counts-only record (NaN and Inf counts; words 3-7 zero but for "no dump"). EXACT: float sums
+    in float64 per element (exact_sums) rather than float32 per block (_float_stats)."""
     C: tl.constexpr = vclass(x)
     FL: tl.constexpr = vflavor(x)
     tl.static_assert(FL != 0, "flagprism: dtype not supported by the debugger")
@@ -788,7 +870,7 @@ def _value_words(
         # word 3: zero count 0, dump offset 0xffffffff (none): 0xffffffff00000000 as int64
         return cn | (ci << 32), tl.full((), -4294967296, tl.int64), zero, zero, zero, zero
     if FL <= 2:
-        cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED)
+        cn, ci, cz, s, q, mn, mx = _float_stats(xs, FL, C == 2, FUSED, EXACT)
     else:
         cn, ci, cz, s, q, mn, mx = _int_stats(xs, FL, C == 2, FUSED)
     doff = tl.full((), -1, tl.int64)
@@ -835,12 +917,13 @@ def _value(
     DUMP: tl.constexpr,
     FUSED: tl.constexpr,
     COUNTS: tl.constexpr = False,
+    EXACT: tl.constexpr = False,
 ):
     C: tl.constexpr = vclass(x)
     if C == 0:
         return n
     else:
-        w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS)
+        w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS, EXACT)
         return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED, COUNTS)
 
 
@@ -857,6 +940,7 @@ def _value_entry(
     W,
     FUSED: tl.constexpr,
     COUNTS: tl.constexpr = False,
+    EXACT: tl.constexpr = False,
 ):
     C: tl.constexpr = vclass(x)
     if W is not None:
@@ -873,10 +957,10 @@ def _value_entry(
             z = tl.full((), 0, tl.int64)
             return n, (z, z, z, z, z, z)
         else:
-            w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS)
+            w = _value_words(ctx, slots, n, x, DUMP, FUSED, COUNTS, EXACT)
             return _emit_value(ctx, base, slots, n, SITE, x, w, FUSED, COUNTS), w
     else:
-        return _value(ctx, base, slots, n, SITE, x, DUMP, FUSED, COUNTS)
+        return _value(ctx, base, slots, n, SITE, x, DUMP, FUSED, COUNTS, EXACT)
 
 
 @triton.jit
@@ -910,6 +994,38 @@ def value_np(
 ):
     """Record a value summary (interpreter flavour: NumPy-backed reductions)."""
     return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False)
+
+
+@triton.jit
+def value_fused_exact(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
+    """value_fused with float sums in float64 per element (exact_sums: debugger.activate)."""
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, True, False, True)
+
+
+@triton.jit
+def value_np_exact(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    DUMP: tl.constexpr,
+    KEEP: tl.constexpr = False,
+    W=None,
+):
+    """value_np with float sums in float64 per element (exact_sums)."""
+    return _value_entry(ctx, base, slots, n, SITE, x, DUMP, KEEP, W, False, False, True)
 
 
 @triton.jit
@@ -2090,6 +2206,7 @@ def _value_affine(
     LO: tl.constexpr,
     HI: tl.constexpr,
     FUSED: tl.constexpr,
+    EXACT: tl.constexpr = False,
 ):
     if _aff_ok(x, S, K, LO, HI):
         CODE: tl.constexpr = dtype_code(x)
@@ -2123,7 +2240,7 @@ def _value_affine(
         )
         return n2, (f, k, c)
     else:
-        n2 = _value(ctx, base, slots, n, SITE, x, 0, FUSED)
+        n2 = _value(ctx, base, slots, n, SITE, x, 0, FUSED, False, EXACT)
         p = tl.full((), 0, tl.int1)
         return n2, (p, p, p)
 
@@ -2229,6 +2346,39 @@ def value_affine_np(
     HI: tl.constexpr,
 ):
     return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, False)
+
+
+@triton.jit
+def value_affine_fused_exact(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    S,
+    K: tl.constexpr,
+    LO: tl.constexpr,
+    HI: tl.constexpr,
+):
+    """value_affine_fused with exact_sums (an x that is not affine gets a float64-summed record)."""
+    return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, True, True)
+
+
+@triton.jit
+def value_affine_np_exact(
+    ctx,
+    base,
+    slots,
+    n,
+    SITE: tl.constexpr,
+    x,
+    S,
+    K: tl.constexpr,
+    LO: tl.constexpr,
+    HI: tl.constexpr,
+):
+    return _value_affine(ctx, base, slots, n, SITE, x, S, K, LO, HI, False, True)
 
 
 @triton.jit

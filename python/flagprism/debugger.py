@@ -105,6 +105,7 @@ _kernel_re: Any = None  # compiled _config.kernel
 _active = False
 _level = 1
 _addr_level = 1
+_exact_sums = False  # level 1's float sums in float64 per element (activate(exact_sums=True))
 _sanitize = False
 _checks: frozenset[str] = frozenset()
 _sanitize_skipped: dict[str, str] = {}  # kernels sanitize mode could not instrument: name -> why
@@ -116,11 +117,11 @@ _bypass: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "flagprism_debugger_bypass", default=False
 )
 
-# id(kernel) -> (weakref to kernel, has-markers flag); id(kernel) -> {(level, addr, flavour, checks): Twin}
+# id(kernel) -> (weakref to kernel, has-markers flag);
+# id(kernel) -> {(level, addr, flavour, checks, suppress, exact_sums): Twin}
+_TwinKey = tuple[int, int, str, frozenset[str], bool, bool]
 _marker_cache: dict[int, tuple[Any, bool]] = {}
-_twin_cache: dict[
-    int, tuple[Any, dict[tuple[int, int, str, frozenset[str], bool], _rewrite.Twin | None]]
-] = {}
+_twin_cache: dict[int, tuple[Any, dict[_TwinKey, _rewrite.Twin | None]]] = {}
 _ttir_cache: dict[tuple[int, str], tuple[str | None, str | None]] = {}
 
 
@@ -282,13 +283,14 @@ def configure(
 
 def get_config() -> dict[str, Any]:
     """The current options plus activation state (``active``, ``level``, ``addr_level``,
-    ``sanitize``, ``check``)."""
+    ``exact_sums``, ``sanitize``, ``check``)."""
     with _lock:
         d = asdict(_config)
         d.update(
             active=_active,
             level=_level,
             addr_level=_addr_level,
+            exact_sums=_exact_sums,
             sanitize=_sanitize,
             check=tuple(c for c in CHECKS if c in _checks),
         )
@@ -329,7 +331,11 @@ def _check_checks(check: Any) -> frozenset[str]:
 
 
 def activate(
-    level: int = 1, addr_level: int = 1, sanitize: bool = False, check: Any = None
+    level: int = 1,
+    addr_level: int = 1,
+    sanitize: bool = False,
+    check: Any = None,
+    exact_sums: bool = False,
 ) -> None:
     """Start instrumenting kernels with markers. level: 0 no values, 1 value summaries, 2 summaries
     and full dumps. addr_level: 0 no addresses, 1 address summaries, 2 summaries and every lane.
@@ -338,15 +344,19 @@ def activate(
     store against the tensors' extents), "nan", "inf" (where NaN/Inf first appear),
     "precision" (narrowing casts, cancellation), "domain" (division by zero, log/sqrt/pow
     outside their domain); reports are written only for launches with findings (see
-    docs/guide/debugger.md, "Check mode"). sanitize=True is check=("bounds",)."""
-    global _active, _level, _addr_level, _sanitize, _checks
+    docs/guide/debugger.md, "Check mode"). sanitize=True is check=("bounds",). exact_sums: the
+    sums behind a float value summary's mean and L2 norm in float64 per element (the records of earlier
+    releases, bit for bit) instead of float32 per block and program (docs/guide/debugger.md, "Accuracy")."""
+    global _active, _level, _addr_level, _sanitize, _checks, _exact_sums
     lv = _check_level("level", level)
     al = _check_level("addr_level", addr_level)
     checks = _check_checks(check)
+    if not isinstance(exact_sums, bool):
+        raise TypeError(f"exact_sums must be True or False, got {exact_sums!r}")
     if sanitize:
         checks = checks | {"bounds"}
     with _lock:
-        _level, _addr_level, _checks = lv, al, checks
+        _level, _addr_level, _checks, _exact_sums = lv, al, checks, exact_sums
         _sanitize = bool(checks)
         _new_epoch()
         if not _active:
@@ -1010,7 +1020,7 @@ def _flavour(fn: Any) -> str:
     return "np" if _plans.backend_of(fn) == "interpreter" else "fused"
 
 
-def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
+def _helpers(fn: Any, flavour: str, counts: bool = False, exact: bool = False) -> dict[str, Any]:
     from flagprism import _records as R
 
     if not isinstance(fn, type(R.begin)):
@@ -1022,16 +1032,17 @@ def _helpers(fn: Any, flavour: str, counts: bool = False) -> dict[str, Any]:
     if flavour == "np" and _plans.backend_of(fn) == "interpreter":
         ns = R.interpreter_helpers()
     fused = flavour == "fused"
+    ex = "_exact" if exact else ""  # float64 sums per element (activate(exact_sums=True))
     return {
         _rewrite.H_BEGIN: ns["begin"],
         _rewrite.H_VALUE: ns[
             ("value_counts_fused" if fused else "value_counts_np")
             if counts
-            else ("value_fused" if fused else "value_np")
+            else ("value_fused" if fused else "value_np") + ex
         ],
         _rewrite.H_ADDR: ns["addr_fused" if fused else "addr_np"],
         _rewrite.H_DESC: ns["desc_access"],
-        _rewrite.H_VAFF: ns["value_affine_fused" if fused else "value_affine_np"],
+        _rewrite.H_VAFF: ns[("value_affine_fused" if fused else "value_affine_np") + ex],
         _rewrite.H_VCMP: ns["value_compare_fused" if fused else "value_compare_np"],
         _rewrite.H_ADDRC: ns["addr_closed_fused" if fused else "addr_closed_np"],
         _rewrite.H_BPMAKE: ns["bp_make"],
@@ -1058,7 +1069,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
     key = id(fn)
     flavour = _flavour(fn)
     suppress = _config.check_continue == "suppress"
-    tkey = (_level, _addr_level, flavour, _checks, suppress)
+    tkey = (_level, _addr_level, flavour, _checks, suppress, _exact_sums)
     hit = _twin_cache.get(key)
     if hit is not None and hit[0]() is fn and tkey in hit[1]:
         twin = hit[1][tkey]
@@ -1075,7 +1086,7 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             fn,
             1 if values else 0,
             1 if any(_CHECK_INFO[c]["addresses"] for c in _checks) else 0,
-            _helpers(fn, flavour, counts),
+            _helpers(fn, flavour, counts, _exact_sums),
             sanitize=True,
             rules=_checks,
             suppress=suppress,
@@ -1087,19 +1098,18 @@ def _twin_for(fn: Any) -> _rewrite.Twin:
             fn,
             _level,
             _addr_level,
-            _helpers(fn, flavour),
+            _helpers(fn, flavour, exact=_exact_sums),
             rules=frozenset(CHECKS),
             suppress=suppress,
         )
     twin.extra["suppress"] = suppress
+    twin.extra["exact_sums"] = _exact_sums
     _plans.counters["twins_built"] += 1
     _remember(fn, tkey, twin)
     return twin
 
 
-def _remember(
-    fn: Any, tkey: tuple[int, int, str, frozenset[str], bool], twin: _rewrite.Twin | None
-) -> None:
+def _remember(fn: Any, tkey: _TwinKey, twin: _rewrite.Twin | None) -> None:
     key = id(fn)
     hit = _twin_cache.get(key)
     if hit is None or hit[0]() is not fn:
@@ -1139,6 +1149,7 @@ def _twin_or_reason(fn: Any) -> tuple[_rewrite.Twin | None, tuple[int, str] | No
                     _flavour(fn),
                     _checks,
                     _config.check_continue == "suppress",
+                    _exact_sums,
                 ),
                 None,
             )
@@ -1604,7 +1615,7 @@ def _cli_begin(options: dict[str, str]) -> None:
     """Configure and activate from the command's options (--level, --addr-level, --output,
     --sanitize 0|1, --check LIST|"", --strict 0|1, --all-reports 0|1, --kernel REGEX|"",
     --launch N[-M]|"", --max-reports N|"", --export-on-error 0|1, --record-capacity N|"",
-    --check-continue suppress|run)."""
+    --check-continue suppress|run, --exact-sums 0|1)."""
     level = int(options.get("level", "1"))
     addr_level = int(options.get("addr-level", "1"))
     check = options.get("check") or None
@@ -1643,7 +1654,12 @@ def _cli_begin(options: dict[str, str]) -> None:
     )
     _ext.debug_summary_set(_summary_obj(), "command", tag)
     _ext.debug_summary_set(_summary_obj(), "output_dir", out)
-    activate(level=level, addr_level=addr_level, check=checks or None)
+    activate(
+        level=level,
+        addr_level=addr_level,
+        check=checks or None,
+        exact_sums=options.get("exact-sums", "0") == "1",
+    )
     # `flagprism debug ... pytest`: the pytest plugin attributes findings to tests, this command
     # owns the Debugger (flagprism/pytest_plugin.py)
     os.environ["FLAGPRISM_DEBUG_MANAGED"] = "1"

@@ -23,7 +23,7 @@ const char cmd_debug_usage[] =
 	"flagprism debug [--level N] [--addr-level N] [-o DIR] [--sanitize | --check LIST]\n"
 	"                [--strict] [--all-reports] [--kernel REGEX] [--launch N[-M]]\n"
 	"                [--max-reports N] [--export-on-error] [--record-capacity N]\n"
-	"                [--check-continue suppress|run] SCRIPT [ARGS...]\n"
+	"                [--check-continue suppress|run] [--exact-sums] SCRIPT [ARGS...]\n"
 	"flagprism debug [OPTIONS] pytest [PYTEST-ARGS...]";
 
 /* A comma list of known checks (the library's registry, fp_dbg_check_find()), each once: 0, or
@@ -80,6 +80,7 @@ int cmd_debug(int argc, char **argv)
 	const char *out = "fp_debug", *check = NULL, *kernel = NULL, *launch = NULL;
 	const char *cont = "suppress";
 	bool sanitize = false, strict = false, export_on_error = false, all_reports = false;
+	bool exact_sums = false;
 	const struct fpt_option opts[] = {
 		FPT_OPT_INT("level", 0, &level, "N",
 			    "0 no values, 1 value summaries (default), 2 also every element", 0, 2),
@@ -117,6 +118,9 @@ int cmd_debug(int argc, char **argv)
 			"check-continue", 0, &cont, "MODE",
 			"what a lane found out of bounds does: suppress (default: the access "
 			"is not performed) or run (performed, as without the Debugger)"),
+		FPT_OPT_BOOL("exact-sums", 0, &exact_sums,
+			     "sum float values in float64 per element for mean and L2 norm "
+			     "(default: float32 per block, relative error about 1e-6)"),
 		FPT_OPT_END(),
 	};
 	char level_s[8], addr_s[8], cap_s[24], maxr_s[24];
@@ -167,6 +171,7 @@ int cmd_debug(int argc, char **argv)
 	WORD("--export-on-error", export_on_error ? "1" : "0");
 	WORD("--record-capacity", cap_s);
 	WORD("--check-continue", cont);
+	WORD("--exact-sums", exact_sums ? "1" : "0");
 #undef WORD
 	return fpt_python_run_tool(words, n, &argv[1], nargs);
 }
