@@ -179,6 +179,7 @@ static void clear_locked(struct fp_dbg_summary *s)
 	s->next_index = s->launches = 0;
 	memset(s->by_status, 0, sizeof(s->by_status));
 	s->finding_launches = s->reports = 0;
+	s->incomplete_launches = 0;
 	s->dropped_kernels = s->dropped_reasons = s->dropped_findings = s->dropped_frames = 0;
 	s->nranges = 0;
 	s->dropped_ranges = 0;
