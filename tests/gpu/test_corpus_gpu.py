@@ -99,13 +99,17 @@ def interpreted(tmp_path_factory):
     extra = os.environ.get("FP_INTERPRETER_PYTHONPATH")
     if extra:
         env["PYTHONPATH"] = extra + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    probe = subprocess.run([sys.executable, "-c", "import numpy, triton; print(numpy.__version__, triton.__version__)"],
-                           env=env, capture_output=True, text=True, timeout=120)
-    np_v, tr_v = probe.stdout.split()
-    assert not (tr_v.startswith("3.6.") and tuple(int(x) for x in np_v.split(".")[:2]) >= (2, 4)), (
-        f"the interpreter half needs NumPy < 2.4 with Triton {tr_v} (has {np_v}; known-bad row "
-        "triton3.6-interpreter-numpy2.4): put a NumPy 2.3 wheel in .whl/ (tests/gpu/run.sh) or "
-        "name a folder holding one in FP_INTERPRETER_PYTHONPATH")
+    # the known-bad table decides whether the interpreter's process can run the corpus
+    probe = subprocess.run(
+        [sys.executable, "-c", "from flagprism import compat\n"
+         "print('\\n'.join(i.message() for i in compat.known_issues('interpreter')\n"
+         "                 if i.id == compat.ROW_NUMPY_SCALARS))"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert not probe.stdout.strip(), (
+        f"the interpreter half cannot run here: {probe.stdout.strip()} (put a NumPy 2.3 wheel in "
+        ".whl/, which tests/gpu/run.sh installs for it, or name a folder holding one in "
+        "FP_INTERPRETER_PYTHONPATH)")
     proc = subprocess.run([sys.executable, str(HERE / "_corpus_child.py"), str(out)], env=env, capture_output=True,
                           text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-4000:]
